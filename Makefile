@@ -1,0 +1,165 @@
+# gotraced — one entry point.  `make` builds into build/; `make check` builds an
+# AddressSanitizer+UBSan variant into build/san/ and runs every test;
+# `make deps` installs what the build and the tests need (Debian 12).
+#
+# Quiet by default; `make V=1` shows the commands.
+
+BUILD    ?= build
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-field-initializers \
+            -fno-omit-frame-pointer -MMD -MP
+CPPFLAGS += -Iformat -Ibpf -Idaemon -Itests/lib -I$(BUILD)/bpf
+LDLIBS   += -lbpf -lelf -ldw -lz -lpthread -lm
+
+ifeq ($(SAN),1)
+CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDFLAGS  += -fsanitize=address,undefined
+endif
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+# ---- sources ---------------------------------------------------------------
+FORMAT_SRCS  := $(wildcard format/*.c)
+MAINS        := daemon/gotracectl.c daemon/gotraced.c
+ENGINE_SRCS  := $(filter-out $(MAINS),$(wildcard daemon/*.c))
+BPF_SRCS     := $(wildcard bpf/*.bpf.c)
+SKELS        := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
+TEST_SRCS    := $(wildcard tests/unit/test_*.c)
+TESTLIB_SRCS := $(wildcard tests/lib/*.c)
+WORKLOAD_SRCS:= $(wildcard tests/workloads/*.c)
+BENCH_SRCS   := $(wildcard tests/bench/bench_*.c)
+FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
+
+FORMAT_OBJS  := $(FORMAT_SRCS:%.c=$(BUILD)/obj/%.o)
+ENGINE_OBJS  := $(ENGINE_SRCS:%.c=$(BUILD)/obj/%.o)
+TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/obj/%.o)
+LIBFORMAT    := $(BUILD)/libgtformat.a
+LIBENGINE    := $(BUILD)/libgtengine.a
+PROGRAMS     := $(BUILD)/gotracectl $(BUILD)/gotraced
+TESTS        := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+WORKLOADS    := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
+BENCHES      := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
+FUZZERS      := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
+
+.PHONY: all tests fuzz check bench deps demo install clean
+
+all: $(PROGRAMS)
+
+tests: all $(TESTS) $(WORKLOADS) $(BENCHES)
+
+# ---- BPF: CO-RE objects -> skeletons ----------------------------------------
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+              -Ivmlinux/$(ARCH) -Ibpf -I$(BUILD)/bpf
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)llvm-strip -g $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# ---- user space --------------------------------------------------------------
+$(BUILD)/obj/%.o: %.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIBFORMAT): $(FORMAT_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBENGINE): $(ENGINE_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/%: $(BUILD)/obj/daemon/%.o $(LIBENGINE) $(LIBFORMAT)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# Format tests link the format library alone, so they build while the
+# engine is being changed (format/ knows nothing of BPF).
+$(BUILD)/tests/test_format_%: $(BUILD)/obj/tests/unit/test_format_%.o $(TESTLIB_OBJS) $(LIBFORMAT)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(LIBENGINE) $(LIBFORMAT)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(TESTLIB_OBJS) $(LIBENGINE) $(LIBFORMAT)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# Workloads are plain programs the tests trace: no sanitizer (they are the
+# traced subject, not our code), frame pointers on so their stacks unwind.
+$(BUILD)/workloads/%: tests/workloads/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline \
+		-Wall -Wextra -Werror -pthread $< -o $@
+
+# ---- fuzzing (libFuzzer needs clang) -----------------------------------------
+# Each fuzz target links the format library plus the daemon sources it names
+# in a line `// fuzz-links: daemon/x.c ...`.
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+               -Iformat -Ibpf -Idaemon -Itests/lib
+
+fuzz: $(FUZZERS)
+
+build/fuzz/%: tests/fuzz/%.c $(FORMAT_SRCS) $(wildcard format/*.h daemon/*.h)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FORMAT_SRCS) \
+		$$(sed -n 's|^// fuzz-links: ||p' $<) -o $@
+
+# ---- entry points ------------------------------------------------------------
+check:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/san SAN=1 tests
+	$(Q)$(MAKE) --no-print-directory fuzz
+	$(Q)tests/run.sh build/san
+
+bench: tests
+	$(Q)tests/bench/run.sh $(BUILD)
+
+demo: all $(BUILD)/workloads/demo
+	$(Q)tests/demo.sh $(BUILD)
+
+deps:
+	$(Q)tests/deps.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
+		$(DESTDIR)/lib/systemd/system $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0755 $(BUILD)/gotracectl $(DESTDIR)$(PREFIX)/bin/gotracectl
+	install -m 0755 $(BUILD)/gotraced $(DESTDIR)$(PREFIX)/sbin/gotraced
+	for f in systemd/*.service systemd/*.socket; do [ -f "$$f" ] || continue; \
+		sed 's|@PREFIX@|$(PREFIX)|g' "$$f" > $(DESTDIR)/lib/systemd/system/$$(basename $$f); done
+	for f in systemd/*.8; do [ -f "$$f" ] || continue; \
+		install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/man/man8/; done
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,165 @@
+/* The event ABI between the BPF programs (bpf/*.bpf.c) and user space.
+ *
+ * Fixed-width fields only, no kernel includes, so both sides compile it.
+ * Every record in a ring buffer starts with struct gt_kev_hdr; `type` says
+ * which struct it is.  hdr.tid/tgid are the task the event is about (for a
+ * switch: the task switched out, for a wakeup: the waker, i.e. current).
+ * Timestamps are bpf_ktime_get_ns() (CLOCK_MONOTONIC, ns).
+ * `sessions` is the bit mask of recording sessions the event belongs to.
+ * Stack ids index the stack-trace maps; negative = no stack.
+ *
+ * Changing a struct here changes the ABI: bump GT_KEV_ABI_VERSION.
+ */
+#ifndef GOTRACED_BPF_ABI_H
+#define GOTRACED_BPF_ABI_H
+
+#define GT_KEV_ABI_VERSION 1
+#define GT_COMM_LEN 16
+#define GT_MAX_SESSIONS 32
+#define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
+
+#ifndef __VMLINUX_H__
+#include <stdint.h>
+typedef uint8_t __u8;
+typedef uint16_t __u16;
+typedef uint32_t __u32;
+typedef uint64_t __u64;
+typedef int32_t __s32;
+typedef int64_t __s64;
+#endif
+
+enum gt_kev_type {
+	GT_KEV_SWITCH = 1,    /* sched_switch */
+	GT_KEV_WAKEUP,        /* sched_wakeup (or sched_wakeup_new, see flags) */
+	GT_KEV_FORK,          /* sched_process_fork: a thread or process created */
+	GT_KEV_EXEC,          /* sched_process_exec */
+	GT_KEV_EXIT,          /* sched_process_exit: one thread exits */
+	GT_KEV_SYS_ENTER,     /* raw_syscalls:sys_enter */
+	GT_KEV_SYS_EXIT,      /* raw_syscalls:sys_exit */
+	GT_KEV_RENAME,        /* task_rename (prctl PR_SET_NAME, comm write) */
+	GT_KEV_HEAP,          /* live heap bytes of a process changed (malloc probes) */
+	GT_KEV_RSS,           /* rss_stat: resident memory of a process changed */
+	GT_KEV_CPU_SAMPLE,    /* perf cpu-clock sample */
+	GT_KEV_ALLOC_SAMPLE,  /* a sampled allocation, with its stack */
+	GT_KEV_TYPE_MAX,
+};
+
+struct gt_kev_hdr {
+	__u64 ts;
+	__u16 type;
+	__u16 cpu;       /* CPU the event happened on */
+	__u32 tid;
+	__u32 tgid;
+	__u32 sessions;
+};
+
+/* hdr = the task switched out (prev).  Emitted when prev or next is traced;
+ * prev_traced/next_traced say which of them is (as session masks). */
+#define GT_SWITCH_PREEMPT 0x1 /* the switch was a preemption (tp arg) */
+struct gt_kev_switch {
+	struct gt_kev_hdr hdr;
+	__u32 next_tid;
+	__u32 next_tgid;
+	__s64 prev_state;      /* task __state of prev; 0 = still runnable */
+	__u32 prev_sessions;   /* sessions tracing prev (0 if none) */
+	__u32 next_sessions;   /* sessions tracing next (0 if none) */
+	__s32 prev_ustack;     /* prev's user stack where it stopped */
+	__s32 prev_kstack;     /* prev's kernel stack when it blocked */
+	__u32 flags;           /* GT_SWITCH_* */
+	__u32 pad;
+	char prev_comm[GT_COMM_LEN];
+	char next_comm[GT_COMM_LEN];
+};
+
+/* hdr = the waker (current; may be untraced or an idle/irq context, tid 0).
+ * Emitted when the target is traced. */
+#define GT_WAKEUP_NEW 0x1 /* sched_wakeup_new: first wakeup of a new task */
+struct gt_kev_wakeup {
+	struct gt_kev_hdr hdr;
+	__u32 target_tid;
+	__u32 target_tgid;
+	__u32 target_cpu;
+	__u32 flags;           /* GT_WAKEUP_* */
+	__u32 waker_sessions;  /* sessions tracing the waker (0 if none) */
+	__s32 waker_ustack;    /* waker's user stack, if the waker is traced */
+};
+
+/* hdr = the parent (creator).  Emitted when the parent is traced; a child
+ * outside the parent's thread group is added to the filter in BPF. */
+struct gt_kev_fork {
+	struct gt_kev_hdr hdr;
+	__u32 child_tid;
+	__u32 child_tgid;
+	__s32 parent_ustack;
+	__u32 pad;
+	char child_comm[GT_COMM_LEN];
+};
+
+/* hdr = the task after exec (its tid may change to the tgid: old_tid says
+ * which thread called exec). */
+struct gt_kev_exec {
+	struct gt_kev_hdr hdr;
+	__u32 old_tid;
+	__u32 pad;
+	char comm[GT_COMM_LEN];
+	char filename[128];   /* truncated */
+};
+
+/* hdr = the exiting thread. */
+struct gt_kev_exit {
+	struct gt_kev_hdr hdr;
+	__s32 exit_code;
+	__u32 group_dead;     /* the last thread of its process */
+};
+
+/* hdr = current. */
+struct gt_kev_sys_enter {
+	struct gt_kev_hdr hdr;
+	__s64 nr;
+	__s32 ustack;
+	__u32 pad;
+};
+
+struct gt_kev_sys_exit {
+	struct gt_kev_hdr hdr;
+	__s64 nr;
+	__s64 ret;
+};
+
+/* hdr = the renamed task (current). */
+struct gt_kev_rename {
+	struct gt_kev_hdr hdr;
+	char oldcomm[GT_COMM_LEN];
+	char newcomm[GT_COMM_LEN];
+};
+
+/* hdr = current; live bytes of hdr.tgid's heap after the change. */
+struct gt_kev_heap {
+	struct gt_kev_hdr hdr;
+	__u64 live_bytes;
+	__u64 limit_bytes;    /* cgroup memory limit, 0 if none known */
+};
+
+/* hdr = the task whose mm changed; bytes = file+anon+shmem pages * page size */
+struct gt_kev_rss {
+	struct gt_kev_hdr hdr;
+	__u64 rss_bytes;
+};
+
+/* hdr = the sampled task. */
+struct gt_kev_cpu_sample {
+	struct gt_kev_hdr hdr;
+	__s32 ustack;
+	__s32 kstack;
+};
+
+/* hdr = the allocating task. */
+struct gt_kev_alloc_sample {
+	struct gt_kev_hdr hdr;
+	__u64 size;
+	__u64 addr;
+	__s32 ustack;
+	__u32 pad;
+};
+
+#endif

@@ -1,0 +1,43 @@
+/* gotracectl: the command-line client.  One file per subcommand
+ * (cmd_*.c); this file only dispatches. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{"record", cmd_record, "record processes, a cgroup or a command into a Go trace"},
+	{"inspect", cmd_inspect, "summarize and validate a Go trace file"},
+	{"status", cmd_status, "list the daemon's recording sessions"},
+	{"stop", cmd_stop, "stop a daemon recording session"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: gotracectl COMMAND [ARGS...]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n`gotracectl COMMAND --help` describes each.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "gotracectl: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

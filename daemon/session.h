@@ -1,0 +1,86 @@
+/* The capture engine and recording sessions: the one API that gotracectl's
+ * embedded mode and the gotraced daemon both drive.
+ *
+ * An engine loads and attaches the BPF programs once and drains the per-CPU
+ * ring buffers; each session has its own targets (PIDs or a cgroup), its own
+ * translator, symbolizer state, writer, output descriptor and statistics.
+ * Events are dispatched to sessions by the `sessions` bit mask that BPF puts
+ * in every event header.
+ *
+ * Return convention: 0 or a negative errno; errors also leave a message
+ * for the user in gt_engine_error().
+ */
+#ifndef GT_SESSION_H
+#define GT_SESSION_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct gt_engine;
+struct gt_session;
+
+struct gt_engine_opts {
+	unsigned ring_bytes_per_cpu;   /* 0 = default (4 MiB) */
+	unsigned stack_map_entries;    /* 0 = default (16384) */
+	int verbose;                   /* libbpf debug output to stderr */
+};
+
+int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts);
+void gt_engine_close(struct gt_engine *e); /* stops and finishes every session */
+
+/* A descriptor that becomes readable when events are waiting (epoll). */
+int gt_engine_fd(struct gt_engine *e);
+
+/* Drains the rings for up to timeout_ms, translating events into sessions;
+ * ends sessions whose duration expired or whose targets all exited.
+ * Returns the number of events consumed, or -errno (-EINTR is not an error). */
+int gt_engine_poll(struct gt_engine *e, int timeout_ms);
+
+/* Last error message of the engine (empty string if none). */
+const char *gt_engine_error(struct gt_engine *e);
+
+enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RSS };
+
+struct gt_session_opts {
+	const pid_t *pids;             /* processes to trace (all their threads) */
+	int npids;
+	const char *cgroup_path;       /* or a cgroup v2 directory (absolute path) */
+	int out_fd;                    /* trace output; the session does not close it */
+	uint64_t duration_ns;          /* 0 = until stopped or targets exit */
+	int go_version;                /* trace version, 0 = GT_V1_19 */
+	enum gt_heap_mode heap;
+	unsigned cpu_profile_hz;       /* 0 = off */
+	unsigned alloc_stack_every;    /* 0 = off; sample every Nth allocation */
+	uid_t owner_uid;               /* who asked (for status) */
+	const char *label;             /* free text shown by status */
+};
+
+int gt_session_start(struct gt_engine *e, const struct gt_session_opts *opts,
+		     struct gt_session **out);
+
+enum gt_session_state { GT_SESSION_RUNNING, GT_SESSION_ENDED };
+
+struct gt_session_stats {
+	int id;
+	enum gt_session_state state;
+	const char *end_reason;        /* "duration", "stopped", "targets exited", ... */
+	uint64_t started_ns;           /* CLOCK_MONOTONIC */
+	uint64_t elapsed_ns;
+	uint64_t kernel_events;        /* events received for this session */
+	uint64_t trace_events;         /* Go trace events written */
+	uint64_t bytes;                /* bytes written */
+	uint64_t drops;                /* ring-buffer reservations that failed */
+	uint64_t threads;              /* threads seen */
+	uint64_t repairs;              /* model repairs by the translator */
+	uid_t owner_uid;
+};
+void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st);
+
+/* Ends the session: every thread descheduled, every P stopped, footer
+ * written.  The session stays allocated (for its stats) until freed.
+ * Returns 0 or the write error that made the file unusable. */
+int gt_session_stop(struct gt_session *s, const char *reason);
+int gt_session_ended(const struct gt_session *s);
+void gt_session_free(struct gt_session *s);
+
+#endif

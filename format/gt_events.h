@@ -1,0 +1,107 @@
+/* The Go execution-trace event table (legacy format, Go 1.5 to 1.21).
+ *
+ * One X-macro list is the wire spec: the type number, the name the Go tools
+ * print, the first trace version that has the event, whether the event ends
+ * with a stack id, and how many plain arguments it has after the timestamp in
+ * the newest version (stack id not counted).  Writer and reader both expand it,
+ * so they cannot disagree.  Layouts follow runtime/trace.go of Go 1.19:
+ *
+ *   Batch         [p, ticks]                       (no time delta; absolute)
+ *   Frequency     [freq]
+ *   Stack         [id, n, {pc, func, file, line}*n]
+ *   String        [id, len, bytes]
+ *   UserLog       [ts, task, key, stack] + value string
+ *   CPUSample     [time delta, real ts, p, g, stack] (the reader takes the
+ *                 real ts as the time; it keeps samples in a batch of their own)
+ *
+ * Everything else: [time delta, args..., stack id?].
+ */
+#ifndef GT_EVENTS_H
+#define GT_EVENTS_H
+
+/*        enum name              num name                 minver stack nargs */
+#define GT_EVENT_LIST(X)                                                     \
+	X(GT_EV_NONE,                  0, "None",              1005, 0, 0)    \
+	X(GT_EV_BATCH,                 1, "Batch",             1005, 0, 2)    \
+	X(GT_EV_FREQUENCY,             2, "Frequency",         1005, 0, 1)    \
+	X(GT_EV_STACK,                 3, "Stack",             1005, 0, 2)    \
+	X(GT_EV_GOMAXPROCS,            4, "Gomaxprocs",        1005, 1, 1)    \
+	X(GT_EV_PROC_START,            5, "ProcStart",         1005, 0, 1)    \
+	X(GT_EV_PROC_STOP,             6, "ProcStop",          1005, 0, 0)    \
+	X(GT_EV_GC_START,              7, "GCStart",           1005, 1, 1)    \
+	X(GT_EV_GC_DONE,               8, "GCDone",            1005, 0, 0)    \
+	X(GT_EV_GC_STW_START,          9, "GCSTWStart",        1005, 0, 1)    \
+	X(GT_EV_GC_STW_DONE,          10, "GCSTWDone",         1005, 0, 0)    \
+	X(GT_EV_GC_SWEEP_START,       11, "GCSweepStart",      1005, 1, 0)    \
+	X(GT_EV_GC_SWEEP_DONE,        12, "GCSweepDone",       1005, 0, 2)    \
+	X(GT_EV_GO_CREATE,            13, "GoCreate",          1005, 1, 2)    \
+	X(GT_EV_GO_START,             14, "GoStart",           1005, 0, 2)    \
+	X(GT_EV_GO_END,               15, "GoEnd",             1005, 0, 0)    \
+	X(GT_EV_GO_STOP,              16, "GoStop",            1005, 1, 0)    \
+	X(GT_EV_GO_SCHED,             17, "GoSched",           1005, 1, 0)    \
+	X(GT_EV_GO_PREEMPT,           18, "GoPreempt",         1005, 1, 0)    \
+	X(GT_EV_GO_SLEEP,             19, "GoSleep",           1005, 1, 0)    \
+	X(GT_EV_GO_BLOCK,             20, "GoBlock",           1005, 1, 0)    \
+	X(GT_EV_GO_UNBLOCK,           21, "GoUnblock",         1005, 1, 2)    \
+	X(GT_EV_GO_BLOCK_SEND,        22, "GoBlockSend",       1005, 1, 0)    \
+	X(GT_EV_GO_BLOCK_RECV,        23, "GoBlockRecv",       1005, 1, 0)    \
+	X(GT_EV_GO_BLOCK_SELECT,      24, "GoBlockSelect",     1005, 1, 0)    \
+	X(GT_EV_GO_BLOCK_SYNC,        25, "GoBlockSync",       1005, 1, 0)    \
+	X(GT_EV_GO_BLOCK_COND,        26, "GoBlockCond",       1005, 1, 0)    \
+	X(GT_EV_GO_BLOCK_NET,         27, "GoBlockNet",        1005, 1, 0)    \
+	X(GT_EV_GO_SYSCALL,           28, "GoSysCall",         1005, 1, 0)    \
+	X(GT_EV_GO_SYSEXIT,           29, "GoSysExit",         1005, 0, 3)    \
+	X(GT_EV_GO_SYSBLOCK,          30, "GoSysBlock",        1005, 0, 0)    \
+	X(GT_EV_GO_WAITING,           31, "GoWaiting",         1005, 0, 1)    \
+	X(GT_EV_GO_IN_SYSCALL,        32, "GoInSyscall",       1005, 0, 1)    \
+	X(GT_EV_HEAP_ALLOC,           33, "HeapAlloc",         1005, 0, 1)    \
+	X(GT_EV_HEAP_GOAL,            34, "HeapGoal",          1005, 0, 1)    \
+	X(GT_EV_TIMER_GOROUTINE,      35, "TimerGoroutine",    1005, 0, 1)    \
+	X(GT_EV_FUTILE_WAKEUP,        36, "FutileWakeup",      1005, 0, 0)    \
+	X(GT_EV_STRING,               37, "String",            1007, 0, 0)    \
+	X(GT_EV_GO_START_LOCAL,       38, "GoStartLocal",      1007, 0, 1)    \
+	X(GT_EV_GO_UNBLOCK_LOCAL,     39, "GoUnblockLocal",    1007, 1, 1)    \
+	X(GT_EV_GO_SYSEXIT_LOCAL,     40, "GoSysExitLocal",    1007, 0, 2)    \
+	X(GT_EV_GO_START_LABEL,       41, "GoStartLabel",      1008, 0, 3)    \
+	X(GT_EV_GO_BLOCK_GC,          42, "GoBlockGC",         1008, 1, 0)    \
+	X(GT_EV_GC_MARK_ASSIST_START, 43, "GCMarkAssistStart", 1009, 1, 0)    \
+	X(GT_EV_GC_MARK_ASSIST_DONE,  44, "GCMarkAssistDone",  1009, 0, 0)    \
+	X(GT_EV_USER_TASK_CREATE,     45, "UserTaskCreate",    1011, 1, 3)    \
+	X(GT_EV_USER_TASK_END,        46, "UserTaskEnd",       1011, 1, 1)    \
+	X(GT_EV_USER_REGION,          47, "UserRegion",        1011, 1, 3)    \
+	X(GT_EV_USER_LOG,             48, "UserLog",           1011, 1, 2)    \
+	X(GT_EV_CPU_SAMPLE,           49, "CPUSample",         1019, 1, 3)
+
+enum gt_event_type {
+#define GT_X_ENUM(e, num, name, minver, stack, nargs) e = num,
+	GT_EVENT_LIST(GT_X_ENUM)
+#undef GT_X_ENUM
+	GT_EV_COUNT
+};
+
+struct gt_event_desc {
+	const char *name;
+	int min_version; /* 1005 = go 1.5 */
+	int has_stack;   /* the last argument is a stack id */
+	int nargs;       /* arguments after the timestamp, stack id excluded */
+};
+
+/* Indexed by enum gt_event_type; defined in gt_events.c. */
+extern const struct gt_event_desc gt_event_descs[GT_EV_COUNT];
+
+/* Trace versions the Go readers have accepted (header "go 1.N trace"). */
+enum gt_version {
+	GT_V1_5 = 1005,
+	GT_V1_7 = 1007,
+	GT_V1_8 = 1008,
+	GT_V1_9 = 1009,
+	GT_V1_10 = 1010,
+	GT_V1_11 = 1011,
+	GT_V1_19 = 1019,
+	GT_V1_21 = 1021,
+};
+
+/* 1 if some Go reader accepted this version, else 0. */
+int gt_version_known(int version);
+
+#endif

@@ -1,0 +1,75 @@
+/* Writer of Go execution traces (legacy wire format, versions 1.11, 1.19, 1.21).
+ *
+ * Modelled on runtime/trace.go: one buffer per P, each starting with a Batch
+ * header, time written as deltas that never go backwards within a P, strings
+ * and stacks interned and dumped in the footer after every batch.
+ *
+ * Return convention: 0 or a negative errno.  After the first write error the
+ * writer is poisoned: every later call returns that error, and gt_writer_close
+ * returns it without presenting a footer.
+ */
+#ifndef GT_WRITER_H
+#define GT_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gt_events.h"
+
+#define GT_MAX_STACK_FRAMES 128
+#define GT_MAX_STRING_LEN (1 << 20)
+
+struct gt_writer;
+
+/* One stack frame; func and file are copied (interned) by gt_writer_stack. */
+struct gt_frame {
+	uint64_t pc;
+	const char *func;
+	const char *file;
+	uint64_t line;
+};
+
+/* Opens a writer on fd (not closed by the writer).  version is one of
+ * GT_V1_11, GT_V1_19, GT_V1_21; freq is ticks per second (1e9 for ns). */
+int gt_writer_open(struct gt_writer **out, int fd, int version, uint64_t freq);
+
+/* Emits one event on P p at absolute time ts (ticks).  args are the event's
+ * arguments after the timestamp, in table order, the stack id last when the
+ * event has one (0 = no stack).  A ts earlier than the P's last one is
+ * clamped forward (the clamp is counted, see gt_writer_stats).  Batch,
+ * Frequency, Stack and String are written by the writer itself and rejected
+ * here with -EINVAL, as are events the version does not have.
+ * GT_EV_USER_LOG takes its value string through gt_writer_user_log. */
+int gt_writer_event(struct gt_writer *w, int p, int type, uint64_t ts,
+		    const uint64_t *args, int nargs);
+
+/* UserLog [ts, task, key string id, stack] followed by the value string. */
+int gt_writer_user_log(struct gt_writer *w, int p, uint64_t ts, uint64_t task,
+		       uint64_t key_id, uint64_t stack_id, const char *value);
+
+/* Interns s (truncated to GT_MAX_STRING_LEN) and returns its id (> 0);
+ * "" and NULL return 0.  Returns 0 on allocation failure too (poisons). */
+uint64_t gt_writer_string(struct gt_writer *w, const char *s);
+
+/* Interns a stack (frames[0] is the innermost), capped to
+ * GT_MAX_STACK_FRAMES frames and trimmed until its record fits the readers'
+ * 2048-byte limit.  Returns its id (> 0); n == 0 returns 0. */
+uint64_t gt_writer_stack(struct gt_writer *w, const struct gt_frame *frames, int n);
+
+struct gt_writer_stats {
+	uint64_t events;        /* events emitted (header/footer not counted) */
+	uint64_t bytes;         /* bytes written to fd so far */
+	uint64_t strings;
+	uint64_t stacks;
+	uint64_t clamped;       /* timestamps clamped forward */
+};
+void gt_writer_stats(const struct gt_writer *w, struct gt_writer_stats *st);
+
+/* Flushes every batch and writes the footer (Batch p=0, Frequency, strings,
+ * stacks).  Frees the writer in all cases.  Returns 0 or the first error. */
+int gt_writer_close(struct gt_writer *w);
+
+/* Frees the writer without writing anything more (the file is not valid). */
+void gt_writer_free(struct gt_writer *w);
+
+#endif
