@@ -1,0 +1,77 @@
+/* The symbolizer: user and kernel instruction addresses -> {func, file, line}.
+ *
+ * User space: a process's /proc/PID/maps is snapshotted when the caller
+ * first sees it (and again after exec); every executable mapping's binary
+ * is opened then (through /proc/PID/root/<path>, falling back to
+ * /proc/PID/map_files/ and the plain path), so addresses still resolve
+ * after the process has exited.  Binaries are parsed once per (dev, inode)
+ * and shared by all processes that map them.  Names come from .symtab /
+ * .dynsym (libelf), file:line from DWARF (libdw) when present, and Go
+ * binaries are decoded from .gopclntab, even when stripped.
+ *
+ * Kernel: /proc/kallsyms (real addresses need root).  Kernel frames are
+ * marked with file "[kernel]" and module "[kernel]" (or "[MODNAME]").
+ *
+ * Addresses: pass ip exactly as it should be looked up.  Frame 0 of a
+ * stack is the interrupted instruction: pass it as-is.  Other frames are
+ * return addresses (the instruction after the call): pass ip - 1 so the
+ * line is the call's and a call at a function's very end stays inside it.
+ *
+ * Thread safety: none; one symbolizer per session (or a lock around it).
+ * Return convention: 0 or -errno.  Lookups always fill *out, even on
+ * failure, with a printable fallback ("module+0xOFF" or "0xADDR").
+ */
+#ifndef GT_SYMBOLIZE_H
+#define GT_SYMBOLIZE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct gt_symbolizer;
+
+/* Strings are owned by the symbolizer and valid until gt_symbolizer_free;
+ * never NULL.  line is 0 and file "" when unknown. */
+struct gt_sym {
+	const char *func;   /* function; unknown: "module+0xOFF" or "0xADDR" */
+	const char *file;   /* source file, "[kernel]" for kernel frames */
+	unsigned line;
+	const char *module; /* binary path as mapped, "[kernel]", "[MOD]", "?" */
+};
+
+struct gt_symbolizer *gt_symbolizer_new(void);
+void gt_symbolizer_free(struct gt_symbolizer *s);
+
+/* Snapshots /proc/PID/maps now and opens the mapped binaries.  Calling it
+ * again for the same pid replaces the snapshot (use after exec).
+ * Returns 0, or -errno if the maps cannot be read (e.g. -ENOENT: gone). */
+int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid);
+
+/* Drops the pid's snapshot (binaries stay cached for other processes). */
+void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid);
+
+/* Returns 0 if the function is known, -ESRCH if the pid was never added
+ * (or forgotten), -ENOENT if ip is in no mapping or no symbol covers it.
+ * *out is always filled. */
+int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
+		      struct gt_sym *out);
+
+/* Returns 0 if a kernel symbol covers ip, -ENOENT if not (out gets
+ * "0xADDR"), -EACCES if kallsyms shows only zero addresses (not root). */
+int gt_symbolize_kernel(struct gt_symbolizer *s, uint64_t ip,
+			struct gt_sym *out);
+
+/* What a mapped binary offers for unwinding and lines, so callers can say
+ * when a stack may be short. */
+enum gt_sym_info_flags {
+	GT_SYM_HAS_SYMTAB = 1 << 0,  /* .symtab or .dynsym names */
+	GT_SYM_HAS_DWARF = 1 << 1,   /* .debug_info (file:line) */
+	GT_SYM_HAS_PCLNTAB = 1 << 2, /* Go binary (Go keeps frame pointers) */
+	GT_SYM_HAS_EH_FRAME = 1 << 3,/* .eh_frame: DWARF CFI present */
+	GT_SYM_FRAME_POINTERS = 1 << 4, /* likely built with frame pointers */
+};
+
+/* Flags (gt_sym_info_flags) of the binary mapped at ip in pid, or -errno
+ * (-ESRCH pid unknown, -ENOENT no mapping at ip). */
+int gt_symbolizer_binary_info(struct gt_symbolizer *s, pid_t pid, uint64_t ip);
+
+#endif
