@@ -1,0 +1,88 @@
+/* The capture layer: loads and attaches the CO-RE BPF programs
+ * (bpf/gotraced.bpf.c), keeps the in-kernel filters (traced thread groups and
+ * cgroups -> session bit masks), drains the per-CPU ring buffers and hands
+ * events to the caller merged in global timestamp order.
+ *
+ * Events are the structs of bpf/gotraced.h; every one starts with
+ * struct gt_kev_hdr whose `sessions` mask says which sessions (bits 0..31,
+ * GT_MAX_SESSIONS) it belongs to.
+ *
+ * Return convention: 0 (or a count) on success, -errno on failure.  Functions
+ * taking err/errlen write a message for the user there on failure.
+ *
+ * Not thread-safe: one thread drives a gt_capture.
+ */
+#ifndef GT_CAPTURE_H
+#define GT_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gotraced.h"
+
+struct gt_capture;
+
+struct gt_capture_opts {
+	unsigned ring_bytes_per_cpu;  /* 0 = default 4 MiB; rounded up to a power of 2 pages */
+	unsigned stack_map_entries;   /* 0 = default 16384 */
+	unsigned merge_lag_us;        /* 0 = default 2000: events younger than this wait for other CPUs */
+	int verbose;                  /* libbpf debug output to stderr */
+};
+
+/* Loads and attaches everything.  Fails with a clear message when not root /
+ * no CAP_BPF (-EPERM), no kernel BTF (-ENOENT), or a kernel too old (-EINVAL,
+ * -ENOTSUP).  *out is set only on success. */
+int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
+		    char *err, size_t errlen);
+void gt_capture_close(struct gt_capture *c);
+
+/* An epoll descriptor that becomes readable when some ring has data. */
+int gt_capture_fd(struct gt_capture *c);
+/* Number of possible CPUs (= number of rings, = P count). */
+int gt_capture_ncpus(struct gt_capture *c);
+
+/* Filters.  session_bit is 0..GT_MAX_SESSIONS-1.  on=1 adds the bit, on=0
+ * removes it (the map entry goes when its mask becomes 0).  A traced process
+ * that forks a new process passes its mask to the child in BPF; those
+ * auto-added tgids are removed by gt_capture_forget_session(). */
+int gt_capture_trace_tgid(struct gt_capture *c, uint32_t tgid, int session_bit, int on);
+/* cgroup_id = the inode number of a cgroup v2 directory (stat st_ino);
+ * the whole subtree is traced, including processes started later. */
+int gt_capture_trace_cgroup(struct gt_capture *c, uint64_t cgroup_id, int session_bit, int on);
+/* Clears session_bit from every tgid and cgroup entry (session end). */
+int gt_capture_forget_session(struct gt_capture *c, int session_bit);
+
+/* Called once per event, in non-decreasing hdr.ts order.  `ev` points into
+ * the ring (valid only during the call; len is the record length).  A
+ * non-zero return stops delivery and is returned by poll/flush. */
+typedef int (*gt_capture_cb)(void *ctx, const struct gt_kev_hdr *ev, size_t len);
+
+/* Waits up to timeout_ms for data, drains the rings, delivers the events
+ * old enough to be in order (older than now - merge lag, and than every
+ * busy ring's newest event).  Returns the number delivered, or -errno;
+ * -EINTR (signal) is a clean exit for the caller's loop. */
+int gt_capture_poll(struct gt_capture *c, int timeout_ms, gt_capture_cb cb, void *ctx);
+/* Delivers everything buffered and everything in the rings now. */
+int gt_capture_flush(struct gt_capture *c, gt_capture_cb cb, void *ctx);
+
+/* Frames of a stack id, innermost first (user or kernel addresses; kernel
+ * ones are >= 0xffff800000000000 on x86-64).  Returns the frame count,
+ * -ENOENT if the id is unknown, -EINVAL for a negative id. */
+int gt_capture_stack(struct gt_capture *c, int32_t stack_id, uint64_t *ips, int max);
+/* Empties the stack map (call when no session is active: ids are never
+ * reused otherwise, and the map would fill up in a long-lived daemon). */
+int gt_capture_clear_stacks(struct gt_capture *c);
+
+struct gt_capture_stats {
+	uint64_t events;          /* delivered to callbacks */
+	uint64_t drops;           /* ring reservations that failed, all CPUs */
+	uint64_t stack_errors;    /* bpf_get_stackid failures (map full, no user stack) */
+	uint64_t out_of_order;    /* events that arrived older than one already delivered */
+	uint64_t max_buffered;    /* peak events held in the merge buffer */
+};
+void gt_capture_stats(struct gt_capture *c, struct gt_capture_stats *st);
+/* Failed ring reservations: total, or of one CPU with gt_capture_drops_cpu. */
+uint64_t gt_capture_drops(struct gt_capture *c);
+uint64_t gt_capture_drops_cpu(struct gt_capture *c, int cpu);
+
+#endif
