@@ -1,0 +1,96 @@
+/* Validity check of a Go execution trace (legacy format, Go 1.5 to 1.21).
+ *
+ * Re-implements in C what Go 1.19's internal/trace parser enforces
+ * (readTrace, parseEvents, order1007/order1005, removeFutile,
+ * postProcessTrace) plus the rules of DESIGN.md that only the viewer or
+ * newer readers enforce: every goroutine descheduled and every P stopped at
+ * the end, every GoCreate's new-goroutine stack present, non-empty and with
+ * a non-zero top PC, stacks of at most 128 frames and under 2048 bytes,
+ * strings and stacks only after the first batch.
+ *
+ * Every error names the event type, its byte offset and the rule broken.
+ * The check reads the buffer in place: no per-event allocation; its tables
+ * are sized from the input length, never from a length field.
+ */
+#ifndef GT_CHECK_H
+#define GT_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gt_events.h"
+
+struct gt_check_report {
+	int version;             /* 1019 for "go 1.19 trace"; 0 if unreadable */
+	uint64_t bytes;          /* input size */
+	uint64_t events;         /* events `go tool trace -d` would print */
+	uint64_t duration_ticks; /* last minus first timestamp, in ticks */
+	uint64_t freq;           /* ticks per second (Frequency event) */
+	uint64_t count_by_type[GT_EV_COUNT]; /* as decoded, before Go merges */
+	uint64_t goroutines, procs, strings, stacks;
+	int ok;                  /* 1 valid, 0 invalid */
+	char error[512];         /* why invalid: rule, event type, offset */
+	uint64_t error_offset;   /* byte offset of the offending record */
+};
+
+/* Checks the trace in data[0..len).  Returns 0 if valid, 1 if invalid
+ * (rep->error says why), -ENOMEM if a table could not be allocated. */
+int gt_check_buffer(const uint8_t *data, size_t len, struct gt_check_report *rep);
+
+/* Same for a file (mapped read-only).  0 valid, 1 invalid, -errno on I/O
+ * failure (rep->error then holds "cannot open PATH: reason"). */
+int gt_check_file(const char *path, struct gt_check_report *rep);
+
+/* Only Go 1.19 `go tool trace -d` rules: skips the viewer-only and
+ * DESIGN.md-only rules listed above.  For comparing verdicts with Go. */
+#define GT_CHECK_PARSER_ONLY 0x1u
+
+/* Why a goroutine stopped running (the blocks columns of inspect). */
+enum gt_block_reason {
+	GT_BLK_SYNC,     /* GoBlockSync, GoBlockCond, GoBlockSend, GoBlockRecv */
+	GT_BLK_SLEEP,    /* GoSleep */
+	GT_BLK_SELECT,   /* GoBlockSelect */
+	GT_BLK_NET,      /* GoBlockNet */
+	GT_BLK_SYSCALL,  /* GoSysBlock */
+	GT_BLK_BLOCK,    /* GoBlock, GoBlockGC, GoStop */
+	GT_BLK_PREEMPT,  /* GoPreempt */
+	GT_BLK_SCHED,    /* GoSched */
+	GT_BLK_COUNT
+};
+
+/* "sync", "sleep", "select", "net", "syscall", "block", "preempt", "sched" */
+extern const char *const gt_block_reason_names[GT_BLK_COUNT];
+
+enum gt_gstate { GT_G_DEAD, GT_G_RUNNABLE, GT_G_RUNNING, GT_G_WAITING };
+
+/* "dead", "runnable", "running", "waiting" */
+extern const char *const gt_gstate_names[4];
+
+/* What one goroutine did, for `gotracectl inspect --goroutines`. */
+struct gt_goroutine_stats {
+	uint64_t id;
+	const char *name;   /* function of the top frame of its GoCreate
+			     * new-goroutine stack; "" if unknown */
+	size_t name_len;
+	int64_t tid;        /* line of that frame when its file is "[thread]",
+			     * else -1 */
+	uint64_t starts;    /* GoStart / GoStartLabel */
+	uint64_t blocks[GT_BLK_COUNT];
+	uint64_t running_ns;        /* time between starts and stops */
+	uint64_t runnable_ns;       /* time between runnable and start */
+	uint64_t unblocks_received; /* GoUnblock naming it */
+	int ended;                  /* GoEnd seen */
+	enum gt_gstate end_state;   /* state after the last event */
+};
+
+typedef void (*gt_goroutine_fn)(const struct gt_goroutine_stats *g, void *arg);
+
+/* The full check with options: flags is 0 or GT_CHECK_PARSER_ONLY; if fn
+ * is not NULL it is called once per goroutine, in id order, after the
+ * check (also when the trace is invalid: with what was seen up to the
+ * error).  The stats and name pointers are valid during the call only.
+ * Returns as gt_check_buffer. */
+int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
+		 struct gt_check_report *rep, gt_goroutine_fn fn, void *arg);
+
+#endif
