@@ -1,4 +1,4 @@
-/* The event ABI between the BPF programs (bpf/*.bpf.c) and user space.
+/* The event ABI between the BPF programs (bpf/gotraced.bpf.c) and user space.
  *
  * Fixed-width fields only, no kernel includes, so both sides compile it.
  * Every record in a ring buffer starts with struct gt_kev_hdr; `type` says
