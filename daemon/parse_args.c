@@ -1,0 +1,104 @@
+#include "parse_args.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
+
+int gt_parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}, {"", 1e9},
+	};
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v <= 0 || v != v)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit) == 0) {
+			double t = v * units[i].ns;
+			if (t < 1 || t > 1e18)
+				return -EINVAL;
+			*ns = (uint64_t)t;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int gt_parse_pids(const char *s, pid_t *pids, int max)
+{
+	int n = 0;
+	const char *p = s;
+
+	if (!s || !*s)
+		return -EINVAL;
+	while (*p) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v <= 0 || v > 0x3fffffff || (*end && *end != ','))
+			return -EINVAL;
+		for (int i = 0; i < n; i++)
+			if (pids[i] == v)
+				goto next; /* a PID named twice is traced once */
+		if (n == max)
+			return -E2BIG;
+		pids[n++] = (pid_t)v;
+next:
+		p = *end ? end + 1 : end;
+		if (*end == ',' && !*p)
+			return -EINVAL;
+	}
+	return n;
+}
+
+/* Field 9 of /proc/PID/stat is the task flags; comm (field 2) may hold
+ * spaces and parentheses, so parse after the last ')'. */
+static int read_task_flags(pid_t pid, unsigned long *flags)
+{
+	char path[64], buf[1024], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", flags) != 1)
+		return -EIO;
+	return 0;
+}
+
+int gt_check_target_pid(pid_t pid, char *why, size_t whylen)
+{
+	unsigned long flags = 0;
+	int err = read_task_flags(pid, &flags);
+
+	if (err == -ENOENT) {
+		snprintf(why, whylen, "no such process");
+		return -ESRCH;
+	}
+	if (err) {
+		snprintf(why, whylen, "cannot read /proc/%d/stat: %s", (int)pid, strerror(-err));
+		return err;
+	}
+	if (flags & PF_KTHREAD) {
+		snprintf(why, whylen, "it is a kernel thread (only user-space processes can be recorded)");
+		return -EPERM;
+	}
+	return 0;
+}

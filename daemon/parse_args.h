@@ -1,0 +1,18 @@
+/* Parsers for command-line values shared by gotracectl and gotraced. */
+#ifndef GT_PARSE_ARGS_H
+#define GT_PARSE_ARGS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* "500ms", "2s", "1.5m", "1h", "750us", "10" (seconds) -> ns.  0 or -EINVAL. */
+int gt_parse_duration(const char *s, uint64_t *ns);
+
+/* "12,34" -> pids (at most max).  Returns the count or -EINVAL / -E2BIG. */
+int gt_parse_pids(const char *s, pid_t *pids, int max);
+
+/* Checks that pid names a live user-space process.  0, or -ESRCH (no such
+ * process), -EPERM (a kernel thread), with a message in why. */
+int gt_check_target_pid(pid_t pid, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,24 @@
+/* Turns the stack ids carried by kernel events into symbolized frames for
+ * the trace: kernel frames (when the event has a kernel stack) first, then
+ * the user frames, innermost first. */
+#ifndef GT_SESSION_STACKS_H
+#define GT_SESSION_STACKS_H
+
+#include <stdint.h>
+
+#include "gt_writer.h"
+
+struct gt_capture;
+struct gt_symbolizer;
+
+struct gt_stack_resolver {
+	struct gt_capture *capture;
+	struct gt_symbolizer *sym;
+	uint64_t unknown_ids;  /* ids the stack map no longer knew */
+};
+
+/* Fills out (at most max frames); returns the number of frames. */
+int gt_resolve_stack(void *resolver, uint32_t tgid, int32_t ustack_id,
+		     int32_t kstack_id, struct gt_frame *out, int max);
+
+#endif

@@ -1,0 +1,104 @@
+#include "trace_output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void dir_of(const char *path, char *dir, size_t len)
+{
+	char copy[4096];
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	snprintf(dir, len, "%s", dirname(copy));
+}
+
+static int open_named_tmp(struct gt_output *o)
+{
+	char dir[4096], base[4096];
+
+	dir_of(o->path, dir, sizeof(dir));
+	snprintf(base, sizeof(base), "%s", o->path);
+	snprintf(o->tmp, sizeof(o->tmp), "%s/.%s.partial-%d", dir, basename(base), (int)getpid());
+	o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	return o->fd < 0 ? -errno : 0;
+}
+
+int gt_output_open(struct gt_output *o, const char *path, char *why, size_t whylen)
+{
+	char dir[4096];
+	struct stat st;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	if (!path || !*path) {
+		snprintf(why, whylen, "no output file given");
+		return -EINVAL;
+	}
+	if (strlen(path) >= sizeof(o->path) - 32) {
+		snprintf(why, whylen, "output path is too long");
+		return -ENAMETOOLONG;
+	}
+	snprintf(o->path, sizeof(o->path), "%s", path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(why, whylen, "cannot write %s: it is a directory", path);
+		return -EISDIR;
+	}
+	dir_of(path, dir, sizeof(dir));
+	o->fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	if (o->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		int err = open_named_tmp(o);
+		if (err)
+			errno = -err;
+	}
+	if (o->fd < 0) {
+		int err = errno;
+		snprintf(why, whylen, "cannot write %s: %s", path, strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+int gt_output_commit(struct gt_output *o, char *why, size_t whylen)
+{
+	char proc[64], tmp[4096 + 32];
+	int err = 0;
+
+	if (fsync(o->fd) < 0 && errno != EINVAL && errno != EROFS)
+		err = -errno;
+	if (!err && o->tmp[0]) {
+		if (rename(o->tmp, o->path) < 0)
+			err = -errno;
+	} else if (!err) {
+		/* Link the anonymous file under a temporary name, then rename it
+		 * over the target so the switch is atomic. */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
+		snprintf(tmp, sizeof(tmp), "%s.tmp-%d", o->path, (int)getpid());
+		unlink(tmp);
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) < 0)
+			err = -errno;
+		else if (rename(tmp, o->path) < 0) {
+			err = -errno;
+			unlink(tmp);
+		}
+	}
+	if (err)
+		snprintf(why, whylen, "cannot save %s: %s", o->path, strerror(-err));
+	close(o->fd);
+	o->fd = -1;
+	o->tmp[0] = 0;
+	return err;
+}
+
+void gt_output_discard(struct gt_output *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+	if (o->tmp[0])
+		unlink(o->tmp);
+	o->tmp[0] = 0;
+}

@@ -1,0 +1,27 @@
+/* The output file of a recording, made so that no truncated or invalid trace
+ * is ever left at the user's path: the trace is written to an anonymous file
+ * (O_TMPFILE) in the target directory and only linked into place by
+ * gt_output_commit once its footer is written.  Where O_TMPFILE is not
+ * supported, a hidden temporary name in the same directory is used and
+ * renamed over the target. */
+#ifndef GT_TRACE_OUTPUT_H
+#define GT_TRACE_OUTPUT_H
+
+#include <stddef.h>
+
+struct gt_output {
+	int fd;
+	char path[4096];     /* where the trace must end up */
+	char tmp[8300];      /* named temporary, when O_TMPFILE was unavailable */
+};
+
+/* Opens the output; on failure returns -errno with a sentence in why. */
+int gt_output_open(struct gt_output *o, const char *path, char *why, size_t whylen);
+
+/* Makes the finished trace appear at o->path (replacing any old file). */
+int gt_output_commit(struct gt_output *o, char *why, size_t whylen);
+
+/* Drops the unfinished trace: nothing appears at o->path. */
+void gt_output_discard(struct gt_output *o);
+
+#endif
