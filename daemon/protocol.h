@@ -1,0 +1,158 @@
+/* The gotraced control protocol: messages between gotracectl and the daemon
+ * over a Unix stream socket.
+ *
+ * Every message is a 16-byte header followed by `length` payload bytes:
+ *
+ *   u32 magic  'GTRD' (GT_PROTO_MAGIC)     u16 version (GT_PROTO_VERSION)
+ *   u16 type   (enum gt_msg_type)          u32 length (<= GT_PROTO_MAX_PAYLOAD)
+ *   u32 reserved, must be 0
+ *
+ * All integers are little-endian.  Strings are u16 length + bytes (no NUL),
+ * each with its own bound.  A decoder never trusts a length: every field is
+ * checked against what is left, and trailing bytes are an error.
+ *
+ * Conversation (requests from the client, replies from the daemon):
+ *   RECORD (+ the output descriptor by SCM_RIGHTS) -> OK{id}, then PROGRESS*
+ *          (if asked), then DONE{summary, reason}; or ERROR.  A client that
+ *          half-closes (shutdown SHUT_WR) or disconnects stops its session;
+ *          after a half-close it still receives DONE.
+ *   STATUS -> STATUS_REPLY{sessions}
+ *   STOP{id} -> OK{id} (the session's own client gets DONE) or ERROR.
+ * A RECORD is accepted once per connection; further requests on a recording
+ * connection are refused with ERROR (out of order).
+ *
+ * Return convention: 0 or -errno (-EBADMSG malformed, -EMSGSIZE too big,
+ * -EPROTO wrong magic/version/type, -EAGAIN need more bytes).
+ */
+#ifndef GT_PROTOCOL_H
+#define GT_PROTOCOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define GT_PROTO_MAGIC 0x44525447u /* "GTRD" little-endian */
+#define GT_PROTO_VERSION 1
+#define GT_PROTO_HDR_SIZE 16
+#define GT_PROTO_MAX_PAYLOAD 65536
+#define GT_PROTO_MAX_MSG (GT_PROTO_HDR_SIZE + GT_PROTO_MAX_PAYLOAD)
+#define GT_PROTO_MAX_PIDS 1024
+#define GT_PROTO_MAX_PATH 4096
+#define GT_PROTO_MAX_LABEL 256
+#define GT_PROTO_MAX_TEXT 1024     /* error messages, end reasons */
+#define GT_PROTO_MAX_TARGETS 200   /* targets description in status */
+#define GT_PROTO_MAX_SESSIONS 32   /* = GT_MAX_SESSIONS of bpf/gotraced.h */
+
+enum gt_msg_type {
+	GT_MSG_RECORD = 1,
+	GT_MSG_STATUS = 2,
+	GT_MSG_STOP = 3,
+	GT_MSG_OK = 16,
+	GT_MSG_PROGRESS = 17,
+	GT_MSG_DONE = 18,
+	GT_MSG_ERROR = 19,
+	GT_MSG_STATUS_REPLY = 20,
+};
+
+struct gt_msg_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t length;
+	uint32_t reserved;
+};
+
+#define GT_REC_PROGRESS 0x1u /* flags: send PROGRESS about once a second */
+
+/* RECORD: exactly one of pids (npids > 0) or cgroup (absolute path). */
+struct gt_msg_record {
+	uint32_t flags;
+	uint64_t duration_ns;       /* 0 = until stopped or targets exit */
+	uint32_t go_version;        /* 0 = default */
+	uint32_t heap;              /* enum gt_heap_mode */
+	uint32_t cpu_profile_hz;
+	uint32_t alloc_stack_every;
+	uint32_t npids;
+	int32_t pids[GT_PROTO_MAX_PIDS];
+	char cgroup[GT_PROTO_MAX_PATH + 1];  /* "" = none */
+	char label[GT_PROTO_MAX_LABEL + 1];
+};
+
+/* Statistics of one session, as in PROGRESS, DONE and STATUS_REPLY. */
+struct gt_msg_stats {
+	uint32_t id;
+	uint32_t state;             /* enum gt_session_state */
+	uint32_t owner_uid;
+	uint64_t elapsed_ns;
+	uint64_t kernel_events;
+	uint64_t trace_events;
+	uint64_t bytes;
+	uint64_t drops;
+	uint64_t threads;
+	uint64_t repairs;
+};
+
+struct gt_msg_done {
+	struct gt_msg_stats stats;
+	int32_t error;              /* 0, or the -errno that spoiled the file */
+	char reason[GT_PROTO_MAX_TEXT + 1];
+};
+
+struct gt_msg_error {
+	int32_t code;               /* positive errno */
+	char text[GT_PROTO_MAX_TEXT + 1];
+};
+
+struct gt_msg_session_info {
+	struct gt_msg_stats stats;
+	char targets[GT_PROTO_MAX_TARGETS + 1];  /* "pid 12,13" or "cgroup /x" */
+	char label[GT_PROTO_MAX_LABEL + 1];
+};
+
+struct gt_msg_status_reply {
+	uint32_t count;
+	struct gt_msg_session_info sessions[GT_PROTO_MAX_SESSIONS];
+};
+
+/* One decoded message (the union member is selected by hdr.type). */
+struct gt_msg {
+	struct gt_msg_hdr hdr;
+	union {
+		struct gt_msg_record record;
+		uint32_t id;                 /* STOP, OK */
+		struct gt_msg_stats progress;
+		struct gt_msg_done done;
+		struct gt_msg_error error;
+		struct gt_msg_status_reply status;
+	} u;
+};
+
+/* Encoders write a whole message (header + payload) into buf and return its
+ * length, or -EMSGSIZE if cap is too small, or -EINVAL for a value out of
+ * bounds (too many pids, over-long strings: strings are truncated only where
+ * said: error text, reason, targets, label). */
+int gt_proto_encode_record(void *buf, size_t cap, const struct gt_msg_record *r);
+int gt_proto_encode_status(void *buf, size_t cap);
+int gt_proto_encode_stop(void *buf, size_t cap, uint32_t id);
+int gt_proto_encode_ok(void *buf, size_t cap, uint32_t id);
+int gt_proto_encode_progress(void *buf, size_t cap, const struct gt_msg_stats *s);
+int gt_proto_encode_done(void *buf, size_t cap, const struct gt_msg_done *d);
+int gt_proto_encode_error(void *buf, size_t cap, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int gt_proto_encode_status_reply(void *buf, size_t cap,
+				 const struct gt_msg_status_reply *r);
+
+/* Checks the first GT_PROTO_HDR_SIZE bytes of buf: 0 and *hdr filled, or
+ * -EAGAIN (len < header), -EPROTO (magic, version, reserved, unknown type),
+ * -EMSGSIZE (length over the bound). */
+int gt_proto_decode_hdr(const void *buf, size_t len, struct gt_msg_hdr *hdr);
+
+/* Decodes one complete message of exactly len bytes (header included).
+ * On error writes a reason for the peer into why. */
+int gt_proto_decode(const void *buf, size_t len, struct gt_msg *msg,
+		    char *why, size_t whylen);
+
+/* Name of a message type for logs ("RECORD", ..., "?"). */
+const char *gt_proto_type_name(unsigned type);
+
+#endif
