@@ -1,0 +1,50 @@
+/* spin [--wait] THREADS MS: THREADS threads (spin-0..) burn CPU for MS
+ * milliseconds of wall time each; with more spinners than CPUs the
+ * scheduler preempts them (GoPreempt, nonvoluntary switches). */
+#include "wl_common.h"
+
+static long ms;
+static struct wl_gates gates;
+
+__attribute__((noinline)) static void spin_until(uint64_t deadline)
+{
+	volatile unsigned long x = 0;
+
+	while (wl_now_ns() < deadline)
+		for (int i = 0; i < 1000; i++)
+			x++;
+}
+
+static void *spinner(void *arg)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "spin-%ld", (long)(intptr_t)arg);
+	wl_announce(name);
+	wl_gates_before_work(&gates);
+	spin_until(wl_now_ns() + (uint64_t)ms * 1000000ull);
+	wl_gates_after_work(&gates);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int wait = wl_take_wait_flag(&argc, &argv);
+	long n = wl_arg(argc, argv, 1, 4);
+	pthread_t t[64];
+
+	ms = wl_arg(argc, argv, 2, 300);
+	if (n < 1 || n > 64) {
+		fprintf(stderr, "spin: THREADS must be 1..64\n");
+		return 2;
+	}
+	wl_start_main("wl-spin");
+	wl_gates_init(&gates, (unsigned)n + 1);
+	for (long i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, spinner, (void *)(intptr_t)i))
+			wl_die("pthread_create");
+	wl_gates_main(&gates, wait);
+	for (long i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
