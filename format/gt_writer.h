@@ -6,7 +6,17 @@
  *
  * Return convention: 0 or a negative errno.  After the first write error the
  * writer is poisoned: every later call returns that error, and gt_writer_close
- * returns it without presenting a footer.
+ * returns it without presenting a footer.  The writer never touches signal
+ * dispositions: a process writing to a pipe must ignore SIGPIPE itself to see
+ * -EPIPE rather than die.
+ *
+ * Versions: 1.11, 1.19 and 1.21 share one byte layout for every event this
+ * writer accepts (checked against the Go 1.19 reader and Go's oldtrace parser
+ * for 1.11-1.21); they differ in the header, in which events exist
+ * (CPUSample needs 1.19), and in what GCSTWStart's kind argument means
+ * (1.21 numbers every stop-the-world reason) -- that is the caller's business.
+ *
+ * Not thread-safe: one writer is driven by one thread.
  */
 #ifndef GT_WRITER_H
 #define GT_WRITER_H
@@ -17,7 +27,12 @@
 #include "gt_events.h"
 
 #define GT_MAX_STACK_FRAMES 128
-#define GT_MAX_STRING_LEN (1 << 20)
+/* The readers reject strings longer than 1e6 bytes (not 1 MiB). */
+#define GT_MAX_STRING_LEN 1000000
+/* UserLog values longer than this are truncated (they live in a P buffer). */
+#define GT_MAX_USER_LOG_LEN 32768
+
+#define GT_MAX_P 65535
 
 struct gt_writer;
 
@@ -39,15 +54,19 @@ int gt_writer_open(struct gt_writer **out, int fd, int version, uint64_t freq);
  * clamped forward (the clamp is counted, see gt_writer_stats).  Batch,
  * Frequency, Stack and String are written by the writer itself and rejected
  * here with -EINVAL, as are events the version does not have.
- * GT_EV_USER_LOG takes its value string through gt_writer_user_log. */
+ * GT_EV_USER_LOG takes its value string through gt_writer_user_log.
+ * p is the stream (0 <= p <= GT_MAX_P); CPUSample goes into stream p like
+ * any event, its args being [real ts, real p, g, stack]. */
 int gt_writer_event(struct gt_writer *w, int p, int type, uint64_t ts,
 		    const uint64_t *args, int nargs);
 
-/* UserLog [ts, task, key string id, stack] followed by the value string. */
+/* UserLog [ts, task, key string id, stack] followed by the value string
+ * (NULL = "", truncated to GT_MAX_USER_LOG_LEN bytes). */
 int gt_writer_user_log(struct gt_writer *w, int p, uint64_t ts, uint64_t task,
 		       uint64_t key_id, uint64_t stack_id, const char *value);
 
-/* Interns s (truncated to GT_MAX_STRING_LEN) and returns its id (> 0);
+/* Interns s (truncated to GT_MAX_STRING_LEN at a UTF-8 boundary) and
+ * returns its id (> 0);
  * "" and NULL return 0.  Returns 0 on allocation failure too (poisons). */
 uint64_t gt_writer_string(struct gt_writer *w, const char *s);
 
@@ -62,11 +81,15 @@ struct gt_writer_stats {
 	uint64_t strings;
 	uint64_t stacks;
 	uint64_t clamped;       /* timestamps clamped forward */
+	uint64_t batches;       /* batches flushed (footer not counted) */
+	uint64_t trimmed;       /* stacks cut to fit 128 frames / 2048 bytes */
 };
 void gt_writer_stats(const struct gt_writer *w, struct gt_writer_stats *st);
 
 /* Flushes every batch and writes the footer (Batch p=0, Frequency, strings,
- * stacks).  Frees the writer in all cases.  Returns 0 or the first error. */
+ * stacks).  Frees the writer in all cases.  Returns 0 or the first error;
+ * -ENODATA when no event was written (the footer is written, but Go rejects
+ * a trace without events). */
 int gt_writer_close(struct gt_writer *w);
 
 /* Frees the writer without writing anything more (the file is not valid). */
