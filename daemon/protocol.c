@@ -1,0 +1,425 @@
+/* Encoding and validation of gotraced control messages (see protocol.h). */
+#include "protocol.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- little-endian writer with a bound ------------------------------------ */
+
+struct wbuf {
+	unsigned char *p;
+	size_t cap, len;
+	int overflow;
+};
+
+static void put_bytes(struct wbuf *w, const void *src, size_t n)
+{
+	if (w->overflow || n > w->cap - w->len) {
+		w->overflow = 1;
+		return;
+	}
+	memcpy(w->p + w->len, src, n);
+	w->len += n;
+}
+
+static void put_u(struct wbuf *w, uint64_t v, int bytes)
+{
+	unsigned char b[8];
+
+	for (int i = 0; i < bytes; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	put_bytes(w, b, (size_t)bytes);
+}
+
+static void put_u16(struct wbuf *w, uint16_t v) { put_u(w, v, 2); }
+static void put_u32(struct wbuf *w, uint32_t v) { put_u(w, v, 4); }
+static void put_u64(struct wbuf *w, uint64_t v) { put_u(w, v, 8); }
+
+/* A string of at most max bytes (NUL-terminated in memory; no NUL on the wire). */
+static void put_str(struct wbuf *w, const char *s, size_t max)
+{
+	size_t n = strnlen(s, max + 1);
+
+	if (n > max)
+		n = max;
+	put_u16(w, (uint16_t)n);
+	put_bytes(w, s, n);
+}
+
+static void begin(struct wbuf *w, void *buf, size_t cap, unsigned type)
+{
+	w->p = buf;
+	w->cap = cap;
+	w->len = 0;
+	w->overflow = 0;
+	put_u32(w, GT_PROTO_MAGIC);
+	put_u16(w, GT_PROTO_VERSION);
+	put_u16(w, (uint16_t)type);
+	put_u32(w, 0); /* length, patched by finish() */
+	put_u32(w, 0);
+}
+
+static int finish(struct wbuf *w)
+{
+	size_t payload;
+
+	if (w->overflow)
+		return -EMSGSIZE;
+	payload = w->len - GT_PROTO_HDR_SIZE;
+	if (payload > GT_PROTO_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	for (int i = 0; i < 4; i++)
+		w->p[8 + i] = (unsigned char)(payload >> (8 * i));
+	return (int)w->len;
+}
+
+/* ---- encoders --------------------------------------------------------------- */
+
+int gt_proto_encode_record(void *buf, size_t cap, const struct gt_msg_record *r)
+{
+	struct wbuf w;
+
+	if (r->npids > GT_PROTO_MAX_PIDS || strnlen(r->cgroup, GT_PROTO_MAX_PATH + 1) > GT_PROTO_MAX_PATH)
+		return -EINVAL;
+	begin(&w, buf, cap, GT_MSG_RECORD);
+	put_u32(&w, r->flags);
+	put_u64(&w, r->duration_ns);
+	put_u32(&w, r->go_version);
+	put_u32(&w, r->heap);
+	put_u32(&w, r->cpu_profile_hz);
+	put_u32(&w, r->alloc_stack_every);
+	put_u32(&w, r->npids);
+	for (uint32_t i = 0; i < r->npids; i++)
+		put_u32(&w, (uint32_t)r->pids[i]);
+	put_str(&w, r->cgroup, GT_PROTO_MAX_PATH);
+	put_str(&w, r->label, GT_PROTO_MAX_LABEL);
+	return finish(&w);
+}
+
+int gt_proto_encode_status(void *buf, size_t cap)
+{
+	struct wbuf w;
+
+	begin(&w, buf, cap, GT_MSG_STATUS);
+	return finish(&w);
+}
+
+static int encode_id(void *buf, size_t cap, unsigned type, uint32_t id)
+{
+	struct wbuf w;
+
+	begin(&w, buf, cap, type);
+	put_u32(&w, id);
+	return finish(&w);
+}
+
+int gt_proto_encode_stop(void *buf, size_t cap, uint32_t id)
+{
+	return encode_id(buf, cap, GT_MSG_STOP, id);
+}
+
+int gt_proto_encode_ok(void *buf, size_t cap, uint32_t id)
+{
+	return encode_id(buf, cap, GT_MSG_OK, id);
+}
+
+static void put_stats(struct wbuf *w, const struct gt_msg_stats *s)
+{
+	put_u32(w, s->id);
+	put_u32(w, s->state);
+	put_u32(w, s->owner_uid);
+	put_u64(w, s->elapsed_ns);
+	put_u64(w, s->kernel_events);
+	put_u64(w, s->trace_events);
+	put_u64(w, s->bytes);
+	put_u64(w, s->drops);
+	put_u64(w, s->threads);
+	put_u64(w, s->repairs);
+}
+
+int gt_proto_encode_progress(void *buf, size_t cap, const struct gt_msg_stats *s)
+{
+	struct wbuf w;
+
+	begin(&w, buf, cap, GT_MSG_PROGRESS);
+	put_stats(&w, s);
+	return finish(&w);
+}
+
+int gt_proto_encode_done(void *buf, size_t cap, const struct gt_msg_done *d)
+{
+	struct wbuf w;
+
+	begin(&w, buf, cap, GT_MSG_DONE);
+	put_stats(&w, &d->stats);
+	put_u32(&w, (uint32_t)d->error);
+	put_str(&w, d->reason, GT_PROTO_MAX_TEXT);
+	return finish(&w);
+}
+
+int gt_proto_encode_error(void *buf, size_t cap, int code, const char *fmt, ...)
+{
+	char text[GT_PROTO_MAX_TEXT + 1];
+	struct wbuf w;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	begin(&w, buf, cap, GT_MSG_ERROR);
+	put_u32(&w, (uint32_t)(code < 0 ? -code : code));
+	put_str(&w, text, GT_PROTO_MAX_TEXT);
+	return finish(&w);
+}
+
+int gt_proto_encode_status_reply(void *buf, size_t cap, const struct gt_msg_status_reply *r)
+{
+	struct wbuf w;
+
+	if (r->count > GT_PROTO_MAX_SESSIONS)
+		return -EINVAL;
+	begin(&w, buf, cap, GT_MSG_STATUS_REPLY);
+	put_u32(&w, r->count);
+	for (uint32_t i = 0; i < r->count; i++) {
+		put_stats(&w, &r->sessions[i].stats);
+		put_str(&w, r->sessions[i].targets, GT_PROTO_MAX_TARGETS);
+		put_str(&w, r->sessions[i].label, GT_PROTO_MAX_LABEL);
+	}
+	return finish(&w);
+}
+
+/* ---- decoding ----------------------------------------------------------------- */
+
+struct rbuf {
+	const unsigned char *p;
+	size_t len, off;
+	const char *bad; /* first field that did not fit, for the error message */
+};
+
+static uint64_t get_u(struct rbuf *r, int bytes, const char *field)
+{
+	uint64_t v = 0;
+
+	if (r->bad || r->len - r->off < (size_t)bytes) {
+		if (!r->bad)
+			r->bad = field;
+		return 0;
+	}
+	for (int i = 0; i < bytes; i++)
+		v |= (uint64_t)r->p[r->off + (size_t)i] << (8 * i);
+	r->off += (size_t)bytes;
+	return v;
+}
+
+static uint32_t get_u32(struct rbuf *r, const char *f) { return (uint32_t)get_u(r, 4, f); }
+static uint64_t get_u64(struct rbuf *r, const char *f) { return get_u(r, 8, f); }
+
+/* Returns 0, or -EBADMSG if the string is cut short, too long or holds a NUL. */
+static int get_str(struct rbuf *r, char *dst, size_t max, const char *field,
+		   char *why, size_t whylen)
+{
+	size_t n = (size_t)get_u(r, 2, field);
+
+	dst[0] = '\0';
+	if (r->bad)
+		return -EBADMSG;
+	if (n > max) {
+		snprintf(why, whylen, "%s is %zu bytes, limit %zu", field, n, max);
+		return -EBADMSG;
+	}
+	if (r->len - r->off < n) {
+		r->bad = field;
+		return -EBADMSG;
+	}
+	if (memchr(r->p + r->off, '\0', n)) {
+		snprintf(why, whylen, "%s contains a NUL byte", field);
+		return -EBADMSG;
+	}
+	memcpy(dst, r->p + r->off, n);
+	dst[n] = '\0';
+	r->off += n;
+	return 0;
+}
+
+static void get_stats(struct rbuf *r, struct gt_msg_stats *s)
+{
+	s->id = get_u32(r, "session id");
+	s->state = get_u32(r, "state");
+	s->owner_uid = get_u32(r, "owner");
+	s->elapsed_ns = get_u64(r, "elapsed");
+	s->kernel_events = get_u64(r, "kernel events");
+	s->trace_events = get_u64(r, "trace events");
+	s->bytes = get_u64(r, "bytes");
+	s->drops = get_u64(r, "drops");
+	s->threads = get_u64(r, "threads");
+	s->repairs = get_u64(r, "repairs");
+}
+
+static int decode_record(struct rbuf *r, struct gt_msg_record *rec, char *why, size_t whylen)
+{
+	rec->flags = get_u32(r, "flags");
+	rec->duration_ns = get_u64(r, "duration");
+	rec->go_version = get_u32(r, "go version");
+	rec->heap = get_u32(r, "heap mode");
+	rec->cpu_profile_hz = get_u32(r, "cpu profile rate");
+	rec->alloc_stack_every = get_u32(r, "allocation sampling");
+	rec->npids = get_u32(r, "pid count");
+	if (r->bad)
+		return -EBADMSG;
+	if (rec->npids > GT_PROTO_MAX_PIDS) {
+		snprintf(why, whylen, "%u pids, limit %d", rec->npids, GT_PROTO_MAX_PIDS);
+		return -EBADMSG;
+	}
+	for (uint32_t i = 0; i < rec->npids; i++) {
+		rec->pids[i] = (int32_t)get_u32(r, "pid list");
+		if (!r->bad && rec->pids[i] <= 0) {
+			snprintf(why, whylen, "pid %d is not a process id", rec->pids[i]);
+			return -EBADMSG;
+		}
+	}
+	if (get_str(r, rec->cgroup, GT_PROTO_MAX_PATH, "cgroup path", why, whylen) ||
+	    get_str(r, rec->label, GT_PROTO_MAX_LABEL, "label", why, whylen))
+		return -EBADMSG;
+	if ((rec->npids > 0) == (rec->cgroup[0] != '\0')) {
+		snprintf(why, whylen, "a recording needs either pids or a cgroup, not %s",
+			 rec->npids ? "both" : "neither");
+		return -EBADMSG;
+	}
+	if (rec->cgroup[0] && rec->cgroup[0] != '/') {
+		snprintf(why, whylen, "cgroup path '%s' is not absolute", rec->cgroup);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static int decode_status_reply(struct rbuf *r, struct gt_msg_status_reply *s,
+			       char *why, size_t whylen)
+{
+	s->count = get_u32(r, "session count");
+	if (r->bad)
+		return -EBADMSG;
+	if (s->count > GT_PROTO_MAX_SESSIONS) {
+		snprintf(why, whylen, "%u sessions, limit %d", s->count, GT_PROTO_MAX_SESSIONS);
+		return -EBADMSG;
+	}
+	for (uint32_t i = 0; i < s->count; i++) {
+		get_stats(r, &s->sessions[i].stats);
+		if (get_str(r, s->sessions[i].targets, GT_PROTO_MAX_TARGETS, "targets", why, whylen) ||
+		    get_str(r, s->sessions[i].label, GT_PROTO_MAX_LABEL, "label", why, whylen))
+			return -EBADMSG;
+	}
+	return 0;
+}
+
+static int decode_payload(struct rbuf *r, struct gt_msg *m, char *why, size_t whylen)
+{
+	switch (m->hdr.type) {
+	case GT_MSG_RECORD:
+		return decode_record(r, &m->u.record, why, whylen);
+	case GT_MSG_STATUS:
+		return 0;
+	case GT_MSG_STOP:
+	case GT_MSG_OK:
+		m->u.id = get_u32(r, "session id");
+		return 0;
+	case GT_MSG_PROGRESS:
+		get_stats(r, &m->u.progress);
+		return 0;
+	case GT_MSG_DONE:
+		get_stats(r, &m->u.done.stats);
+		m->u.done.error = (int32_t)get_u32(r, "error");
+		return get_str(r, m->u.done.reason, GT_PROTO_MAX_TEXT, "reason", why, whylen);
+	case GT_MSG_ERROR:
+		m->u.error.code = (int32_t)get_u32(r, "error code");
+		return get_str(r, m->u.error.text, GT_PROTO_MAX_TEXT, "error text", why, whylen);
+	case GT_MSG_STATUS_REPLY:
+		return decode_status_reply(r, &m->u.status, why, whylen);
+	}
+	snprintf(why, whylen, "unknown message type %u", m->hdr.type);
+	return -EPROTO;
+}
+
+const char *gt_proto_type_name(unsigned type)
+{
+	switch (type) {
+	case GT_MSG_RECORD: return "RECORD";
+	case GT_MSG_STATUS: return "STATUS";
+	case GT_MSG_STOP: return "STOP";
+	case GT_MSG_OK: return "OK";
+	case GT_MSG_PROGRESS: return "PROGRESS";
+	case GT_MSG_DONE: return "DONE";
+	case GT_MSG_ERROR: return "ERROR";
+	case GT_MSG_STATUS_REPLY: return "STATUS_REPLY";
+	}
+	return "?";
+}
+
+int gt_proto_decode_hdr(const void *buf, size_t len, struct gt_msg_hdr *hdr)
+{
+	struct rbuf r = {.p = buf, .len = len};
+
+	if (len < GT_PROTO_HDR_SIZE)
+		return -EAGAIN;
+	hdr->magic = get_u32(&r, "magic");
+	hdr->version = (uint16_t)get_u(&r, 2, "version");
+	hdr->type = (uint16_t)get_u(&r, 2, "type");
+	hdr->length = get_u32(&r, "length");
+	hdr->reserved = get_u32(&r, "reserved");
+	if (hdr->magic != GT_PROTO_MAGIC || hdr->version != GT_PROTO_VERSION ||
+	    hdr->reserved != 0 || !strcmp(gt_proto_type_name(hdr->type), "?"))
+		return -EPROTO;
+	if (hdr->length > GT_PROTO_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int explain_hdr(const struct gt_msg_hdr *h, int rc, char *why, size_t whylen)
+{
+	if (rc == -EAGAIN)
+		snprintf(why, whylen, "message shorter than its %d-byte header", GT_PROTO_HDR_SIZE);
+	else if (rc == -EMSGSIZE)
+		snprintf(why, whylen, "message of %u bytes, limit %d", h->length, GT_PROTO_MAX_PAYLOAD);
+	else if (h->magic != GT_PROTO_MAGIC)
+		snprintf(why, whylen, "bad magic 0x%08x: not a gotraced client", h->magic);
+	else if (h->version != GT_PROTO_VERSION)
+		snprintf(why, whylen, "protocol version %u, this daemon speaks %d",
+			 h->version, GT_PROTO_VERSION);
+	else if (h->reserved)
+		snprintf(why, whylen, "reserved header field is not zero");
+	else
+		snprintf(why, whylen, "unknown message type %u", h->type);
+	return rc;
+}
+
+int gt_proto_decode(const void *buf, size_t len, struct gt_msg *msg, char *why, size_t whylen)
+{
+	struct rbuf r = {.p = buf, .len = len, .off = GT_PROTO_HDR_SIZE};
+	int rc;
+
+	why[0] = '\0';
+	rc = gt_proto_decode_hdr(buf, len, &msg->hdr);
+	if (rc)
+		return explain_hdr(&msg->hdr, rc, why, whylen);
+	if (len - GT_PROTO_HDR_SIZE != msg->hdr.length) {
+		snprintf(why, whylen, "message length %u but %zu payload bytes",
+			 msg->hdr.length, len - GT_PROTO_HDR_SIZE);
+		return -EBADMSG;
+	}
+	rc = decode_payload(&r, msg, why, whylen);
+	if (!rc && r.bad)
+		rc = -EBADMSG;
+	if (rc) {
+		if (!why[0])
+			snprintf(why, whylen, "%s message cut short in its %s",
+				 gt_proto_type_name(msg->hdr.type), r.bad ? r.bad : "payload");
+		return rc;
+	}
+	if (r.off != len) {
+		snprintf(why, whylen, "%zu unexpected bytes after the %s message",
+			 len - r.off, gt_proto_type_name(msg->hdr.type));
+		return -EBADMSG;
+	}
+	return 0;
+}
