@@ -1,0 +1,350 @@
+/* The symbolizer: per-process snapshots of executable mappings, a cache
+ * of parsed binaries keyed by (device, inode), and kernel symbols. */
+#include "symbolize.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "sym_elf.h"
+#include "sym_intern.h"
+#include "sym_kallsyms.h"
+#include "sym_maps.h"
+#include "sym_table.h"
+
+#define BUCKETS 256
+
+struct bin_entry {
+	struct bin_entry *next;
+	unsigned dev_major, dev_minor;
+	uint64_t ino;
+	int loaded;            /* 0: could not open or parse (fallbacks only) */
+	struct gt_binary b;
+};
+
+struct proc_map {
+	uint64_t start, end, offset;
+	const char *module;    /* interned path or pseudo name */
+	const char *base;      /* basename, for "base+0xOFF" */
+	struct bin_entry *bin; /* NULL for anonymous / pseudo mappings */
+};
+
+struct proc {
+	struct proc *next;
+	pid_t pid;
+	struct proc_map *maps; /* sorted by start */
+	size_t n;
+};
+
+struct gt_symbolizer {
+	struct proc *procs[BUCKETS];
+	struct bin_entry *bins[BUCKETS];
+	struct gt_intern strings;
+	struct gt_symtab ksyms;
+	int kstate;            /* 0 not loaded, 1 loaded, -errno failed */
+};
+
+struct gt_symbolizer *gt_symbolizer_new(void)
+{
+	return calloc(1, sizeof(struct gt_symbolizer));
+}
+
+static void free_proc(struct proc *p)
+{
+	free(p->maps);
+	free(p);
+}
+
+void gt_symbolizer_free(struct gt_symbolizer *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < BUCKETS; i++) {
+		while (s->procs[i]) {
+			struct proc *next = s->procs[i]->next;
+
+			free_proc(s->procs[i]);
+			s->procs[i] = next;
+		}
+		while (s->bins[i]) {
+			struct bin_entry *next = s->bins[i]->next;
+
+			if (s->bins[i]->loaded)
+				gt_binary_close(&s->bins[i]->b);
+			free(s->bins[i]);
+			s->bins[i] = next;
+		}
+	}
+	gt_intern_free(&s->strings);
+	gt_symtab_free(&s->ksyms);
+	free(s);
+}
+
+static struct proc **proc_slot(struct gt_symbolizer *s, pid_t pid)
+{
+	struct proc **pp = &s->procs[(unsigned)pid % BUCKETS];
+
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* Opens the mapped file: through the process's root (containers), its
+ * map_files link (exact even if replaced or deleted; needs privilege),
+ * then the plain path.  A path is trusted only if its inode matches. */
+static int open_mapped(pid_t pid, const struct gt_map_line *m, const char *path)
+{
+	char buf[4200];
+	struct stat st;
+	int fd;
+
+	if (!m->deleted) {
+		snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
+		fd = open(buf, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && !fstat(fd, &st) && st.st_ino == m->inode)
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)pid, m->start, m->end);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st) && st.st_ino == m->inode)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -ENOENT;
+}
+
+/* The cached binary for the mapping, opening and parsing it on first
+ * sight; a binary that cannot be read is cached as not loaded. */
+static struct bin_entry *get_binary(struct gt_symbolizer *s, pid_t pid,
+				    const struct gt_map_line *m,
+				    const char *path)
+{
+	unsigned h = (unsigned)((m->inode * 31 + m->dev_major * 7 + m->dev_minor) % BUCKETS);
+	struct bin_entry *e;
+	int fd;
+
+	for (e = s->bins[h]; e; e = e->next)
+		if (e->ino == m->inode && e->dev_major == m->dev_major &&
+		    e->dev_minor == m->dev_minor)
+			return e;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->dev_major = m->dev_major;
+	e->dev_minor = m->dev_minor;
+	e->ino = m->inode;
+	fd = open_mapped(pid, m, path);
+	if (fd >= 0)
+		e->loaded = gt_binary_load(&e->b, fd) == 0;
+	e->next = s->bins[h];
+	s->bins[h] = e;
+	return e;
+}
+
+static int add_map(struct gt_symbolizer *s, struct proc *p, size_t *cap,
+		   pid_t pid, const struct gt_map_line *m)
+{
+	struct proc_map *pm;
+	const char *slash;
+
+	if (p->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 32;
+		struct proc_map *v = realloc(p->maps, ncap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->maps = v;
+		*cap = ncap;
+	}
+	pm = &p->maps[p->n];
+	memset(pm, 0, sizeof(*pm));
+	pm->start = m->start;
+	pm->end = m->end;
+	pm->offset = m->offset;
+	pm->module = m->path_len ? gt_intern(&s->strings, m->path, m->path_len)
+				 : "[anon]";
+	if (!pm->module)
+		return -ENOMEM;
+	slash = strrchr(pm->module, '/');
+	pm->base = slash ? slash + 1 : pm->module;
+	if (m->inode && pm->module[0] == '/')
+		pm->bin = get_binary(s, pid, m, pm->module);
+	p->n++;
+	return 0;
+}
+
+/* Reads the executable mappings of /proc/PID/maps into p. */
+static int read_maps(struct gt_symbolizer *s, struct proc *p, pid_t pid)
+{
+	char path[64];
+	char *line = NULL;
+	size_t linecap = 0, cap = 0;
+	ssize_t n;
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!err && (n = getline(&line, &linecap, f)) > 0) {
+		struct gt_map_line m;
+
+		if (gt_map_line_parse(line, (size_t)n, &m) || !m.executable)
+			continue;
+		err = add_map(s, p, &cap, pid, &m);
+	}
+	free(line);
+	fclose(f);
+	return err; /* the kernel lists mappings in address order */
+}
+
+int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid)
+{
+	struct proc **slot = proc_slot(s, pid);
+	struct proc *p = calloc(1, sizeof(*p));
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	err = read_maps(s, p, pid);
+	if (err) {
+		free_proc(p);
+		return err;
+	}
+	if (*slot) { /* re-snapshot (exec): replace */
+		p->next = (*slot)->next;
+		free_proc(*slot);
+	}
+	*slot = p;
+	return 0;
+}
+
+void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid)
+{
+	struct proc **slot = proc_slot(s, pid);
+	struct proc *p = *slot;
+
+	if (p) {
+		*slot = p->next;
+		free_proc(p);
+	}
+}
+
+static const struct proc_map *find_map(const struct proc *p, uint64_t ip)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ip < p->maps[mid].start)
+			hi = mid;
+		else if (ip >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+/* "0xADDR" or "base+0xOFF", interned; a static fallback if out of memory. */
+static const char *fallback(struct gt_symbolizer *s, const char *base,
+			    uint64_t v)
+{
+	char buf[512];
+	const char *r;
+	int n;
+
+	if (base)
+		n = snprintf(buf, sizeof(buf), "%.400s+0x%" PRIx64, base, v);
+	else
+		n = snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	r = gt_intern(&s->strings, buf, (size_t)n);
+	return r ? r : "?";
+}
+
+int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
+		      struct gt_sym *out)
+{
+	struct proc *p = *proc_slot(s, pid);
+	const struct proc_map *m;
+	struct gt_binary_sym bs = { 0 };
+	uint64_t off, vaddr;
+
+	*out = (struct gt_sym){ NULL, "", 0, "?" };
+	m = p ? find_map(p, ip) : NULL;
+	if (!m) {
+		out->func = fallback(s, NULL, ip);
+		return p ? -ENOENT : -ESRCH;
+	}
+	out->module = m->module;
+	off = ip - m->start + m->offset;
+	if (m->bin && m->bin->loaded && !gt_binary_vaddr(&m->bin->b, off, &vaddr))
+		gt_binary_lookup(&m->bin->b, vaddr, &bs);
+	out->func = bs.func ? bs.func : fallback(s, m->base, off);
+	if (bs.file) {
+		out->file = bs.file;
+		out->line = bs.line;
+	}
+	return bs.func ? 0 : -ENOENT;
+}
+
+static int load_kernel(struct gt_symbolizer *s)
+{
+	if (!s->kstate) {
+		int err = gt_kallsyms_load(&s->ksyms, "/proc/kallsyms");
+
+		s->kstate = err ? err : 1;
+	}
+	return s->kstate < 0 ? s->kstate : 0;
+}
+
+int gt_symbolize_kernel(struct gt_symbolizer *s, uint64_t ip,
+			struct gt_sym *out)
+{
+	const struct gt_symtab_entry *e;
+	char mod[128];
+	int err = load_kernel(s), n;
+
+	*out = (struct gt_sym){ NULL, "[kernel]", 0, "[kernel]" };
+	e = err ? NULL : gt_symtab_find(&s->ksyms, ip);
+	if (!e) {
+		out->func = fallback(s, NULL, ip);
+		return err ? err : -ENOENT;
+	}
+	out->func = e->name;
+	if (e->mod) {
+		n = snprintf(mod, sizeof(mod), "[%.120s]", e->mod);
+		out->module = gt_intern(&s->strings, mod, (size_t)n);
+		if (!out->module)
+			out->module = "[kernel]";
+	}
+	return 0;
+}
+
+int gt_symbolizer_binary_info(struct gt_symbolizer *s, pid_t pid, uint64_t ip)
+{
+	struct proc *p = *proc_slot(s, pid);
+	const struct proc_map *m;
+
+	if (!p)
+		return -ESRCH;
+	m = find_map(p, ip);
+	if (!m)
+		return -ENOENT;
+	return m->bin && m->bin->loaded ? (int)m->bin->b.flags : 0;
+}
