@@ -1,0 +1,73 @@
+/* Daemon mode: gotraced runs the session; this process passes it the
+ * output descriptor, shows progress, and asks it to finish on Ctrl-C. */
+#include "record_run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+
+static void figures_of(const struct gt_msg_stats *st, struct gt_record_figures *f)
+{
+	f->elapsed_ns = st->elapsed_ns;
+	f->threads = st->threads;
+	f->events = st->trace_events;
+	f->bytes = st->bytes;
+	f->drops = st->drops;
+}
+
+static int send_request(struct gt_record_run *r, int sock)
+{
+	struct gt_record_opts *o = r->opts;
+	struct gt_record_request req = {0};
+	uint32_t id = 0;
+
+	req.pids = o->npids ? o->pids : NULL;
+	req.npids = o->npids;
+	req.cgroup_path = o->cgroup_path[0] ? o->cgroup_path : NULL;
+	req.duration_ns = o->duration_ns;
+	req.go_version = o->go_version;
+	req.heap = o->heap;
+	req.cpu_profile_hz = o->cpu_profile_hz;
+	req.alloc_stack_every = o->alloc_stack_every;
+	req.want_progress = 1;
+	return gt_client_record(sock, &req, r->out.fd, &id, r->why, sizeof(r->why));
+}
+
+int gt_record_via_daemon(struct gt_record_run *r, int sock)
+{
+	struct gt_client_event ev;
+	struct gt_progress prog;
+	int err = send_request(r, sock), asked_stop = 0;
+
+	if (!err && r->have_child)
+		err = gt_record_release_child(r);
+	if (err)
+		return err;
+	gt_progress_init(&prog, r->opts->quiet);
+	for (;;) {
+		if (gt_record_interrupted && !asked_stop) {
+			gt_client_finish(sock);
+			asked_stop = 1;
+		}
+		err = gt_client_next(sock, 200, &ev, r->why, sizeof(r->why));
+		if (err == -ETIMEDOUT || err == -EINTR)
+			continue;
+		if (err)
+			break;
+		figures_of(&ev.stats, &r->fig);
+		if (ev.kind == GT_CLIENT_DONE) {
+			snprintf(r->reason, sizeof(r->reason), "%s", ev.reason);
+			err = ev.error;
+			if (err)
+				snprintf(r->why, sizeof(r->why), "the daemon could not finish the trace: %s",
+					 ev.reason);
+			break;
+		}
+		gt_progress_show(&prog, &r->fig);
+	}
+	gt_progress_clear(&prog);
+	return err;
+}

@@ -1,0 +1,35 @@
+/* One run of `gotracectl record`, shared by its embedded mode
+ * (record_embedded.c: the engine in this process) and its daemon mode
+ * (record_daemon.c: a session in gotraced). */
+#ifndef GT_RECORD_RUN_H
+#define GT_RECORD_RUN_H
+
+#include <signal.h>
+
+#include "child_launch.h"
+#include "record_opts.h"
+#include "record_ui.h"
+#include "trace_output.h"
+
+struct gt_record_run {
+	struct gt_record_opts *opts;
+	struct gt_output out;
+	struct gt_child child;       /* -- CMD: held until the session runs */
+	int have_child;
+	struct gt_record_figures fig;
+	char reason[1100];           /* why the recording ended */
+	char why[1100];              /* what failed, for the user */
+};
+
+/* Set by SIGINT/SIGTERM: end the recording cleanly. */
+extern volatile sig_atomic_t gt_record_interrupted;
+
+/* Both return 0 when the trace is complete (the caller commits it), or
+ * -errno with r->why filled (the caller discards it). */
+int gt_record_embedded(struct gt_record_run *r);
+int gt_record_via_daemon(struct gt_record_run *r, int sock);
+
+/* -- CMD mode: lets the held child exec; 0 or -errno (r->why says). */
+int gt_record_release_child(struct gt_record_run *r);
+
+#endif

@@ -1,0 +1,67 @@
+#include "record_ui.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *human_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b >= 10ull << 20)
+		snprintf(buf, len, "%.1f MiB", b / 1048576.0);
+	else if (b >= 10ull << 10)
+		snprintf(buf, len, "%.1f KiB", b / 1024.0);
+	else
+		snprintf(buf, len, "%" PRIu64 " B", b);
+	return buf;
+}
+
+void gt_progress_init(struct gt_progress *p, int quiet)
+{
+	p->enabled = !quiet && isatty(STDERR_FILENO);
+	p->last_ns = 0;
+	p->shown = 0;
+}
+
+void gt_progress_show(struct gt_progress *p, const struct gt_record_figures *f)
+{
+	uint64_t now = now_ns();
+	char b[32];
+
+	if (!p->enabled || now - p->last_ns < 500000000ull)
+		return;
+	p->last_ns = now;
+	p->shown = 1;
+	fprintf(stderr, "\r\033[Krecording %.1fs  threads %" PRIu64 "  events %" PRIu64
+		"  %s  dropped %" PRIu64, f->elapsed_ns / 1e9, f->threads, f->events,
+		human_bytes(f->bytes, b, sizeof(b)), f->drops);
+	fflush(stderr);
+}
+
+void gt_progress_clear(struct gt_progress *p)
+{
+	if (p->enabled && p->shown)
+		fprintf(stderr, "\r\033[K");
+	p->shown = 0;
+}
+
+void gt_record_summary(const struct gt_record_figures *f, const char *reason,
+		       const char *path)
+{
+	fprintf(stderr, "gotracectl: recorded %" PRIu64 " threads, %" PRIu64 " events, %"
+		PRIu64 " bytes, %" PRIu64 " dropped in %.2fs (%s) -> %s\n",
+		f->threads, f->events, f->bytes, f->drops, f->elapsed_ns / 1e9,
+		reason && *reason ? reason : "done", path);
+	if (f->drops)
+		fprintf(stderr, "gotracectl: warning: %" PRIu64 " kernel events were lost because "
+			"the ring buffers were full; the trace is valid but incomplete "
+			"(try a larger --ring-size)\n", f->drops);
+}
