@@ -1,0 +1,201 @@
+# lib.sh: shared helpers of the tests/integration/record_*.sh scripts.
+# Source it from the repo root:  . tests/integration/lib.sh
+#
+#   GT_BUILD (default build) names the build directory: $GTCTL is its
+#   gotracectl, $WL its workloads.  Every script prints `ok NAME` /
+#   `FAIL NAME: why` / `skip NAME: why` lines and ends with `gt_finish`.
+set -u
+
+GT_BUILD=${GT_BUILD:-build}
+GTCTL=$GT_BUILD/gotracectl
+WL=$GT_BUILD/workloads
+TRUTH="python3 tests/integration/truth.py"
+GT_TMP=$(mktemp -d /tmp/gt-integration.XXXXXX)
+gt_failures=0
+gt_pids=()          # background processes to end at exit (ours only)
+
+gt_cleanup() {
+	local p
+	for p in "${gt_pids[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	for p in "${gt_pids[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	# Keep the work dir of a failed run for a post-mortem.
+	if [ "$gt_failures" -eq 0 ]; then rm -rf "$GT_TMP"; else echo "# files kept in $GT_TMP"; fi
+}
+trap gt_cleanup EXIT
+
+ok() { echo "ok $1"; }
+fail() {
+	echo "FAIL $1: $2"
+	gt_failures=$((gt_failures + 1))
+}
+# Indents a multi-line explanation under the last FAIL line.
+detail() { sed 's/^/     also: /'; }
+
+gt_finish() { [ "$gt_failures" -eq 0 ]; exit $?; }
+
+# Every script needs root and real BPF; with GOTRACED_SKIP_BPF=1 it only
+# prints skip lines for the cases it names.
+gt_require_bpf() {
+	local c
+	if [ "${GOTRACED_SKIP_BPF:-0}" = 1 ]; then
+		for c in "$@"; do echo "skip $c: GOTRACED_SKIP_BPF=1"; done
+		exit 0
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		fail "${1:-setup}" "needs root to load BPF programs (or set GOTRACED_SKIP_BPF=1 to skip)"
+		exit 1
+	fi
+	if [ ! -x "$GTCTL" ]; then
+		fail "${1:-setup}" "$GTCTL not built (make BUILD=$GT_BUILD all)"
+		exit 1
+	fi
+	if [ ! -x "$WL/pingpong" ]; then
+		fail "${1:-setup}" "workloads not built in $WL (make BUILD=$GT_BUILD tests)"
+		exit 1
+	fi
+}
+
+# gt_valid NAME FILE: Go's reader and viewer (gocheck.sh) and our checker
+# (inspect) both accept FILE; writes FILE.json (inspect --json) for later.
+gt_valid() {
+	local name=$1 file=$2 out
+	if [ ! -s "$file" ]; then
+		fail "$name" "no trace file at $file"
+		return 1
+	fi
+	if ! out=$(tests/lib/gocheck.sh "$file" 2>&1); then
+		fail "$name" "Go rejects $file"
+		echo "$out" | head -20 | detail
+		return 1
+	fi
+	if ! out=$("$GTCTL" inspect "$file" 2>&1); then
+		fail "$name" "gotracectl inspect rejects $file"
+		echo "$out" | head -20 | detail
+		return 1
+	fi
+	if ! "$GTCTL" inspect --json "$file" >"$file.json" 2>"$file.json.err"; then
+		fail "$name" "gotracectl inspect --json failed: $(head -3 "$file.json.err")"
+		return 1
+	fi
+	return 0
+}
+
+# gt_truth NAME ARGS...: runs a truth.py check; on mismatch fails NAME with
+# the per-thread lines as detail.
+gt_truth() {
+	local name=$1 out
+	shift
+	if out=$($TRUTH "$@" 2>&1); then
+		[ -n "${GT_VERBOSE:-}" ] && echo "$out"
+		return 0
+	fi
+	fail "$name" "ground truth mismatch ($1)"
+	echo "$out" | detail
+	return 1
+}
+
+# gt_start_workload TAG CMD...: starts a workload with --wait protocol:
+# stdin from a fifo we hold open, stdout to $GT_TMP/TAG.out; waits for its
+# `ready` line.  Sets WL_PID and WL_FIFO_FD_TAG... (use gt_go / gt_leave).
+gt_start_workload() {
+	local tag=$1 i
+	shift
+	mkfifo "$GT_TMP/$tag.in"
+	"$@" <"$GT_TMP/$tag.in" >"$GT_TMP/$tag.out" 2>"$GT_TMP/$tag.err" &
+	WL_PID=$!
+	gt_pids+=("$WL_PID")
+	# Holding the write end open (fd chosen by bash) keeps its stdin alive.
+	exec {WL_FD}>"$GT_TMP/$tag.in"
+	eval "WL_FD_$tag=$WL_FD"
+	for i in $(seq 1 100); do
+		grep -q '^ready' "$GT_TMP/$tag.out" 2>/dev/null && return 0
+		kill -0 "$WL_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "workload $* did not become ready: $(cat "$GT_TMP/$tag.err")" >&2
+	return 1
+}
+
+gt_send() { local fd; eval "fd=\$WL_FD_$1"; printf g >&"$fd"; }
+gt_go() { gt_send "$1"; }
+gt_leave() { local fd; eval "fd=\$WL_FD_$1"; printf g >&"$fd"; eval "exec $fd>&-"; }
+
+# gt_wait_line TAG REGEX [SECONDS]: waits for a line in the workload output.
+gt_wait_line() {
+	local i
+	for i in $(seq 1 $(( ${3:-30} * 20 ))); do
+		grep -qE "$2" "$GT_TMP/$1.out" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# gt_tids TAG [NAME-REGEX]: tids from the workload's `thread TID NAME` lines.
+gt_tids() {
+	awk -v re="${2:-.}" '$1 == "thread" && $3 ~ re { printf "%s%s", sep, $2; sep = "," }' "$GT_TMP/$1.out"
+}
+
+# gt_record_bg TAG ARGS...: starts `gotracectl record ARGS` in the
+# background (REC_PID), stderr in $GT_TMP/TAG.rec.err, and waits until it is
+# attached: its BPF links exist (embedded mode) or it said it is recording,
+# plus a short settle time for the initial thread snapshot.
+gt_record_bg() {
+	local tag=$1 i
+	shift
+	"$GTCTL" record "$@" 2>"$GT_TMP/$tag.rec.err" >"$GT_TMP/$tag.rec.out" &
+	REC_PID=$!
+	gt_pids+=("$REC_PID")
+	for i in $(seq 1 100); do
+		kill -0 "$REC_PID" 2>/dev/null || return 1
+		if ls -l "/proc/$REC_PID/fd" 2>/dev/null | grep -q 'bpf[-_]link' ||
+			grep -qi 'recording' "$GT_TMP/$tag.rec.err"; then
+			sleep 0.5
+			return 0
+		fi
+		sleep 0.05
+	done
+	sleep 0.5 # attached some other way (a daemon): give it time anyway
+	return 0
+}
+
+# gt_stop_record SIGNAL: ends the background recording and returns its
+# exit status (124 if it did not end within 30 s).
+gt_stop_record() {
+	local i
+	kill "-${1:-INT}" "$REC_PID" 2>/dev/null
+	for i in $(seq 1 300); do
+		kill -0 "$REC_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$REC_PID" 2>/dev/null; then
+		kill -KILL "$REC_PID"
+		wait "$REC_PID" 2>/dev/null
+		return 124
+	fi
+	wait "$REC_PID"
+}
+
+# gt_viewer_pages FILE: serves FILE with `go tool trace` and saves
+# /jsontrace and /goroutines to FILE.jsontrace and FILE.goroutines.html.
+gt_viewer_pages() {
+	local file=$1 port pid i rc=1
+	port=$(( (RANDOM % 20000) + 30000 ))
+	BROWSER=true go tool trace -http="127.0.0.1:$port" "$file" >"$file.viewer.log" 2>&1 &
+	pid=$!
+	for i in $(seq 1 600); do
+		curl -s -o /dev/null "http://127.0.0.1:$port/" && { rc=0; break; }
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ $rc = 0 ]; then
+		curl -s --max-time 120 -o "$file.jsontrace" "http://127.0.0.1:$port/jsontrace" || rc=1
+		curl -s --max-time 120 -o "$file.goroutines.html" "http://127.0.0.1:$port/goroutines" || rc=1
+	fi
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return $rc
+}

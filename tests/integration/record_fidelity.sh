@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# record_fidelity.sh: records the workloads with `gotracectl record -p` and
+# holds each trace to Go's reader, to our checker, and to ground truth kept
+# outside the tracer (/proc and the workloads' own counts).
+#
+# The recording window: each workload parks every thread (barriers, a read
+# on stdin) before and after its measured work.  We read /proc, attach the
+# recorder, send the go byte, wait for `done`, stop the recorder (SIGINT),
+# read /proc again, and only then let the workload exit.  So the threads do
+# nothing between a /proc read and the recorder's edge, and:
+#  - context switches: the trace's GoStart count per thread equals the
+#    kernel's Δ(voluntary + nonvoluntary switches); tolerance 3 + 2% per
+#    thread, for a switch the kernel may do around the edges (a parked
+#    thread settling into its barrier, the go byte's wakeup racing attach).
+#  - on-CPU time: trace running_ns vs Δ schedstat field 1; tolerance
+#    5 ms + 10%, because the trace measures from sched_switch to
+#    sched_switch while the kernel accounts exec time at its own update
+#    points, and each switch adds a few microseconds of difference.
+#  - ping-pong: each thread is woken exactly N times by the other
+#    (unblocks_received in [N, N+3]: the go/leave barriers add one or two).
+#  - sleeps: N nanosleeps -> N sleep blocks; blocking reads -> N syscall
+#    blocks; the mutex workload's stacks name its own functions and its
+#    threads group by name on the viewer's Goroutines page.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+CASES="fidelity_pingpong fidelity_mutex fidelity_sleeper fidelity_blockread fidelity_spin"
+gt_require_bpf $CASES
+
+# record_window TAG CMD...: the protocol above; leaves $GT_TMP/TAG.trace,
+# TAG.before and TAG.after.  Returns 1 (after a FAIL line) if it broke.
+record_window() {
+	local tag=$1 rc
+	shift
+	if ! gt_start_workload "$tag" "$@"; then
+		fail "fidelity_$tag" "workload $1 did not start"
+		return 1
+	fi
+	sleep 0.2
+	$TRUTH snap "$WL_PID" "$GT_TMP/$tag.before"
+	if ! gt_record_bg "$tag" -p "$WL_PID" -o "$GT_TMP/$tag.trace"; then
+		fail "fidelity_$tag" "gotracectl record -p $WL_PID exited at start: $(head -5 "$GT_TMP/$tag.rec.err")"
+		gt_leave "$tag"; gt_leave "$tag"
+		return 1
+	fi
+	gt_go "$tag"
+	if ! gt_wait_line "$tag" '^done' 60; then
+		fail "fidelity_$tag" "workload did not finish its work in 60 s"
+		return 1
+	fi
+	sleep 0.2
+	gt_stop_record INT
+	rc=$?
+	$TRUTH snap "$WL_PID" "$GT_TMP/$tag.after"
+	gt_leave "$tag"
+	wait "$WL_PID"
+	if [ "$rc" != 0 ]; then
+		fail "fidelity_$tag" "gotracectl record exited $rc after SIGINT: $(tail -5 "$GT_TMP/$tag.rec.err")"
+		return 1
+	fi
+	gt_valid "fidelity_$tag" "$GT_TMP/$tag.trace"
+}
+
+# check_threads TAG: switches and on-CPU time of every workload thread.
+check_threads() {
+	local tag=$1 tids
+	tids=$(gt_tids "$tag")
+	gt_truth "fidelity_$tag" switches "$GT_TMP/$tag.before" "$GT_TMP/$tag.after" \
+		"$GT_TMP/$tag.trace.json" "$tids" 3 0.02 &&
+	gt_truth "fidelity_$tag" oncpu "$GT_TMP/$tag.before" "$GT_TMP/$tag.after" \
+		"$GT_TMP/$tag.trace.json" "$tids" 5 0.10
+}
+
+N=20000
+if record_window pingpong "$WL/pingpong" --wait $N strict && check_threads pingpong &&
+	gt_truth fidelity_pingpong unblocks "$GT_TMP/pingpong.trace.json" ping $N $((N + 3)) &&
+	gt_truth fidelity_pingpong unblocks "$GT_TMP/pingpong.trace.json" pong $N $((N + 3)); then
+	ok fidelity_pingpong
+fi
+
+if record_window mutex "$WL/mutex" --wait 4 5000 && check_threads mutex &&
+	gt_truth fidelity_mutex names "$GT_TMP/mutex.trace.json" mutex-0 mutex-1 mutex-2 mutex-3 wl-mutex &&
+	gt_truth fidelity_mutex blocks "$GT_TMP/mutex.trace.json" mutex-0 sync 1 1000000; then
+	if ! gt_viewer_pages "$GT_TMP/mutex.trace"; then
+		fail fidelity_mutex "could not fetch the viewer's pages: $(tail -3 "$GT_TMP/mutex.trace.viewer.log")"
+	elif gt_truth fidelity_mutex frames "$GT_TMP/mutex.trace.jsontrace" contend_on_mutex worker pthread_mutex_lock &&
+		gt_truth fidelity_mutex groups "$GT_TMP/mutex.trace.goroutines.html" mutex-0 mutex-1 mutex-2 mutex-3; then
+		ok fidelity_mutex
+	fi
+fi
+
+S=200
+if record_window sleeper "$WL/sleeper" --wait $S 1000 && check_threads sleeper &&
+	gt_truth fidelity_sleeper blocks "$GT_TMP/sleeper.trace.json" sleeper sleep $S $((S + 1)); then
+	ok fidelity_sleeper
+fi
+
+R=100
+if record_window blockread "$WL/blockread" --wait $R 2000 && check_threads blockread &&
+	gt_truth fidelity_blockread blocks "$GT_TMP/blockread.trace.json" reader syscall $((R - 2)) $((R + 2)) &&
+	gt_truth fidelity_blockread blocks "$GT_TMP/blockread.trace.json" feeder sleep $R $((R + 1)); then
+	ok fidelity_blockread
+fi
+
+# Four spinners on two CPUs for 400 ms: the scheduler must preempt them.
+if record_window spin "$WL/spin" --wait 4 400 && check_threads spin &&
+	gt_truth fidelity_spin blocks "$GT_TMP/spin.trace.json" spin-0 preempt 1 1000000; then
+	ok fidelity_spin
+fi
+
+gt_finish

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# record_workloads.sh: the workloads the recording tests trace must do what
+# they claim, checked against /proc alone (no tracer involved), so that a
+# fidelity failure points at the tracer and not at the workload.  Uses the
+# same --wait protocol: /proc read while parked, go, done, /proc read.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+if [ ! -x "$WL/pingpong" ]; then
+	fail workloads_built "workloads not built in $WL (make BUILD=$GT_BUILD tests)"
+	gt_finish
+fi
+
+# window TAG CMD...: before/after /proc snapshots around the measured work.
+window() {
+	local tag=$1
+	shift
+	gt_start_workload "$tag" "$@" || return 1
+	sleep 0.2
+	$TRUTH snap "$WL_PID" "$GT_TMP/$tag.before"
+	gt_go "$tag"
+	gt_wait_line "$tag" '^done' 60 || return 1
+	sleep 0.2
+	$TRUTH snap "$WL_PID" "$GT_TMP/$tag.after"
+	gt_leave "$tag"
+	wait "$WL_PID"
+}
+
+# delta TAG NAME FIELD: Δ of a /proc field for the thread named NAME.
+delta() {
+	python3 - "$GT_TMP/$1.before" "$GT_TMP/$1.after" "$2" "$3" <<'PY'
+import json, sys
+b, a = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+tid = [t for t, v in a.items() if v["comm"] == sys.argv[3]][0]
+print(a[tid][sys.argv[4]] - b[tid][sys.argv[4]])
+PY
+}
+
+# expect CASE WHAT VALUE LO HI
+expect() {
+	if [ "$3" -ge "$4" ] && [ "$3" -le "$5" ]; then return 0; fi
+	fail "$1" "$2 is $3, want $4..$5"
+	return 1
+}
+
+N=5000
+if window pingpong "$WL/pingpong" --wait $N strict; then
+	expect workload_pingpong "ping voluntary switches" "$(delta pingpong ping vol)" $N $((N + 3)) &&
+	expect workload_pingpong "pong voluntary switches" "$(delta pingpong pong vol)" $N $((N + 3)) &&
+	ok workload_pingpong
+else
+	fail workload_pingpong "did not run: $(cat "$GT_TMP/pingpong.err")"
+fi
+
+S=100
+if window sleeper "$WL/sleeper" --wait $S 500; then
+	expect workload_sleeper "sleeper voluntary switches" "$(delta sleeper sleeper vol)" $S $((S + 2)) &&
+	ok workload_sleeper
+else
+	fail workload_sleeper "did not run: $(cat "$GT_TMP/sleeper.err")"
+fi
+
+R=50
+if window blockread "$WL/blockread" --wait $R 1000; then
+	expect workload_blockread "reader voluntary switches" "$(delta blockread reader vol)" $((R - 2)) $((R + 2)) &&
+	ok workload_blockread
+else
+	fail workload_blockread "did not run: $(cat "$GT_TMP/blockread.err")"
+fi
+
+# More spinners than CPUs: each must be preempted at least once.
+ncpu=$(nproc)
+if window spin "$WL/spin" --wait $((ncpu * 2)) 300; then
+	expect workload_spin "spin-0 nonvoluntary switches" "$(delta spin spin-0 nonvol)" 1 1000000 &&
+	expect workload_spin "spin-0 on-CPU ms" $(( $(delta spin spin-0 run_ns) / 1000000 )) 20 300 &&
+	ok workload_spin
+else
+	fail workload_spin "did not run: $(cat "$GT_TMP/spin.err")"
+fi
+
+if window mutex "$WL/mutex" --wait 4 5000; then
+	expect workload_mutex "mutex-0 voluntary switches" "$(delta mutex mutex-0 vol)" 2 1000000 &&
+	ok workload_mutex
+else
+	fail workload_mutex "did not run: $(cat "$GT_TMP/mutex.err")"
+fi
+
+gt_finish

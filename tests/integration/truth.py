@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Ground-truth helpers for the recording tests: what /proc says a process's
+threads did, held against what `gotracectl inspect --json` says the trace
+shows.  Each subcommand prints one line per check and exits 1 on a mismatch
+(the line says which thread, which figure, expected vs got, and tolerance).
+
+  snap PID OUT.json                 per-thread counters from /proc now
+  switches BEFORE AFTER INSPECT TIDS ABS REL
+                                    Δ(voluntary+nonvoluntary ctxt switches)
+                                    per tid vs goroutine starts in the trace
+  oncpu BEFORE AFTER INSPECT TIDS ABS_MS REL
+                                    Δ schedstat on-CPU ns vs running_ns
+  unblocks INSPECT NAME MIN MAX     unblocks_received of goroutine(s) NAME
+  blocks INSPECT NAME KIND MIN MAX  blocks[KIND] of goroutine(s) NAME
+  names INSPECT NAME...             goroutines with these names exist
+  tids INSPECT TID...               goroutines with these tids exist
+  field INSPECT KEY                 prints a top-level field (e.g. valid)
+  frames JSONTRACE FUNC...          viewer stack frames name these functions
+  groups GOROUTINES_HTML NAME...    the Goroutines page lists these names
+"""
+import json
+import os
+import re
+import sys
+
+
+def read_task(pid, tid):
+    base = f"/proc/{pid}/task/{tid}"
+    t = {"tid": int(tid)}
+    with open(base + "/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k == "Name":
+                t["comm"] = v.strip()
+            elif k == "voluntary_ctxt_switches":
+                t["vol"] = int(v)
+            elif k == "nonvoluntary_ctxt_switches":
+                t["nonvol"] = int(v)
+    with open(base + "/schedstat") as f:
+        run, wait, slices = f.read().split()[:3]
+    t["run_ns"], t["wait_ns"], t["slices"] = int(run), int(wait), int(slices)
+    return t
+
+
+def snap(pid, out):
+    tasks = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            tasks[tid] = read_task(pid, tid)
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # the thread exited while we looked
+    with open(out, "w") as f:
+        json.dump(tasks, f)
+    return 0
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def by_tid(inspect):
+    """Goroutines of the trace grouped by thread id (a tid reused within the
+    recording gets several goroutines: they are summed)."""
+    out = {}
+    for g in inspect.get("goroutines", []):
+        out.setdefault(int(g.get("tid", -1)), []).append(g)
+    return out
+
+
+def within(expected, got, abs_tol, rel_tol):
+    return abs(got - expected) <= abs_tol + rel_tol * expected
+
+
+def compare(before, after, inspect, tids, abs_tol, rel_tol, what):
+    b, a, gs = load(before), load(after), by_tid(load(inspect))
+    rc = 0
+    for tid in tids.split(","):
+        if tid not in b or tid not in a:
+            print(f"  tid {tid}: missing from the /proc snapshots")
+            rc = 1
+            continue
+        if what == "switches":
+            expected = (a[tid]["vol"] + a[tid]["nonvol"]) - (b[tid]["vol"] + b[tid]["nonvol"])
+            got = sum(g.get("starts", 0) for g in gs.get(int(tid), []))
+            unit = ""
+        else:
+            expected = (a[tid]["run_ns"] - b[tid]["run_ns"]) / 1e6
+            got = sum(g.get("running_ns", 0) for g in gs.get(int(tid), [])) / 1e6
+            unit = "ms"
+        good = int(tid) in gs and within(expected, got, abs_tol, rel_tol)
+        print(f"  tid {tid} ({a[tid].get('comm', '?')}): {what} /proc {expected:.6g}{unit}"
+              f" trace {got:.6g}{unit} (tolerance {abs_tol:g}{unit} + {rel_tol:.0%})"
+              f"{'' if good else '  <-- MISMATCH'}")
+        if not good:
+            rc = 1
+    return rc
+
+
+def named(inspect, name):
+    return [g for g in load(inspect).get("goroutines", []) if g.get("name") == name]
+
+
+def in_range(label, value, lo, hi):
+    good = lo <= value <= hi
+    print(f"  {label}: {value} (want {lo}..{hi}){'' if good else '  <-- MISMATCH'}")
+    return 0 if good else 1
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    cmd, args = argv[1], argv[2:]
+    if cmd == "snap":
+        return snap(args[0], args[1])
+    if cmd in ("switches", "oncpu"):
+        return compare(args[0], args[1], args[2], args[3], float(args[4]), float(args[5]), cmd)
+    if cmd == "unblocks":
+        gs = named(args[0], args[1])
+        if not gs:
+            print(f"  no goroutine named {args[1]}")
+            return 1
+        return in_range(f"{args[1]} unblocks_received",
+                        sum(g.get("unblocks_received", 0) for g in gs), int(args[2]), int(args[3]))
+    if cmd == "blocks":
+        gs = named(args[0], args[1])
+        if not gs:
+            print(f"  no goroutine named {args[1]}")
+            return 1
+        return in_range(f"{args[1]} blocks[{args[2]}]",
+                        sum(g.get("blocks", {}).get(args[2], 0) for g in gs), int(args[3]), int(args[4]))
+    if cmd == "names":
+        have = {g.get("name") for g in load(args[0]).get("goroutines", [])}
+        missing = [n for n in args[1:] if n not in have]
+        if missing:
+            print(f"  goroutine names missing: {missing}; trace has: {sorted(str(h) for h in have)[:40]}")
+        return 1 if missing else 0
+    if cmd == "tids":
+        have = set(by_tid(load(args[0])))
+        missing = [t for t in args[1:] if int(t) not in have]
+        if missing:
+            print(f"  tids missing from the trace: {missing}")
+        return 1 if missing else 0
+    if cmd == "field":
+        print(load(args[0]).get(args[1]))
+        return 0
+    if cmd == "frames":
+        frames = load(args[0]).get("stackFrames", {})
+        fns = {str(f.get("name", "")).rsplit(":", 1)[0] for f in frames.values()}
+        missing = [fn for fn in args[1:] if fn not in fns]
+        if missing:
+            print(f"  functions missing from the viewer's stacks: {missing}; "
+                  f"{len(fns)} functions seen, e.g. {sorted(fns)[:15]}")
+        return 1 if missing else 0
+    if cmd == "groups":
+        with open(args[0]) as f:
+            page = f.read()
+        shown = set(re.findall(r'<a href="/goroutine\?id=\d+">([^<]*)</a>', page))
+        missing = [n for n in args[1:] if n not in shown]
+        if missing:
+            print(f"  Goroutines page lacks groups {missing}; it shows {sorted(shown)[:40]}")
+        return 1 if missing else 0
+    print(f"truth.py: unknown command {cmd}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
