@@ -1,0 +1,21 @@
+/* Who may trace what, decided from the peer's SO_PEERCRED uid:
+ * root may trace anything; anyone else only processes whose real, effective
+ * and saved uids are all theirs (the ptrace rule), and cgroups whose
+ * directory they own.
+ *
+ * Return convention: 0 allowed, or -errno (-EPERM refused, -ESRCH no such
+ * process, ...); why gets a message for the client and the log.
+ */
+#ifndef GT_AUTHZ_H
+#define GT_AUTHZ_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+int gt_authz_pid(uid_t uid, pid_t pid, char *why, size_t whylen);
+int gt_authz_cgroup(uid_t uid, const char *path, char *why, size_t whylen);
+
+/* Reads the Uid: line of /proc/PID/status (real, effective, saved, fs). */
+int gt_proc_uids(pid_t pid, uid_t uids[4]);
+
+#endif

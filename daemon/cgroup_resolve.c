@@ -1,0 +1,284 @@
+/* --cgroup / --container resolution against the live cgroup v2 tree. */
+#include "cgroup_resolve.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+#define MAX_DEPTH 16      /* deeper than any runtime nests its scopes */
+#define MAX_MATCHES 8
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '7' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+int gt_cgroup_mount(char *out, size_t outlen, char *err, size_t errlen)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], mnt[PATH_MAX], fstype[64];
+	int found = 0;
+
+	if (!f) {
+		int rc = -errno;
+
+		snprintf(err, errlen, "cannot read /proc/self/mountinfo: %s", strerror(-rc));
+		return rc;
+	}
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *sep = strstr(line, " - ");
+
+		/* fields: id parent maj:min root MOUNTPOINT opts ... - FSTYPE src opts */
+		if (!sep || sscanf(sep, " - %63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		unescape_octal(mnt);
+		found = 1;
+	}
+	fclose(f);
+	if (!found) {
+		snprintf(err, errlen, "no cgroup v2 filesystem is mounted (see /proc/self/mountinfo)");
+		return -ENOENT;
+	}
+	if (strlen(mnt) >= outlen) {
+		snprintf(err, errlen, "cgroup v2 mount path is too long");
+		return -ENAMETOOLONG;
+	}
+	strcpy(out, mnt);
+	return 0;
+}
+
+int gt_cgroup_check_dir(const char *path, char *err, size_t errlen)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (stat(path, &st)) {
+		int rc = -errno;
+
+		snprintf(err, errlen, "cgroup %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "cgroup %s: not a directory", path);
+		return -ENOTDIR;
+	}
+	if (statfs(path, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		snprintf(err, errlen, "%s is not a cgroup v2 directory", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int gt_cgroup_resolve_path(const char *arg, char *out, size_t outlen, char *err, size_t errlen)
+{
+	char joined[PATH_MAX * 2], real[PATH_MAX], mnt[PATH_MAX];
+	int rc;
+
+	if (!arg || !*arg) {
+		snprintf(err, errlen, "empty cgroup path");
+		return -EINVAL;
+	}
+	if (arg[0] == '/') {
+		snprintf(joined, sizeof(joined), "%s", arg);
+	} else {
+		rc = gt_cgroup_mount(mnt, sizeof(mnt), err, errlen);
+		if (rc)
+			return rc;
+		snprintf(joined, sizeof(joined), "%s/%s", mnt, arg);
+	}
+	if (!realpath(joined, real)) {
+		rc = -errno;
+		snprintf(err, errlen, "cgroup %s: %s", joined, strerror(-rc));
+		return rc;
+	}
+	rc = gt_cgroup_check_dir(real, err, errlen);
+	if (rc)
+		return rc;
+	if (strlen(real) >= outlen) {
+		snprintf(err, errlen, "cgroup path %s is too long", real);
+		return -ENAMETOOLONG;
+	}
+	strcpy(out, real);
+	return 0;
+}
+
+/* ---- --container ---------------------------------------------------------- */
+
+struct match {
+	char path[PATH_MAX];
+	char key[PATH_MAX];  /* container id, or the path itself for units */
+};
+
+struct search {
+	const char *want;
+	int want_is_hex;
+	struct match m[MAX_MATCHES];
+	int n;
+	int overflow;
+};
+
+static int is_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
+			return 0;
+	return n > 0;
+}
+
+/* The container id a runtime encoded in a directory name, or 0. */
+static int id_of(const char *name, const char *parent, char *id, size_t idlen)
+{
+	static const char *const prefixes[] = {"docker-", "cri-containerd-", "crio-", "libpod-"};
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t p = strlen(prefixes[i]);
+
+		if (n > p + 6 && !strncmp(name, prefixes[i], p) && !strcmp(name + n - 6, ".scope") &&
+		    is_hex(name + p, n - p - 6) && n - p - 6 < idlen) {
+			memcpy(id, name + p, n - p - 6);
+			id[n - p - 6] = '\0';
+			return 1;
+		}
+	}
+	/* cgroupfs driver: /docker/<64 hex> */
+	if (!strcmp(parent, "docker") && n == 64 && is_hex(name, n) && n < idlen) {
+		strcpy(id, name);
+		return 1;
+	}
+	return 0;
+}
+
+static int unit_matches(const char *name, const char *want)
+{
+	size_t w = strlen(want);
+
+	if (!strcmp(name, want))
+		return strstr(name, ".service") || strstr(name, ".scope") || strstr(name, ".slice");
+	return !strncmp(name, want, w) && !strcmp(name + w, ".service");
+}
+
+static void add_match(struct search *s, const char *path, const char *key)
+{
+	for (int i = 0; i < s->n; i++) {
+		if (!strcmp(s->m[i].key, key)) {
+			/* same container seen twice: keep the shallowest directory */
+			if (strlen(path) < strlen(s->m[i].path))
+				snprintf(s->m[i].path, sizeof(s->m[i].path), "%s", path);
+			return;
+		}
+	}
+	if (s->n == MAX_MATCHES) {
+		s->overflow = 1;
+		return;
+	}
+	snprintf(s->m[s->n].path, sizeof(s->m[s->n].path), "%s", path);
+	snprintf(s->m[s->n].key, sizeof(s->m[s->n].key), "%s", key);
+	s->n++;
+}
+
+static void visit(struct search *s, const char *dir, const char *dirname, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[PATH_MAX], id[128];
+
+	if (!d)
+		return; /* vanished or unreadable: not ours to report */
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
+			continue;
+		if (s->want_is_hex && id_of(de->d_name, dirname, id, sizeof(id)) &&
+		    !strncmp(id, s->want, strlen(s->want)))
+			add_match(s, path, id);
+		else if (unit_matches(de->d_name, s->want))
+			add_match(s, path, path);
+		if (depth < MAX_DEPTH)
+			visit(s, path, de->d_name, depth + 1);
+	}
+	closedir(d);
+}
+
+static void list_matches(const struct search *s, char *err, size_t errlen)
+{
+	size_t off = (size_t)snprintf(err, errlen, "container '%s' is ambiguous, it matches:",
+				      s->want);
+
+	for (int i = 0; i < s->n && off < errlen; i++)
+		off += (size_t)snprintf(err + off, errlen - off, " %s", s->m[i].path);
+	if (s->overflow && off < errlen)
+		snprintf(err + off, errlen - off, " ...");
+}
+
+static int pick(const struct search *s, const char *mnt, char *out, size_t outlen,
+		char *err, size_t errlen)
+{
+	if (s->n == 0) {
+		snprintf(err, errlen, "no container or unit '%s' under %s "
+			 "(looked for docker-, cri-containerd-, crio-, libpod-<id>.scope, docker/<id>, %s.service)",
+			 s->want, mnt, s->want);
+		return -ENOENT;
+	}
+	if (s->n > 1 || s->overflow) {
+		list_matches(s, err, errlen);
+		return -EEXIST;
+	}
+	if (strlen(s->m[0].path) >= outlen) {
+		snprintf(err, errlen, "cgroup path %s is too long", s->m[0].path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(out, s->m[0].path);
+	return 0;
+}
+
+int gt_cgroup_resolve_container(const char *id, char *out, size_t outlen, char *err, size_t errlen)
+{
+	struct search *s;
+	char mnt[PATH_MAX];
+	int rc;
+
+	if (!id || !*id || strchr(id, '/')) {
+		snprintf(err, errlen, "'%s' is not a container id or unit name", id ? id : "");
+		return -EINVAL;
+	}
+	rc = gt_cgroup_mount(mnt, sizeof(mnt), err, errlen);
+	if (rc)
+		return rc;
+	s = calloc(1, sizeof(*s)); /* 64 KiB of paths: not on the stack */
+	if (!s) {
+		snprintf(err, errlen, "out of memory resolving container '%s'", id);
+		return -ENOMEM;
+	}
+	s->want = id;
+	s->want_is_hex = is_hex(id, strlen(id));
+	visit(s, mnt, "", 0);
+	rc = pick(s, mnt, out, outlen, err, errlen);
+	free(s);
+	return rc;
+}

@@ -1,0 +1,35 @@
+/* Finding the cgroup v2 directory a user means by --cgroup or --container.
+ *
+ * The cgroup v2 mount is read from /proc/self/mountinfo (it is not always
+ * /sys/fs/cgroup: hybrid systems mount it at /sys/fs/cgroup/unified).
+ *
+ * Return convention: 0 or -errno; err gets a message for the user.
+ */
+#ifndef GT_CGROUP_RESOLVE_H
+#define GT_CGROUP_RESOLVE_H
+
+#include <stddef.h>
+
+/* The cgroup v2 mount point, e.g. "/sys/fs/cgroup/unified".
+ * -ENOENT if no cgroup2 filesystem is mounted. */
+int gt_cgroup_mount(char *out, size_t outlen, char *err, size_t errlen);
+
+/* --cgroup PATH: absolute, or relative to the cgroup v2 mount ("system.slice/x").
+ * Writes the canonical absolute directory; -ENOENT if missing, -ENOTDIR,
+ * -EINVAL if the directory is not on the cgroup v2 filesystem. */
+int gt_cgroup_resolve_path(const char *arg, char *out, size_t outlen,
+			   char *err, size_t errlen);
+
+/* --container ID: a full container id or a unique prefix of one, found in
+ * the directory names runtimes create:
+ *   docker-<id>.scope   .../docker/<id>   cri-containerd-<id>.scope
+ *   crio-<id>.scope     libpod-<id>.scope
+ * or a systemd unit name ("foo.service", or "foo" for foo.service).
+ * -ENOENT if nothing matches, -EEXIST (message lists them) if several do. */
+int gt_cgroup_resolve_container(const char *id, char *out, size_t outlen,
+				char *err, size_t errlen);
+
+/* 0 if path is a directory on a cgroup v2 filesystem, else -errno. */
+int gt_cgroup_check_dir(const char *path, char *err, size_t errlen);
+
+#endif

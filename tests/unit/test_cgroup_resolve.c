@@ -1,0 +1,226 @@
+/* --cgroup / --container resolution and authorization, against the real
+ * cgroup v2 tree of this machine: the test creates directories under the
+ * mount (as runtimes would), resolves them, and removes them. Needs root. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "authz.h"
+#include "cgroup_resolve.h"
+#include "gt_test.h"
+
+/* Test paths are short; the warning assumes PATH_MAX-long prefixes. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+static char mnt[PATH_MAX], base[PATH_MAX], err[1024], out[PATH_MAX];
+static char id1[65], id2[65], id3[65];
+static char made[16][PATH_MAX];
+static int nmade;
+
+static void random_hex(char *dst, unsigned seed)
+{
+	srand(seed);
+	for (int i = 0; i < 64; i++)
+		dst[i] = "0123456789abcdef"[rand() % 16];
+	dst[64] = '\0';
+}
+
+/* Makes base/rel (a cgroup) and remembers it for cleanup. */
+static int make(const char *rel)
+{
+	char *p = made[nmade++];
+
+	snprintf(p, PATH_MAX, "%s/%s", base, rel);
+	if (mkdir(p, 0755) && errno != EEXIST) {
+		printf("FAIL setup: mkdir %s: %s\n", p, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int setup(void)
+{
+	char a[128], b[128], c[128], d[128];
+	unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid() << 8;
+
+	if (gt_cgroup_mount(mnt, sizeof(mnt), err, sizeof(err))) {
+		printf("FAIL setup: %s\n", err);
+		return -1;
+	}
+	/* two ids sharing a 6-char prefix (ambiguous), one distinct */
+	random_hex(id1, seed);
+	random_hex(id2, seed + 1);
+	memcpy(id2, id1, 6);
+	if (id2[6] == id1[6])
+		id2[6] = id1[6] == 'a' ? 'b' : 'a';
+	random_hex(id3, seed + 2);
+	id3[0] = id1[0] == 'f' ? 'e' : 'f';
+	snprintf(base, sizeof(base), "%s/gt_test_cg_%d", mnt, (int)getpid());
+	if (mkdir(base, 0755)) {
+		printf("FAIL setup: mkdir %s: %s\n", base, strerror(errno));
+		return -1;
+	}
+	snprintf(a, sizeof(a), "docker-%s.scope", id1);
+	snprintf(b, sizeof(b), "libpod-%s.scope", id2);
+	snprintf(c, sizeof(c), "docker");
+	snprintf(d, sizeof(d), "docker/%s", id3);
+	return make(a) || make(b) || make("gt-test-unit-x.service") || make(c) || make(d) ||
+	       make("plain");
+}
+
+static void cleanup(void)
+{
+	while (nmade > 0)
+		rmdir(made[--nmade]);
+	rmdir(base);
+}
+
+static void test_mount_found(void)
+{
+	GT_CHECK(!strcmp(mnt, "/sys/fs/cgroup/unified") || !strcmp(mnt, "/sys/fs/cgroup"),
+		 "cgroup2 mount at '%s'", mnt);
+	GT_CHECK(gt_cgroup_check_dir(mnt, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void test_full_id(void)
+{
+	char want[PATH_MAX];
+
+	snprintf(want, sizeof(want), "%s/docker-%s.scope", base, id1);
+	GT_REQUIRE(gt_cgroup_resolve_container(id1, out, sizeof(out), err, sizeof(err)) == 0,
+		   "%s", err);
+	GT_CHECK(!strcmp(out, want), "got %s want %s", out, want);
+}
+
+static void test_unique_prefix(void)
+{
+	char want[PATH_MAX], prefix[13];
+
+	snprintf(prefix, sizeof(prefix), "%.12s", id3);
+	snprintf(want, sizeof(want), "%s/docker/%s", base, id3);
+	GT_REQUIRE(gt_cgroup_resolve_container(prefix, out, sizeof(out), err, sizeof(err)) == 0,
+		   "%s", err);
+	GT_CHECK(!strcmp(out, want), "got %s want %s", out, want);
+	snprintf(prefix, sizeof(prefix), "%.12s", id2);
+	snprintf(want, sizeof(want), "%s/libpod-%s.scope", base, id2);
+	GT_REQUIRE(gt_cgroup_resolve_container(prefix, out, sizeof(out), err, sizeof(err)) == 0,
+		   "%s", err);
+	GT_CHECK(!strcmp(out, want), "got %s want %s", out, want);
+}
+
+static void test_ambiguous_prefix(void)
+{
+	char prefix[7];
+
+	snprintf(prefix, sizeof(prefix), "%.6s", id1);
+	GT_CHECK(gt_cgroup_resolve_container(prefix, out, sizeof(out), err, sizeof(err)) == -EEXIST,
+		 "ambiguous prefix resolved to %s", out);
+	GT_CHECK(strstr(err, "ambiguous") && strstr(err, id1) && strstr(err, id2),
+		 "message does not list both: %s", err);
+}
+
+static void test_no_match(void)
+{
+	GT_CHECK(gt_cgroup_resolve_container("0123456789abcdef0123x", out, sizeof(out), err,
+					     sizeof(err)) == -ENOENT, "resolved to %s", out);
+	GT_CHECK(strstr(err, "no container"), "message: %s", err);
+	GT_CHECK(gt_cgroup_resolve_container("", out, sizeof(out), err, sizeof(err)) == -EINVAL,
+		 "empty id accepted");
+	GT_CHECK(gt_cgroup_resolve_container("../etc", out, sizeof(out), err, sizeof(err)) == -EINVAL,
+		 "a path accepted as id");
+}
+
+static void test_unit_name(void)
+{
+	char want[PATH_MAX];
+
+	snprintf(want, sizeof(want), "%s/gt-test-unit-x.service", base);
+	GT_REQUIRE(gt_cgroup_resolve_container("gt-test-unit-x.service", out, sizeof(out), err,
+					       sizeof(err)) == 0, "%s", err);
+	GT_CHECK(!strcmp(out, want), "got %s", out);
+	GT_REQUIRE(gt_cgroup_resolve_container("gt-test-unit-x", out, sizeof(out), err,
+					       sizeof(err)) == 0, "%s", err);
+	GT_CHECK(!strcmp(out, want), "got %s", out);
+}
+
+static void test_paths(void)
+{
+	char rel[PATH_MAX], want[PATH_MAX];
+
+	snprintf(want, sizeof(want), "%s/plain", base);
+	GT_CHECK(gt_cgroup_resolve_path(want, out, sizeof(out), err, sizeof(err)) == 0 &&
+		 !strcmp(out, want), "absolute: %s / %s", err, out);
+	snprintf(rel, sizeof(rel), "%s/plain", base + strlen(mnt) + 1);
+	GT_CHECK(gt_cgroup_resolve_path(rel, out, sizeof(out), err, sizeof(err)) == 0 &&
+		 !strcmp(out, want), "relative %s: %s / %s", rel, err, out);
+	snprintf(rel, sizeof(rel), "%s/plain/../plain/", base);
+	GT_CHECK(gt_cgroup_resolve_path(rel, out, sizeof(out), err, sizeof(err)) == 0 &&
+		 !strcmp(out, want), "not canonicalized: %s", out);
+}
+
+static void test_bad_paths(void)
+{
+	char p[PATH_MAX];
+
+	GT_CHECK(gt_cgroup_resolve_path("/tmp", out, sizeof(out), err, sizeof(err)) == -EINVAL,
+		 "/tmp accepted as a cgroup");
+	GT_CHECK(strstr(err, "not a cgroup v2"), "message: %s", err);
+	snprintf(p, sizeof(p), "%s/cgroup.procs", base);
+	GT_CHECK(gt_cgroup_resolve_path(p, out, sizeof(out), err, sizeof(err)) == -ENOTDIR,
+		 "a file accepted: %s", err);
+	snprintf(p, sizeof(p), "%s/nope", base);
+	GT_CHECK(gt_cgroup_resolve_path(p, out, sizeof(out), err, sizeof(err)) == -ENOENT,
+		 "missing accepted: %s", err);
+	GT_CHECK(gt_cgroup_resolve_path("", out, sizeof(out), err, sizeof(err)) == -EINVAL,
+		 "empty accepted");
+	/* a cgroup v1 hierarchy is not v2 */
+	GT_CHECK(gt_cgroup_resolve_path("/sys/fs/cgroup/pids", out, sizeof(out), err,
+					sizeof(err)) < 0 || access("/sys/fs/cgroup/pids", F_OK),
+		 "v1 hierarchy accepted");
+}
+
+static void test_authz(void)
+{
+	char p[PATH_MAX];
+
+	GT_CHECK(gt_authz_pid(0, 1, err, sizeof(err)) == 0, "root refused pid 1: %s", err);
+	GT_CHECK(gt_authz_pid(0, getpid(), err, sizeof(err)) == 0, "root refused itself");
+	GT_CHECK(gt_authz_pid(65534, 1, err, sizeof(err)) == -EPERM && strstr(err, "uid 65534"),
+		 "nobody may trace pid 1: %s", err);
+	GT_CHECK(gt_authz_pid(getuid(), getpid(), err, sizeof(err)) == 0, "own pid: %s", err);
+	GT_CHECK(gt_authz_pid(0, 0x3fffffff, err, sizeof(err)) == -ESRCH, "missing pid: %s", err);
+	snprintf(p, sizeof(p), "%s/plain", base);
+	GT_CHECK(gt_authz_cgroup(0, p, err, sizeof(err)) == 0, "root refused cgroup: %s", err);
+	GT_CHECK(gt_authz_cgroup(65534, p, err, sizeof(err)) == -EPERM, "nobody got root's cgroup");
+	GT_REQUIRE(chown(p, 65534, 65534) == 0, "chown: %s", strerror(errno));
+	GT_CHECK(gt_authz_cgroup(65534, p, err, sizeof(err)) == 0, "owner refused: %s", err);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		printf("FAIL cgroup_resolve: needs root (creates cgroups under the cgroup v2 mount)\n");
+		return 1;
+	}
+	if (setup()) {
+		cleanup();
+		return 1;
+	}
+	GT_RUN(test_mount_found);
+	GT_RUN(test_full_id);
+	GT_RUN(test_unique_prefix);
+	GT_RUN(test_ambiguous_prefix);
+	GT_RUN(test_no_match);
+	GT_RUN(test_unit_name);
+	GT_RUN(test_paths);
+	GT_RUN(test_bad_paths);
+	GT_RUN(test_authz);
+	cleanup();
+	GT_RUN(test_mount_found); /* cleanup left the tree usable */
+	return gt_test_done();
+}
