@@ -18,7 +18,10 @@
 #define GT_MAX_SESSIONS 32
 #define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
 
-#ifndef __VMLINUX_H__
+/* User space: fixed-width typedefs, unless the kernel's UAPI <linux/types.h>
+ * (pulled in by <bpf/bpf.h>, <linux/bpf.h>) is already there with its own;
+ * a file needing both includes those first. */
+#if !defined(__VMLINUX_H__) && !defined(_LINUX_TYPES_H)
 #include <stdint.h>
 typedef uint8_t __u8;
 typedef uint16_t __u16;
@@ -160,6 +163,13 @@ struct gt_kev_alloc_sample {
 	__u64 addr;
 	__s32 ustack;
 	__u32 pad;
+};
+
+/* Counters kept by the BPF programs in a per-CPU array (key 0), one per CPU. */
+struct gt_bpf_stats {
+	__u64 drops;          /* ring-buffer reservations that failed */
+	__u64 stack_errors;   /* bpf_get_stackid() failures (map full, no stack) */
+	__u64 events;         /* records submitted */
 };
 
 #endif

@@ -1,0 +1,96 @@
+/* Internals shared by the capture_*.c files (not for other modules). */
+#ifndef GT_CAPTURE_INTERNAL_H
+#define GT_CAPTURE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h> /* before gotraced.h: libbpf headers need the UAPI types */
+
+#include "capture.h"
+
+struct gotraced_bpf;
+
+/* One CPU's ring buffer, read through its own mmap (libbpf 1.1 cannot stop
+ * between records without losing one, nor tell which ring is behind). */
+struct gt_ring {
+	int fd;
+	unsigned long *consumer;  /* consumer position page (read-write) */
+	unsigned long *producer;  /* producer position page + data (read-only) */
+	uint8_t *data;            /* data area, mapped twice back to back */
+	uint64_t mask;            /* data size - 1 */
+	size_t prod_len;          /* length of the producer mapping */
+	uint64_t newest_ts;       /* newest timestamp copied out of this ring */
+};
+
+/* A merge-buffer slot holds one event copied out of a ring: the largest
+ * record of gotraced.h fits. */
+union gt_kev_any {
+	struct gt_kev_hdr hdr;
+	struct gt_kev_switch sw;
+	struct gt_kev_wakeup wk;
+	struct gt_kev_fork fork;
+	struct gt_kev_exec exec;
+	struct gt_kev_exit exit;
+	struct gt_kev_sys_enter se;
+	struct gt_kev_sys_exit sx;
+	struct gt_kev_rename rn;
+	struct gt_kev_heap heap;
+	struct gt_kev_rss rss;
+	struct gt_kev_cpu_sample cs;
+	struct gt_kev_alloc_sample as;
+};
+
+struct gt_slot {
+	union gt_kev_any ev;
+	uint32_t len;
+};
+
+/* Min-heap entry: ordered by ts, then by arrival (stable for equal ts). */
+struct gt_heap_ent {
+	uint64_t ts;
+	uint64_t seq;
+	uint32_t slot;
+};
+
+struct gt_merge {
+	struct gt_slot *slots;     /* pool, allocated once */
+	uint32_t *free;            /* stack of free slot numbers */
+	uint32_t nfree;
+	uint32_t nslots;
+	struct gt_heap_ent *heap;
+	uint32_t nheap;
+	uint64_t seq;
+	uint64_t last_ts;          /* last delivered timestamp */
+};
+
+struct gt_capture {
+	struct gotraced_bpf *skel;
+	int ncpus;
+	int epfd;
+	struct gt_ring *rings;
+	struct gt_merge m;
+	uint64_t lag_ns;
+	int tgids_fd, cgroups_fd, stacks_fd, stats_fd;
+	struct gt_capture_stats st;
+	uint64_t bad_records;      /* records with an impossible length */
+};
+
+/* capture_ring.c */
+int gt_ring_map(struct gt_ring *r, int fd, size_t size, char *err, size_t errlen);
+void gt_ring_unmap(struct gt_ring *r);
+/* Copies committed records into the merge pool until the ring is empty or
+ * the pool is full.  Returns 1 if the ring was drained, 0 if the pool
+ * filled first. */
+int gt_ring_drain(struct gt_capture *c, struct gt_ring *r);
+
+/* capture_merge.c */
+int gt_merge_init(struct gt_merge *m, uint32_t nslots);
+void gt_merge_free(struct gt_merge *m);
+/* Slot to copy the next event into, or NULL if the pool is full. */
+struct gt_slot *gt_merge_slot(struct gt_merge *m);
+void gt_merge_push(struct gt_merge *m, struct gt_slot *s);
+/* Delivers buffered events with ts <= upto (UINT64_MAX: all). */
+int gt_merge_deliver(struct gt_capture *c, uint64_t upto, gt_capture_cb cb,
+		     void *ctx, int *stopped);
+
+#endif

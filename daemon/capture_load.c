@@ -1,0 +1,223 @@
+/* Lifecycle of the capture layer: open the skeleton, size the maps, create
+ * one ring buffer per CPU, load, fill the ring array, map the rings, attach.
+ * Every failure says what failed and why, in terms a user can act on. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "capture_internal.h"
+#include "gotraced.skel.h"
+
+#define DEFAULT_RING_BYTES (4u << 20)
+#define DEFAULT_STACK_ENTRIES 16384
+#define DEFAULT_LAG_US 2000
+#define MERGE_SLOTS 65536
+
+static int verbose_libbpf;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !verbose_libbpf)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static unsigned ring_size(unsigned want)
+{
+	unsigned page = (unsigned)sysconf(_SC_PAGESIZE), sz = page;
+
+	if (!want)
+		want = DEFAULT_RING_BYTES;
+	while (sz < want && sz < (1u << 30))
+		sz <<= 1;
+	return sz;
+}
+
+/* Explains a load failure: the errno alone does not tell a user what to do. */
+static void explain_load(int rc, char *err, size_t errlen)
+{
+	if (rc == -EPERM || rc == -EACCES)
+		snprintf(err, errlen, "loading the BPF programs was refused (%s): run as root "
+			 "or with CAP_BPF and CAP_PERFMON", strerror(-rc));
+	else if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+		snprintf(err, errlen, "the kernel has no BTF (/sys/kernel/btf/vmlinux missing): "
+			 "a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed");
+	else
+		snprintf(err, errlen, "loading the BPF programs failed: %s (kernel too old? "
+			 "BTF tracepoints need Linux 5.8+; run with verbose for the verifier log)",
+			 strerror(-rc));
+}
+
+static int create_rings(struct gt_capture *c, unsigned size, int *fds, char *err, size_t errlen)
+{
+	for (int i = 0; i < c->ncpus; i++) {
+		fds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0, size, NULL);
+		if (fds[i] < 0) {
+			int rc = -errno;
+
+			snprintf(err, errlen, "creating the ring buffer of CPU %d (%u bytes): %s%s", i,
+				 size, strerror(errno),
+				 rc == -EPERM ? " (need root or CAP_BPF)" : "");
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int setup_rings(struct gt_capture *c, unsigned size, int *fds, char *err, size_t errlen)
+{
+	int outer = bpf_map__fd(c->skel->maps.rings);
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->epfd < 0) {
+		snprintf(err, errlen, "epoll_create1: %s", strerror(errno));
+		return -errno;
+	}
+	for (int i = 0; i < c->ncpus; i++) {
+		uint32_t key = i;
+		int rc;
+
+		if (bpf_map_update_elem(outer, &key, &fds[i], BPF_ANY)) {
+			snprintf(err, errlen, "installing the ring of CPU %d: %s", i, strerror(errno));
+			return -errno;
+		}
+		rc = gt_ring_map(&c->rings[i], fds[i], size, err, errlen);
+		if (rc)
+			return rc;
+		ev.data.u32 = i;
+		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fds[i], &ev)) {
+			snprintf(err, errlen, "epoll_ctl on ring %d: %s", i, strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int *fds,
+		     char *err, size_t errlen)
+{
+	unsigned size = ring_size(o->ring_bytes_per_cpu);
+	int rc;
+
+	c->skel = gotraced_bpf__open();
+	if (!c->skel) {
+		snprintf(err, errlen, "opening the BPF object: %s", strerror(errno));
+		return errno ? -errno : -EINVAL;
+	}
+	bpf_map__set_max_entries(c->skel->maps.stacks,
+				 o->stack_map_entries ? o->stack_map_entries : DEFAULT_STACK_ENTRIES);
+	bpf_map__set_max_entries(c->skel->maps.rings, c->ncpus);
+	rc = create_rings(c, size, fds, err, errlen);
+	if (rc)
+		return rc;
+	/* every inner ring has the same size, so ring 0 is the template */
+	rc = bpf_map__set_inner_map_fd(c->skel->maps.rings, fds[0]);
+	if (rc) {
+		snprintf(err, errlen, "setting the ring template: %s", strerror(-rc));
+		return rc;
+	}
+	rc = gotraced_bpf__load(c->skel);
+	if (rc) {
+		explain_load(rc, err, errlen);
+		return rc;
+	}
+	rc = setup_rings(c, size, fds, err, errlen);
+	if (rc)
+		return rc;
+	rc = gotraced_bpf__attach(c->skel);
+	if (rc)
+		snprintf(err, errlen, "attaching the tracepoints: %s", strerror(-rc));
+	return rc;
+}
+
+static void note_fds(struct gt_capture *c)
+{
+	c->tgids_fd = bpf_map__fd(c->skel->maps.tgids);
+	c->cgroups_fd = bpf_map__fd(c->skel->maps.cgroups);
+	c->stacks_fd = bpf_map__fd(c->skel->maps.stacks);
+	c->stats_fd = bpf_map__fd(c->skel->maps.stats);
+}
+
+int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
+		    char *err, size_t errlen)
+{
+	struct gt_capture_opts def = { 0 };
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	struct gt_capture *c;
+	int *fds, rc;
+
+	if (!o)
+		o = &def;
+	verbose_libbpf = o->verbose;
+	libbpf_set_print(libbpf_print);
+	/* libbpf 1.1 does not raise RLIMIT_MEMLOCK itself on kernels that
+	 * still charge BPF memory to it (before 5.11) */
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) && o->verbose)
+		fprintf(stderr, "gotraced: setrlimit(RLIMIT_MEMLOCK): %s\n", strerror(errno));
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->epfd = -1;
+	c->ncpus = libbpf_num_possible_cpus();
+	c->lag_ns = (uint64_t)(o->merge_lag_us ? o->merge_lag_us : DEFAULT_LAG_US) * 1000;
+	c->rings = calloc(c->ncpus > 0 ? c->ncpus : 1, sizeof(*c->rings));
+	fds = calloc(c->ncpus > 0 ? c->ncpus : 1, sizeof(*fds));
+	if (c->ncpus <= 0 || !c->rings || !fds || gt_merge_init(&c->m, MERGE_SLOTS)) {
+		snprintf(err, errlen, c->ncpus <= 0 ? "cannot count possible CPUs" : "out of memory");
+		free(fds);
+		gt_capture_close(c);
+		return c->ncpus <= 0 ? -EINVAL : -ENOMEM;
+	}
+	for (int i = 0; i < c->ncpus; i++)
+		fds[i] = c->rings[i].fd = -1;
+	rc = open_skel(c, o, fds, err, errlen);
+	for (int i = 0; i < c->ncpus; i++)
+		c->rings[i].fd = fds[i]; /* the capture owns them from here */
+	free(fds);
+	if (rc) {
+		gt_capture_close(c);
+		return rc;
+	}
+	note_fds(c);
+	*out = c;
+	return 0;
+}
+
+void gt_capture_close(struct gt_capture *c)
+{
+	if (!c)
+		return;
+	if (c->skel)
+		gotraced_bpf__destroy(c->skel);
+	for (int i = 0; c->rings && i < c->ncpus; i++) {
+		gt_ring_unmap(&c->rings[i]);
+		if (c->rings[i].fd >= 0)
+			close(c->rings[i].fd);
+	}
+	if (c->epfd >= 0)
+		close(c->epfd);
+	free(c->rings);
+	gt_merge_free(&c->m);
+	free(c);
+}
+
+int gt_capture_fd(struct gt_capture *c)
+{
+	return c->epfd;
+}
+
+int gt_capture_ncpus(struct gt_capture *c)
+{
+	return c->ncpus;
+}
