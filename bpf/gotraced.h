@@ -18,17 +18,10 @@
 #define GT_MAX_SESSIONS 32
 #define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
 
-/* User space: fixed-width typedefs, unless the kernel's UAPI <linux/types.h>
- * (pulled in by <bpf/bpf.h>, <linux/bpf.h>) is already there with its own;
- * a file needing both includes those first. */
-#if !defined(__VMLINUX_H__) && !defined(_LINUX_TYPES_H)
-#include <stdint.h>
-typedef uint8_t __u8;
-typedef uint16_t __u16;
-typedef uint32_t __u32;
-typedef uint64_t __u64;
-typedef int32_t __s32;
-typedef int64_t __s64;
+/* User space takes the fixed-width types from the kernel's UAPI header, the
+ * same one libbpf's headers include, so any include order works. */
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
 #endif
 
 enum gt_kev_type {
