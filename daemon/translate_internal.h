@@ -1,0 +1,114 @@
+/* Private state of the translator, shared by daemon/translate*.c. */
+#ifndef GT_TRANSLATE_INTERNAL_H
+#define GT_TRANSLATE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "translate.h"
+
+/* Thread states, mirroring what the Go parser believes of its goroutine. */
+enum gt_th_state {
+	GT_TH_RUNNABLE,     /* created, preempted, yielded or woken */
+	GT_TH_RUNNING,      /* the G running on P cpu */
+	GT_TH_WAITING,      /* blocked: woken by GoUnblock */
+	GT_TH_WAITING_SYS,  /* GoSysBlock / GoInSyscall: woken by GoSysExit */
+	GT_TH_DEAD,         /* GoEnd written; kept until its last switch-out */
+};
+
+#define GT_UNKNOWN_COMM "[unknown]"
+
+struct gt_thread {
+	uint32_t tid, tgid;
+	uint64_t goid;
+	uint64_t seq;           /* Go's per-goroutine sequence counter */
+	enum gt_th_state state;
+	int cpu;                /* P while running */
+	int64_t sys_nr;         /* syscall it is in, -1 none */
+	bool fresh;             /* never started since created */
+	bool rename_pending;    /* comm changed while off CPU */
+	char comm[GT_COMM_LEN];
+	struct gt_thread *hnext;
+};
+
+struct gt_cpu {
+	struct gt_thread *cur;  /* G running on this P (NULL = none) */
+	bool p_running;         /* ProcStart written, no ProcStop since */
+};
+
+struct gt_stack_slot {
+	uint32_t tgid;
+	int32_t ustack, kstack;
+	bool used;
+	uint64_t id;
+};
+
+struct gt_translator {
+	struct gt_writer *w;
+	int ncpus;              /* real Ps; P ncpus is a virtual one for G 0 */
+	const struct gt_stack_source *stacks;
+	int version;
+	uint32_t mask;
+	struct gt_cpu *cpus;    /* ncpus + 1 */
+	struct gt_thread **buckets;
+	size_t nbuckets, nthreads;
+	struct gt_stack_slot *slots;
+	size_t nslots, nslots_used;
+	struct gt_frame *frames; /* scratch, GT_MAX_STACK_FRAMES */
+	uint64_t next_goid;
+	uint64_t now;           /* time of the event being translated */
+	uint64_t heap_goal;
+	bool begun, ended;
+	int err;                /* first writer/allocation error */
+	struct gt_translator_stats st;
+};
+
+/* translate_state.c: thread table, emission, P helpers */
+struct gt_thread *gt_tr_lookup(struct gt_translator *t, uint32_t tid);
+struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid,
+			    const char *comm);
+void gt_tr_remove(struct gt_translator *t, struct gt_thread *th);
+void gt_tr_rekey(struct gt_translator *t, struct gt_thread *th, uint32_t tid);
+void gt_tr_emit(struct gt_translator *t, int p, int type, const uint64_t *args, int n);
+void gt_tr_repair(struct gt_translator *t, enum gt_repair_kind k);
+bool gt_tr_traced(const struct gt_translator *t, uint32_t sessions);
+int gt_tr_g0_p(struct gt_translator *t, int hint);
+void gt_tr_set_comm(struct gt_thread *th, const char *comm);
+
+/* translate_stack.c: stack ids -> writer stacks, identity stacks */
+uint64_t gt_tr_stack(struct gt_translator *t, uint32_t tgid, int32_t ustack, int32_t kstack);
+uint64_t gt_tr_identity_stack(struct gt_translator *t, const char *comm, uint32_t tid);
+uint64_t gt_tr_comm_pc(const char *comm);
+void gt_tr_stack_free(struct gt_translator *t);
+
+/* translate_goroutine.c: goroutine transitions (each writes its event) */
+struct gt_thread *gt_tr_create(struct gt_translator *t, int p, uint64_t creator_stack,
+			       uint32_t tid, uint32_t tgid, const char *comm);
+struct gt_thread *gt_tr_create_midflight(struct gt_translator *t, int hint, uint32_t tid,
+					 uint32_t tgid, const char *comm);
+void gt_tr_start(struct gt_translator *t, struct gt_thread *th, int c);
+void gt_tr_deschedule(struct gt_translator *t, struct gt_thread *th, int type, uint64_t stack);
+void gt_tr_end_g(struct gt_translator *t, struct gt_thread *th);
+void gt_tr_make_runnable(struct gt_translator *t, struct gt_thread *th, int p, uint64_t stack);
+void gt_tr_free_p(struct gt_translator *t, int c);
+void gt_tr_stop_p(struct gt_translator *t, int c);
+void gt_tr_ensure_running(struct gt_translator *t, struct gt_thread *th, int c);
+void gt_tr_retire(struct gt_translator *t, struct gt_thread *th);
+void gt_tr_apply_rename(struct gt_translator *t, struct gt_thread *th);
+struct gt_thread *gt_tr_current(struct gt_translator *t, const struct gt_kev_hdr *h,
+				const char *comm);
+
+/* translate_sched.c and translate_syscall.c: one handler per kernel event */
+void gt_tr_on_switch(struct gt_translator *t, const struct gt_kev_switch *e);
+void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e);
+void gt_tr_on_fork(struct gt_translator *t, const struct gt_kev_fork *e);
+void gt_tr_on_exec(struct gt_translator *t, const struct gt_kev_exec *e);
+void gt_tr_on_exit(struct gt_translator *t, const struct gt_kev_exit *e);
+void gt_tr_on_rename(struct gt_translator *t, const struct gt_kev_rename *e);
+void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *e);
+void gt_tr_on_sys_exit(struct gt_translator *t, const struct gt_kev_sys_exit *e);
+void gt_tr_on_heap(struct gt_translator *t, const struct gt_kev_heap *e);
+void gt_tr_on_rss(struct gt_translator *t, const struct gt_kev_rss *e);
+void gt_tr_on_cpu_sample(struct gt_translator *t, const struct gt_kev_cpu_sample *e);
+
+#endif

@@ -1,0 +1,55 @@
+/* Syscall entry/exit, heap and RSS counters, CPU samples. */
+#include "translate_internal.h"
+
+void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *e)
+{
+	struct gt_thread *th = gt_tr_current(t, &e->hdr, NULL);
+	if (!th)
+		return;
+	th->sys_nr = e->nr;
+	uint64_t a[1] = {gt_tr_stack(t, th->tgid, e->ustack, -1)};
+	gt_tr_emit(t, th->cpu, GT_EV_GO_SYSCALL, a, 1);
+}
+
+void gt_tr_on_sys_exit(struct gt_translator *t, const struct gt_kev_sys_exit *e)
+{
+	struct gt_thread *th = gt_tr_current(t, &e->hdr, NULL);
+	if (th)
+		th->sys_nr = -1;
+}
+
+/* Counters need a P but no G: the CPU's own, or P 0. */
+static int counter_p(const struct gt_translator *t, int cpu)
+{
+	return cpu < t->ncpus ? cpu : 0;
+}
+
+void gt_tr_on_heap(struct gt_translator *t, const struct gt_kev_heap *e)
+{
+	int p = counter_p(t, e->hdr.cpu);
+	uint64_t a[1] = {e->live_bytes};
+	gt_tr_emit(t, p, GT_EV_HEAP_ALLOC, a, 1);
+	if (e->limit_bytes && e->limit_bytes != t->heap_goal) {
+		t->heap_goal = e->limit_bytes;
+		a[0] = e->limit_bytes;
+		gt_tr_emit(t, p, GT_EV_HEAP_GOAL, a, 1);
+	}
+}
+
+void gt_tr_on_rss(struct gt_translator *t, const struct gt_kev_rss *e)
+{
+	uint64_t a[1] = {e->rss_bytes};
+	gt_tr_emit(t, counter_p(t, e->hdr.cpu), GT_EV_HEAP_ALLOC, a, 1);
+}
+
+/* CPUSample [real ts, p, g, stack]; only traces >= 1.19 have it. */
+void gt_tr_on_cpu_sample(struct gt_translator *t, const struct gt_kev_cpu_sample *e)
+{
+	if (t->version < GT_V1_19 || e->hdr.cpu >= t->ncpus)
+		return;
+	struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
+	uint64_t g = th && th->state != GT_TH_DEAD ? th->goid : 0;
+	uint32_t tgid = th ? th->tgid : e->hdr.tgid;
+	uint64_t a[4] = {t->now, e->hdr.cpu, g, gt_tr_stack(t, tgid, e->ustack, e->kstack)};
+	gt_tr_emit(t, e->hdr.cpu, GT_EV_CPU_SAMPLE, a, 4);
+}
