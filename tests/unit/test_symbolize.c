@@ -1,0 +1,501 @@
+/* The symbolizer against real binaries: this test's own functions (DWARF),
+ * a PIE child symbolized after it exited, libc through .dynsym, a stripped
+ * Go binary built now with Debian's go (.gopclntab), the kernel through
+ * /proc/kallsyms, the parsers on hand-made lines, and garbage. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gt_test.h"
+#include "sym_maps.h"
+#include "sym_pclntab.h"
+#include "symbolize.h"
+
+static const char *build_dir = "build";
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* The line binutils' addr2line gives for symbol sym of bin (the oracle
+ * for DWARF lines), or 0. */
+static unsigned oracle_line(const char *bin, const char *sym)
+{
+	char cmd[1400], out[1024];
+	unsigned line = 0;
+	const char *colon;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "addr2line -e '%1$s' $(nm '%1$s' | awk '$3 == \"%2$s\" { print $1 }')",
+		 bin, sym);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	if (fgets(out, sizeof(out), p) && (colon = strrchr(out, ':')))
+		line = (unsigned)strtoul(colon + 1, NULL, 10);
+	pclose(p);
+	return line;
+}
+
+/* ---- the test's own code --------------------------------------------- */
+
+static const int probe_line = __LINE__ + 2;
+__attribute__((noinline))
+int sym_probe(int x)
+{
+	return x * 7 + 3;
+}
+
+static void test_own_functions(void)
+{
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	uint64_t ip = (uint64_t)(uintptr_t)sym_probe;
+	struct gt_sym sym;
+	int rc, info;
+	char self[512];
+	ssize_t n;
+	unsigned want;
+
+	GT_REQUIRE(s, "out of memory");
+	rc = gt_symbolizer_add_process(s, getpid());
+	GT_REQUIRE(rc == 0, "add_process(self): %s", strerror(-rc));
+	rc = gt_symbolize_user(s, getpid(), ip, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "sym_probe"),
+		 "entry: rc %d func %s", rc, sym.func);
+	GT_CHECK(ends_with(sym.file, "test_symbolize.c"), "file %s", sym.file);
+	/* The entry's row is the declarator's line, or the brace's under -O2. */
+	GT_CHECK(sym.line == (unsigned)probe_line ||
+		 sym.line == (unsigned)probe_line + 1, "line %u, want %d", sym.line,
+		 probe_line);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	want = oracle_line(self, "sym_probe");
+	GT_CHECK(sym.line == want, "line %u, addr2line says %u", sym.line, want);
+	GT_CHECK(strstr(sym.module, "test_symbolize") != NULL, "module %s",
+		 sym.module);
+	/* Inside the body: still the function, a line within it. */
+	rc = gt_symbolize_user(s, getpid(), ip + 4, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "sym_probe"), "ip+4: %s", sym.func);
+	GT_CHECK(sym.line >= (unsigned)probe_line &&
+		 sym.line <= (unsigned)probe_line + 3, "ip+4 line %u", sym.line);
+	/* Another function of ours, and one called through main's stack. */
+	rc = gt_symbolize_user(s, getpid(), (uint64_t)(uintptr_t)test_own_functions + 1, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "test_own_functions"), "got %s",
+		 sym.func);
+	info = gt_symbolizer_binary_info(s, getpid(), ip);
+	GT_CHECK(info >= 0 && (info & GT_SYM_HAS_DWARF) && (info & GT_SYM_HAS_SYMTAB),
+		 "binary info %d", info);
+	GT_CHECK(info >= 0 && (info & GT_SYM_FRAME_POINTERS),
+		 "built with -fno-omit-frame-pointer but info says %d", info);
+	gt_symbolizer_free(s);
+}
+
+/* ---- child processes ---------------------------------------------------- */
+
+struct child {
+	pid_t pid;
+	FILE *out;  /* its stdout */
+	int in_fd;  /* its stdin: closing it lets it exit */
+};
+
+static int spawn(struct child *c, char *const argv[])
+{
+	int in[2], out[2];
+
+	if (pipe(in) || pipe(out))
+		return -errno;
+	c->pid = fork();
+	if (c->pid < 0)
+		return -errno;
+	if (c->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	c->in_fd = in[1];
+	c->out = fdopen(out[0], "r");
+	return c->out ? 0 : -errno;
+}
+
+static void reap(struct child *c)
+{
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+		c->pid = 0;
+	}
+	if (c->out)
+		fclose(c->out);
+	if (c->in_fd > 0)
+		close(c->in_fd);
+	c->out = NULL;
+	c->in_fd = -1;
+}
+
+/* Reads child lines until one starting with "ready"; fills the fields the
+ * sym_target workload prints. */
+static int read_target(struct child *c, uint64_t *leaf, int *leaf_line,
+		       uint64_t *wr)
+{
+	char line[256];
+	void *p;
+
+	while (fgets(line, sizeof(line), c->out)) {
+		if (sscanf(line, "leaf %p %d", &p, leaf_line) == 2)
+			*leaf = (uint64_t)(uintptr_t)p;
+		else if (sscanf(line, "write %p", &p) == 1)
+			*wr = (uint64_t)(uintptr_t)p;
+		else if (!strncmp(line, "ready", 5))
+			return 0;
+	}
+	return -EIO;
+}
+
+static void test_child_after_exit(void)
+{
+	char path[512];
+	char *argv[] = { path, NULL };
+	struct child c = { 0 }, c2 = { 0 };
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	uint64_t leaf = 0, wr = 0, leaf2 = 0, wr2 = 0;
+	int line = 0, line2 = 0, rc;
+	struct gt_sym a, b;
+	const char *shared_name;
+	pid_t pid, pid2;
+	unsigned want_line;
+
+	GT_REQUIRE(s, "out of memory");
+	snprintf(path, sizeof(path), "%s/workloads/sym_target", build_dir);
+	GT_REQUIRE(access(path, X_OK) == 0, "%s not built: %s", path, strerror(errno));
+	GT_REQUIRE(spawn(&c, argv) == 0 && read_target(&c, &leaf, &line, &wr) == 0,
+		   "starting %s failed", path);
+	GT_REQUIRE(spawn(&c2, argv) == 0 && read_target(&c2, &leaf2, &line2, &wr2) == 0,
+		   "starting a second %s failed", path);
+	rc = gt_symbolizer_add_process(s, c.pid);
+	GT_CHECK(rc == 0, "add_process: %s", strerror(-rc));
+	rc = gt_symbolizer_add_process(s, c2.pid);
+	GT_CHECK(rc == 0, "add_process 2: %s", strerror(-rc));
+	pid = c.pid;
+	pid2 = c2.pid;
+	reap(&c); /* gone: everything needed was read while it lived */
+	reap(&c2);
+	GT_CHECK(kill(pid, 0) == -1 && errno == ESRCH, "child %d still alive", (int)pid);
+
+	rc = gt_symbolize_user(s, pid, leaf, &a);
+	GT_CHECK(rc == 0 && !strcmp(a.func, "sym_target_leaf"),
+		 "leaf after exit: rc %d func %s", rc, a.func);
+	want_line = oracle_line(path, "sym_target_leaf");
+	GT_CHECK(want_line >= (unsigned)line && want_line <= (unsigned)line + 3,
+		 "addr2line oracle says %u, function spans %d..%d", want_line,
+		 line, line + 3);
+	GT_CHECK(ends_with(a.file, "sym_target.c") && a.line == want_line,
+		 "leaf at %s:%u, addr2line says sym_target.c:%u", a.file, a.line,
+		 want_line);
+	GT_CHECK(ends_with(a.module, "workloads/sym_target"), "module %s", a.module);
+
+	rc = gt_symbolize_user(s, pid, wr, &a);
+	GT_CHECK(rc == 0 && (!strcmp(a.func, "write") || !strcmp(a.func, "__write") ||
+			     !strcmp(a.func, "__libc_write") ||
+			     !strcmp(a.func, "__GI___libc_write")),
+		 "libc write: rc %d func %s", rc, a.func);
+	GT_CHECK(strstr(a.module, "libc.so") != NULL, "write module %s", a.module);
+
+	/* Same binary in two processes (different ASLR bases): one parse, so
+	 * the very same name string comes back. */
+	rc = gt_symbolize_user(s, pid2, leaf2, &b);
+	shared_name = a.func;
+	GT_CHECK(rc == 0 && !strcmp(b.func, "sym_target_leaf"), "second: %s", b.func);
+	gt_symbolize_user(s, pid, leaf, &a);
+	GT_CHECK(a.func == b.func, "binary parsed twice (names at %p and %p)",
+		 (const void *)a.func, (const void *)b.func);
+	gt_symbolize_user(s, pid2, wr2, &b);
+	GT_CHECK(b.func == shared_name, "libc parsed twice");
+
+	/* Forgotten: unknown pid again. */
+	gt_symbolizer_forget_process(s, pid);
+	rc = gt_symbolize_user(s, pid, leaf, &a);
+	GT_CHECK(rc == -ESRCH && !strncmp(a.func, "0x", 2), "forgotten: rc %d %s",
+		 rc, a.func);
+	gt_symbolizer_free(s);
+}
+
+/* ---- Go ------------------------------------------------------------------- */
+
+static int run(const char *cmd)
+{
+	int st = system(cmd);
+
+	return st == 0 ? 0 : -1;
+}
+
+/* Address and line of FUNC in the unstripped build, via `go tool nm -n`
+ * and the source (the line of "func NAME("). */
+static uint64_t nm_addr(const char *bin, const char *func)
+{
+	char cmd[1024], line[512], want[128];
+	uint64_t addr = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "go tool nm %s 2>/dev/null", bin);
+	snprintf(want, sizeof(want), " T %s\n", func);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p))
+		if (ends_with(line, want))
+			addr = strtoull(line, NULL, 16);
+	pclose(p);
+	return addr;
+}
+
+static int source_line(const char *file, const char *text)
+{
+	char line[512];
+	int n = 0, found = 0;
+	FILE *f = fopen(file, "r");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		n++;
+		found = !strncmp(line, text, strlen(text));
+	}
+	fclose(f);
+	return found ? n : 0;
+}
+
+static void test_go_stripped(void)
+{
+	static const char src[] = "tests/workloads/go/symgo.go";
+	char dir[512], cmd[8192], stripped[600], full[600];
+	char *argv[] = { stripped, NULL };
+	struct child c = { 0 };
+	struct gt_symbolizer *s;
+	struct gt_sym sym;
+	uint64_t main_addr, work_addr, dummy;
+	int main_line = source_line(src, "func main()");
+	int work_line = source_line(src, "func work(");
+	int rc, info, l;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s/go-sym", build_dir);
+	snprintf(stripped, sizeof(stripped), "%s/symgo-stripped", dir);
+	snprintf(full, sizeof(full), "%s/symgo", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %1$s && export GOCACHE=$PWD/%1$s/cache GOPATH=$PWD/%1$s/gopath"
+		 " GO111MODULE=off GOFLAGS= CGO_ENABLED=0 && "
+		 "go build -o %2$s %4$s && go build -ldflags='-s -w' -o %3$s %4$s",
+		 dir, full, stripped, src);
+	GT_REQUIRE(main_line && work_line, "cannot read %s", src);
+	GT_REQUIRE(run(cmd) == 0, "go build failed: %s", cmd);
+	main_addr = nm_addr(full, "main.main");
+	work_addr = nm_addr(full, "main.work");
+	GT_REQUIRE(main_addr && work_addr, "go tool nm %s: no main.main/main.work", full);
+	GT_REQUIRE(nm_addr(stripped, "main.main") == 0,
+		   "%s still has a symbol table: not a stripped test", stripped);
+
+	s = gt_symbolizer_new();
+	GT_REQUIRE(s, "out of memory");
+	GT_REQUIRE(spawn(&c, argv) == 0 && read_target(&c, &dummy, &l, &dummy) == 0,
+		   "running %s failed", stripped);
+	rc = gt_symbolizer_add_process(s, c.pid);
+	pid = c.pid;
+	reap(&c);
+	GT_CHECK(rc == 0, "add_process(go): %s", strerror(-rc));
+
+	rc = gt_symbolize_user(s, pid, main_addr, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "main.main"), "main.main: rc %d %s",
+		 rc, sym.func);
+	GT_CHECK(ends_with(sym.file, "symgo.go") && sym.line == (unsigned)main_line,
+		 "main.main at %s:%u, want symgo.go:%d", sym.file, sym.line, main_line);
+	rc = gt_symbolize_user(s, pid, work_addr + 8, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "main.work"), "main.work+8: %s", sym.func);
+	GT_CHECK(sym.line >= (unsigned)work_line && sym.line < (unsigned)work_line + 7,
+		 "main.work+8 line %u, function starts at %d", sym.line, work_line);
+	info = gt_symbolizer_binary_info(s, pid, main_addr);
+	GT_CHECK(info >= 0 && (info & GT_SYM_HAS_PCLNTAB) && !(info & GT_SYM_HAS_DWARF),
+		 "go binary info %d", info);
+	gt_symbolizer_free(s);
+}
+
+/* ---- kernel --------------------------------------------------------------- */
+
+static uint64_t kallsyms_addr(const char *name)
+{
+	char line[512], want[128];
+	uint64_t addr = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	snprintf(want, sizeof(want), " %s\n", name);
+	while (f && !addr && fgets(line, sizeof(line), f))
+		if ((strstr(line, " T ") || strstr(line, " t ")) && ends_with(line, want))
+			addr = strtoull(line, NULL, 16);
+	if (f)
+		fclose(f);
+	return addr;
+}
+
+static void test_kernel(void)
+{
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	uint64_t addr = kallsyms_addr("schedule");
+	struct gt_sym sym;
+	int rc;
+
+	GT_REQUIRE(s, "out of memory");
+	GT_REQUIRE(addr, "schedule has address 0 in /proc/kallsyms: run as root");
+	rc = gt_symbolize_kernel(s, addr, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "schedule"), "rc %d func %s", rc, sym.func);
+	GT_CHECK(!strcmp(sym.file, "[kernel]") && !strcmp(sym.module, "[kernel]"),
+		 "not marked kernel: file %s module %s", sym.file, sym.module);
+	rc = gt_symbolize_kernel(s, addr + 5, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "schedule"), "schedule+5: %s", sym.func);
+	rc = gt_symbolize_kernel(s, 0x1234, &sym);
+	GT_CHECK(rc == -ENOENT && !strcmp(sym.func, "0x1234"), "low garbage: %d %s",
+		 rc, sym.func);
+	gt_symbolizer_free(s);
+}
+
+/* ---- garbage ------------------------------------------------------------ */
+
+static void test_garbage(void)
+{
+	static const uint64_t bad[] = { 0, 1, 0xfff, 0x7fffffffffffull,
+					0xffffffffffffffffull,
+					0xdeadbeefcafef00dull };
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	struct gt_sym sym;
+	char want[32];
+	int rc;
+
+	GT_REQUIRE(s, "out of memory");
+	rc = gt_symbolize_user(s, 12345678, 0x401000, &sym);
+	GT_CHECK(rc == -ESRCH && !strcmp(sym.func, "0x401000") && sym.file &&
+		 sym.module, "unknown pid: rc %d func %s", rc, sym.func);
+	rc = gt_symbolizer_add_process(s, 0x3fffffff);
+	GT_CHECK(rc == -ENOENT, "nonexistent pid: rc %d", rc);
+	GT_REQUIRE(gt_symbolizer_add_process(s, getpid()) == 0, "add self");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(want, sizeof(want), "0x%" PRIx64, bad[i]);
+		rc = gt_symbolize_user(s, getpid(), bad[i], &sym);
+		GT_CHECK(rc == -ENOENT && !strcmp(sym.func, want) && !sym.line,
+			 "user %s: rc %d func %s", want, rc, sym.func);
+		rc = gt_symbolize_kernel(s, bad[i], &sym);
+		GT_CHECK(sym.func && sym.file && sym.module, "kernel %s: NULL", want);
+	}
+	gt_symbolizer_free(s);
+}
+
+/* ---- parsers on hand-made input -------------------------------------------- */
+
+static void test_maps_lines(void)
+{
+	struct gt_map_line m;
+	const char *l1 = "7f1c2a000000-7f1c2a028000 r-xp 00028000 fd:01 1835043"
+			 "                    /usr/lib/x86_64-linux-gnu/libc.so.6\n";
+	const char *l2 = "55d0e0000000-55d0e0001000 r-xp 00001000 00:2a 77 /tmp/a b (deleted)\n";
+	const char *l3 = "7ffd1b1f0000-7ffd1b1f2000 r-xp 00000000 00:00 0                          [vdso]";
+	const char *l4 = "7f00-7e00 r-xp 0 0:0 0";
+	const char *l5 = "1000-2000 rwzp 0 0:0 0";
+
+	GT_CHECK(gt_map_line_parse(l1, strlen(l1), &m) == 0 &&
+		 m.start == 0x7f1c2a000000ull && m.end == 0x7f1c2a028000ull &&
+		 m.offset == 0x28000 && m.executable && !m.writable &&
+		 m.dev_major == 0xfd && m.dev_minor == 1 && m.inode == 1835043 &&
+		 m.path_len == strlen("/usr/lib/x86_64-linux-gnu/libc.so.6") &&
+		 !strncmp(m.path, "/usr/lib/x86_64-linux-gnu/libc.so.6", m.path_len),
+		 "libc line misparsed");
+	GT_CHECK(gt_map_line_parse(l2, strlen(l2), &m) == 0 && m.deleted &&
+		 m.path_len == 8 && !strncmp(m.path, "/tmp/a b", 8), "deleted line");
+	GT_CHECK(gt_map_line_parse(l3, strlen(l3), &m) == 0 && !m.inode &&
+		 m.path_len == 6, "vdso line");
+	GT_CHECK(gt_map_line_parse(l4, strlen(l4), &m) == -EINVAL, "end < start accepted");
+	GT_CHECK(gt_map_line_parse(l5, strlen(l5), &m) == -EINVAL, "bad perms accepted");
+	GT_CHECK(gt_map_line_parse("", 0, &m) == -EINVAL, "empty accepted");
+}
+
+static void test_pclntab_rejects(void)
+{
+	uint8_t buf[64] = { 0xf0, 0xff, 0xff, 0xff, 0, 0, 1, 8 };
+	struct gt_pcln t;
+	struct gt_pcln_result r;
+
+	/* Plausible header, nfunc = 0 then huge: refused, not read past. */
+	GT_CHECK(gt_pcln_open(&t, buf, sizeof(buf), 0) == -EINVAL, "nfunc 0 accepted");
+	buf[8] = 0xff;
+	buf[9] = 0xff;
+	GT_CHECK(gt_pcln_open(&t, buf, sizeof(buf), 0) == -EINVAL, "huge nfunc accepted");
+	buf[0] = 0x12;
+	GT_CHECK(gt_pcln_open(&t, buf, sizeof(buf), 0) < 0, "bad magic accepted");
+	GT_CHECK(gt_pcln_find(buf, sizeof(buf)) == -ENOENT, "found a table in noise");
+	memset(&t, 0, sizeof(t));
+	(void)r;
+}
+
+/* ---- speed ------------------------------------------------------------------ */
+
+static void test_lookup_speed(void)
+{
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	uint64_t base = (uint64_t)(uintptr_t)write, t0, t1;
+	struct timespec a, b;
+	struct gt_sym sym;
+	const int n = 200000;
+	int hits = 0;
+
+	GT_REQUIRE(s, "out of memory");
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	GT_REQUIRE(gt_symbolizer_add_process(s, getpid()) == 0, "add self");
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	t0 = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull + (uint64_t)(b.tv_nsec - a.tv_nsec);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (int i = 0; i < n; i++)
+		hits += gt_symbolize_user(s, getpid(), base + (uint64_t)(i % 4096) * 16, &sym) == 0;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	t1 = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull + (uint64_t)(b.tv_nsec - a.tv_nsec);
+	printf("# add_process(self) %.1f ms; %d libc lookups: %.0f ns each (%d named)\n",
+	       t0 / 1e6, n, (double)t1 / n, hits);
+	GT_CHECK(hits > n / 2, "only %d of %d libc addresses named", hits, n);
+	GT_CHECK(t1 / n < 20000, "lookups too slow: %" PRIu64 " ns", t1 / n);
+	gt_symbolizer_free(s);
+}
+
+int main(int argc, char **argv)
+{
+	const char *env = getenv("GT_BUILD");
+	static char dir[512];
+
+	if (env && *env) {
+		build_dir = env;
+	} else if (argc > 0 && strstr(argv[0], "/tests/")) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(strstr(argv[0], "/tests/") - argv[0]),
+			 argv[0]);
+		build_dir = dir;
+	}
+	GT_RUN(test_own_functions);
+	GT_RUN(test_child_after_exit);
+	GT_RUN(test_go_stripped);
+	GT_RUN(test_kernel);
+	GT_RUN(test_garbage);
+	GT_RUN(test_maps_lines);
+	GT_RUN(test_pclntab_rejects);
+	GT_RUN(test_lookup_speed);
+	return gt_test_done();
+}
