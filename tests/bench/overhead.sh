@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# overhead.sh BUILD: what recording costs, side by side (figures only, no
+# assertions; noisy on a small machine, so each figure is a median of runs).
+#
+#  1. The traced program: the ping-pong workload at full speed for a fixed
+#     number of round trips (it times its own loop), untraced vs recorded by
+#     gotraced vs `perf sched record` vs `perf record -e 'sched:*' -e
+#     'raw_syscalls:*'`: slowdown ratio and bytes written per event.
+#  2. Bystanders: the slowdown of an untraced ping-pong while another
+#     process is being recorded (BPF filters it out; target < 1%).
+#  3. Throughput: events per second the pipeline sustained, and drops.
+set -u
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+GTCTL=$build/gotracectl
+PP=$build/workloads/pingpong
+N=${OVERHEAD_ROUNDS:-50000}
+RUNS=${OVERHEAD_RUNS:-3}
+tmp=$(mktemp -d /tmp/gt-overhead.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+for f in "$GTCTL" "$PP" "$build/workloads/sleeper"; do
+	[ -x "$f" ] || { echo "overhead: $f not built (make BUILD=$build tests)"; exit 1; }
+done
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
+elapsed() { awk '$1 == "elapsed_ns" { print $2 }' "$1"; }
+
+# run_pp KIND: one ping-pong of N round trips under KIND; prints
+# "elapsed_ns bytes events" (bytes/events 0 when untraced).
+run_pp() {
+	local out=$tmp/pp.out err=$tmp/pp.err bytes=0 events=0
+	rm -f "$tmp/t.trace" "$tmp/p.data"
+	case $1 in
+	untraced) "$PP" "$N" >"$out" 2>"$err" ;;
+	gotraced)
+		"$GTCTL" record -q -o "$tmp/t.trace" -- "$PP" "$N" >"$out" 2>"$err"
+		bytes=$(stat -c %s "$tmp/t.trace" 2>/dev/null || echo 0)
+		events=$(sed -n 's/.*recorded [0-9]* threads, \([0-9]*\) events.*/\1/p' "$err") ;;
+	perf-sched)
+		perf sched record -o "$tmp/p.data" -- "$PP" "$N" >"$out" 2>"$err"
+		bytes=$(stat -c %s "$tmp/p.data")
+		events=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$err") ;;
+	perf-record)
+		perf record -e 'sched:*' -e 'raw_syscalls:*' -o "$tmp/p.data" -- "$PP" "$N" >"$out" 2>"$err"
+		bytes=$(stat -c %s "$tmp/p.data")
+		events=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$err") ;;
+	esac
+	echo "$(elapsed "$out") $bytes ${events:-0}"
+}
+
+echo "== overhead on the traced program: ping-pong, $N round trips, median of $RUNS"
+printf '%-12s %12s %9s %12s %12s %10s\n' tracer "loop ms" slowdown events bytes "B/event"
+base=0
+for kind in untraced gotraced perf-sched perf-record; do
+	for _ in $(seq 1 "$RUNS"); do run_pp $kind; done >"$tmp/$kind.runs"
+	ns=$(awk '{ print $1 }' "$tmp/$kind.runs" | median)
+	read -r _ bytes events < <(tail -1 "$tmp/$kind.runs")
+	[ $kind = untraced ] && base=$ns
+	awk -v k=$kind -v ns="$ns" -v base="$base" -v b="$bytes" -v e="$events" 'BEGIN {
+		printf "%-12s %12.1f %8.2fx %12d %12d %10s\n", k, ns / 1e6,
+			(base > 0 ? ns / base : 0), e, b, (e > 0 ? sprintf("%.1f", b / e) : "-") }'
+done
+if [ -s "$tmp/gotraced.runs" ]; then
+	echo "(gotraced events are Go trace events written; perf's are samples, i.e. kernel events)"
+fi
+
+echo
+echo "== a bystander: untraced ping-pong while another process is recorded, median of $RUNS"
+for _ in $(seq 1 "$RUNS"); do "$PP" "$N" | elapsed /dev/stdin; done | median >"$tmp/alone"
+"$GTCTL" record -q -o "$tmp/busy.trace" -- "$build/workloads/sleeper" 1000000 500 \
+	>/dev/null 2>"$tmp/busy.err" &
+rec=$!
+sleep 1
+for _ in $(seq 1 "$RUNS"); do "$PP" "$N" | elapsed /dev/stdin; done | median >"$tmp/beside"
+kill -INT "$rec"; wait "$rec"
+awk -v a="$(cat "$tmp/alone")" -v b="$(cat "$tmp/beside")" 'BEGIN {
+	printf "alone %.1f ms, beside a recording %.1f ms: slowdown %+.2f%% (target < 1%%)\n",
+		a / 1e6, b / 1e6, (a > 0 ? (b / a - 1) * 100 : 0) }'
+
+echo
+echo "== pipeline throughput: ping-pong plus 2 spinners, recorded"
+"$GTCTL" record -q -o "$tmp/tp.trace" -- sh -c "\"$PP\" $((N * 4)) & \"$build/workloads/spin\" 2 2000 & wait" \
+	>/dev/null 2>"$tmp/tp.err"
+sed -n 's/.*recorded [0-9]* threads, \([0-9]*\) events, \([0-9]*\) bytes, \([0-9]*\) dropped in \([0-9.]*\)s.*/\1 \2 \3 \4/p' "$tmp/tp.err" |
+	awk '{ printf "%d events in %.2f s = %.0f events/s, %.1f MB/s, %d dropped\n",
+		$1, $4, ($4 > 0 ? $1 / $4 : 0), ($4 > 0 ? $2 / $4 / 1e6 : 0), $3 }'
+grep -q recorded "$tmp/tp.err" || echo "recording failed: $(tail -3 "$tmp/tp.err")"

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# record_redis.sh: a real program nobody here wrote.  Debian's redis-server
+# on a random loopback port, recorded with `gotracectl record -p` while
+# `redis-benchmark -q -n 20000` loads it.  The file must pass Go's reader and
+# viewer and our checker; per thread, the trace's context switches and
+# on-CPU time must match /proc; its threads (redis-server, bio_*) must be
+# goroutines of those names, also on the viewer's Goroutines page.
+#
+# Window edges: redis runs with --hz 1 so that, idle, it wakes once a second;
+# we read /proc, attach, run the benchmark to its end, stop, read /proc.
+# An idle redis may take a switch or two between a /proc read and the
+# recorder's edge: tolerance 5 switches + 2% per thread, on-CPU 5 ms + 10%.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+CASES="redis_valid redis_switches redis_oncpu redis_names"
+gt_require_bpf $CASES
+for tool in redis-server redis-benchmark redis-cli; do
+	if ! command -v $tool >/dev/null; then
+		fail redis_valid "$tool not installed (apt-get install redis-server redis-tools)"
+		gt_finish
+	fi
+done
+
+# A free port: redis refuses to start on a used one; try a few.
+for _ in 1 2 3 4 5; do
+	port=$(( (RANDOM % 20000) + 40000 ))
+	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+		--hz 1 --dynamic-hz no --daemonize no --dir "$GT_TMP" \
+		>"$GT_TMP/redis.log" 2>&1 &
+	rpid=$!
+	gt_pids+=("$rpid")
+	for _ in $(seq 1 50); do
+		[ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break 2
+		kill -0 "$rpid" 2>/dev/null || break
+		sleep 0.1
+	done
+done
+if [ "$(redis-cli -p "$port" ping 2>/dev/null)" != PONG ]; then
+	fail redis_valid "redis-server did not start: $(tail -3 "$GT_TMP/redis.log")"
+	gt_finish
+fi
+sleep 1.2   # let its background threads start and settle
+tids=$(ls "/proc/$rpid/task" | paste -sd,)
+
+t=$GT_TMP/redis.trace
+$TRUTH snap "$rpid" "$GT_TMP/redis.before"
+if ! gt_record_bg redis -p "$rpid" -o "$t"; then
+	fail redis_valid "record -p $rpid exited at start: $(tail -5 "$GT_TMP/redis.rec.err")"
+	gt_finish
+fi
+timeout 120 redis-benchmark -p "$port" -q -n 20000 >"$GT_TMP/bench.out" 2>&1
+brc=$?
+sleep 0.3
+gt_stop_record INT; rc=$?
+$TRUTH snap "$rpid" "$GT_TMP/redis.after"
+redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
+wait "$rpid" 2>/dev/null
+
+if [ "$brc" != 0 ]; then
+	fail redis_valid "redis-benchmark failed ($brc): $(tail -3 "$GT_TMP/bench.out")"
+elif [ "$rc" != 0 ]; then
+	fail redis_valid "record exited $rc after SIGINT: $(tail -5 "$GT_TMP/redis.rec.err")"
+elif gt_valid redis_valid "$t"; then
+	ok redis_valid
+	gt_truth redis_switches switches "$GT_TMP/redis.before" "$GT_TMP/redis.after" "$t.json" "$tids" 5 0.02 &&
+		ok redis_switches
+	gt_truth redis_oncpu oncpu "$GT_TMP/redis.before" "$GT_TMP/redis.after" "$t.json" "$tids" 5 0.10 &&
+		ok redis_oncpu
+	names=$(python3 -c 'import json, sys
+print(" ".join(sorted({t["comm"] for t in json.load(open(sys.argv[1])).values()})))' "$GT_TMP/redis.after")
+	# shellcheck disable=SC2086
+	if gt_truth redis_names names "$t.json" redis-server bio_close_file $names &&
+		gt_viewer_pages "$t" &&
+		gt_truth redis_names groups "$t.goroutines.html" redis-server bio_close_file; then
+		ok redis_names
+	fi
+fi
+gt_finish
