@@ -449,6 +449,35 @@ static void test_pclntab_rejects(void)
 	(void)r;
 }
 
+/* The hand-built Go 1.18 table the fuzzer starts from (two functions,
+ * main.a lines 10-11 and main.b line 20, text at 0x401000). */
+static void test_pclntab_seed(void)
+{
+	static uint8_t buf[4096];
+	const char *path = "tests/fuzz/seeds/sym_pclntab/go118_in_noise";
+	FILE *f = fopen(path, "rb");
+	struct gt_pcln t;
+	struct gt_pcln_result r;
+	size_t n;
+	long off;
+
+	GT_REQUIRE(f, "%s: %s", path, strerror(errno));
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	off = gt_pcln_find(buf, n);
+	GT_REQUIRE(off == 36, "table found at %ld, not 36", off);
+	GT_REQUIRE(gt_pcln_open(&t, buf + off, n - (size_t)off, 0) == 0, "open");
+	GT_CHECK(gt_pcln_lookup(&t, 0x401000, &r) == 0 && !strcmp(r.func, "main.a") &&
+		 r.file && !strcmp(r.file, "a.go") && r.line == 10 && r.entry == 0x401000,
+		 "0x401000: %s %s:%d", r.func, r.file, r.line);
+	GT_CHECK(gt_pcln_lookup(&t, 0x40100f, &r) == 0 && !strcmp(r.func, "main.a") &&
+		 r.line == 11, "0x40100f: %s line %d", r.func, r.line);
+	GT_CHECK(gt_pcln_lookup(&t, 0x401010, &r) == 0 && !strcmp(r.func, "main.b") &&
+		 r.line == 20, "0x401010: %s line %d", r.func, r.line);
+	GT_CHECK(gt_pcln_lookup(&t, 0x401020, &r) == -ENOENT, "past the end found");
+	GT_CHECK(gt_pcln_lookup(&t, 0x400fff, &r) == -ENOENT, "before text found");
+}
+
 /* ---- speed ------------------------------------------------------------------ */
 
 static void test_lookup_speed(void)
@@ -496,6 +525,7 @@ int main(int argc, char **argv)
 	GT_RUN(test_garbage);
 	GT_RUN(test_maps_lines);
 	GT_RUN(test_pclntab_rejects);
+	GT_RUN(test_pclntab_seed);
 	GT_RUN(test_lookup_speed);
 	return gt_test_done();
 }
