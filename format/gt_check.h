@@ -41,9 +41,22 @@ int gt_check_buffer(const uint8_t *data, size_t len, struct gt_check_report *rep
  * failure (rep->error then holds "cannot open PATH: reason"). */
 int gt_check_file(const char *path, struct gt_check_report *rep);
 
-/* Only Go 1.19 `go tool trace -d` rules: skips the viewer-only and
- * DESIGN.md-only rules listed above.  For comparing verdicts with Go. */
+/* Rule sets.  The default (flags 0) is DESIGN.md's producer contract:
+ * everything below.  Real Go runtime traces meet GT_CHECK_GO_TOOLS but
+ * not always the contract (their Ps keep running at the end, Go 1.9 puts
+ * PC 0 in new-goroutine stacks).
+ *
+ * GT_CHECK_PARSER_ONLY: only what Go 1.19 `go tool trace -d` checks.
+ * GT_CHECK_GO_TOOLS: that, plus what makes the Go 1.19 viewer fail or
+ *   crash: a goroutine still running at the end, a GC, STW or sweep never
+ *   finished, a GoCreate whose new-goroutine stack is missing or empty, a
+ *   GoSysExit not preceded by GoSysBlock/GoInSyscall.
+ * 0: that, plus DESIGN.md: every P stopped at the end, non-zero top PC in
+ *   new-goroutine stacks, strings and stacks only after the first batch,
+ *   stacks of at most 128 frames and under 2048 bytes, time never going
+ *   backwards within a P. */
 #define GT_CHECK_PARSER_ONLY 0x1u
+#define GT_CHECK_GO_TOOLS 0x2u
 
 /* Why a goroutine stopped running (the blocks columns of inspect). */
 enum gt_block_reason {
@@ -85,12 +98,17 @@ struct gt_goroutine_stats {
 
 typedef void (*gt_goroutine_fn)(const struct gt_goroutine_stats *g, void *arg);
 
-/* The full check with options: flags is 0 or GT_CHECK_PARSER_ONLY; if fn
+/* The check with options: flags is 0 or one GT_CHECK_* rule set; if fn
  * is not NULL it is called once per goroutine, in id order, after the
- * check (also when the trace is invalid: with what was seen up to the
- * error).  The stats and name pointers are valid during the call only.
+ * check (also when the state pass finds the trace invalid: with what was
+ * seen up to the error; not when it fails earlier, in decoding or
+ * ordering).  The stats and name pointers are valid during the call only.
  * Returns as gt_check_buffer. */
 int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
 		 struct gt_check_report *rep, gt_goroutine_fn fn, void *arg);
+
+/* gt_check_run on a file; returns as gt_check_file. */
+int gt_check_file_run(const char *path, unsigned flags, struct gt_check_report *rep,
+		      gt_goroutine_fn fn, void *arg);
 
 #endif

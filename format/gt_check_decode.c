@@ -1,0 +1,367 @@
+/* Phase 1 of the check, as Go 1.19's readTrace + parseEvents: decode every
+ * record, keep the string and stack dictionaries, turn the rest into
+ * events with absolute timestamps and the P and G they ran on, grouped by
+ * P.  Plus the DESIGN.md rules that can be seen on one record. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gt_check_internal.h"
+
+/* DESIGN.md limits (stricter than Go 1.19, which allows 1000 frames). */
+#define GT_STACK_MAX_FRAMES 128
+#define GT_STACK_MAX_BYTES 2048
+
+/* internal/trace argNum: values a record of this type must carry. */
+static size_t arg_num(int ver, const struct gt_raw_event *raw)
+{
+	const struct gt_event_desc *d = &gt_event_descs[raw->type];
+	size_t n = (size_t)d->nargs + (size_t)d->has_stack;
+
+	if (raw->type == GT_EV_STACK)
+		return raw->nargs;
+	if (raw->type == GT_EV_BATCH || raw->type == GT_EV_FREQUENCY ||
+	    raw->type == GT_EV_TIMER_GOROUTINE)
+		return ver < 1007 ? n + 1 : n; /* an unused value before 1.7 */
+	n++; /* timestamp */
+	if (ver < 1007)
+		n++; /* sequence */
+	switch (raw->type) {
+	case GT_EV_GC_SWEEP_DONE:
+		if (ver < 1009)
+			n -= 2;
+		break;
+	case GT_EV_GC_START: case GT_EV_GO_START: case GT_EV_GO_UNBLOCK:
+		if (ver < 1007)
+			n--;
+		break;
+	case GT_EV_GC_STW_START:
+		if (ver < 1010)
+			n--;
+		break;
+	}
+	return n;
+}
+
+static struct gt_batch *batch_for(struct gt_ctx *c, int64_t p, uint32_t *idx)
+{
+	uint32_t *slot;
+	int isnew;
+
+	slot = gt_map_put(&c->batch_of, (uint64_t)p, &isnew);
+	if (!slot)
+		return NULL;
+	if (isnew) {
+		if (c->nbatches == c->capbatches) {
+			uint32_t cap = c->capbatches ? c->capbatches * 2 : 16;
+			struct gt_batch *b = realloc(c->batches, cap * sizeof(*b));
+
+			if (!b)
+				return NULL;
+			c->batches = b;
+			c->capbatches = cap;
+		}
+		*slot = c->nbatches++;
+		memset(&c->batches[*slot], 0, sizeof(c->batches[0]));
+		c->batches[*slot].p = p;
+	}
+	*idx = *slot;
+	return &c->batches[*slot];
+}
+
+static struct gt_cev *new_event(struct gt_ctx *c)
+{
+	if (c->nev == c->capev) {
+		uint32_t cap = c->capev ? c->capev * 2 : 4096;
+		struct gt_cev *e;
+
+		if (cap < c->capev)
+			return NULL;
+		e = realloc(c->ev, (size_t)cap * sizeof(*e));
+		if (!e)
+			return NULL;
+		c->ev = e;
+		c->capev = cap;
+	}
+	memset(&c->ev[c->nev], 0, sizeof(c->ev[0]));
+	return &c->ev[c->nev++];
+}
+
+/* The parse state parseEvents carries from record to record. */
+struct decode_state {
+	int64_t last_p, last_ts, last_seq;
+	uint64_t last_g;
+	uint32_t cur;  /* batch index of last_p */
+};
+
+static int on_string(struct gt_ctx *c, const struct gt_raw_event *raw)
+{
+	struct gt_string *s;
+	int isnew;
+
+	if (gt_ctx_design_rules(c) && !c->seen_batch)
+		return gt_ctx_fail(c, raw->type, raw->off,
+				   "string id %llu before the first batch (Go 1.23+ rejects it; strings belong in the footer)",
+				   (unsigned long long)raw->args[0]);
+	s = gt_map_put(&c->strings, raw->args[0], &isnew);
+	if (!s)
+		return -ENOMEM;
+	if (!isnew)
+		return gt_ctx_fail(c, raw->type, raw->off, "duplicate string id %llu",
+				   (unsigned long long)raw->args[0]);
+	s->off = (uint64_t)(raw->str - c->data);
+	s->len = (uint32_t)raw->str_len;
+	c->rep->strings++;
+	return 0;
+}
+
+static int on_stack(struct gt_ctx *c, const struct gt_raw_event *raw)
+{
+	uint64_t size, want;
+	struct gt_stack *s;
+	int isnew;
+
+	if (raw->nargs < 2)
+		return gt_ctx_fail(c, raw->type, raw->off, "wrong number of arguments: want at least 2, got %zu",
+				   raw->nargs);
+	size = raw->args[1];
+	if (size > 1000)
+		return gt_ctx_fail(c, raw->type, raw->off, "bad number of frames: %llu (Go reads at most 1000)",
+				   (unsigned long long)size);
+	want = c->version < 1007 ? 2 + size : 2 + 4 * size;
+	if (raw->nargs != want)
+		return gt_ctx_fail(c, raw->type, raw->off, "wrong number of arguments: want %llu for %llu frames, got %zu",
+				   (unsigned long long)want, (unsigned long long)size, raw->nargs);
+	if (gt_ctx_design_rules(c)) {
+		if (!c->seen_batch)
+			return gt_ctx_fail(c, raw->type, raw->off,
+					   "stack id %llu before the first batch (Go 1.23+ rejects it; stacks belong in the footer)",
+					   (unsigned long long)raw->args[0]);
+		if (size > GT_STACK_MAX_FRAMES)
+			return gt_ctx_fail(c, raw->type, raw->off, "stack id %llu has %llu frames (limit %d)",
+					   (unsigned long long)raw->args[0], (unsigned long long)size,
+					   GT_STACK_MAX_FRAMES);
+		if (raw->end - raw->off >= GT_STACK_MAX_BYTES)
+			return gt_ctx_fail(c, raw->type, raw->off, "stack id %llu record is %llu bytes (limit: under %d)",
+					   (unsigned long long)raw->args[0],
+					   (unsigned long long)(raw->end - raw->off), GT_STACK_MAX_BYTES);
+	}
+	c->rep->stacks++;
+	if (raw->args[0] == 0 || size == 0)
+		return 0; /* Go keeps no entry for these */
+	s = gt_map_put(&c->stacks, raw->args[0], &isnew);
+	if (!s)
+		return -ENOMEM;
+	s->off = raw->off;
+	s->nframes = (uint32_t)size;
+	s->top_pc = raw->args[2];
+	if (c->version >= 1007) {
+		s->top_fn = raw->args[3];
+		s->top_file = raw->args[4];
+		s->top_line = raw->args[5];
+	} else {
+		s->top_fn = s->top_file = s->top_line = 0;
+	}
+	return 0;
+}
+
+static int on_batch(struct gt_ctx *c, struct decode_state *st,
+		    const struct gt_raw_event *raw)
+{
+	struct gt_batch *b = &c->batches[st->cur];
+
+	b->last_g = st->last_g;
+	st->last_p = (int64_t)raw->args[0];
+	b = batch_for(c, st->last_p, &st->cur);
+	if (!b)
+		return -ENOMEM;
+	st->last_g = b->last_g;
+	if (c->version < 1007) {
+		st->last_seq = (int64_t)raw->args[1];
+		st->last_ts = (int64_t)raw->args[2];
+	} else {
+		st->last_ts = (int64_t)raw->args[1];
+	}
+	if (gt_ctx_design_rules(c) && b->has_ts && st->last_ts < b->last_ts)
+		return gt_ctx_fail(c, raw->type, raw->off,
+				   "time goes backwards on p %lld: batch starts at %lld, the p's previous event was at %lld",
+				   (long long)st->last_p, (long long)st->last_ts, (long long)b->last_ts);
+	c->seen_batch = 1;
+	return 0;
+}
+
+/* The per-type fixups of parseEvents' default case. */
+static int fix_event(struct gt_ctx *c, struct decode_state *st, struct gt_cev *e)
+{
+	switch (e->type) {
+	case GT_EV_GO_START: case GT_EV_GO_START_LOCAL: case GT_EV_GO_START_LABEL:
+		st->last_g = e->args[0];
+		e->g = st->last_g;
+		break;
+	case GT_EV_GC_STW_START:
+		e->g = 0;
+		if (c->version < 1021 && e->args[0] > 1)
+			return gt_ctx_fail(c, e->type, e->off,
+					   "unknown STW kind %llu (0 or 1 before Go 1.21)",
+					   (unsigned long long)e->args[0]);
+		break;
+	case GT_EV_GC_START: case GT_EV_GC_DONE: case GT_EV_GC_STW_DONE:
+		e->g = 0;
+		break;
+	case GT_EV_GO_END: case GT_EV_GO_STOP: case GT_EV_GO_SCHED:
+	case GT_EV_GO_PREEMPT: case GT_EV_GO_SLEEP: case GT_EV_GO_BLOCK:
+	case GT_EV_GO_BLOCK_SEND: case GT_EV_GO_BLOCK_RECV:
+	case GT_EV_GO_BLOCK_SELECT: case GT_EV_GO_BLOCK_SYNC:
+	case GT_EV_GO_BLOCK_COND: case GT_EV_GO_BLOCK_NET:
+	case GT_EV_GO_SYSBLOCK: case GT_EV_GO_BLOCK_GC:
+		st->last_g = 0;
+		break;
+	case GT_EV_GO_SYSEXIT: case GT_EV_GO_WAITING: case GT_EV_GO_IN_SYSCALL:
+		e->g = e->args[0];
+		break;
+	case GT_EV_CPU_SAMPLE:
+		e->ts = (int64_t)e->args[0];
+		e->p = (int64_t)e->args[1];
+		e->g = e->args[2];
+		e->args[0] = 0;
+		break;
+	}
+	return 0;
+}
+
+static int on_event(struct gt_ctx *c, struct decode_state *st,
+		    const struct gt_raw_event *raw, size_t narg)
+{
+	int has_stack = gt_event_descs[raw->type].has_stack;
+	size_t argoff = 1;
+	struct gt_cev *e = new_event(c);
+	struct gt_batch *b;
+	uint32_t bi;
+	int rc;
+
+	if (!e)
+		return -ENOMEM;
+	e->off = raw->off;
+	e->type = raw->type;
+	e->p = st->last_p;
+	e->g = st->last_g;
+	e->wnext = UINT32_MAX;
+	if (c->version < 1007) {
+		e->seq = (int64_t)((uint64_t)st->last_seq + raw->args[0]);
+		e->ts = (int64_t)((uint64_t)st->last_ts + raw->args[1]);
+		st->last_seq = e->seq;
+		argoff = 2;
+	} else {
+		e->ts = (int64_t)((uint64_t)st->last_ts + raw->args[0]);
+	}
+	if (gt_ctx_design_rules(c) && e->ts < st->last_ts)
+		return gt_ctx_fail(c, e->type, e->off, "time goes backwards on p %lld: %lld after %lld (the delta overflows)",
+				   (long long)st->last_p, (long long)e->ts, (long long)st->last_ts);
+	st->last_ts = e->ts;
+	for (size_t i = argoff; i < narg; i++) {
+		if (i == narg - 1 && has_stack)
+			e->stk = raw->args[i];
+		else
+			e->args[i - argoff] = raw->args[i];
+	}
+	rc = fix_event(c, st, e);
+	if (rc)
+		return rc;
+	if (e->type == GT_EV_CPU_SAMPLE) {
+		b = batch_for(c, GT_PROFILE_P, &bi);
+		if (!b)
+			return -ENOMEM;
+		e->pidx = bi;
+	} else {
+		b = &c->batches[st->cur];
+		e->pidx = st->cur;
+		b->last_ts = e->ts;
+		b->has_ts = 1;
+	}
+	b->n++;
+	return 0;
+}
+
+static int on_record(struct gt_ctx *c, struct decode_state *st,
+		     const struct gt_raw_event *raw)
+{
+	size_t narg;
+	int isnew;
+
+	c->rep->count_by_type[raw->type]++;
+	if (raw->type == GT_EV_STRING)
+		return on_string(c, raw);
+	narg = arg_num(c->version, raw);
+	if (raw->nargs != narg)
+		return gt_ctx_fail(c, raw->type, raw->off, "wrong number of arguments: want %zu, got %zu",
+				   narg, raw->nargs);
+	switch (raw->type) {
+	case GT_EV_BATCH:
+		return on_batch(c, st, raw);
+	case GT_EV_FREQUENCY:
+		c->ticks_per_sec = (int64_t)raw->args[0];
+		if (c->ticks_per_sec <= 0)
+			return gt_ctx_fail(c, raw->type, raw->off,
+					   "time stamps out of order: frequency %lld ticks/s is not positive",
+					   (long long)c->ticks_per_sec);
+		c->rep->freq = raw->args[0];
+		return 0;
+	case GT_EV_TIMER_GOROUTINE:
+		return gt_map_put(&c->timer_gs, raw->args[0], &isnew) ? 0 : -ENOMEM;
+	case GT_EV_STACK:
+		return on_stack(c, raw);
+	}
+	return on_event(c, st, raw, narg);
+}
+
+/* Groups the event indices by batch (stable), as Go's batches map. */
+static int group_by_batch(struct gt_ctx *c)
+{
+	uint32_t pos = 0;
+
+	c->order = malloc(((size_t)c->nev + 1) * sizeof(*c->order));
+	if (!c->order)
+		return -ENOMEM;
+	for (uint32_t b = 0; b < c->nbatches; b++) {
+		c->batches[b].first = pos;
+		pos += c->batches[b].n;
+		c->batches[b].n = 0;
+	}
+	for (uint32_t i = 0; i < c->nev; i++) {
+		struct gt_batch *b = &c->batches[c->ev[i].pidx];
+
+		c->order[b->first + b->n++] = i;
+	}
+	c->norder = c->nev;
+	for (uint32_t b = 0; b < c->nbatches; b++)
+		if (c->batches[b].n && c->batches[b].p != GT_PROFILE_P)
+			c->rep->procs++;
+	return 0;
+}
+
+int gt_check_decode(struct gt_ctx *c)
+{
+	struct decode_state st = {0};
+	struct gt_reader r;
+	int rc;
+
+	if (gt_reader_open(&r, c->data, c->len) < 0)
+		return gt_ctx_fail(c, -1, r.error_offset, "%s", r.error);
+	c->version = r.version;
+	c->rep->version = r.version;
+	/* Before any Batch, Go files events under P 0. */
+	if (!batch_for(c, 0, &st.cur))
+		return -ENOMEM;
+	while ((rc = gt_reader_next(&r, c->raw)) == 1) {
+		rc = on_record(c, &st, c->raw);
+		if (rc)
+			return rc;
+	}
+	if (rc < 0)
+		return gt_ctx_fail(c, -1, r.error_offset, "%s", r.error);
+	if (c->nev == 0)
+		return gt_ctx_fail(c, -1, c->len, "trace is empty (no events)");
+	if (c->ticks_per_sec == 0)
+		return gt_ctx_fail(c, -1, c->len, "no Frequency event (the footer must give ticks per second)");
+	return group_by_batch(c);
+}

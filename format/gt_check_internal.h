@@ -1,0 +1,113 @@
+/* Shared by the gt_check*.c files only: the decoded event table, the
+ * id-keyed hash maps and the check context.  Not a public API. */
+#ifndef GT_CHECK_INTERNAL_H
+#define GT_CHECK_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gt_check.h"
+#include "gt_reader.h"
+
+/* Go's fake P ids (internal/trace: FakeP + iota). */
+#define GT_TIMER_P   1000001
+#define GT_NETPOLL_P 1000002
+#define GT_SYSCALL_P 1000003
+#define GT_PROFILE_P 1000005
+
+/* One event as Go's parseEvents builds it (Event), compact. */
+struct gt_cev {
+	int64_t ts;       /* ticks; after ordering, GoSysExit may take args[2] */
+	int64_t seq;      /* 1.5 only: batch seq + delta */
+	uint64_t g;
+	uint64_t args[3];
+	uint64_t stk;
+	int64_t p;
+	uint64_t off;
+	uint32_t pidx;    /* batch (per P) index */
+	uint32_t wnext;   /* next event of the same futile-wakeup list, or ~0 */
+	uint8_t type;
+	uint8_t futile;
+};
+
+/* Open-addressing map from a 64-bit id to a fixed-size value. */
+struct gt_map {
+	uint64_t *keys;
+	uint8_t *used;
+	uint8_t *vals;
+	size_t vsize;
+	size_t cap;   /* power of two */
+	size_t count;
+};
+
+int gt_map_init(struct gt_map *m, size_t vsize);
+void gt_map_free(struct gt_map *m);
+/* The value for key, or NULL. */
+void *gt_map_get(const struct gt_map *m, uint64_t key);
+/* The value for key, inserted zeroed if absent (*isnew says which); NULL
+ * if memory ran out. */
+void *gt_map_put(struct gt_map *m, uint64_t key, int *isnew);
+/* Calls fn on every entry (any order). */
+void gt_map_each(const struct gt_map *m, void (*fn)(uint64_t key, void *val, void *arg),
+		 void *arg);
+
+struct gt_string {
+	uint64_t off; /* bytes in the input */
+	uint32_t len;
+};
+
+struct gt_stack {
+	uint64_t off;   /* offset of the record */
+	uint32_t nframes;
+	uint64_t top_pc, top_fn, top_file, top_line;
+};
+
+struct gt_batch {
+	int64_t p;
+	uint64_t last_g; /* parseEvents' lastGs[p] */
+	uint32_t first;  /* into ctx->order, after grouping */
+	uint32_t n;
+	int64_t last_ts; /* DESIGN rule: time never goes back within a P */
+	int has_ts;
+};
+
+struct gt_ctx {
+	const uint8_t *data;
+	size_t len;
+	unsigned flags;
+	int version;
+	struct gt_check_report *rep;
+
+	struct gt_cev *ev;   /* in file order */
+	uint32_t nev, capev;
+	uint32_t *order;     /* event indices: grouped, then merged order */
+	uint32_t norder;
+
+	struct gt_map strings;  /* id -> struct gt_string */
+	struct gt_map stacks;   /* id -> struct gt_stack */
+	struct gt_map timer_gs; /* g -> nothing */
+	struct gt_map batch_of; /* p -> uint32_t batch index */
+	struct gt_batch *batches;
+	uint32_t nbatches, capbatches;
+	int64_t ticks_per_sec;
+	int seen_batch;
+
+	struct gt_map gs;       /* used by the state pass: g -> struct gt_gdesc */
+	struct gt_raw_event *raw;
+};
+
+/* Records the first error: "<Event> at offset N: <rule>".  Returns 1. */
+int gt_ctx_fail(struct gt_ctx *c, int type, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Which rule sets apply (see GT_CHECK_* in gt_check.h). */
+int gt_ctx_viewer_rules(const struct gt_ctx *c);
+int gt_ctx_design_rules(const struct gt_ctx *c);
+
+/* Phases, in Go's order; each returns 0, 1 (invalid, error set) or -ENOMEM. */
+int gt_check_decode(struct gt_ctx *c);     /* readTrace + parseEvents */
+int gt_check_order(struct gt_ctx *c);      /* order1007 / order1005 */
+int gt_check_futile(struct gt_ctx *c);     /* removeFutile */
+int gt_check_state(struct gt_ctx *c, gt_goroutine_fn fn, void *arg); /* postProcessTrace + viewer rules */
+
+#endif
