@@ -1,0 +1,269 @@
+/* Client side of the gotraced protocol (see client.h). */
+#include "client.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* Once a message has started, the rest must follow promptly. */
+#define REST_OF_MESSAGE_MS 5000
+
+int gt_client_connect(const char *sock_path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const char *path = sock_path;
+	int fd, rc;
+
+	if (!path)
+		path = getenv("GOTRACED_SOCKET");
+	if (!path || !*path)
+		path = GT_DEFAULT_SOCKET;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "socket path %s is too long", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot create a socket: %s", strerror(-rc));
+		return rc;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		return fd;
+	rc = -errno;
+	close(fd);
+	if (rc == -ENOENT || rc == -ECONNREFUSED)
+		snprintf(err, errlen, "no gotraced daemon is running (%s: %s)", path, strerror(-rc));
+	else if (rc == -EACCES || rc == -EPERM)
+		snprintf(err, errlen, "not allowed to use %s: be root or in group gotrace", path);
+	else
+		snprintf(err, errlen, "cannot connect to gotraced at %s: %s", path, strerror(-rc));
+	return rc;
+}
+
+int gt_client_send(int fd, const void *buf, size_t len, int pass_fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	const char *p = buf;
+
+	while (len > 0) {
+		struct iovec iov = {.iov_base = (void *)p, .iov_len = len};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+		ssize_t n;
+
+		if (pass_fd >= 0) { /* the descriptor rides on the first byte */
+			struct cmsghdr *c;
+
+			memset(&ctl, 0, sizeof(ctl));
+			mh.msg_control = ctl.buf;
+			mh.msg_controllen = sizeof(ctl.buf);
+			c = CMSG_FIRSTHDR(&mh);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+		}
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		pass_fd = -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Reads exactly len bytes; waits at most timeout_ms for each chunk. */
+static int read_full(int fd, void *buf, size_t len, int timeout_ms)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		int rc = poll(&pfd, 1, timeout_ms);
+		ssize_t n;
+
+		if (rc < 0)
+			return -errno;
+		if (rc == 0)
+			return -ETIMEDOUT;
+		n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ECONNRESET;
+		p += n;
+		len -= (size_t)n;
+		timeout_ms = REST_OF_MESSAGE_MS;
+	}
+	return 0;
+}
+
+int gt_client_recv(int fd, int timeout_ms, struct gt_msg *msg, char *err, size_t errlen)
+{
+	static unsigned char buf[GT_PROTO_MAX_MSG];
+	char why[256];
+	int rc;
+
+	rc = read_full(fd, buf, GT_PROTO_HDR_SIZE, timeout_ms);
+	if (rc == 0) {
+		rc = gt_proto_decode_hdr(buf, GT_PROTO_HDR_SIZE, &msg->hdr);
+		if (rc == 0)
+			rc = read_full(fd, buf + GT_PROTO_HDR_SIZE, msg->hdr.length, REST_OF_MESSAGE_MS);
+		else
+			snprintf(err, errlen, "the daemon sent a bad message header");
+	}
+	if (rc == 0) {
+		rc = gt_proto_decode(buf, GT_PROTO_HDR_SIZE + msg->hdr.length, msg, why, sizeof(why));
+		if (rc)
+			snprintf(err, errlen, "the daemon sent a bad message: %s", why);
+	} else if (rc == -ECONNRESET) {
+		snprintf(err, errlen, "the daemon closed the connection");
+	} else if (rc == -ETIMEDOUT) {
+		snprintf(err, errlen, "the daemon did not answer in time");
+	} else if (rc != -EPROTO && rc != -EMSGSIZE) {
+		snprintf(err, errlen, "reading from the daemon: %s", strerror(-rc));
+	}
+	return rc;
+}
+
+/* An ERROR reply becomes -code with the daemon's words; anything but the
+ * expected type is a protocol error. */
+static int expect(const struct gt_msg *m, unsigned type, char *err, size_t errlen)
+{
+	if (m->hdr.type == type)
+		return 0;
+	if (m->hdr.type == GT_MSG_ERROR) {
+		snprintf(err, errlen, "%s", m->u.error.text);
+		return m->u.error.code > 0 ? -m->u.error.code : -EPROTO;
+	}
+	snprintf(err, errlen, "the daemon answered %s where %s was expected",
+		 gt_proto_type_name(m->hdr.type), gt_proto_type_name(type));
+	return -EPROTO;
+}
+
+static int send_or_say(int fd, const void *buf, int len, int pass_fd, char *err, size_t errlen)
+{
+	int rc = len < 0 ? len : gt_client_send(fd, buf, (size_t)len, pass_fd);
+
+	if (rc)
+		snprintf(err, errlen, "sending to the daemon: %s", strerror(-rc));
+	return rc;
+}
+
+static int fill_record(struct gt_msg_record *m, const struct gt_record_request *req,
+		       char *err, size_t errlen)
+{
+	if (req->npids < 0 || req->npids > GT_PROTO_MAX_PIDS) {
+		snprintf(err, errlen, "%d processes: the daemon takes at most %d", req->npids,
+			 GT_PROTO_MAX_PIDS);
+		return -EINVAL;
+	}
+	if (req->cgroup_path && strlen(req->cgroup_path) > GT_PROTO_MAX_PATH) {
+		snprintf(err, errlen, "cgroup path is too long");
+		return -ENAMETOOLONG;
+	}
+	memset(m, 0, sizeof(*m));
+	m->flags = req->want_progress ? GT_REC_PROGRESS : 0;
+	m->duration_ns = req->duration_ns;
+	m->go_version = (uint32_t)req->go_version;
+	m->heap = (uint32_t)req->heap;
+	m->cpu_profile_hz = req->cpu_profile_hz;
+	m->alloc_stack_every = req->alloc_stack_every;
+	m->npids = (uint32_t)req->npids;
+	for (int i = 0; i < req->npids; i++)
+		m->pids[i] = req->pids[i];
+	snprintf(m->cgroup, sizeof(m->cgroup), "%s", req->cgroup_path ? req->cgroup_path : "");
+	snprintf(m->label, sizeof(m->label), "%s", req->label ? req->label : "");
+	return 0;
+}
+
+int gt_client_record(int fd, const struct gt_record_request *req, int out_fd,
+		     uint32_t *session_id, char *err, size_t errlen)
+{
+	static struct gt_msg_record rec;
+	static unsigned char buf[GT_PROTO_MAX_MSG];
+	static struct gt_msg m;
+	int rc = fill_record(&rec, req, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = send_or_say(fd, buf, gt_proto_encode_record(buf, sizeof(buf), &rec), out_fd, err, errlen);
+	if (!rc)
+		rc = gt_client_recv(fd, -1, &m, err, errlen);
+	if (!rc)
+		rc = expect(&m, GT_MSG_OK, err, errlen);
+	if (!rc)
+		*session_id = m.u.id;
+	return rc;
+}
+
+int gt_client_next(int fd, int timeout_ms, struct gt_client_event *ev, char *err, size_t errlen)
+{
+	static struct gt_msg m;
+	int rc = gt_client_recv(fd, timeout_ms, &m, err, errlen);
+
+	if (rc)
+		return rc;
+	memset(ev, 0, sizeof(*ev));
+	if (m.hdr.type == GT_MSG_PROGRESS) {
+		ev->kind = GT_CLIENT_PROGRESS;
+		ev->stats = m.u.progress;
+		return 0;
+	}
+	rc = expect(&m, GT_MSG_DONE, err, errlen);
+	if (rc)
+		return rc;
+	ev->kind = GT_CLIENT_DONE;
+	ev->stats = m.u.done.stats;
+	ev->error = m.u.done.error;
+	snprintf(ev->reason, sizeof(ev->reason), "%s", m.u.done.reason);
+	return 0;
+}
+
+int gt_client_finish(int fd)
+{
+	return shutdown(fd, SHUT_WR) ? -errno : 0;
+}
+
+int gt_client_status(int fd, struct gt_msg_status_reply *out, char *err, size_t errlen)
+{
+	static unsigned char buf[GT_PROTO_HDR_SIZE];
+	static struct gt_msg m;
+	int rc = send_or_say(fd, buf, gt_proto_encode_status(buf, sizeof(buf)), -1, err, errlen);
+
+	if (!rc)
+		rc = gt_client_recv(fd, 10000, &m, err, errlen);
+	if (!rc)
+		rc = expect(&m, GT_MSG_STATUS_REPLY, err, errlen);
+	if (!rc)
+		*out = m.u.status;
+	return rc;
+}
+
+int gt_client_stop(int fd, uint32_t id, char *err, size_t errlen)
+{
+	unsigned char buf[GT_PROTO_HDR_SIZE + 4];
+	static struct gt_msg m;
+	int rc = send_or_say(fd, buf, gt_proto_encode_stop(buf, sizeof(buf), id), -1, err, errlen);
+
+	if (!rc)
+		rc = gt_client_recv(fd, 30000, &m, err, errlen);
+	if (!rc)
+		rc = expect(&m, GT_MSG_OK, err, errlen);
+	return rc;
+}
