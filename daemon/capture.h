@@ -73,6 +73,14 @@ int gt_capture_stack(struct gt_capture *c, int32_t stack_id, uint64_t *ips, int 
  * reused otherwise, and the map would fill up in a long-lived daemon). */
 int gt_capture_clear_stacks(struct gt_capture *c);
 
+/* Added by ha (memtrack): descriptors of the maps another BPF object shares
+ * with bpf_map__reuse_fd() before its load (bpf/memory.bpf.c declares
+ * compatible maps).  Owned by the capture: do not close them. */
+struct gt_capture_maps {
+	int tgids, cgroups, rings, stacks, stats;
+};
+void gt_capture_shared_maps(struct gt_capture *c, struct gt_capture_maps *m);
+
 struct gt_capture_stats {
 	uint64_t events;          /* delivered to callbacks */
 	uint64_t drops;           /* ring reservations that failed, all CPUs */

@@ -217,6 +217,16 @@ int gt_capture_fd(struct gt_capture *c)
 	return c->epfd;
 }
 
+/* Added by ha (memtrack): see capture.h. */
+void gt_capture_shared_maps(struct gt_capture *c, struct gt_capture_maps *m)
+{
+	m->tgids = c->tgids_fd;
+	m->cgroups = c->cgroups_fd;
+	m->rings = bpf_map__fd(c->skel->maps.rings);
+	m->stacks = c->stacks_fd;
+	m->stats = c->stats_fd;
+}
+
 int gt_capture_ncpus(struct gt_capture *c)
 {
 	return c->ncpus;

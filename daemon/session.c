@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "gt_writer.h"
+#include "memtrack_session.h"
 #include "symbolize.h"
 #include "translate.h"
 
@@ -67,6 +68,7 @@ void gt_engine_close(struct gt_engine *e)
 	for (int i = 0; i < GT_MAX_SESSIONS; i++)
 		if (e->active[i])
 			gt_session_stop(e->active[i], "engine closed");
+	gt_engine_mem_close(e); /* ha: before the maps it shares go */
 	gt_capture_close(e->capture);
 	gt_symbolizer_free(e->sym);
 	gt_tgid_set_free(&e->symbolized);
@@ -230,6 +232,8 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 		e->active[bit] = s;
 		err = gt_session_attach_targets(s, o);
 	}
+	if (!err)
+		err = gt_session_mem_start(s, o); /* ha: --heap, --cpu-profile */
 	if (err) {
 		e->active[bit] = NULL;
 		gt_capture_forget_session(e->capture, bit);
@@ -302,6 +306,7 @@ int gt_session_stop(struct gt_session *s, const char *reason)
 		return s->err;
 	/* What the rings still hold happened before the stop: translate it. */
 	gt_capture_flush(e->capture, deliver_pending, e);
+	gt_session_mem_stop(s); /* ha: exact final heap values, detach probes */
 	gt_capture_forget_session(e->capture, s->bit);
 	e->active[s->bit] = NULL;
 	now = gt_now_ns();

@@ -1,0 +1,55 @@
+/* Private state of memtrack (daemon/memtrack*.c only). */
+#ifndef GT_MEMTRACK_INTERNAL_H
+#define GT_MEMTRACK_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "alloc_syms.h"
+#include "cpu_sample.h"
+#include "memtrack.h"
+
+struct memory_bpf;
+struct bpf_link;
+
+/* per library: an entry probe per function, a return probe per function
+ * but free */
+#define GT_MT_MAX_LINKS (GT_ALLOC_MAX_LIBS * (2 * GT_AF_COUNT - 1))
+
+struct gt_mt_proc {
+	pid_t pid;
+	enum gt_heap_mode mode;      /* GT_HEAP_MALLOC, GT_HEAP_RSS or OFF */
+	int nlinks, nuprobes, nuretprobes;
+	struct bpf_link *links[GT_MT_MAX_LINKS];
+	unsigned char is_ret[GT_MT_MAX_LINKS];
+};
+
+struct gt_mt_session {
+	int active;
+	enum gt_heap_mode heap;      /* as asked */
+	unsigned cpu_hz, alloc_every;
+	int by_cgroup;
+	struct gt_mt_proc *procs;
+	int nprocs;
+};
+
+struct gt_memtrack {
+	struct memory_bpf *skel;
+	int ncpus;
+	struct gt_mt_session s[GT_MAX_SESSIONS];
+	struct bpf_link *rss_link;   /* rss_stat, attached while rss_mask != 0 */
+	struct gt_cpu_sampler cpu;   /* open while cpu_mask != 0 */
+};
+
+/* memtrack_attach.c: one process's uprobes */
+int gt_mt_attach_process(struct gt_memtrack *m, struct gt_mt_proc *p,
+			 const struct gt_alloc_target *t, char *err, size_t errlen);
+void gt_mt_detach_process(struct gt_mt_proc *p);
+/* Drops a process's accounting (procs entry, live allocations). */
+void gt_mt_forget_process(struct gt_memtrack *m, pid_t pid);
+
+/* memtrack_limit.c: the tightest memory.max on the process's cgroup path,
+ * 0 if none ("max" everywhere) or unknown. */
+uint64_t gt_mt_cgroup_limit(pid_t pid);
+
+#endif

@@ -1,0 +1,71 @@
+/* HeapGoal = the memory limit of the process's cgroup (v2 memory.max,
+ * the tightest one from its cgroup up to the root). */
+#include "memtrack_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup_resolve.h"
+
+static int read_own_cgroup(pid_t pid, char *out, size_t outlen)
+{
+	char path[64], line[4096];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue; /* a v1 hierarchy line */
+		line[strcspn(line, "\n")] = 0;
+		snprintf(out, outlen, "%s", line + 3);
+		found = 1;
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+/* memory.max of one directory: its bytes, or 0 for "max" / missing. */
+static uint64_t read_max(const char *dir)
+{
+	char path[8300], buf[64];
+	uint64_t v = 0;
+	FILE *f;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/memory.max", dir) >= sizeof(path))
+		return 0;
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && strncmp(buf, "max", 3))
+		v = strtoull(buf, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+uint64_t gt_mt_cgroup_limit(pid_t pid)
+{
+	char mnt[4096], rel[4096], dir[8192], err[256];
+	uint64_t best = 0;
+	char *slash;
+
+	if (gt_cgroup_mount(mnt, sizeof(mnt), err, sizeof(err)) || !read_own_cgroup(pid, rel, sizeof(rel)))
+		return 0;
+	snprintf(dir, sizeof(dir), "%s%s", mnt, rel);
+	for (;;) {
+		uint64_t v = read_max(dir);
+
+		if (v && (!best || v < best))
+			best = v;
+		slash = strrchr(dir, '/');
+		if (!slash || (size_t)(slash - dir) < strlen(mnt))
+			break;
+		*slash = 0;
+	}
+	return best;
+}

@@ -1,0 +1,83 @@
+/* See memtrack_session.h. */
+#include "memtrack_session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memtrack.h"
+#include "session_internal.h"
+
+static int explicit_request(const struct gt_session_opts *o)
+{
+	return o->heap == GT_HEAP_MALLOC || o->heap == GT_HEAP_RSS || o->cpu_profile_hz ||
+	       o->alloc_stack_every;
+}
+
+int gt_session_mem_start(struct gt_session *s, const struct gt_session_opts *o)
+{
+	struct gt_engine *e = s->engine;
+	struct gt_memtrack_req r = {
+		.bit = s->bit, .heap = o->heap, .cpu_hz = o->cpu_profile_hz,
+		.alloc_every = o->alloc_stack_every, .by_cgroup = s->by_cgroup,
+	};
+	char why[400];
+	int err;
+
+	if (!gt_memtrack_wanted(o->heap, o->cpu_profile_hz, o->alloc_stack_every))
+		return 0;
+	if (!s->by_cgroup) {
+		r.pids = o->pids;
+		r.npids = o->npids;
+	}
+	if (!e->mem) {
+		err = gt_memtrack_open(&e->mem, e->capture, why, sizeof(why));
+		if (err)
+			goto fail;
+	}
+	err = gt_memtrack_start(e->mem, &r, why, sizeof(why));
+	if (!err) {
+		s->mem_active = 1;
+		return 0;
+	}
+fail:
+	if (!explicit_request(o))
+		return 0; /* the default heap mode is best effort */
+	snprintf(e->err, sizeof(e->err), "memory/CPU tracking: %s", why);
+	return err;
+}
+
+static int deliver(void *ctx, const struct gt_kev_hdr *ev, size_t len)
+{
+	struct gt_session *s = ctx;
+	int err;
+
+	if (s->err || !s->tr)
+		return 0;
+	err = gt_translator_event(s->tr, ev, len);
+	if (err && !s->err)
+		s->err = err;
+	return 0;
+}
+
+void gt_session_mem_stop(struct gt_session *s)
+{
+	struct gt_engine *e = s->engine;
+
+	if (!s->mem_active || !e->mem)
+		return;
+	gt_memtrack_final(e->mem, s->bit, gt_now_ns(), deliver, s);
+	gt_memtrack_stop(e->mem, s->bit);
+	s->mem_active = 0;
+}
+
+void gt_engine_mem_close(struct gt_engine *e)
+{
+	gt_memtrack_close(e->mem);
+	e->mem = NULL;
+}
+
+struct gt_memtrack *gt_engine_memtrack(struct gt_engine *e)
+{
+	return e->mem;
+}

@@ -1,0 +1,24 @@
+/* Glue between recording sessions (session.c) and memtrack: the engine
+ * loads the memory programs on first use; each session attaches what its
+ * options ask for (--heap, --cpu-profile, --alloc-stacks) and, at its end,
+ * writes the exact final heap values before detaching. */
+#ifndef GT_MEMTRACK_SESSION_H
+#define GT_MEMTRACK_SESSION_H
+
+#include "session.h"
+
+struct gt_memtrack;
+
+/* After the session's targets are attached.  An explicit request that
+ * cannot be honoured is an error (message in the engine's error); the
+ * default heap mode only does its best. */
+int gt_session_mem_start(struct gt_session *s, const struct gt_session_opts *o);
+/* Before the translator ends: final values, then detach. */
+void gt_session_mem_stop(struct gt_session *s);
+void gt_engine_mem_close(struct gt_engine *e);
+
+/* The engine's memtrack, NULL until a session needed it (tests use it to
+ * check which probes are attached). */
+struct gt_memtrack *gt_engine_memtrack(struct gt_engine *e);
+
+#endif
