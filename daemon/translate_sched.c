@@ -94,7 +94,12 @@ static void switch_next(struct gt_translator *t, const struct gt_kev_switch *e, 
 		gt_tr_repair(t, GT_REPAIR_LOST_WAKEUP);
 		gt_tr_make_runnable(t, th, gt_tr_g0_p(t, c), 0);
 	}
-	gt_tr_ensure_running(t, th, c);
+	if (th->state == GT_TH_RUNNABLE) {
+		gt_tr_free_p(t, c);
+		gt_tr_start(t, th, c); /* the normal case */
+	} else {
+		gt_tr_ensure_running(t, th, c);
+	}
 }
 
 void gt_tr_on_switch(struct gt_translator *t, const struct gt_kev_switch *e)

@@ -1,0 +1,656 @@
+/* The translator, one mapping row at a time: hand-built kernel event
+ * sequences go through the real translator and writer into a file; the
+ * test asserts the exact Go events Go's own reader sees (`go tool trace -d`,
+ * in Go's merged order) and that the file is valid for our checker and for
+ * Go (parser and viewer pages).
+ *
+ * Threads 100..199 are traced (pid 100), tid 0 is the idle task, tids from
+ * 1000 are untraced.  Two CPUs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gt_check.h"
+#include "gt_test.h"
+#include "gt_writer.h"
+#include "proc_snapshot.h"
+#include "syscall_class.h"
+#include "translate.h"
+
+#define TGID 100
+#define NCPU 2
+#define S_SLEEP 1  /* TASK_INTERRUPTIBLE */
+#define S_DISK 2   /* TASK_UNINTERRUPTIBLE */
+#define S_DEAD 0x80
+
+struct tt {
+	char path[64];
+	int fd;
+	struct gt_writer *w;
+	struct gt_translator *t;
+	char *dump;        /* `go tool trace -d`, ts and offsets removed */
+	struct gt_translator_stats st;
+};
+
+static uint32_t sess(uint32_t tid)
+{
+	return tid >= 100 && tid < 1000 ? 1 : 0;
+}
+
+static void hdr(struct gt_kev_hdr *h, int type, uint64_t ts, int cpu, uint32_t tid)
+{
+	h->ts = ts;
+	h->type = (uint16_t)type;
+	h->cpu = (uint16_t)cpu;
+	h->tid = tid;
+	h->tgid = tid >= 100 && tid < 1000 ? TGID : tid;
+	h->sessions = sess(tid);
+}
+
+static int tt_open(struct tt *x, const struct gt_thread_snapshot *snap, int n)
+{
+	memset(x, 0, sizeof(*x));
+	snprintf(x->path, sizeof(x->path), "/tmp/gt-test-translate-XXXXXX");
+	x->fd = mkstemp(x->path);
+	if (x->fd < 0)
+		return -errno;
+	int r = gt_writer_open(&x->w, x->fd, GT_V1_19, 1000000000ull);
+	if (r < 0)
+		return r;
+	struct gt_translator_opts o = {.ncpus = NCPU};
+	if ((r = gt_translator_new(&x->t, x->w, &o)) < 0)
+		return r;
+	return gt_translator_begin(x->t, 1000, snap, n);
+}
+
+static void feed(struct tt *x, const void *ev, size_t len)
+{
+	int r = gt_translator_event(x->t, ev, len);
+	GT_CHECK(r == 0, "gt_translator_event: %d", r);
+}
+
+static void sw(struct tt *x, uint64_t ts, int cpu, uint32_t prev, int64_t state,
+	       uint32_t flags, uint32_t next)
+{
+	struct gt_kev_switch e = {0};
+	hdr(&e.hdr, GT_KEV_SWITCH, ts, cpu, prev);
+	e.hdr.sessions = sess(prev) | sess(next);
+	e.next_tid = next;
+	e.next_tgid = sess(next) ? TGID : next;
+	e.prev_state = state;
+	e.prev_sessions = sess(prev);
+	e.next_sessions = sess(next);
+	e.prev_ustack = e.prev_kstack = -1;
+	e.flags = flags;
+	snprintf(e.prev_comm, sizeof(e.prev_comm), "t%u", prev);
+	snprintf(e.next_comm, sizeof(e.next_comm), "t%u", next);
+	feed(x, &e, sizeof(e));
+}
+
+static void wake(struct tt *x, uint64_t ts, int cpu, uint32_t waker, uint32_t target)
+{
+	struct gt_kev_wakeup e = {0};
+	hdr(&e.hdr, GT_KEV_WAKEUP, ts, cpu, waker);
+	e.target_tid = target;
+	e.target_tgid = TGID;
+	e.target_cpu = (uint32_t)cpu;
+	e.waker_sessions = sess(waker);
+	e.waker_ustack = -1;
+	feed(x, &e, sizeof(e));
+}
+
+static void sys_enter(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr)
+{
+	struct gt_kev_sys_enter e = {0};
+	hdr(&e.hdr, GT_KEV_SYS_ENTER, ts, cpu, tid);
+	e.nr = nr;
+	e.ustack = -1;
+	feed(x, &e, sizeof(e));
+}
+
+static void sys_exit(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr)
+{
+	struct gt_kev_sys_exit e = {0};
+	hdr(&e.hdr, GT_KEV_SYS_EXIT, ts, cpu, tid);
+	e.nr = nr;
+	feed(x, &e, sizeof(e));
+}
+
+static void fork_ev(struct tt *x, uint64_t ts, int cpu, uint32_t parent, uint32_t child,
+		    const char *comm)
+{
+	struct gt_kev_fork e = {0};
+	hdr(&e.hdr, GT_KEV_FORK, ts, cpu, parent);
+	e.child_tid = child;
+	e.child_tgid = TGID;
+	e.parent_ustack = -1;
+	snprintf(e.child_comm, sizeof(e.child_comm), "%s", comm);
+	feed(x, &e, sizeof(e));
+}
+
+static void exit_ev(struct tt *x, uint64_t ts, int cpu, uint32_t tid)
+{
+	struct gt_kev_exit e = {0};
+	hdr(&e.hdr, GT_KEV_EXIT, ts, cpu, tid);
+	feed(x, &e, sizeof(e));
+}
+
+static void rename_ev(struct tt *x, uint64_t ts, int cpu, uint32_t tid, const char *comm)
+{
+	struct gt_kev_rename e = {0};
+	hdr(&e.hdr, GT_KEV_RENAME, ts, cpu, tid);
+	snprintf(e.newcomm, sizeof(e.newcomm), "%s", comm);
+	feed(x, &e, sizeof(e));
+}
+
+/* Keeps "Name p=P g=G args..." of each -d line: drops the timestamp, the
+ * offset and the stack frames. */
+static char *go_dump(const char *path)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "go tool trace -d '%s' 2>&1", path);
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return NULL;
+	size_t cap = 1 << 16, len = 0;
+	char *out = calloc(1, cap), line[4096];
+	while (out && fgets(line, sizeof(line), p)) {
+		char *s = line;
+		if (line[0] < '0' || line[0] > '9')
+			continue; /* a stack frame line */
+		s = strchr(line, ' ');
+		if (!s)
+			continue;
+		s++;
+		char *off = strstr(s, " off=");
+		if (off) {
+			char *end = strchr(off + 1, ' ');
+			memmove(off, end ? end : off + strlen(off) - 1, strlen(end ? end : "\n") + 1);
+		}
+		size_t n = strlen(s);
+		if (len + n + 1 >= cap) {
+			cap *= 2;
+			char *nb = realloc(out, cap);
+			if (!nb) {
+				free(out);
+				out = NULL;
+				break;
+			}
+			out = nb;
+		}
+		memcpy(out + len, s, n + 1);
+		len += n;
+	}
+	pclose(p);
+	return out;
+}
+
+/* Ends the translation, closes the file and holds it to both checkers. */
+static int tt_finish(struct tt *x, uint64_t ts)
+{
+	int r = gt_translator_end(x->t, ts);
+	GT_CHECK(r == 0, "gt_translator_end: %d", r);
+	gt_translator_stats(x->t, &x->st);
+	gt_translator_free(x->t);
+	r = gt_writer_close(x->w);
+	close(x->fd);
+	GT_CHECK(r == 0, "gt_writer_close: %d", r);
+	struct gt_check_report rep;
+	r = gt_check_file(x->path, &rep);
+	GT_CHECK(r == 0, "our checker rejects the file: %s", rep.error);
+	char why[2048];
+	int g = gt_test_gocheck(x->path, why, sizeof(why));
+	GT_CHECK(g == 0, "go rejects the file: %s", why);
+	x->dump = go_dump(x->path);
+	GT_CHECK(x->dump != NULL, "no -d output");
+	return r == 0 && g == 0 && x->dump ? 0 : -1;
+}
+
+static void tt_close(struct tt *x)
+{
+	if (getenv("GT_KEEP"))
+		fprintf(stderr, "kept %s\n%s", x->path, x->dump ? x->dump : "");
+	else
+		unlink(x->path);
+	free(x->dump);
+}
+
+/* The lines of want (separated by '\n') appear in this order in the dump,
+ * each as the start of a line. */
+static void expect_seq(struct tt *x, const char *want)
+{
+	if (!x->dump)
+		return;
+	const char *pos = x->dump;
+	char line[256];
+	while (*want) {
+		const char *nl = strchr(want, '\n');
+		size_t n = nl ? (size_t)(nl - want) : strlen(want);
+		snprintf(line, sizeof(line), "%.*s", (int)n, want);
+		want += n + (nl ? 1 : 0);
+		const char *hit = pos;
+		for (;;) {
+			hit = strstr(hit, line);
+			if (!hit || hit == x->dump || hit[-1] == '\n')
+				break;
+			hit++;
+		}
+		GT_CHECK(hit != NULL, "expected `%s` after offset %zu in:\n%s", line,
+			 (size_t)(pos - x->dump), x->dump);
+		if (!hit)
+			return;
+		pos = hit + strlen(line);
+	}
+}
+
+static int count_lines(const struct tt *x, const char *prefix)
+{
+	int n = 0;
+	for (const char *s = x->dump; s && (s = strstr(s, prefix)); s++)
+		if (s == x->dump || s[-1] == '\n')
+			n++;
+	return n;
+}
+
+static void expect_no_repairs(const struct tt *x)
+{
+	for (int k = 0; k < GT_REPAIR_COUNT; k++)
+		GT_CHECK(x->st.repair[k] == 0, "%llu repairs %s",
+			 (unsigned long long)x->st.repair[k], gt_repair_names[k]);
+}
+
+static void snap(struct gt_thread_snapshot *s, uint32_t tid, char state, int64_t nr, int cpu)
+{
+	memset(s, 0, sizeof(*s));
+	s->tid = tid;
+	s->tgid = TGID;
+	s->state = state;
+	s->syscall_nr = nr;
+	s->cpu = cpu;
+	snprintf(s->comm, sizeof(s->comm), "t%u", tid);
+}
+
+/* Two threads write/read a pipe in turns: read blocks -> GoSysBlock, the
+ * writer's wakeup -> GoSysExit, switch in -> GoStart. */
+static void test_pipe_ping_pong(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	snap(&s[0], 101, 'S', -1, 0);
+	snap(&s[1], 102, 'S', -1, 1);
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	wake(&x, 2000, 0, 0, 101);          /* idle CPU 0 wakes 101 */
+	sw(&x, 2100, 0, 0, 0, 0, 101);
+	wake(&x, 2200, 0, 101, 102);        /* 101 wakes 102 */
+	sw(&x, 2300, 1, 0, 0, 0, 102);
+	sys_enter(&x, 2400, 0, 101, 0);     /* 101 read()s the empty pipe */
+	sw(&x, 2500, 0, 101, S_SLEEP, 0, 0);
+	sys_enter(&x, 2600, 1, 102, 1);     /* 102 write()s */
+	wake(&x, 2700, 1, 102, 101);
+	sys_exit(&x, 2750, 1, 102, 1);
+	sw(&x, 2800, 0, 0, 0, 0, 101);
+	sys_exit(&x, 2900, 0, 101, 0);
+	if (tt_finish(&x, 5000) == 0)
+		expect_seq(&x, "GoCreate p=0 g=0 g=1 stack=1\n"
+			       "GoWaiting p=0 g=1 g=1\n"
+			       "GoCreate p=0 g=0 g=2 stack=2\n"
+			       "GoWaiting p=0 g=2 g=2\n"
+			       "Gomaxprocs p=0 g=0 procs=2\n"
+			       "GoUnblock p=0 g=0 g=1 seq=2\n"
+			       "ProcStart p=0 g=0 thread=101\n"
+			       "GoStart p=0 g=1 g=1 seq=3\n"
+			       "GoUnblock p=0 g=1 g=2 seq=2\n"
+			       "ProcStart p=1 g=0 thread=102\n"
+			       "GoStart p=1 g=2 g=2 seq=3\n"
+			       "GoSysCall p=0 g=1\n"
+			       "GoSysBlock p=0 g=1\n"
+			       "ProcStop p=0 g=0\n"
+			       "GoSysCall p=1 g=2\n"
+			       "GoSysExit p=1000003 g=1 g=1 seq=4 ts=0\n"
+			       "ProcStart p=0 g=0 thread=101\n"
+			       "GoStart p=0 g=1 g=1 seq=5\n"
+			       "GoPreempt p=0 g=1\n"
+			       "ProcStop p=0 g=0");
+	tt_close(&x);
+}
+
+/* A thread switches out in syscall nr (-1 none) with a sleeping state and
+ * is woken by an untraced task.  want_wake: the wakeup event with the P Go
+ * shows it on (net and syscall wakeups go to Go's fake netpoll/syscall Ps). */
+static void block_case(int64_t nr, int64_t state, const char *want_block, const char *want_wake)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[1];
+	snap(&s[0], 101, 'R', -1, 0);
+	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
+	if (nr >= 0)
+		sys_enter(&x, 2000, 0, 101, nr);
+	sw(&x, 2100, 0, 101, state, 0, 1000);  /* an untraced task runs next */
+	wake(&x, 2200, 1, 1001, 101);          /* woken by an untraced task */
+	sw(&x, 2300, 1, 0, 0, 0, 101);
+	if (nr >= 0)
+		sys_exit(&x, 2400, 1, 101, nr);
+	char want[512];
+	snprintf(want, sizeof(want), "ProcStart p=0 g=0 thread=101\n"
+		 "GoStart p=0 g=1 g=1 seq=1\n"
+		 "Gomaxprocs p=0 g=1 procs=2\n"
+		 "%s p=0 g=1\n"
+		 "ProcStop p=0 g=0\n"
+		 "%s g=%s\n"
+		 "ProcStart p=1 g=0 thread=101\n"
+		 "GoStart p=1 g=1 g=1 seq=3", want_block, want_wake,
+		 !strncmp(want_wake, "GoSysExit", 9) ? "1 g=1 seq=2 ts=0" : "0 g=1 seq=2");
+	if (tt_finish(&x, 5000) == 0)
+		expect_seq(&x, want);
+	tt_close(&x);
+}
+
+static void test_futex_block(void) { block_case(202, S_SLEEP, "GoBlockSync", "GoUnblock p=1"); }
+static void test_sleep(void) { block_case(230, S_SLEEP, "GoSleep", "GoUnblock p=1"); }
+static void test_nanosleep(void) { block_case(35, S_SLEEP, "GoSleep", "GoUnblock p=1"); }
+static void test_poll(void) { block_case(7, S_SLEEP, "GoBlockSelect", "GoUnblock p=1"); }
+static void test_epoll(void) { block_case(232, S_SLEEP, "GoBlockSelect", "GoUnblock p=1"); }
+static void test_socket_recv(void) { block_case(45, S_SLEEP, "GoBlockNet", "GoUnblock p=1000002"); }
+static void test_accept(void) { block_case(288, S_SLEEP, "GoBlockNet", "GoUnblock p=1000002"); }
+static void test_read_file_sysblock(void) { block_case(0, S_DISK, "GoSysBlock", "GoSysExit p=1000003"); }
+static void test_block_outside_syscall(void) { block_case(-1, S_DISK, "GoBlock", "GoUnblock p=1"); }
+
+/* Involuntary switch: GoPreempt, runnable, no wakeup needed to run again. */
+static void test_preempt(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'R', -1, 0);  /* claims the same CPU: runnable */
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	sw(&x, 2000, 0, 101, 0, GT_SWITCH_PREEMPT, 102);
+	sw(&x, 2100, 0, 102, 0, 0, 101);  /* state 0 alone means preempted too */
+	if (tt_finish(&x, 5000) == 0)
+		expect_seq(&x, "GoStart p=0 g=1 g=1 seq=1\n"
+			       "Gomaxprocs p=0 g=1 procs=2\n"
+			       "GoPreempt p=0 g=1\n"
+			       "GoStart p=0 g=2 g=2 seq=1\n"
+			       "GoPreempt p=0 g=2\n"
+			       "GoStart p=0 g=1 g=1 seq=2");
+	expect_no_repairs(&x);
+	tt_close(&x);
+}
+
+static void test_yield(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[1];
+	snap(&s[0], 101, 'R', -1, 1);
+	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
+	sys_enter(&x, 2000, 1, 101, 24);
+	sw(&x, 2100, 1, 101, 0, 0, 1000);
+	sw(&x, 2200, 1, 1000, 0, 0, 101);
+	sys_exit(&x, 2300, 1, 101, 24);
+	if (tt_finish(&x, 5000) == 0)
+		expect_seq(&x, "GoSysCall p=1 g=1\n"
+			       "GoSched p=1 g=1\n"
+			       "ProcStop p=1 g=0\n"
+			       "ProcStart p=1 g=0 thread=101\n"
+			       "GoStart p=1 g=1 g=1 seq=2");
+	tt_close(&x);
+}
+
+/* clone -> GoCreate by the parent (runnable, wakeup_new is no unblock),
+ * exit -> GoEnd, the dead task's last switch stops the P. */
+static void test_clone_and_exit(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[1];
+	snap(&s[0], 101, 'R', -1, 0);
+	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
+	fork_ev(&x, 2000, 0, 101, 102, "t101");
+	struct gt_kev_wakeup wn = {0};
+	hdr(&wn.hdr, GT_KEV_WAKEUP, 2050, 0, 101);
+	wn.target_tid = 102;
+	wn.target_tgid = TGID;
+	wn.flags = GT_WAKEUP_NEW;
+	wn.waker_sessions = 1;
+	wn.waker_ustack = -1;
+	feed(&x, &wn, sizeof(wn));
+	sw(&x, 2100, 1, 0, 0, 0, 102);
+	rename_ev(&x, 2150, 1, 102, "worker");
+	exit_ev(&x, 2200, 1, 102);
+	sw(&x, 2300, 1, 102, S_DEAD, 0, 0);
+	if (tt_finish(&x, 5000) == 0) {
+		expect_seq(&x, "GoCreate p=0 g=1 g=2\n"
+			       "ProcStart p=1 g=0 thread=102\n"
+			       "GoStart p=1 g=2 g=2 seq=1\n"
+			       "GoCreate p=1 g=2 g=3\n"
+			       "GoEnd p=1 g=2\n"
+			       "GoStart p=1 g=3 g=3 seq=1\n"
+			       "GoEnd p=1 g=3\n"
+			       "ProcStop p=1 g=0");
+		GT_CHECK(count_lines(&x, "GoUnblock") == 0, "wakeup_new made an unblock");
+	}
+	expect_no_repairs(&x);
+	tt_close(&x);
+}
+
+/* Snapshot: running, runnable, sleeping, in a blocking syscall, in futex,
+ * zombie (skipped), then the one Gomaxprocs. */
+static void test_snapshot_states(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[6];
+	snap(&s[0], 101, 'R', -1, 1);   /* running on CPU 1 */
+	snap(&s[1], 102, 'R', -1, 1);   /* CPU 1 taken: runnable */
+	snap(&s[2], 103, 'S', -1, 0);   /* sleeping outside a syscall */
+	snap(&s[3], 104, 'D', 0, 0);    /* in read(): GoInSyscall */
+	snap(&s[4], 105, 'S', 202, 0);  /* in futex: GoWaiting */
+	snap(&s[5], 106, 'Z', -1, 0);   /* zombie: no goroutine */
+	GT_REQUIRE(tt_open(&x, s, 6) == 0, "open");
+	wake(&x, 2000, 0, 0, 104);      /* read done: GoSysExit */
+	sw(&x, 2100, 0, 0, 0, 0, 104);
+	if (tt_finish(&x, 5000) == 0) {
+		expect_seq(&x, "GoCreate p=0 g=0 g=1\n"
+			       "GoCreate p=0 g=0 g=2\n"
+			       "GoCreate p=0 g=0 g=3\n"
+			       "GoWaiting p=0 g=3 g=3\n"
+			       "GoCreate p=0 g=0 g=4\n"
+			       "GoInSyscall p=0 g=4 g=4\n"
+			       "GoCreate p=0 g=0 g=5\n"
+			       "GoWaiting p=0 g=5 g=5\n"
+			       "Gomaxprocs p=0 g=0 procs=2\n"
+			       "GoSysExit p=1000003 g=4 g=4 seq=2 ts=0\n"
+			       "ProcStart p=0 g=0 thread=104\n"
+			       "GoStart p=0 g=4 g=4 seq=3");
+		expect_seq(&x, "ProcStart p=1 g=0 thread=101\n"
+			       "GoStart p=1 g=1 g=1 seq=1\n"
+			       "GoPreempt p=1 g=1");
+		GT_CHECK(count_lines(&x, "GoCreate") == 5, "zombie got a goroutine");
+		GT_CHECK(count_lines(&x, "Gomaxprocs") == 1, "Gomaxprocs count");
+	}
+	tt_close(&x);
+}
+
+/* A wakeup by an untraced task on a CPU where the model still runs one of
+ * ours: that thread was switched out unseen (repair), G 0 unblocks. */
+static void test_wakeup_untraced_busy_cpu(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'S', 202, 1);
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	wake(&x, 2000, 0, 1000, 102);
+	if (tt_finish(&x, 5000) == 0)
+		expect_seq(&x, "GoPreempt p=0 g=1\n"
+			       "GoUnblock p=0 g=0 g=2 seq=2");
+	GT_CHECK(x.st.repair[GT_REPAIR_LOST_SWITCH_OUT] == 1, "lost switch-out not counted");
+	tt_close(&x);
+}
+
+/* Every CPU runs one of ours and an untraced waker on a CPU >= ncpus
+ * wakes a thread: G 0 on the spare P (ncpus) writes the unblock. */
+static void test_wakeup_all_cpus_busy(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[3];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'R', -1, 1);
+	snap(&s[2], 103, 'S', 7, 0);
+	GT_REQUIRE(tt_open(&x, s, 3) == 0, "open");
+	wake(&x, 2000, 5, 1000, 103);
+	if (tt_finish(&x, 5000) == 0)
+		expect_seq(&x, "GoUnblock p=2 g=0 g=3 seq=2");
+	GT_CHECK(x.st.repair[GT_REPAIR_BAD_CPU] == 1, "bad cpu not counted");
+	tt_close(&x);
+}
+
+/* Lost events: a thread switched in while the model has it waiting, a
+ * thread running on two CPUs, a switch-out of a thread never seen, an
+ * exit without switch-out, a reused tid, a duplicated switch. */
+static void test_repairs(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	snap(&s[0], 101, 'S', 202, 0);
+	snap(&s[1], 102, 'R', -1, 1);
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	sw(&x, 2000, 0, 0, 0, 0, 101);            /* wakeup of 101 lost */
+	sw(&x, 2100, 1, 102, 0, 0, 101);          /* 101 on CPU 1: migrated */
+	sw(&x, 2100, 1, 102, 0, 0, 101);          /* duplicate */
+	sw(&x, 2200, 0, 150, S_SLEEP, 0, 0);      /* 150 never seen */
+	exit_ev(&x, 2300, 1, 101);
+	sw(&x, 2400, 1, 0, 0, 0, 102);            /* 101's last switch lost */
+	fork_ev(&x, 2500, 1, 102, 101, "t101");   /* tid 101 reused */
+	sw(&x, 2600, 0, 0, 0, 0, 101);
+	sw(&x, 2700, 0, 101, S_DEAD, 0, 0);       /* dies, exit event lost */
+	if (tt_finish(&x, 5000) == 0) {
+		GT_CHECK(x.st.repair[GT_REPAIR_LOST_WAKEUP] >= 1, "lost wakeup");
+		GT_CHECK(x.st.repair[GT_REPAIR_MIGRATED] >= 1, "migrated");
+		GT_CHECK(x.st.repair[GT_REPAIR_MIDFLIGHT] >= 1, "midflight");
+		GT_CHECK(x.st.repair[GT_REPAIR_LOST_EXIT] == 1, "lost exit");
+		GT_CHECK(count_lines(&x, "GoEnd") == 2, "GoEnd count:\n%s", x.dump);
+	}
+	tt_close(&x);
+}
+
+/* exec by a non-leader thread: it takes the leader's tid and the new name. */
+static void test_exec_renames(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 100, 'S', -1, 1);
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	exit_ev(&x, 1900, 1, 100);  /* the leader dies in de_thread (running now) */
+	struct gt_kev_exec e = {0};
+	hdr(&e.hdr, GT_KEV_EXEC, 2000, 0, 100);
+	e.old_tid = 101;
+	snprintf(e.comm, sizeof(e.comm), "newprog");
+	feed(&x, &e, sizeof(e));
+	sw(&x, 2100, 0, 100, S_SLEEP, 0, 0);
+	if (tt_finish(&x, 5000) == 0)
+		expect_seq(&x, "GoCreate p=0 g=1 g=3\n"
+			       "GoEnd p=0 g=1\n"
+			       "GoStart p=0 g=3 g=3 seq=1\n"
+			       "GoBlock p=0 g=3");
+	tt_close(&x);
+}
+
+/* Heap and RSS counters become HeapAlloc/HeapGoal. */
+static void test_heap(void)
+{
+	struct tt x;
+	GT_REQUIRE(tt_open(&x, NULL, 0) == 0, "open");
+	struct gt_kev_heap h = {0};
+	hdr(&h.hdr, GT_KEV_HEAP, 2000, 0, 101);
+	h.live_bytes = 4096;
+	h.limit_bytes = 1 << 20;
+	feed(&x, &h, sizeof(h));
+	struct gt_kev_rss r = {0};
+	hdr(&r.hdr, GT_KEV_RSS, 2100, 1, 101);
+	r.rss_bytes = 8192;
+	feed(&x, &r, sizeof(r));
+	if (tt_finish(&x, 5000) == 0)
+		expect_seq(&x, "HeapAlloc p=0 g=0 mem=4096\n"
+			       "HeapGoal p=0 g=0 mem=1048576\n"
+			       "HeapAlloc p=1 g=0 mem=8192");
+	tt_close(&x);
+}
+
+/* Identity stacks: same name -> same PC; the creation stack is the name. */
+static void test_identity_pc(void)
+{
+	GT_CHECK(gt_syscall_class(202) == GT_SYS_FUTEX, "futex class");
+	GT_CHECK(gt_syscall_class(0) == GT_SYS_OTHER, "read class");
+	GT_CHECK(!strcmp(gt_syscall_name(230), "clock_nanosleep"), "name 230");
+	GT_CHECK(gt_syscall_name(-1) == NULL && gt_syscall_name(100000) == NULL, "range");
+}
+
+/* Short and unknown records are counted, never fatal. */
+static void test_bad_records(void)
+{
+	struct tt x;
+	GT_REQUIRE(tt_open(&x, NULL, 0) == 0, "open");
+	struct gt_kev_switch e = {0};
+	hdr(&e.hdr, GT_KEV_SWITCH, 2000, 0, 101);
+	feed(&x, &e, sizeof(e.hdr));          /* short */
+	e.hdr.type = 99;
+	feed(&x, &e, sizeof(e));              /* unknown type */
+	if (tt_finish(&x, 5000) == 0)
+		GT_CHECK(x.st.repair[GT_REPAIR_BAD_RECORD] == 2, "bad records %llu",
+			 (unsigned long long)x.st.repair[GT_REPAIR_BAD_RECORD]);
+	tt_close(&x);
+}
+
+/* The /proc snapshot of this very process: our thread is running, a
+ * helper thread sleeps in a syscall. */
+static void test_proc_snapshot_self(void)
+{
+	struct gt_thread_snapshot *v = NULL;
+	int n = 0;
+	int r = gt_proc_snapshot(getpid(), &v, &n);
+	GT_REQUIRE(r == 0, "gt_proc_snapshot: %s", strerror(-r));
+	GT_CHECK(n >= 1, "no threads");
+	int self = -1;
+	for (int i = 0; i < n; i++)
+		if (v[i].tid == (uint32_t)getpid())
+			self = i;
+	GT_CHECK(self >= 0, "own thread missing");
+	if (self >= 0) {
+		GT_CHECK(v[self].state == 'R', "state %c", v[self].state);
+		GT_CHECK(v[self].cpu >= 0, "cpu %d", v[self].cpu);
+		GT_CHECK(strncmp(v[self].comm, "test_translate", 14) == 0, "comm %s", v[self].comm);
+	}
+	free(v);
+	GT_CHECK(gt_proc_snapshot(0x7ffffff0, &v, &n) == -ESRCH, "missing pid");
+}
+
+int main(void)
+{
+	GT_RUN(test_pipe_ping_pong);
+	GT_RUN(test_futex_block);
+	GT_RUN(test_sleep);
+	GT_RUN(test_nanosleep);
+	GT_RUN(test_poll);
+	GT_RUN(test_epoll);
+	GT_RUN(test_socket_recv);
+	GT_RUN(test_accept);
+	GT_RUN(test_read_file_sysblock);
+	GT_RUN(test_block_outside_syscall);
+	GT_RUN(test_preempt);
+	GT_RUN(test_yield);
+	GT_RUN(test_clone_and_exit);
+	GT_RUN(test_snapshot_states);
+	GT_RUN(test_wakeup_untraced_busy_cpu);
+	GT_RUN(test_wakeup_all_cpus_busy);
+	GT_RUN(test_repairs);
+	GT_RUN(test_exec_renames);
+	GT_RUN(test_heap);
+	GT_RUN(test_identity_pc);
+	GT_RUN(test_bad_records);
+	GT_RUN(test_proc_snapshot_self);
+	return gt_test_done();
+}
