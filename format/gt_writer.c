@@ -449,8 +449,8 @@ void gt_writer_free(struct gt_writer *w)
 	for (int p = 0; p < w->nps; p++)
 		free(w->ps[p].buf);
 	free(w->ps);
-	gt_intern_free(&w->strs);
-	gt_intern_free(&w->stks);
+	gt_intern_tab_free(&w->strs);
+	gt_intern_tab_free(&w->stks);
 	free(w->out);
 	free(w);
 }

@@ -178,7 +178,7 @@ const uint64_t *gt_stacktab_get(const struct gt_intern_tab *t, uint64_t id, uint
 	return (const uint64_t *)t->arena + e->off;
 }
 
-void gt_intern_free(struct gt_intern_tab *t)
+void gt_intern_tab_free(struct gt_intern_tab *t)
 {
 	free(t->slots);
 	free(t->ents);

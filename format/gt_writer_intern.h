@@ -35,6 +35,6 @@ int gt_stacktab_intern(struct gt_intern_tab *t, const uint64_t *words, uint32_t 
 		       uint64_t *id);
 const uint64_t *gt_stacktab_get(const struct gt_intern_tab *t, uint64_t id, uint32_t *nframes);
 
-void gt_intern_free(struct gt_intern_tab *t);
+void gt_intern_tab_free(struct gt_intern_tab *t);
 
 #endif
