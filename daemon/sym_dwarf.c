@@ -8,20 +8,26 @@
 int gt_dwarf_open(struct gt_dwarf *d, void *elf)
 {
 	Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	Dwarf_Aranges *ar;
+	size_t n = 0;
 
 	d->dw = dw;
+	d->walk_units = dw && (dwarf_getaranges(dw, &ar, &n) || n == 0);
 	return dw ? 0 : -ENOENT;
 }
 
-/* The compile unit covering vaddr: aranges first, then a walk of all
- * units for producers that emit no .debug_aranges. */
-static int find_cu(Dwarf *dw, uint64_t vaddr, Dwarf_Die *cu)
+/* The compile unit covering vaddr: from .debug_aranges, or for producers
+ * that emit none a walk of all units (slow: callers cache results). */
+static int find_cu(const struct gt_dwarf *d, uint64_t vaddr, Dwarf_Die *cu)
 {
+	Dwarf *dw = d->dw;
 	Dwarf_Off off = 0, next;
 	size_t hsize;
 
 	if (dwarf_addrdie(dw, vaddr, cu))
 		return 0;
+	if (!d->walk_units)
+		return -ENOENT;
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		if (dwarf_offdie(dw, off + hsize, cu) &&
 		    dwarf_haspc(cu, vaddr) > 0)
@@ -38,7 +44,7 @@ int gt_dwarf_line(const struct gt_dwarf *d, uint64_t vaddr, const char **file,
 	Dwarf_Line *l;
 	int lineno = 0;
 
-	if (!d->dw || find_cu(d->dw, vaddr, &cu))
+	if (!d->dw || find_cu(d, vaddr, &cu))
 		return -ENOENT;
 	l = dwarf_getsrc_die(&cu, vaddr);
 	if (!l)
@@ -71,7 +77,7 @@ int gt_dwarf_func(const struct gt_dwarf *d, uint64_t vaddr, const char **name)
 	struct func_search s = { vaddr, NULL };
 	Dwarf_Die cu;
 
-	if (!d->dw || find_cu(d->dw, vaddr, &cu))
+	if (!d->dw || find_cu(d, vaddr, &cu))
 		return -ENOENT;
 	dwarf_getfuncs(&cu, match_func, &s, 0);
 	if (!s.name)

@@ -5,7 +5,8 @@
 #include <stdint.h>
 
 struct gt_dwarf {
-	void *dw; /* Dwarf *, NULL if the file has no usable DWARF */
+	void *dw;       /* Dwarf *, NULL if the file has no usable DWARF */
+	int walk_units; /* no .debug_aranges: find units by walking them */
 };
 
 /* Opens the DWARF of an ELF handle (Elf *, kept open by the caller).

@@ -175,7 +175,9 @@ static int load_go(struct gt_binary *b, Elf *elf)
 	long off;
 	int has_sect, looks_go;
 
-	has_sect = find_section(elf, ".gopclntab", &sh) != NULL;
+	/* PIE builds put it in .data.rel.ro.gopclntab. */
+	has_sect = find_section(elf, ".gopclntab", &sh) != NULL ||
+		   find_section(elf, ".data.rel.ro.gopclntab", &sh) != NULL;
 	looks_go = has_sect || find_section(elf, ".go.buildinfo", &text) ||
 		   find_section(elf, ".note.go.buildid", &text);
 	if (!looks_go)
@@ -203,22 +205,35 @@ static int load_go(struct gt_binary *b, Elf *elf)
 			    size - (size_t)off, text_start);
 }
 
-/* x86-64 heuristic: most sampled functions open with push %rbp;
- * mov %rsp,%rbp (after an optional endbr64). */
+/* x86-64 heuristic: most sampled functions open with push %rbp (after an
+ * optional endbr64) and set mov %rsp,%rbp within the next few bytes (the
+ * compiler may schedule other instructions in between). */
+static int has_fp_prologue(const uint8_t *code, size_t n)
+{
+	static const uint8_t endbr[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const uint8_t mov[3] = { 0x48, 0x89, 0xe5 };
+	size_t k = memcmp(code, endbr, 4) ? 0 : 4;
+
+	if (code[k] != 0x55)
+		return 0;
+	for (k++; k + 3 <= n; k++)
+		if (!memcmp(code + k, mov, 3))
+			return 1;
+	return 0;
+}
+
 static int guess_frame_pointers(const struct gt_binary *b)
 {
 #if defined(__x86_64__)
-	static const uint8_t endbr[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	static const uint8_t prologue[4] = { 0x55, 0x48, 0x89, 0xe5 };
 	size_t step = b->syms.n / 64 + 1, seen = 0, with_fp = 0;
 
 	for (size_t i = 0; i < b->syms.n; i += step) {
 		const struct gt_symtab_entry *e = &b->syms.v[i];
-		uint8_t code[8];
+		uint8_t code[20];
 		uint64_t off;
 		size_t k;
 
-		if (e->size < 16)
+		if (e->size < sizeof(code))
 			continue;
 		for (k = 0; k < b->nsegs; k++)
 			if (e->addr - b->segs[k].vaddr < b->segs[k].filesz)
@@ -229,8 +244,7 @@ static int guess_frame_pointers(const struct gt_binary *b)
 		if (pread(b->fd, code, sizeof(code), (off_t)off) != sizeof(code))
 			continue;
 		seen++;
-		k = memcmp(code, endbr, 4) ? 0 : 4;
-		with_fp += !memcmp(code + k, prologue, 4);
+		with_fp += has_fp_prologue(code, sizeof(code));
 	}
 	return seen && with_fp * 2 >= seen;
 #else

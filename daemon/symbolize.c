@@ -19,6 +19,7 @@
 #include "sym_table.h"
 
 #define BUCKETS 256
+#define CACHE_SLOTS 4096 /* recent (binary, address) results */
 
 struct bin_entry {
 	struct bin_entry *next;
@@ -42,12 +43,20 @@ struct proc {
 	size_t n;
 };
 
+struct cache_slot {
+	const struct bin_entry *bin; /* NULL: empty */
+	uint64_t vaddr;
+	struct gt_binary_sym sym;
+	int rc;
+};
+
 struct gt_symbolizer {
 	struct proc *procs[BUCKETS];
 	struct bin_entry *bins[BUCKETS];
 	struct gt_intern strings;
 	struct gt_symtab ksyms;
 	int kstate;            /* 0 not loaded, 1 loaded, -errno failed */
+	struct cache_slot cache[CACHE_SLOTS];
 };
 
 struct gt_symbolizer *gt_symbolizer_new(void)
@@ -277,6 +286,23 @@ static const char *fallback(struct gt_symbolizer *s, const char *base,
 	return r ? r : "?";
 }
 
+/* Binary lookups cost microseconds with DWARF; the same frames recur in
+ * many stacks, so keep recent answers (direct-mapped). */
+static int cached_lookup(struct gt_symbolizer *s, const struct bin_entry *bin,
+			 uint64_t vaddr, struct gt_binary_sym *out)
+{
+	uint64_t h = (vaddr ^ (uint64_t)(uintptr_t)bin) * 0x9e3779b97f4a7c15ull;
+	struct cache_slot *c = &s->cache[h >> 52]; /* top 12 bits: 4096 slots */
+
+	if (c->bin != bin || c->vaddr != vaddr) {
+		c->rc = gt_binary_lookup(&bin->b, vaddr, &c->sym);
+		c->bin = bin;
+		c->vaddr = vaddr;
+	}
+	*out = c->sym;
+	return c->rc;
+}
+
 int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 		      struct gt_sym *out)
 {
@@ -294,7 +320,7 @@ int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 	out->module = m->module;
 	off = ip - m->start + m->offset;
 	if (m->bin && m->bin->loaded && !gt_binary_vaddr(&m->bin->b, off, &vaddr))
-		gt_binary_lookup(&m->bin->b, vaddr, &bs);
+		cached_lookup(s, m->bin, vaddr, &bs);
 	out->func = bs.func ? bs.func : fallback(s, m->base, off);
 	if (bs.file) {
 		out->file = bs.file;

@@ -7,6 +7,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"reflect"
 )
 
 //go:noinline
@@ -19,6 +20,9 @@ func work(n int) int {
 }
 
 func main() {
+	// The runtime address of main.work: the test derives the load bias of
+	// PIE builds from it and the link-time address `go tool nm` shows.
+	fmt.Printf("work %#x\n", reflect.ValueOf(work).Pointer())
 	fmt.Println("ready", work(10))
 	buf := make([]byte, 1)
 	for {
