@@ -149,8 +149,8 @@ int gt_check_file_run(const char *path, unsigned flags, struct gt_check_report *
 		      gt_goroutine_fn fn, void *arg)
 {
 	static const uint8_t empty[1];
-	const uint8_t *data;
-	size_t len;
+	const uint8_t *data = NULL;
+	size_t len = 0;
 	int rc = map_file(path, &data, &len, rep);
 
 	if (rc < 0)

@@ -55,6 +55,7 @@ static void state_transition(const struct gt_cev *e, uint64_t *g,
 			     struct gstate *init, struct gstate *next)
 {
 	*g = UNORDERED;
+	*init = *next = (struct gstate){0, ST_DEAD};
 	switch (e->type) {
 	case GT_EV_GO_CREATE:
 		*g = e->args[0];
@@ -298,9 +299,21 @@ static int merge_run(struct merge *m, uint32_t *out)
 	return 0;
 }
 
-/* Stable merge sort of event indices by key. */
+static int64_t key_of(const struct gt_ctx *c, uint32_t i, int by_seq)
+{
+	return by_seq ? c->ev[i].seq : c->ev[i].ts;
+}
+
+/* Stable merge sort of event indices by key.  The input is nearly always
+ * sorted already: check that first. */
 static void sort_stable(struct gt_ctx *c, uint32_t *a, uint32_t *tmp, uint32_t n, int by_seq)
 {
+	uint32_t i = 1;
+
+	while (i < n && key_of(c, a[i - 1], by_seq) <= key_of(c, a[i], by_seq))
+		i++;
+	if (i >= n)
+		return;
 	for (uint32_t w = 1; w < n; w *= 2) {
 		for (uint32_t lo = 0; lo < n; lo += 2 * w) {
 			uint32_t mid = lo + w < n ? lo + w : n;
