@@ -265,34 +265,21 @@ static void set_flags(struct gt_binary *b, Elf *elf)
 		b->flags |= GT_SYM_HAS_PCLNTAB | GT_SYM_FRAME_POINTERS;
 	if (find_section(elf, ".eh_frame", &sh))
 		b->flags |= GT_SYM_HAS_EH_FRAME;
-	if (!b->is_go && guess_frame_pointers(b))
+	if (!b->is_go && b->fd >= 0 && guess_frame_pointers(b))
 		b->flags |= GT_SYM_FRAME_POINTERS;
 }
 
-int gt_binary_load(struct gt_binary *b, int fd)
+/* Symbols, debug info and flags of an opened Elf handle. */
+static int load_parts(struct gt_binary *b, Elf *elf)
 {
-	Elf *elf;
 	GElf_Shdr sh;
 	int err;
 
-	memset(b, 0, sizeof(*b));
-	b->fd = fd;
-	b->debug_fd = -1;
-	err = elf_ready();
-	if (err)
-		goto fail;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
-		err = -ENOEXEC;
-		goto fail;
-	}
 	b->elf = elf;
 	err = load_segments(b, elf);
 	if (err)
-		goto fail;
-	b->is_go = load_go(b, elf) == 0;
+		return err;
+	b->is_go = b->fd >= 0 && load_go(b, elf) == 0;
 	err = load_symbols(&b->syms, elf);
 	/* Debug info: in the file itself, else a separate debug file. */
 	if (!err && !b->is_go && !find_section(elf, ".debug_info", &sh) &&
@@ -303,12 +290,57 @@ int gt_binary_load(struct gt_binary *b, int fd)
 		gt_dwarf_open(&b->dwarf, elf);
 	}
 	if (err)
-		goto fail;
+		return err;
 	gt_symtab_finish(&b->syms);
 	set_flags(b, elf);
 	return 0;
-fail:
-	gt_binary_close(b);
+}
+
+static Elf *check_kind(Elf *elf)
+{
+	if (elf && elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return NULL;
+	}
+	return elf;
+}
+
+int gt_binary_load(struct gt_binary *b, int fd)
+{
+	Elf *elf;
+	int err;
+
+	memset(b, 0, sizeof(*b));
+	b->fd = fd;
+	b->debug_fd = -1;
+	err = elf_ready();
+	if (!err) {
+		elf = check_kind(elf_begin(fd, ELF_C_READ_MMAP, NULL));
+		err = elf ? load_parts(b, elf) : -ENOEXEC;
+	}
+	if (err)
+		gt_binary_close(b);
+	return err;
+}
+
+int gt_binary_load_image(struct gt_binary *b, const void *image, size_t size)
+{
+	Elf *elf;
+	int err;
+
+	memset(b, 0, sizeof(*b));
+	b->fd = b->debug_fd = -1;
+	err = elf_ready();
+	if (err)
+		return err;
+	b->image = malloc(size ? size : 1);
+	if (!b->image)
+		return -ENOMEM;
+	memcpy(b->image, image, size);
+	elf = check_kind(elf_memory(b->image, size));
+	err = elf ? load_parts(b, elf) : -ENOEXEC;
+	if (err)
+		gt_binary_close(b);
 	return err;
 }
 
@@ -362,6 +394,7 @@ void gt_binary_close(struct gt_binary *b)
 		munmap(b->map, b->map_len);
 	if (b->fd >= 0)
 		close(b->fd);
+	free(b->image);
 	gt_symtab_free(&b->syms);
 	free(b->segs);
 	memset(b, 0, sizeof(*b));

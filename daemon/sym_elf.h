@@ -26,6 +26,7 @@ struct gt_binary {
 	struct gt_dwarf dwarf;
 	void *map;              /* whole file, only for Go binaries */
 	size_t map_len;
+	void *image;            /* in-memory ELF (the vDSO), owned copy */
 	struct gt_pcln pcln;
 	int is_go;
 	unsigned flags;         /* enum gt_sym_info_flags */
@@ -34,6 +35,9 @@ struct gt_binary {
 /* Parses the ELF file open at fd; takes ownership of fd (closed by
  * gt_binary_close, also on failure).  Returns 0 or -errno. */
 int gt_binary_load(struct gt_binary *b, int fd);
+
+/* Parses an ELF image held in memory (the vDSO); copies it. */
+int gt_binary_load_image(struct gt_binary *b, const void *image, size_t size);
 
 /* File offset -> link-time virtual address via PT_LOAD; 0 or -ENOENT. */
 int gt_binary_vaddr(const struct gt_binary *b, uint64_t file_off,

@@ -8,8 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "sym_elf.h"
@@ -56,6 +57,8 @@ struct gt_symbolizer {
 	struct gt_intern strings;
 	struct gt_symtab ksyms;
 	int kstate;            /* 0 not loaded, 1 loaded, -errno failed */
+	struct bin_entry *vdso; /* our own vDSO: the kernel maps the same one
+				 * into every 64-bit process */
 	struct cache_slot cache[CACHE_SLOTS];
 };
 
@@ -89,6 +92,11 @@ void gt_symbolizer_free(struct gt_symbolizer *s)
 			free(s->bins[i]);
 			s->bins[i] = next;
 		}
+	}
+	if (s->vdso) {
+		if (s->vdso->loaded)
+			gt_binary_close(&s->vdso->b);
+		free(s->vdso);
 	}
 	gt_intern_free(&s->strings);
 	gt_symtab_free(&s->ksyms);
@@ -162,6 +170,23 @@ static struct bin_entry *get_binary(struct gt_symbolizer *s, pid_t pid,
 	return e;
 }
 
+/* Our vDSO image: section headers come last, so it ends at e_shoff +
+ * e_shnum * e_shentsize. */
+static struct bin_entry *get_vdso(struct gt_symbolizer *s)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+
+	if (!s->vdso && eh && !memcmp(eh->e_ident, ELFMAG, SELFMAG) &&
+	    eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+	    (s->vdso = calloc(1, sizeof(*s->vdso)))) {
+		size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+
+		s->vdso->loaded = size < (1u << 20) &&
+				  gt_binary_load_image(&s->vdso->b, eh, size) == 0;
+	}
+	return s->vdso;
+}
+
 static int add_map(struct gt_symbolizer *s, struct proc *p, size_t *cap,
 		   pid_t pid, const struct gt_map_line *m)
 {
@@ -190,6 +215,8 @@ static int add_map(struct gt_symbolizer *s, struct proc *p, size_t *cap,
 	pm->base = slash ? slash + 1 : pm->module;
 	if (m->inode && pm->module[0] == '/')
 		pm->bin = get_binary(s, pid, m, pm->module);
+	else if (!strcmp(pm->module, "[vdso]"))
+		pm->bin = get_vdso(s);
 	p->n++;
 	return 0;
 }
@@ -321,7 +348,14 @@ int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 	off = ip - m->start + m->offset;
 	if (m->bin && m->bin->loaded && !gt_binary_vaddr(&m->bin->b, off, &vaddr))
 		cached_lookup(s, m->bin, vaddr, &bs);
-	out->func = bs.func ? bs.func : fallback(s, m->base, off);
+	/* Named files: "libx.so+0xOFF" (file offset, as perf and pprof);
+	 * anonymous or pseudo mappings (JIT, stack): the address. */
+	if (bs.func)
+		out->func = bs.func;
+	else if (m->module[0] == '/' || m->bin)
+		out->func = fallback(s, m->base, off);
+	else
+		out->func = fallback(s, NULL, ip);
 	if (bs.file) {
 		out->file = bs.file;
 		out->line = bs.line;

@@ -102,6 +102,37 @@ static void test_own_functions(void)
 	gt_symbolizer_free(s);
 }
 
+/* The vDSO has no file: it is symbolized from our own copy. */
+static void test_vdso(void)
+{
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	uint64_t start = 0, end = 0;
+	char line[512], name[64] = "";
+	int found = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	GT_REQUIRE(s && f, "setup: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]"))
+			sscanf(line, "%" SCNx64 "-%" SCNx64, &start, &end);
+	fclose(f);
+	GT_REQUIRE(start && end > start, "no [vdso] in /proc/self/maps");
+	GT_REQUIRE(gt_symbolizer_add_process(s, getpid()) == 0, "add self");
+	for (uint64_t ip = start; ip < end && !found; ip += 4) {
+		struct gt_sym sym;
+
+		if (gt_symbolize_user(s, getpid(), ip, &sym) == 0 &&
+		    strstr(sym.func, "clock_gettime")) {
+			found = 1;
+			snprintf(name, sizeof(name), "%s", sym.func);
+			GT_CHECK(!strcmp(sym.module, "[vdso]"), "module %s", sym.module);
+		}
+	}
+	GT_CHECK(found, "no address of [vdso] %" PRIx64 "-%" PRIx64
+		 " resolved to *clock_gettime*", start, end);
+	gt_symbolizer_free(s);
+}
+
 /* ---- child processes ---------------------------------------------------- */
 
 struct child {
@@ -565,6 +596,7 @@ int main(int argc, char **argv)
 		build_dir = dir;
 	}
 	GT_RUN(test_own_functions);
+	GT_RUN(test_vdso);
 	GT_RUN(test_child_after_exit);
 	GT_RUN(test_go_stripped);
 	GT_RUN(test_go_stripped_pie);
