@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""A raw client of the gotraced protocol (daemon/protocol.h) for the
+daemon_*.sh integration scripts: sends what gotracectl never would.
+
+  daemon_proto.py abuse SOCK           bad messages -> ERROR replies, daemon keeps serving
+  daemon_proto.py record SOCK FILE PID [SECONDS]
+                                       opens FILE itself, passes the fd, prints
+                                       `session N` and waits for DONE (or a kill)
+  daemon_proto.py nofd SOCK PID        RECORD without a descriptor is refused
+  daemon_proto.py badfd SOCK PID       read-only file / pipe descriptors are refused
+  daemon_proto.py status SOCK          prints `sessions N`
+
+Prints `ok NAME` / `FAIL NAME: why` lines; exits 1 if anything failed.
+"""
+import os
+import socket
+import struct
+import sys
+import time
+
+MAGIC, VERSION, HDR = 0x44525447, 1, 16
+RECORD, STATUS, STOP, OK, PROGRESS, DONE, ERROR, STATUS_REPLY = 1, 2, 3, 16, 17, 18, 19, 20
+MAX_PAYLOAD = 65536
+failures = 0
+
+
+def report(name, good, why=""):
+    global failures
+    if good:
+        print(f"ok {name}", flush=True)
+    else:
+        failures += 1
+        print(f"FAIL {name}: {why}", flush=True)
+
+
+def msg(mtype, payload=b"", version=VERSION, magic=MAGIC, length=None, reserved=0):
+    n = len(payload) if length is None else length
+    return struct.pack("<IHHII", magic, version, mtype, n, reserved) + payload
+
+
+def pstr(s):
+    b = s.encode()
+    return struct.pack("<H", len(b)) + b
+
+
+def record_payload(pids=(), cgroup="", duration_ns=0, label="daemon_proto", flags=0):
+    p = struct.pack("<IQIIIII", flags, duration_ns, 0, 0, 0, 0, len(pids))
+    p += b"".join(struct.pack("<i", x) for x in pids)
+    return p + pstr(cgroup) + pstr(label)
+
+
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(20)
+    s.connect(path)
+    return s
+
+
+def recv_exact(s, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("daemon closed the connection")
+        buf += chunk
+    return buf
+
+
+def recv_msg(s):
+    magic, version, mtype, length, reserved = struct.unpack("<IHHII", recv_exact(s, HDR))
+    if magic != MAGIC or version != VERSION or length > MAX_PAYLOAD:
+        raise ValueError(f"bad header from daemon {magic:#x} v{version} len {length}")
+    return mtype, recv_exact(s, length)
+
+
+def error_text(payload):
+    code, n = struct.unpack_from("<IH", payload)
+    return code, payload[6:6 + n].decode(errors="replace")
+
+
+def expect_error(name, path, data, want=None, fds=None):
+    """Sends data on a fresh connection; the reply must be ERROR."""
+    try:
+        s = connect(path)
+        if fds:
+            socket.send_fds(s, [data], fds)
+        else:
+            s.sendall(data)
+        mtype, payload = recv_msg(s)
+        s.close()
+    except Exception as e:  # noqa: BLE001 - any failure is the test's verdict
+        report(name, False, f"no error reply: {e}")
+        return
+    if mtype != ERROR:
+        report(name, False, f"reply type {mtype}, wanted ERROR")
+        return
+    code, text = error_text(payload)
+    report(name, want is None or want in text, f"error '{text}' lacks '{want}'")
+
+
+def status_count(path):
+    s = connect(path)
+    s.sendall(msg(STATUS))
+    mtype, payload = recv_msg(s)
+    s.close()
+    if mtype != STATUS_REPLY:
+        raise ValueError(f"STATUS answered with type {mtype}")
+    return struct.unpack_from("<I", payload)[0]
+
+
+def abuse(path):
+    pid = os.getpid()
+    expect_error("proto_bad_magic", path, msg(STATUS, magic=0x12345678), "magic")
+    expect_error("proto_bad_version", path, msg(STATUS, version=99), "version")
+    expect_error("proto_unknown_type", path, msg(77), "type")
+    expect_error("proto_reserved", path, msg(STATUS, reserved=5), "reserved")
+    expect_error("proto_oversized", path, msg(STATUS, length=MAX_PAYLOAD + 1), "limit")
+    expect_error("proto_garbage", path, os.urandom(64) + b"GET / HTTP/1.0\r\n\r\n")
+    expect_error("proto_truncated_payload", path,
+                 msg(RECORD, record_payload([pid])[:10]), "cut short")
+    expect_error("proto_lying_pid_count", path,
+                 msg(RECORD, struct.pack("<IQIIIII", 0, 0, 0, 0, 0, 0, 100000)), "limit")
+    expect_error("proto_trailing_bytes", path, msg(STOP, struct.pack("<IB", 1, 0)), "unexpected")
+    expect_error("proto_reply_as_request", path, msg(OK, struct.pack("<I", 1)), "reply")
+    expect_error("proto_stop_unknown", path, msg(STOP, struct.pack("<I", 999999)), "no session")
+    expect_error("proto_both_targets", path,
+                 msg(RECORD, record_payload([pid], cgroup="/sys/fs/cgroup")), "both")
+    # a header then silence, then close: the daemon must not wait forever
+    s = connect(path)
+    s.sendall(msg(STATUS, length=100)[:HDR] + b"xx")
+    s.close()
+    # many connections opened and dropped at once
+    socks = [connect(path) for _ in range(50)]
+    for s in socks:
+        s.close()
+    try:
+        n = status_count(path)
+        report("proto_daemon_still_serves", True)
+    except Exception as e:  # noqa: BLE001
+        report("proto_daemon_still_serves", False, str(e))
+
+
+def nofd(path, pid):
+    expect_error("proto_record_without_fd", path, msg(RECORD, record_payload([pid])),
+                 "descriptor")
+
+
+def badfd(path, pid):
+    ro = os.open("/etc/hostname", os.O_RDONLY)
+    expect_error("proto_readonly_fd_refused", path, msg(RECORD, record_payload([pid])),
+                 "not open for writing", fds=[ro])
+    os.close(ro)
+    r, w = os.pipe()
+    expect_error("proto_pipe_fd_refused", path, msg(RECORD, record_payload([pid])),
+                 "regular file", fds=[w])
+    os.close(r)
+    os.close(w)
+
+
+def record(path, out, pid, seconds):
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    s = connect(path)
+    s.settimeout(None)
+    socket.send_fds(s, [msg(RECORD, record_payload([pid], duration_ns=int(seconds * 1e9)))], [fd])
+    os.close(fd)
+    mtype, payload = recv_msg(s)
+    if mtype != OK:
+        code, text = error_text(payload) if mtype == ERROR else (0, f"type {mtype}")
+        print(f"refused: {text}", flush=True)
+        return 1
+    print(f"session {struct.unpack('<I', payload)[0]}", flush=True)
+    while True:
+        mtype, payload = recv_msg(s)
+        if mtype == DONE:
+            print("done", flush=True)
+            return 0
+
+
+def main():
+    cmd, path = sys.argv[1], sys.argv[2]
+    if cmd == "abuse":
+        abuse(path)
+    elif cmd == "nofd":
+        nofd(path, int(sys.argv[3]))
+    elif cmd == "badfd":
+        badfd(path, int(sys.argv[3]))
+    elif cmd == "record":
+        secs = float(sys.argv[5]) if len(sys.argv) > 5 else 0
+        return record(path, sys.argv[3], int(sys.argv[4]), secs)
+    elif cmd == "status":
+        print(f"sessions {status_count(path)}")
+    else:
+        print(__doc__)
+        return 2
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
