@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# run.sh BUILD_DIR: runs the benchmarks, one step after another, then prints
+# a side-by-side summary: each step's status, time, and its figure lines
+# (lines with a rate or a target, e.g. "events/s ... (target >= 30 M/s)").
+#
+# Benchmarks print figures and assert nothing; a step fails only if its
+# command exits non-zero.  Full output: BUILD_DIR/bench-logs/NAME.log.
+# To add a benchmark: a tests/bench/bench_*.c binary is picked up by
+# itself; anything else goes in the list of steps at the bottom.
+set -u
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+logdir=$build/bench-logs
+mkdir -p "$logdir"
+names=() results=() failed=0
+
+# step NAME CMD ARGS...: runs one benchmark, shows its output, records it.
+step() {
+	local name=$1 log=$logdir/$1.log start=$SECONDS rc
+	shift
+	printf '== %s\n' "$name"
+	"$@" >"$log" 2>&1 </dev/null
+	rc=$?
+	sed 's/^/   /' "$log"
+	names+=("$name")
+	if [ "$rc" -eq 0 ]; then
+		results+=("ok $((SECONDS - start))s")
+	else
+		results+=("FAILED (exit $rc) $((SECONDS - start))s")
+		failed=$((failed + 1))
+	fi
+}
+
+# ---- steps -------------------------------------------------------------------
+# Binaries that need arguments get their own step below; the rest run bare.
+with_args=" bench_reader "
+for b in "$build"/bench/*; do
+	[ -x "$b" ] && [ -f "$b" ] || continue
+	[[ "$with_args" == *" $(basename "$b") "* ]] && continue
+	step "$(basename "$b")" "$b"
+done
+# The checker on a real trace written by the Go 1.11 runtime.
+[ -x "$build/bench/bench_reader" ] &&
+	step bench_reader "$build/bench/bench_reader" \
+		"$(go env GOROOT)/src/internal/trace/testdata/stress_1_11_good"
+# Append further steps here, e.g.:  step overhead_redis tests/bench/overhead.sh "$build"
+
+# ---- summary -----------------------------------------------------------------
+echo
+echo "== summary"
+for i in "${!names[@]}"; do
+	printf '%-28s %s\n' "${names[$i]}" "${results[$i]}"
+	grep -E 'target|/s|B/event' "$logdir/${names[$i]}.log" | sed 's/^ */      /' | head -12
+done
+[ "$failed" -eq 0 ]
