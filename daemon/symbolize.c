@@ -143,7 +143,7 @@ static int open_mapped(pid_t pid, const struct gt_map_line *m, const char *path)
 }
 
 /* The cached binary for the mapping, opening and parsing it on first
- * sight; a binary that cannot be read is cached as not loaded. */
+ * sight; a file that opens but does not parse is cached as not loaded. */
 static struct bin_entry *get_binary(struct gt_symbolizer *s, pid_t pid,
 				    const struct gt_map_line *m,
 				    const char *path)
@@ -156,15 +156,20 @@ static struct bin_entry *get_binary(struct gt_symbolizer *s, pid_t pid,
 		if (e->ino == m->inode && e->dev_major == m->dev_major &&
 		    e->dev_minor == m->dev_minor)
 			return e;
-	e = calloc(1, sizeof(*e));
-	if (!e)
+	/* Not cached when it cannot be opened (the process may have just
+	 * exited): the next process mapping it gets another try. */
+	fd = open_mapped(pid, m, path);
+	if (fd < 0)
 		return NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		close(fd);
+		return NULL;
+	}
 	e->dev_major = m->dev_major;
 	e->dev_minor = m->dev_minor;
 	e->ino = m->inode;
-	fd = open_mapped(pid, m, path);
-	if (fd >= 0)
-		e->loaded = gt_binary_load(&e->b, fd) == 0;
+	e->loaded = gt_binary_load(&e->b, fd) == 0;
 	e->next = s->bins[h];
 	s->bins[h] = e;
 	return e;

@@ -267,14 +267,46 @@ static void test_child_after_exit(void)
 	gt_symbolizer_free(s);
 }
 
-/* ---- Go ------------------------------------------------------------------- */
-
 static int run(const char *cmd)
 {
 	int st = system(cmd);
 
 	return st == 0 ? 0 : -1;
 }
+
+/* A binary deleted while running: found again through map_files. */
+static void test_deleted_binary(void)
+{
+	char src[512], copy[600], cmd[1400];
+	char *argv[] = { copy, NULL };
+	struct child c = { 0 };
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	uint64_t leaf = 0, wr = 0;
+	int line = 0, rc;
+	struct gt_sym sym;
+	pid_t pid;
+
+	GT_REQUIRE(s, "out of memory");
+	snprintf(src, sizeof(src), "%s/workloads/sym_target", build_dir);
+	snprintf(copy, sizeof(copy), "%s/sym-deleted-%d", build_dir, (int)getpid());
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", src, copy);
+	GT_REQUIRE(run(cmd) == 0, "%s failed", cmd);
+	rc = spawn(&c, argv);
+	unlink(copy);
+	GT_REQUIRE(rc == 0 && read_target(&c, &leaf, &line, &wr) == 0,
+		   "starting %s failed", copy);
+	rc = gt_symbolizer_add_process(s, c.pid);
+	pid = c.pid;
+	reap(&c);
+	GT_CHECK(rc == 0, "add_process: %s", strerror(-rc));
+	rc = gt_symbolize_user(s, pid, leaf, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "sym_target_leaf"),
+		 "deleted binary: rc %d func %s module %s", rc, sym.func, sym.module);
+	GT_CHECK(strstr(sym.module, "sym-deleted-") != NULL, "module %s", sym.module);
+	gt_symbolizer_free(s);
+}
+
+/* ---- Go ------------------------------------------------------------------- */
 
 /* Address and line of FUNC in the unstripped build, via `go tool nm -n`
  * and the source (the line of "func NAME("). */
@@ -598,6 +630,7 @@ int main(int argc, char **argv)
 	GT_RUN(test_own_functions);
 	GT_RUN(test_vdso);
 	GT_RUN(test_child_after_exit);
+	GT_RUN(test_deleted_binary);
 	GT_RUN(test_go_stripped);
 	GT_RUN(test_go_stripped_pie);
 	GT_RUN(test_kernel);
