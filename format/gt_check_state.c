@@ -31,6 +31,7 @@ struct gdesc {
 struct pdesc {
 	int running;
 	uint64_t g;
+	uint64_t start_off; /* offset of the last ProcStart */
 	uint8_t stw, sweep;
 };
 
@@ -260,6 +261,7 @@ static int on_proc(struct state *s, struct pdesc *p, const struct gt_cev *e)
 			return gt_ctx_fail(s->c, e->type, e->off, "p %lld is running before start",
 					   (long long)e->p);
 		p->running = 1;
+		p->start_off = e->off;
 		return 0;
 	}
 	if (!p->running)
@@ -468,7 +470,7 @@ static int step(struct state *s, struct gt_cev *e)
 }
 
 struct end_scan {
-	uint64_t g, off;
+	uint64_t g, off, p_off;
 	int64_t p;
 	int found_g, found_p;
 };
@@ -493,6 +495,7 @@ static void find_running_p(uint64_t key, void *val, void *arg)
 	if (p->running && (!e->found_p || (int64_t)key < e->p)) {
 		e->found_p = 1;
 		e->p = (int64_t)key;
+		e->p_off = p->start_off;
 	}
 }
 
@@ -533,7 +536,7 @@ static int check_end(struct state *s)
 		return 0;
 	gt_map_each(&s->ps, find_running_p, &e);
 	if (e.found_p)
-		return gt_ctx_fail(s->c, GT_EV_PROC_START, s->c->len,
+		return gt_ctx_fail(s->c, GT_EV_PROC_START, e.p_off,
 				   "p %lld is not stopped at the end of the trace (DESIGN.md: every P stopped at the end)",
 				   (long long)e.p);
 	return 0;
