@@ -150,26 +150,32 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
 		gt_tr_repair(t, GT_REPAIR_AFTER_END);
 		return 0;
 	}
-	if (len < sizeof(*ev) || ev->type == 0 || ev->type >= GT_KEV_TYPE_MAX ||
-	    len < kev_size[ev->type]) {
-		gt_tr_repair(t, GT_REPAIR_BAD_RECORD);
-		return 0;
-	}
-	if (!t->begun)
-		gt_translator_begin(t, ev->ts, NULL, 0);
-	if (ev->cpu >= t->ncpus) {
-		gt_tr_repair(t, GT_REPAIR_BAD_CPU);
-		if (needs_cpu(ev->type))
-			return t->err;
-	}
-	/* Records in a ring buffer may be unaligned for their 8-byte fields. */
+	/* Records in a ring buffer may be unaligned for their 8-byte fields:
+	 * work on an aligned copy. */
 	union {
 		struct gt_kev_hdr h;
 		struct gt_kev_exec biggest;
 		uint64_t align;
 	} copy;
-	_Static_assert(sizeof(struct gt_kev_exec) >= sizeof(struct gt_kev_switch), "copy size");
-	memcpy(&copy, ev, kev_size[ev->type]);
+	if (len < sizeof(copy.h)) {
+		gt_tr_repair(t, GT_REPAIR_BAD_RECORD);
+		return 0;
+	}
+	memcpy(&copy.h, ev, sizeof(copy.h));
+	int type = copy.h.type;
+	if (type == 0 || type >= GT_KEV_TYPE_MAX || len < kev_size[type] ||
+	    kev_size[type] > sizeof(copy)) {
+		gt_tr_repair(t, GT_REPAIR_BAD_RECORD);
+		return 0;
+	}
+	memcpy(&copy, ev, kev_size[type]);
+	if (!t->begun)
+		gt_translator_begin(t, copy.h.ts, NULL, 0);
+	if (copy.h.cpu >= t->ncpus) {
+		gt_tr_repair(t, GT_REPAIR_BAD_CPU);
+		if (needs_cpu(type))
+			return t->err;
+	}
 	if (copy.h.ts < t->now)
 		gt_tr_repair(t, GT_REPAIR_LATE_EVENT); /* clamped forward */
 	else

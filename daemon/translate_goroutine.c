@@ -159,6 +159,7 @@ void gt_tr_apply_rename(struct gt_translator *t, struct gt_thread *th)
 	gt_tr_emit(t, c, GT_EV_GO_END, NULL, 0);
 	t->cpus[c].cur = NULL;
 	th->goid = goid;
+	th->born = t->now;
 	th->seq = 0;
 	th->state = GT_TH_RUNNABLE;
 	t->st.threads++;

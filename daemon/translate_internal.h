@@ -22,6 +22,7 @@ struct gt_thread {
 	uint32_t tid, tgid;
 	uint64_t goid;
 	uint64_t seq;           /* Go's per-goroutine sequence counter */
+	uint64_t born;          /* time of its GoCreate */
 	enum gt_th_state state;
 	int cpu;                /* P while running */
 	int64_t sys_nr;         /* syscall it is in, -1 none */

@@ -85,6 +85,7 @@ struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid
 	th->tid = tid;
 	th->tgid = tgid;
 	th->goid = t->next_goid++;
+	th->born = t->now;
 	th->state = GT_TH_RUNNABLE;
 	th->cpu = -1;
 	th->sys_nr = -1;

@@ -48,7 +48,10 @@ void gt_tr_on_cpu_sample(struct gt_translator *t, const struct gt_kev_cpu_sample
 	if (t->version < GT_V1_19 || e->hdr.cpu >= t->ncpus)
 		return;
 	struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
-	uint64_t g = th && th->state != GT_TH_DEAD ? th->goid : 0;
+	/* Samples sit in a batch of their own, ordered by time alone: one at
+	 * the very time of its goroutine's GoCreate could be taken first and
+	 * make the reader think the goroutine existed already. */
+	uint64_t g = th && th->state != GT_TH_DEAD && th->born < t->now ? th->goid : 0;
 	uint32_t tgid = th ? th->tgid : e->hdr.tgid;
 	uint64_t a[4] = {t->now, e->hdr.cpu, g, gt_tr_stack(t, tgid, e->ustack, e->kstack)};
 	gt_tr_emit(t, e->hdr.cpu, GT_EV_CPU_SAMPLE, a, 4);

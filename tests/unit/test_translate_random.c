@@ -1,0 +1,454 @@
+/* Adversarial kernel streams through the translator: a small simulated
+ * kernel (CPUs, threads, syscalls, forks, exits, tid reuse) produces a
+ * plausible event stream, which is then damaged the ways real capture
+ * damages it (dropped, duplicated and swapped events, clock skew between
+ * CPUs, CPUs >= ncpus, garbage records, threads first seen mid-flight).
+ * Every output file must pass our checker and Go's (`-d` + viewer pages).
+ *
+ * Seeds are printed; GT_SEED=N reruns one stream, GT_STREAMS=N sets how
+ * many run (default 30).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gt_check.h"
+#include "gt_test.h"
+#include "gt_writer.h"
+#include "translate.h"
+
+#define MAXT 64          /* simulated thread slots */
+#define MAXCPU 6
+#define TID0 200         /* traced tids are TID0 + slot (+ reuse offset) */
+
+struct rng {
+	uint64_t s;
+};
+
+static uint32_t rnd(struct rng *r, uint32_t n)
+{
+	r->s ^= r->s << 13;
+	r->s ^= r->s >> 7;
+	r->s ^= r->s << 17;
+	return n ? (uint32_t)(r->s % n) : 0;
+}
+
+enum sim_state { SIM_FREE, SIM_RUN, SIM_READY, SIM_SLEEP };
+
+struct sim_thread {
+	enum sim_state st;
+	uint32_t tid;
+	int cpu;
+	int64_t sys;       /* -1 none */
+};
+
+struct sim {
+	struct rng r;
+	int ncpus;         /* CPUs the translator is told about */
+	int kcpus;         /* CPUs events come from (may exceed ncpus) */
+	struct sim_thread th[MAXT];
+	int cur[MAXCPU];   /* slot running on the CPU, -1 idle/untraced */
+	uint64_t ts;
+	int64_t skew[MAXCPU];
+	/* the damaged stream */
+	uint8_t *buf;
+	size_t len, cap;
+	size_t *offs;
+	size_t nev, capev;
+	int pct_drop, pct_dup, pct_swap, pct_garbage;
+};
+
+static const int64_t sys_nrs[] = {0, 1, 7, 23, 24, 35, 45, 46, 202, 230, 232, 281, 288, 61, -1};
+
+static void push_raw(struct sim *s, const void *ev, size_t len)
+{
+	if (s->len + len > s->cap) {
+		s->cap = (s->cap + len) * 2;
+		s->buf = realloc(s->buf, s->cap);
+	}
+	if (s->nev == s->capev) {
+		s->capev = s->capev ? s->capev * 2 : 1024;
+		s->offs = realloc(s->offs, (s->capev + 1) * sizeof(*s->offs));
+	}
+	if (!s->buf || !s->offs)
+		abort();
+	memcpy(s->buf + s->len, ev, len);
+	s->offs[s->nev++] = s->len;
+	s->len += len;
+	s->offs[s->nev] = s->len;
+}
+
+/* Applies damage as the event is produced. */
+static void emit(struct sim *s, struct gt_kev_hdr *h, size_t len)
+{
+	h->ts = s->ts + (uint64_t)((int64_t)1000000 + s->skew[h->cpu % MAXCPU]);
+	if ((int)rnd(&s->r, 100) < s->pct_drop)
+		return;
+	if ((int)rnd(&s->r, 100) < s->pct_garbage) {
+		uint8_t *g = (uint8_t *)h;
+		for (size_t i = sizeof(*h); i < len; i++)
+			if (rnd(&s->r, 4) == 0)
+				g[i] = (uint8_t)rnd(&s->r, 256);
+		if (rnd(&s->r, 3) == 0)
+			len = rnd(&s->r, (uint32_t)len + 1);
+	}
+	push_raw(s, h, len);
+	if ((int)rnd(&s->r, 100) < s->pct_dup)
+		push_raw(s, h, len);
+}
+
+static uint32_t sessions_of(int slot)
+{
+	return slot >= 0 ? 1 : 0;
+}
+
+static void hdr(struct sim *s, struct gt_kev_hdr *h, int type, int cpu, int slot)
+{
+	h->type = (uint16_t)type;
+	h->cpu = (uint16_t)cpu;
+	h->tid = slot >= 0 ? s->th[slot].tid : (uint32_t)(rnd(&s->r, 3) ? 0 : 5000 + rnd(&s->r, 4));
+	h->tgid = slot >= 0 ? TID0 : h->tid;
+	h->sessions = sessions_of(slot);
+}
+
+static int pick(struct sim *s, enum sim_state want)
+{
+	int start = (int)rnd(&s->r, MAXT);
+	for (int i = 0; i < MAXT; i++) {
+		int k = (start + i) % MAXT;
+		if (s->th[k].st == want)
+			return k;
+	}
+	return -1;
+}
+
+static void do_switch(struct sim *s, int c)
+{
+	struct gt_kev_switch e = {0};
+	int prev = s->cur[c];
+	int next = rnd(&s->r, 4) ? pick(s, SIM_READY) : -1;
+	hdr(s, &e.hdr, GT_KEV_SWITCH, c, prev);
+	if (prev >= 0) {
+		struct sim_thread *p = &s->th[prev];
+		int how = (int)rnd(&s->r, 3);
+		if (how == 0 || p->sys == 24) {
+			e.prev_state = 0;
+			e.flags = rnd(&s->r, 2) ? GT_SWITCH_PREEMPT : 0;
+			p->st = SIM_READY;
+		} else {
+			e.prev_state = how == 1 ? 1 : 2;
+			p->st = SIM_SLEEP;
+		}
+		p->cpu = -1;
+	}
+	e.prev_sessions = sessions_of(prev);
+	e.next_sessions = sessions_of(next);
+	e.prev_ustack = (int32_t)rnd(&s->r, 8) - 1;
+	e.prev_kstack = (int32_t)rnd(&s->r, 8) - 1;
+	if (next >= 0) {
+		e.next_tid = s->th[next].tid;
+		e.next_tgid = TID0;
+		s->th[next].st = SIM_RUN;
+		s->th[next].cpu = c;
+	} else if (rnd(&s->r, 2)) {
+		e.next_tid = 6000 + rnd(&s->r, 3);
+		e.next_tgid = e.next_tid;
+	}
+	snprintf(e.prev_comm, sizeof(e.prev_comm), "w%u", e.hdr.tid % 5);
+	snprintf(e.next_comm, sizeof(e.next_comm), "w%u", e.next_tid % 5);
+	s->cur[c] = next;
+	emit(s, &e.hdr, sizeof(e));
+}
+
+static void do_wakeup(struct sim *s, int c)
+{
+	int t = pick(s, SIM_SLEEP);
+	if (t < 0)
+		return;
+	struct gt_kev_wakeup e = {0};
+	hdr(s, &e.hdr, GT_KEV_WAKEUP, c, s->cur[c]);
+	e.target_tid = s->th[t].tid;
+	e.target_tgid = TID0;
+	e.waker_sessions = e.hdr.sessions;
+	e.waker_ustack = (int32_t)rnd(&s->r, 8) - 1;
+	s->th[t].st = SIM_READY;
+	emit(s, &e.hdr, sizeof(e));
+}
+
+static void do_syscall(struct sim *s, int c)
+{
+	int t = s->cur[c];
+	if (t < 0)
+		return;
+	struct sim_thread *th = &s->th[t];
+	if (th->sys >= 0 && rnd(&s->r, 2)) {
+		struct gt_kev_sys_exit e = {0};
+		hdr(s, &e.hdr, GT_KEV_SYS_EXIT, c, t);
+		e.nr = th->sys;
+		th->sys = -1;
+		emit(s, &e.hdr, sizeof(e));
+		return;
+	}
+	struct gt_kev_sys_enter e = {0};
+	hdr(s, &e.hdr, GT_KEV_SYS_ENTER, c, t);
+	e.nr = sys_nrs[rnd(&s->r, sizeof(sys_nrs) / sizeof(sys_nrs[0]))];
+	e.ustack = (int32_t)rnd(&s->r, 8) - 1;
+	th->sys = e.nr;
+	emit(s, &e.hdr, sizeof(e));
+}
+
+static void do_fork(struct sim *s, int c)
+{
+	int child = pick(s, SIM_FREE);
+	if (child < 0)
+		return;
+	struct gt_kev_fork e = {0};
+	hdr(s, &e.hdr, GT_KEV_FORK, c, s->cur[c]);
+	struct sim_thread *k = &s->th[child];
+	/* A slot's tid is reused (same tid again) half of the time. */
+	if (!k->tid || rnd(&s->r, 2))
+		k->tid = TID0 + (uint32_t)child + 1000 * rnd(&s->r, 3);
+	k->st = SIM_READY;
+	k->sys = -1;
+	e.child_tid = k->tid;
+	e.child_tgid = TID0;
+	e.parent_ustack = (int32_t)rnd(&s->r, 8) - 1;
+	snprintf(e.child_comm, sizeof(e.child_comm), "w%u", rnd(&s->r, 5));
+	emit(s, &e.hdr, sizeof(e));
+}
+
+static void do_exit(struct sim *s, int c)
+{
+	int t = s->cur[c];
+	if (t < 0)
+		return;
+	struct gt_kev_exit e = {0};
+	hdr(s, &e.hdr, GT_KEV_EXIT, c, t);
+	emit(s, &e.hdr, sizeof(e));
+	s->ts += 50;
+	struct gt_kev_switch w = {0};
+	hdr(s, &w.hdr, GT_KEV_SWITCH, c, t);
+	w.prev_state = 0x80;
+	w.prev_sessions = 1;
+	w.prev_ustack = w.prev_kstack = -1;
+	s->th[t].st = SIM_FREE;
+	s->cur[c] = -1;
+	emit(s, &w.hdr, sizeof(w));
+}
+
+static void do_misc(struct sim *s, int c)
+{
+	int t = s->cur[c];
+	switch (rnd(&s->r, 5)) {
+	case 0: {
+		struct gt_kev_rename e = {0};
+		hdr(s, &e.hdr, GT_KEV_RENAME, c, t);
+		snprintf(e.newcomm, sizeof(e.newcomm), "n%u", rnd(&s->r, 4));
+		emit(s, &e.hdr, sizeof(e));
+		break;
+	}
+	case 1: {
+		struct gt_kev_heap e = {0};
+		hdr(s, &e.hdr, GT_KEV_HEAP, c, t);
+		e.live_bytes = rnd(&s->r, 1 << 20);
+		e.limit_bytes = rnd(&s->r, 2) << 24;
+		emit(s, &e.hdr, sizeof(e));
+		break;
+	}
+	case 2: {
+		struct gt_kev_cpu_sample e = {0};
+		hdr(s, &e.hdr, GT_KEV_CPU_SAMPLE, c, t);
+		e.ustack = (int32_t)rnd(&s->r, 8) - 1;
+		e.kstack = (int32_t)rnd(&s->r, 8) - 1;
+		emit(s, &e.hdr, sizeof(e));
+		break;
+	}
+	case 3: {
+		if (t < 0)
+			break;
+		struct gt_kev_exec e = {0};
+		hdr(s, &e.hdr, GT_KEV_EXEC, c, t);
+		e.old_tid = s->th[t].tid;
+		snprintf(e.comm, sizeof(e.comm), "exe%u", rnd(&s->r, 3));
+		emit(s, &e.hdr, sizeof(e));
+		break;
+	}
+	default: {
+		struct gt_kev_rss e = {0};
+		hdr(s, &e.hdr, GT_KEV_RSS, c, t);
+		e.rss_bytes = rnd(&s->r, 1 << 30);
+		emit(s, &e.hdr, sizeof(e));
+	}
+	}
+}
+
+/* Swaps some neighbouring records (reordering by a late merge) into out;
+ * afterwards offs[i] is where the i-th record of out starts. */
+static void reorder(struct sim *s, uint8_t *out)
+{
+	size_t *order = malloc((s->nev + 1) * sizeof(*order));
+	size_t *noffs = malloc((s->nev + 1) * sizeof(*noffs));
+	if (!order || !noffs)
+		abort();
+	for (size_t i = 0; i < s->nev; i++)
+		order[i] = i;
+	for (size_t i = 0; i + 1 < s->nev; i++)
+		if ((int)rnd(&s->r, 100) < s->pct_swap) {
+			size_t x = order[i];
+			order[i] = order[i + 1];
+			order[i + 1] = x;
+		}
+	size_t pos = 0;
+	for (size_t i = 0; i < s->nev; i++) {
+		size_t k = order[i], n = s->offs[k + 1] - s->offs[k];
+		memcpy(out + pos, s->buf + s->offs[k], n);
+		noffs[i] = pos;
+		pos += n;
+	}
+	noffs[s->nev] = pos;
+	free(order);
+	free(s->offs);
+	s->offs = noffs;
+}
+
+/* Synthetic symbolized stacks: depth and names derived from the ids. */
+static int fake_frames(void *ctx, uint32_t tgid, int32_t u, int32_t k, struct gt_frame *out,
+		       int max)
+{
+	static const char *const fn[] = {"main", "worker_loop", "read_request", "[k] schedule"};
+	(void)ctx;
+	int n = (int)(((uint32_t)u + 2u) * ((uint32_t)k + 2u) % 9u);
+	if (u == 6)
+		n = 300; /* more than a trace can hold: the translator caps */
+	for (int i = 0; i < n && i < max; i++)
+		out[i] = (struct gt_frame){0x400000 + 16u * ((uint64_t)i + (uint32_t)u * 31u + (uint32_t)k * 7u),
+					   fn[((uint32_t)i + tgid) % 4],
+					   "/src/w.c", (uint64_t)i + 1};
+	return n < max ? n : max;
+}
+
+static int run_stream(uint64_t seed, char *why, size_t whylen)
+{
+	struct sim s;
+	memset(&s, 0, sizeof(s));
+	s.r.s = seed * 0x9e3779b97f4a7c15ull + 1;
+	s.ncpus = 1 + (int)rnd(&s.r, 4);
+	s.kcpus = s.ncpus + (rnd(&s.r, 4) == 0);
+	s.pct_drop = (int)rnd(&s.r, 15);
+	s.pct_dup = (int)rnd(&s.r, 5);
+	s.pct_swap = (int)rnd(&s.r, 10);
+	s.pct_garbage = (int)rnd(&s.r, 3);
+	for (int c = 0; c < MAXCPU; c++) {
+		s.cur[c] = -1;
+		s.skew[c] = rnd(&s.r, 3) == 0 ? (int64_t)rnd(&s.r, 4000) - 2000 : 0;
+	}
+	/* Initial threads: a snapshot that is itself partly wrong. */
+	struct gt_thread_snapshot snap[16];
+	int nsnap = (int)rnd(&s.r, 12);
+	for (int i = 0; i < nsnap; i++) {
+		struct sim_thread *th = &s.th[i];
+		th->tid = TID0 + (uint32_t)i;
+		th->sys = -1;
+		th->st = rnd(&s.r, 2) ? SIM_SLEEP : SIM_READY;
+		th->cpu = -1;
+		memset(&snap[i], 0, sizeof(snap[i]));
+		snap[i].tid = th->tid;
+		snap[i].tgid = TID0;
+		snap[i].state = "RSDZT"[rnd(&s.r, 5)];
+		snap[i].syscall_nr = sys_nrs[rnd(&s.r, sizeof(sys_nrs) / sizeof(sys_nrs[0]))];
+		snap[i].cpu = (int)rnd(&s.r, (uint32_t)s.kcpus + 1) - 1;
+		snprintf(snap[i].comm, sizeof(snap[i].comm), "w%d", i % 3);
+	}
+	int nsteps = 300 + (int)rnd(&s.r, 1500);
+	for (int i = 0; i < nsteps; i++) {
+		s.ts += 1 + rnd(&s.r, 2000);
+		int c = (int)rnd(&s.r, (uint32_t)s.kcpus);
+		switch (rnd(&s.r, 10)) {
+		case 0: case 1: case 2: do_switch(&s, c); break;
+		case 3: case 4: do_wakeup(&s, c); break;
+		case 5: case 6: do_syscall(&s, c); break;
+		case 7: do_fork(&s, c); break;
+		case 8: if (rnd(&s.r, 3) == 0) do_exit(&s, c); break;
+		default: do_misc(&s, c);
+		}
+	}
+	uint8_t *stream = malloc(s.len + 1);
+	if (!stream)
+		abort();
+	reorder(&s, stream);
+
+	char path[] = "/tmp/gt-test-translate-random-XXXXXX";
+	int fd = mkstemp(path), rc = -1;
+	struct gt_writer *w = NULL;
+	struct gt_translator *t = NULL;
+	struct gt_stack_source src = {fake_frames, NULL};
+	struct gt_translator_opts o = {.ncpus = s.ncpus, .stacks = &src};
+	int r = fd < 0 ? -errno : gt_writer_open(&w, fd, GT_V1_19, 1000000000ull);
+	if (!r)
+		r = gt_translator_new(&t, w, &o);
+	if (!r)
+		r = gt_translator_begin(t, 1000000, snap, nsnap);
+	for (size_t i = 0; !r && i < s.nev; i++) {
+		size_t len = s.offs[i + 1] - s.offs[i];
+		r = gt_translator_event(t, (const struct gt_kev_hdr *)(stream + s.offs[i]), len);
+	}
+	struct gt_translator_stats st = {0};
+	if (!r)
+		r = gt_translator_end(t, s.ts + 2000000);
+	if (t)
+		gt_translator_stats(t, &st);
+	gt_translator_free(t);
+	if (w) {
+		int c = gt_writer_close(w);
+		if (!r)
+			r = c;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (r) {
+		snprintf(why, whylen, "translate/write failed: %s", strerror(-r));
+		goto out;
+	}
+	struct gt_check_report rep;
+	if (gt_check_file(path, &rep) != 0) {
+		snprintf(why, whylen, "our checker: %s", rep.error);
+		goto out;
+	}
+	if (gt_test_gocheck(path, why, whylen) != 0)
+		goto out;
+	printf("seed %llu: ncpus %d, %zu kernel events, %llu go events, %llu repairs\n",
+	       (unsigned long long)seed, s.ncpus, s.nev, (unsigned long long)st.events_out,
+	       (unsigned long long)st.repairs);
+	rc = 0;
+out:
+	if (rc == 0 || !getenv("GT_KEEP"))
+		unlink(path);
+	else
+		fprintf(stderr, "kept %s\n", path);
+	free(stream);
+	free(s.buf);
+	free(s.offs);
+	return rc;
+}
+
+int main(void)
+{
+	const char *one = getenv("GT_SEED");
+	const char *ns = getenv("GT_STREAMS");
+	int n = ns ? atoi(ns) : 30;
+	uint64_t base = one ? strtoull(one, NULL, 0) : (uint64_t)getpid() * 1000003u;
+	if (one)
+		n = 1;
+	for (int i = 0; i < n; i++) {
+		uint64_t seed = base + (uint64_t)i;
+		char name[64], why[4096] = "";
+		snprintf(name, sizeof(name), "random_stream_seed_%llu", (unsigned long long)seed);
+		int ok = run_stream(seed, why, sizeof(why)) == 0;
+		if (!ok)
+			fprintf(stdout, "     also: rerun with GT_SEED=%llu\n", (unsigned long long)seed);
+		gt_test_report(name, ok, why);
+	}
+	return gt_test_done();
+}
