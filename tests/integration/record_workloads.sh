@@ -44,13 +44,15 @@ expect() {
 }
 
 N=5000
-if window pingpong "$WL/pingpong" --wait $N strict; then
-	expect workload_pingpong "ping voluntary switches" "$(delta pingpong ping vol)" $N $((N + 3)) &&
-	expect workload_pingpong "pong voluntary switches" "$(delta pingpong pong vol)" $N $((N + 3)) &&
-	ok workload_pingpong
-else
-	fail workload_pingpong "did not run: $(cat "$GT_TMP/pingpong.err")"
-fi
+for mode in pipe socket futex; do
+	if window pp$mode "$WL/pingpong" --wait $N strict $mode; then
+		expect workload_pingpong_$mode "ping voluntary switches" "$(delta pp$mode ping vol)" $N $((N + 3)) &&
+		expect workload_pingpong_$mode "pong voluntary switches" "$(delta pp$mode pong vol)" $N $((N + 3)) &&
+		ok workload_pingpong_$mode
+	else
+		fail workload_pingpong_$mode "did not run: $(cat "$GT_TMP/pp$mode.err")"
+	fi
+done
 
 S=100
 if window sleeper "$WL/sleeper" --wait $S 500; then

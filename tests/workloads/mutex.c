@@ -2,7 +2,12 @@
  * one shared pthread mutex ITERS times and do a little work while holding
  * it, so they contend and block in futex (GoBlockSync in the trace).  The
  * function names (contend_on_mutex, hold_the_lock) are distinctive so tests
- * can find them in the trace's stacks.  Prints `iters N` per thread. */
+ * can find them in the trace's stacks.
+ *
+ * Debian's libc has no frame pointers: a frame-pointer unwind from inside
+ * pthread_mutex_lock skips the innermost frame of ours (its return address
+ * is never pushed as a frame).  take_the_lock is that sacrificial frame, so
+ * contend_on_mutex and worker do show in the stacks of the futex waits. */
 #include "wl_common.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -17,10 +22,15 @@ __attribute__((noinline)) static void hold_the_lock(void)
 		shared_counter++;
 }
 
+__attribute__((noinline)) static void take_the_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
 __attribute__((noinline)) static void contend_on_mutex(long n)
 {
 	for (long i = 0; i < n; i++) {
-		pthread_mutex_lock(&lock);
+		take_the_lock();
 		hold_the_lock();
 		pthread_mutex_unlock(&lock);
 	}

@@ -1,5 +1,7 @@
-/* pingpong [--wait] N [strict]: threads "ping" and "pong" pass one byte
- * back and forth over two pipes, exactly N round trips.  Prints
+/* pingpong [--wait] N [strict] [pipe|socket|futex]: threads "ping" and
+ * "pong" pass one byte back and forth, exactly N round trips, over two
+ * pipes (read/write: syscall blocks in the trace), a socketpair
+ * (send/recv: net blocks) or a futex word (sync blocks).  Prints
  * `roundtrips N` and `elapsed_ns T` (the measured loop only; the overhead
  * bench uses it).
  *
@@ -8,11 +10,17 @@
  * `strict` both threads are pinned to one CPU and run SCHED_FIFO (needs
  * root): a wakeup never preempts the waker, so every round trip is exactly
  * one sleep and one wakeup per thread (N GoUnblock each way). */
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/socket.h>
 
 #include "wl_common.h"
 
-static int to_pong[2], to_ping[2];
+enum transport { PIPE, SOCKET, FUTEX };
+
+static int to_pong[2], to_ping[2]; /* pipes; with SOCKET to_pong is the pair */
+static enum transport transport;
+static volatile int turn;          /* FUTEX: 1 = pong's turn, 0 = ping's */
 static long rounds;
 static struct wl_gates gates;
 static uint64_t elapsed_ns;
@@ -38,23 +46,58 @@ static void make_strict(void)
 	}
 }
 
-__attribute__((noinline)) static void ping_loop(void)
+static void futex_wait_while(int val)
+{
+	while (turn == val)
+		syscall(SYS_futex, &turn, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_pass(int val)
+{
+	turn = val;
+	syscall(SYS_futex, &turn, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Pipes: ping writes to_pong, reads to_ping.  Socket: each end of the pair. */
+static void send_byte(int pipe_fd, int sock_fd)
 {
 	char c = 'x';
 
+	if (transport == SOCKET ? send(sock_fd, &c, 1, 0) != 1 : write(pipe_fd, &c, 1) != 1)
+		wl_die("send");
+}
+
+static void recv_byte(int pipe_fd, int sock_fd)
+{
+	char c;
+
+	if (transport == SOCKET ? recv(sock_fd, &c, 1, 0) != 1 : read(pipe_fd, &c, 1) != 1)
+		wl_die("recv");
+}
+
+__attribute__((noinline)) static void ping_loop(void)
+{
 	for (long i = 0; i < rounds; i++) {
-		if (write(to_pong[1], &c, 1) != 1 || read(to_ping[0], &c, 1) != 1)
-			wl_die("ping");
+		if (transport == FUTEX) {
+			futex_pass(1);
+			futex_wait_while(1);
+		} else {
+			send_byte(to_pong[1], to_pong[0]);
+			recv_byte(to_ping[0], to_pong[0]);
+		}
 	}
 }
 
 __attribute__((noinline)) static void pong_loop(void)
 {
-	char c;
-
 	for (long i = 0; i < rounds; i++) {
-		if (read(to_pong[0], &c, 1) != 1 || write(to_ping[1], &c, 1) != 1)
-			wl_die("pong");
+		if (transport == FUTEX) {
+			futex_wait_while(0);
+			futex_pass(0);
+		} else {
+			recv_byte(to_pong[0], to_pong[1]);
+			send_byte(to_ping[1], to_pong[1]);
+		}
 	}
 }
 
@@ -90,9 +133,21 @@ int main(int argc, char **argv)
 	pthread_t a, b;
 
 	rounds = wl_arg(argc, argv, 1, 10000);
-	strict = argc > 2 && !strcmp(argv[2], "strict");
-	if (pipe(to_pong) || pipe(to_ping))
-		wl_die("pipe");
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "strict"))
+			strict = 1;
+		else if (!strcmp(argv[i], "socket"))
+			transport = SOCKET;
+		else if (!strcmp(argv[i], "futex"))
+			transport = FUTEX;
+		else if (strcmp(argv[i], "pipe")) {
+			fprintf(stderr, "pingpong: unknown option '%s'\n", argv[i]);
+			return 2;
+		}
+	}
+	if (transport == SOCKET ? socketpair(AF_UNIX, SOCK_STREAM, 0, to_pong) :
+	    pipe(to_pong) || pipe(to_ping))
+		wl_die("pipe/socketpair");
 	wl_start_main("wl-pingpong");
 	wl_gates_init(&gates, 3);
 	/* Create pong first so its `thread` line comes before ping's. */
