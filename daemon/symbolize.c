@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sym_demangle.h"
 #include "sym_elf.h"
 #include "sym_intern.h"
 #include "sym_kallsyms.h"
@@ -327,9 +328,19 @@ static int cached_lookup(struct gt_symbolizer *s, const struct bin_entry *bin,
 	struct cache_slot *c = &s->cache[h >> 52]; /* top 12 bits: 4096 slots */
 
 	if (c->bin != bin || c->vaddr != vaddr) {
+		char *plain;
+
 		c->rc = gt_binary_lookup(&bin->b, vaddr, &c->sym);
 		c->bin = bin;
 		c->vaddr = vaddr;
+		plain = gt_demangle(c->sym.func);
+		if (plain) {
+			const char *kept = gt_intern(&s->strings, plain, strlen(plain));
+
+			if (kept)
+				c->sym.func = kept;
+			free(plain);
+		}
 	}
 	*out = c->sym;
 	return c->rc;

@@ -2,6 +2,7 @@
  * a PIE child symbolized after it exited, libc through .dynsym, a stripped
  * Go binary built now with Debian's go (.gopclntab), the kernel through
  * /proc/kallsyms, the parsers on hand-made lines, and garbage. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "gt_test.h"
+#include "sym_demangle.h"
 #include "sym_maps.h"
 #include "sym_pclntab.h"
 #include "symbolize.h"
@@ -131,6 +133,31 @@ static void test_vdso(void)
 	GT_CHECK(found, "no address of [vdso] %" PRIx64 "-%" PRIx64
 		 " resolved to *clock_gettime*", start, end);
 	gt_symbolizer_free(s);
+}
+
+/* C++ names come back demangled: a libstdc++ function loaded into us. */
+static void test_cplusplus(void)
+{
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+	void *fn = h ? dlsym(h, "_ZNSt9exceptionD1Ev") : NULL;
+	char *d = gt_demangle("_ZN3foo3barEi");
+	struct gt_sym sym;
+	int rc;
+
+	GT_CHECK(d && !strcmp(d, "foo::bar(int)"), "demangled %s", d ? d : "(null)");
+	free(d);
+	GT_CHECK(gt_demangle("main") == NULL && gt_demangle("_Zgarbage") == NULL,
+		 "demangled something not mangled");
+	GT_REQUIRE(s && fn, "libstdc++.so.6 or std::exception::~exception missing: %s",
+		   dlerror());
+	GT_REQUIRE(gt_symbolizer_add_process(s, getpid()) == 0, "add self");
+	rc = gt_symbolize_user(s, getpid(), (uint64_t)(uintptr_t)fn, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "std::exception::~exception()"),
+		 "rc %d func %s", rc, sym.func);
+	GT_CHECK(strstr(sym.module, "libstdc++") != NULL, "module %s", sym.module);
+	gt_symbolizer_free(s);
+	dlclose(h);
 }
 
 /* ---- child processes ---------------------------------------------------- */
@@ -629,6 +656,7 @@ int main(int argc, char **argv)
 	}
 	GT_RUN(test_own_functions);
 	GT_RUN(test_vdso);
+	GT_RUN(test_cplusplus);
 	GT_RUN(test_child_after_exit);
 	GT_RUN(test_deleted_binary);
 	GT_RUN(test_go_stripped);
