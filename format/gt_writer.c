@@ -23,6 +23,16 @@
 /* Stack ids are counted in the payload as if 5 bytes long (ids < 2^35). */
 #define GT_STACK_ID_RESERVE 5
 
+/* Recently interned strings by address: symbolizers hand out the same
+ * pointers again and again; a hit still compares the bytes, so a reused
+ * buffer with new contents cannot return a stale id. */
+#define GT_STRCACHE_BITS 12
+
+struct gt_strcache_ent {
+	const char *ptr;
+	uint64_t id;
+};
+
 struct gt_pbuf {
 	uint8_t *buf;     /* GT_PBUF_SIZE bytes, allocated on first use */
 	size_t pos;       /* 0 = no batch open */
@@ -42,6 +52,7 @@ struct gt_writer {
 	struct gt_writer_stats st;
 	uint8_t *out;           /* staging for the footer */
 	size_t out_pos;
+	struct gt_strcache_ent strcache[1 << GT_STRCACHE_BITS];
 };
 
 static int gt_write_all(struct gt_writer *w, const uint8_t *p, size_t n)
@@ -246,12 +257,20 @@ static size_t gt_utf8_cut(const char *s, size_t max)
 
 uint64_t gt_writer_string(struct gt_writer *w, const char *s)
 {
+	struct gt_strcache_ent *c;
 	size_t len;
 	uint64_t id;
 	int err;
 
 	if (!s || !*s || w->err)
 		return 0;
+	c = &w->strcache[((uintptr_t)s * 0x9e3779b97f4a7c15ULL) >> (64 - GT_STRCACHE_BITS)];
+	if (c->ptr == s) {
+		const char *kept = gt_strtab_get(&w->strs, c->id, &len);
+
+		if (kept && strcmp(kept, s) == 0)
+			return c->id;
+	}
 	len = strnlen(s, GT_MAX_STRING_LEN + 1);
 	if (len > GT_MAX_STRING_LEN)
 		len = gt_utf8_cut(s, GT_MAX_STRING_LEN);
@@ -260,6 +279,8 @@ uint64_t gt_writer_string(struct gt_writer *w, const char *s)
 		w->err = err;
 		return 0;
 	}
+	c->ptr = s;
+	c->id = id;
 	w->st.strings = w->strs.n;
 	return id;
 }

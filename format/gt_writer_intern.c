@@ -34,13 +34,22 @@ static uint64_t gt_hash_bytes(const char *s, size_t len)
 	return gt_mix(h ^ w);
 }
 
+/* Four independent multiply lanes so the CPU overlaps them; mixed once at
+ * the end.  A stack of 12 frames is 48 words: this is the hot part of
+ * interning. */
 static uint64_t gt_hash_words(const uint64_t *w, size_t n)
 {
-	uint64_t h = 0x2545f4914f6cdd1dULL ^ n;
+	uint64_t h[4] = {0x2545f4914f6cdd1dULL ^ n, 0x9e3779b97f4a7c15ULL,
+			 0xbf58476d1ce4e5b9ULL, 0x94d049bb133111ebULL};
+	size_t i = 0;
 
-	for (size_t i = 0; i < n; i++)
-		h = gt_mix(h ^ w[i]) + i;
-	return h;
+	for (; i + 4 <= n; i += 4)
+		for (int k = 0; k < 4; k++)
+			h[k] = (h[k] ^ w[i + k]) * 0xff51afd7ed558ccdULL;
+	for (; i < n; i++)
+		h[0] = (h[0] ^ w[i]) * 0xc4ceb9fe1a85ec53ULL;
+	return gt_mix(h[0] ^ (h[1] >> 17) ^ (h[1] << 47) ^ (h[2] >> 31) ^ (h[2] << 33) ^
+		      (h[3] >> 43) ^ (h[3] << 21));
 }
 
 /* Doubles the slot array (or creates it) and re-inserts every entry. */
@@ -97,9 +106,10 @@ static int gt_intern_reserve(struct gt_intern_tab *t, size_t units, size_t unit)
 	return 0;
 }
 
-/* Finds the slot holding an equal entry, or the empty slot where it goes. */
+/* Finds the slot holding an equal entry (same length, same first `bytes`
+ * bytes), or the empty slot where it goes. */
 static size_t gt_intern_find(const struct gt_intern_tab *t, uint64_t h, const void *key,
-			     uint32_t len, size_t units, size_t unit)
+			     uint32_t len, size_t bytes, size_t unit)
 {
 	size_t s = h & t->mask;
 
@@ -107,21 +117,23 @@ static size_t gt_intern_find(const struct gt_intern_tab *t, uint64_t h, const vo
 		const struct gt_intern_ent *e = &t->ents[t->slots[s] - 1];
 
 		if (e->hash == h && e->len == len &&
-		    memcmp((const char *)t->arena + e->off * unit, key, units * unit) == 0)
+		    memcmp((const char *)t->arena + e->off * unit, key, bytes) == 0)
 			return s;
 		s = (s + 1) & t->mask;
 	}
 	return s;
 }
 
-static int gt_intern(struct gt_intern_tab *t, const void *key, uint32_t len, size_t units,
-		     size_t unit, uint64_t h, uint64_t *id)
+/* Interns key[0..bytes) as an entry of `units` arena units (the units past
+ * the key are zeroed: a string's terminating NUL). */
+static int gt_intern(struct gt_intern_tab *t, const void *key, uint32_t len, size_t bytes,
+		     size_t units, size_t unit, uint64_t h, uint64_t *id)
 {
 	size_t s;
 	int err;
 
 	if (t->slots) {
-		s = gt_intern_find(t, h, key, len, units, unit);
+		s = gt_intern_find(t, h, key, len, bytes, unit);
 		if (t->slots[s]) {
 			*id = t->slots[s];
 			return 0;
@@ -130,8 +142,9 @@ static int gt_intern(struct gt_intern_tab *t, const void *key, uint32_t len, siz
 	err = gt_intern_reserve(t, units, unit);
 	if (err)
 		return err;
-	s = gt_intern_find(t, h, key, len, units, unit);
-	memcpy((char *)t->arena + t->used * unit, key, units * unit);
+	s = gt_intern_find(t, h, key, len, bytes, unit);
+	memcpy((char *)t->arena + t->used * unit, key, bytes);
+	memset((char *)t->arena + t->used * unit + bytes, 0, units * unit - bytes);
 	t->ents[t->n] = (struct gt_intern_ent){.hash = h, .off = t->used, .len = len};
 	t->used += units;
 	t->n++;
@@ -144,7 +157,7 @@ int gt_strtab_intern(struct gt_intern_tab *t, const char *s, size_t len, uint64_
 {
 	if (len == 0 || len > UINT32_MAX || t->n >= UINT32_MAX - 1)
 		return -EINVAL;
-	return gt_intern(t, s, (uint32_t)len, len, 1, gt_hash_bytes(s, len), id);
+	return gt_intern(t, s, (uint32_t)len, len, len + 1, 1, gt_hash_bytes(s, len), id);
 }
 
 const char *gt_strtab_get(const struct gt_intern_tab *t, uint64_t id, size_t *len)
@@ -163,7 +176,8 @@ int gt_stacktab_intern(struct gt_intern_tab *t, const uint64_t *words, uint32_t 
 {
 	if (nframes == 0 || t->n >= UINT32_MAX - 1)
 		return -EINVAL;
-	return gt_intern(t, words, nframes, (size_t)nframes * 4, sizeof(uint64_t),
+	return gt_intern(t, words, nframes, (size_t)nframes * 4 * sizeof(uint64_t),
+			 (size_t)nframes * 4, sizeof(uint64_t),
 			 gt_hash_words(words, (size_t)nframes * 4), id);
 }
 

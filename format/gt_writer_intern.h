@@ -26,7 +26,8 @@ struct gt_intern_tab {
 	size_t used, size;           /* in arena units (bytes or words) */
 };
 
-/* Strings: s[0..len) with len > 0.  Sets *id (> 0).  0 or -ENOMEM. */
+/* Strings: s[0..len) with len > 0, stored NUL-terminated.  Sets *id (> 0).
+ * 0 or -ENOMEM. */
 int gt_strtab_intern(struct gt_intern_tab *t, const char *s, size_t len, uint64_t *id);
 const char *gt_strtab_get(const struct gt_intern_tab *t, uint64_t id, size_t *len);
 
