@@ -15,8 +15,10 @@
  * fatal.  Coalescing policy: a GT_KEV_HEAP is emitted when
  * emit_interval_ns (10 us) has passed since the process's last one, or when
  * live bytes moved by emit_bytes (64 KiB) or more since the last emitted
- * value; user space writes the exact final value at session end.  The same
- * policy applies to GT_KEV_RSS. */
+ * value; user space writes the exact final value at session end.
+ * GT_KEV_RSS follows the same rule with coarser steps (rss_interval_ns
+ * 1 ms, rss_bytes 1 MiB): rss_stat fires on every page fault, so touching
+ * 100 MiB would otherwise write ~25000 events. */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -39,6 +41,8 @@ volatile __u32 alloc_mask = 0;      /* sessions that want allocation samples */
 volatile __u32 n_cgroup_sessions = 0;
 volatile __u64 emit_interval_ns = 10000;
 volatile __u64 emit_bytes = 65536;
+volatile __u64 rss_interval_ns = 1000000;
+volatile __u64 rss_bytes = 1048576;
 volatile __u64 page_size = 4096;    /* sysconf(_SC_PAGESIZE) */
 
 /* ---- maps shared with gotraced.bpf.c (reused by fd; keep compatible) ---- */
@@ -229,13 +233,14 @@ static __always_inline struct gt_mem_proc *proc_of(__u32 tgid)
 }
 
 /* The coalescing rule of the header comment. */
-static __always_inline int due(__u64 now, __u64 last_ts, __s64 value, __s64 last_value)
+static __always_inline int due(__u64 now, __u64 last_ts, __s64 value, __s64 last_value,
+			       __u64 interval, __u64 step)
 {
 	__s64 moved = value - last_value;
 
 	if (moved < 0)
 		moved = -moved;
-	return now - last_ts >= emit_interval_ns || (__u64)moved >= emit_bytes;
+	return now - last_ts >= interval || (__u64)moved >= step;
 }
 
 /* ---- malloc family ---- */
@@ -246,7 +251,7 @@ static __always_inline void emit_heap(struct gt_mem_proc *p, __u32 mask)
 	__u64 now = bpf_ktime_get_ns();
 	__s64 live_now = p->live;
 
-	if (!due(now, p->heap_emit_ts, live_now, p->heap_emitted))
+	if (!due(now, p->heap_emit_ts, live_now, p->heap_emitted, emit_interval_ns, emit_bytes))
 		return;
 	e = reserve(sizeof(*e));
 	if (!e)
@@ -489,7 +494,7 @@ int BPF_PROG(gt_rss_stat, struct mm_struct *mm, int member)
 		return 0;
 	p->rss = rss;
 	now = bpf_ktime_get_ns();
-	if (!due(now, p->rss_emit_ts, rss, p->rss_emitted))
+	if (!due(now, p->rss_emit_ts, rss, p->rss_emitted, rss_interval_ns, rss_bytes))
 		return 0;
 	e = reserve(sizeof(*e));
 	if (!e)

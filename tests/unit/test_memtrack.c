@@ -1,0 +1,420 @@
+/* Memory tracking on the real kernel (issue 5): allocator discovery, live
+ * heap bytes from malloc probes following a workload's known phases, RSS
+ * following /proc VmRSS, allocation samples with stacks, a Go program
+ * recorded in RSS mode with no uretprobe ever attached, and the cgroup
+ * limit as HeapGoal.  Needs BPF (root); GOTRACED_SKIP_BPF=1 skips. */
+#include <dlfcn.h>
+#include <bpf/bpf.h>
+#include <inttypes.h>
+
+#include "alloc_syms.h"
+#include "cgroup_resolve.h"
+#include "memtrack.h"
+#include "memtrack_session.h"
+#include "mem_test_util.h"
+
+#define MIB (1024ull * 1024)
+/* HeapAlloc (malloc mode) counts requested bytes: only the workload's own
+ * small allocations (stdio, /proc reads) come on top of the 1 MiB blocks. */
+#define HEAP_SLACK (256 * 1024ull)
+
+static struct gt_engine *engine;
+static struct mt_trace *trace;
+
+/* ---- allocator discovery (no BPF) ---- */
+
+static void test_alloc_find_self(void)
+{
+	struct gt_alloc_target t;
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *real_malloc = libc ? dlsym(libc, "malloc") : NULL;
+	uint64_t want = 0;
+	char line[4096];
+	FILE *f;
+	int rc = gt_alloc_find(getpid(), &t), found = 0;
+
+	GT_REQUIRE(rc == 0, "gt_alloc_find(self): %s", strerror(-rc));
+	GT_CHECK(!t.is_go, "this C test is taken for a Go program");
+	GT_REQUIRE(real_malloc, "dlsym(libc, malloc) failed");
+	/* the file offset of libc's malloc, from our own mappings */
+	f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+
+		if (sscanf(line, "%llx-%llx %*s %llx", &lo, &hi, &off) == 3 &&
+		    (uintptr_t)real_malloc >= lo && (uintptr_t)real_malloc < hi)
+			want = (uintptr_t)real_malloc - lo + off;
+	}
+	if (f)
+		fclose(f);
+	for (int i = 0; i < t.nlibs; i++) {
+		if (!strstr(t.libs[i].path, "libc.so"))
+			continue;
+		found = 1;
+		GT_CHECK(t.libs[i].offset[GT_AF_MALLOC] == want,
+			 "malloc at file offset 0x%" PRIx64 ", maps say 0x%" PRIx64,
+			 t.libs[i].offset[GT_AF_MALLOC], want);
+		for (int k = 0; k < GT_AF_COUNT; k++)
+			GT_CHECK(t.libs[i].offset[k], "%s not found in %s", gt_alloc_fn_names[k],
+				 t.libs[i].path);
+	}
+	GT_CHECK(found, "libc not among the %d allocator libraries", t.nlibs);
+	GT_CHECK(gt_alloc_find(999999999, &t) == -ESRCH, "a missing pid is not -ESRCH");
+	GT_CHECK(gt_alloc_elf_offsets("/etc/passwd", t.libs[0].offset) < 0,
+		 "a text file parsed as ELF");
+}
+
+/* ---- helpers ---- */
+
+static int start_workload(struct mt_child *c, const char *name, char *extra)
+{
+	static char path[600];
+	char *argv[] = { path, "--wait", extra, NULL };
+	char line[256];
+
+	snprintf(path, sizeof(path), "%s/workloads/%s", mt_build, name);
+	if (mt_spawn(c, argv) || mt_expect(c, "pid", line, sizeof(line), 10000) ||
+	    mt_expect(c, "ready", line, sizeof(line), 10000))
+		return -1;
+	return 0;
+}
+
+static int temp_trace(char *path, size_t len, const char *tag)
+{
+	snprintf(path, len, "%s/tests/memtrack-%s.trace", mt_build, tag);
+	return open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+/* Index of the first heap value at or after from inside [lo, hi], or -1. */
+static long find_value(const struct mt_trace *t, size_t from, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = from; i < t->nheap; i++)
+		if (t->heap[i] >= lo && t->heap[i] <= hi)
+			return (long)i;
+	return -1;
+}
+
+static uint64_t max_value(const struct mt_trace *t, size_t from, size_t to)
+{
+	uint64_t m = 0;
+
+	for (size_t i = from; i < to && i < t->nheap; i++)
+		m = t->heap[i] > m ? t->heap[i] : m;
+	return m;
+}
+
+struct probe_seen {
+	int uprobes, uretprobes;
+	enum gt_heap_mode mode;
+	int kernel_ret_links;
+};
+
+/* Links of our gt_alloc_ret (uretprobe) program as the kernel lists them:
+ * every BPF link in the system whose program is named gt_alloc_ret. */
+static int prog_is_alloc_ret(uint32_t prog_id)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(prog_id), is;
+
+	if (fd < 0)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	is = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && !strcmp(info.name, "gt_alloc_ret");
+	close(fd);
+	return is;
+}
+
+static int kernel_ret_links(void)
+{
+	uint32_t id = 0;
+	int n = 0;
+
+	while (bpf_link_get_next_id(id, &id) == 0) {
+		struct bpf_link_info info;
+		uint32_t len = sizeof(info);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue; /* gone meanwhile */
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && prog_is_alloc_ret(info.prog_id))
+			n++;
+		close(fd);
+	}
+	return n;
+}
+
+static void note_probes(struct gt_engine *e, struct mt_child *c, void *arg)
+{
+	struct probe_seen *ps = arg;
+	struct gt_memtrack *m = gt_engine_memtrack(e);
+
+	if (!m)
+		return;
+	gt_memtrack_probe_count(m, c->target, &ps->uprobes, &ps->uretprobes);
+	ps->mode = gt_memtrack_mode(m, 0, c->target);
+	ps->kernel_ret_links = kernel_ret_links();
+}
+
+/* ---- malloc mode ---- */
+
+static void test_heap_phases_malloc(void)
+{
+	struct gt_session_opts o = { .heap = GT_HEAP_MALLOC };
+	struct probe_seen ps = { 0 };
+	struct mt_child c;
+	struct mt_lines lines = { .n = 0 };
+	char path[700], why[600];
+	long grow, freed, regrow;
+	int up = -1, ret = -1;
+
+	GT_REQUIRE(start_workload(&c, "alloc_phases", NULL) == 0, "alloc_phases did not start");
+	o.out_fd = temp_trace(path, sizeof(path), "malloc");
+	GT_REQUIRE(o.out_fd >= 0, "cannot create %s", path);
+	int rc = mt_record(engine, &o, &c, &lines, note_probes, &ps, why, sizeof(why));
+	close(o.out_fd);
+	mt_reap(&c);
+	GT_REQUIRE(rc == 0, "%s", why);
+	GT_CHECK(ps.mode == GT_HEAP_MALLOC, "mode %d, want malloc", ps.mode);
+	GT_CHECK(ps.uprobes >= 9 && ps.uretprobes >= 8, "probes while recording: %d entry, %d return",
+		 ps.uprobes, ps.uretprobes);
+	GT_CHECK(ps.kernel_ret_links >= ps.uretprobes,
+		 "bpftool lists %d gt_alloc_ret links, bookkeeping %d", ps.kernel_ret_links,
+		 ps.uretprobes);
+	gt_memtrack_probe_count(gt_engine_memtrack(engine), 0, &up, &ret);
+	GT_CHECK(up == 0 && ret == 0, "probes left after the session: %d + %d", up, ret);
+	GT_CHECK(kernel_ret_links() == 0, "the kernel still lists gt_alloc_ret links");
+	mt_check_valid(path);
+	GT_REQUIRE(mt_scan(path, trace) == 0, "cannot read back %s", path);
+	GT_REQUIRE(trace->nheap > 0, "no HeapAlloc in the trace");
+	/* the phases, in order, each within HEAP_SLACK above the exact bytes */
+	grow = find_value(trace, 0, 64 * MIB, 64 * MIB + HEAP_SLACK);
+	freed = grow < 0 ? -1 : find_value(trace, (size_t)grow, 32 * MIB, 32 * MIB + HEAP_SLACK);
+	regrow = freed < 0 ? -1 : find_value(trace, (size_t)freed, 96 * MIB, 96 * MIB + HEAP_SLACK);
+	GT_CHECK(grow >= 0, "never reached 64 MiB (max %" PRIu64 ")", max_value(trace, 0, trace->nheap));
+	GT_CHECK(freed >= 0, "never fell back to 32 MiB after the peak");
+	GT_CHECK(regrow >= 0, "never reached 96 MiB after the free");
+	if (grow >= 0 && freed >= 0)
+		GT_CHECK(max_value(trace, 0, (size_t)freed) <= 64 * MIB + HEAP_SLACK,
+			 "above 64 MiB before the free: %" PRIu64, max_value(trace, 0, (size_t)freed));
+	GT_CHECK(max_value(trace, 0, trace->nheap) <= 96 * MIB + HEAP_SLACK, "above 96 MiB: %" PRIu64,
+		 max_value(trace, 0, trace->nheap));
+	GT_CHECK(trace->heap[trace->nheap - 1] >= 96 * MIB &&
+		 trace->heap[trace->nheap - 1] <= 96 * MIB + HEAP_SLACK,
+		 "final value %" PRIu64 ", want 96 MiB", trace->heap[trace->nheap - 1]);
+	/* coalescing: ~192 block calls + a few small ones, not thousands */
+	GT_CHECK(trace->nheap >= 150 && trace->nheap < 2000, "%zu HeapAlloc events", trace->nheap);
+	printf("# malloc mode: %zu HeapAlloc events, final %" PRIu64 " bytes\n", trace->nheap,
+	       trace->heap[trace->nheap - 1]);
+	mt_free(trace);
+}
+
+/* ---- allocation samples ---- */
+
+static void test_alloc_stacks(void)
+{
+	struct gt_session_opts o = { .heap = GT_HEAP_MALLOC, .alloc_stack_every = 4 };
+	struct mt_child c;
+	char path[700], why[600];
+	size_t named = 0, mib = 0;
+
+	GT_REQUIRE(start_workload(&c, "alloc_phases", NULL) == 0, "alloc_phases did not start");
+	o.out_fd = temp_trace(path, sizeof(path), "allocstacks");
+	GT_REQUIRE(o.out_fd >= 0, "cannot create %s", path);
+	int rc = mt_record(engine, &o, &c, NULL, NULL, NULL, why, sizeof(why));
+	close(o.out_fd);
+	mt_reap(&c);
+	GT_REQUIRE(rc == 0, "%s", why);
+	mt_check_valid(path);
+	GT_REQUIRE(mt_scan(path, trace) == 0, "cannot read back %s", path);
+	/* 128 block allocations (+ a few small ones): every 4th is logged */
+	GT_CHECK(trace->nlogs >= 30 && trace->nlogs <= 60, "%zu allocation logs, want ~32",
+		 trace->nlogs);
+	GT_CHECK(!strcmp(mt_string(trace, trace->alloc_key), "alloc"), "log category \"%s\"",
+		 mt_string(trace, trace->alloc_key));
+	for (size_t i = 0; i < trace->nlogs; i++) {
+		mib += !strcmp(trace->log_values[i], "1048576 bytes");
+		named += strstr(mt_stack(trace, trace->log_stacks[i]), "alloc_block") != NULL;
+	}
+	GT_CHECK(mib >= 28, "only %zu logs say \"1048576 bytes\"", mib);
+	GT_CHECK(named >= 28, "only %zu allocation stacks name alloc_block", named);
+	mt_free(trace);
+}
+
+/* ---- RSS mode ---- */
+
+static void test_heap_phases_rss(void)
+{
+	struct gt_session_opts o = { .heap = GT_HEAP_RSS };
+	struct probe_seen ps = { 0 };
+	struct mt_child c;
+	struct mt_lines lines = { .n = 0 };
+	char path[700], why[600];
+	size_t from = 0;
+
+	GT_REQUIRE(start_workload(&c, "alloc_phases", NULL) == 0, "alloc_phases did not start");
+	o.out_fd = temp_trace(path, sizeof(path), "rss");
+	GT_REQUIRE(o.out_fd >= 0, "cannot create %s", path);
+	int rc = mt_record(engine, &o, &c, &lines, note_probes, &ps, why, sizeof(why));
+	close(o.out_fd);
+	mt_reap(&c);
+	GT_REQUIRE(rc == 0, "%s", why);
+	GT_CHECK(ps.mode == GT_HEAP_RSS && ps.uprobes == 0 && ps.uretprobes == 0,
+		 "rss mode %d with %d+%d probes", ps.mode, ps.uprobes, ps.uretprobes);
+	mt_check_valid(path);
+	GT_REQUIRE(mt_scan(path, trace) == 0, "cannot read back %s", path);
+	GT_REQUIRE(lines.n == 4, "%d phase lines", lines.n);
+	/* each phase's VmRSS appears in order, within 2 MiB (per-CPU counter
+	 * batches and the 64 KiB coalescing step) */
+	for (int i = 1; i < lines.n; i++) {
+		long long live, rss, t;
+		char name[32];
+		long at;
+
+		GT_REQUIRE(sscanf(lines.l[i], "phase %31s live=%lld rss=%lld t=%lld", name, &live,
+				  &rss, &t) == 4, "bad line %s", lines.l[i]);
+		at = find_value(trace, from, (uint64_t)(rss > (long long)(2 * MIB) ? rss - 2 * MIB : 0),
+				(uint64_t)rss + 2 * MIB);
+		GT_CHECK(at >= 0, "phase %s: VmRSS %lld never in the trace after event %zu", name,
+			 rss, from);
+		if (at >= 0)
+			from = (size_t)at;
+	}
+	printf("# rss mode: %zu HeapAlloc events\n", trace->nheap);
+	mt_free(trace);
+}
+
+/* ---- a Go program with the default settings ---- */
+
+static int build_go(char *bin, size_t len)
+{
+	char cmd[4096];
+
+	snprintf(bin, len, "%s/workloads/memgo", mt_build);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %1$s/go-mem && export GOCACHE=$PWD/%1$s/go-mem/cache "
+		 "GOPATH=$PWD/%1$s/go-mem/gopath GO111MODULE=off GOFLAGS= CGO_ENABLED=0 && "
+		 "go build -o %2$s tests/workloads/go/memgo/main.go", mt_build, bin);
+	return system(cmd);
+}
+
+static void test_go_default_rss(void)
+{
+	struct gt_session_opts o = { .heap = GT_HEAP_DEFAULT };
+	struct probe_seen ps = { .mode = GT_HEAP_OFF, .kernel_ret_links = -1 };
+	struct mt_child c;
+	char bin[600], path[700], why[600];
+	char *argv[] = { bin, "--wait", NULL };
+	char line[256];
+	int st = -1;
+
+	GT_REQUIRE(build_go(bin, sizeof(bin)) == 0, "go build of tests/workloads/go/memgo failed");
+	GT_REQUIRE(gt_alloc_is_go_binary(bin) == 1, "%s not recognised as Go", bin);
+	GT_REQUIRE(mt_spawn(&c, argv) == 0 && mt_expect(&c, "pid", line, sizeof(line), 10000) == 0 &&
+		   mt_expect(&c, "ready", line, sizeof(line), 10000) == 0, "memgo did not start");
+	o.out_fd = temp_trace(path, sizeof(path), "go");
+	GT_REQUIRE(o.out_fd >= 0, "cannot create %s", path);
+	int rc = mt_record(engine, &o, &c, NULL, note_probes, &ps, why, sizeof(why));
+	close(o.out_fd);
+	/* let it finish on its own: a crash would show in its status */
+	close(c.in);
+	c.in = -1;
+	waitpid(c.pid, &st, 0);
+	close(c.out);
+	GT_REQUIRE(rc == 0, "%s", why);
+	GT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the Go program died (status 0x%x)", st);
+	GT_CHECK(ps.mode == GT_HEAP_RSS, "Go program in heap mode %d, want rss", ps.mode);
+	GT_CHECK(ps.uprobes == 0 && ps.uretprobes == 0, "probes on the Go program: %d + %d",
+		 ps.uprobes, ps.uretprobes);
+	GT_CHECK(ps.kernel_ret_links == 0, "the kernel lists %d gt_alloc_ret links while only Go is traced",
+		 ps.kernel_ret_links);
+	mt_check_valid(path);
+	GT_REQUIRE(mt_scan(path, trace) == 0, "cannot read back %s", path);
+	/* it grows to ~48 MiB of touched slices: RSS must show it */
+	GT_CHECK(trace->nheap > 0 && max_value(trace, 0, trace->nheap) >= 40 * MIB,
+		 "%zu HeapAlloc events, max %" PRIu64, trace->nheap,
+		 max_value(trace, 0, trace->nheap));
+	mt_free(trace);
+}
+
+/* ---- the cgroup memory limit as HeapGoal ---- */
+
+/* Whether the cgroup v2 hierarchy has the memory controller (not on
+ * hybrid systems, where memory is a v1 controller). */
+static int cgroup_memory_available(void)
+{
+	char mnt[512], why[256], file[600], line[512];
+	FILE *f;
+	int yes = 0;
+
+	if (gt_cgroup_mount(mnt, sizeof(mnt), why, sizeof(why)))
+		return 0;
+	snprintf(file, sizeof(file), "%s/cgroup.subtree_control", mnt);
+	f = fopen(file, "r");
+	if (f && fgets(line, sizeof(line), f))
+		yes = strstr(line, "memory") != NULL;
+	if (f)
+		fclose(f);
+	if (!yes)
+		printf("skip test_cgroup_heap_goal: no memory controller in the cgroup v2 "
+		       "hierarchy at %s\n", mnt);
+	return yes;
+}
+
+static void test_cgroup_heap_goal(void)
+{
+	struct gt_session_opts o = { .heap = GT_HEAP_MALLOC };
+	struct mt_child c;
+	char mnt[512], cg[700], path[700], why[600], file[800];
+	FILE *f;
+	int rc;
+
+	rc = gt_cgroup_mount(mnt, sizeof(mnt), why, sizeof(why));
+	GT_REQUIRE(rc == 0, "no cgroup v2 mount: %s", why);
+	snprintf(cg, sizeof(cg), "%s/gotraced-test-memtrack", mnt);
+	GT_REQUIRE(mkdir(cg, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", cg, strerror(errno));
+	snprintf(file, sizeof(file), "%s/memory.max", cg);
+	f = fopen(file, "r+"); /* exists only where the memory controller is on */
+	GT_REQUIRE(f, "open %s: %s", file, strerror(errno));
+	fprintf(f, "%llu\n", 512 * MIB);
+	GT_REQUIRE(fclose(f) == 0, "writing %s failed", file);
+	GT_REQUIRE(start_workload(&c, "alloc_phases", NULL) == 0, "alloc_phases did not start");
+	snprintf(file, sizeof(file), "%s/cgroup.procs", cg);
+	f = fopen(file, "r+");
+	GT_REQUIRE(f, "cannot open %s", file);
+	fprintf(f, "%d\n", (int)c.target);
+	GT_REQUIRE(fclose(f) == 0, "moving pid %d into %s failed", (int)c.target, cg);
+	o.out_fd = temp_trace(path, sizeof(path), "goal");
+	rc = mt_record(engine, &o, &c, NULL, NULL, NULL, why, sizeof(why));
+	close(o.out_fd);
+	mt_reap(&c);
+	rmdir(cg);
+	GT_REQUIRE(rc == 0, "%s", why);
+	GT_REQUIRE(mt_scan(path, trace) == 0, "cannot read back %s", path);
+	GT_CHECK(trace->heap_goal == 512 * MIB, "HeapGoal %" PRIu64 ", want 512 MiB", trace->heap_goal);
+	mt_free(trace);
+}
+
+int main(int argc, char **argv)
+{
+	mt_find_build(argc, argv);
+	GT_RUN(test_alloc_find_self);
+	if (gt_test_skip_bpf()) {
+		printf("skip test_memtrack BPF cases: GOTRACED_SKIP_BPF=1\n");
+		return gt_test_done();
+	}
+	trace = malloc(sizeof(*trace));
+	engine = mt_engine();
+	if (engine && trace) {
+		GT_RUN(test_heap_phases_malloc);
+		GT_RUN(test_heap_phases_rss);
+		GT_RUN(test_alloc_stacks);
+		GT_RUN(test_go_default_rss);
+		if (cgroup_memory_available())
+			GT_RUN(test_cgroup_heap_goal);
+		gt_engine_close(engine);
+	}
+	free(trace);
+	return gt_test_done();
+}

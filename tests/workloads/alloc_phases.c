@@ -1,0 +1,90 @@
+/* Allocates and frees known amounts in phases, for the heap tests:
+ *   grow:  64 blocks of 1 MiB (malloc, touched)     -> 64 MiB live
+ *   free:  every other block                          -> 32 MiB live
+ *   regrow: 64 more blocks                            -> 96 MiB live
+ * After each phase it sleeps 100 ms and prints
+ *   `phase NAME live=BYTES rss=BYTES t=NS` (VmRSS from /proc/self/status,
+ *   t = CLOCK_MONOTONIC), so a test can hold the trace to both.
+ * Protocol of wl_common.h (--wait: start on a byte from stdin, park after
+ * `done`, exit on a second byte or EOF). */
+#include <malloc.h>
+
+#include "wl_common.h"
+
+#define MIB (1024 * 1024)
+#define NBLOCKS 128
+
+static void *blocks[NBLOCKS];
+
+static long vm_rss_bytes(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb * 1024;
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void phase(const char *name, long live)
+{
+	usleep(100000);
+	wl_say("phase %s live=%ld rss=%ld t=%lld\n", name, live, vm_rss_bytes(), now_ns());
+}
+
+static void *alloc_block(void)
+{
+	char *p = malloc(MIB);
+
+	if (!p) {
+		perror("malloc");
+		exit(1);
+	}
+	memset(p, 0x5a, MIB); /* resident, so RSS follows too */
+	return p;
+}
+
+int main(int argc, char **argv)
+{
+	int wait = wl_take_wait_flag(&argc, &argv);
+	long live = 0;
+
+	/* a fixed threshold: glibc's dynamic one would move blocks between
+	 * mmap and the brk heap from one phase to the next */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	wl_say("pid %d\n", (int)getpid());
+	wl_announce("alloc_phases");
+	wl_say("ready\n");
+	if (wait && getchar() == EOF)
+		return 0;
+	phase("start", live);
+	for (int i = 0; i < 64; i++, live += MIB)
+		blocks[i] = alloc_block();
+	phase("grow", live);
+	for (int i = 0; i < 64; i += 2, live -= MIB) {
+		free(blocks[i]);
+		blocks[i] = NULL;
+	}
+	phase("free", live);
+	for (int i = 64; i < NBLOCKS; i++, live += MIB)
+		blocks[i] = alloc_block();
+	phase("regrow", live);
+	wl_say("done\n");
+	if (wait)
+		getchar();
+	for (int i = 0; i < NBLOCKS; i++)
+		free(blocks[i]);
+	return 0;
+}
