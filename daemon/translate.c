@@ -137,7 +137,8 @@ static void dispatch(struct gt_translator *t, const struct gt_kev_hdr *ev)
 	case GT_KEV_HEAP: gt_tr_on_heap(t, (const void *)ev); break;
 	case GT_KEV_RSS: gt_tr_on_rss(t, (const void *)ev); break;
 	case GT_KEV_CPU_SAMPLE: gt_tr_on_cpu_sample(t, (const void *)ev); break;
-	default: break; /* allocation samples: not shown yet */
+	case GT_KEV_ALLOC_SAMPLE: gt_tr_on_alloc_sample(t, (const void *)ev); break; /* ha */
+	default: break;
 	}
 }
 
