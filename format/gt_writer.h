@@ -87,9 +87,9 @@ struct gt_writer_stats {
 void gt_writer_stats(const struct gt_writer *w, struct gt_writer_stats *st);
 
 /* Flushes every batch and writes the footer (Batch p=0, Frequency, strings,
- * stacks).  Frees the writer in all cases.  Returns 0 or the first error;
- * -ENODATA when no event was written (the footer is written, but Go rejects
- * a trace without events). */
+ * stacks).  Frees the writer in all cases.  Returns 0 or the first error.
+ * Go rejects a trace without events: a caller that may have written none
+ * checks gt_writer_stats().events before closing. */
 int gt_writer_close(struct gt_writer *w);
 
 /* Frees the writer without writing anything more (the file is not valid). */
