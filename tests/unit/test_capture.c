@@ -1,0 +1,685 @@
+/* The capture layer against the real kernel: loads the BPF programs, traces
+ * tests/workloads/cap_family (a child started stopped, added to the filter,
+ * then exec'd, as `record -- CMD` does) and a cgroup, and holds the events
+ * to what the workloads are known to do.  Needs root and BPF; skipped only
+ * with GOTRACED_SKIP_BPF=1. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "gt_test.h"
+
+#define ROUNDS 200
+#define NR_READ 0
+#define NR_WRITE 1
+#define NR_GETPPID 110
+
+static struct gt_capture *cap;
+static char cap_err[512];
+
+/* ---- recording events --------------------------------------------------- */
+
+struct rec {
+	uint32_t len;
+	union {
+		struct gt_kev_hdr hdr;
+		struct gt_kev_switch sw;
+		struct gt_kev_wakeup wk;
+		struct gt_kev_fork fork;
+		struct gt_kev_exec exec;
+		struct gt_kev_exit exit;
+		struct gt_kev_sys_enter se;
+		struct gt_kev_sys_exit sx;
+		struct gt_kev_rename rn;
+	} ev;
+};
+
+struct recording {
+	struct rec *v;
+	size_t n, cap;
+	uint64_t last_ts;
+	uint64_t unordered;  /* events older than the one before */
+	uint64_t too_long;
+};
+
+static int record_cb(void *ctx, const struct gt_kev_hdr *ev, size_t len)
+{
+	struct recording *r = ctx;
+
+	if (ev->ts < r->last_ts)
+		r->unordered++;
+	r->last_ts = ev->ts;
+	if (r->n == r->cap) {
+		size_t ncap = r->cap ? 2 * r->cap : 4096;
+		struct rec *v = realloc(r->v, ncap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = ncap;
+	}
+	if (len > sizeof(r->v[0].ev)) {
+		r->too_long++;
+		len = sizeof(r->v[0].ev);
+	}
+	memset(&r->v[r->n], 0, sizeof(r->v[0]));
+	r->v[r->n].len = len;
+	memcpy(&r->v[r->n].ev, ev, len);
+	r->n++;
+	return 0;
+}
+
+/* Whether the event shows process tgid as a traced task (a switch also
+ * names an untraced prev or next when the other one is traced). */
+static int about_traced(const struct rec *e, uint32_t tgid)
+{
+	switch (e->ev.hdr.type) {
+	case GT_KEV_SWITCH:
+		return (e->ev.hdr.tgid == tgid && e->ev.sw.prev_sessions) ||
+		       (e->ev.sw.next_tgid == tgid && e->ev.sw.next_sessions);
+	case GT_KEV_WAKEUP:
+		return e->ev.wk.target_tgid == tgid ||
+		       (e->ev.hdr.tgid == tgid && e->ev.wk.waker_sessions);
+	default:
+		return e->ev.hdr.tgid == tgid;
+	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Polls for ms milliseconds into r. */
+static int poll_for(struct recording *r, int ms)
+{
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000;
+
+	while (now_ns() < end) {
+		int rc = gt_capture_poll(cap, 10, record_cb, r);
+
+		if (rc < 0 && rc != -EINTR)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- processes ----------------------------------------------------------- */
+
+/* A process that makes syscalls and sleeps in a loop until killed. */
+static pid_t spawn_busy(const char *join_cgroup_procs)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		if (join_cgroup_procs) {
+			int fd = open(join_cgroup_procs, O_WRONLY);
+
+			if (fd < 0 || write(fd, "0", 1) != 1)
+				_exit(3);
+			close(fd);
+		}
+		for (;;) {
+			for (int i = 0; i < 50; i++)
+				syscall(SYS_getppid);
+			usleep(1000);
+		}
+	}
+	return p;
+}
+
+static void reap(pid_t p)
+{
+	if (p > 0) {
+		kill(p, SIGKILL);
+		waitpid(p, NULL, 0);
+	}
+}
+
+static void workload_path(char *out, size_t n, const char *name)
+{
+	const char *b = getenv("GT_BUILD");
+	char exe[1024];
+	ssize_t k;
+
+	if (b) {
+		snprintf(out, n, "%s/workloads/%s", b, name);
+		return;
+	}
+	/* BUILD/tests/test_capture -> BUILD/workloads/NAME */
+	k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[k > 0 ? k : 0] = 0;
+	for (int i = 0; i < 2; i++) {
+		char *s = strrchr(exe, '/');
+
+		if (s)
+			*s = 0;
+	}
+	snprintf(out, n, "%s/workloads/%s", exe, name);
+}
+
+/* The r-xp mapping of `path` in /proc/PID/maps. */
+static int text_range(pid_t pid, const char *path, uint64_t *lo, uint64_t *hi)
+{
+	char fn[64], line[1024], real[PATH_MAX];
+	FILE *f;
+	int found = 0;
+
+	if (!realpath(path, real))
+		return -errno;
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
+	f = fopen(fn, "r");
+	if (!f)
+		return -errno;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+		char perms[8], file[PATH_MAX] = "";
+
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %4095s", &a, &b, perms, file) >= 3 &&
+		    strcmp(perms, "r-xp") == 0 && strcmp(file, real) == 0) {
+			*lo = a;
+			*hi = b;
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
+/* ---- the family test ------------------------------------------------------ */
+
+struct family {
+	pid_t pid, grandchild, busy;
+	uint64_t text_lo, text_hi;
+	int text_rc;
+	struct recording r;
+};
+
+/* Starts the workload stopped, traces it, lets it exec, records until it
+ * says done, reads its maps, lets it exit, drains. */
+static int run_family(struct family *f, char *why, size_t wl)
+{
+	int go[2], out[2], in[2];
+	char path[PATH_MAX], buf[256] = "", rounds[16];
+	size_t got = 0;
+	int rc;
+
+	workload_path(path, sizeof(path), "cap_family");
+	if (access(path, X_OK)) {
+		snprintf(why, wl, "workload %.400s missing (make tests)", path);
+		return -1;
+	}
+	f->busy = spawn_busy(NULL); /* before the pipes: it must not hold them */
+	if (pipe(go) || pipe(out) || pipe(in)) {
+		snprintf(why, wl, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(rounds, sizeof(rounds), "%d", ROUNDS);
+	f->pid = fork();
+	if (f->pid == 0) {
+		char c;
+
+		dup2(out[1], 1);
+		dup2(in[0], 0);
+		close(out[0]);
+		close(in[1]);
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1) /* wait until traced */
+			_exit(2);
+		execl(path, "cap_family", rounds, (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	close(out[1]);
+	close(in[0]);
+	rc = gt_capture_trace_tgid(cap, f->pid, 0, 1);
+	if (rc) {
+		snprintf(why, wl, "gt_capture_trace_tgid: %s", strerror(-rc));
+		close(go[1]);
+		return -1;
+	}
+	if (write(go[1], "g", 1) != 1) {
+		snprintf(why, wl, "cannot release the child");
+		return -1;
+	}
+	close(go[1]);
+	/* record until the workload prints done (or 20 s pass) */
+	for (uint64_t end = now_ns() + 20000000000ull; now_ns() < end && !strstr(buf, "done");) {
+		struct pollfd p = { out[0], POLLIN, 0 };
+
+		rc = gt_capture_poll(cap, 10, record_cb, &f->r);
+		if (rc < 0 && rc != -EINTR) {
+			snprintf(why, wl, "gt_capture_poll: %s", strerror(-rc));
+			return -1;
+		}
+		if (poll(&p, 1, 0) == 1) {
+			ssize_t k = read(out[0], buf + got, sizeof(buf) - 1 - got);
+
+			if (k <= 0)
+				break;
+			got += k;
+			buf[got] = 0;
+		}
+	}
+	if (!strstr(buf, "done")) {
+		int status = 0;
+
+		close(in[1]);
+		kill(f->pid, SIGKILL);
+		waitpid(f->pid, &status, 0);
+		reap(f->busy);
+		snprintf(why, wl, "the workload did not finish: output '%s', wait status %#x",
+			 buf, status);
+		return -1;
+	}
+	sscanf(buf, "grandchild %d", &f->grandchild);
+	f->text_rc = text_range(f->pid, path, &f->text_lo, &f->text_hi);
+	close(in[1]); /* EOF: the workload exits */
+	waitpid(f->pid, NULL, 0);
+	close(out[0]);
+	poll_for(&f->r, 100);
+	rc = gt_capture_flush(cap, record_cb, &f->r);
+	if (rc < 0) {
+		snprintf(why, wl, "gt_capture_flush: %s", strerror(-rc));
+		return -1;
+	}
+	gt_capture_trace_tgid(cap, f->pid, 0, 0);
+	reap(f->busy);
+	return 0;
+}
+
+static struct family fam;
+static int fam_ok;
+static char fam_why[512];
+
+static void run_family_once(void)
+{
+	if (!fam_ok && !fam_why[0])
+		fam_ok = run_family(&fam, fam_why, sizeof(fam_why)) == 0;
+}
+
+struct tid_counts {
+	uint32_t tid;
+	unsigned reads, writes, getppid, wakeups;
+};
+
+static struct tid_counts *counts_of(struct tid_counts *t, int *n, uint32_t tid)
+{
+	for (int i = 0; i < *n; i++)
+		if (t[i].tid == tid)
+			return &t[i];
+	if (*n == 64)
+		return NULL;
+	memset(&t[*n], 0, sizeof(t[0]));
+	t[*n].tid = tid;
+	return &t[(*n)++];
+}
+
+static int count_threads(struct tid_counts *t, uint32_t tgid)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < fam.r.n; i++) {
+		const struct rec *e = &fam.r.v[i];
+		struct tid_counts *c;
+
+		if (e->ev.hdr.type == GT_KEV_WAKEUP && e->ev.wk.target_tgid == tgid) {
+			c = counts_of(t, &n, e->ev.wk.target_tid);
+			if (c)
+				c->wakeups++;
+		}
+		if (e->ev.hdr.type != GT_KEV_SYS_ENTER || e->ev.hdr.tgid != tgid)
+			continue;
+		c = counts_of(t, &n, e->ev.hdr.tid);
+		if (!c)
+			continue;
+		c->reads += e->ev.se.nr == NR_READ;
+		c->writes += e->ev.se.nr == NR_WRITE;
+		c->getppid += e->ev.se.nr == NR_GETPPID;
+	}
+	return n;
+}
+
+static void test_family_order(void)
+{
+	run_family_once();
+	GT_REQUIRE(fam_ok, "%s", fam_why);
+	GT_CHECK(fam.r.n > 4 * ROUNDS, "only %zu events", fam.r.n);
+	GT_CHECK(fam.r.unordered == 0, "%llu events delivered out of timestamp order",
+		 (unsigned long long)fam.r.unordered);
+	GT_CHECK(fam.r.too_long == 0, "records longer than any ABI struct");
+	for (size_t i = 0; i < fam.r.n; i++) {
+		const struct gt_kev_hdr *h = &fam.r.v[i].ev.hdr;
+
+		GT_REQUIRE(h->sessions & 1, "event %zu (type %u) lacks session bit 0", i, h->type);
+		GT_REQUIRE(h->type > 0 && h->type < GT_KEV_TYPE_MAX, "bad type %u", h->type);
+		GT_REQUIRE(h->cpu < gt_capture_ncpus(cap), "bad cpu %u", h->cpu);
+	}
+}
+
+static void test_family_pingpong(void)
+{
+	struct tid_counts t[64];
+	int n, players = 0;
+
+	run_family_once();
+	GT_REQUIRE(fam_ok, "%s", fam_why);
+	n = count_threads(t, fam.pid);
+	for (int i = 0; i < n; i++) {
+		if (t[i].tid == (uint32_t)fam.pid) {
+			GT_CHECK(t[i].getppid == ROUNDS, "main made %u getppid, expected %d",
+				 t[i].getppid, ROUNDS);
+			continue;
+		}
+		if (t[i].reads == 0 && t[i].writes == 0)
+			continue;
+		players++;
+		GT_CHECK(t[i].reads == ROUNDS && t[i].writes == ROUNDS,
+			 "thread %u: %u reads, %u writes, expected %d each", t[i].tid,
+			 t[i].reads, t[i].writes, ROUNDS);
+		GT_CHECK(t[i].wakeups >= ROUNDS, "thread %u woken %u times, expected >= %d",
+			 t[i].tid, t[i].wakeups, ROUNDS);
+	}
+	GT_CHECK(players == 2, "%d threads did pipe I/O, expected 2", players);
+}
+
+static void test_family_lifecycle(void)
+{
+	int thread_forks = 0, child_fork = 0, exec = 0, exits = 0, gdead = 0, gexit = -1;
+	struct tid_counts t[64];
+	unsigned gcalls = 0;
+	int n;
+
+	run_family_once();
+	GT_REQUIRE(fam_ok, "%s", fam_why);
+	GT_REQUIRE(fam.grandchild > 0, "the workload did not report its grandchild");
+	for (size_t i = 0; i < fam.r.n; i++) {
+		const struct rec *e = &fam.r.v[i];
+		uint32_t tgid = e->ev.hdr.tgid;
+
+		if (e->ev.hdr.type == GT_KEV_FORK && tgid == (uint32_t)fam.pid) {
+			thread_forks += e->ev.fork.child_tgid == (uint32_t)fam.pid;
+			child_fork += e->ev.fork.child_tgid == (uint32_t)fam.grandchild;
+		}
+		if (e->ev.hdr.type == GT_KEV_EXEC && tgid == (uint32_t)fam.pid)
+			exec += strstr(e->ev.exec.filename, "cap_family") != NULL &&
+				strcmp(e->ev.exec.comm, "cap_family") == 0;
+		if (e->ev.hdr.type == GT_KEV_EXIT && tgid == (uint32_t)fam.pid) {
+			exits++;
+			gdead += e->ev.exit.group_dead && e->ev.hdr.tid == (uint32_t)fam.pid;
+		}
+		if (e->ev.hdr.type == GT_KEV_EXIT && tgid == (uint32_t)fam.grandchild)
+			gexit = e->ev.exit.group_dead ? e->ev.exit.exit_code : -2;
+	}
+	GT_CHECK(exec == 1, "%d exec events of cap_family, expected 1", exec);
+	GT_CHECK(thread_forks >= 2, "%d thread creations seen, expected 2", thread_forks);
+	GT_CHECK(child_fork == 1, "%d fork events for the grandchild, expected 1", child_fork);
+	GT_CHECK(exits == 3, "%d thread exits in the workload, expected 3", exits);
+	GT_CHECK(gdead == 1, "the main thread's exit is not marked group_dead");
+	GT_CHECK(gexit == 7 << 8, "grandchild exit event: code %d, expected %d", gexit, 7 << 8);
+	n = count_threads(t, fam.grandchild);
+	for (int i = 0; i < n; i++)
+		gcalls += t[i].getppid;
+	GT_CHECK(gcalls == ROUNDS, "grandchild (auto-traced) made %u getppid, expected %d",
+		 gcalls, ROUNDS);
+}
+
+static void test_family_stacks(void)
+{
+	int resolved = 0, inside = 0, tried = 0;
+	uint64_t ips[GT_STACK_DEPTH];
+
+	run_family_once();
+	GT_REQUIRE(fam_ok, "%s", fam_why);
+	GT_REQUIRE(fam.text_rc == 0, "no r-xp mapping of the workload: %s",
+		   strerror(-fam.text_rc));
+	for (size_t i = 0; i < fam.r.n; i++) {
+		const struct rec *e = &fam.r.v[i];
+		int n, in = 0;
+
+		if (e->ev.hdr.type != GT_KEV_SYS_ENTER || e->ev.hdr.tid != (uint32_t)fam.pid ||
+		    e->ev.se.nr != NR_GETPPID)
+			continue;
+		tried++;
+		if (e->ev.se.ustack < 0)
+			continue;
+		n = gt_capture_stack(cap, e->ev.se.ustack, ips, GT_STACK_DEPTH);
+		if (n <= 0)
+			continue;
+		resolved++;
+		for (int k = 0; k < n; k++)
+			in |= ips[k] >= fam.text_lo && ips[k] < fam.text_hi;
+		inside += in;
+	}
+	GT_CHECK(tried == ROUNDS, "%d getppid entries of main, expected %d", tried, ROUNDS);
+	GT_CHECK(resolved == tried, "%d of %d sys_enter stacks resolve", resolved, tried);
+	GT_CHECK(inside == tried, "%d of %d stacks have a frame in the workload's text [%llx,%llx)",
+		 inside, tried, (unsigned long long)fam.text_lo, (unsigned long long)fam.text_hi);
+	GT_CHECK(gt_capture_stack(cap, -1, ips, 4) == -EINVAL, "negative id accepted");
+}
+
+static void test_family_untraced_and_drops(void)
+{
+	size_t from_busy = 0;
+	struct gt_capture_stats st;
+
+	run_family_once();
+	GT_REQUIRE(fam_ok, "%s", fam_why);
+	GT_REQUIRE(fam.busy > 0, "no busy process");
+	for (size_t i = 0; i < fam.r.n; i++) {
+		const struct rec *e = &fam.r.v[i];
+
+		from_busy += about_traced(e, fam.busy);
+	}
+	GT_CHECK(from_busy == 0, "the untraced busy process produced %zu events", from_busy);
+	gt_capture_stats(cap, &st);
+	GT_CHECK(gt_capture_drops(cap) == 0, "%llu drops", (unsigned long long)gt_capture_drops(cap));
+	GT_CHECK(st.drops == 0 && st.out_of_order == 0, "stats: %llu drops, %llu out of order",
+		 (unsigned long long)st.drops, (unsigned long long)st.out_of_order);
+	GT_CHECK(st.events >= fam.r.n, "stats count %llu events, %zu were delivered",
+		 (unsigned long long)st.events, fam.r.n);
+	for (int cpu = 0; cpu < gt_capture_ncpus(cap); cpu++)
+		GT_CHECK(gt_capture_drops_cpu(cap, cpu) == 0, "drops on cpu %d", cpu);
+}
+
+/* ---- cgroups ------------------------------------------------------------- */
+
+static int cgroup2_mount(char *out, size_t n)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char line[4096];
+	int found = 0;
+
+	if (!f)
+		return -errno;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char mnt[PATH_MAX], *dash = strstr(line, " - ");
+
+		if (!dash || strncmp(dash + 3, "cgroup2 ", 8))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1) {
+			snprintf(out, n, "%s", mnt);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+struct cg_counts {
+	size_t in, out, moved_before, moved_after;
+};
+
+static void count_cg(const struct recording *r, pid_t in, pid_t out, pid_t moved,
+		     uint64_t t_move, struct cg_counts *k)
+{
+	memset(k, 0, sizeof(*k));
+	for (size_t i = 0; i < r->n; i++) {
+		const struct gt_kev_hdr *h = &r->v[i].ev.hdr;
+
+		k->in += about_traced(&r->v[i], in);
+		k->out += about_traced(&r->v[i], out);
+		if (about_traced(&r->v[i], moved)) {
+			if (h->ts < t_move)
+				k->moved_before++;
+			else
+				k->moved_after++;
+		}
+	}
+}
+
+static void test_cgroup(void)
+{
+	char mnt[PATH_MAX], dir[PATH_MAX + 64], sub[PATH_MAX + 96], procs[PATH_MAX + 128];
+	struct recording r = { 0 };
+	pid_t in = -1, out = -1, moved = -1;
+	struct cg_counts k;
+	struct stat st;
+	uint64_t t_move;
+	int rc;
+
+	GT_REQUIRE(cgroup2_mount(mnt, sizeof(mnt)) == 0, "no cgroup2 mount in /proc/self/mountinfo");
+	snprintf(dir, sizeof(dir), "%s/gt_test_capture_%d", mnt, (int)getpid());
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	GT_REQUIRE(mkdir(dir, 0755) == 0 && mkdir(sub, 0755) == 0, "mkdir %s: %s", sub,
+		   strerror(errno));
+	GT_CHECK(stat(dir, &st) == 0, "stat %s", dir);
+	rc = gt_capture_trace_cgroup(cap, st.st_ino, 1, 1);
+	GT_CHECK(rc == 0, "gt_capture_trace_cgroup: %s", strerror(-rc));
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+	in = spawn_busy(procs);
+	out = spawn_busy(NULL);
+	moved = spawn_busy(NULL);
+	poll_for(&r, 150);
+	t_move = now_ns();
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", sub);
+	{
+		char pid[16];
+
+		snprintf(pid, sizeof(pid), "%d", (int)moved);
+		rc = write_file(procs, pid);
+		GT_CHECK(rc == 0, "moving %d into %s: %s", (int)moved, sub, strerror(-rc));
+	}
+	poll_for(&r, 200);
+	gt_capture_flush(cap, record_cb, &r);
+	count_cg(&r, in, out, moved, t_move, &k);
+	GT_CHECK(k.in > 50, "the process inside the cgroup gave %zu events", k.in);
+	GT_CHECK(k.out == 0, "the process outside gave %zu events", k.out);
+	GT_CHECK(k.moved_before == 0, "the moved process gave %zu events before its move",
+		 k.moved_before);
+	GT_CHECK(k.moved_after > 50, "the process moved into a child cgroup gave %zu events",
+		 k.moved_after);
+	GT_CHECK(r.unordered == 0, "%llu events out of order", (unsigned long long)r.unordered);
+	rc = gt_capture_trace_cgroup(cap, st.st_ino, 1, 0);
+	GT_CHECK(rc == 0, "untracing the cgroup: %s", strerror(-rc));
+	/* untraced again: no more events from inside */
+	t_move = now_ns();
+	r.n = 0;
+	poll_for(&r, 100);
+	gt_capture_flush(cap, record_cb, &r);
+	count_cg(&r, in, out, moved, t_move, &k);
+	GT_CHECK(k.moved_after == 0, "%zu events of the moved process after the cgroup was "
+		 "untraced", k.moved_after);
+	count_cg(&r, moved, out, in, t_move, &k);
+	GT_CHECK(k.moved_after == 0, "%zu events of the process inside after the cgroup was "
+		 "untraced", k.moved_after);
+	reap(in);
+	reap(out);
+	reap(moved);
+	GT_CHECK(rmdir(sub) == 0, "rmdir %s: %s", sub, strerror(errno));
+	GT_CHECK(rmdir(dir) == 0, "rmdir %s: %s", dir, strerror(errno));
+	free(r.v);
+}
+
+/* ---- filters and stack map housekeeping ------------------------------------ */
+
+static void test_filter_api(void)
+{
+	struct recording r = { 0 };
+	pid_t p = spawn_busy(NULL);
+	size_t seen = 0;
+	uint64_t t_forget;
+
+	GT_CHECK(gt_capture_trace_tgid(cap, p, GT_MAX_SESSIONS, 1) == -EINVAL, "bit 32 accepted");
+	GT_CHECK(gt_capture_trace_tgid(cap, 0, 0, 1) == -EINVAL, "tgid 0 accepted");
+	GT_CHECK(gt_capture_trace_tgid(cap, p, 3, 1) == 0, "trace bit 3");
+	GT_CHECK(gt_capture_trace_tgid(cap, p, 5, 1) == 0, "trace bit 5");
+	poll_for(&r, 100);
+	gt_capture_flush(cap, record_cb, &r);
+	for (size_t i = 0; i < r.n; i++)
+		if (about_traced(&r.v[i], p) && r.v[i].ev.hdr.tgid == (uint32_t)p) {
+			seen++;
+			GT_CHECK(r.v[i].ev.hdr.sessions == ((1u << 3) | (1u << 5)),
+				 "mask %#x, expected bits 3 and 5", r.v[i].ev.hdr.sessions);
+			if (gt_test_failed_now)
+				break;
+		}
+	GT_CHECK(seen > 20, "only %zu events of the traced process", seen);
+	GT_CHECK(gt_capture_forget_session(cap, 3) == 0, "forget bit 3");
+	GT_CHECK(gt_capture_forget_session(cap, 5) == 0, "forget bit 5");
+	t_forget = now_ns();
+	r.n = 0;
+	poll_for(&r, 50);
+	gt_capture_flush(cap, record_cb, &r);
+	seen = 0;
+	for (size_t i = 0; i < r.n; i++)
+		seen += about_traced(&r.v[i], p) && r.v[i].ev.hdr.ts > t_forget;
+	GT_CHECK(seen == 0, "%zu events after the sessions were forgotten", seen);
+	reap(p);
+	GT_CHECK(gt_capture_clear_stacks(cap) == 0, "clearing the stack map");
+	free(r.v);
+}
+
+int main(void)
+{
+	struct gt_capture_opts o = { .ring_bytes_per_cpu = 1 << 20 };
+	int rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (gt_test_skip_bpf()) {
+		printf("skip test_capture: GOTRACED_SKIP_BPF=1\n");
+		return 0;
+	}
+	rc = gt_capture_open(&cap, &o, cap_err, sizeof(cap_err));
+	if (rc) {
+		gt_test_report("capture_open", 0, cap_err);
+		return gt_test_done();
+	}
+	gt_test_report("capture_open", 1, NULL);
+	GT_RUN(test_family_order);
+	GT_RUN(test_family_pingpong);
+	GT_RUN(test_family_lifecycle);
+	GT_RUN(test_family_stacks);
+	GT_RUN(test_family_untraced_and_drops);
+	GT_RUN(test_cgroup);
+	GT_RUN(test_filter_api);
+	free(fam.r.v);
+	gt_capture_close(cap);
+	return gt_test_done();
+}
