@@ -54,7 +54,7 @@ int gt_check_file(const char *path, struct gt_check_report *rep);
  * 0: that, plus DESIGN.md: every P stopped at the end, non-zero top PC in
  *   new-goroutine stacks, strings and stacks only after the first batch,
  *   stacks of at most 128 frames and under 2048 bytes, time never going
- *   backwards within a P. */
+ *   backwards within a P, a Gomaxprocs event present. */
 #define GT_CHECK_PARSER_ONLY 0x1u
 #define GT_CHECK_GO_TOOLS 0x2u
 

@@ -363,5 +363,10 @@ int gt_check_decode(struct gt_ctx *c)
 		return gt_ctx_fail(c, -1, c->len, "trace is empty (no events)");
 	if (c->ticks_per_sec == 0)
 		return gt_ctx_fail(c, -1, c->len, "no Frequency event (the footer must give ticks per second)");
+	/* Go 1.23+ takes the first Gomaxprocs as the end of the initial
+	 * snapshot and drops earlier scheduling without one. */
+	if (gt_ctx_design_rules(c) && c->rep->count_by_type[GT_EV_GOMAXPROCS] == 0)
+		return gt_ctx_fail(c, GT_EV_GOMAXPROCS, c->len,
+				   "no Gomaxprocs event (DESIGN.md: one right after the initial snapshot)");
 	return group_by_batch(c);
 }

@@ -445,7 +445,7 @@ int gt_check_order(struct gt_ctx *c)
 	free(c->order);
 	c->order = out;
 	c->norder = c->nev;
-	c->rep->duration_ticks = (uint64_t)(c->ev[out[c->nev - 1]].ts - c->ev[out[0]].ts);
+	c->rep->duration_ticks = (uint64_t)c->ev[out[c->nev - 1]].ts - (uint64_t)c->ev[out[0]].ts;
 	return 0;
 }
 

@@ -212,6 +212,15 @@ static void mk_zero_frequency(struct buf *b)
 	base_tail(b, NO_FREQUENCY);
 	EV(b, GT_EV_FREQUENCY, 0);
 }
+static void mk_no_gomaxprocs(struct buf *b)
+{
+	header(b, "1.19");
+	EV(b, GT_EV_BATCH, 0, 1000);
+	EV(b, GT_EV_GO_CREATE, 1, 1, 1, 0);
+	EV(b, GT_EV_PROC_START, 1, 100);
+	EV(b, GT_EV_GO_START, 1, 1, 1);
+	base_tail(b, 0);
+}
 static void mk_empty(struct buf *b)
 {
 	header(b, "1.19");
@@ -339,6 +348,8 @@ static const struct broken cases[] = {
 	  "Go 1.19 has no byte limit on a stack record; DESIGN.md keeps them under 2048 bytes" },
 	{ "duplicate_string_id", mk_dup_string, "duplicate string id 1", 1, 1, NULL },
 	{ "wrong_argument_count", mk_wrong_nargs, "wrong number of arguments", 1, 1, NULL },
+	{ "no_gomaxprocs", mk_no_gomaxprocs, "no Gomaxprocs event", 0, 0,
+	  "Go 1.19 does without; Go 1.23+ needs it to end the initial snapshot" },
 	{ "stw_kind_5_in_1_19", mk_stw_kind5_119, "unknown STW kind 5", 1, 1, NULL },
 };
 
