@@ -1,7 +1,9 @@
 /* Randomized model-based test of the writer: generates LEGAL scheduling
  * histories of N threads on M CPUs, writes them with gt_writer and holds
  * every file to Go's reader (go tool trace -d + viewer pass) and to our
- * checker (gt_check_file).
+ * checker (gt_check_file).  Files are mostly version 1.19, some 1.11, and
+ * some 1.21, which the local Go 1.19 cannot read: those meet our checker
+ * only.
  *
  * The model tracks what Go's parser tracks: each goroutine's state and
  * sequence counter c (c++ at GoWaiting/GoInSyscall; GoStart, GoUnblock and
@@ -388,7 +390,8 @@ static void run_one(const char *dir, uint64_t seed, long nevents, int np, int ve
 	if (rc != 0) {
 		snprintf(why, sizeof(why), "our checker: rc %d: %s (file kept: %s)", rc, rep.error, path);
 		ok = 0;
-	} else if (gt_test_gocheck(path, why, sizeof(why)) != 0) {
+	} else if (version != GT_V1_21 && gt_test_gocheck(path, why, sizeof(why)) != 0) {
+		/* Go 1.19 does not read 1.21 files: those meet our checker only. */
 		size_t n = strlen(why);
 
 		snprintf(why + n, sizeof(why) - n, " (file kept: %s)", path);
@@ -442,7 +445,7 @@ int main(void)
 				     : 110000 + (long)(seed % 40000);
 		int np = kind >= 18 ? 2 + (int)(seed % 2)
 				    : 1 + (int)((seed * 2654435761ULL >> 7) % GEN_MAX_P);
-		int version = kind % 5 == 1 ? GT_V1_11 : GT_V1_19;
+		int version = kind % 5 == 1 ? GT_V1_11 : kind % 5 == 3 && kind < 15 ? GT_V1_21 : GT_V1_19;
 
 		run_one(dir, seed, n, np, version);
 	}
