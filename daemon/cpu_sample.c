@@ -17,8 +17,8 @@ static int open_cpu_clock(int cpu, unsigned hz)
 		.type = PERF_TYPE_SOFTWARE,
 		.size = sizeof(a),
 		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.freq = 1,
-		.sample_freq = hz,
+		/* cpu-clock counts nanoseconds: a fixed period is exact */
+		.sample_period = 1000000000ull / hz,
 	};
 
 	/* pid -1, one CPU: every task on it; BPF keeps the traced ones */

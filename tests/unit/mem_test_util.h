@@ -131,7 +131,7 @@ static void mt_reap(struct mt_child *c)
 
 /* ---- recording through the engine ---- */
 
-/* Phase lines (`phase ...`) the workload printed while recorded. */
+/* Lines the workload printed while recorded (before `done`). */
 struct mt_lines {
 	char l[16][256];
 	int n;
@@ -166,7 +166,7 @@ static int mt_record(struct gt_engine *e, struct gt_session_opts *o, struct mt_c
 	for (time_t end = time(NULL) + 60; !done && time(NULL) < end;) {
 		gt_engine_poll(e, 10);
 		while (!done && mt_line(c, line, sizeof(line), 0) == 1) {
-			if (!strncmp(line, "phase", 5) && lines && lines->n < 16)
+			if (strcmp(line, "done") && lines && lines->n < 16)
 				snprintf(lines->l[lines->n++], sizeof(lines->l[0]), "%s", line);
 			done = !strcmp(line, "done");
 		}
