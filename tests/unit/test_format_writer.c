@@ -334,6 +334,10 @@ static void test_batches_across_buffers(void)
 	GT_CHECK(st.bytes < 16 + (uint64_t)N * 16, "bytes %llu", (unsigned long long)st.bytes);
 	GT_REQUIRE(gt_writer_close(w) == 0, "close");
 	GT_REQUIRE(decode_file(path, &dec, &data, &len) == 0, "decode: %s", dec.err);
+	/* Streaming: all but the last 64 KiB batch of each P (and the footer)
+	 * reached the file before close, so memory does not grow with length. */
+	GT_CHECK(st.bytes + 3 * 65536 + 64 >= len, "only %llu of %zu bytes written before close",
+		 (unsigned long long)st.bytes, len);
 	for (int i = 0; i < dec.n; i++) {
 		const struct rec *r = &dec.r[i];
 		int p = r->p;
