@@ -22,6 +22,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Number of cgroup entries; the cgroup walk is skipped while 0. */
 volatile __u32 n_cgroup_sessions = 0;
+/* Bytes waiting in a ring that wake user space (set before load). */
+const volatile __u64 wakeup_bytes = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -118,13 +120,21 @@ static __always_inline void *reserve(__u32 size)
 	return e;
 }
 
+/* Commits a record.  User space is woken only once wakeup_bytes are
+ * waiting (it also polls on a short tick while tracing): one wakeup per
+ * event would cost the consumer more than the event itself. */
 static __always_inline void submit(void *e)
 {
+	__u32 cpu = bpf_get_smp_processor_id();
 	struct gt_bpf_stats *st = my_stats();
+	void *ring = bpf_map_lookup_elem(&rings, &cpu);
+	__u64 flags = BPF_RB_NO_WAKEUP;
 
 	if (st)
 		st->events++;
-	bpf_ringbuf_submit(e, 0);
+	if (ring && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
 }
 
 static __always_inline void fill_hdr(struct gt_kev_hdr *h, __u16 type,

@@ -78,10 +78,10 @@ struct gt_capture {
 /* capture_ring.c */
 int gt_ring_map(struct gt_ring *r, int fd, size_t size, char *err, size_t errlen);
 void gt_ring_unmap(struct gt_ring *r);
-/* Copies committed records into the merge pool until the ring is empty or
- * the pool is full.  Returns 1 if the ring was drained, 0 if the pool
- * filled first. */
-int gt_ring_drain(struct gt_capture *c, struct gt_ring *r);
+/* Copies up to `budget` committed records into the merge pool, stopping
+ * early if the pool is full.  Returns 1 if the ring was emptied, 0 if
+ * records remain. */
+int gt_ring_drain(struct gt_capture *c, struct gt_ring *r, unsigned budget);
 
 /* capture_merge.c */
 int gt_merge_init(struct gt_merge *m, uint32_t nslots);

@@ -7,11 +7,16 @@
  * when the merge pool filled before a ring was emptied, no newer than that
  * ring's newest event read (the rest of that ring is unseen). */
 #include <errno.h>
+#include <linux/types.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <time.h>
 
+#include <bpf/bpf.h>
+
 #include "capture_internal.h"
+
+#define GT_CAPTURE_TICK_MS 10
 
 static uint64_t mono_ns(void)
 {
@@ -21,50 +26,74 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* Copies every ring into the pool.  Returns the delivery limit. */
-static uint64_t drain_all(struct gt_capture *c, int *all_drained)
-{
-	uint64_t now = mono_ns();
-	uint64_t limit = now > c->lag_ns ? now - c->lag_ns : 0;
-	uint64_t undrained = UINT64_MAX;
+/* Records copied per ring per round: small rounds keep the merge heap
+ * small and its slots hot in cache. */
+#define DRAIN_BUDGET 1024
+#define MAX_ROUNDS 256 /* per poll: a producer faster than us cannot hold poll forever */
 
-	*all_drained = 1;
-	for (int i = 0; i < c->ncpus; i++) {
-		if (gt_ring_drain(c, &c->rings[i]))
-			continue;
-		*all_drained = 0;
-		if (c->rings[i].newest_ts < undrained)
-			undrained = c->rings[i].newest_ts;
+/* Drains the rings round by round, delivering after each round what is
+ * known complete: older than now - lag (poll only) and not newer than the
+ * newest record read from a ring that still holds more.  `final` (flush)
+ * ignores the lag and delivers everything once the rings are empty. */
+static int drain_deliver(struct gt_capture *c, int final, gt_capture_cb cb, void *ctx,
+			 int *stopped)
+{
+	int total = 0;
+
+	*stopped = 0;
+	for (int round = 0; round < MAX_ROUNDS; round++) {
+		uint64_t now = mono_ns(), undrained = UINT64_MAX, limit;
+		int all = 1;
+
+		for (int i = 0; i < c->ncpus; i++) {
+			if (gt_ring_drain(c, &c->rings[i], DRAIN_BUDGET))
+				continue;
+			all = 0;
+			if (c->rings[i].newest_ts < undrained)
+				undrained = c->rings[i].newest_ts;
+		}
+		limit = final ? UINT64_MAX : (now > c->lag_ns ? now - c->lag_ns : 0);
+		if (undrained < limit || (!all && !c->m.nfree))
+			limit = undrained; /* pool full: make room, whatever the lag */
+		total += gt_merge_deliver(c, limit, cb, ctx, stopped);
+		if (*stopped || all)
+			break;
 	}
-	/* pool full: make room from the oldest, whatever the lag says */
-	return undrained != UINT64_MAX ? undrained : limit;
+	return total;
+}
+
+/* Whether any filter entry exists (one syscall per map). */
+static int tracing_any(struct gt_capture *c)
+{
+	uint64_t key;
+
+	return bpf_map_get_next_key(c->tgids_fd, NULL, &key) == 0 ||
+	       bpf_map_get_next_key(c->cgroups_fd, NULL, &key) == 0;
 }
 
 int gt_capture_poll(struct gt_capture *c, int timeout_ms, gt_capture_cb cb, void *ctx)
 {
 	struct epoll_event evs[8];
-	int all, stopped, n, lag_ms = (int)(c->lag_ns / 1000000) + 1;
-	uint64_t limit;
+	int stopped, n, lag_ms = (int)(c->lag_ns / 1000000) + 1;
 
 	/* buffered events become deliverable as time passes: do not sleep
 	 * much longer than the lag while holding some */
 	if (c->m.nheap && (timeout_ms < 0 || timeout_ms > lag_ms))
 		timeout_ms = lag_ms;
+	/* BPF wakes us only when a ring is a quarter full: while anything is
+	 * traced, look at the rings every tick anyway */
+	else if ((timeout_ms < 0 || timeout_ms > GT_CAPTURE_TICK_MS) && tracing_any(c))
+		timeout_ms = GT_CAPTURE_TICK_MS;
 	n = epoll_wait(c->epfd, evs, 8, timeout_ms);
 	if (n < 0)
 		return -errno; /* -EINTR: a signal, a clean exit for the caller */
-	limit = drain_all(c, &all);
-	n = gt_merge_deliver(c, limit, cb, ctx, &stopped);
+	n = drain_deliver(c, 0, cb, ctx, &stopped);
 	return stopped ? stopped : n;
 }
 
 int gt_capture_flush(struct gt_capture *c, gt_capture_cb cb, void *ctx)
 {
-	int all = 0, stopped = 0, total = 0;
+	int stopped, n = drain_deliver(c, 1, cb, ctx, &stopped);
 
-	while (!all && !stopped) {
-		drain_all(c, &all);
-		total += gt_merge_deliver(c, UINT64_MAX, cb, ctx, &stopped);
-	}
-	return stopped ? stopped : total;
+	return stopped ? stopped : n;
 }

@@ -58,7 +58,7 @@ static inline uint32_t round_len(uint32_t len)
 	return (len + BPF_RINGBUF_HDR_SZ + 7) & ~7u;
 }
 
-int gt_ring_drain(struct gt_capture *c, struct gt_ring *r)
+int gt_ring_drain(struct gt_capture *c, struct gt_ring *r, unsigned budget)
 {
 	unsigned long cons = __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
 	unsigned long prod = __atomic_load_n(r->producer, __ATOMIC_ACQUIRE);
@@ -76,7 +76,7 @@ int gt_ring_drain(struct gt_capture *c, struct gt_ring *r)
 			if (n < sizeof(struct gt_kev_hdr) || n > sizeof(s->ev)) {
 				c->bad_records++;
 			} else {
-				s = gt_merge_slot(&c->m);
+				s = budget ? gt_merge_slot(&c->m) : NULL;
 				if (!s) {
 					drained = 0;
 					break;
@@ -86,6 +86,7 @@ int gt_ring_drain(struct gt_capture *c, struct gt_ring *r)
 				if (s->ev.hdr.ts > r->newest_ts)
 					r->newest_ts = s->ev.hdr.ts;
 				gt_merge_push(&c->m, s);
+				budget--;
 			}
 		}
 		cons += round_len(len);
