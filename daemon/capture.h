@@ -49,6 +49,10 @@ int gt_capture_trace_tgid(struct gt_capture *c, uint32_t tgid, int session_bit, 
 /* cgroup_id = the inode number of a cgroup v2 directory (stat st_ino);
  * the whole subtree is traced, including processes started later. */
 int gt_capture_trace_cgroup(struct gt_capture *c, uint64_t cgroup_id, int session_bit, int on);
+/* The session mask of a traced tgid: 0, or -ENOENT when not in the filter
+ * (never added, removed, or gone: BPF drops a process from the filter at
+ * the last switch-out of its last thread, so a reused pid is not traced). */
+int gt_capture_tgid_sessions(struct gt_capture *c, uint32_t tgid, uint32_t *mask);
 /* Clears session_bit from every tgid and cgroup entry (session end). */
 int gt_capture_forget_session(struct gt_capture *c, int session_bit);
 

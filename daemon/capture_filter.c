@@ -51,6 +51,14 @@ int gt_capture_trace_tgid(struct gt_capture *c, uint32_t tgid, int session_bit, 
 	return rc < 0 && rc != -1 ? rc : 0;
 }
 
+int gt_capture_tgid_sessions(struct gt_capture *c, uint32_t tgid, uint32_t *mask)
+{
+	*mask = 0;
+	if (bpf_map_lookup_elem(c->tgids_fd, &tgid, mask))
+		return -errno;
+	return 0;
+}
+
 int gt_capture_trace_cgroup(struct gt_capture *c, uint64_t cgroup_id, int session_bit, int on)
 {
 	int rc = check_bit(session_bit);

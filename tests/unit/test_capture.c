@@ -206,6 +206,7 @@ struct family {
 	pid_t pid, grandchild, busy;
 	uint64_t text_lo, text_hi;
 	int text_rc;
+	int pid_left, grandchild_left; /* still in the filter after exiting */
 	struct recording r;
 };
 
@@ -216,6 +217,7 @@ static int run_family(struct family *f, char *why, size_t wl)
 	int go[2], out[2], in[2];
 	char path[PATH_MAX], buf[256] = "", rounds[16];
 	size_t got = 0;
+	uint32_t mask;
 	int rc;
 
 	workload_path(path, sizeof(path), "cap_family");
@@ -297,6 +299,10 @@ static int run_family(struct family *f, char *why, size_t wl)
 		snprintf(why, wl, "gt_capture_flush: %s", strerror(-rc));
 		return -1;
 	}
+	/* BPF dropped both processes from the filter at their last switch */
+	f->pid_left = gt_capture_tgid_sessions(cap, f->pid, &mask) == 0;
+	f->grandchild_left = f->grandchild > 0 &&
+			     gt_capture_tgid_sessions(cap, f->grandchild, &mask) == 0;
 	gt_capture_trace_tgid(cap, f->pid, 0, 0);
 	reap(f->busy);
 	return 0;
@@ -431,6 +437,9 @@ static void test_family_lifecycle(void)
 	GT_CHECK(exits == 3, "%d thread exits in the workload, expected 3", exits);
 	GT_CHECK(gdead == 1, "the main thread's exit is not marked group_dead");
 	GT_CHECK(gexit == 7 << 8, "grandchild exit event: code %d, expected %d", gexit, 7 << 8);
+	GT_CHECK(!fam.pid_left && !fam.grandchild_left,
+		 "exited processes still in the filter (child %d, grandchild %d)", fam.pid_left,
+		 fam.grandchild_left);
 	n = count_threads(t, fam.grandchild);
 	for (int i = 0; i < n; i++)
 		gcalls += t[i].getppid;
@@ -624,12 +633,16 @@ static void test_filter_api(void)
 	struct recording r = { 0 };
 	pid_t p = spawn_busy(NULL);
 	size_t seen = 0;
-	uint64_t t_forget;
+	uint64_t t_forget, ips[GT_STACK_DEPTH];
+	int32_t sid = -1;
+	uint32_t mask = 0;
 
 	GT_CHECK(gt_capture_trace_tgid(cap, p, GT_MAX_SESSIONS, 1) == -EINVAL, "bit 32 accepted");
 	GT_CHECK(gt_capture_trace_tgid(cap, 0, 0, 1) == -EINVAL, "tgid 0 accepted");
 	GT_CHECK(gt_capture_trace_tgid(cap, p, 3, 1) == 0, "trace bit 3");
 	GT_CHECK(gt_capture_trace_tgid(cap, p, 5, 1) == 0, "trace bit 5");
+	GT_CHECK(gt_capture_tgid_sessions(cap, p, &mask) == 0 && mask == ((1u << 3) | (1u << 5)),
+		 "filter mask %#x, expected bits 3 and 5", mask);
 	poll_for(&r, 100);
 	gt_capture_flush(cap, record_cb, &r);
 	for (size_t i = 0; i < r.n; i++)
@@ -641,6 +654,9 @@ static void test_filter_api(void)
 				break;
 		}
 	GT_CHECK(seen > 20, "only %zu events of the traced process", seen);
+	for (size_t i = 0; i < r.n && sid < 0; i++)
+		if (r.v[i].ev.hdr.type == GT_KEV_SYS_ENTER && r.v[i].ev.hdr.tgid == (uint32_t)p)
+			sid = r.v[i].ev.se.ustack;
 	GT_CHECK(gt_capture_forget_session(cap, 3) == 0, "forget bit 3");
 	GT_CHECK(gt_capture_forget_session(cap, 5) == 0, "forget bit 5");
 	t_forget = now_ns();
@@ -652,7 +668,12 @@ static void test_filter_api(void)
 		seen += about_traced(&r.v[i], p) && r.v[i].ev.hdr.ts > t_forget;
 	GT_CHECK(seen == 0, "%zu events after the sessions were forgotten", seen);
 	reap(p);
+	GT_CHECK(gt_capture_tgid_sessions(cap, p, &mask) == -ENOENT, "forgotten pid still in the filter");
+	GT_REQUIRE(sid >= 0, "no sys_enter stack of the traced process");
+	GT_CHECK(gt_capture_stack(cap, sid, ips, GT_STACK_DEPTH) > 0, "stack %d unreadable", sid);
 	GT_CHECK(gt_capture_clear_stacks(cap) == 0, "clearing the stack map");
+	GT_CHECK(gt_capture_stack(cap, sid, ips, GT_STACK_DEPTH) == -ENOENT,
+		 "stack %d survived clearing", sid);
 	free(r.v);
 }
 
