@@ -85,7 +85,7 @@ int gt_translator_begin(struct gt_translator *t, uint64_t ts,
 	if (t->begun)
 		return -EALREADY;
 	t->begun = true;
-	t->now = ts;
+	t->now = ts <= GT_TS_MAX ? ts : 0;
 	for (int i = 0; i < n && !t->err; i++)
 		snapshot_thread(t, &threads[i]);
 	/* Runnable threads are assumed on the CPU they last ran on, if free. */
@@ -177,7 +177,9 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
 		if (needs_cpu(type))
 			return t->err;
 	}
-	if (copy.h.ts < t->now)
+	if (copy.h.ts > GT_TS_MAX)
+		gt_tr_repair(t, GT_REPAIR_BAD_TIME);
+	else if (copy.h.ts < t->now)
 		gt_tr_repair(t, GT_REPAIR_LATE_EVENT); /* clamped forward */
 	else
 		t->now = copy.h.ts;
@@ -193,7 +195,7 @@ int gt_translator_end(struct gt_translator *t, uint64_t ts)
 		return 0;
 	if (!t->begun)
 		gt_translator_begin(t, ts, NULL, 0);
-	if (ts > t->now)
+	if (ts > t->now && ts <= GT_TS_MAX)
 		t->now = ts;
 	for (int c = 0; c < t->ncpus; c++) {
 		if (t->cpus[c].cur)

@@ -31,6 +31,10 @@
 
 struct gt_translator;
 
+/* Timestamps above this (73 years of ns) are garbage: Go reads times as
+ * int64 and deltas would overflow; such events take the current time. */
+#define GT_TS_MAX ((uint64_t)1 << 61)
+
 /* Resolves kernel stack ids to frames (symbolized; kernel frames marked by
  * the source).  Returns the number of frames written to out (<= max), 0 if
  * none.  Results are cached by (tgid, ustack_id, kstack_id). */
@@ -80,6 +84,7 @@ int gt_translator_end(struct gt_translator *t, uint64_t ts);
 	X(TID_REUSE,       "tid_reuse")       /* new thread with a live tid */ \
 	X(LOST_EXIT,       "lost_exit")       /* dead state without exit */   \
 	X(LATE_EVENT,      "late_event")      /* timestamp clamped forward */ \
+	X(BAD_TIME,        "bad_time")        /* timestamp beyond GT_TS_MAX */ \
 	X(AFTER_END,       "after_end")       /* event after gt_translator_end */
 
 enum gt_repair_kind {
