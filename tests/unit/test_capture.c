@@ -377,6 +377,53 @@ static void test_family_order(void)
 	}
 }
 
+static int is_player(const struct tid_counts *t, int n, uint32_t tid)
+{
+	for (int i = 0; i < n; i++)
+		if (t[i].tid == tid && tid != (uint32_t)fam.pid && t[i].reads == ROUNDS)
+			return 1;
+	return 0;
+}
+
+/* A player blocking in read is switched out with a kernel stack (pipe
+ * read) and a user stack; the peer that wakes it is traced, so the wakeup
+ * carries the waker's user stack. */
+static void check_block_stacks(const struct tid_counts *t, int n)
+{
+	unsigned blocked = 0, kstacks = 0, ustacks = 0, wakeups = 0, wstacks = 0;
+	uint64_t ips[GT_STACK_DEPTH];
+
+	for (size_t i = 0; i < fam.r.n; i++) {
+		const struct rec *e = &fam.r.v[i];
+
+		if (e->ev.hdr.type == GT_KEV_SWITCH && e->ev.sw.prev_state &&
+		    is_player(t, n, e->ev.hdr.tid)) {
+			int k = e->ev.sw.prev_kstack >= 0 ?
+				gt_capture_stack(cap, e->ev.sw.prev_kstack, ips, GT_STACK_DEPTH) : 0;
+
+			blocked++;
+			kstacks += k > 0 && ips[0] >= 0xffff800000000000ull;
+			ustacks += e->ev.sw.prev_ustack >= 0 && (e->ev.sw.prev_sessions & 1);
+		}
+		if (e->ev.hdr.type == GT_KEV_WAKEUP && is_player(t, n, e->ev.wk.target_tid) &&
+		    is_player(t, n, e->ev.hdr.tid)) {
+			wakeups++;
+			wstacks += e->ev.wk.waker_ustack >= 0 && (e->ev.wk.waker_sessions & 1);
+		}
+	}
+	GT_CHECK(blocked >= 2 * ROUNDS, "%u blocking switch-outs of the players, expected >= %d",
+		 blocked, 2 * ROUNDS);
+	/* a stack can be lost to a hash collision in the stack map: allow 5% */
+	GT_CHECK(kstacks * 20 >= blocked * 19, "%u of %u blocking switch-outs have a kernel stack",
+		 kstacks, blocked);
+	GT_CHECK(ustacks * 20 >= blocked * 19, "%u of %u blocking switch-outs have a user stack",
+		 ustacks, blocked);
+	GT_CHECK(wakeups >= 2 * ROUNDS, "%u player-to-player wakeups, expected >= %d", wakeups,
+		 2 * ROUNDS);
+	GT_CHECK(wstacks * 20 >= wakeups * 19, "%u of %u wakeups carry the waker's stack",
+		 wstacks, wakeups);
+}
+
 static void test_family_pingpong(void)
 {
 	struct tid_counts t[64];
@@ -401,11 +448,13 @@ static void test_family_pingpong(void)
 			 t[i].tid, t[i].wakeups, ROUNDS);
 	}
 	GT_CHECK(players == 2, "%d threads did pipe I/O, expected 2", players);
+	check_block_stacks(t, n);
 }
 
 static void test_family_lifecycle(void)
 {
 	int thread_forks = 0, child_fork = 0, exec = 0, exits = 0, gdead = 0, gexit = -1;
+	int renames = 0;
 	struct tid_counts t[64];
 	unsigned gcalls = 0;
 	int n;
@@ -424,6 +473,9 @@ static void test_family_lifecycle(void)
 		if (e->ev.hdr.type == GT_KEV_EXEC && tgid == (uint32_t)fam.pid)
 			exec += strstr(e->ev.exec.filename, "cap_family") != NULL &&
 				strcmp(e->ev.exec.comm, "cap_family") == 0;
+		if (e->ev.hdr.type == GT_KEV_RENAME && e->ev.hdr.tid == (uint32_t)fam.pid)
+			renames += strcmp(e->ev.rn.oldcomm, "cap_family") == 0 &&
+				   strcmp(e->ev.rn.newcomm, "cap_renamed") == 0;
 		if (e->ev.hdr.type == GT_KEV_EXIT && tgid == (uint32_t)fam.pid) {
 			exits++;
 			gdead += e->ev.exit.group_dead && e->ev.hdr.tid == (uint32_t)fam.pid;
@@ -432,6 +484,7 @@ static void test_family_lifecycle(void)
 			gexit = e->ev.exit.group_dead ? e->ev.exit.exit_code : -2;
 	}
 	GT_CHECK(exec == 1, "%d exec events of cap_family, expected 1", exec);
+	GT_CHECK(renames == 1, "%d renames cap_family -> cap_renamed, expected 1", renames);
 	GT_CHECK(thread_forks >= 2, "%d thread creations seen, expected 2", thread_forks);
 	GT_CHECK(child_fork == 1, "%d fork events for the grandchild, expected 1", child_fork);
 	GT_CHECK(exits == 3, "%d thread exits in the workload, expected 3", exits);

@@ -7,12 +7,14 @@
  * peer: each thread is woken at least N times.  Then the main thread makes
  * exactly N getppid() calls from a non-inlined function (its stack has a
  * frame in this binary), forks a grandchild that makes N getppid() calls and
- * exits with code 7, reaps it, prints `done`, and exits at EOF on stdin. */
+ * exits with code 7, reaps it, renames itself "cap_renamed", prints `done`,
+ * and exits at EOF on stdin. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -117,6 +119,7 @@ int main(int argc, char **argv)
 	}
 	if (waitpid(g, &status, 0) != g)
 		die("waitpid");
+	prctl(PR_SET_NAME, "cap_renamed");
 	printf("grandchild %d\ndone\n", (int)g);
 	fflush(stdout);
 	while (read(0, &c, 1) > 0)
