@@ -91,6 +91,8 @@ struct gt_capture_stats {
 	uint64_t stack_errors;    /* bpf_get_stackid failures (map full, no user stack) */
 	uint64_t out_of_order;    /* events that arrived older than one already delivered */
 	uint64_t max_buffered;    /* peak events held in the merge buffer */
+	uint64_t kernel_events;   /* records committed by BPF, all CPUs */
+	uint64_t bad_records;     /* records of an impossible length (skipped) */
 };
 void gt_capture_stats(struct gt_capture *c, struct gt_capture_stats *st);
 /* Failed ring reservations: total, or of one CPU with gt_capture_drops_cpu. */

@@ -74,7 +74,9 @@ void gt_capture_stats(struct gt_capture *c, struct gt_capture_stats *st)
 	if (read_bpf_stats(c, -1, &b) == 0) {
 		st->drops = b.drops;
 		st->stack_errors = b.stack_errors;
+		st->kernel_events = b.events;
 	}
+	st->bad_records = c->bad_records;
 }
 
 uint64_t gt_capture_drops(struct gt_capture *c)
