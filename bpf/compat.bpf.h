@@ -65,4 +65,15 @@ static __always_inline int gt_group_dead(struct task_struct *t)
 	return BPF_CORE_READ(t, signal, live.counter) == 0;
 }
 
+/* The syscall number in the saved user registers (sys_exit only passes
+ * regs and ret): orig_ax on x86-64, syscallno on arm64. */
+static __always_inline long gt_regs_syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(regs, syscallno);
+#else
+	return BPF_CORE_READ(regs, orig_ax);
+#endif
+}
+
 #endif

@@ -349,7 +349,7 @@ int BPF_PROG(gt_sys_exit, struct pt_regs *regs, long ret)
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_SYS_EXIT, cur, m);
-	e->nr = BPF_CORE_READ(regs, orig_ax);
+	e->nr = gt_regs_syscall_nr(regs);
 	e->ret = ret;
 	submit(e);
 	return 0;

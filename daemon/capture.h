@@ -57,8 +57,9 @@ int gt_capture_tgid_sessions(struct gt_capture *c, uint32_t tgid, uint32_t *mask
 int gt_capture_forget_session(struct gt_capture *c, int session_bit);
 
 /* Called once per event, in non-decreasing hdr.ts order.  `ev` points into
- * the ring (valid only during the call; len is the record length).  A
- * non-zero return stops delivery and is returned by poll/flush. */
+ * the merge buffer (valid only during the call; len is the record length,
+ * at least sizeof(struct gt_kev_hdr)).  A non-zero return stops delivery
+ * (that event counts as delivered) and is returned by poll/flush. */
 typedef int (*gt_capture_cb)(void *ctx, const struct gt_kev_hdr *ev, size_t len);
 
 /* Waits up to timeout_ms for data, drains the rings, delivers the events
