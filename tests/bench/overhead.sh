@@ -15,7 +15,10 @@ build=${1:-build}
 GTCTL=$build/gotracectl
 PP=$build/workloads/pingpong
 N=${OVERHEAD_ROUNDS:-50000}
-RUNS=${OVERHEAD_RUNS:-3}
+RUNS=${OVERHEAD_RUNS:-5}
+# strict = both threads on CPU 0, SCHED_FIFO: full speed on one CPU, and
+# far steadier timings than letting two CPUs race (needs root).
+MODE=${OVERHEAD_MODE:-strict pipe}
 tmp=$(mktemp -d /tmp/gt-overhead.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -32,24 +35,24 @@ run_pp() {
 	local out=$tmp/pp.out err=$tmp/pp.err bytes=0 events=0
 	rm -f "$tmp/t.trace" "$tmp/p.data"
 	case $1 in
-	untraced) "$PP" "$N" >"$out" 2>"$err" ;;
+	untraced) "$PP" "$N" $MODE >"$out" 2>"$err" ;;
 	gotraced)
-		"$GTCTL" record -q -o "$tmp/t.trace" -- "$PP" "$N" >"$out" 2>"$err"
+		"$GTCTL" record -q -o "$tmp/t.trace" -- "$PP" "$N" $MODE >"$out" 2>"$err"
 		bytes=$(stat -c %s "$tmp/t.trace" 2>/dev/null || echo 0)
 		events=$(sed -n 's/.*recorded [0-9]* threads, \([0-9]*\) events.*/\1/p' "$err") ;;
 	perf-sched)
-		perf sched record -o "$tmp/p.data" -- "$PP" "$N" >"$out" 2>"$err"
+		perf sched record -o "$tmp/p.data" -- "$PP" "$N" $MODE >"$out" 2>"$err"
 		bytes=$(stat -c %s "$tmp/p.data")
 		events=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$err") ;;
 	perf-record)
-		perf record -e 'sched:*' -e 'raw_syscalls:*' -o "$tmp/p.data" -- "$PP" "$N" >"$out" 2>"$err"
+		perf record -e 'sched:*' -e 'raw_syscalls:*' -o "$tmp/p.data" -- "$PP" "$N" $MODE >"$out" 2>"$err"
 		bytes=$(stat -c %s "$tmp/p.data")
 		events=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$err") ;;
 	esac
 	echo "$(elapsed "$out") $bytes ${events:-0}"
 }
 
-echo "== overhead on the traced program: ping-pong, $N round trips, median of $RUNS"
+echo "== overhead on the traced program: ping-pong ($MODE), $N round trips, median of $RUNS"
 printf '%-12s %12s %9s %12s %12s %10s\n' tracer "loop ms" slowdown events bytes "B/event"
 base=0
 for kind in untraced gotraced perf-sched perf-record; do
@@ -67,14 +70,17 @@ fi
 
 echo
 echo "== a bystander: untraced ping-pong while another process is recorded, median of $RUNS"
-for _ in $(seq 1 "$RUNS"); do "$PP" "$N" | elapsed /dev/stdin; done | median >"$tmp/alone"
-"$GTCTL" record -q -o "$tmp/busy.trace" -- "$build/workloads/sleeper" 1000000 500 \
+# Alone runs before and after the recording, so drifts of the machine hit
+# both alike.
+for _ in $(seq 1 "$RUNS"); do "$PP" "$N" $MODE | elapsed /dev/stdin >>"$tmp/alone.runs"; done
+"$GTCTL" record -q -o "$tmp/busy.trace" -- "$build/workloads/sleeper" 100000000 500 \
 	>/dev/null 2>"$tmp/busy.err" &
 rec=$!
 sleep 1
-for _ in $(seq 1 "$RUNS"); do "$PP" "$N" | elapsed /dev/stdin; done | median >"$tmp/beside"
+for _ in $(seq 1 "$RUNS"); do "$PP" "$N" $MODE | elapsed /dev/stdin >>"$tmp/beside.runs"; done
 kill -INT "$rec"; wait "$rec"
-awk -v a="$(cat "$tmp/alone")" -v b="$(cat "$tmp/beside")" 'BEGIN {
+for _ in $(seq 1 "$RUNS"); do "$PP" "$N" $MODE | elapsed /dev/stdin >>"$tmp/alone.runs"; done
+awk -v a="$(median <"$tmp/alone.runs")" -v b="$(median <"$tmp/beside.runs")" 'BEGIN {
 	printf "alone %.1f ms, beside a recording %.1f ms: slowdown %+.2f%% (target < 1%%)\n",
 		a / 1e6, b / 1e6, (a > 0 ? (b / a - 1) * 100 : 0) }'
 
@@ -83,6 +89,6 @@ echo "== pipeline throughput: ping-pong plus 2 spinners, recorded"
 "$GTCTL" record -q -o "$tmp/tp.trace" -- sh -c "\"$PP\" $((N * 4)) & \"$build/workloads/spin\" 2 2000 & wait" \
 	>/dev/null 2>"$tmp/tp.err"
 sed -n 's/.*recorded [0-9]* threads, \([0-9]*\) events, \([0-9]*\) bytes, \([0-9]*\) dropped in \([0-9.]*\)s.*/\1 \2 \3 \4/p' "$tmp/tp.err" |
-	awk '{ printf "%d events in %.2f s = %.0f events/s, %.1f MB/s, %d dropped\n",
-		$1, $4, ($4 > 0 ? $1 / $4 : 0), ($4 > 0 ? $2 / $4 / 1e6 : 0), $3 }'
+	awk '{ printf "%d Go events written in %.2f s = %.0f events/s (%.1f MB/s); %d kernel events dropped (%.0f/s beyond what it kept up with)\n",
+		$1, $4, ($4 > 0 ? $1 / $4 : 0), ($4 > 0 ? $2 / $4 / 1e6 : 0), $3, ($4 > 0 ? $3 / $4 : 0) }'
 grep -q recorded "$tmp/tp.err" || echo "recording failed: $(tail -3 "$tmp/tp.err")"
