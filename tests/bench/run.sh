@@ -44,6 +44,7 @@ done
 	step bench_reader "$build/bench/bench_reader" \
 		"$(go env GOROOT)/src/internal/trace/testdata/stress_1_11_good"
 # Append further steps here, e.g.:  step overhead_redis tests/bench/overhead.sh "$build"
+step overhead tests/bench/overhead.sh "$build"
 
 # ---- summary -----------------------------------------------------------------
 echo
