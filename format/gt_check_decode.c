@@ -72,7 +72,9 @@ static struct gt_batch *batch_for(struct gt_ctx *c, int64_t p, uint32_t *idx)
 static struct gt_cev *new_event(struct gt_ctx *c)
 {
 	if (c->nev == c->capev) {
-		uint32_t cap = c->capev ? c->capev * 2 : 4096;
+		/* Real traces take about 4 bytes an event: one allocation
+		 * sized from the input usually suffices. */
+		uint32_t cap = c->capev ? c->capev * 2 : (uint32_t)(c->len / 4 < 1u << 30 ? c->len / 4 + 64 : 1u << 30);
 		struct gt_cev *e;
 
 		if (cap < c->capev)

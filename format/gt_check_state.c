@@ -32,6 +32,7 @@ struct pdesc {
 	int running;
 	uint64_t g;
 	uint64_t start_off; /* offset of the last ProcStart */
+	uint64_t open_off;  /* offset of the unfinished sweep or per-P STW */
 	uint8_t stw, sweep;
 };
 
@@ -299,6 +300,8 @@ static int on_gc(struct state *s, struct pdesc *p, struct gdesc *g, const struct
 		*stw = 1;
 		if (stw == &gstw)
 			s->stw_off = e->off;
+		else
+			p->open_off = e->off;
 		break;
 	case GT_EV_GC_STW_DONE:
 		if (!*stw)
@@ -309,6 +312,7 @@ static int on_gc(struct state *s, struct pdesc *p, struct gdesc *g, const struct
 		if (p->sweep)
 			return gt_ctx_fail(s->c, e->type, e->off, "previous sweeping is not ended before a new one");
 		p->sweep = 1;
+		p->open_off = e->off;
 		break;
 	case GT_EV_GC_SWEEP_DONE:
 		if (!p->sweep)
@@ -507,6 +511,7 @@ static void find_open_p(uint64_t key, void *val, void *arg)
 	if ((p->stw || p->sweep) && (!e->found_p || (int64_t)key < e->p)) {
 		e->found_p = 1;
 		e->p = (int64_t)key;
+		e->p_off = p->open_off;
 	}
 }
 
@@ -529,7 +534,7 @@ static int check_end(struct state *s)
 				   "STW never ends (no GCSTWDone before the end; the viewer crashes)");
 	gt_map_each(&s->ps, find_open_p, &e);
 	if (e.found_p)
-		return gt_ctx_fail(s->c, GT_EV_GC_SWEEP_START, s->c->len,
+		return gt_ctx_fail(s->c, GT_EV_GC_SWEEP_START, e.p_off,
 				   "p %lld: sweep or per-P STW never ends before the end of the trace (the viewer crashes)",
 				   (long long)e.p);
 	if (!gt_ctx_design_rules(s->c))

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (gt_reader_open(&r, data, size) == 0)
 		while (gt_reader_next(&r, &ev) == 1)
 			sum += ev.nargs + ev.str_len;
-	gt_check_run(data, size, 0, &rep, sink, &sum);
+	gt_check_buffer(data, size, &rep);
 	gt_check_run(data, size, GT_CHECK_PARSER_ONLY, &rep, NULL, NULL);
 	gt_check_run(data, size, GT_CHECK_GO_TOOLS, &rep, sink, &sum);
 	/* A verdict always comes with its reason. */
