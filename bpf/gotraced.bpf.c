@@ -131,7 +131,7 @@ static __always_inline void submit(void *e)
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
 	if (st)
-		st->events++;
+		__sync_fetch_and_add(&st->events, 1); /* programs nest (irq) */
 	if (ring && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(e, flags);
@@ -158,7 +158,7 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 	if (id < 0) {
 		st = my_stats();
 		if (st)
-			st->stack_errors++;
+			__sync_fetch_and_add(&st->stack_errors, 1);
 	}
 	return id;
 }
