@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "gt_check.h"
+#include "gt_reader.h"
 #include "gt_test.h"
 #include "gt_writer.h"
 #include "proc_snapshot.h"
@@ -52,17 +53,26 @@ static void hdr(struct gt_kev_hdr *h, int type, uint64_t ts, int cpu, uint32_t t
 	h->sessions = sess(tid);
 }
 
+static int tt_open_version(struct tt *x, const struct gt_thread_snapshot *snap, int n,
+			   int version);
+
 static int tt_open(struct tt *x, const struct gt_thread_snapshot *snap, int n)
+{
+	return tt_open_version(x, snap, n, GT_V1_19);
+}
+
+static int tt_open_version(struct tt *x, const struct gt_thread_snapshot *snap, int n,
+			   int version)
 {
 	memset(x, 0, sizeof(*x));
 	snprintf(x->path, sizeof(x->path), "/tmp/gt-test-translate-XXXXXX");
 	x->fd = mkstemp(x->path);
 	if (x->fd < 0)
 		return -errno;
-	int r = gt_writer_open(&x->w, x->fd, GT_V1_19, 1000000000ull);
+	int r = gt_writer_open(&x->w, x->fd, version, 1000000000ull);
 	if (r < 0)
 		return r;
-	struct gt_translator_opts o = {.ncpus = NCPU};
+	struct gt_translator_opts o = {.ncpus = NCPU, .go_version = version};
 	if ((r = gt_translator_new(&x->t, x->w, &o)) < 0)
 		return r;
 	return gt_translator_begin(x->t, 1000, snap, n);
@@ -580,8 +590,129 @@ static void test_heap(void)
 	tt_close(&x);
 }
 
-/* Identity stacks: same name -> same PC; the creation stack is the name. */
-static void test_identity_pc(void)
+static void sample(struct tt *x, uint64_t ts, int cpu, uint32_t tid)
+{
+	struct gt_kev_cpu_sample e = {0};
+	hdr(&e.hdr, GT_KEV_CPU_SAMPLE, ts, cpu, tid);
+	e.ustack = e.kstack = -1;
+	feed(x, &e, sizeof(e));
+}
+
+/* The same small story written as 1.11, 1.19 and 1.21 traces: CPU samples
+ * only where the version has them; Go 1.19 reads 1.11 and 1.19, our
+ * checker all three. */
+static void test_versions(void)
+{
+	static const int versions[] = {GT_V1_11, GT_V1_19, GT_V1_21};
+	for (int i = 0; i < 3; i++) {
+		int v = versions[i];
+		struct tt x;
+		struct gt_thread_snapshot s[1];
+		snap(&s[0], 101, 'R', -1, 0);
+		GT_REQUIRE(tt_open_version(&x, s, 1, v) == 0, "open %d", v);
+		sample(&x, 2000, 0, 101);
+		sys_enter(&x, 2100, 0, 101, 202);
+		sw(&x, 2200, 0, 101, S_SLEEP, 0, 0);
+		wake(&x, 2300, 1, 0, 101);
+		sw(&x, 2400, 1, 0, 0, 0, 101);
+		sample(&x, 2500, 1, 101);
+		int r = gt_translator_end(x.t, 5000);
+		GT_CHECK(r == 0, "end: %d", r);
+		gt_translator_free(x.t);
+		GT_CHECK(gt_writer_close(x.w) == 0, "close");
+		close(x.fd);
+		struct gt_check_report rep;
+		GT_CHECK(gt_check_file(x.path, &rep) == 0, "version %d: %s", v, rep.error);
+		uint64_t want = v >= GT_V1_19 ? 2 : 0;
+		GT_CHECK(rep.count_by_type[GT_EV_CPU_SAMPLE] == want, "version %d: %llu samples",
+			 v, (unsigned long long)rep.count_by_type[GT_EV_CPU_SAMPLE]);
+		GT_CHECK(rep.count_by_type[GT_EV_GO_BLOCK_SYNC] == 1, "version %d: no block", v);
+		char why[2048];
+		if (v <= GT_V1_19)
+			GT_CHECK(gt_test_gocheck(x.path, why, sizeof(why)) == 0, "version %d: %s", v, why);
+		tt_close(&x);
+	}
+}
+
+struct names {
+	int n;
+	char name[8][16];
+	int64_t tid[8];
+};
+
+static void collect_name(const struct gt_goroutine_stats *g, void *arg)
+{
+	struct names *nm = arg;
+	if (nm->n >= 8)
+		return;
+	snprintf(nm->name[nm->n], sizeof(nm->name[0]), "%.*s", (int)g->name_len, g->name);
+	nm->tid[nm->n++] = g->tid;
+}
+
+/* PC of the top frame of each GoCreate's new-goroutine stack, in order. */
+static int create_pcs(const char *path, uint64_t *pcs, int max)
+{
+	static uint8_t data[1 << 16];
+	static struct gt_raw_event ev;
+	uint64_t stack_of[8] = {0}, sid[64] = {0}, spc[64] = {0};
+	int ncreate = 0, nstack = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	size_t len = fread(data, 1, sizeof(data), f);
+	fclose(f);
+	struct gt_reader r;
+	if (gt_reader_open(&r, data, len) < 0)
+		return -1;
+	while (gt_reader_next(&r, &ev) == 1) {
+		if (ev.type == GT_EV_GO_CREATE && ncreate < 8 && ev.nargs >= 3)
+			stack_of[ncreate++] = ev.args[2];
+		if (ev.type == GT_EV_STACK && nstack < 64 && ev.nargs >= 3) {
+			sid[nstack] = ev.args[0];
+			spc[nstack++] = ev.args[2];
+		}
+	}
+	for (int i = 0; i < ncreate && i < max; i++)
+		for (int k = 0; k < nstack; k++)
+			if (sid[k] == stack_of[i])
+				pcs[i] = spc[k];
+	return ncreate;
+}
+
+/* Identity stacks: threads with the same name share the PC (the Goroutines
+ * page groups by it), the frame names the thread and carries its tid. */
+static void test_identity_stacks(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[3];
+	snap(&s[0], 101, 'S', -1, 0);
+	snap(&s[1], 102, 'S', -1, 0);
+	snap(&s[2], 103, 'S', -1, 0);
+	snprintf(s[0].comm, sizeof(s[0].comm), "worker");
+	snprintf(s[1].comm, sizeof(s[1].comm), "worker");
+	snprintf(s[2].comm, sizeof(s[2].comm), "bio_close_file");
+	GT_REQUIRE(tt_open(&x, s, 3) == 0, "open");
+	if (tt_finish(&x, 5000) != 0) {
+		tt_close(&x);
+		return;
+	}
+	uint64_t pcs[8] = {0};
+	GT_CHECK(create_pcs(x.path, pcs, 8) == 3, "GoCreate count");
+	GT_CHECK(pcs[0] && pcs[0] == pcs[1], "same name, different PCs: %llx %llx",
+		 (unsigned long long)pcs[0], (unsigned long long)pcs[1]);
+	GT_CHECK(pcs[2] && pcs[2] != pcs[0], "different names share a PC");
+	struct names nm = {0};
+	struct gt_check_report rep;
+	GT_CHECK(gt_check_file_run(x.path, 0, &rep, collect_name, &nm) == 0, "%s", rep.error);
+	GT_CHECK(nm.n == 3, "%d goroutines", nm.n);
+	GT_CHECK(!strcmp(nm.name[0], "worker") && nm.tid[0] == 101, "g1 %s %lld", nm.name[0],
+		 (long long)nm.tid[0]);
+	GT_CHECK(!strcmp(nm.name[2], "bio_close_file") && nm.tid[2] == 103, "g3 %s %lld",
+		 nm.name[2], (long long)nm.tid[2]);
+	tt_close(&x);
+}
+
+static void test_syscall_classes(void)
 {
 	GT_CHECK(gt_syscall_class(202) == GT_SYS_FUTEX, "futex class");
 	GT_CHECK(gt_syscall_class(0) == GT_SYS_OTHER, "read class");
@@ -649,7 +780,9 @@ int main(void)
 	GT_RUN(test_repairs);
 	GT_RUN(test_exec_renames);
 	GT_RUN(test_heap);
-	GT_RUN(test_identity_pc);
+	GT_RUN(test_versions);
+	GT_RUN(test_identity_stacks);
+	GT_RUN(test_syscall_classes);
 	GT_RUN(test_bad_records);
 	GT_RUN(test_proc_snapshot_self);
 	return gt_test_done();
