@@ -456,6 +456,95 @@ static void run_case(const struct broken *c)
 	gt_test_report(name, msg[0] == 0, msg);
 }
 
+/* Two threads on one CPU, every duration known (1 tick = 1 ns):
+ * g1 waits 13, runs 5, blocks on a futex, is woken by g2 at 1022, waits 8,
+ * runs 5, sleeps; g2 waits 18, runs 4 into a blocking syscall, exits it
+ * at 1031, waits 9, runs 10 and ends. */
+static void mk_stats(struct buf *b)
+{
+	header(b, "1.19");
+	EV(b, GT_EV_BATCH, 0, 1000);
+	EV(b, GT_EV_GO_CREATE, 1, 1, 1, 0);   /* 1001 */
+	EV(b, GT_EV_GO_CREATE, 1, 2, 2, 0);   /* 1002 */
+	EV(b, GT_EV_GOMAXPROCS, 1, 1, 0);
+	EV(b, GT_EV_PROC_START, 1, 100);
+	EV(b, GT_EV_GO_START, 10, 1, 1);      /* 1014 */
+	EV(b, GT_EV_GO_BLOCK_SYNC, 5, 0);     /* 1019 */
+	EV(b, GT_EV_GO_START, 1, 2, 1);       /* 1020 */
+	EV(b, GT_EV_GO_UNBLOCK, 2, 1, 2, 0);  /* 1022 */
+	EV(b, GT_EV_GO_SYSCALL, 1, 0);
+	EV(b, GT_EV_GO_SYSBLOCK, 1);          /* 1024 */
+	EV(b, GT_EV_GO_START, 6, 1, 3);       /* 1030 */
+	EV(b, GT_EV_GO_SYSEXIT, 1, 2, 2, 0);  /* 1031 */
+	EV(b, GT_EV_GO_SLEEP, 4, 0);          /* 1035 */
+	EV(b, GT_EV_GO_START, 5, 2, 3);       /* 1040 */
+	EV(b, GT_EV_GO_END, 10);              /* 1050 */
+	EV(b, GT_EV_PROC_STOP, 1);
+	EV(b, GT_EV_BATCH, 0, 5000);
+	EV(b, GT_EV_FREQUENCY, 1000000000);
+	str(b, 1, "worker");
+	str(b, 2, "[thread]");
+	str(b, 3, "other");
+	str(b, 4, "other.c");
+	stack(b, 1, 1, 0x401000, 42);
+	EV(b, GT_EV_STACK, 2, 1, 0x402000, 3, 4, 7);
+}
+
+struct seen {
+	struct gt_goroutine_stats g[4];
+	char names[4][32];
+	int n;
+};
+
+static void remember(const struct gt_goroutine_stats *g, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 4) {
+		s->g[s->n] = *g;
+		snprintf(s->names[s->n], sizeof(s->names[0]), "%.*s", (int)g->name_len, g->name);
+		s->n++;
+	}
+}
+
+static void test_goroutine_stats(void)
+{
+	struct gt_check_report rep;
+	struct seen s = {.n = 0};
+	char path[256], why[2048];
+	struct buf *b = calloc(1, sizeof(*b));
+	const struct gt_goroutine_stats *g1 = &s.g[0], *g2 = &s.g[1];
+
+	GT_REQUIRE(b, "out of memory");
+	mk_stats(b);
+	snprintf(path, sizeof(path), "%s/stats.trace", dir);
+	GT_REQUIRE(write_file(path, b) == 0, "cannot write %s", path);
+	free(b);
+	GT_REQUIRE(gt_check_file_run(path, 0, &rep, remember, &s) == 0, "rejected: %s", rep.error);
+	GT_CHECK(gt_test_gocheck(path, why, sizeof(why)) == 0, "Go rejects it: %s", why);
+	GT_REQUIRE(s.n == 2, "%d goroutines reported, want 2", s.n);
+	GT_CHECK(g1->id == 1 && strcmp(s.names[0], "worker") == 0 && g1->tid == 42,
+		 "g1: id %llu name %s tid %lld", (unsigned long long)g1->id, s.names[0],
+		 (long long)g1->tid);
+	GT_CHECK(g1->starts == 2 && g1->blocks[GT_BLK_SYNC] == 1 && g1->blocks[GT_BLK_SLEEP] == 1,
+		 "g1: starts %llu sync %llu sleep %llu", (unsigned long long)g1->starts,
+		 (unsigned long long)g1->blocks[GT_BLK_SYNC], (unsigned long long)g1->blocks[GT_BLK_SLEEP]);
+	GT_CHECK(g1->running_ns == 10 && g1->runnable_ns == 21 && g1->unblocks_received == 1,
+		 "g1: running %llu runnable %llu unblocks %llu", (unsigned long long)g1->running_ns,
+		 (unsigned long long)g1->runnable_ns, (unsigned long long)g1->unblocks_received);
+	GT_CHECK(g1->end_state == GT_G_WAITING && !g1->ended, "g1 ends %s", gt_gstate_names[g1->end_state]);
+	GT_CHECK(g2->id == 2 && strcmp(s.names[1], "other") == 0 && g2->tid == -1,
+		 "g2: id %llu name %s tid %lld", (unsigned long long)g2->id, s.names[1],
+		 (long long)g2->tid);
+	GT_CHECK(g2->starts == 2 && g2->blocks[GT_BLK_SYSCALL] == 1 && g2->running_ns == 14 &&
+		 g2->runnable_ns == 27 && g2->unblocks_received == 0,
+		 "g2: starts %llu syscall %llu running %llu runnable %llu", (unsigned long long)g2->starts,
+		 (unsigned long long)g2->blocks[GT_BLK_SYSCALL], (unsigned long long)g2->running_ns,
+		 (unsigned long long)g2->runnable_ns);
+	GT_CHECK(g2->end_state == GT_G_DEAD && g2->ended, "g2 ends %s", gt_gstate_names[g2->end_state]);
+	GT_CHECK(rep.events == 16, "events %llu, want 16", (unsigned long long)rep.events);
+}
+
 /* Runs cmd_inspect with stdout sent to out; returns its exit status. */
 static int inspect(const char *out, int argc, char **argv)
 {
@@ -530,6 +619,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		run_case(&cases[i]);
 	GT_RUN(test_v121_accepted);
+	GT_RUN(test_goroutine_stats);
 	GT_RUN(test_inspect);
 	cleanup();
 	return gt_test_done();
