@@ -82,10 +82,11 @@ struct {
 } stats SEC(".maps");
 
 /* ---- this object's own maps ---- */
+/* Preallocated: an update then costs no kmalloc in the allocator's path
+ * (bench_malloc: return program 650 -> 615 ns on the test VM); 512 Ki live allocations, ~40 MiB. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, 1 << 19);
 	__type(key, struct gt_mem_live_key);
 	__type(value, __u64); /* requested size */
 } live SEC(".maps");

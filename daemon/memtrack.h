@@ -1,6 +1,7 @@
 /* Memory and CPU-profile tracking of a recording session (issue 5):
  * allocator uprobes (--heap=malloc), the rss_stat tracepoint (--heap=rss,
- * and the default for Go programs), allocation samples (--alloc-stacks N)
+ * the default, and always for Go programs), allocation samples
+ * (--alloc-stacks N, malloc probes too)
  * and perf-event CPU samples (--cpu-profile HZ).
  *
  * The BPF side is bpf/memory.bpf.c, a separate object loaded on first use;
@@ -31,7 +32,8 @@ struct gt_memtrack;
 /* What one session asks for. */
 struct gt_memtrack_req {
 	int bit;                 /* session bit, 0..GT_MAX_SESSIONS-1 */
-	enum gt_heap_mode heap;  /* DEFAULT = malloc, rss for Go programs */
+	enum gt_heap_mode heap;  /* DEFAULT = rss (probes only when asked);
+				  * Go programs are rss whatever is asked */
 	unsigned cpu_hz;         /* 0 = no CPU samples */
 	unsigned alloc_every;    /* 0 = no allocation samples */
 	const pid_t *pids;       /* processes whose allocators to probe */

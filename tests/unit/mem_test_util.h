@@ -26,16 +26,18 @@
 
 static const char *mt_build = "build";
 
-static void mt_find_build(int argc, char **argv)
+static inline void mt_find_build(int argc, char **argv)
 {
 	static char dir[512];
 	const char *env = getenv("GT_BUILD");
 
 	if (env && *env) {
 		mt_build = env;
-	} else if (argc > 0 && strstr(argv[0], "/tests/")) {
-		snprintf(dir, sizeof(dir), "%.*s", (int)(strstr(argv[0], "/tests/") - argv[0]),
-			 argv[0]);
+	} else if (argc > 0 && (strstr(argv[0], "/tests/") || strstr(argv[0], "/bench/"))) {
+		const char *cut = strstr(argv[0], "/tests/") ? strstr(argv[0], "/tests/")
+							    : strstr(argv[0], "/bench/");
+
+		snprintf(dir, sizeof(dir), "%.*s", (int)(cut - argv[0]), argv[0]);
 		mt_build = dir;
 	}
 }
@@ -49,7 +51,7 @@ struct mt_child {
 	size_t len;
 };
 
-static int mt_spawn(struct mt_child *c, char *const argv[])
+static inline int mt_spawn(struct mt_child *c, char *const argv[])
 {
 	int in[2], out[2];
 
@@ -73,7 +75,7 @@ static int mt_spawn(struct mt_child *c, char *const argv[])
 }
 
 /* Next line from the child within timeout_ms: 1, 0 on timeout, -1 on EOF. */
-static int mt_line(struct mt_child *c, char *line, size_t cap, int timeout_ms)
+static inline int mt_line(struct mt_child *c, char *line, size_t cap, int timeout_ms)
 {
 	for (;;) {
 		char *nl = memchr(c->buf, '\n', c->len);
@@ -98,7 +100,7 @@ static int mt_line(struct mt_child *c, char *line, size_t cap, int timeout_ms)
 }
 
 /* Waits for a line starting with prefix (copied to line). */
-static int mt_expect(struct mt_child *c, const char *prefix, char *line, size_t cap,
+static inline int mt_expect(struct mt_child *c, const char *prefix, char *line, size_t cap,
 		     int timeout_ms)
 {
 	while (mt_line(c, line, cap, timeout_ms) == 1) {
@@ -110,7 +112,7 @@ static int mt_expect(struct mt_child *c, const char *prefix, char *line, size_t 
 	return -1;
 }
 
-static void mt_reap(struct mt_child *c)
+static inline void mt_reap(struct mt_child *c)
 {
 	int st;
 
@@ -141,7 +143,7 @@ struct mt_lines {
  * prints `done`; then stops the session.  Returns 0 or -errno with why. */
 typedef void (*mt_during_fn)(struct gt_engine *e, struct mt_child *c, void *arg);
 
-static int mt_record(struct gt_engine *e, struct gt_session_opts *o, struct mt_child *c,
+static inline int mt_record(struct gt_engine *e, struct gt_session_opts *o, struct mt_child *c,
 		     struct mt_lines *lines, mt_during_fn during, void *arg,
 		     char *why, size_t whylen)
 {
@@ -185,7 +187,7 @@ static int mt_record(struct gt_engine *e, struct gt_session_opts *o, struct mt_c
 }
 
 /* Opens the engine or explains why not (BPF is required). */
-static struct gt_engine *mt_engine(void)
+static inline struct gt_engine *mt_engine(void)
 {
 	struct gt_engine *e = NULL;
 	int rc = gt_engine_open(&e, NULL);
@@ -226,7 +228,7 @@ struct mt_trace {
 	uint64_t alloc_key;      /* string id of "alloc" */
 };
 
-static const char *mt_string(const struct mt_trace *t, uint64_t id)
+static inline const char *mt_string(const struct mt_trace *t, uint64_t id)
 {
 	for (size_t i = 0; i < t->nstrings; i++)
 		if (t->strings[i].id == id)
@@ -234,7 +236,7 @@ static const char *mt_string(const struct mt_trace *t, uint64_t id)
 	return "";
 }
 
-static const char *mt_stack(const struct mt_trace *t, uint64_t id)
+static inline const char *mt_stack(const struct mt_trace *t, uint64_t id)
 {
 	for (size_t i = 0; i < t->nstacks; i++)
 		if (t->stacks[i].id == id)
@@ -248,14 +250,14 @@ struct mt_raw_stack {
 	uint64_t id, n, fn[64];
 };
 
-static int mt_heap_cmp(const void *a, const void *b)
+static inline int mt_heap_cmp(const void *a, const void *b)
 {
 	const struct mt_heap_ev *x = a, *y = b;
 
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-static int mt_scan(const char *path, struct mt_trace *t)
+static inline int mt_scan(const char *path, struct mt_trace *t)
 {
 	struct gt_raw_event *ev = malloc(sizeof(*ev));
 	struct mt_raw_stack *raw = calloc(20000, sizeof(*raw));
@@ -334,14 +336,14 @@ static int mt_scan(const char *path, struct mt_trace *t)
 	return rc < 0 ? -1 : 0;
 }
 
-static void mt_free(struct mt_trace *t)
+static inline void mt_free(struct mt_trace *t)
 {
 	free(t->strings);
 	free(t->stacks);
 }
 
 /* Our checker and Go's tools both accept the file. */
-static void mt_check_valid(const char *path)
+static inline void mt_check_valid(const char *path)
 {
 	struct gt_check_report rep;
 	char why[1024];

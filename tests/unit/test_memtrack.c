@@ -3,6 +3,7 @@
  * following /proc VmRSS, allocation samples with stacks, a Go program
  * recorded in RSS mode with no uretprobe ever attached, and the cgroup
  * limit as HeapGoal.  Needs BPF (root); GOTRACED_SKIP_BPF=1 skips. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <bpf/bpf.h>
 #include <inttypes.h>
@@ -109,8 +110,6 @@ struct probe_seen {
 	int kernel_ret_links;
 };
 
-/* Links of our gt_alloc_ret (uretprobe) program as the kernel lists them:
- * every BPF link in the system whose program is named gt_alloc_ret. */
 static int prog_is_alloc_ret(uint32_t prog_id)
 {
 	struct bpf_prog_info info;
@@ -125,23 +124,36 @@ static int prog_is_alloc_ret(uint32_t prog_id)
 	return is;
 }
 
+/* BPF links of this process (its descriptors, as the kernel describes them
+ * in /proc/self/fdinfo) whose program is gt_alloc_ret: the kernel's view,
+ * independent of memtrack's bookkeeping, and blind to other processes. */
 static int kernel_ret_links(void)
 {
-	uint32_t id = 0;
+	DIR *d = opendir("/proc/self/fdinfo");
+	struct dirent *de;
 	int n = 0;
 
-	while (bpf_link_get_next_id(id, &id) == 0) {
-		struct bpf_link_info info;
-		uint32_t len = sizeof(info);
-		int fd = bpf_link_get_fd_by_id(id);
+	while (d && (de = readdir(d))) {
+		char path[300], line[256];
+		unsigned prog = 0;
+		int is_link = 0;
+		FILE *f;
 
-		if (fd < 0)
-			continue; /* gone meanwhile */
-		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && prog_is_alloc_ret(info.prog_id))
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", de->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f)) {
+			is_link |= !strncmp(line, "link_type:", 10);
+			sscanf(line, "prog_id: %u", &prog);
+		}
+		if (f)
+			fclose(f);
+		if (is_link && prog && prog_is_alloc_ret(prog))
 			n++;
-		close(fd);
 	}
+	if (d)
+		closedir(d);
 	return n;
 }
 
@@ -180,7 +192,7 @@ static void test_heap_phases_malloc(void)
 	GT_CHECK(ps.uprobes >= 9 && ps.uretprobes >= 8, "probes while recording: %d entry, %d return",
 		 ps.uprobes, ps.uretprobes);
 	GT_CHECK(ps.kernel_ret_links >= ps.uretprobes,
-		 "bpftool lists %d gt_alloc_ret links, bookkeeping %d", ps.kernel_ret_links,
+		 "the kernel lists %d gt_alloc_ret links of ours, bookkeeping %d", ps.kernel_ret_links,
 		 ps.uretprobes);
 	gt_memtrack_probe_count(gt_engine_memtrack(engine), 0, &up, &ret);
 	GT_CHECK(up == 0 && ret == 0, "probes left after the session: %d + %d", up, ret);
@@ -299,9 +311,12 @@ static int build_go(char *bin, size_t len)
 	return system(cmd);
 }
 
-static void test_go_default_rss(void)
+/* heap = what the session asks: the default, or malloc probes with
+ * allocation samples (the most probe-hungry options): a Go program must
+ * get RSS either way and never a probe. */
+static void record_go(enum gt_heap_mode heap, unsigned alloc_every)
 {
-	struct gt_session_opts o = { .heap = GT_HEAP_DEFAULT };
+	struct gt_session_opts o = { .heap = heap, .alloc_stack_every = alloc_every };
 	struct probe_seen ps = { .mode = GT_HEAP_OFF, .kernel_ret_links = -1 };
 	struct mt_child c;
 	char bin[600], path[700], why[600];
@@ -336,6 +351,16 @@ static void test_go_default_rss(void)
 		 "%zu HeapAlloc events, max %" PRIu64, trace->nheap,
 		 max_value(trace, 0, trace->nheap));
 	mt_free(trace);
+}
+
+static void test_go_default_rss(void)
+{
+	record_go(GT_HEAP_DEFAULT, 0);
+}
+
+static void test_go_malloc_asked_rss(void)
+{
+	record_go(GT_HEAP_MALLOC, 10);
 }
 
 /* ---- the cgroup memory limit as HeapGoal ---- */
@@ -411,6 +436,7 @@ int main(int argc, char **argv)
 		GT_RUN(test_heap_phases_rss);
 		GT_RUN(test_alloc_stacks);
 		GT_RUN(test_go_default_rss);
+		GT_RUN(test_go_malloc_asked_rss);
 		if (cgroup_memory_available())
 			GT_RUN(test_cgroup_heap_goal);
 		gt_engine_close(engine);
