@@ -186,8 +186,10 @@ static int on_batch(struct gt_ctx *c, struct decode_state *st,
 	}
 	if (gt_ctx_design_rules(c) && b->has_ts && st->last_ts < b->last_ts)
 		return gt_ctx_fail(c, raw->type, raw->off,
-				   "time goes backwards on p %lld: batch starts at %lld, the p's previous event was at %lld",
+				   "time goes backwards on p %lld: batch starts at %lld, the p's previous event or batch was at %lld",
 				   (long long)st->last_p, (long long)st->last_ts, (long long)b->last_ts);
+	b->last_ts = st->last_ts;
+	b->has_ts = 1;
 	c->seen_batch = 1;
 	return 0;
 }
