@@ -11,7 +11,7 @@ int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 		      const struct gt_translator_opts *o)
 {
 	*out = NULL;
-	if (!w || !o || o->ncpus <= 0 || o->ncpus > 65536)
+	if (!w || !o || o->ncpus <= 0 || o->ncpus > GT_MAX_P) /* P ncpus is the spare */
 		return -EINVAL;
 	struct gt_translator *t = calloc(1, sizeof(*t));
 	if (!t)

@@ -35,6 +35,7 @@ struct gt_thread {
 struct gt_cpu {
 	struct gt_thread *cur;  /* G running on this P (NULL = none) */
 	bool p_running;         /* ProcStart written, no ProcStop since */
+	int last_type;          /* last event written on this P */
 };
 
 struct gt_stack_slot {

@@ -66,9 +66,20 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 		return;
 	}
 	int type = switch_out_type(th, e);
-	uint64_t stk = type == GT_EV_GO_SYSBLOCK ? 0
-		       : gt_tr_stack(t, th->tgid, e->prev_ustack, e->prev_kstack);
-	gt_tr_deschedule(t, th, type, stk);
+	uint64_t stk = gt_tr_stack(t, th->tgid, e->prev_ustack, e->prev_kstack);
+	if (type != GT_EV_GO_SYSBLOCK) {
+		gt_tr_deschedule(t, th, type, stk);
+		return;
+	}
+	/* As the Go runtime writes a blocking syscall: GoSysCall immediately
+	 * followed by GoSysBlock, then ProcStop (releasep).  Go 1.22+ readers
+	 * convert only that shape into a blocked syscall that releases its P. */
+	if (t->cpus[c].last_type != GT_EV_GO_SYSCALL) {
+		uint64_t a[1] = {stk};
+		gt_tr_emit(t, c, GT_EV_GO_SYSCALL, a, 1);
+	}
+	gt_tr_deschedule(t, th, type, 0);
+	gt_tr_stop_p(t, c);
 }
 
 /* The next half: a traced next starts on c, anything else stops P c. */

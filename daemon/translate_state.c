@@ -124,6 +124,7 @@ void gt_tr_emit(struct gt_translator *t, int p, int type, const uint64_t *args, 
 		return;
 	}
 	t->st.events_out++;
+	t->cpus[p].last_type = type;
 }
 
 void gt_tr_repair(struct gt_translator *t, enum gt_repair_kind k)

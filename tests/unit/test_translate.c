@@ -391,6 +391,34 @@ static void test_preempt(void)
 	tt_close(&x);
 }
 
+/* A blocking syscall is written as the Go runtime writes one: GoSysCall
+ * right before GoSysBlock (again if the thread was preempted inside the
+ * syscall), then ProcStop, even when another of ours runs next. */
+static void test_sysblock_shape(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'R', -1, 1);
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	sys_enter(&x, 2000, 0, 101, 0);
+	sw(&x, 2100, 0, 101, 0, GT_SWITCH_PREEMPT, 1000);  /* preempted in read() */
+	sw(&x, 2200, 0, 1000, 0, 0, 101);
+	sw(&x, 2300, 0, 101, S_DISK, 0, 102);               /* blocks; 102 moves here */
+	if (tt_finish(&x, 5000) == 0)
+		expect_seq(&x, "GoSysCall p=0 g=1\n"
+			       "GoPreempt p=0 g=1\n"
+			       "ProcStop p=0 g=0\n"
+			       "ProcStart p=0 g=0 thread=101\n"
+			       "GoStart p=0 g=1 g=1 seq=2\n"
+			       "GoSysCall p=0 g=1\n"
+			       "GoSysBlock p=0 g=1\n"
+			       "ProcStop p=0 g=0\n"
+			       "ProcStart p=0 g=0 thread=102\n"
+			       "GoStart p=0 g=2 g=2 seq=2");
+	tt_close(&x);
+}
+
 static void test_yield(void)
 {
 	struct tt x;
@@ -772,6 +800,7 @@ int main(void)
 	GT_RUN(test_read_file_sysblock);
 	GT_RUN(test_block_outside_syscall);
 	GT_RUN(test_preempt);
+	GT_RUN(test_sysblock_shape);
 	GT_RUN(test_yield);
 	GT_RUN(test_clone_and_exit);
 	GT_RUN(test_snapshot_states);
