@@ -74,7 +74,7 @@ fi
 ncpu=$(nproc)
 if window spin "$WL/spin" --wait $((ncpu * 2)) 300; then
 	expect workload_spin "spin-0 nonvoluntary switches" "$(delta spin spin-0 nonvol)" 1 1000000 &&
-	expect workload_spin "spin-0 on-CPU ms" $(( $(delta spin spin-0 run_ns) / 1000000 )) 20 300 &&
+	expect workload_spin "spin-0 on-CPU ms" $(( $(delta spin spin-0 run_ns) / 1000000 )) 1 300 &&
 	ok workload_spin
 else
 	fail workload_spin "did not run: $(cat "$GT_TMP/spin.err")"
