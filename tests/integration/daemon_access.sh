@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# daemon_access.sh: who may do what through gotraced, and what bad input does.
+#  - garbage, truncated, oversized and out-of-order messages get ERROR replies
+#    and the daemon keeps serving (tests/integration/daemon_proto.py);
+#  - a RECORD without a descriptor, or with a read-only or pipe descriptor,
+#    is refused: the daemon never opens a path;
+#  - a non-root user (created here) cannot trace root's process, can trace its
+#    own, cannot stop or see root's session, and cannot get a file written
+#    where it could not write itself.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+GTD=$GT_BUILD/gotraced
+PROTO="python3 tests/integration/daemon_proto.py"
+USER_NAME=gt_test_user
+
+if [ "${GOTRACED_SKIP_BPF:-0}" = 1 ]; then
+	echo "skip daemon_access: GOTRACED_SKIP_BPF=1"
+	exit 0
+fi
+[ -x "$GTD" ] || { fail daemon "gotraced not built ($GTD)"; gt_finish; }
+[ -x "$GTCTL" ] || { fail daemon "gotracectl not built ($GTCTL)"; gt_finish; }
+[ "$(id -u)" = 0 ] || { fail daemon "needs root to load BPF (or GOTRACED_SKIP_BPF=1)"; gt_finish; }
+[ -x "$WL/sleeper" ] || { fail daemon "workloads not built in $WL"; gt_finish; }
+
+SOCK=$GT_TMP/gotraced.sock
+"$GTD" --socket "$SOCK" 2>"$GT_TMP/daemon.log" &
+DAEMON_PID=$!
+gt_pids+=("$DAEMON_PID")
+for i in $(seq 1 600); do
+	grep -q 'ready on' "$GT_TMP/daemon.log" && break
+	kill -0 "$DAEMON_PID" 2>/dev/null || break
+	sleep 0.1
+done
+grep -q 'ready on' "$GT_TMP/daemon.log" || { fail daemon_start "gotraced did not start"; detail <"$GT_TMP/daemon.log"; gt_finish; }
+
+"$WL/sleeper" 100000 10000 >/dev/null &
+ROOT_TARGET=$!
+gt_pids+=("$ROOT_TARGET")
+
+# --- protocol abuse -----------------------------------------------------------------
+$PROTO abuse "$SOCK" || gt_failures=$((gt_failures + 1))
+$PROTO nofd "$SOCK" "$ROOT_TARGET" || gt_failures=$((gt_failures + 1))
+$PROTO badfd "$SOCK" "$ROOT_TARGET" || gt_failures=$((gt_failures + 1))
+kill -0 "$DAEMON_PID" 2>/dev/null && ok daemon_survives_abuse || fail daemon_survives_abuse "gotraced died"
+grep -q "refused: RECORD came without the output file descriptor" "$GT_TMP/daemon.log" &&
+	ok daemon_refusals_logged || fail daemon_refusals_logged "no log line for the refusal"
+
+# --- a non-root user ------------------------------------------------------------------
+if ! id "$USER_NAME" >/dev/null 2>&1; then
+	useradd --system --no-create-home --shell /usr/sbin/nologin "$USER_NAME" ||
+		{ fail daemon_user "useradd $USER_NAME failed"; gt_finish; }
+fi
+UID_U=$(id -u "$USER_NAME")
+# The real socket is 0660 root:gotrace; here the test lets the user in directly.
+chmod 0755 "$GT_TMP"
+chmod 0666 "$SOCK"
+UDIR=$GT_TMP/user
+mkdir -p "$UDIR" && chown "$USER_NAME" "$UDIR"
+# setpriv execs in place (runuser would fork), so $! is the user's own process
+as_user() { setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@"; }
+# the user may not reach the build tree: give it copies of the binaries
+mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" "$GT_TMP/bin/" && chmod 0755 "$GT_TMP/bin"
+UCTL=$GT_TMP/bin/gotracectl
+
+out=$(as_user "$UCTL" record --daemon --socket "$SOCK" -p "$ROOT_TARGET" -o "$UDIR/root.trace" -d 1s 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$out" | grep -q "may not trace process $ROOT_TARGET"; then
+	ok daemon_user_cannot_trace_root
+else
+	fail daemon_user_cannot_trace_root "rc=$rc: $out"
+fi
+[ -e "$UDIR/root.trace" ] && fail daemon_user_refused_leaves_no_file "$UDIR/root.trace exists"
+grep -q "uid $UID_U .*refused: uid $UID_U may not trace" "$GT_TMP/daemon.log" &&
+	ok daemon_user_refusal_logged || fail daemon_user_refusal_logged "no log line"
+
+# started directly (not through the as_user function) so $! is the process itself
+setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$GT_TMP/bin/sleeper" 100000 10000 >/dev/null &
+USER_TARGET=$!
+gt_pids+=("$USER_TARGET")
+sleep 0.2
+if out=$(as_user "$UCTL" record --daemon --socket "$SOCK" -p "$USER_TARGET" -o "$UDIR/own.trace" -d 2s 2>&1); then
+	if [ "$(stat -c %U "$UDIR/own.trace")" != "$USER_NAME" ]; then
+		fail daemon_user_traces_own "the trace is owned by $(stat -c %U "$UDIR/own.trace"), not the user"
+	elif gt_valid daemon_user_traces_own "$UDIR/own.trace"; then
+		ok daemon_user_traces_own
+	fi
+else
+	fail daemon_user_traces_own "record of its own process failed: $out"
+fi
+
+# The output is opened by the client: a path the user cannot write stays untouched
+# even though the daemon (root) could write there.
+FORBIDDEN=/root/gt_daemon_access_$$.trace
+out=$(as_user "$UCTL" record --daemon --socket "$SOCK" -p "$USER_TARGET" -o "$FORBIDDEN" -d 1s 2>&1); rc=$?
+if [ $rc != 0 ] && [ ! -e "$FORBIDDEN" ] && echo "$out" | grep -q "Permission denied"; then ok daemon_never_opens_client_paths
+else fail daemon_never_opens_client_paths "rc=$rc, file exists: $([ -e "$FORBIDDEN" ] && echo yes || echo no): $out"; rm -f "$FORBIDDEN"; fi
+
+# A root session: the user can neither see nor stop it.
+"$GTCTL" record --daemon --socket "$SOCK" -p "$ROOT_TARGET" -o "$GT_TMP/rootsess.trace" -d 20s \
+	>"$GT_TMP/rootsess.out" 2>&1 &
+REC=$!
+gt_pids+=("$REC")
+for i in $(seq 1 100); do
+	[ "$($PROTO status "$SOCK")" = "sessions 1" ] && break
+	sleep 0.1
+done
+id=$("$GTCTL" status --socket "$SOCK" | awk 'NR == 2 { print $1 }')
+out=$(as_user "$UCTL" stop --socket "$SOCK" "$id" 2>&1); rc=$?
+if [ -n "$id" ] && [ $rc = 1 ] && echo "$out" | grep -q "belongs to uid 0"; then ok daemon_user_cannot_stop_root
+else fail daemon_user_cannot_stop_root "id=$id rc=$rc: $out"; fi
+out=$(as_user "$UCTL" status --socket "$SOCK" 2>&1)
+if echo "$out" | grep -q "no recording sessions"; then ok daemon_user_sees_own_sessions_only
+else fail daemon_user_sees_own_sessions_only "user status shows: $out"; fi
+"$GTCTL" stop --socket "$SOCK" "$id" >/dev/null 2>&1
+wait "$REC" && gt_valid daemon_root_session_after_user "$GT_TMP/rootsess.trace" &&
+	ok daemon_root_session_after_user
+
+# cgroups: a root-owned cgroup is not the user's
+CGMNT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+if [ -n "$CGMNT" ]; then
+	CG=$CGMNT/gt_access_$$
+	mkdir "$CG"
+	out=$(as_user "$UCTL" record --daemon --socket "$SOCK" --cgroup "$CG" -o "$UDIR/cg.trace" -d 1s 2>&1); rc=$?
+	if [ $rc != 0 ] && echo "$out" | grep -q "may not trace cgroup"; then ok daemon_user_cannot_trace_root_cgroup
+	else fail daemon_user_cannot_trace_root_cgroup "rc=$rc: $out"; fi
+	rmdir "$CG"
+else
+	fail daemon_user_cannot_trace_root_cgroup "no cgroup2 mount"
+fi
+
+kill -TERM "$DAEMON_PID"
+wait "$DAEMON_PID" || fail daemon_exit "gotraced exited $?"
+[ "$gt_failures" -gt 0 ] && { echo "# daemon log:"; tail -40 "$GT_TMP/daemon.log" | detail; }
+gt_finish
