@@ -26,7 +26,8 @@ echo "\$ $build/gotracectl inspect $out"
 "$build/gotracectl" inspect "$out"
 echo
 echo "\$ $build/gotracectl inspect --goroutines $out"
-"$build/gotracectl" inspect --goroutines "$out" | head -30
+# Only the per-thread table: the summary above already has the rest.
+"$build/gotracectl" inspect --goroutines "$out" | sed -n '/^id /,$p' | head -40
 cat <<MSG
 
 Open it in the Go trace viewer (Go 1.19 or later):
