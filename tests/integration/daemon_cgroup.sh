@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# daemon_cgroup.sh: recording a cgroup v2 directory through gotraced.
+#  - processes started inside the cgroup after the recording began are in the
+#    trace (by their thread names), processes outside are not;
+#  - --container with a fake `docker-<64 hex>.scope` directory resolves (by a
+#    unique prefix) and records what runs inside it.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+GTD=$GT_BUILD/gotraced
+
+if [ "${GOTRACED_SKIP_BPF:-0}" = 1 ]; then
+	echo "skip daemon_cgroup: GOTRACED_SKIP_BPF=1"
+	exit 0
+fi
+[ -x "$GTD" ] || { fail daemon "gotraced not built ($GTD)"; gt_finish; }
+[ -x "$GTCTL" ] || { fail daemon "gotracectl not built ($GTCTL)"; gt_finish; }
+[ "$(id -u)" = 0 ] || { fail daemon "needs root to load BPF (or GOTRACED_SKIP_BPF=1)"; gt_finish; }
+
+CGMNT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+[ -n "$CGMNT" ] || { fail daemon_cgroup "no cgroup v2 filesystem mounted"; gt_finish; }
+
+SOCK=$GT_TMP/gotraced.sock
+"$GTD" --socket "$SOCK" 2>"$GT_TMP/daemon.log" &
+DAEMON_PID=$!
+gt_pids+=("$DAEMON_PID")
+for i in $(seq 1 600); do
+	grep -q 'ready on' "$GT_TMP/daemon.log" && break
+	kill -0 "$DAEMON_PID" 2>/dev/null || break
+	sleep 0.1
+done
+grep -q 'ready on' "$GT_TMP/daemon.log" || { fail daemon_start "gotraced did not start"; detail <"$GT_TMP/daemon.log"; gt_finish; }
+
+BASE=$CGMNT/gt_it_cg_$$
+HEX=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+SCOPE=$BASE/docker-$HEX.scope
+mkdir -p "$BASE/inside" "$SCOPE"
+cleanup_cgroups() {
+	local d p
+	for d in "$BASE/inside" "$SCOPE"; do
+		# anything still in there goes back to the root cgroup first
+		while read -r p; do echo "$p" >"$CGMNT/cgroup.procs" 2>/dev/null; done <"$d/cgroup.procs"
+		rmdir "$d" 2>/dev/null
+	done
+	rmdir "$BASE" 2>/dev/null
+}
+trap 'cleanup_cgroups; gt_cleanup' EXIT
+
+# Programs with distinctive names (a thread's name is its comm).
+cp /bin/sleep "$GT_TMP/gt_in_cg"
+cp /bin/sleep "$GT_TMP/gt_out_cg"
+cp /bin/sleep "$GT_TMP/gt_in_ctr"
+
+# run_in CGROUP_DIR PROG: a shell that joins the cgroup, then runs PROG 20 times.
+run_in() {
+	sh -c 'echo $$ > "$1/cgroup.procs" && for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do "$2" 0.05; done' \
+		sh "$1" "$2" &
+	gt_pids+=("$!")
+}
+run_outside() {
+	sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do "$1" 0.05; done' sh "$1" &
+	gt_pids+=("$!")
+}
+
+# names NAME FILE: goroutine names of the trace, one a line (inspect --json)
+names() {
+	python3 -c 'import json,sys; [print(g.get("name","")) for g in json.load(open(sys.argv[1])).get("goroutines",[])]' "$1.json"
+}
+
+# --- --cgroup: later processes inside are recorded, outside ones are not ----------
+F=$GT_TMP/cgroup.trace
+"$GTCTL" record --daemon --socket "$SOCK" --cgroup "${BASE#"$CGMNT"/}/inside" -o "$F" -d 4s \
+	>"$GT_TMP/cgroup.out" 2>&1 &
+REC=$!
+gt_pids+=("$REC")
+for i in $(seq 1 100); do grep -q "started .*cgroup $BASE/inside" "$GT_TMP/daemon.log" && break; sleep 0.1; done
+sleep 0.5
+run_in "$BASE/inside" "$GT_TMP/gt_in_cg"
+run_outside "$GT_TMP/gt_out_cg"
+if ! wait "$REC"; then
+	fail daemon_cgroup "record --cgroup failed: $(cat "$GT_TMP/cgroup.out")"
+elif gt_valid daemon_cgroup "$F"; then
+	n=$(names "$F")
+	if ! echo "$n" | grep -qx gt_in_cg; then
+		fail daemon_cgroup_inside "gt_in_cg (started inside after the start) missing; names: $(echo "$n" | sort -u | tr '\n' ' ')"
+	else
+		ok daemon_cgroup_inside
+	fi
+	if echo "$n" | grep -qx gt_out_cg; then
+		fail daemon_cgroup_outside "gt_out_cg (outside the cgroup) is in the trace"
+	else
+		ok daemon_cgroup_outside
+	fi
+fi
+
+# --- --container by a unique prefix of a fake docker scope -------------------------
+F=$GT_TMP/container.trace
+"$GTCTL" record --daemon --socket "$SOCK" --container "${HEX:0:12}" -o "$F" -d 3s \
+	>"$GT_TMP/container.out" 2>&1 &
+REC=$!
+gt_pids+=("$REC")
+for i in $(seq 1 100); do grep -q "started .*cgroup $SCOPE" "$GT_TMP/daemon.log" && break; sleep 0.1; done
+sleep 0.5
+run_in "$SCOPE" "$GT_TMP/gt_in_ctr"
+if ! wait "$REC"; then
+	fail daemon_container "record --container ${HEX:0:12} failed: $(cat "$GT_TMP/container.out")"
+elif ! grep -q "started .*cgroup $SCOPE" "$GT_TMP/daemon.log"; then
+	fail daemon_container "the daemon did not record $SCOPE"
+elif gt_valid daemon_container "$F"; then
+	if names "$F" | grep -qx gt_in_ctr; then ok daemon_container
+	else fail daemon_container "gt_in_ctr (inside the container) missing from the trace"; fi
+fi
+
+out=$("$GTCTL" record --daemon --socket "$SOCK" --container "ffffffffffffffffffffffff0000" -o "$GT_TMP/none.trace" -d 1s 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$out" | grep -q "no container"; then ok daemon_container_unknown
+else fail daemon_container_unknown "rc=$rc: $out"; fi
+
+kill -TERM "$DAEMON_PID"
+wait "$DAEMON_PID" || fail daemon_exit "gotraced exited $?"
+[ "$gt_failures" -gt 0 ] && { echo "# daemon log:"; tail -30 "$GT_TMP/daemon.log" | detail; }
+gt_finish
