@@ -92,7 +92,6 @@ struct gt_ctx {
 	int64_t ticks_per_sec;
 	int seen_batch;
 
-	struct gt_map gs;       /* used by the state pass: g -> struct gt_gdesc */
 	struct gt_raw_event *raw;
 };
 
