@@ -151,13 +151,16 @@ deps:
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \
-		$(DESTDIR)/lib/systemd/system $(DESTDIR)$(PREFIX)/share/man/man8
+		$(DESTDIR)/lib/systemd/system $(DESTDIR)$(PREFIX)/share/man/man8 \
+		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BUILD)/gotracectl $(DESTDIR)$(PREFIX)/bin/gotracectl
 	install -m 0755 $(BUILD)/gotraced $(DESTDIR)$(PREFIX)/sbin/gotraced
 	for f in systemd/*.service systemd/*.socket; do [ -f "$$f" ] || continue; \
 		sed 's|@PREFIX@|$(PREFIX)|g' "$$f" > $(DESTDIR)/lib/systemd/system/$$(basename $$f); done
 	for f in systemd/*.8; do [ -f "$$f" ] || continue; \
 		install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/man/man8/; done
+	for f in systemd/*.1; do [ -f "$$f" ] || continue; \
+		install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/man/man1/; done
 
 clean:
 	rm -rf build
