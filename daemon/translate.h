@@ -16,6 +16,16 @@
  * Timestamps are clamped forward so that the emitted stream is globally
  * ordered (a cause never carries a later time than its effect).
  *
+ * Choices worth knowing:
+ *  - a goroutine's name is its creation stack's one frame {pc = hash of
+ *    comm, func = comm, file "[thread]", line = tid}; a rename or exec
+ *    continues the thread as a new goroutine (GoCreate by the old one,
+ *    GoEnd, GoStart) so the name shown is the current one;
+ *  - a blocking syscall is written as the runtime does: GoSysCall,
+ *    GoSysBlock, ProcStop; the wakeup writes GoSysExit on the waker's P;
+ *  - G 0 acts (creates, unblocks) on an idle P, or on the spare P ncpus
+ *    when every CPU runs one of our threads.
+ *
  * Return convention: 0 or a negative errno (only writer or allocation
  * failures are errors; bad kernel input is repaired, never an error).
  */
