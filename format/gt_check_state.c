@@ -8,50 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gt_check_internal.h"
-
-enum { G_DEAD, G_RUNNABLE, G_RUNNING, G_WAITING };
-
-struct gdesc {
-	int state;
-	uint8_t ev_type;      /* g.ev: what made it waiting/runnable (0 = nil) */
-	uint8_t has_start;    /* g.evStart != nil */
-	uint8_t has_create;   /* g.evCreate != nil */
-	uint8_t mark_assist;  /* g.evMarkAssist != nil */
-	uint8_t created, ended, runnable_known;
-	uint64_t create_stk;  /* new-goroutine stack id from GoCreate */
-	uint64_t start_off;   /* offset of the last GoStart */
-	int64_t region_top;   /* innermost active region, or -1 */
-	/* statistics */
-	uint64_t starts, unblocks, blocks[GT_BLK_COUNT];
-	int64_t running_since, runnable_since; /* ns */
-	uint64_t running_ns, runnable_ns;
-};
-
-struct pdesc {
-	int running;
-	uint64_t g;
-	uint64_t start_off; /* offset of the last ProcStart */
-	uint64_t open_off;  /* offset of the unfinished sweep or per-P STW */
-	uint8_t stw, sweep;
-};
-
-struct region {
-	uint64_t task, name;
-	int64_t prev;
-};
-
-struct state {
-	struct gt_ctx *c;
-	struct gt_map gs, ps, tasks;
-	struct region *regions;
-	int64_t nregions, capregions;
-	int gc, stw;
-	uint64_t gc_off, stw_off;
-	int64_t min_ts;
-	double ns_per_tick;
-	int64_t now;
-};
+#include "gt_check_state.h"
 
 const char *const gt_block_reason_names[GT_BLK_COUNT] = {
 	"sync", "sleep", "select", "net", "syscall", "block", "preempt", "sched",
@@ -64,7 +21,7 @@ static const char *ev_name(int type)
 	return gt_event_descs[type].name;
 }
 
-static int64_t to_ns(const struct state *s, int64_t ts)
+static int64_t to_ns(const struct gt_state *s, int64_t ts)
 {
 	double v = (double)(int64_t)((uint64_t)ts - (uint64_t)s->min_ts) * s->ns_per_tick;
 
@@ -89,7 +46,7 @@ static int block_reason(int type)
 	return GT_BLK_BLOCK;
 }
 
-static int check_running(struct state *s, const struct pdesc *p, const struct gdesc *g,
+static int check_running(struct gt_state *s, const struct gt_pdesc *p, const struct gt_gdesc *g,
 			 const struct gt_cev *e, int allow_g0)
 {
 	if (g->state != G_RUNNING)
@@ -104,23 +61,23 @@ static int check_running(struct state *s, const struct pdesc *p, const struct gd
 	return 0;
 }
 
-static void stop_running(struct state *s, struct gdesc *g, struct pdesc *p)
+static void stop_running(struct gt_state *s, struct gt_gdesc *g, struct gt_pdesc *p)
 {
 	g->running_ns += (uint64_t)(s->now - g->running_since);
 	g->has_start = 0;
 	p->g = 0;
 }
 
-static void make_runnable(struct state *s, struct gdesc *g)
+static void make_runnable(struct gt_state *s, struct gt_gdesc *g)
 {
 	g->state = G_RUNNABLE;
 	g->runnable_since = s->now;
 	g->runnable_known = 1;
 }
 
-static int on_create(struct state *s, struct pdesc *p, struct gdesc *g, const struct gt_cev *e)
+static int on_create(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
 {
-	struct gdesc *ng;
+	struct gt_gdesc *ng;
 	int isnew, rc = check_running(s, p, g, e, 1);
 
 	if (rc)
@@ -155,7 +112,7 @@ static int on_create(struct state *s, struct pdesc *p, struct gdesc *g, const st
 	return 0;
 }
 
-static int on_start(struct state *s, struct pdesc *p, struct gdesc *g, const struct gt_cev *e)
+static int on_start(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
 {
 	if (g->state != G_RUNNABLE)
 		return gt_ctx_fail(s->c, e->type, e->off, "g %llu is not runnable before start (it is %s)",
@@ -177,9 +134,9 @@ static int on_start(struct state *s, struct pdesc *p, struct gdesc *g, const str
 	return 0;
 }
 
-static int on_unblock(struct state *s, struct pdesc *p, struct gdesc *g, const struct gt_cev *e)
+static int on_unblock(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
 {
-	struct gdesc *t;
+	struct gt_gdesc *t;
 	int isnew;
 
 	if (g->state != G_RUNNING)
@@ -204,7 +161,7 @@ static int on_unblock(struct state *s, struct pdesc *p, struct gdesc *g, const s
 	return 0;
 }
 
-static int on_sysexit(struct state *s, struct gdesc *g, const struct gt_cev *e)
+static int on_sysexit(struct gt_state *s, struct gt_gdesc *g, const struct gt_cev *e)
 {
 	if (g->state != G_WAITING)
 		return gt_ctx_fail(s->c, e->type, e->off, "g %llu is not waiting during syscall exit (it is %s)",
@@ -222,7 +179,7 @@ static int on_sysexit(struct state *s, struct gdesc *g, const struct gt_cev *e)
 }
 
 /* GoEnd, GoStop, GoSched, GoPreempt, GoSysBlock and the blocks. */
-static int on_stop(struct state *s, struct pdesc *p, struct gdesc *g, const struct gt_cev *e)
+static int on_stop(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
 {
 	int rc = check_running(s, p, g, e, 0);
 
@@ -255,7 +212,7 @@ static int on_stop(struct state *s, struct pdesc *p, struct gdesc *g, const stru
 	return 0;
 }
 
-static int on_proc(struct state *s, struct pdesc *p, const struct gt_cev *e)
+static int on_proc(struct gt_state *s, struct gt_pdesc *p, const struct gt_cev *e)
 {
 	if (e->type == GT_EV_PROC_START) {
 		if (p->running)
@@ -275,7 +232,7 @@ static int on_proc(struct state *s, struct pdesc *p, const struct gt_cev *e)
 	return 0;
 }
 
-static int on_gc(struct state *s, struct pdesc *p, struct gdesc *g, const struct gt_cev *e)
+static int on_gc(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
 {
 	/* Before 1.10 STW was per P. */
 	uint8_t gstw = (uint8_t)s->stw;
@@ -341,7 +298,7 @@ static int same_string(const struct gt_ctx *c, uint64_t a, uint64_t b)
 	return lx == ly && (lx == 0 || memcmp(c->data + x->off, c->data + y->off, lx) == 0);
 }
 
-static int on_user(struct state *s, struct gdesc *g, const struct gt_cev *e)
+static int on_user(struct gt_state *s, struct gt_gdesc *g, const struct gt_cev *e)
 {
 	int isnew;
 
@@ -369,18 +326,18 @@ static int on_user(struct state *s, struct gdesc *g, const struct gt_cev *e)
 	if (e->args[1] == 0) {
 		if (s->nregions == s->capregions) {
 			int64_t cap = s->capregions ? s->capregions * 2 : 64;
-			struct region *r = realloc(s->regions, (size_t)cap * sizeof(*r));
+			struct gt_region *r = realloc(s->regions, (size_t)cap * sizeof(*r));
 
 			if (!r)
 				return -ENOMEM;
 			s->regions = r;
 			s->capregions = cap;
 		}
-		s->regions[s->nregions] = (struct region){e->args[0], e->args[2], g->region_top};
+		s->regions[s->nregions] = (struct gt_region){e->args[0], e->args[2], g->region_top};
 		g->region_top = s->nregions++;
 	} else if (e->args[1] == 1) {
 		if (g->region_top >= 0) {
-			const struct region *r = &s->regions[g->region_top];
+			const struct gt_region *r = &s->regions[g->region_top];
 
 			if (r->task != e->args[0] || !same_string(s->c, r->name, e->args[2]))
 				return gt_ctx_fail(s->c, e->type, e->off,
@@ -395,7 +352,7 @@ static int on_user(struct state *s, struct gdesc *g, const struct gt_cev *e)
 	return 0;
 }
 
-static int dispatch(struct state *s, struct pdesc *p, struct gdesc *g, const struct gt_cev *e)
+static int dispatch(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
 {
 	switch (e->type) {
 	case GT_EV_PROC_START: case GT_EV_PROC_STOP:
@@ -438,10 +395,10 @@ static int dispatch(struct state *s, struct pdesc *p, struct gdesc *g, const str
 /* One event: Go reads gs[ev.G] and ps[ev.P] by value and stores them back
  * at the end, so the entries exist from then on (it matters for "g already
  * exists"). */
-static int step(struct state *s, struct gt_cev *e)
+static int step(struct gt_state *s, struct gt_cev *e)
 {
-	struct gdesc g, *gp;
-	struct pdesc p, *pp;
+	struct gt_gdesc g, *gp;
+	struct gt_pdesc p, *pp;
 	int isnew, rc;
 
 	if (e->type == GT_EV_GO_UNBLOCK && gt_map_get(&s->c->timer_gs, e->g))
@@ -473,163 +430,15 @@ static int step(struct state *s, struct gt_cev *e)
 	return 0;
 }
 
-struct end_scan {
-	uint64_t g, off, p_off;
-	int64_t p;
-	int found_g, found_p;
-};
-
-static void find_running_g(uint64_t key, void *val, void *arg)
+static int state_init(struct gt_state *s, struct gt_ctx *c)
 {
-	const struct gdesc *g = val;
-	struct end_scan *e = arg;
-
-	if (key != 0 && g->state == G_RUNNING && (!e->found_g || key < e->g)) {
-		e->found_g = 1;
-		e->g = key;
-		e->off = g->start_off;
-	}
-}
-
-static void find_running_p(uint64_t key, void *val, void *arg)
-{
-	const struct pdesc *p = val;
-	struct end_scan *e = arg;
-
-	if (p->running && (!e->found_p || (int64_t)key < e->p)) {
-		e->found_p = 1;
-		e->p = (int64_t)key;
-		e->p_off = p->start_off;
-	}
-}
-
-static void find_open_p(uint64_t key, void *val, void *arg)
-{
-	const struct pdesc *p = val;
-	struct end_scan *e = arg;
-
-	if ((p->stw || p->sweep) && (!e->found_p || (int64_t)key < e->p)) {
-		e->found_p = 1;
-		e->p = (int64_t)key;
-		e->p_off = p->open_off;
-	}
-}
-
-/* The Go 1.19/1.21 viewer draws every start as a slice up to its end:
- * a start without an end crashes it. */
-static int check_end(struct state *s)
-{
-	struct end_scan e = {0};
-
-	gt_map_each(&s->gs, find_running_g, &e);
-	if (e.found_g)
-		return gt_ctx_fail(s->c, GT_EV_GO_START, e.off,
-				   "g %llu is still running at the end of the trace (the viewer needs every G descheduled)",
-				   (unsigned long long)e.g);
-	if (s->gc)
-		return gt_ctx_fail(s->c, GT_EV_GC_START, s->gc_off,
-				   "GC never ends (no GCDone before the end; the viewer crashes)");
-	if (s->stw)
-		return gt_ctx_fail(s->c, GT_EV_GC_STW_START, s->stw_off,
-				   "STW never ends (no GCSTWDone before the end; the viewer crashes)");
-	gt_map_each(&s->ps, find_open_p, &e);
-	if (e.found_p)
-		return gt_ctx_fail(s->c, GT_EV_GC_SWEEP_START, e.p_off,
-				   "p %lld: sweep or per-P STW never ends before the end of the trace (the viewer crashes)",
-				   (long long)e.p);
-	if (!gt_ctx_design_rules(s->c))
-		return 0;
-	gt_map_each(&s->ps, find_running_p, &e);
-	if (e.found_p)
-		return gt_ctx_fail(s->c, GT_EV_PROC_START, e.p_off,
-				   "p %lld is not stopped at the end of the trace (DESIGN.md: every P stopped at the end)",
-				   (long long)e.p);
-	return 0;
-}
-
-struct collect {
-	uint64_t *ids;
-	size_t n;
-};
-
-static void collect_g(uint64_t key, void *val, void *arg)
-{
-	const struct gdesc *g = val;
-	struct collect *c = arg;
-
-	if (key != 0 && (g->created || g->starts))
-		c->ids[c->n++] = key;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static void fill_name(const struct state *s, const struct gdesc *g, struct gt_goroutine_stats *st)
-{
-	const struct gt_ctx *c = s->c;
-	const struct gt_stack *stk = g->created ? gt_map_get(&c->stacks, g->create_stk) : NULL;
-	const struct gt_string *fn, *file;
-
-	st->name = "";
-	st->name_len = 0;
-	st->tid = -1;
-	if (!stk || c->version < 1007)
-		return;
-	fn = gt_map_get(&c->strings, stk->top_fn);
-	if (fn) {
-		st->name = (const char *)c->data + fn->off;
-		st->name_len = fn->len;
-	}
-	file = gt_map_get(&c->strings, stk->top_file);
-	if (file && file->len == 8 && memcmp(c->data + file->off, "[thread]", 8) == 0)
-		st->tid = (int64_t)stk->top_line;
-}
-
-static int report_goroutines(struct state *s, gt_goroutine_fn fn, void *arg)
-{
-	struct collect col = { .ids = malloc((s->gs.count + 1) * sizeof(uint64_t)) };
-
-	if (!col.ids)
-		return -ENOMEM;
-	gt_map_each(&s->gs, collect_g, &col);
-	qsort(col.ids, col.n, sizeof(*col.ids), cmp_u64);
-	for (size_t i = 0; i < col.n; i++) {
-		const struct gdesc *g = gt_map_get(&s->gs, col.ids[i]);
-		struct gt_goroutine_stats st = {0};
-
-		st.id = col.ids[i];
-		fill_name(s, g, &st);
-		st.starts = g->starts;
-		memcpy(st.blocks, g->blocks, sizeof(st.blocks));
-		st.running_ns = g->running_ns;
-		st.runnable_ns = g->runnable_ns;
-		/* Time up to the end of the trace counts for the last state. */
-		if (g->state == G_RUNNING)
-			st.running_ns += (uint64_t)(s->now - g->running_since);
-		else if (g->state == G_RUNNABLE && g->runnable_known)
-			st.runnable_ns += (uint64_t)(s->now - g->runnable_since);
-		st.unblocks_received = g->unblocks;
-		st.ended = g->ended;
-		st.end_state = (enum gt_gstate)g->state;
-		fn(&st, arg);
-	}
-	free(col.ids);
-	return 0;
-}
-
-static int state_init(struct state *s, struct gt_ctx *c)
-{
-	struct gdesc *g0;
+	struct gt_gdesc *g0;
 	int isnew;
 
 	memset(s, 0, sizeof(*s));
 	s->c = c;
-	if (gt_map_init(&s->gs, sizeof(struct gdesc)) < 0 ||
-	    gt_map_init(&s->ps, sizeof(struct pdesc)) < 0 ||
+	if (gt_map_init(&s->gs, sizeof(struct gt_gdesc)) < 0 ||
+	    gt_map_init(&s->ps, sizeof(struct gt_pdesc)) < 0 ||
 	    gt_map_init(&s->tasks, 1) < 0)
 		return -ENOMEM;
 	g0 = gt_map_put(&s->gs, 0, &isnew);
@@ -642,7 +451,7 @@ static int state_init(struct state *s, struct gt_ctx *c)
 	return 0;
 }
 
-static void state_free(struct state *s)
+static void state_free(struct gt_state *s)
 {
 	gt_map_free(&s->gs);
 	gt_map_free(&s->ps);
@@ -652,15 +461,15 @@ static void state_free(struct state *s)
 
 int gt_check_state(struct gt_ctx *c, gt_goroutine_fn fn, void *arg)
 {
-	struct state s;
+	struct gt_state s;
 	int rc = state_init(&s, c);
 
 	for (uint32_t i = 0; i < c->norder && !rc; i++)
 		rc = step(&s, &c->ev[c->order[i]]);
 	if (!rc && gt_ctx_viewer_rules(c))
-		rc = check_end(&s);
+		rc = gt_state_check_end(&s);
 	if (rc >= 0 && fn && s.gs.cap) {
-		int rc2 = report_goroutines(&s, fn, arg);
+		int rc2 = gt_state_report(&s, fn, arg);
 
 		if (rc2)
 			rc = rc2;
