@@ -452,6 +452,24 @@ int BPF_KPROBE(gt_free, __u64 ptr)
 	return 0;
 }
 
+/* exec replaced the process's image: its heap is gone.  Reset the
+ * accounting right here (user space re-decides the probes later, when it
+ * sees the exec event; the limit stays). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(gt_mem_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
+	struct gt_mem_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
+
+	if (!pr)
+		return 0;
+	pr->live = 0;
+	pr->allocs = pr->frees = 0;
+	pr->heap_emitted = 0;
+	bpf_map_delete_elem(&pending, &tid);
+	return 0;
+}
+
 /* ---- resident memory ---- */
 
 /* mm->rss_stat became an array of percpu_counter in Linux 6.2 (commit

@@ -72,6 +72,16 @@ int gt_memtrack_open(struct gt_memtrack **out, struct gt_capture *c, char *err, 
 		return rc;
 	}
 	m->skel->data->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	/* exec is rare: its accounting reset stays attached all along */
+	m->exec_link = bpf_program__attach(m->skel->progs.gt_mem_exec);
+	if (!m->exec_link) {
+		rc = -errno;
+		snprintf(err, errlen, "attaching the exec tracepoint of the memory programs: %s",
+			 strerror(-rc));
+		memory_bpf__destroy(m->skel);
+		free(m);
+		return rc;
+	}
 	*out = m;
 	return 0;
 }
@@ -84,6 +94,7 @@ void gt_memtrack_close(struct gt_memtrack *m)
 		if (m->s[i].active)
 			gt_memtrack_stop(m, i);
 	bpf_link__destroy(m->rss_link);
+	bpf_link__destroy(m->exec_link);
 	gt_cpu_sampler_stop(&m->cpu);
 	memory_bpf__destroy(m->skel);
 	free(m);
@@ -236,6 +247,50 @@ int gt_memtrack_start(struct gt_memtrack *m, const struct gt_memtrack_req *r,
 	return rc;
 }
 
+/* Whether the new image needs other probes than those attached: a Go
+ * program (none at all), or other allocator binaries. */
+static int exec_changes(const struct gt_mt_proc *p)
+{
+	struct gt_alloc_target t;
+
+	if (gt_alloc_find(p->pid, &t))
+		return 0; /* gone: its exit ends it */
+	if (t.is_go || t.nlibs != p->nlibs)
+		return 1;
+	for (int i = 0; i < t.nlibs; i++)
+		if (strcmp(t.libs[i].path, p->libs[i]))
+			return 1;
+	return 0;
+}
+
+int gt_memtrack_exec(struct gt_memtrack *m, pid_t pid, char *err, size_t errlen)
+{
+	int rc = 0, changed = 0;
+
+	for (int i = 0; i < GT_MAX_SESSIONS; i++) {
+		struct gt_mt_session *s = &m->s[i];
+
+		for (int j = 0; s->active && j < s->nprocs; j++) {
+			struct gt_mt_proc *p = &s->procs[j];
+			int r;
+
+			if (p->pid != pid || !exec_changes(p))
+				continue;
+			/* BPF reset the accounting at the exec itself */
+			gt_mt_detach_process(p);
+			r = start_process(m, s, p, err, errlen);
+			rc = rc ? rc : r;
+			changed = 1;
+		}
+	}
+	if (changed) {
+		int r = apply(m, err, errlen);
+
+		rc = rc ? rc : r;
+	}
+	return rc;
+}
+
 static void emit_final(struct gt_memtrack *m, int bit, const struct gt_mt_proc *p,
 		       uint64_t ts, gt_memtrack_emit_fn fn, void *ctx)
 {
@@ -292,6 +347,33 @@ static int pid_in_use(const struct gt_memtrack *m, int except, pid_t pid)
 	return 0;
 }
 
+/* Empties a hash map (deleting one key behind the walk, see
+ * gt_mt_forget_process). */
+static void clear_map(int fd, size_t key_size)
+{
+	unsigned char k[32], next[32];
+	int have = 0;
+
+	if (key_size > sizeof(k))
+		return;
+	while (bpf_map_get_next_key(fd, have ? k : NULL, next) == 0) {
+		if (have)
+			bpf_map_delete_elem(fd, k);
+		memcpy(k, next, key_size);
+		have = 1;
+	}
+	if (have)
+		bpf_map_delete_elem(fd, k);
+}
+
+static int any_active(const struct gt_memtrack *m)
+{
+	for (int i = 0; i < GT_MAX_SESSIONS; i++)
+		if (m->s[i].active)
+			return 1;
+	return 0;
+}
+
 void gt_memtrack_stop(struct gt_memtrack *m, int bit)
 {
 	struct gt_mt_session *s;
@@ -308,6 +390,14 @@ void gt_memtrack_stop(struct gt_memtrack *m, int bit)
 	free(s->procs);
 	memset(s, 0, sizeof(*s));
 	apply(m, err, sizeof(err)); /* only detaches: cannot fail */
+	if (!any_active(m)) {
+		/* a long-lived daemon: entries of exited threads and of
+		 * processes BPF added by itself (children, cgroup members)
+		 * would otherwise fill the maps over time */
+		clear_map(bpf_map__fd(m->skel->maps.pending), sizeof(uint32_t));
+		clear_map(bpf_map__fd(m->skel->maps.procs), sizeof(uint32_t));
+		clear_map(bpf_map__fd(m->skel->maps.live), sizeof(struct gt_mem_live_key));
+	}
 }
 
 enum gt_heap_mode gt_memtrack_mode(const struct gt_memtrack *m, int bit, pid_t pid)

@@ -63,6 +63,11 @@ typedef int (*gt_memtrack_emit_fn)(void *ctx, const struct gt_kev_hdr *ev, size_
 int gt_memtrack_final(struct gt_memtrack *m, int bit, uint64_t ts,
 		      gt_memtrack_emit_fn fn, void *ctx);
 
+/* A process of some session called exec (GT_KEV_EXEC): its allocators and
+ * whether it is a Go program are decided again for the new image (e.g.
+ * `record -- CMD` starts from a forked recorder, not yet CMD). */
+int gt_memtrack_exec(struct gt_memtrack *m, pid_t pid, char *err, size_t errlen);
+
 /* Detaches the session's probes (and the shared tracepoint / perf events
  * when no other session needs them); forgets its processes' accounting. */
 void gt_memtrack_stop(struct gt_memtrack *m, int bit);

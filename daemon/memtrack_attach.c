@@ -92,7 +92,9 @@ int gt_mt_attach_process(struct gt_memtrack *m, struct gt_mt_proc *p,
 			gt_mt_detach_process(p);
 			return rc;
 		}
+		snprintf(p->libs[i], sizeof(p->libs[i]), "%s", t->libs[i].path);
 	}
+	p->nlibs = t->nlibs;
 	return 0;
 }
 
@@ -107,7 +109,7 @@ void gt_mt_detach_process(struct gt_mt_proc *p)
 			p->links[i] = NULL;
 		}
 	}
-	p->nlinks = p->nuprobes = p->nuretprobes = 0;
+	p->nlinks = p->nuprobes = p->nuretprobes = p->nlibs = 0;
 }
 
 void gt_mt_forget_process(struct gt_memtrack *m, pid_t pid)

@@ -22,6 +22,8 @@ struct gt_mt_proc {
 	int nlinks, nuprobes, nuretprobes;
 	struct bpf_link *links[GT_MT_MAX_LINKS];
 	unsigned char is_ret[GT_MT_MAX_LINKS];
+	int nlibs;                   /* binaries probed (exec compares them) */
+	char libs[GT_ALLOC_MAX_LIBS][256];
 };
 
 struct gt_mt_session {
@@ -38,6 +40,7 @@ struct gt_memtrack {
 	int ncpus;
 	struct gt_mt_session s[GT_MAX_SESSIONS];
 	struct bpf_link *rss_link;   /* rss_stat, attached while rss_mask != 0 */
+	struct bpf_link *exec_link;  /* sched_process_exec: accounting reset */
 	struct gt_cpu_sampler cpu;   /* open while cpu_mask != 0 */
 };
 

@@ -77,6 +77,18 @@ void gt_engine_mem_close(struct gt_engine *e)
 	e->mem = NULL;
 }
 
+void gt_engine_mem_event(struct gt_engine *e, const struct gt_kev_hdr *ev)
+{
+	char why[400];
+
+	if (ev->type != GT_KEV_EXEC || !e->mem)
+		return;
+	/* a failure leaves the process in RSS mode or unprobed: the trace
+	 * goes on (the message is kept for the user) */
+	if (gt_memtrack_exec(e->mem, (pid_t)ev->tgid, why, sizeof(why)))
+		snprintf(e->err, sizeof(e->err), "memory tracking after exec: %s", why);
+}
+
 struct gt_memtrack *gt_engine_memtrack(struct gt_engine *e)
 {
 	return e->mem;

@@ -8,6 +8,7 @@
 #include "session.h"
 
 struct gt_memtrack;
+struct gt_kev_hdr;
 
 /* After the session's targets are attached.  An explicit request that
  * cannot be honoured is an error (message in the engine's error); the
@@ -16,6 +17,9 @@ int gt_session_mem_start(struct gt_session *s, const struct gt_session_opts *o);
 /* Before the translator ends: final values, then detach. */
 void gt_session_mem_stop(struct gt_session *s);
 void gt_engine_mem_close(struct gt_engine *e);
+/* For every event before it is dispatched: an exec re-decides the
+ * process's probes (cheap for any other event). */
+void gt_engine_mem_event(struct gt_engine *e, const struct gt_kev_hdr *ev);
 
 /* The engine's memtrack, NULL until a session needed it (tests use it to
  * check which probes are attached). */

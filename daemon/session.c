@@ -137,6 +137,7 @@ static int on_event(void *ctx, const struct gt_kev_hdr *ev, size_t len)
 		mask |= sw->prev_sessions | sw->next_sessions;
 	}
 	follow_process(e, ev);
+	gt_engine_mem_event(e, ev); /* ha: exec re-decides allocator probes */
 	while (mask) {
 		int bit = __builtin_ctz(mask);
 		struct gt_session *s = e->active[bit];
