@@ -133,11 +133,48 @@ def abuse(path):
     socks = [connect(path) for _ in range(50)]
     for s in socks:
         s.close()
+    slow_reader(path)
     try:
         n = status_count(path)
-        report("proto_daemon_still_serves", True)
+        report("proto_daemon_still_serves", n >= 0)
     except Exception as e:  # noqa: BLE001
         report("proto_daemon_still_serves", False, str(e))
+
+
+def slow_reader(path):
+    """A client that asks and never reads: the daemon must drop it once its
+    unsent replies pass their bound, and keep serving everyone else."""
+    s = connect(path)
+    s.settimeout(5)
+    burst = msg(STATUS) * 4096
+    dropped = False
+    start = time.monotonic()
+    while time.monotonic() - start < 20:
+        try:
+            s.sendall(burst)
+        except (BrokenPipeError, ConnectionResetError):
+            dropped = True
+            break
+        except socket.timeout:
+            # the daemon stopped reading us; it must still answer others
+            break
+    try:
+        other = status_count(path)
+        served = other >= 0
+    except Exception:  # noqa: BLE001
+        served = False
+    if not dropped:
+        # drain what is queued: the connection must end (dropped), not hang
+        try:
+            s.settimeout(10)
+            while s.recv(1 << 20):
+                pass
+            dropped = True
+        except (ConnectionResetError, socket.timeout):
+            dropped = not isinstance(sys.exc_info()[1], socket.timeout)
+    s.close()
+    report("proto_slow_reader_dropped", dropped and served,
+           f"dropped={dropped} others served={served}")
 
 
 def nofd(path, pid):
