@@ -365,42 +365,50 @@ static void test_go_malloc_asked_rss(void)
 
 /* ---- the cgroup memory limit as HeapGoal ---- */
 
-/* Whether the cgroup v2 hierarchy has the memory controller (not on
- * hybrid systems, where memory is a v1 controller). */
-static int cgroup_memory_available(void)
+/* Where to make a memory cgroup: the v2 hierarchy when it has the memory
+ * controller, else the v1 memory hierarchy (hybrid systems).  Fills the
+ * directory and its limit file name; 0 if neither exists. */
+static int memory_cgroup(char *dir, size_t dirlen, const char **limit_file)
 {
 	char mnt[512], why[256], file[600], line[512];
 	FILE *f;
-	int yes = 0;
+	int v2 = 0;
 
-	if (gt_cgroup_mount(mnt, sizeof(mnt), why, sizeof(why)))
-		return 0;
-	snprintf(file, sizeof(file), "%s/cgroup.subtree_control", mnt);
-	f = fopen(file, "r");
-	if (f && fgets(line, sizeof(line), f))
-		yes = strstr(line, "memory") != NULL;
-	if (f)
-		fclose(f);
-	if (!yes)
-		printf("skip test_cgroup_heap_goal: no memory controller in the cgroup v2 "
-		       "hierarchy at %s\n", mnt);
-	return yes;
+	if (gt_cgroup_mount(mnt, sizeof(mnt), why, sizeof(why)) == 0) {
+		snprintf(file, sizeof(file), "%s/cgroup.subtree_control", mnt);
+		f = fopen(file, "r");
+		if (f && fgets(line, sizeof(line), f))
+			v2 = strstr(line, "memory") != NULL;
+		if (f)
+			fclose(f);
+	}
+	if (v2) {
+		snprintf(dir, dirlen, "%s/gotraced-test-memtrack", mnt);
+		*limit_file = "memory.max";
+		return 1;
+	}
+	if (access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0) {
+		snprintf(dir, dirlen, "/sys/fs/cgroup/memory/gotraced-test-memtrack");
+		*limit_file = "memory.limit_in_bytes";
+		return 1;
+	}
+	printf("skip test_cgroup_heap_goal: no memory controller (cgroup v2 or v1)\n");
+	return 0;
 }
 
 static void test_cgroup_heap_goal(void)
 {
 	struct gt_session_opts o = { .heap = GT_HEAP_MALLOC };
+	const char *limit_file = NULL;
 	struct mt_child c;
-	char mnt[512], cg[700], path[700], why[600], file[800];
+	char cg[700], path[700], why[600], file[800];
 	FILE *f;
 	int rc;
 
-	rc = gt_cgroup_mount(mnt, sizeof(mnt), why, sizeof(why));
-	GT_REQUIRE(rc == 0, "no cgroup v2 mount: %s", why);
-	snprintf(cg, sizeof(cg), "%s/gotraced-test-memtrack", mnt);
+	GT_REQUIRE(memory_cgroup(cg, sizeof(cg), &limit_file), "no memory cgroup");
 	GT_REQUIRE(mkdir(cg, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", cg, strerror(errno));
-	snprintf(file, sizeof(file), "%s/memory.max", cg);
-	f = fopen(file, "r+"); /* exists only where the memory controller is on */
+	snprintf(file, sizeof(file), "%s/%s", cg, limit_file);
+	f = fopen(file, "r+"); /* must exist: never create files in a cgroup */
 	GT_REQUIRE(f, "open %s: %s", file, strerror(errno));
 	fprintf(f, "%llu\n", 512 * MIB);
 	GT_REQUIRE(fclose(f) == 0, "writing %s failed", file);
@@ -416,8 +424,10 @@ static void test_cgroup_heap_goal(void)
 	mt_reap(&c);
 	rmdir(cg);
 	GT_REQUIRE(rc == 0, "%s", why);
+	mt_check_valid(path);
 	GT_REQUIRE(mt_scan(path, trace) == 0, "cannot read back %s", path);
-	GT_CHECK(trace->heap_goal == 512 * MIB, "HeapGoal %" PRIu64 ", want 512 MiB", trace->heap_goal);
+	GT_CHECK(trace->heap_goal == 512 * MIB, "HeapGoal %" PRIu64 ", want 512 MiB (%s)",
+		 trace->heap_goal, file);
 	mt_free(trace);
 }
 
@@ -426,7 +436,7 @@ int main(int argc, char **argv)
 	mt_find_build(argc, argv);
 	GT_RUN(test_alloc_find_self);
 	if (gt_test_skip_bpf()) {
-		printf("skip test_memtrack BPF cases: GOTRACED_SKIP_BPF=1\n");
+		printf("skip test_memtrack: BPF cases skipped (GOTRACED_SKIP_BPF=1)\n");
 		return gt_test_done();
 	}
 	trace = malloc(sizeof(*trace));
@@ -437,7 +447,10 @@ int main(int argc, char **argv)
 		GT_RUN(test_alloc_stacks);
 		GT_RUN(test_go_default_rss);
 		GT_RUN(test_go_malloc_asked_rss);
-		if (cgroup_memory_available())
+		char cg[700];
+		const char *lf;
+
+		if (memory_cgroup(cg, sizeof(cg), &lf))
 			GT_RUN(test_cgroup_heap_goal);
 		gt_engine_close(engine);
 	}
