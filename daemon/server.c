@@ -51,6 +51,27 @@ static void set_socket_access(const char *path)
 		gt_log("chmod %s: %s", path, strerror(errno));
 }
 
+/* Outside systemd (no RuntimeDirectory=) the default directory may be
+ * missing: make it like the unit would, 0750 root:gotrace. */
+static void make_default_dir(const char *path)
+{
+	char dir[sizeof(GT_DEFAULT_SOCKET)];
+	struct group *g;
+
+	if (strcmp(path, GT_DEFAULT_SOCKET))
+		return;
+	snprintf(dir, sizeof(dir), "%s", GT_DEFAULT_SOCKET);
+	*strrchr(dir, '/') = '\0';
+	if (mkdir(dir, 0750)) {
+		if (errno != EEXIST)
+			gt_log("cannot create %s: %s", dir, strerror(errno));
+		return;
+	}
+	g = getgrnam(SOCKET_GROUP);
+	if (g && chown(dir, 0, g->gr_gid))
+		gt_log("cannot give %s to group %s: %s", dir, SOCKET_GROUP, strerror(errno));
+}
+
 static int listen_on(struct gt_server *sv, const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -62,6 +83,7 @@ static int listen_on(struct gt_server *sv, const char *path)
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, path);
+	make_default_dir(path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
