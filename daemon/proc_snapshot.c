@@ -68,7 +68,7 @@ int gt_proc_snapshot_thread(pid_t tgid, pid_t tid, struct gt_thread_snapshot *ou
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)tgid, (int)tid);
 	int err = read_small(path, buf, sizeof(buf));
 	if (err < 0)
-		return err == -ENOENT ? -ENOENT : err;
+		return err;
 	if (parse_stat(buf, out) < 0)
 		return -EINVAL;
 	/* Needs ptrace access; without it the thread is just "not in a syscall". */
