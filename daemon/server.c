@@ -240,6 +240,8 @@ static void on_timer(struct gt_server *sv)
 		gt_log("timer: %s", strerror(errno));
 	drain_engine(sv);   /* also ends sessions whose duration is over */
 	gt_srv_tick(sv);
+	if (sv->ticks % 10 == 0)
+		gt_client_expire_idle(sv);
 }
 
 static void status_line(struct gt_server *sv)

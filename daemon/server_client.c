@@ -11,9 +11,18 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_FDS_PER_READ 4
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 static int slot_of(struct gt_server *sv)
 {
@@ -67,6 +76,7 @@ static int register_client(struct gt_server *sv, struct gt_srv_client *c, int sl
 		return -1;
 	}
 	c->conn = ++sv->next_conn;
+	c->last_active_ms = now_ms();
 	sv->clients[slot] = c;
 	return 0;
 }
@@ -266,6 +276,7 @@ static void parse_input(struct gt_server *sv, struct gt_srv_client *c)
 		} else {
 			gt_srv_handle(sv, c, &msg);
 		}
+		c->last_active_ms = now_ms();
 		memmove(c->in, c->in + total, c->inlen - total);
 		c->inlen -= total;
 	}
@@ -317,6 +328,27 @@ void gt_client_reap(struct gt_server *sv)
 			sv->clients[i] = NULL;
 			free_client(sv, c);
 		}
+	}
+}
+
+/* Connections hold a slot and 64 KiB: one that neither records nor asks
+ * anything for GT_SRV_IDLE_MS (or stalls inside a message) is dropped. */
+void gt_client_expire_idle(struct gt_server *sv)
+{
+	uint64_t now = now_ms();
+
+	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++) {
+		struct gt_srv_client *c = sv->clients[i];
+
+		if (!c || c->session || c->dead || now - c->last_active_ms < GT_SRV_IDLE_MS)
+			continue;
+		gt_log("client %u (uid %u): idle for %d s, closing", c->conn, (unsigned)c->uid,
+		       GT_SRV_IDLE_MS / 1000);
+		gt_client_queue_error(c, ETIMEDOUT, "idle for %d s without a request",
+				      GT_SRV_IDLE_MS / 1000);
+		c->closing = 1;
+		gt_client_flush(sv, c);
+		c->dead = 1; /* not waiting for a client that sends nothing to read */
 	}
 }
 

@@ -12,6 +12,7 @@
 #define GT_SRV_MAX_CLIENTS 256
 #define GT_SRV_OUT_MAX (256 * 1024)  /* unsent replies beyond this: client dropped */
 #define GT_SRV_PROGRESS_MS 1000
+#define GT_SRV_IDLE_MS 60000          /* a non-recording client silent this long is dropped */
 
 struct gt_engine;
 struct gt_session;
@@ -31,6 +32,7 @@ struct gt_srv_client {
 	int read_closed;             /* peer half-closed or vanished */
 	int closing;                 /* close once out is flushed */
 	int dead;                    /* close now */
+	uint64_t last_active_ms;     /* CLOCK_MONOTONIC of the last whole message */
 	struct gt_srv_session *session;
 };
 
@@ -72,6 +74,7 @@ void gt_client_queue_error(struct gt_srv_client *c, int code, const char *fmt, .
 	__attribute__((format(printf, 3, 4)));
 void gt_client_flush(struct gt_server *sv, struct gt_srv_client *c);
 void gt_client_reap(struct gt_server *sv);
+void gt_client_expire_idle(struct gt_server *sv);
 void gt_client_close_all(struct gt_server *sv);
 
 /* server_session.c */
