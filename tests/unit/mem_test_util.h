@@ -143,6 +143,10 @@ struct mt_lines {
  * prints `done`; then stops the session.  Returns 0 or -errno with why. */
 typedef void (*mt_during_fn)(struct gt_engine *e, struct mt_child *c, void *arg);
 
+/* Optional: called with each line the workload prints while recorded,
+ * before the session stops (a test's look at the engine mid-recording). */
+static void (*mt_on_line)(struct gt_engine *e, struct mt_child *c, const char *line);
+
 static inline int mt_record(struct gt_engine *e, struct gt_session_opts *o, struct mt_child *c,
 		     struct mt_lines *lines, mt_during_fn during, void *arg,
 		     char *why, size_t whylen)
@@ -168,6 +172,8 @@ static inline int mt_record(struct gt_engine *e, struct gt_session_opts *o, stru
 	for (time_t end = time(NULL) + 60; !done && time(NULL) < end;) {
 		gt_engine_poll(e, 10);
 		while (!done && mt_line(c, line, sizeof(line), 0) == 1) {
+			if (mt_on_line)
+				mt_on_line(e, c, line);
 			if (strcmp(line, "done") && lines && lines->n < 16)
 				snprintf(lines->l[lines->n++], sizeof(lines->l[0]), "%s", line);
 			done = !strcmp(line, "done");

@@ -363,6 +363,87 @@ static void test_go_malloc_asked_rss(void)
 	record_go(GT_HEAP_MALLOC, 10);
 }
 
+/* `record -- CMD` starts from a forked recorder that execs CMD once the
+ * session runs: with --heap=malloc the recorder's image gets probes, and
+ * the exec of a Go program must take every one of them away. */
+static struct probe_seen exec_seen;
+static int exec_lines;
+
+static void look_at_done(struct gt_engine *e, struct mt_child *c, const char *line)
+{
+	exec_lines++;
+	if (!strcmp(line, "ready")) {
+		/* memgo (after the exec) waits for its own go */
+		if (write(c->in, "g", 1) != 1)
+			return;
+	}
+	if (strcmp(line, "done"))
+		return;
+	/* the engine may still be behind (it symbolizes the new image
+	 * first): give it time to see the exec, then look */
+	for (int i = 0; i < 500; i++) {
+		enum gt_heap_mode m = gt_memtrack_mode(gt_engine_memtrack(e), 0, c->target);
+
+		if (m != GT_HEAP_MALLOC)
+			break;
+		gt_engine_poll(e, 10);
+	}
+	note_probes(e, c, &exec_seen);
+}
+
+static void test_exec_into_go(void)
+{
+	struct gt_session_opts o = { .heap = GT_HEAP_MALLOC, .alloc_stack_every = 10 };
+	struct probe_seen before = { 0 };
+	struct mt_child c;
+	char bin[600], path[700], why[600];
+	int in[2], out[2], st = -1;
+
+	GT_REQUIRE(build_go(bin, sizeof(bin)) == 0, "go build of tests/workloads/go/memgo failed");
+	GT_REQUIRE(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0, "pipe");
+	memset(&c, 0, sizeof(c));
+	c.pid = fork();
+	GT_REQUIRE(c.pid >= 0, "fork");
+	if (c.pid == 0) {
+		/* the held child: a C image (this test) until it is released */
+		char go, *argv[] = { bin, "--wait", NULL };
+
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		if (read(0, &go, 1) != 1)
+			_exit(1);
+		execv(bin, argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	c.in = in[1];
+	c.out = out[0];
+	c.target = c.pid;
+	o.out_fd = temp_trace(path, sizeof(path), "exec-go");
+	GT_REQUIRE(o.out_fd >= 0, "cannot create %s", path);
+	exec_seen = (struct probe_seen){ .mode = GT_HEAP_OFF, .uprobes = -1, .uretprobes = -1 };
+	mt_on_line = look_at_done;
+	int rc = mt_record(engine, &o, &c, NULL, note_probes, &before, why, sizeof(why));
+	mt_on_line = NULL;
+	close(o.out_fd);
+	close(c.in);
+	waitpid(c.pid, &st, 0);
+	close(c.out);
+	GT_REQUIRE(rc == 0, "%s", why);
+	GT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the Go program died (status 0x%x)", st);
+	GT_CHECK(before.mode == GT_HEAP_MALLOC && before.uretprobes > 0,
+		 "before exec: mode %d, %d uretprobes (the C image should be probed)", before.mode,
+		 before.uretprobes);
+	GT_CHECK(exec_seen.mode == GT_HEAP_RSS, "after exec into Go: mode %d, want rss (%s)",
+		 exec_seen.mode, gt_engine_error(engine));
+	GT_CHECK(exec_seen.uprobes == 0 && exec_seen.uretprobes == 0 &&
+		 exec_seen.kernel_ret_links == 0,
+		 "after exec into Go: %d uprobes, %d uretprobes, kernel lists %d", exec_seen.uprobes,
+		 exec_seen.uretprobes, exec_seen.kernel_ret_links);
+	mt_check_valid(path);
+}
+
 /* ---- the cgroup memory limit as HeapGoal ---- */
 
 /* Where to make a memory cgroup: the v2 hierarchy when it has the memory
@@ -447,6 +528,7 @@ int main(int argc, char **argv)
 		GT_RUN(test_alloc_stacks);
 		GT_RUN(test_go_default_rss);
 		GT_RUN(test_go_malloc_asked_rss);
+		GT_RUN(test_exec_into_go);
 		char cg[700];
 		const char *lf;
 
