@@ -69,6 +69,7 @@ elif gt_valid redis_valid "$t"; then
 	if [ "${drops:-x}" != 0 ]; then
 		fail redis_switches "the recording lost ${drops:-?} kernel events, so counts cannot match: $(grep -m1 recorded "$GT_TMP/redis.rec.err")"
 	else gt_truth redis_switches switches "$GT_TMP/redis.before" "$GT_TMP/redis.after" "$t.json" "$tids" 5 0.02 &&
+		gt_truth redis_switches kinds "$GT_TMP/redis.before" "$GT_TMP/redis.after" "$t.json" "$tids" 5 0.02 &&
 		ok redis_switches
 	fi
 	gt_truth redis_oncpu oncpu "$GT_TMP/redis.before" "$GT_TMP/redis.after" "$t.json" "$tids" 5 0.10 &&

@@ -8,6 +8,10 @@ shows.  Each subcommand prints one line per check and exits 1 on a mismatch
   switches BEFORE AFTER INSPECT TIDS ABS REL
                                     Δ(voluntary+nonvoluntary ctxt switches)
                                     per tid vs goroutine starts in the trace
+  kinds BEFORE AFTER INSPECT TIDS ABS REL
+                                    Δ voluntary switches vs blocks (sync,
+                                    sleep, select, net, syscall, block) and
+                                    Δ nonvoluntary vs preempt + sched
   oncpu BEFORE AFTER INSPECT TIDS ABS_MS REL
                                     Δ schedstat on-CPU ns vs running_ns
   unblocks INSPECT NAME MIN MAX     unblocks_received of goroutine(s) NAME
@@ -80,6 +84,21 @@ def compare(before, after, inspect, tids, abs_tol, rel_tol, what):
             print(f"  tid {tid}: missing from the /proc snapshots")
             rc = 1
             continue
+        if what == "kinds":
+            gl = gs.get(int(tid), [])
+            blocked = sum(sum(v for k, v in g.get("blocks", {}).items()
+                              if k not in ("preempt", "sched")) for g in gl)
+            preempted = sum(g.get("blocks", {}).get("preempt", 0) +
+                            g.get("blocks", {}).get("sched", 0) for g in gl)
+            vol = a[tid]["vol"] - b[tid]["vol"]
+            nonvol = a[tid]["nonvol"] - b[tid]["nonvol"]
+            good = int(tid) in gs and within(vol, blocked, abs_tol, rel_tol) and \
+                within(nonvol, preempted, abs_tol, rel_tol)
+            print(f"  tid {tid} ({a[tid].get('comm', '?')}): voluntary /proc {vol} trace blocks {blocked};"
+                  f" nonvoluntary /proc {nonvol} trace preempt+sched {preempted}"
+                  f" (tolerance {abs_tol:g} + {rel_tol:.0%}){'' if good else '  <-- MISMATCH'}")
+            rc |= 0 if good else 1
+            continue
         if what == "switches":
             expected = (a[tid]["vol"] + a[tid]["nonvol"]) - (b[tid]["vol"] + b[tid]["nonvol"])
             got = sum(g.get("starts", 0) for g in gs.get(int(tid), []))
@@ -114,7 +133,7 @@ def main(argv):
     cmd, args = argv[1], argv[2:]
     if cmd == "snap":
         return snap(args[0], args[1])
-    if cmd in ("switches", "oncpu"):
+    if cmd in ("switches", "oncpu", "kinds"):
         return compare(args[0], args[1], args[2], args[3], float(args[4]), float(args[5]), cmd)
     if cmd == "unblocks":
         gs = named(args[0], args[1])
