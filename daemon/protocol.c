@@ -169,7 +169,8 @@ int gt_proto_encode_error(void *buf, size_t cap, int code, const char *fmt, ...)
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	begin(&w, buf, cap, GT_MSG_ERROR);
-	put_u32(&w, (uint32_t)(code < 0 ? -code : code));
+	/* -INT_MIN does not exist: negate in unsigned arithmetic. */
+	put_u32(&w, code < 0 ? 0u - (uint32_t)code : (uint32_t)code);
 	put_str(&w, text, GT_PROTO_MAX_TEXT);
 	return finish(&w);
 }

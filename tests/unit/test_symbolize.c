@@ -319,9 +319,14 @@ static void test_deleted_binary(void)
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", src, copy);
 	GT_REQUIRE(run(cmd) == 0, "%s failed", cmd);
 	rc = spawn(&c, argv);
+	/* Delete it only once it runs: before its exec the file must exist. */
+	if (rc == 0)
+		rc = read_target(&c, &leaf, &line, &wr);
 	unlink(copy);
-	GT_REQUIRE(rc == 0 && read_target(&c, &leaf, &line, &wr) == 0,
-		   "starting %s failed", copy);
+	if (rc != 0) {
+		gt_symbolizer_free(s);
+		GT_REQUIRE(rc == 0, "starting %s failed", copy);
+	}
 	rc = gt_symbolizer_add_process(s, c.pid);
 	pid = c.pid;
 	reap(&c);
