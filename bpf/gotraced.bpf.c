@@ -232,8 +232,12 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	return 0;
 }
 
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(gt_sched_wakeup, struct task_struct *p)
+/* sched_waking, not sched_wakeup: a remote wakeup may be queued to the
+ * target CPU and sched_wakeup then fires there, from an IPI, with the idle
+ * task or a bystander as `current`.  sched_waking always fires in the
+ * waker's own context, on the waker's CPU: who woke whom, with its stack. */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(gt_sched_waking, struct task_struct *p)
 {
 	return on_wakeup(ctx, p, 0);
 }

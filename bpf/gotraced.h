@@ -26,7 +26,7 @@
 
 enum gt_kev_type {
 	GT_KEV_SWITCH = 1,    /* sched_switch */
-	GT_KEV_WAKEUP,        /* sched_wakeup (or sched_wakeup_new, see flags) */
+	GT_KEV_WAKEUP,        /* sched_waking (or sched_wakeup_new, see flags) */
 	GT_KEV_FORK,          /* sched_process_fork: a thread or process created */
 	GT_KEV_EXEC,          /* sched_process_exec */
 	GT_KEV_EXIT,          /* sched_process_exit: one thread exits */
