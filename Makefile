@@ -161,6 +161,10 @@ install: all
 		install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/man/man8/; done
 	for f in systemd/*.1; do [ -f "$$f" ] || continue; \
 		install -m 0644 "$$f" $(DESTDIR)$(PREFIX)/share/man/man1/; done
+	@# The socket's group; only on a real install, not into a staging DESTDIR.
+	@if [ -z "$(DESTDIR)" ] && ! getent group gotrace >/dev/null; then \
+		groupadd --system gotrace && echo "install: created group gotrace"; fi
+	@[ -n "$(DESTDIR)" ] || echo "install: now run: systemctl daemon-reload && systemctl start gotraced"
 
 clean:
 	rm -rf build
