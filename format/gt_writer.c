@@ -49,6 +49,7 @@ struct gt_writer {
 	uint64_t max_ts;        /* latest time of any P: the footer batch's time */
 	struct gt_intern_tab strs;
 	struct gt_intern_tab stks;
+	uint64_t reserved_open; /* reserved stack ids not defined yet */
 	struct gt_writer_stats st;
 	uint8_t *out;           /* staging for the footer */
 	size_t out_pos;
@@ -295,18 +296,19 @@ static size_t gt_stack_payload(const uint64_t *words, int n)
 	return sz;
 }
 
-uint64_t gt_writer_stack(struct gt_writer *w, const struct gt_frame *frames, int n)
+/* Converts frames to stack-table words (interning func and file), capped
+ * to GT_MAX_STACK_FRAMES and trimmed until the record fits the readers'
+ * limit.  Returns the frame count kept (0 on error: the writer is
+ * poisoned); *cut says whether frames were dropped. */
+static int gt_stack_words(struct gt_writer *w, const struct gt_frame *frames, int n,
+			  uint64_t *words, int *cut)
 {
-	uint64_t words[4 * GT_MAX_STACK_FRAMES];
 	size_t sz;
-	uint64_t id;
-	int err, cut = 0;
 
-	if (n <= 0 || !frames || w->err)
-		return 0;
+	*cut = 0;
 	if (n > GT_MAX_STACK_FRAMES) {
 		n = GT_MAX_STACK_FRAMES;
-		cut = 1;
+		*cut = 1;
 	}
 	for (int i = 0; i < n; i++) {
 		words[4 * i + 0] = frames[i].pc;
@@ -321,8 +323,22 @@ uint64_t gt_writer_stack(struct gt_writer *w, const struct gt_frame *frames, int
 	while (sz > GT_STACK_PAYLOAD_MAX && n > 1) {
 		n--;
 		sz = gt_stack_payload(words, n);
-		cut = 1;
+		*cut = 1;
 	}
+	return n;
+}
+
+uint64_t gt_writer_stack(struct gt_writer *w, const struct gt_frame *frames, int n)
+{
+	uint64_t words[4 * GT_MAX_STACK_FRAMES];
+	uint64_t id;
+	int err, cut;
+
+	if (n <= 0 || !frames || w->err)
+		return 0;
+	n = gt_stack_words(w, frames, n, words, &cut);
+	if (n == 0)
+		return 0;
 	err = gt_stacktab_intern(&w->stks, words, (uint32_t)n, &id);
 	if (err) {
 		w->err = err;
@@ -332,6 +348,71 @@ uint64_t gt_writer_stack(struct gt_writer *w, const struct gt_frame *frames, int
 		w->st.trimmed++;
 	w->st.stacks = w->stks.n;
 	return id;
+}
+
+uint64_t gt_writer_stack_reserve(struct gt_writer *w)
+{
+	uint64_t id;
+	int err;
+
+	if (w->err)
+		return 0;
+	err = gt_stacktab_reserve(&w->stks, &id);
+	if (err) {
+		w->err = err;
+		return 0;
+	}
+	w->reserved_open++;
+	w->st.stacks = w->stks.n;
+	return id;
+}
+
+int gt_writer_stack_define(struct gt_writer *w, uint64_t id, const struct gt_frame *frames,
+			   int n)
+{
+	uint64_t words[4 * GT_MAX_STACK_FRAMES];
+	int err, cut;
+
+	if (w->err)
+		return w->err;
+	if (n <= 0 || !frames)
+		return -EINVAL;
+	/* Refuse a bad id before interning any string for it. */
+	if (id == 0 || id > w->stks.n || !(w->stks.ents[id - 1].flags & GT_INTERN_RESERVED))
+		return -EINVAL;
+	if (w->stks.ents[id - 1].len)
+		return -EALREADY;
+	n = gt_stack_words(w, frames, n, words, &cut);
+	if (n == 0)
+		return w->err;
+	err = gt_stacktab_define(&w->stks, id, words, (uint32_t)n);
+	if (err) {
+		if (err == -ENOMEM)
+			w->err = err;
+		return err;
+	}
+	if (cut)
+		w->st.trimmed++;
+	w->reserved_open--;
+	return 0;
+}
+
+/* Every reserved id left without frames gets the fallback frame, so each
+ * stack the events refer to exists and has a non-zero top PC. */
+static int gt_define_leftovers(struct gt_writer *w)
+{
+	static const struct gt_frame fallback = {
+		.pc = GT_STACK_FALLBACK_PC, .func = GT_STACK_FALLBACK_FUNC,
+		.file = GT_STACK_FALLBACK_FILE, .line = 0,
+	};
+
+	for (uint64_t id = 1; id <= w->stks.n && w->reserved_open > 0 && !w->err; id++) {
+		const struct gt_intern_ent *e = &w->stks.ents[id - 1];
+
+		if ((e->flags & GT_INTERN_RESERVED) && e->len == 0)
+			gt_writer_stack_define(w, id, &fallback, 1);
+	}
+	return w->err;
 }
 
 void gt_writer_stats(const struct gt_writer *w, struct gt_writer_stats *st)
@@ -453,7 +534,7 @@ int gt_writer_close(struct gt_writer *w)
 		return -EINVAL;
 	for (int p = 0; p < w->nps && !w->err; p++)
 		gt_pbuf_flush(w, &w->ps[p]);
-	if (!w->err)
+	if (!w->err && !gt_define_leftovers(w))
 		gt_write_footer(w);
 	err = w->err;
 	gt_writer_free(w);

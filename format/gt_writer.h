@@ -75,19 +75,40 @@ uint64_t gt_writer_string(struct gt_writer *w, const char *s);
  * 2048-byte limit.  Returns its id (> 0); n == 0 returns 0. */
 uint64_t gt_writer_stack(struct gt_writer *w, const struct gt_frame *frames, int n);
 
+/* A stack id decided now, its frames given later (before close): the
+ * footer holds the stack table, so an event may refer to a stack whose
+ * contents are only known afterwards (a goroutine's name, known when the
+ * thread ends).  Returns the id (> 0), 0 on allocation failure (poisons).
+ * A reserved id is never returned by gt_writer_stack, even for equal
+ * frames. */
+uint64_t gt_writer_stack_reserve(struct gt_writer *w);
+
+/* Gives reserved stack id its frames (copied, capped and trimmed as by
+ * gt_writer_stack).  -EINVAL if id is not a reserved id or n <= 0,
+ * -EALREADY if it was defined already (the first definition stays), the
+ * writer's error if it is poisoned, -ENOMEM (poisons).  Ids still
+ * undefined at gt_writer_close get the one fallback frame below, so every
+ * stack referred to exists with a non-zero top PC. */
+int gt_writer_stack_define(struct gt_writer *w, uint64_t id, const struct gt_frame *frames,
+			   int n);
+
+#define GT_STACK_FALLBACK_PC 1
+#define GT_STACK_FALLBACK_FUNC "[unnamed]"
+#define GT_STACK_FALLBACK_FILE "[gotraced]"
+
 struct gt_writer_stats {
 	uint64_t events;        /* events emitted (header/footer not counted) */
 	uint64_t bytes;         /* bytes written to fd so far */
 	uint64_t strings;
-	uint64_t stacks;
+	uint64_t stacks;        /* ids given, reserved ones included */
 	uint64_t clamped;       /* timestamps clamped forward */
 	uint64_t batches;       /* batches flushed (footer not counted) */
 	uint64_t trimmed;       /* stacks cut to fit 128 frames / 2048 bytes */
 };
 void gt_writer_stats(const struct gt_writer *w, struct gt_writer_stats *st);
 
-/* Flushes every batch and writes the footer (Batch p=0, Frequency, strings,
- * stacks).  Frees the writer in all cases.  Returns 0 or the first error.
+/* Flushes every batch, defines leftover reserved stacks (fallback frame)
+ * and writes the footer (Batch p=0, Frequency, strings, stacks).  Frees the writer in all cases.  Returns 0 or the first error.
  * Go rejects a trace without events: a caller that may have written none
  * checks gt_writer_stats().events before closing. */
 int gt_writer_close(struct gt_writer *w);

@@ -63,6 +63,9 @@ static int gt_intern_grow_slots(struct gt_intern_tab *t)
 	for (size_t i = 0; i < t->n; i++) {
 		size_t s = t->ents[i].hash & (nslots - 1);
 
+		if (t->ents[i].flags & GT_INTERN_RESERVED)
+			continue; /* never found by contents */
+
 		while (slots[s])
 			s = (s + 1) & (nslots - 1);
 		slots[s] = (uint32_t)(i + 1);
@@ -70,6 +73,24 @@ static int gt_intern_grow_slots(struct gt_intern_tab *t)
 	free(t->slots);
 	t->slots = slots;
 	t->mask = nslots - 1;
+	return 0;
+}
+
+/* Makes room for `units` more arena units of size `unit`. */
+static int gt_arena_reserve(struct gt_intern_tab *t, size_t units, size_t unit)
+{
+	if (t->used + units > t->size) {
+		size_t size = t->size ? t->size * 2 : 4096;
+		void *p;
+
+		while (size < t->used + units)
+			size *= 2;
+		p = realloc(t->arena, size * unit);
+		if (!p)
+			return -ENOMEM;
+		t->arena = p;
+		t->size = size;
+	}
 	return 0;
 }
 
@@ -91,19 +112,7 @@ static int gt_intern_reserve(struct gt_intern_tab *t, size_t units, size_t unit)
 		t->ents = p;
 		t->cap = cap;
 	}
-	if (t->used + units > t->size) {
-		size_t size = t->size ? t->size * 2 : 4096;
-		void *p;
-
-		while (size < t->used + units)
-			size *= 2;
-		p = realloc(t->arena, size * unit);
-		if (!p)
-			return -ENOMEM;
-		t->arena = p;
-		t->size = size;
-	}
-	return 0;
+	return gt_arena_reserve(t, units, unit);
 }
 
 /* Finds the slot holding an equal entry (same length, same first `bytes`
@@ -145,7 +154,7 @@ static int gt_intern(struct gt_intern_tab *t, const void *key, uint32_t len, siz
 	s = gt_intern_find(t, h, key, len, bytes, unit);
 	memcpy((char *)t->arena + t->used * unit, key, bytes);
 	memset((char *)t->arena + t->used * unit + bytes, 0, units * unit - bytes);
-	t->ents[t->n] = (struct gt_intern_ent){.hash = h, .off = t->used, .len = len};
+	t->ents[t->n] = (struct gt_intern_ent){.hash = h, .off = t->used, .len = len, .flags = 0};
 	t->used += units;
 	t->n++;
 	t->slots[s] = (uint32_t)t->n;
@@ -190,6 +199,45 @@ const uint64_t *gt_stacktab_get(const struct gt_intern_tab *t, uint64_t id, uint
 	e = &t->ents[id - 1];
 	*nframes = e->len;
 	return (const uint64_t *)t->arena + e->off;
+}
+
+int gt_stacktab_reserve(struct gt_intern_tab *t, uint64_t *id)
+{
+	int err;
+
+	if (t->n >= UINT32_MAX - 1)
+		return -EINVAL;
+	err = gt_intern_reserve(t, 0, sizeof(uint64_t));
+	if (err)
+		return err;
+	t->ents[t->n] = (struct gt_intern_ent){.off = t->used, .flags = GT_INTERN_RESERVED};
+	t->n++;
+	*id = t->n;
+	return 0;
+}
+
+int gt_stacktab_define(struct gt_intern_tab *t, uint64_t id, const uint64_t *words,
+		       uint32_t nframes)
+{
+	size_t units = (size_t)nframes * 4;
+	struct gt_intern_ent *e;
+	int err;
+
+	if (id == 0 || id > t->n || nframes == 0 || !(t->ents[id - 1].flags & GT_INTERN_RESERVED))
+		return -EINVAL;
+	if (t->ents[id - 1].len)
+		return -EALREADY;
+	/* Room in the arena only: the entry exists and stays out of the slots. */
+	err = gt_arena_reserve(t, units, sizeof(uint64_t));
+	if (err)
+		return err;
+	e = &t->ents[id - 1];
+	memcpy((uint64_t *)t->arena + t->used, words, units * sizeof(uint64_t));
+	e->off = t->used;
+	e->len = nframes;
+	e->hash = gt_hash_words(words, units);
+	t->used += units;
+	return 0;
 }
 
 void gt_intern_tab_free(struct gt_intern_tab *t)

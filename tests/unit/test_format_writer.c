@@ -579,6 +579,131 @@ static void test_stack_interning_and_caps(void)
 	close(fd);
 }
 
+/* ---- reserved stacks ------------------------------------------------------ */
+
+struct gnames {
+	int n;
+	char name[4][32];
+	int64_t tid[4];
+};
+
+static void collect_gname(const struct gt_goroutine_stats *g, void *arg)
+{
+	struct gnames *nm = arg;
+
+	if (nm->n >= 4)
+		return;
+	snprintf(nm->name[nm->n], sizeof(nm->name[0]), "%.*s", (int)g->name_len, g->name);
+	nm->tid[nm->n++] = g->tid;
+}
+
+/* The footer's stack record with id, or NULL. */
+static const struct rec *find_stack(const struct decoded *dec, uint64_t id)
+{
+	for (int i = 0; i < dec->n; i++)
+		if (dec->r[i].type == GT_EV_STACK && dec->r[i].args[0] == id)
+			return &dec->r[i];
+	return NULL;
+}
+
+/* The footer's string with id, as a C string in buf. */
+static const char *find_string(const struct decoded *dec, uint64_t id, char *buf, size_t len)
+{
+	for (int i = 0; i < dec->n; i++)
+		if (dec->r[i].type == GT_EV_STRING && dec->r[i].args[0] == id) {
+			snprintf(buf, len, "%.*s", (int)dec->r[i].slen, (const char *)dec->r[i].str);
+			return buf;
+		}
+	return "";
+}
+
+/* Goroutines created with reserved identity stacks whose frames are given
+ * after the events (one after GoEnd, one capped, one never): ids are kept
+ * apart from interned ones, bad defines are refused, the undefined one
+ * gets the fallback frame, and Go and our checker read the names. */
+static void test_stack_reserve_define(void)
+{
+	struct gt_writer *w;
+	struct gt_writer_stats st;
+	struct decoded dec = {0};
+	uint8_t *data = NULL;
+	size_t len;
+	char path[256], sbuf[64], why[2048];
+	int fd = tmp_open("reserve", path, sizeof(path));
+	struct gt_frame alpha = {0x1234, "alpha", "[thread]", 7}, deep[300];
+	uint64_t r1, r2, r3, s1, s1b, extra[2000];
+	struct gt_check_report rep;
+	struct gnames nm = {0};
+	const struct rec *r;
+
+	GT_REQUIRE(fd >= 0, "open: %s", strerror(errno));
+	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
+	r1 = gt_writer_stack_reserve(w);
+	r2 = gt_writer_stack_reserve(w);
+	r3 = gt_writer_stack_reserve(w);
+	GT_CHECK(r1 == 1 && r2 == 2 && r3 == 3, "ids %llu %llu %llu", (unsigned long long)r1,
+		 (unsigned long long)r2, (unsigned long long)r3);
+	GT_CHECK(EV(w, 0, GT_EV_GO_CREATE, 10, 1, r1, 0) == 0, "create 1");
+	GT_CHECK(EV(w, 0, GT_EV_GO_CREATE, 11, 2, r2, 0) == 0, "create 2");
+	GT_CHECK(EV(w, 0, GT_EV_GO_CREATE, 12, 3, r3, 0) == 0, "create 3");
+	GT_CHECK(EV(w, 0, GT_EV_GOMAXPROCS, 13, 2, 0) == 0, "gomaxprocs");
+	GT_CHECK(EV(w, 0, GT_EV_PROC_START, 20, 101) == 0, "procstart");
+	GT_CHECK(EV(w, 0, GT_EV_GO_START, 21, 1, 1) == 0, "start");
+	GT_CHECK(EV0(w, 0, GT_EV_GO_END, 30) == 0, "end");
+	GT_CHECK(EV0(w, 0, GT_EV_PROC_STOP, 31) == 0, "procstop");
+	/* Frames given after the events that use the id. */
+	GT_CHECK(gt_writer_stack_define(w, r1, &alpha, 1) == 0, "define r1");
+	GT_CHECK(gt_writer_stack_define(w, r1, &alpha, 1) == -EALREADY, "define r1 twice");
+	/* Equal frames interned normally never return the reserved id. */
+	s1 = gt_writer_stack(w, &alpha, 1);
+	s1b = gt_writer_stack(w, &alpha, 1);
+	GT_CHECK(s1 > r3 && s1 == s1b, "interned %llu %llu", (unsigned long long)s1,
+		 (unsigned long long)s1b);
+	GT_CHECK(gt_writer_stack_define(w, s1, &alpha, 1) == -EINVAL, "defined an interned id");
+	GT_CHECK(gt_writer_stack_define(w, 0, &alpha, 1) == -EINVAL, "defined id 0");
+	GT_CHECK(gt_writer_stack_define(w, 9999, &alpha, 1) == -EINVAL, "defined a future id");
+	GT_CHECK(gt_writer_stack_define(w, r2, &alpha, 0) == -EINVAL, "defined 0 frames");
+	GT_CHECK(gt_writer_stack_define(w, r2, NULL, 1) == -EINVAL, "defined NULL frames");
+	for (int i = 0; i < 300; i++)
+		deep[i] = (struct gt_frame){0x500000 + (uint64_t)i, "deep", "d.c", (uint64_t)i};
+	GT_CHECK(gt_writer_stack_define(w, r2, deep, 300) == 0, "define r2");
+	/* Enough reserved and interned stacks to grow the tables: reserved
+	 * entries must stay out of the rebuilt hash slots. */
+	for (int i = 0; i < 2000; i++) {
+		struct gt_frame f = {0x9000 + (uint64_t)i, "grow", NULL, 1};
+
+		extra[i] = gt_writer_stack_reserve(w);
+		GT_CHECK(gt_writer_stack_define(w, extra[i], &f, 1) == 0, "define extra %d", i);
+		GT_CHECK(gt_writer_stack(w, &f, 1) != extra[i], "interned got reserved id %d", i);
+	}
+	GT_CHECK(gt_writer_stack(w, &alpha, 1) == s1, "interned id changed after growth");
+	gt_writer_stats(w, &st);
+	GT_CHECK(st.stacks == 3 + 1 + 4000, "stacks %llu", (unsigned long long)st.stacks);
+	GT_CHECK(st.trimmed == 1, "trimmed %llu", (unsigned long long)st.trimmed);
+	GT_REQUIRE(gt_writer_close(w) == 0, "close");
+	close(fd);
+
+	GT_REQUIRE(decode_file(path, &dec, &data, &len) == 0, "decode: %s", dec.err);
+	r = find_stack(&dec, r1);
+	GT_CHECK(r && r->args[1] == 1 && r->args[2] == 0x1234 && r->args[5] == 7 &&
+		 !strcmp(find_string(&dec, r->args[3], sbuf, sizeof(sbuf)), "alpha"),
+		 "r1 record");
+	r = find_stack(&dec, r2);
+	GT_CHECK(r && r->args[1] == 128 && r->args[2] == 0x500000, "r2 record");
+	r = find_stack(&dec, r3);
+	GT_CHECK(r && r->args[1] == 1 && r->args[2] == GT_STACK_FALLBACK_PC &&
+		 !strcmp(find_string(&dec, r->args[3], sbuf, sizeof(sbuf)), GT_STACK_FALLBACK_FUNC),
+		 "r3 fallback record");
+	GT_CHECK(gt_check_file_run(path, 0, &rep, collect_gname, &nm) == 0, "checker: %s",
+		 rep.error);
+	GT_CHECK(nm.n == 3 && !strcmp(nm.name[0], "alpha") && nm.tid[0] == 7 &&
+		 !strcmp(nm.name[1], "deep") && !strcmp(nm.name[2], GT_STACK_FALLBACK_FUNC),
+		 "names %d: %s %s %s", nm.n, nm.name[0], nm.name[1], nm.name[2]);
+	GT_CHECK(gt_test_gocheck(path, why, sizeof(why)) == 0, "go rejects: %s", why);
+	free(dec.r);
+	free(data);
+}
+
 /* ---- errors --------------------------------------------------------------- */
 
 /* Writes events until one fails; returns that error (0 if none did). */
@@ -591,6 +716,30 @@ static int fill_until_error(struct gt_writer *w, int max)
 			return err;
 	}
 	return 0;
+}
+
+/* A poisoned writer (disk full) refuses reserve and define with its error;
+ * close reports it and writes no footer for the leftover id. */
+static void test_stack_reserve_poisoned(void)
+{
+	struct gt_writer *w;
+	struct gt_frame f = {0x42, "late", "[thread]", 1};
+	char path[256];
+	int full = open("/dev/full", O_WRONLY);
+	int fd = tmp_open("reserve_full", path, sizeof(path));
+	uint64_t id;
+
+	GT_REQUIRE(full >= 0 && fd >= 0, "open: %s", strerror(errno));
+	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
+	id = gt_writer_stack_reserve(w);
+	GT_CHECK(id == 1, "id %llu", (unsigned long long)id);
+	GT_REQUIRE(dup2(full, fd) == fd, "dup2");
+	GT_CHECK(fill_until_error(w, 1000000) == -ENOSPC, "fill");
+	GT_CHECK(gt_writer_stack_define(w, id, &f, 1) == -ENOSPC, "define after error");
+	GT_CHECK(gt_writer_stack_reserve(w) == 0, "reserve after error");
+	GT_CHECK(gt_writer_close(w) == -ENOSPC, "close after error");
+	close(full);
+	close(fd);
 }
 
 static void test_dev_full(void)
@@ -885,7 +1034,9 @@ int main(void)
 	GT_RUN(test_time_clamped_forward);
 	GT_RUN(test_string_interning);
 	GT_RUN(test_stack_interning_and_caps);
+	GT_RUN(test_stack_reserve_define);
 	GT_RUN(test_dev_full);
+	GT_RUN(test_stack_reserve_poisoned);
 	GT_RUN(test_epipe);
 	GT_RUN(test_poisoned_close_has_no_footer);
 	GT_RUN(test_reject_bad_events);
