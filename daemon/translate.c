@@ -202,6 +202,10 @@ int gt_translator_end(struct gt_translator *t, uint64_t ts)
 			gt_tr_deschedule(t, t->cpus[c].cur, GT_EV_GO_PREEMPT, 0);
 		gt_tr_stop_p(t, c);
 	}
+	/* Goroutines still alive are named by their comm at the end. */
+	for (size_t i = 0; i < t->nbuckets; i++)
+		for (struct gt_thread *th = t->buckets[i]; th; th = th->hnext)
+			gt_tr_identity_define(t, th);
 	t->ended = true;
 	return t->err;
 }

@@ -17,10 +17,13 @@
  * ordered (a cause never carries a later time than its effect).
  *
  * Choices worth knowing:
- *  - a goroutine's name is its creation stack's one frame {pc = hash of
- *    comm, func = comm, file "[thread]", line = tid}; a rename or exec
- *    continues the thread as a new goroutine (GoCreate by the old one,
- *    GoEnd, GoStart) so the name shown is the current one;
+ *  - one goroutine per thread lifetime, whatever renames (prctl,
+ *    pthread_setname_np) or execs it does.  Its name is its creation
+ *    stack's one frame {pc = hash of comm, func = comm, file "[thread]",
+ *    line = tid}: the stack id is reserved at GoCreate and its frame
+ *    defined at GoEnd or gt_translator_end with the thread's LAST comm
+ *    and tid (a worker renamed after clone shows the worker's name; a
+ *    `record -- CMD` child shows the command after exec);
  *  - a blocking syscall is written as the runtime does: GoSysCall,
  *    GoSysBlock, ProcStop; the wakeup writes GoSysExit on the waker's P;
  *  - G 0 acts (creates, unblocks) on an idle P, or on the spare P ncpus

@@ -14,7 +14,8 @@ struct gt_thread *gt_tr_create(struct gt_translator *t, int p, uint64_t creator_
 	struct gt_thread *th = gt_tr_add(t, tid, tgid, comm);
 	if (!th)
 		return NULL;
-	uint64_t a[3] = {th->goid, gt_tr_identity_stack(t, th->comm, tid), creator_stack};
+	th->ident = gt_tr_identity_reserve(t);
+	uint64_t a[3] = {th->goid, th->ident, creator_stack};
 	gt_tr_emit(t, p, GT_EV_GO_CREATE, a, 3);
 	return th;
 }
@@ -46,8 +47,6 @@ void gt_tr_start(struct gt_translator *t, struct gt_thread *th, int c)
 	th->cpu = c;
 	th->fresh = false;
 	t->cpus[c].cur = th;
-	if (th->rename_pending)
-		gt_tr_apply_rename(t, th);
 }
 
 /* Takes running th off its P with one of GoPreempt, GoSched, GoSleep,
@@ -67,13 +66,15 @@ void gt_tr_deschedule(struct gt_translator *t, struct gt_thread *th, int type, u
 	th->cpu = -1;
 }
 
-/* GoEnd of running th; the record stays (DEAD) until its last switch-out. */
+/* GoEnd of running th; the record stays (DEAD) until its last switch-out.
+ * Its name is final now: the identity stack gets its frame. */
 void gt_tr_end_g(struct gt_translator *t, struct gt_thread *th)
 {
 	gt_tr_emit(t, th->cpu, GT_EV_GO_END, NULL, 0);
 	t->cpus[th->cpu].cur = NULL;
 	th->cpu = -1;
 	th->state = GT_TH_DEAD;
+	gt_tr_identity_define(t, th);
 }
 
 /* Waiting th becomes runnable: GoUnblock by whoever runs on P p (its G or
@@ -142,28 +143,6 @@ void gt_tr_retire(struct gt_translator *t, struct gt_thread *th)
 	if (th->state == GT_TH_RUNNING)
 		gt_tr_end_g(t, th);
 	gt_tr_remove(t, th);
-}
-
-/* A renamed thread continues as a new goroutine whose identity stack
- * carries the new name (the name of a goroutine is fixed by its creation
- * stack): GoCreate by the old G, GoEnd of the old, GoStart of the new. */
-void gt_tr_apply_rename(struct gt_translator *t, struct gt_thread *th)
-{
-	th->rename_pending = false;
-	if (th->state != GT_TH_RUNNING)
-		return;
-	int c = th->cpu;
-	uint64_t goid = t->next_goid++;
-	uint64_t a[3] = {goid, gt_tr_identity_stack(t, th->comm, th->tid), 0};
-	gt_tr_emit(t, c, GT_EV_GO_CREATE, a, 3);
-	gt_tr_emit(t, c, GT_EV_GO_END, NULL, 0);
-	t->cpus[c].cur = NULL;
-	th->goid = goid;
-	th->born = t->now;
-	th->seq = 0;
-	th->state = GT_TH_RUNNABLE;
-	t->st.threads++;
-	gt_tr_start(t, th, c);
 }
 
 /* The thread an event says is current on its CPU (hdr.tid): found or

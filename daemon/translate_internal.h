@@ -27,8 +27,9 @@ struct gt_thread {
 	int cpu;                /* P while running */
 	int64_t sys_nr;         /* syscall it is in, -1 none */
 	bool fresh;             /* never started since created */
-	bool rename_pending;    /* comm changed while off CPU */
-	char comm[GT_COMM_LEN];
+	uint64_t ident;         /* reserved identity stack of its GoCreate,
+				   0 once defined (with the last comm) */
+	char comm[GT_COMM_LEN]; /* the thread's latest name */
 	struct gt_thread *hnext;
 };
 
@@ -79,7 +80,8 @@ void gt_tr_set_comm(struct gt_thread *th, const char *comm);
 
 /* translate_stack.c: stack ids -> writer stacks, identity stacks */
 uint64_t gt_tr_stack(struct gt_translator *t, uint32_t tgid, int32_t ustack, int32_t kstack);
-uint64_t gt_tr_identity_stack(struct gt_translator *t, const char *comm, uint32_t tid);
+uint64_t gt_tr_identity_reserve(struct gt_translator *t);
+void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th);
 uint64_t gt_tr_comm_pc(const char *comm);
 void gt_tr_stack_free(struct gt_translator *t);
 
@@ -96,7 +98,6 @@ void gt_tr_free_p(struct gt_translator *t, int c);
 void gt_tr_stop_p(struct gt_translator *t, int c);
 void gt_tr_ensure_running(struct gt_translator *t, struct gt_thread *th, int c);
 void gt_tr_retire(struct gt_translator *t, struct gt_thread *th);
-void gt_tr_apply_rename(struct gt_translator *t, struct gt_thread *th);
 struct gt_thread *gt_tr_current(struct gt_translator *t, const struct gt_kev_hdr *h,
 				const char *comm);
 

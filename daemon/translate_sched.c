@@ -54,10 +54,8 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 		gt_tr_repair(t, GT_REPAIR_STALE_SWITCH); /* duplicate or late */
 		return;
 	}
-	if (!strcmp(th->comm, GT_UNKNOWN_COMM) && e->prev_comm[0]) {
+	if (!strcmp(th->comm, GT_UNKNOWN_COMM) && e->prev_comm[0])
 		gt_tr_set_comm(th, e->prev_comm);
-		th->rename_pending = true;
-	}
 	gt_tr_ensure_running(t, th, c);
 	if (dying(e)) {
 		gt_tr_repair(t, GT_REPAIR_LOST_EXIT);
@@ -97,10 +95,8 @@ static void switch_next(struct gt_translator *t, const struct gt_kev_switch *e, 
 		gt_tr_stop_p(t, c);
 		return;
 	}
-	if (!strcmp(th->comm, GT_UNKNOWN_COMM) && e->next_comm[0]) {
+	if (!strcmp(th->comm, GT_UNKNOWN_COMM) && e->next_comm[0])
 		gt_tr_set_comm(th, e->next_comm);
-		th->rename_pending = true;
-	}
 	if (th->state == GT_TH_WAITING || th->state == GT_TH_WAITING_SYS) {
 		gt_tr_repair(t, GT_REPAIR_LOST_WAKEUP);
 		gt_tr_make_runnable(t, th, gt_tr_g0_p(t, c), 0);
@@ -214,10 +210,8 @@ void gt_tr_on_exec(struct gt_translator *t, const struct gt_kev_exec *e)
 		return;
 	th->tgid = h->tgid;
 	th->sys_nr = -1;
-	if (e->comm[0] && strncmp(th->comm, e->comm, GT_COMM_LEN)) {
-		gt_tr_set_comm(th, e->comm);
-		gt_tr_apply_rename(t, th);
-	}
+	if (e->comm[0])
+		gt_tr_set_comm(th, e->comm); /* same goroutine, named at its end */
 }
 
 void gt_tr_on_exit(struct gt_translator *t, const struct gt_kev_exit *e)
@@ -229,15 +223,13 @@ void gt_tr_on_exit(struct gt_translator *t, const struct gt_kev_exit *e)
 	gt_tr_end_g(t, th);
 }
 
+/* A rename writes no event: the goroutine's identity stack is defined
+ * when it ends, with the last name (a worker renamed right after
+ * pthread_create is one goroutine named as the worker). */
 void gt_tr_on_rename(struct gt_translator *t, const struct gt_kev_rename *e)
 {
 	struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
-	if (!th || th->state == GT_TH_DEAD || !e->newcomm[0] ||
-	    !strncmp(th->comm, e->newcomm, GT_COMM_LEN))
+	if (!th || th->state == GT_TH_DEAD || !e->newcomm[0])
 		return;
 	gt_tr_set_comm(th, e->newcomm);
-	if (th->state == GT_TH_RUNNING)
-		gt_tr_apply_rename(t, th);
-	else
-		th->rename_pending = true; /* applied at its next GoStart */
 }

@@ -79,18 +79,34 @@ uint64_t gt_tr_comm_pc(const char *comm)
 	return h ? h : 1;
 }
 
-uint64_t gt_tr_identity_stack(struct gt_translator *t, const char *comm, uint32_t tid)
+/* The id of a goroutine's identity stack, taken at its GoCreate; the
+ * frame is given when the goroutine ends (gt_tr_identity_define), so the
+ * name is the thread's last one (set after clone, changed by exec). */
+uint64_t gt_tr_identity_reserve(struct gt_translator *t)
 {
-	struct gt_frame f = {
-		.pc = gt_tr_comm_pc(comm),
-		.func = comm[0] ? comm : GT_UNKNOWN_COMM,
-		.file = "[thread]",
-		.line = tid,
-	};
-	uint64_t id = gt_writer_stack(t->w, &f, 1);
+	uint64_t id = gt_writer_stack_reserve(t->w);
 	if (!id && !t->err)
 		t->err = -ENOMEM; /* the writer poisons itself on this */
 	return id;
+}
+
+/* Defines th's identity stack {pc = hash of its last comm, func = comm,
+ * file "[thread]", line = tid} once; later calls do nothing. */
+void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th)
+{
+	if (!th->ident)
+		return;
+	const char *comm = th->comm[0] ? th->comm : GT_UNKNOWN_COMM;
+	struct gt_frame f = {
+		.pc = gt_tr_comm_pc(comm),
+		.func = comm,
+		.file = "[thread]",
+		.line = th->tid,
+	};
+	int r = gt_writer_stack_define(t->w, th->ident, &f, 1);
+	th->ident = 0;
+	if (r < 0 && !t->err)
+		t->err = r;
 }
 
 void gt_tr_stack_free(struct gt_translator *t)

@@ -98,8 +98,11 @@ struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid
 	return th;
 }
 
+/* Forgets th; a goroutine left without GoEnd (retired off CPU) gets its
+ * identity frame now, as no later event can change its name. */
 void gt_tr_remove(struct gt_translator *t, struct gt_thread *th)
 {
+	gt_tr_identity_define(t, th);
 	unlink_thread(t, th);
 	t->nthreads--;
 	free(th);

@@ -1,7 +1,9 @@
 /* libFuzzer target for the translator: the input is read as a kernel event
  * stream (a snapshot, then records of every type with fields folded into
  * small ranges so that threads, CPUs and timestamps collide); whatever it
- * says, the trace written must be valid for our checker, else trap.
+ * says, the trace written must be valid for our checker, with one
+ * goroutine per thread lifetime, each named by the translator (never the
+ * writer's fallback for an identity stack left undefined), else trap.
  *
  * Layout: [ncpus][nsnap][4 bytes per snapshot thread] then records of
  * [selector][struct bytes...]; the selector picks the type and, with its
@@ -119,7 +121,21 @@ static void fold(union rec *r, int type, int ncpus, uint64_t *ts)
 	}
 }
 
-static void check_output(int fd)
+struct name_tally {
+	uint64_t goroutines, unnamed;
+};
+
+static void tally_name(const struct gt_goroutine_stats *g, void *arg)
+{
+	struct name_tally *nt = arg;
+	nt->goroutines++;
+	if (g->name_len == 0 || g->tid < 0 ||
+	    (g->name_len == strlen(GT_STACK_FALLBACK_FUNC) &&
+	     !memcmp(g->name, GT_STACK_FALLBACK_FUNC, g->name_len)))
+		nt->unnamed++;
+}
+
+static void check_output(int fd, uint64_t threads)
 {
 	struct stat sb;
 	if (fstat(fd, &sb) < 0 || sb.st_size <= 0)
@@ -128,8 +144,15 @@ static void check_output(int fd)
 	if (!data || pread(fd, data, (size_t)sb.st_size, 0) != sb.st_size)
 		__builtin_trap();
 	struct gt_check_report rep;
-	if (gt_check_buffer(data, (size_t)sb.st_size, &rep) == 1) {
+	struct name_tally nt = {0};
+	if (gt_check_run(data, (size_t)sb.st_size, 0, &rep, tally_name, &nt) == 1) {
 		fprintf(stderr, "invalid trace: %s\n", rep.error);
+		__builtin_trap();
+	}
+	if (nt.goroutines != threads || nt.unnamed) {
+		fprintf(stderr, "%llu goroutines for %llu threads, %llu unnamed\n",
+			(unsigned long long)nt.goroutines, (unsigned long long)threads,
+			(unsigned long long)nt.unnamed);
 		__builtin_trap();
 	}
 	free(data);
@@ -181,10 +204,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (gt_translator_end(t, ts + 1) < 0)
 		__builtin_trap();
+	struct gt_translator_stats st;
+	gt_translator_stats(t, &st);
 	gt_translator_free(t);
 	if (gt_writer_close(w) < 0)
 		__builtin_trap();
-	check_output(fd);
+	check_output(fd, st.threads);
 	close(fd);
 	return 0;
 }

@@ -274,6 +274,32 @@ static void expect_no_repairs(const struct tt *x)
 			 (unsigned long long)x->st.repair[k], gt_repair_names[k]);
 }
 
+struct names {
+	int n;
+	char name[8][16];
+	int64_t tid[8];
+};
+
+static void collect_name(const struct gt_goroutine_stats *g, void *arg)
+{
+	struct names *nm = arg;
+	if (nm->n >= 8)
+		return;
+	snprintf(nm->name[nm->n], sizeof(nm->name[0]), "%.*s", (int)g->name_len, g->name);
+	nm->tid[nm->n++] = g->tid;
+}
+
+/* The goroutines' names and tids by our checker (from the identity
+ * stacks in the footer), in id order; -1 if the checker fails. */
+static int names_of(const struct tt *x, struct names *nm)
+{
+	struct gt_check_report rep;
+	memset(nm, 0, sizeof(*nm));
+	int r = gt_check_file_run(x->path, 0, &rep, collect_name, nm);
+	GT_CHECK(r == 0, "checker: %s", rep.error);
+	return r == 0 ? nm->n : -1;
+}
+
 static void snap(struct gt_thread_snapshot *s, uint32_t tid, char state, int64_t nr, int cpu)
 {
 	memset(s, 0, sizeof(*s));
@@ -439,6 +465,7 @@ static void test_yield(void)
 }
 
 /* clone -> GoCreate by the parent (runnable, wakeup_new is no unblock),
+ * a rename while running writes nothing (same goroutine, named "worker"),
  * exit -> GoEnd, the dead task's last switch stops the P. */
 static void test_clone_and_exit(void)
 {
@@ -463,12 +490,14 @@ static void test_clone_and_exit(void)
 		expect_seq(&x, "GoCreate p=0 g=1 g=2\n"
 			       "ProcStart p=1 g=0 thread=102\n"
 			       "GoStart p=1 g=2 g=2 seq=1\n"
-			       "GoCreate p=1 g=2 g=3\n"
 			       "GoEnd p=1 g=2\n"
-			       "GoStart p=1 g=3 g=3 seq=1\n"
-			       "GoEnd p=1 g=3\n"
 			       "ProcStop p=1 g=0");
 		GT_CHECK(count_lines(&x, "GoUnblock") == 0, "wakeup_new made an unblock");
+		GT_CHECK(count_lines(&x, "GoCreate") == 2, "GoCreate count:\n%s", x.dump);
+		struct names nm;
+		GT_CHECK(names_of(&x, &nm) == 2, "%d goroutines", nm.n);
+		GT_CHECK(!strcmp(nm.name[1], "worker") && nm.tid[1] == 102, "g2 %s %lld",
+			 nm.name[1], (long long)nm.tid[1]);
 	}
 	expect_no_repairs(&x);
 	tt_close(&x);
@@ -574,7 +603,8 @@ static void test_repairs(void)
 	tt_close(&x);
 }
 
-/* exec by a non-leader thread: it takes the leader's tid and the new name. */
+/* exec by a non-leader thread: it takes the leader's tid and the new name,
+ * and stays the same goroutine (the leader's goroutine ended). */
 static void test_exec_renames(void)
 {
 	struct tt x;
@@ -589,11 +619,19 @@ static void test_exec_renames(void)
 	snprintf(e.comm, sizeof(e.comm), "newprog");
 	feed(&x, &e, sizeof(e));
 	sw(&x, 2100, 0, 100, S_SLEEP, 0, 0);
-	if (tt_finish(&x, 5000) == 0)
-		expect_seq(&x, "GoCreate p=0 g=1 g=3\n"
-			       "GoEnd p=0 g=1\n"
-			       "GoStart p=0 g=3 g=3 seq=1\n"
-			       "GoBlock p=0 g=3");
+	if (tt_finish(&x, 5000) == 0) {
+		expect_seq(&x, "GoStart p=0 g=1 g=1 seq=1\n"
+			       "GoEnd p=1 g=2\n"
+			       "GoBlock p=0 g=1");
+		GT_CHECK(count_lines(&x, "GoCreate") == 2, "GoCreate count:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoEnd") == 1, "GoEnd count:\n%s", x.dump);
+		struct names nm;
+		GT_CHECK(names_of(&x, &nm) == 2, "%d goroutines", nm.n);
+		GT_CHECK(!strcmp(nm.name[0], "newprog") && nm.tid[0] == 100, "g1 %s %lld",
+			 nm.name[0], (long long)nm.tid[0]);
+		GT_CHECK(!strcmp(nm.name[1], "t100") && nm.tid[1] == 100, "g2 %s %lld",
+			 nm.name[1], (long long)nm.tid[1]);
+	}
 	tt_close(&x);
 }
 
@@ -662,21 +700,6 @@ static void test_versions(void)
 	}
 }
 
-struct names {
-	int n;
-	char name[8][16];
-	int64_t tid[8];
-};
-
-static void collect_name(const struct gt_goroutine_stats *g, void *arg)
-{
-	struct names *nm = arg;
-	if (nm->n >= 8)
-		return;
-	snprintf(nm->name[nm->n], sizeof(nm->name[0]), "%.*s", (int)g->name_len, g->name);
-	nm->tid[nm->n++] = g->tid;
-}
-
 /* PC of the top frame of each GoCreate's new-goroutine stack, in order. */
 static int create_pcs(const char *path, uint64_t *pcs, int max)
 {
@@ -737,6 +760,107 @@ static void test_identity_stacks(void)
 		 (long long)nm.tid[0]);
 	GT_CHECK(!strcmp(nm.name[2], "bio_close_file") && nm.tid[2] == 103, "g3 %s %lld",
 		 nm.name[2], (long long)nm.tid[2]);
+	tt_close(&x);
+}
+
+/* pthread_create + pthread_setname_np: each worker is ONE goroutine named
+ * by its last comm (renamed while running and while off CPU, or still
+ * alive at the end); same names share the identity PC. */
+static void test_rename_names_by_last_comm(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[1];
+	snap(&s[0], 101, 'R', -1, 0);
+	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
+	fork_ev(&x, 2000, 0, 101, 102, "t101");
+	fork_ev(&x, 2010, 0, 101, 103, "t101");
+	sw(&x, 2100, 1, 0, 0, 0, 102);
+	rename_ev(&x, 2150, 1, 102, "tmp");      /* renamed while running */
+	sw(&x, 2200, 1, 102, S_SLEEP, 0, 0);
+	rename_ev(&x, 2250, 0, 102, "worker");   /* renamed while off CPU */
+	wake(&x, 2300, 0, 101, 102);
+	sw(&x, 2400, 1, 0, 0, 0, 102);
+	exit_ev(&x, 2500, 1, 102);
+	sw(&x, 2600, 1, 102, S_DEAD, 0, 103);
+	rename_ev(&x, 2700, 1, 103, "worker");   /* alive at the end */
+	if (tt_finish(&x, 5000) == 0) {
+		expect_seq(&x, "GoStart p=1 g=2 g=2 seq=1\n"
+			       "GoBlock p=1 g=2\n"
+			       "GoUnblock p=0 g=1 g=2 seq=2\n"
+			       "GoStart p=1 g=2 g=2 seq=3\n"
+			       "GoEnd p=1 g=2\n"
+			       "GoStart p=1 g=3 g=3 seq=1");
+		GT_CHECK(count_lines(&x, "GoCreate") == 3, "GoCreate count:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoEnd") == 1, "GoEnd count:\n%s", x.dump);
+		struct names nm;
+		GT_CHECK(names_of(&x, &nm) == 3, "%d goroutines", nm.n);
+		GT_CHECK(!strcmp(nm.name[0], "t101") && nm.tid[0] == 101, "g1 %s", nm.name[0]);
+		GT_CHECK(!strcmp(nm.name[1], "worker") && nm.tid[1] == 102, "g2 %s %lld",
+			 nm.name[1], (long long)nm.tid[1]);
+		GT_CHECK(!strcmp(nm.name[2], "worker") && nm.tid[2] == 103, "g3 %s %lld",
+			 nm.name[2], (long long)nm.tid[2]);
+		uint64_t pcs[8] = {0};
+		GT_CHECK(create_pcs(x.path, pcs, 8) == 3, "GoCreate records");
+		GT_CHECK(pcs[1] && pcs[1] == pcs[2] && pcs[1] != pcs[0], "pcs %llx %llx %llx",
+			 (unsigned long long)pcs[0], (unsigned long long)pcs[1],
+			 (unsigned long long)pcs[2]);
+	}
+	expect_no_repairs(&x);
+	tt_close(&x);
+}
+
+/* `record -- CMD`: the forked recorder child (comm "gotracectl") execs the
+ * command: one goroutine, named by the command, no "gotracectl" left. */
+static void test_exec_keeps_goroutine(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[1];
+	snap(&s[0], 101, 'R', -1, 0);
+	snprintf(s[0].comm, sizeof(s[0].comm), "gotracectl");
+	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
+	struct gt_kev_exec e = {0};
+	hdr(&e.hdr, GT_KEV_EXEC, 2000, 0, 101);
+	e.old_tid = 101;
+	snprintf(e.comm, sizeof(e.comm), "sleep");
+	feed(&x, &e, sizeof(e));
+	sys_enter(&x, 2100, 0, 101, 230);
+	sw(&x, 2200, 0, 101, S_SLEEP, 0, 0);
+	wake(&x, 2300, 1, 0, 101);
+	sw(&x, 2400, 1, 0, 0, 0, 101);
+	exit_ev(&x, 2500, 1, 101);
+	sw(&x, 2600, 1, 101, S_DEAD, 0, 0);
+	if (tt_finish(&x, 5000) == 0) {
+		expect_seq(&x, "GoStart p=0 g=1 g=1 seq=1\n"
+			       "GoSleep p=0 g=1\n"
+			       "GoStart p=1 g=1 g=1 seq=3\n"
+			       "GoEnd p=1 g=1");
+		GT_CHECK(count_lines(&x, "GoCreate") == 1, "GoCreate count:\n%s", x.dump);
+		struct names nm;
+		GT_CHECK(names_of(&x, &nm) == 1, "%d goroutines", nm.n);
+		GT_CHECK(!strcmp(nm.name[0], "sleep") && nm.tid[0] == 101, "g1 %s", nm.name[0]);
+	}
+	expect_no_repairs(&x);
+	tt_close(&x);
+}
+
+/* A thread renamed while waiting, then its tid reused (its exit lost):
+ * the retired goroutine is named at removal with its last comm. */
+static void test_retired_thread_named(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'S', -1, 1);
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	rename_ev(&x, 2000, 1, 102, "renamed");
+	fork_ev(&x, 2100, 0, 101, 102, "fresh");
+	if (tt_finish(&x, 5000) == 0) {
+		struct names nm;
+		GT_CHECK(names_of(&x, &nm) == 3, "%d goroutines", nm.n);
+		GT_CHECK(!strcmp(nm.name[1], "renamed"), "g2 %s", nm.name[1]);
+		GT_CHECK(!strcmp(nm.name[2], "fresh") && nm.tid[2] == 102, "g3 %s", nm.name[2]);
+	}
+	GT_CHECK(x.st.repair[GT_REPAIR_TID_REUSE] == 1, "tid reuse not counted");
 	tt_close(&x);
 }
 
@@ -811,6 +935,9 @@ int main(void)
 	GT_RUN(test_heap);
 	GT_RUN(test_versions);
 	GT_RUN(test_identity_stacks);
+	GT_RUN(test_rename_names_by_last_comm);
+	GT_RUN(test_exec_keeps_goroutine);
+	GT_RUN(test_retired_thread_named);
 	GT_RUN(test_syscall_classes);
 	GT_RUN(test_bad_records);
 	GT_RUN(test_proc_snapshot_self);

@@ -329,6 +329,25 @@ static int fake_frames(void *ctx, uint32_t tgid, int32_t u, int32_t k, struct gt
 	return n < max ? n : max;
 }
 
+/* Goroutine names as our checker reads them from the identity stacks. */
+struct name_tally {
+	uint64_t goroutines, unnamed;
+	char first_unnamed[64];
+};
+
+static void tally_name(const struct gt_goroutine_stats *g, void *arg)
+{
+	struct name_tally *nt = arg;
+	nt->goroutines++;
+	if (g->name_len == 0 || g->tid < 0 ||
+	    (g->name_len == strlen(GT_STACK_FALLBACK_FUNC) &&
+	     !memcmp(g->name, GT_STACK_FALLBACK_FUNC, g->name_len))) {
+		if (!nt->unnamed++)
+			snprintf(nt->first_unnamed, sizeof(nt->first_unnamed), "g%llu '%.*s'",
+				 (unsigned long long)g->id, (int)g->name_len, g->name);
+	}
+}
+
 static int run_stream(uint64_t seed, char *why, size_t whylen)
 {
 	struct sim s;
@@ -412,8 +431,17 @@ static int run_stream(uint64_t seed, char *why, size_t whylen)
 		goto out;
 	}
 	struct gt_check_report rep;
-	if (gt_check_file(path, &rep) != 0) {
+	struct name_tally nt = {0};
+	if (gt_check_file_run(path, 0, &rep, tally_name, &nt) != 0) {
 		snprintf(why, whylen, "our checker: %s", rep.error);
+		goto out;
+	}
+	/* One goroutine per thread lifetime, each named by the translator
+	 * (never the writer's fallback for an identity left undefined). */
+	if (nt.goroutines != st.threads || nt.unnamed) {
+		snprintf(why, whylen, "%llu goroutines for %llu thread lifetimes, %llu unnamed (%s)",
+			 (unsigned long long)nt.goroutines, (unsigned long long)st.threads,
+			 (unsigned long long)nt.unnamed, nt.first_unnamed);
 		goto out;
 	}
 	if (gt_test_gocheck(path, why, whylen) != 0)
