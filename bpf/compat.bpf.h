@@ -76,4 +76,56 @@ static __always_inline long gt_regs_syscall_nr(struct pt_regs *regs)
 #endif
 }
 
+/* The saved user registers of the current task, or NULL when this kernel
+ * cannot give them: bpf_task_pt_regs() came with Linux 5.15 (commit
+ * dd6e10fbd9fb).  Callers then do without (see gt_ustack_key). */
+static __always_inline struct pt_regs *gt_current_user_regs(void)
+{
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return (struct pt_regs *)0;
+	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+}
+
+#if defined(__TARGET_ARCH_x86)
+#define GT_USER_CS 0x33 /* arch/x86/include/asm/segment.h __USER_CS: 64-bit user code */
+
+static __always_inline __u64 gt_mix(__u64 h, __u64 v)
+{
+	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 31);
+}
+
+/* A 64-bit key for the user stack that bpf_get_stackid(BPF_F_USER_STACK)
+ * would record now: the same walk as x86's perf_callchain_user() (regs->ip,
+ * then the return address of each frame up the rbp chain, up to `depth`
+ * entries, stopping at the first frame it cannot read), hashed instead of
+ * stored.  0 = no key (not a 64-bit user task).  The kernel's walk usually
+ * ends by faulting on the null frame pointer that ends every chain, which
+ * costs microseconds in a VM; this walk stops before reading address 0. */
+static __always_inline __u64 gt_ustack_key(struct pt_regs *regs, int depth)
+{
+	struct { __u64 next, ret; } f;
+	__u64 h, fp;
+	int n = 1;
+
+	if (!regs || regs->cs != GT_USER_CS)
+		return 0;
+	fp = regs->bp;
+	h = gt_mix(0x6a09e667f3bcc908ull, regs->ip);
+	for (int i = 1; i < depth; i++) {
+		if (!fp || bpf_probe_read_user(&f, sizeof(f), (void *)fp))
+			break;
+		h = gt_mix(h, f.ret);
+		fp = f.next;
+		n++;
+	}
+	return gt_mix(h, n) | 1;
+}
+#else
+static __always_inline __u64 gt_ustack_key(struct pt_regs *regs, int depth)
+{
+	return 0; /* the frame walk above is x86's; elsewhere always walk */
+}
+#endif
+
 #endif

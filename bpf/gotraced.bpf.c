@@ -22,6 +22,13 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Number of cgroup entries; the cgroup walk is skipped while 0. */
 volatile __u32 n_cgroup_sessions = 0;
+/* A cheap negative filter in front of the tgids hash, so that bystanders
+ * (every other process on the machine, at every syscall and switch) pay one
+ * byte load instead of a hash lookup: maybe_tgid[tgid % GT_MAYBE_SLOTS] is
+ * set before a tgid enters `tgids` (by user space or at fork) and cleared
+ * only while `tgids` is empty.  A set byte just means "look in the hash". */
+#define GT_MAYBE_SLOTS 65536
+__u8 maybe_tgid[GT_MAYBE_SLOTS];
 /* Bytes waiting in a ring that wake user space (set before load). */
 const volatile __u64 wakeup_bytes = 1;
 
@@ -56,6 +63,17 @@ struct {
 	__uint(value_size, GT_STACK_DEPTH * sizeof(__u64));
 } stacks SEC(".maps");
 
+/* User stack ids by the key of gt_ustack_key(): a thread that enters the
+ * same syscall from the same place again (a loop) reuses the id instead of
+ * walking its stack again.  Emptied with `stacks` (ids are only valid
+ * until then); sized like it by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __s32);
+} ustack_ids SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -86,17 +104,22 @@ static __always_inline __u32 cgroup_mask(struct task_struct *t)
 	return mask;
 }
 
-/* Session mask of a task; 0 = untraced.  The idle tasks (pid 0) never are. */
+/* Session mask of a task; 0 = untraced.  The idle tasks (pid 0) never are.
+ * Task pointers here are BTF pointers (tracepoint arguments, current), read
+ * by plain loads: a bpf_probe_read per field would cost a helper call, on
+ * every event of every process. */
 static __always_inline __u32 task_mask(struct task_struct *t)
 {
-	__u32 tgid = BPF_CORE_READ(t, tgid);
+	__u32 tgid = t->tgid;
 	__u32 mask = 0, *m;
 
-	if (!BPF_CORE_READ(t, pid))
+	if (!t->pid)
 		return 0;
-	m = bpf_map_lookup_elem(&tgids, &tgid);
-	if (m)
-		mask = *m;
+	if (maybe_tgid[tgid % GT_MAYBE_SLOTS]) {
+		m = bpf_map_lookup_elem(&tgids, &tgid);
+		if (m)
+			mask = *m;
+	}
 	if (n_cgroup_sessions)
 		mask |= cgroup_mask(t);
 	return mask;
@@ -143,8 +166,8 @@ static __always_inline void fill_hdr(struct gt_kev_hdr *h, __u16 type,
 	h->ts = bpf_ktime_get_ns();
 	h->type = type;
 	h->cpu = bpf_get_smp_processor_id();
-	h->tid = BPF_CORE_READ(t, pid);
-	h->tgid = BPF_CORE_READ(t, tgid);
+	h->tid = t->pid;
+	h->tgid = t->tgid;
 	h->sessions = sessions;
 }
 
@@ -163,6 +186,24 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 	return id;
 }
 
+/* The current task's user stack id, from ustack_ids when the same frames
+ * were walked before.  regs = its saved user registers (NULL: unknown). */
+static __always_inline __s32 ustack_id(void *ctx, struct pt_regs *regs)
+{
+	__u64 key = gt_ustack_key(regs, GT_STACK_DEPTH);
+	__s32 *hit, id;
+
+	if (key) {
+		hit = bpf_map_lookup_elem(&ustack_ids, &key);
+		if (hit)
+			return *hit;
+	}
+	id = stack_id(ctx, BPF_F_USER_STACK);
+	if (key && id >= 0)
+		bpf_map_update_elem(&ustack_ids, &key, &id, BPF_ANY);
+	return id;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
@@ -177,8 +218,8 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_SWITCH, prev, pm | nm);
-	e->next_tid = BPF_CORE_READ(next, pid);
-	e->next_tgid = BPF_CORE_READ(next, tgid);
+	e->next_tid = next->pid;
+	e->next_tgid = next->tgid;
 	/* A preempted task is runnable whatever its state word says (it may
 	 * have been preempted while preparing to sleep): as the kernel's own
 	 * __trace_sched_switch_state() does. */
@@ -190,7 +231,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	e->prev_kstack = -1;
 	if (pm) {
 		/* prev is still current here: the stacks are where it stopped */
-		e->prev_ustack = stack_id(ctx, BPF_F_USER_STACK);
+		e->prev_ustack = ustack_id(ctx, gt_current_user_regs());
 		if (e->prev_state)
 			e->prev_kstack = stack_id(ctx, 0);
 	}
@@ -202,7 +243,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	/* The last switch-out of the last thread of a process: the tgid can
 	 * never run again, drop it so a reused pid is not traced by mistake. */
 	if (pm && state == GT_TASK_DEAD && gt_group_dead(prev)) {
-		__u32 tgid = BPF_CORE_READ(prev, tgid);
+		__u32 tgid = prev->tgid;
 
 		bpf_map_delete_elem(&tgids, &tgid);
 	}
@@ -222,12 +263,12 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_WAKEUP, cur, tm);
-	e->target_tid = BPF_CORE_READ(p, pid);
-	e->target_tgid = BPF_CORE_READ(p, tgid);
-	e->target_cpu = BPF_CORE_READ(p, thread_info.cpu);
+	e->target_tid = p->pid;
+	e->target_tgid = p->tgid;
+	e->target_cpu = p->thread_info.cpu;
 	e->flags = flags;
 	e->waker_sessions = wm;
-	e->waker_ustack = wm ? stack_id(ctx, BPF_F_USER_STACK) : -1;
+	e->waker_ustack = wm ? ustack_id(ctx, gt_current_user_regs()) : -1;
 	submit(e);
 	return 0;
 }
@@ -252,8 +293,8 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(gt_sched_process_fork, struct task_struct *parent,
 	     struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid);
-	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ptgid = parent->tgid;
+	__u32 ctgid = child->tgid;
 	__u32 pm = task_mask(parent), *own;
 	struct gt_kev_fork *e;
 
@@ -265,15 +306,16 @@ int BPF_PROG(gt_sched_process_fork, struct task_struct *parent,
 	if (own && ctgid != ptgid) {
 		__u32 m = *own;
 
+		maybe_tgid[ctgid % GT_MAYBE_SLOTS] = 1; /* before the entry */
 		bpf_map_update_elem(&tgids, &ctgid, &m, BPF_ANY);
 	}
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_FORK, parent, pm);
-	e->child_tid = BPF_CORE_READ(child, pid);
+	e->child_tid = child->pid;
 	e->child_tgid = ctgid;
-	e->parent_ustack = stack_id(ctx, BPF_F_USER_STACK);
+	e->parent_ustack = ustack_id(ctx, gt_current_user_regs());
 	e->pad = 0;
 	BPF_CORE_READ_STR_INTO(&e->child_comm, child, comm);
 	submit(e);
@@ -334,7 +376,7 @@ int BPF_PROG(gt_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_SYS_ENTER, cur, m);
 	e->nr = id;
-	e->ustack = stack_id(ctx, BPF_F_USER_STACK);
+	e->ustack = ustack_id(ctx, regs);
 	e->pad = 0;
 	submit(e);
 	return 0;

@@ -23,7 +23,7 @@
 struct gt_capture;
 
 struct gt_capture_opts {
-	unsigned ring_bytes_per_cpu;  /* 0 = default 4 MiB; rounded up to a power of 2 pages */
+	unsigned ring_bytes_per_cpu;  /* 0 = default: 128 MiB / CPUs, within 4..16 MiB; rounded up to a power of 2 pages */
 	unsigned stack_map_entries;   /* 0 = default 16384 */
 	unsigned merge_lag_us;        /* 0 = default 2000: events younger than this wait for other CPUs */
 	int verbose;                  /* libbpf debug output to stderr */

@@ -16,7 +16,12 @@
 #include "capture_internal.h"
 #include "gotraced.skel.h"
 
-#define DEFAULT_RING_BYTES (4u << 20)
+/* Default ring size per CPU: 16 MiB on small machines (a burst of about
+ * 200k events, 100+ ms of a busy CPU, before the consumer must run), less
+ * per CPU on large ones so the total stays near 128 MiB, never under 4. */
+#define RING_BYTES_MAX (16u << 20)
+#define RING_BYTES_MIN (4u << 20)
+#define RING_BYTES_TOTAL (128u << 20)
 #define DEFAULT_STACK_ENTRIES 16384
 #define DEFAULT_LAG_US 2000
 #define MERGE_SLOTS 65536
@@ -30,12 +35,15 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-static unsigned ring_size(unsigned want)
+static unsigned ring_size(unsigned want, int ncpus)
 {
 	unsigned page = (unsigned)sysconf(_SC_PAGESIZE), sz = page;
 
-	if (!want)
-		want = DEFAULT_RING_BYTES;
+	if (!want) {
+		want = RING_BYTES_TOTAL / (unsigned)ncpus;
+		want = want > RING_BYTES_MAX ? RING_BYTES_MAX :
+		       want < RING_BYTES_MIN ? RING_BYTES_MIN : want;
+	}
 	while (sz < want && sz < (1u << 30))
 		sz <<= 1;
 	return sz;
@@ -105,7 +113,7 @@ static int setup_rings(struct gt_capture *c, unsigned size, int *fds, char *err,
 static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int *fds,
 		     char *err, size_t errlen)
 {
-	unsigned size = ring_size(o->ring_bytes_per_cpu);
+	unsigned size = ring_size(o->ring_bytes_per_cpu, c->ncpus);
 	int rc;
 
 	c->skel = gotraced_bpf__open();
@@ -114,6 +122,8 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 		return errno ? -errno : -EINVAL;
 	}
 	bpf_map__set_max_entries(c->skel->maps.stacks,
+				 o->stack_map_entries ? o->stack_map_entries : DEFAULT_STACK_ENTRIES);
+	bpf_map__set_max_entries(c->skel->maps.ustack_ids,
 				 o->stack_map_entries ? o->stack_map_entries : DEFAULT_STACK_ENTRIES);
 	bpf_map__set_max_entries(c->skel->maps.rings, c->ncpus);
 	c->skel->rodata->wakeup_bytes = size / 4;

@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 
 #include "capture_internal.h"
+#include "gotraced.skel.h"
 
 int gt_capture_stack(struct gt_capture *c, int32_t stack_id, uint64_t *ips, int max)
 {
@@ -26,20 +27,26 @@ int gt_capture_stack(struct gt_capture *c, int32_t stack_id, uint64_t *ips, int 
 	return n;
 }
 
+/* Deletes every entry of a map (keys of at most 8 bytes); deleting the
+ * first key each time avoids walking a changing map. */
+static int empty_map(int fd)
+{
+	uint64_t key = 0, next = 0;
+
+	while (bpf_map_get_next_key(fd, NULL, &next) == 0) {
+		key = next;
+		if (bpf_map_delete_elem(fd, &key))
+			return -errno;
+	}
+	return 0;
+}
+
 int gt_capture_clear_stacks(struct gt_capture *c)
 {
-	uint32_t key, next;
-	int rc = 0;
+	/* the cache of user stack ids first: its ids die with the stacks */
+	int rc = empty_map(bpf_map__fd(c->skel->maps.ustack_ids));
 
-	/* deleting the first key each time avoids walking a changing map */
-	while (bpf_map_get_next_key(c->stacks_fd, NULL, &next) == 0) {
-		key = next;
-		if (bpf_map_delete_elem(c->stacks_fd, &key)) {
-			rc = -errno;
-			break;
-		}
-	}
-	return rc;
+	return rc ? rc : empty_map(c->stacks_fd);
 }
 
 /* Sums (or picks one CPU of) the BPF per-CPU counters. */
