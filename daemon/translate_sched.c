@@ -39,8 +39,15 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 	const struct gt_kev_hdr *h = &e->hdr;
 	struct gt_thread *th = h->tid ? gt_tr_lookup(t, h->tid) : NULL;
 	if (th && th->state == GT_TH_DEAD) {
-		gt_tr_remove(t, th); /* its last switch: the tid may be reused now */
-		th = NULL;
+		/* GoEnd is written.  Its last switch frees the record (the tid
+		 * may be reused now); an earlier one (preempted or blocked
+		 * between the exit event and do_task_dead) is the same ended
+		 * thread, not a new one. */
+		if (dying(e))
+			gt_tr_remove(t, th);
+		if (t->cpus[c].cur)
+			gt_tr_free_p(t, c);
+		return;
 	}
 	if (!th && h->tid && !dying(e) && gt_tr_traced(t, e->prev_sessions))
 		th = gt_tr_create_midflight(t, c, h->tid, h->tgid, e->prev_comm);
@@ -85,9 +92,11 @@ static void switch_next(struct gt_translator *t, const struct gt_kev_switch *e, 
 {
 	struct gt_thread *th = e->next_tid ? gt_tr_lookup(t, e->next_tid) : NULL;
 	if (th && th->state == GT_TH_DEAD) {
-		gt_tr_repair(t, GT_REPAIR_TID_REUSE); /* exited, tid reused unseen */
-		gt_tr_remove(t, th);
-		th = NULL;
+		/* An exiting thread back on CPU after a preemption (its exit
+		 * event came first): it runs no goroutine.  A reused tid shows
+		 * itself by a fork or wakeup_new event first. */
+		gt_tr_stop_p(t, c);
+		return;
 	}
 	if (!th && e->next_tid && gt_tr_traced(t, e->next_sessions))
 		th = gt_tr_create_midflight(t, c, e->next_tid, e->next_tgid, e->next_comm);
@@ -141,7 +150,9 @@ void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e)
 {
 	struct gt_thread *th = gt_tr_lookup(t, e->target_tid);
 	if (th && th->state == GT_TH_DEAD) {
-		gt_tr_repair(t, GT_REPAIR_TID_REUSE);
+		if (!(e->flags & GT_WAKEUP_NEW))
+			return; /* an exiting thread woken before its last switch */
+		gt_tr_repair(t, GT_REPAIR_TID_REUSE); /* a new task: tid reused unseen */
 		gt_tr_remove(t, th);
 		th = NULL;
 	}

@@ -503,6 +503,34 @@ static void test_clone_and_exit(void)
 	tt_close(&x);
 }
 
+/* Between its exit event and its last switch an exiting thread may be
+ * preempted, woken and switched in again: still the one ended goroutine,
+ * no new one for its tid (seen with `record -- forkexec`). */
+static void test_exit_then_preempted(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'R', -1, 1);
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	exit_ev(&x, 2000, 1, 102);
+	sw(&x, 2100, 1, 102, 0, GT_SWITCH_PREEMPT, 1000);  /* preempted in do_exit */
+	sw(&x, 2200, 1, 1000, 0, 0, 102);                  /* back on CPU */
+	sw(&x, 2300, 1, 102, S_DISK, 0, 0);                /* blocks in exit */
+	wake(&x, 2400, 0, 101, 102);
+	sw(&x, 2500, 1, 0, 0, 0, 102);
+	sw(&x, 2600, 1, 102, S_DEAD, 0, 0);                /* the last switch */
+	if (tt_finish(&x, 5000) == 0) {
+		GT_CHECK(count_lines(&x, "GoCreate") == 2, "GoCreate count:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoEnd") == 1, "GoEnd count:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoStart p=1 g=2") == 1, "g2 restarted:\n%s", x.dump);
+		struct names nm;
+		GT_CHECK(names_of(&x, &nm) == 2, "%d goroutines", nm.n);
+	}
+	expect_no_repairs(&x);
+	tt_close(&x);
+}
+
 /* Snapshot: running, runnable, sleeping, in a blocking syscall, in futex,
  * zombie (skipped), then the one Gomaxprocs. */
 static void test_snapshot_states(void)
@@ -927,6 +955,7 @@ int main(void)
 	GT_RUN(test_sysblock_shape);
 	GT_RUN(test_yield);
 	GT_RUN(test_clone_and_exit);
+	GT_RUN(test_exit_then_preempted);
 	GT_RUN(test_snapshot_states);
 	GT_RUN(test_wakeup_untraced_busy_cpu);
 	GT_RUN(test_wakeup_all_cpus_busy);
