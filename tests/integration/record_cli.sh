@@ -15,10 +15,16 @@ gt_require_bpf $CASES
 has_tids() { gt_truth "$1" tids "$2" "${@:3}"; }
 
 # --- record -- CMD ------------------------------------------------------
+# The command's threads, each ONE goroutine named by its last comm: the
+# forked recorder child that execs the command is not a "gotracectl"
+# goroutine, nor is the exec'd name ("sleeper" binary -> wl-sleeper) a
+# second one.
 t=$GT_TMP/cmd.trace
 if "$GTCTL" record -o "$t" -- "$WL/sleeper" 20 1000 >"$GT_TMP/cmd.out" 2>"$GT_TMP/cmd.err"; then
 	if gt_valid cli_command "$t" &&
 		has_tids cli_command "$t.json" $(awk '$1 == "thread" { print $2 }' "$GT_TMP/cmd.out") &&
+		gt_truth cli_command threads "$t.json" "$GT_TMP/cmd.out" &&
+		gt_truth cli_command absent "$t.json" gotracectl &&
 		gt_truth cli_command blocks "$t.json" sleeper sleep 20 21; then
 		if grep -qE '^gotracectl: recorded [0-9]+ threads, [0-9]+ events, [0-9]+ bytes, [0-9]+ dropped' "$GT_TMP/cmd.err"; then
 			ok cli_command
@@ -30,24 +36,38 @@ else
 	fail cli_command "record -- sleeper exited $?: $(tail -5 "$GT_TMP/cmd.err")"
 fi
 
-# Threads created and joined while recording: each a goroutine of its name.
+# Threads created and joined while recording, each renaming itself right
+# after pthread_create: each exactly ONE goroutine, of its new name, for
+# our checker and on Go's Goroutines page; no "gotracectl" goroutine.
 t=$GT_TMP/threads.trace
 if "$GTCTL" record -o "$t" -- "$WL/threads" 8 >"$GT_TMP/threads.out" 2>"$GT_TMP/threads.err"; then
 	gt_valid cli_command_threads "$t" &&
 		has_tids cli_command_threads "$t.json" $(awk '$1 == "thread" { print $2 }' "$GT_TMP/threads.out") &&
 		gt_truth cli_command_threads names "$t.json" wl-threads child-0 child-7 &&
+		gt_truth cli_command_threads threads "$t.json" "$GT_TMP/threads.out" &&
+		gt_truth cli_command_threads absent "$t.json" gotracectl threads &&
+		{ gt_viewer_pages "$t" || { fail cli_command_threads "go tool trace pages failed"; false; }; } &&
+		gt_truth cli_command_threads group_sizes "$t.goroutines.html" wl-threads=1 \
+			child-0=1 child-3=1 child-7=1 gotracectl=0 threads=0 &&
 		ok cli_command_threads
 else
 	fail cli_command_threads "record -- threads exited $?: $(tail -5 "$GT_TMP/threads.err")"
 fi
 
-# fork + exec of /bin/true, then of itself: the children appear.
+# fork + exec of /bin/true, then of itself: the children appear, each as
+# one goroutine named after its exec (true) or its rename after exec
+# (fe-child).
 for mode in "" self; do
 	name=cli_fork_exec${mode:+_$mode}
 	t=$GT_TMP/fe$mode.trace
 	if "$GTCTL" record -o "$t" -- "$WL/forkexec" 3 $mode >"$GT_TMP/fe$mode.out" 2>"$GT_TMP/fe$mode.err"; then
+		cname=true
+		[ "$mode" = self ] && cname=fe-child
+		awk -v n="$cname" '$1 == "child" { print "thread", $2, n }' "$GT_TMP/fe$mode.out" >"$GT_TMP/fe$mode.children"
 		gt_valid "$name" "$t" &&
 			has_tids "$name" "$t.json" $(awk '$1 == "child" || $1 == "thread" { print $2 }' "$GT_TMP/fe$mode.out") &&
+			gt_truth "$name" threads "$t.json" "$GT_TMP/fe$mode.children" &&
+			gt_truth "$name" absent "$t.json" gotracectl &&
 			ok "$name"
 	else
 		fail "$name" "record -- forkexec exited $?: $(tail -5 "$GT_TMP/fe$mode.err")"

@@ -21,6 +21,14 @@ shows.  Each subcommand prints one line per check and exits 1 on a mismatch
   field INSPECT KEY                 prints a top-level field (e.g. valid)
   frames JSONTRACE FUNC...          viewer stack frames name these functions
   groups GOROUTINES_HTML NAME...    the Goroutines page lists these names
+  group_sizes GOROUTINES_HTML NAME=N...
+                                    the Goroutines page's group NAME has
+                                    exactly N goroutines (N=0: no such group)
+  threads INSPECT WORKLOAD_OUT      each `thread TID NAME` line of a workload
+                                    is exactly one goroutine, named NAME
+                                    (one goroutine per thread lifetime, named
+                                    by its last comm, whatever renames)
+  absent INSPECT NAME...            no goroutine has any of these names
 """
 import json
 import os
@@ -180,6 +188,44 @@ def main(argv):
         if missing:
             print(f"  Goroutines page lacks groups {missing}; it shows {sorted(shown)[:40]}")
         return 1 if missing else 0
+    if cmd == "group_sizes":
+        with open(args[0]) as f:
+            page = f.read()
+        sizes = {}
+        for name, n in re.findall(r'<a href="/goroutine\?id=\d+">([^<]*)</a> N=(\d+)', page):
+            sizes[name] = sizes.get(name, 0) + int(n)
+        rc = 0
+        for want in args[1:]:
+            name, n = want.rsplit("=", 1)
+            got = sizes.get(name, 0)
+            if got != int(n):
+                print(f"  Goroutines page: group {name} has {got} goroutines, want {n}")
+                rc = 1
+        if rc:
+            print(f"  groups shown: {sorted(sizes.items())[:40]}")
+        return rc
+    if cmd == "threads":
+        gs = by_tid(load(args[0]))
+        rc = 0
+        with open(args[1]) as f:
+            lines = [l.split() for l in f if l.startswith("thread ")]
+        if not lines:
+            print(f"  no `thread TID NAME` line in {args[1]}")
+            return 1
+        for _, tid, name in (l[:3] for l in lines if len(l) >= 3):
+            got = gs.get(int(tid), [])
+            names = [g.get("name") for g in got]
+            good = len(got) == 1 and names[0] == name
+            print(f"  thread {tid}: goroutines {names} (want exactly [{name!r}])"
+                  f"{'' if good else '  <-- MISMATCH'}")
+            rc |= 0 if good else 1
+        return rc
+    if cmd == "absent":
+        present = sorted({g.get("name") for g in load(args[0]).get("goroutines", [])
+                          if g.get("name") in args[1:]})
+        if present:
+            print(f"  goroutines named {present} should not exist")
+        return 1 if present else 0
     print(f"truth.py: unknown command {cmd}")
     return 2
 
