@@ -40,25 +40,27 @@ union gt_kev_any {
 	struct gt_kev_alloc_sample as;
 };
 
+/* seq = arrival order, which breaks ties between equal timestamps. */
 struct gt_slot {
-	union gt_kev_any ev;
+	uint64_t seq;
 	uint32_t len;
+	uint32_t pad;
+	union gt_kev_any ev;
 };
 
-/* Min-heap entry: ordered by ts, then by arrival (stable for equal ts). */
-struct gt_heap_ent {
-	uint64_t ts;
-	uint64_t seq;
-	uint32_t slot;
+/* The events copied out of one ring, in timestamp order: a ring is in
+ * order but for events of nested programs (an interrupt's record stamped
+ * between another's reservation and its stamp), which push() sorts in. */
+struct gt_fifo {
+	struct gt_slot *slots;     /* cap entries, allocated once */
+	uint32_t cap;              /* a power of 2 */
+	uint32_t head, tail;       /* free-running; tail - head = count */
 };
 
 struct gt_merge {
-	struct gt_slot *slots;     /* pool, allocated once */
-	uint32_t *free;            /* stack of free slot numbers */
-	uint32_t nfree;
-	uint32_t nslots;
-	struct gt_heap_ent *heap;
-	uint32_t nheap;
+	struct gt_fifo *q;         /* one per ring */
+	int nq;
+	uint32_t nbuf;             /* events buffered, all queues */
 	uint64_t seq;
 	uint64_t last_ts;          /* last delivered timestamp */
 };
@@ -78,17 +80,18 @@ struct gt_capture {
 /* capture_ring.c */
 int gt_ring_map(struct gt_ring *r, int fd, size_t size, char *err, size_t errlen);
 void gt_ring_unmap(struct gt_ring *r);
-/* Copies up to `budget` committed records into the merge pool, stopping
- * early if the pool is full.  Returns 1 if the ring was emptied, 0 if
+/* Copies up to `budget` committed records into ring q's merge queue,
+ * stopping early if the queue is full.  Returns 1 if the ring was emptied, 0 if
  * records remain. */
-int gt_ring_drain(struct gt_capture *c, struct gt_ring *r, unsigned budget);
+int gt_ring_drain(struct gt_capture *c, int q, unsigned budget);
 
 /* capture_merge.c */
-int gt_merge_init(struct gt_merge *m, uint32_t nslots);
+int gt_merge_init(struct gt_merge *m, int nq, uint32_t nslots);
 void gt_merge_free(struct gt_merge *m);
-/* Slot to copy the next event into, or NULL if the pool is full. */
-struct gt_slot *gt_merge_slot(struct gt_merge *m);
-void gt_merge_push(struct gt_merge *m, struct gt_slot *s);
+/* Slot to copy ring q's next event into, or NULL if its queue is full. */
+struct gt_slot *gt_merge_slot(struct gt_merge *m, int q);
+/* Queues the slot gt_merge_slot() gave, once filled. */
+void gt_merge_push(struct gt_merge *m, int q, struct gt_slot *s);
 /* Delivers buffered events with ts <= upto (UINT64_MAX: all). */
 int gt_merge_deliver(struct gt_capture *c, uint64_t upto, gt_capture_cb cb,
 		     void *ctx, int *stopped);

@@ -43,18 +43,21 @@ static int drain_deliver(struct gt_capture *c, int final, gt_capture_cb cb, void
 	*stopped = 0;
 	for (int round = 0; round < MAX_ROUNDS; round++) {
 		uint64_t now = mono_ns(), undrained = UINT64_MAX, limit;
-		int all = 1;
+		int all = 1, full = 0;
 
 		for (int i = 0; i < c->ncpus; i++) {
-			if (gt_ring_drain(c, &c->rings[i], DRAIN_BUDGET))
+			struct gt_fifo *f = &c->m.q[i];
+
+			if (gt_ring_drain(c, i, DRAIN_BUDGET))
 				continue;
 			all = 0;
+			full |= f->tail - f->head == f->cap;
 			if (c->rings[i].newest_ts < undrained)
 				undrained = c->rings[i].newest_ts;
 		}
 		limit = final ? UINT64_MAX : (now > c->lag_ns ? now - c->lag_ns : 0);
-		if (undrained < limit || (!all && !c->m.nfree))
-			limit = undrained; /* pool full: make room, whatever the lag */
+		if (undrained < limit || full)
+			limit = undrained; /* a queue full: make room, whatever the lag */
 		total += gt_merge_deliver(c, limit, cb, ctx, stopped);
 		if (*stopped || all)
 			break;
@@ -78,7 +81,7 @@ int gt_capture_poll(struct gt_capture *c, int timeout_ms, gt_capture_cb cb, void
 
 	/* buffered events become deliverable as time passes: do not sleep
 	 * much longer than the lag while holding some */
-	if (c->m.nheap && (timeout_ms < 0 || timeout_ms > lag_ms))
+	if (c->m.nbuf && (timeout_ms < 0 || timeout_ms > lag_ms))
 		timeout_ms = lag_ms;
 	/* BPF wakes us only when a ring is a quarter full: while anything is
 	 * traced, look at the rings every tick anyway */

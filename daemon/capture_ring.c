@@ -58,8 +58,9 @@ static inline uint32_t round_len(uint32_t len)
 	return (len + BPF_RINGBUF_HDR_SZ + 7) & ~7u;
 }
 
-int gt_ring_drain(struct gt_capture *c, struct gt_ring *r, unsigned budget)
+int gt_ring_drain(struct gt_capture *c, int q, unsigned budget)
 {
+	struct gt_ring *r = &c->rings[q];
 	unsigned long cons = __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
 	unsigned long prod = __atomic_load_n(r->producer, __ATOMIC_ACQUIRE);
 	int drained = 1;
@@ -76,7 +77,7 @@ int gt_ring_drain(struct gt_capture *c, struct gt_ring *r, unsigned budget)
 			if (n < sizeof(struct gt_kev_hdr) || n > sizeof(s->ev)) {
 				c->bad_records++;
 			} else {
-				s = budget ? gt_merge_slot(&c->m) : NULL;
+				s = budget ? gt_merge_slot(&c->m, q) : NULL;
 				if (!s) {
 					drained = 0;
 					break;
@@ -85,7 +86,7 @@ int gt_ring_drain(struct gt_capture *c, struct gt_ring *r, unsigned budget)
 				s->len = n;
 				if (s->ev.hdr.ts > r->newest_ts)
 					r->newest_ts = s->ev.hdr.ts;
-				gt_merge_push(&c->m, s);
+				gt_merge_push(&c->m, q, s);
 				budget--;
 			}
 		}

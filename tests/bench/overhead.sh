@@ -30,40 +30,49 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] 
 elapsed() { awk '$1 == "elapsed_ns" { print $2 }' "$1"; }
 
 # run_pp KIND: one ping-pong of N round trips under KIND; prints
-# "elapsed_ns bytes events" (bytes/events 0 when untraced).
+# "elapsed_ns bytes events drops" (0 when untraced; drops: gotraced's
+# failed ring reservations, perf's lost samples).
 run_pp() {
-	local out=$tmp/pp.out err=$tmp/pp.err bytes=0 events=0
+	local out=$tmp/pp.out err=$tmp/pp.err bytes=0 events=0 drops=0
 	rm -f "$tmp/t.trace" "$tmp/p.data"
 	case $1 in
 	untraced) "$PP" "$N" $MODE >"$out" 2>"$err" ;;
 	gotraced)
 		"$GTCTL" record -q -o "$tmp/t.trace" -- "$PP" "$N" $MODE >"$out" 2>"$err"
 		bytes=$(stat -c %s "$tmp/t.trace" 2>/dev/null || echo 0)
-		events=$(sed -n 's/.*recorded [0-9]* threads, \([0-9]*\) events.*/\1/p' "$err") ;;
+		events=$(sed -n 's/.*recorded [0-9]* threads, \([0-9]*\) events.*/\1/p' "$err")
+		drops=$(sed -n 's/.* \([0-9]*\) dropped in .*/\1/p' "$err") ;;
 	perf-sched)
 		perf sched record -o "$tmp/p.data" -- "$PP" "$N" $MODE >"$out" 2>"$err"
 		bytes=$(stat -c %s "$tmp/p.data")
-		events=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$err") ;;
+		events=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$err")
+		drops=$(sed -n 's/.*Lost \([0-9]*\) .*/\1/p' "$err" | head -1) ;;
 	perf-record)
 		perf record -e 'sched:*' -e 'raw_syscalls:*' -o "$tmp/p.data" -- "$PP" "$N" $MODE >"$out" 2>"$err"
 		bytes=$(stat -c %s "$tmp/p.data")
-		events=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$err") ;;
+		events=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$err")
+		drops=$(sed -n 's/.*Lost \([0-9]*\) .*/\1/p' "$err" | head -1) ;;
 	esac
-	echo "$(elapsed "$out") $bytes ${events:-0}"
+	echo "$(elapsed "$out") $bytes ${events:-0} ${drops:-0}"
 }
 
 echo "== overhead on the traced program: ping-pong ($MODE), $N round trips, median of $RUNS"
-printf '%-12s %12s %9s %12s %12s %10s\n' tracer "loop ms" slowdown events bytes "B/event"
+printf '%-12s %12s %9s %12s %12s %10s %8s\n' tracer "loop ms" slowdown events bytes "B/event" drops
 base=0
 for kind in untraced gotraced perf-sched perf-record; do
 	for _ in $(seq 1 "$RUNS"); do run_pp $kind; done >"$tmp/$kind.runs"
 	ns=$(awk '{ print $1 }' "$tmp/$kind.runs" | median)
-	read -r _ bytes events < <(tail -1 "$tmp/$kind.runs")
+	read -r _ bytes events drops < <(tail -1 "$tmp/$kind.runs")
 	[ $kind = untraced ] && base=$ns
-	awk -v k=$kind -v ns="$ns" -v base="$base" -v b="$bytes" -v e="$events" 'BEGIN {
-		printf "%-12s %12.1f %8.2fx %12d %12d %10s\n", k, ns / 1e6,
-			(base > 0 ? ns / base : 0), e, b, (e > 0 ? sprintf("%.1f", b / e) : "-") }'
+	awk -v k=$kind -v ns="$ns" -v base="$base" -v b="$bytes" -v e="$events" -v d="$drops" 'BEGIN {
+		printf "%-12s %12.1f %8.2fx %12d %12d %10s %8d\n", k, ns / 1e6,
+			(base > 0 ? ns / base : 0), e, b, (e > 0 ? sprintf("%.1f", b / e) : "-"), d }'
 done
+awk -v g="$(awk '{ print $1 }' "$tmp/gotraced.runs" | median)" \
+    -v p="$(awk '{ print $1 }' "$tmp/perf-sched.runs" | median)" -v u="$base" 'BEGIN {
+	if (u > 0 && p > u)
+		printf "gotraced overhead %+.0f%% vs perf sched record %+.0f%% (target: at most half of perf sched'"'"'s)\n",
+			(g / u - 1) * 100, (p / u - 1) * 100 }'
 if [ -s "$tmp/gotraced.runs" ]; then
 	echo "(gotraced events are Go trace events written; perf's are samples, i.e. kernel events)"
 fi
