@@ -17,7 +17,8 @@ static void usage(FILE *f)
 		"Serves gotracectl recording sessions over a Unix socket.\n"
 		"  -s, --socket PATH   listen on PATH (default %s,\n"
 		"                      or the socket passed by systemd socket activation)\n"
-		"      --ring-kb N     ring buffer per CPU in KiB (default 4096)\n"
+		"      --ring-kb N     ring buffer per CPU in KiB (default 16384, less\n"
+		"                      per CPU beyond 8 CPUs)\n"
 		"  -v, --verbose       libbpf debug output\n"
 		"  -h, --help          this text\n",
 		GT_DEFAULT_SOCKET);

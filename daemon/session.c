@@ -68,7 +68,7 @@ void gt_engine_close(struct gt_engine *e)
 	for (int i = 0; i < GT_MAX_SESSIONS; i++)
 		if (e->active[i])
 			gt_session_stop(e->active[i], "engine closed");
-	gt_engine_mem_close(e); /* ha: before the maps it shares go */
+	gt_engine_mem_close(e); /* before the maps it shares go */
 	gt_capture_close(e->capture);
 	gt_symbolizer_free(e->sym);
 	gt_tgid_set_free(&e->symbolized);
@@ -137,7 +137,7 @@ static int on_event(void *ctx, const struct gt_kev_hdr *ev, size_t len)
 		mask |= sw->prev_sessions | sw->next_sessions;
 	}
 	follow_process(e, ev);
-	gt_engine_mem_event(e, ev); /* ha: exec re-decides allocator probes */
+	gt_engine_mem_event(e, ev); /* exec re-decides allocator probes */
 	while (mask) {
 		int bit = __builtin_ctz(mask);
 		struct gt_session *s = e->active[bit];
@@ -234,7 +234,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 		err = gt_session_attach_targets(s, o);
 	}
 	if (!err)
-		err = gt_session_mem_start(s, o); /* ha: --heap, --cpu-profile */
+		err = gt_session_mem_start(s, o); /* --heap, --cpu-profile */
 	if (err) {
 		e->active[bit] = NULL;
 		gt_capture_forget_session(e->capture, bit);
@@ -307,7 +307,7 @@ int gt_session_stop(struct gt_session *s, const char *reason)
 		return s->err;
 	/* What the rings still hold happened before the stop: translate it. */
 	gt_capture_flush(e->capture, deliver_pending, e);
-	gt_session_mem_stop(s); /* ha: exact final heap values, detach probes */
+	gt_session_mem_stop(s); /* exact final heap values, detach probes */
 	gt_capture_forget_session(e->capture, s->bit);
 	e->active[s->bit] = NULL;
 	now = gt_now_ns();

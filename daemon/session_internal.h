@@ -39,7 +39,7 @@ struct gt_session {
 	int err;                    /* first write/translate error, -errno */
 	char end_reason[128];
 	uid_t owner_uid;
-	int mem_active;             /* ha: memtrack attached for this session */
+	int mem_active;             /* memtrack attached for this session */
 };
 
 struct gt_engine {
@@ -50,7 +50,7 @@ struct gt_engine {
 	struct gt_tgid_set symbolized; /* processes whose maps are snapshotted */
 	int next_id;
 	uint64_t last_liveness_ns;
-	struct gt_memtrack *mem;    /* ha: memory/CPU programs, loaded on first use */
+	struct gt_memtrack *mem;    /* memory/CPU programs, loaded on first use */
 	char err[512];
 };
 

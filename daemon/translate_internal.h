@@ -113,7 +113,7 @@ void gt_tr_on_sys_exit(struct gt_translator *t, const struct gt_kev_sys_exit *e)
 void gt_tr_on_heap(struct gt_translator *t, const struct gt_kev_heap *e);
 void gt_tr_on_rss(struct gt_translator *t, const struct gt_kev_rss *e);
 void gt_tr_on_cpu_sample(struct gt_translator *t, const struct gt_kev_cpu_sample *e);
-/* translate_alloc.c (ha): allocation samples as UserLog "alloc" */
+/* translate_alloc.c: allocation samples as UserLog "alloc" */
 void gt_tr_on_alloc_sample(struct gt_translator *t, const struct gt_kev_alloc_sample *e);
 
 #endif
