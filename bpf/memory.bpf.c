@@ -5,9 +5,9 @@
  * so that none of it is loaded or attached unless a session asks for it.
  *
  * It writes into the SAME per-CPU ring buffers and uses the SAME filter and
- * stack maps as gotraced.bpf.c: user space (daemon/memtrack.c) points the
- * map definitions below at the capture's maps with bpf_map__reuse_fd()
- * before load, so they must stay compatible with the ones there.
+ * stack maps, declared with the helpers in common.bpf.h: user space
+ * (daemon/memtrack.c) points this object's copies at the capture's maps
+ * with bpf_map__reuse_fd() before load.
  *
  * Heap accounting (malloc mode): every allocation's size is kept in `live`
  * keyed by (tgid, address), so a free subtracts exactly what was allocated.
@@ -24,13 +24,10 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
-#include "gotraced.h"
-#include "compat.bpf.h"
+#include "common.bpf.h" /* shared maps, filter, ring and stack helpers */
 #include "memory.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-#define GT_CGROUP_MAX_DEPTH 32
 
 /* Configuration, written by user space through the skeleton's bss. */
 volatile __u32 heap_mask = 0;       /* sessions that want malloc heap events */
@@ -38,50 +35,12 @@ volatile __u32 rss_mask = 0;        /* sessions that want RSS events */
 volatile __u32 cpu_mask = 0;        /* sessions that want CPU samples */
 volatile __u32 alloc_every = 0;     /* sample every Nth allocation, 0 = off */
 volatile __u32 alloc_mask = 0;      /* sessions that want allocation samples */
-volatile __u32 n_cgroup_sessions = 0;
 volatile __u64 emit_interval_ns = 10000;
 volatile __u64 emit_bytes = 65536;
 volatile __u64 rss_interval_ns = 1000000;
 volatile __u64 rss_bytes = 1048576;
 volatile __u64 page_size = 4096;    /* sysconf(_SC_PAGESIZE) */
 
-/* ---- maps shared with gotraced.bpf.c (reused by fd; keep compatible) ---- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u32);
-} tgids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u64);
-	__type(value, __u32);
-} cgroups SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(__u32));
-} rings SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, GT_STACK_DEPTH * sizeof(__u64));
-} stacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct gt_bpf_stats);
-} stats SEC(".maps");
-
-/* ---- this object's own maps ---- */
 /* Not preallocated: the object is loaded for every session (RSS is the
  * default) and a preallocated 1 Mi-entry map would pin ~80 MiB for
  * nothing; preallocation saved only ~5% of the return program's time
@@ -115,13 +74,6 @@ struct {
 	__type(value, struct gt_mem_stats);
 } mstats SEC(".maps");
 
-static __always_inline struct gt_bpf_stats *my_stats(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&stats, &zero);
-}
-
 static __always_inline struct gt_mem_stats *mem_stats(void)
 {
 	__u32 zero = 0;
@@ -136,92 +88,9 @@ static __always_inline struct gt_mem_stats *mem_stats(void)
 			__s->field++;                        \
 	} while (0)
 
-/* Same filter as gotraced.bpf.c's task_mask(). */
-static __always_inline __u32 cgroup_mask(struct task_struct *t)
-{
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
-	__u32 mask = 0;
-
-	for (int i = 0; i < GT_CGROUP_MAX_DEPTH && cg; i++) {
-		__u64 id = gt_cgroup_id(cg);
-		__u32 *m = bpf_map_lookup_elem(&cgroups, &id);
-
-		if (m)
-			mask |= *m;
-		cg = gt_cgroup_parent(cg);
-	}
-	return mask;
-}
-
-static __always_inline __u32 task_mask(struct task_struct *t)
-{
-	__u32 tgid = BPF_CORE_READ(t, tgid);
-	__u32 mask = 0, *m;
-
-	if (!BPF_CORE_READ(t, pid))
-		return 0;
-	m = bpf_map_lookup_elem(&tgids, &tgid);
-	if (m)
-		mask = *m;
-	if (n_cgroup_sessions)
-		mask |= cgroup_mask(t);
-	return mask;
-}
-
 static __always_inline __u32 current_mask(void)
 {
-	return task_mask((struct task_struct *)bpf_get_current_task_btf());
-}
-
-static __always_inline void *reserve(__u32 size)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct gt_bpf_stats *st;
-	void *ring = bpf_map_lookup_elem(&rings, &cpu);
-	void *e = NULL;
-
-	if (ring)
-		e = bpf_ringbuf_reserve(ring, size, 0);
-	if (!e) {
-		st = my_stats();
-		if (st)
-			__sync_fetch_and_add(&st->drops, 1);
-	}
-	return e;
-}
-
-static __always_inline void submit(void *e)
-{
-	struct gt_bpf_stats *st = my_stats();
-
-	if (st)
-		st->events++;
-	bpf_ringbuf_submit(e, 0);
-}
-
-static __always_inline void fill_hdr(struct gt_kev_hdr *h, __u16 type, __u32 sessions)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-
-	h->ts = bpf_ktime_get_ns();
-	h->type = type;
-	h->cpu = bpf_get_smp_processor_id();
-	h->tid = (__u32)id;
-	h->tgid = id >> 32;
-	h->sessions = sessions;
-}
-
-static __always_inline __s32 stack_id(void *ctx, __u64 flags)
-{
-	long id = bpf_get_stackid(ctx, &stacks, flags);
-	struct gt_bpf_stats *st;
-
-	if (id < 0) {
-		st = my_stats();
-		if (st)
-			st->stack_errors++;
-	}
-	return id;
+	return task_mask(current_task());
 }
 
 static __always_inline struct gt_mem_proc *proc_of(__u32 tgid)
@@ -260,7 +129,7 @@ static __always_inline void emit_heap(struct gt_mem_proc *p, __u32 mask)
 	e = reserve(sizeof(*e));
 	if (!e)
 		return;
-	fill_hdr(&e->hdr, GT_KEV_HEAP, mask);
+	fill_hdr(&e->hdr, GT_KEV_HEAP, current_task(), mask);
 	e->live_bytes = live_now > 0 ? live_now : 0;
 	e->limit_bytes = p->limit;
 	p->heap_emit_ts = now;
@@ -275,10 +144,10 @@ static __always_inline void alloc_sample(void *ctx, __u64 size, __u64 addr, __u3
 	e = reserve(sizeof(*e));
 	if (!e)
 		return;
-	fill_hdr(&e->hdr, GT_KEV_ALLOC_SAMPLE, mask);
+	fill_hdr(&e->hdr, GT_KEV_ALLOC_SAMPLE, current_task(), mask);
 	e->size = size;
 	e->addr = addr;
-	e->ustack = stack_id(ctx, BPF_F_USER_STACK);
+	e->ustack = ustack_id(ctx, ctx); /* a uretprobe: ctx = the user registers */
 	e->pad = 0;
 	submit(e);
 }
@@ -461,7 +330,7 @@ int BPF_KPROBE(gt_free, __u64 ptr)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(gt_mem_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
+	__u32 tgid = p->tgid, tid = p->pid;
 	struct gt_mem_proc *pr = bpf_map_lookup_elem(&procs, &tgid);
 
 	if (!pr)
@@ -496,21 +365,21 @@ static __always_inline __s64 rss_pages(struct mm_struct *mm, int member)
 SEC("tp_btf/rss_stat")
 int BPF_PROG(gt_rss_stat, struct mm_struct *mm, int member)
 {
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task_btf();
+	struct task_struct *cur = current_task();
 	__u32 mask, tgid;
 	__s64 rss;
 	__u64 now;
 	struct gt_mem_proc *p;
 	struct gt_kev_rss *e;
 
-	if (!rss_mask || BPF_CORE_READ(cur, mm) != mm)
+	if (!rss_mask || cur->mm != mm)
 		return 0; /* another process's mm (reclaim, exit of another) */
 	mask = task_mask(cur) & rss_mask;
 	if (!mask)
 		return 0;
 	rss = rss_pages(mm, 0) + rss_pages(mm, 1) + rss_pages(mm, 3);
 	rss = (rss > 0 ? rss : 0) * page_size;
-	tgid = BPF_CORE_READ(cur, tgid);
+	tgid = cur->tgid;
 	p = proc_of(tgid);
 	if (!p)
 		return 0;
@@ -521,7 +390,7 @@ int BPF_PROG(gt_rss_stat, struct mm_struct *mm, int member)
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
-	fill_hdr(&e->hdr, GT_KEV_RSS, mask);
+	fill_hdr(&e->hdr, GT_KEV_RSS, cur, mask);
 	e->rss_bytes = rss;
 	p->rss_emit_ts = now;
 	p->rss_emitted = rss;
@@ -542,8 +411,8 @@ int gt_cpu_sample(struct bpf_perf_event_data *ctx)
 	e = reserve(sizeof(*e));
 	if (!e)
 		return 0;
-	fill_hdr(&e->hdr, GT_KEV_CPU_SAMPLE, mask);
-	e->ustack = stack_id(ctx, BPF_F_USER_STACK);
+	fill_hdr(&e->hdr, GT_KEV_CPU_SAMPLE, current_task(), mask);
+	e->ustack = ustack_id(ctx, gt_current_user_regs());
 	e->kstack = stack_id(ctx, 0);
 	submit(e);
 	return 0;

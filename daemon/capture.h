@@ -79,10 +79,12 @@ int gt_capture_stack(struct gt_capture *c, int32_t stack_id, uint64_t *ips, int 
 int gt_capture_clear_stacks(struct gt_capture *c);
 
 /* Added by ha (memtrack): descriptors of the maps another BPF object shares
- * with bpf_map__reuse_fd() before its load (bpf/memory.bpf.c declares
- * compatible maps).  Owned by the capture: do not close them. */
+ * with bpf_map__reuse_fd() before its load (bpf/common.bpf.h declares
+ * them for both objects).  Owned by the capture: do not close them. */
 struct gt_capture_maps {
 	int tgids, cgroups, rings, stacks, stats;
+	int ustack_ids, filter;  /* filter: the maybe_tgid section (bpf/common.bpf.h) */
+	uint64_t wakeup_bytes;   /* the rings' wakeup threshold, to set before load */
 };
 void gt_capture_shared_maps(struct gt_capture *c, struct gt_capture_maps *m);
 

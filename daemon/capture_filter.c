@@ -39,7 +39,7 @@ static int check_bit(int bit)
 	return bit >= 0 && bit < GT_MAX_SESSIONS ? 0 : -EINVAL;
 }
 
-/* The BPF side's negative filter (maybe_tgid, see gotraced.bpf.c) may only
+/* The BPF side's negative filter (maybe_tgid, see bpf/common.bpf.h) may only
  * forget a tgid while no tgid is traced at all: clear it then, so a
  * long-lived daemon does not accumulate stale slots.  (BPF adds a tgid only
  * at the fork of a traced parent, which needs a non-empty map.) */
@@ -49,12 +49,12 @@ static void reset_maybe_if_idle(struct gt_capture *c)
 
 	if (bpf_map_get_next_key(c->tgids_fd, NULL, &key) == 0 || errno != ENOENT)
 		return;
-	memset(c->skel->bss->maybe_tgid, 0, sizeof(c->skel->bss->maybe_tgid));
+	memset(c->skel->data_filter->maybe_tgid, 0, sizeof(c->skel->data_filter->maybe_tgid));
 }
 
 int gt_capture_trace_tgid(struct gt_capture *c, uint32_t tgid, int session_bit, int on)
 {
-	size_t nslots = sizeof(c->skel->bss->maybe_tgid);
+	size_t nslots = sizeof(c->skel->data_filter->maybe_tgid);
 	int rc = check_bit(session_bit);
 
 	if (rc)
@@ -62,7 +62,7 @@ int gt_capture_trace_tgid(struct gt_capture *c, uint32_t tgid, int session_bit, 
 	if (!tgid)
 		return -EINVAL; /* the idle tasks are never traced */
 	if (on) /* before the map entry: BPF must never miss a traced tgid */
-		__atomic_store_n(&c->skel->bss->maybe_tgid[tgid % nslots], 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&c->skel->data_filter->maybe_tgid[tgid % nslots], 1, __ATOMIC_SEQ_CST);
 	rc = update_mask(c->tgids_fd, &tgid, session_bit, on);
 	if (rc == -1)
 		reset_maybe_if_idle(c);

@@ -236,6 +236,9 @@ void gt_capture_shared_maps(struct gt_capture *c, struct gt_capture_maps *m)
 	m->rings = bpf_map__fd(c->skel->maps.rings);
 	m->stacks = c->stacks_fd;
 	m->stats = c->stats_fd;
+	m->ustack_ids = bpf_map__fd(c->skel->maps.ustack_ids);
+	m->filter = bpf_map__fd(c->skel->maps.data_filter);
+	m->wakeup_bytes = c->skel->rodata->wakeup_bytes;
 }
 
 int gt_capture_ncpus(struct gt_capture *c)

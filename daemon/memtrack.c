@@ -36,8 +36,11 @@ static int share_maps(struct memory_bpf *skel, struct gt_capture *c, char *err, 
 	    (rc = reuse(skel->maps.cgroups, cm.cgroups, "cgroups", err, errlen)) ||
 	    (rc = reuse(skel->maps.rings, cm.rings, "rings", err, errlen)) ||
 	    (rc = reuse(skel->maps.stacks, cm.stacks, "stacks", err, errlen)) ||
-	    (rc = reuse(skel->maps.stats, cm.stats, "stats", err, errlen)))
+	    (rc = reuse(skel->maps.stats, cm.stats, "stats", err, errlen)) ||
+	    (rc = reuse(skel->maps.ustack_ids, cm.ustack_ids, "ustack_ids", err, errlen)) ||
+	    (rc = reuse(skel->maps.data_filter, cm.filter, "maybe_tgid", err, errlen)))
 		return rc;
+	skel->rodata->wakeup_bytes = cm.wakeup_bytes;
 	return 0;
 }
 
