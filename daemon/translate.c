@@ -76,6 +76,7 @@ static void snapshot_thread(struct gt_translator *t, const struct gt_thread_snap
 		gt_tr_emit(t, 0, GT_EV_GO_WAITING, a, 1);
 		th->state = GT_TH_WAITING;
 	}
+	th->last_p = 0;
 	th->seq++;
 }
 

@@ -17,6 +17,7 @@ struct gt_thread *gt_tr_create(struct gt_translator *t, int p, uint64_t creator_
 	th->ident = gt_tr_identity_reserve(t);
 	uint64_t a[3] = {th->goid, th->ident, creator_stack};
 	gt_tr_emit(t, p, GT_EV_GO_CREATE, a, 3);
+	th->last_p = p;
 	return th;
 }
 
@@ -42,7 +43,13 @@ void gt_tr_start(struct gt_translator *t, struct gt_thread *th, int c)
 {
 	proc_start(t, c, th->tid);
 	uint64_t a[2] = {th->goid, ++th->seq};
-	gt_tr_emit(t, c, GT_EV_GO_START, a, 2);
+	/* Made runnable on this same P: the P's own order already puts the
+	 * cause first, so Go's reader needs no seq (as the runtime does). */
+	if (th->last_p == c)
+		gt_tr_emit(t, c, GT_EV_GO_START_LOCAL, a, 1);
+	else
+		gt_tr_emit(t, c, GT_EV_GO_START, a, 2);
+	th->last_p = c;
 	th->state = GT_TH_RUNNING;
 	th->cpu = c;
 	th->fresh = false;
@@ -56,6 +63,7 @@ void gt_tr_deschedule(struct gt_translator *t, struct gt_thread *th, int type, u
 	int c = th->cpu;
 	uint64_t a[1] = {stack};
 	gt_tr_emit(t, c, type, a, type == GT_EV_GO_SYSBLOCK ? 0 : 1);
+	th->last_p = c;
 	if (type == GT_EV_GO_PREEMPT || type == GT_EV_GO_SCHED)
 		th->state = GT_TH_RUNNABLE;
 	else if (type == GT_EV_GO_SYSBLOCK)
@@ -81,15 +89,25 @@ void gt_tr_end_g(struct gt_translator *t, struct gt_thread *th)
  * G 0), or GoSysExit after a GoSysBlock/GoInSyscall. */
 void gt_tr_make_runnable(struct gt_translator *t, struct gt_thread *th, int p, uint64_t stack)
 {
+	int local = th->last_p == p;
+
 	if (th->state == GT_TH_WAITING) {
 		uint64_t a[3] = {th->goid, ++th->seq, stack};
-		gt_tr_emit(t, p, GT_EV_GO_UNBLOCK, a, 3);
+		if (local) {
+			a[1] = stack;
+			gt_tr_emit(t, p, GT_EV_GO_UNBLOCK_LOCAL, a, 2);
+		} else {
+			gt_tr_emit(t, p, GT_EV_GO_UNBLOCK, a, 3);
+		}
 	} else if (th->state == GT_TH_WAITING_SYS) {
+		/* Never GoSysExitLocal: Go's parser takes its goroutine from the
+		 * P's running G, and here the waker runs, not the sleeper. */
 		uint64_t a[3] = {th->goid, ++th->seq, 0};
 		gt_tr_emit(t, p, GT_EV_GO_SYSEXIT, a, 3);
 	} else {
 		return;
 	}
+	th->last_p = p;
 	th->state = GT_TH_RUNNABLE;
 }
 

@@ -25,6 +25,9 @@ struct gt_thread {
 	uint64_t born;          /* time of its GoCreate */
 	enum gt_th_state state;
 	int cpu;                /* P while running */
+	int last_p;             /* P of its last state change: a start or
+				   unblock on that same P is written as a
+				   *Local event, with no sequence number */
 	int64_t sys_nr;         /* syscall it is in, -1 none */
 	bool fresh;             /* never started since created */
 	uint64_t ident;         /* reserved identity stack of its GoCreate,

@@ -165,6 +165,7 @@ void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e)
 			return; /* a new task: runnable from its creation */
 		uint64_t a[1] = {th->goid};
 		gt_tr_emit(t, gt_tr_g0_p(t, e->hdr.cpu), GT_EV_GO_WAITING, a, 1);
+		th->last_p = gt_tr_g0_p(t, e->hdr.cpu);
 		th->seq++;
 		th->state = GT_TH_WAITING;
 	}
