@@ -165,4 +165,26 @@ struct gt_bpf_stats {
 	__u64 events;         /* records submitted */
 };
 
+#ifndef __VMLINUX_H__
+/* User space: the size of event type `type`'s struct, 0 if unknown. */
+static inline unsigned long gt_kev_size(unsigned type)
+{
+	switch (type) {
+	case GT_KEV_SWITCH: return sizeof(struct gt_kev_switch);
+	case GT_KEV_WAKEUP: return sizeof(struct gt_kev_wakeup);
+	case GT_KEV_FORK: return sizeof(struct gt_kev_fork);
+	case GT_KEV_EXEC: return sizeof(struct gt_kev_exec);
+	case GT_KEV_EXIT: return sizeof(struct gt_kev_exit);
+	case GT_KEV_SYS_ENTER: return sizeof(struct gt_kev_sys_enter);
+	case GT_KEV_SYS_EXIT: return sizeof(struct gt_kev_sys_exit);
+	case GT_KEV_RENAME: return sizeof(struct gt_kev_rename);
+	case GT_KEV_HEAP: return sizeof(struct gt_kev_heap);
+	case GT_KEV_RSS: return sizeof(struct gt_kev_rss);
+	case GT_KEV_CPU_SAMPLE: return sizeof(struct gt_kev_cpu_sample);
+	case GT_KEV_ALLOC_SAMPLE: return sizeof(struct gt_kev_alloc_sample);
+	}
+	return 0;
+}
+#endif
+
 #endif

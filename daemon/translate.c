@@ -102,21 +102,6 @@ int gt_translator_begin(struct gt_translator *t, uint64_t ts,
 	return t->err;
 }
 
-static const size_t kev_size[GT_KEV_TYPE_MAX] = {
-	[GT_KEV_SWITCH] = sizeof(struct gt_kev_switch),
-	[GT_KEV_WAKEUP] = sizeof(struct gt_kev_wakeup),
-	[GT_KEV_FORK] = sizeof(struct gt_kev_fork),
-	[GT_KEV_EXEC] = sizeof(struct gt_kev_exec),
-	[GT_KEV_EXIT] = sizeof(struct gt_kev_exit),
-	[GT_KEV_SYS_ENTER] = sizeof(struct gt_kev_sys_enter),
-	[GT_KEV_SYS_EXIT] = sizeof(struct gt_kev_sys_exit),
-	[GT_KEV_RENAME] = sizeof(struct gt_kev_rename),
-	[GT_KEV_HEAP] = sizeof(struct gt_kev_heap),
-	[GT_KEV_RSS] = sizeof(struct gt_kev_rss),
-	[GT_KEV_CPU_SAMPLE] = sizeof(struct gt_kev_cpu_sample),
-	[GT_KEV_ALLOC_SAMPLE] = sizeof(struct gt_kev_alloc_sample),
-};
-
 /* Events that say "hdr.tid is current on hdr.cpu" need a real P. */
 static bool needs_cpu(int type)
 {
@@ -165,12 +150,12 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
 	}
 	memcpy(&copy.h, ev, sizeof(copy.h));
 	int type = copy.h.type;
-	if (type == 0 || type >= GT_KEV_TYPE_MAX || len < kev_size[type] ||
-	    kev_size[type] > sizeof(copy)) {
+	if (gt_kev_size(type) == 0 || len < gt_kev_size(type) ||
+	    gt_kev_size(type) > sizeof(copy)) {
 		gt_tr_repair(t, GT_REPAIR_BAD_RECORD);
 		return 0;
 	}
-	memcpy(&copy, ev, kev_size[type]);
+	memcpy(&copy, ev, gt_kev_size(type));
 	if (!t->begun)
 		gt_translator_begin(t, copy.h.ts, NULL, 0);
 	if (copy.h.cpu >= t->ncpus) {

@@ -27,21 +27,6 @@
 
 static const int64_t nrs[] = {-1, 0, 1, 7, 24, 35, 45, 202, 230, 232, 288, 61};
 
-static const size_t sizes[GT_KEV_TYPE_MAX] = {
-	[GT_KEV_SWITCH] = sizeof(struct gt_kev_switch),
-	[GT_KEV_WAKEUP] = sizeof(struct gt_kev_wakeup),
-	[GT_KEV_FORK] = sizeof(struct gt_kev_fork),
-	[GT_KEV_EXEC] = sizeof(struct gt_kev_exec),
-	[GT_KEV_EXIT] = sizeof(struct gt_kev_exit),
-	[GT_KEV_SYS_ENTER] = sizeof(struct gt_kev_sys_enter),
-	[GT_KEV_SYS_EXIT] = sizeof(struct gt_kev_sys_exit),
-	[GT_KEV_RENAME] = sizeof(struct gt_kev_rename),
-	[GT_KEV_HEAP] = sizeof(struct gt_kev_heap),
-	[GT_KEV_RSS] = sizeof(struct gt_kev_rss),
-	[GT_KEV_CPU_SAMPLE] = sizeof(struct gt_kev_cpu_sample),
-	[GT_KEV_ALLOC_SAMPLE] = sizeof(struct gt_kev_alloc_sample),
-};
-
 static int frames(void *ctx, uint32_t tgid, int32_t u, int32_t k, struct gt_frame *out, int max)
 {
 	(void)ctx;
@@ -191,7 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (pos < size) {
 		uint8_t sel = data[pos++];
 		int type = sel % (GT_KEV_TYPE_MAX + 1);
-		size_t want = type > 0 && type < GT_KEV_TYPE_MAX ? sizes[type] : sizeof(struct gt_kev_hdr);
+		size_t want = gt_kev_size(type) ? gt_kev_size(type) : sizeof(struct gt_kev_hdr);
 		size_t n = size - pos < want ? size - pos : want;
 		union rec r;
 		memset(&r, 0, sizeof(r));
