@@ -39,10 +39,8 @@ for b in "$build"/bench/*; do
 	[[ "$with_args" == *" $(basename "$b") "* ]] && continue
 	step "$(basename "$b")" "$b"
 done
-# The checker on a real trace written by the Go 1.11 runtime.
-[ -x "$build/bench/bench_reader" ] &&
-	step bench_reader "$build/bench/bench_reader" \
-		"$(go env GOROOT)/src/internal/trace/testdata/stress_1_11_good"
+# The checker next to Go 1.19's own reader on stress_1_19_good.
+step bench_reader tests/bench/bench_reader.sh "$build"
 # Append further steps here, e.g.:  step overhead_redis tests/bench/overhead.sh "$build"
 step overhead tests/bench/overhead.sh "$build"
 
