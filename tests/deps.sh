@@ -9,7 +9,8 @@ pkgs=(
 	golang-go                                # go tool trace: the reference reader
 	curl                                     # the viewer pass fetches its pages
 	linux-perf                               # perf: baseline in the benchmarks
-	procps psmisc util-linux                 # ps, pkill, nsenter/unshare for tests
+	procps psmisc util-linux                 # ps, pkill, setpriv, runuser for tests
+	binutils python3 passwd                  # addr2line; truth.py; useradd
 	redis-server redis-tools                 # a real program nobody here wrote
 	systemd                                  # systemd-analyze verify of the units
 )
