@@ -166,6 +166,24 @@ struct gt_bpf_stats {
 };
 
 #ifndef __VMLINUX_H__
+/* User space: any one record, aligned (ring records may not be), big
+ * enough for the largest struct above. */
+union gt_kev_any {
+	struct gt_kev_hdr hdr;
+	struct gt_kev_switch sw;
+	struct gt_kev_wakeup wk;
+	struct gt_kev_fork fork;
+	struct gt_kev_exec exec;
+	struct gt_kev_exit exit;
+	struct gt_kev_sys_enter se;
+	struct gt_kev_sys_exit sx;
+	struct gt_kev_rename rn;
+	struct gt_kev_heap heap;
+	struct gt_kev_rss rss;
+	struct gt_kev_cpu_sample cs;
+	struct gt_kev_alloc_sample as;
+};
+
 /* User space: the size of event type `type`'s struct, 0 if unknown. */
 static inline unsigned long gt_kev_size(unsigned type)
 {

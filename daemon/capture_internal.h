@@ -22,24 +22,6 @@ struct gt_ring {
 	uint64_t newest_ts;       /* newest timestamp copied out of this ring */
 };
 
-/* A merge-buffer slot holds one event copied out of a ring: the largest
- * record of gotraced.h fits. */
-union gt_kev_any {
-	struct gt_kev_hdr hdr;
-	struct gt_kev_switch sw;
-	struct gt_kev_wakeup wk;
-	struct gt_kev_fork fork;
-	struct gt_kev_exec exec;
-	struct gt_kev_exit exit;
-	struct gt_kev_sys_enter se;
-	struct gt_kev_sys_exit sx;
-	struct gt_kev_rename rn;
-	struct gt_kev_heap heap;
-	struct gt_kev_rss rss;
-	struct gt_kev_cpu_sample cs;
-	struct gt_kev_alloc_sample as;
-};
-
 /* seq = arrival order, which breaks ties between equal timestamps. */
 struct gt_slot {
 	uint64_t seq;

@@ -123,7 +123,7 @@ static void dispatch(struct gt_translator *t, const struct gt_kev_hdr *ev)
 	case GT_KEV_HEAP: gt_tr_on_heap(t, (const void *)ev); break;
 	case GT_KEV_RSS: gt_tr_on_rss(t, (const void *)ev); break;
 	case GT_KEV_CPU_SAMPLE: gt_tr_on_cpu_sample(t, (const void *)ev); break;
-	case GT_KEV_ALLOC_SAMPLE: gt_tr_on_alloc_sample(t, (const void *)ev); break; /* ha */
+	case GT_KEV_ALLOC_SAMPLE: gt_tr_on_alloc_sample(t, (const void *)ev); break;
 	default: break;
 	}
 }
@@ -139,17 +139,13 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
 	}
 	/* Records in a ring buffer may be unaligned for their 8-byte fields:
 	 * work on an aligned copy. */
-	union {
-		struct gt_kev_hdr h;
-		struct gt_kev_exec biggest;
-		uint64_t align;
-	} copy;
-	if (len < sizeof(copy.h)) {
+	union gt_kev_any copy;
+	if (len < sizeof(copy.hdr)) {
 		gt_tr_repair(t, GT_REPAIR_BAD_RECORD);
 		return 0;
 	}
-	memcpy(&copy.h, ev, sizeof(copy.h));
-	int type = copy.h.type;
+	memcpy(&copy.hdr, ev, sizeof(copy.hdr));
+	int type = copy.hdr.type;
 	if (gt_kev_size(type) == 0 || len < gt_kev_size(type) ||
 	    gt_kev_size(type) > sizeof(copy)) {
 		gt_tr_repair(t, GT_REPAIR_BAD_RECORD);
@@ -157,19 +153,19 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
 	}
 	memcpy(&copy, ev, gt_kev_size(type));
 	if (!t->begun)
-		gt_translator_begin(t, copy.h.ts, NULL, 0);
-	if (copy.h.cpu >= t->ncpus) {
+		gt_translator_begin(t, copy.hdr.ts, NULL, 0);
+	if (copy.hdr.cpu >= t->ncpus) {
 		gt_tr_repair(t, GT_REPAIR_BAD_CPU);
 		if (needs_cpu(type))
 			return t->err;
 	}
-	if (copy.h.ts > GT_TS_MAX)
+	if (copy.hdr.ts > GT_TS_MAX)
 		gt_tr_repair(t, GT_REPAIR_BAD_TIME);
-	else if (copy.h.ts < t->now)
+	else if (copy.hdr.ts < t->now)
 		gt_tr_repair(t, GT_REPAIR_LATE_EVENT); /* clamped forward */
 	else
-		t->now = copy.h.ts;
-	dispatch(t, &copy.h);
+		t->now = copy.hdr.ts;
+	dispatch(t, &copy.hdr);
 	return t->err;
 }
 

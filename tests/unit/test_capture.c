@@ -32,17 +32,7 @@ static char cap_err[512];
 
 struct rec {
 	uint32_t len;
-	union {
-		struct gt_kev_hdr hdr;
-		struct gt_kev_switch sw;
-		struct gt_kev_wakeup wk;
-		struct gt_kev_fork fork;
-		struct gt_kev_exec exec;
-		struct gt_kev_exit exit;
-		struct gt_kev_sys_enter se;
-		struct gt_kev_sys_exit sx;
-		struct gt_kev_rename rn;
-	} ev;
+	union gt_kev_any ev;
 };
 
 struct recording {
