@@ -52,7 +52,6 @@ int main(int argc, char **argv)
 {
 	int wait = wl_take_wait_flag(&argc, &argv);
 	long n = wl_arg(argc, argv, 1, 4);
-	pthread_t t[64];
 
 	iters = wl_arg(argc, argv, 2, 20000);
 	if (n < 1 || n > 64) {
@@ -60,13 +59,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	wl_start_main("wl-mutex");
-	wl_gates_init(&gates, (unsigned)n + 1);
-	for (long i = 0; i < n; i++)
-		if (pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i))
-			wl_die("pthread_create");
-	wl_gates_main(&gates, wait);
-	for (long i = 0; i < n; i++)
-		pthread_join(t[i], NULL);
+	wl_run_workers(&gates, n, worker, wait);
 	wl_say("counter %lu\n", shared_counter);
 	return 0;
 }

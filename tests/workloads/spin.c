@@ -31,7 +31,6 @@ int main(int argc, char **argv)
 {
 	int wait = wl_take_wait_flag(&argc, &argv);
 	long n = wl_arg(argc, argv, 1, 4);
-	pthread_t t[64];
 
 	ms = wl_arg(argc, argv, 2, 300);
 	if (n < 1 || n > 64) {
@@ -39,12 +38,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	wl_start_main("wl-spin");
-	wl_gates_init(&gates, (unsigned)n + 1);
-	for (long i = 0; i < n; i++)
-		if (pthread_create(&t[i], NULL, spinner, (void *)(intptr_t)i))
-			wl_die("pthread_create");
-	wl_gates_main(&gates, wait);
-	for (long i = 0; i < n; i++)
-		pthread_join(t[i], NULL);
+	wl_run_workers(&gates, n, spinner, wait);
 	return 0;
 }

@@ -150,6 +150,21 @@ static inline void wl_gates_after_work(struct wl_gates *g)
 	pthread_barrier_wait(&g->leave);
 }
 
+/* Runs n (1..64, checked by the caller) identical workers fn(index)
+ * through the gates' protocol, and joins them. */
+static inline void wl_run_workers(struct wl_gates *g, long n, void *(*fn)(void *), int wait)
+{
+	pthread_t t[64];
+
+	wl_gates_init(g, (unsigned)n + 1);
+	for (long i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, fn, (void *)(intptr_t)i))
+			wl_die("pthread_create");
+	wl_gates_main(g, wait);
+	for (long i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+}
+
 /* Prints `pid PID` and names the main thread (hence the process comm). */
 static inline void wl_start_main(const char *name)
 {
