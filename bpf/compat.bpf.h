@@ -65,14 +65,25 @@ static __always_inline int gt_group_dead(struct task_struct *t)
 	return BPF_CORE_READ(t, signal, live.counter) == 0;
 }
 
-/* The syscall number in the saved user registers (sys_exit only passes
- * regs and ret): orig_ax on x86-64, syscallno on arm64. */
-static __always_inline long gt_regs_syscall_nr(struct pt_regs *regs)
+/* The syscall a task sleeps in, from its saved user registers (those at the
+ * top of its kernel stack), or -1 when it entered the kernel otherwise.
+ * x86-64: orig_ax is the syscall number after a syscall, but a fault's error
+ * code after a fault and negative after an interrupt; ax holds -ENOSYS from
+ * syscall entry until the return value is stored, and the user's rax after
+ * any other entry, so the pair tells them apart.  arm64: syscallno is
+ * NO_SYSCALL (-1) outside a syscall.  This replaces following sys_exit,
+ * which would run a program at every syscall return of every process. */
+#define GT_ENOSYS 38
+static __always_inline long gt_regs_syscall(struct pt_regs *regs)
 {
+	if (!regs)
+		return -1;
 #if defined(__TARGET_ARCH_arm64)
 	return BPF_CORE_READ(regs, syscallno);
 #else
-	return BPF_CORE_READ(regs, orig_ax);
+	long nr = regs->orig_ax;
+
+	return nr >= 0 && (long)regs->ax == -GT_ENOSYS ? nr : -1;
 #endif
 }
 

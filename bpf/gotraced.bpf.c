@@ -18,6 +18,18 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define GT_TASK_DEAD 0x80 /* include/linux/sched.h TASK_DEAD */
 
+/* Sessions that asked for the kernel stack at every blocking switch-out
+ * (--kernel-stacks); set by user space.  Walking a kernel stack costs about
+ * as much as the rest of a switch, so by default it is taken only where
+ * nothing else explains the block: outside a syscall (a page fault, a
+ * D-state wait), where the syscall number is no help. */
+volatile __u32 kstack_sessions = 0;
+
+static __always_inline bool want_kstack(__u32 sessions, long sysnr)
+{
+	return sysnr < 0 || (sessions & kstack_sessions);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
@@ -43,14 +55,17 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	e->next_sessions = nm;
 	e->prev_ustack = -1;
 	e->prev_kstack = -1;
+	e->prev_sysnr = -1;
 	if (pm) {
 		/* prev is still current here: the stacks are where it stopped */
-		e->prev_ustack = ustack_id(ctx, gt_current_user_regs());
-		if (e->prev_state)
+		struct pt_regs *regs = gt_current_user_regs();
+
+		e->prev_sysnr = gt_regs_syscall(regs);
+		e->prev_ustack = ustack_id(ctx, regs);
+		if (state && want_kstack(pm, e->prev_sysnr))
 			e->prev_kstack = stack_id(ctx, 0);
 	}
 	e->flags = preempt ? GT_SWITCH_PREEMPT : 0;
-	e->pad = 0;
 	BPF_CORE_READ_STR_INTO(&e->prev_comm, prev, comm);
 	BPF_CORE_READ_STR_INTO(&e->next_comm, next, comm);
 	submit(e);
@@ -192,25 +207,6 @@ int BPF_PROG(gt_sys_enter, struct pt_regs *regs, long id)
 	e->nr = id;
 	e->ustack = ustack_id(ctx, regs);
 	e->pad = 0;
-	submit(e);
-	return 0;
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(gt_sys_exit, struct pt_regs *regs, long ret)
-{
-	struct task_struct *cur = current_task();
-	__u32 m = task_mask(cur);
-	struct gt_kev_sys_exit *e;
-
-	if (!m)
-		return 0;
-	e = reserve(sizeof(*e));
-	if (!e)
-		return 0;
-	fill_hdr(&e->hdr, GT_KEV_SYS_EXIT, cur, m);
-	e->nr = gt_regs_syscall_nr(regs);
-	e->ret = ret;
 	submit(e);
 	return 0;
 }

@@ -13,7 +13,7 @@
 #ifndef GOTRACED_BPF_ABI_H
 #define GOTRACED_BPF_ABI_H
 
-#define GT_KEV_ABI_VERSION 1
+#define GT_KEV_ABI_VERSION 2
 #define GT_COMM_LEN 16
 #define GT_MAX_SESSIONS 32
 #define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
@@ -31,7 +31,6 @@ enum gt_kev_type {
 	GT_KEV_EXEC,          /* sched_process_exec */
 	GT_KEV_EXIT,          /* sched_process_exit: one thread exits */
 	GT_KEV_SYS_ENTER,     /* raw_syscalls:sys_enter */
-	GT_KEV_SYS_EXIT,      /* raw_syscalls:sys_exit */
 	GT_KEV_RENAME,        /* task_rename (prctl PR_SET_NAME, comm write) */
 	GT_KEV_HEAP,          /* live heap bytes of a process changed (malloc probes) */
 	GT_KEV_RSS,           /* rss_stat: resident memory of a process changed */
@@ -62,7 +61,8 @@ struct gt_kev_switch {
 	__s32 prev_ustack;     /* prev's user stack where it stopped */
 	__s32 prev_kstack;     /* prev's kernel stack when it blocked */
 	__u32 flags;           /* GT_SWITCH_* */
-	__u32 pad;
+	__s32 prev_sysnr;      /* syscall prev sleeps in, from its saved user
+				* registers; -1 = none (a fault, preemption) */
 	char prev_comm[GT_COMM_LEN];
 	char next_comm[GT_COMM_LEN];
 };
@@ -114,12 +114,6 @@ struct gt_kev_sys_enter {
 	__s64 nr;
 	__s32 ustack;
 	__u32 pad;
-};
-
-struct gt_kev_sys_exit {
-	struct gt_kev_hdr hdr;
-	__s64 nr;
-	__s64 ret;
 };
 
 /* hdr = the renamed task (current). */
@@ -176,7 +170,6 @@ union gt_kev_any {
 	struct gt_kev_exec exec;
 	struct gt_kev_exit exit;
 	struct gt_kev_sys_enter se;
-	struct gt_kev_sys_exit sx;
 	struct gt_kev_rename rn;
 	struct gt_kev_heap heap;
 	struct gt_kev_rss rss;
@@ -194,7 +187,6 @@ static inline unsigned long gt_kev_size(unsigned type)
 	case GT_KEV_EXEC: return sizeof(struct gt_kev_exec);
 	case GT_KEV_EXIT: return sizeof(struct gt_kev_exit);
 	case GT_KEV_SYS_ENTER: return sizeof(struct gt_kev_sys_enter);
-	case GT_KEV_SYS_EXIT: return sizeof(struct gt_kev_sys_exit);
 	case GT_KEV_RENAME: return sizeof(struct gt_kev_rename);
 	case GT_KEV_HEAP: return sizeof(struct gt_kev_heap);
 	case GT_KEV_RSS: return sizeof(struct gt_kev_rss);

@@ -65,11 +65,10 @@ static void snapshot_thread(struct gt_translator *t, const struct gt_thread_snap
 	struct gt_thread *th = gt_tr_create(t, 0, 0, s->tid, s->tgid, comm);
 	if (!th)
 		return;
-	th->sys_nr = s->syscall_nr >= 0 ? s->syscall_nr : -1;
 	if (s->state == 'R')
 		return;
 	uint64_t a[1] = {th->goid};
-	if (th->sys_nr >= 0 && gt_syscall_class(th->sys_nr) == GT_SYS_OTHER) {
+	if (s->syscall_nr >= 0 && gt_syscall_class(s->syscall_nr) == GT_SYS_OTHER) {
 		gt_tr_emit(t, 0, GT_EV_GO_IN_SYSCALL, a, 1);
 		th->state = GT_TH_WAITING_SYS;
 	} else {
@@ -118,7 +117,6 @@ static void dispatch(struct gt_translator *t, const struct gt_kev_hdr *ev)
 	case GT_KEV_EXEC: gt_tr_on_exec(t, (const void *)ev); break;
 	case GT_KEV_EXIT: gt_tr_on_exit(t, (const void *)ev); break;
 	case GT_KEV_SYS_ENTER: gt_tr_on_sys_enter(t, (const void *)ev); break;
-	case GT_KEV_SYS_EXIT: gt_tr_on_sys_exit(t, (const void *)ev); break;
 	case GT_KEV_RENAME: gt_tr_on_rename(t, (const void *)ev); break;
 	case GT_KEV_HEAP: gt_tr_on_heap(t, (const void *)ev); break;
 	case GT_KEV_RSS: gt_tr_on_rss(t, (const void *)ev); break;

@@ -28,7 +28,6 @@ struct gt_thread {
 	int last_p;             /* P of its last state change: a start or
 				   unblock on that same P is written as a
 				   *Local event, with no sequence number */
-	int64_t sys_nr;         /* syscall it is in, -1 none */
 	bool fresh;             /* never started since created */
 	uint64_t ident;         /* reserved identity stack of its GoCreate,
 				   0 once defined (with the last comm) */
@@ -112,7 +111,6 @@ void gt_tr_on_exec(struct gt_translator *t, const struct gt_kev_exec *e);
 void gt_tr_on_exit(struct gt_translator *t, const struct gt_kev_exit *e);
 void gt_tr_on_rename(struct gt_translator *t, const struct gt_kev_rename *e);
 void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *e);
-void gt_tr_on_sys_exit(struct gt_translator *t, const struct gt_kev_sys_exit *e);
 void gt_tr_on_heap(struct gt_translator *t, const struct gt_kev_heap *e);
 void gt_tr_on_rss(struct gt_translator *t, const struct gt_kev_rss *e);
 void gt_tr_on_cpu_sample(struct gt_translator *t, const struct gt_kev_cpu_sample *e);

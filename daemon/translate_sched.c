@@ -9,15 +9,16 @@
  * exit_state bits the tracepoint folds into prev_state. */
 #define GT_TASK_DEAD_BITS (0x80 | 0x10 | 0x20)
 
-/* The Go event describing why prev left the CPU. */
-static int switch_out_type(const struct gt_thread *th, const struct gt_kev_switch *e)
+/* The Go event describing why prev left the CPU: the syscall it is in is
+ * read from its registers at the switch itself (prev_sysnr). */
+static int switch_out_type(const struct gt_kev_switch *e)
 {
-	enum gt_sys_class cls = th->sys_nr >= 0 ? gt_syscall_class(th->sys_nr) : GT_SYS_OTHER;
+	enum gt_sys_class cls = e->prev_sysnr >= 0 ? gt_syscall_class(e->prev_sysnr) : GT_SYS_OTHER;
 	if (cls == GT_SYS_YIELD)
 		return GT_EV_GO_SCHED;
 	if (e->prev_state == 0 || (e->flags & GT_SWITCH_PREEMPT))
 		return GT_EV_GO_PREEMPT;
-	if (th->sys_nr < 0)
+	if (e->prev_sysnr < 0)
 		return GT_EV_GO_BLOCK;
 	switch (cls) {
 	case GT_SYS_FUTEX:  return GT_EV_GO_BLOCK_SYNC;
@@ -70,7 +71,7 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 		gt_tr_remove(t, th);
 		return;
 	}
-	int type = switch_out_type(th, e);
+	int type = switch_out_type(e);
 	uint64_t stk = gt_tr_stack(t, th->tgid, e->prev_ustack, e->prev_kstack);
 	if (type != GT_EV_GO_SYSBLOCK) {
 		gt_tr_deschedule(t, th, type, stk);
@@ -221,7 +222,6 @@ void gt_tr_on_exec(struct gt_translator *t, const struct gt_kev_exec *e)
 	if (!th)
 		return;
 	th->tgid = h->tgid;
-	th->sys_nr = -1;
 	if (e->comm[0])
 		gt_tr_set_comm(th, e->comm); /* same goroutine, named at its end */
 }

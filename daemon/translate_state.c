@@ -88,7 +88,6 @@ struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid
 	th->born = t->now;
 	th->state = GT_TH_RUNNABLE;
 	th->cpu = -1;
-	th->sys_nr = -1;
 	th->fresh = true;
 	gt_tr_set_comm(th, comm && comm[0] ? comm : GT_UNKNOWN_COMM);
 	maybe_grow(t);

@@ -1,4 +1,4 @@
-/* Syscall entry/exit, heap and RSS counters, CPU samples. */
+/* Syscall entry, heap and RSS counters, CPU samples. */
 #include "translate_internal.h"
 
 void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *e)
@@ -6,16 +6,8 @@ void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *
 	struct gt_thread *th = gt_tr_current(t, &e->hdr, NULL);
 	if (!th)
 		return;
-	th->sys_nr = e->nr;
 	uint64_t a[1] = {gt_tr_stack(t, th->tgid, e->ustack, -1)};
 	gt_tr_emit(t, th->cpu, GT_EV_GO_SYSCALL, a, 1);
-}
-
-void gt_tr_on_sys_exit(struct gt_translator *t, const struct gt_kev_sys_exit *e)
-{
-	struct gt_thread *th = gt_tr_current(t, &e->hdr, NULL);
-	if (th)
-		th->sys_nr = -1;
 }
 
 /* Counters need a P but no G: the CPU's own, or P 0. */

@@ -109,12 +109,12 @@ static void print_bpf_cost(void)
 		if (i == 0)
 			allocs = cnt;
 	}
-	/* scale: the capture's simplest program (filter, reserve, submit) */
+	/* scale: a capture program (filter, user stack, reserve, submit) */
 	{
 		uint64_t ns, cnt;
 
-		prog_stats("gt_sys_exit", &ns, &cnt);
-		printf("  reference: bpf gt_sys_exit %8.1f ns/run on this machine\n",
+		prog_stats("gt_sys_enter", &ns, &cnt);
+		printf("  reference: bpf gt_sys_enter %8.1f ns/run on this machine\n",
 		       cnt ? (double)ns / cnt : 0.0);
 	}
 	if (allocs)

@@ -71,6 +71,7 @@ static void fold(union rec *r, int type, int ncpus, uint64_t *ts)
 		e->prev_state &= 0xff;
 		e->prev_ustack %= 8;
 		e->prev_kstack %= 8;
+		e->prev_sysnr = e->prev_sysnr < 0 ? -1 : nrs[(uint32_t)e->prev_sysnr % (sizeof(nrs) / sizeof(nrs[0]))];
 		break;
 	}
 	case GT_KEV_WAKEUP: {

@@ -36,6 +36,8 @@ struct tt {
 	struct gt_translator *t;
 	char *dump;        /* `go tool trace -d`, ts and offsets removed */
 	struct gt_translator_stats st;
+	int64_t sysnr[1000]; /* per traced tid: the syscall it is in, as the
+			      * kernel's saved registers say (-1 none) */
 };
 
 static uint32_t sess(uint32_t tid)
@@ -65,6 +67,8 @@ static int tt_open_version(struct tt *x, const struct gt_thread_snapshot *snap, 
 			   int version)
 {
 	memset(x, 0, sizeof(*x));
+	for (int i = 0; i < 1000; i++)
+		x->sysnr[i] = -1;
 	snprintf(x->path, sizeof(x->path), "/tmp/gt-test-translate-XXXXXX");
 	x->fd = mkstemp(x->path);
 	if (x->fd < 0)
@@ -96,6 +100,7 @@ static void sw(struct tt *x, uint64_t ts, int cpu, uint32_t prev, int64_t state,
 	e.prev_sessions = sess(prev);
 	e.next_sessions = sess(next);
 	e.prev_ustack = e.prev_kstack = -1;
+	e.prev_sysnr = sess(prev) ? (int32_t)x->sysnr[prev] : -1;
 	e.flags = flags;
 	snprintf(e.prev_comm, sizeof(e.prev_comm), "t%u", prev);
 	snprintf(e.next_comm, sizeof(e.next_comm), "t%u", next);
@@ -120,15 +125,16 @@ static void sys_enter(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t 
 	hdr(&e.hdr, GT_KEV_SYS_ENTER, ts, cpu, tid);
 	e.nr = nr;
 	e.ustack = -1;
+	if (sess(tid))
+		x->sysnr[tid] = nr;
 	feed(x, &e, sizeof(e));
 }
 
-static void sys_exit(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr)
+/* The kernel reports no syscall exit (a switch-out carries the syscall it
+ * sleeps in): a return only changes what later switches of tid say. */
+static void sys_exit(struct tt *x, uint32_t tid)
 {
-	struct gt_kev_sys_exit e = {0};
-	hdr(&e.hdr, GT_KEV_SYS_EXIT, ts, cpu, tid);
-	e.nr = nr;
-	feed(x, &e, sizeof(e));
+	x->sysnr[tid] = -1;
 }
 
 static void fork_ev(struct tt *x, uint64_t ts, int cpu, uint32_t parent, uint32_t child,
@@ -346,9 +352,9 @@ static void test_pipe_ping_pong(void)
 	sw(&x, 2500, 0, 101, S_SLEEP, 0, 0);
 	sys_enter(&x, 2600, 1, 102, 1);     /* 102 write()s */
 	wake(&x, 2700, 1, 102, 101);
-	sys_exit(&x, 2750, 1, 102, 1);
+	sys_exit(&x, 102);
 	sw(&x, 2800, 0, 0, 0, 0, 101);
-	sys_exit(&x, 2900, 0, 101, 0);
+	sys_exit(&x, 101);
 	if (tt_finish(&x, 5000) == 0)
 		expect_seq(&x, "GoCreate p=0 g=0 g=1 stack=1\n"
 			       "GoWaiting p=0 g=1 g=1\n"
@@ -388,7 +394,7 @@ static void block_case(int64_t nr, int64_t state, const char *want_block, const 
 	wake(&x, 2200, 1, 1001, 101);          /* woken by an untraced task */
 	sw(&x, 2300, 1, 0, 0, 0, 101);
 	if (nr >= 0)
-		sys_exit(&x, 2400, 1, 101, nr);
+		sys_exit(&x, 101);
 	char want[512];
 	snprintf(want, sizeof(want), "ProcStart p=0 g=0 thread=101\n"
 		 "GoStart p=0 g=1 g=1 seq=1\n"
@@ -413,6 +419,38 @@ static void test_socket_recv(void) { block_case(45, S_SLEEP, "GoBlockNet", "GoUn
 static void test_accept(void) { block_case(288, S_SLEEP, "GoBlockNet", "GoUnblock p=1000002"); }
 static void test_read_file_sysblock(void) { block_case(0, S_DISK, "GoSysBlock", "GoSysExit p=1000003"); }
 static void test_block_outside_syscall(void) { block_case(-1, S_DISK, "GoBlock", "GoUnblock p=1"); }
+
+/* The block reason is what the switch itself says: a thread first seen
+ * asleep in futex (its sys_enter came before the recording) blocks in sync,
+ * and a syscall that returned (no exit event is ever seen) leaves no trace
+ * on the next block. */
+static void test_block_reason_from_switch(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[1];
+	snap(&s[0], 101, 'R', -1, 0);
+	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
+	x.sysnr[101] = 202;                    /* futex, entered unseen */
+	sw(&x, 2100, 0, 101, S_SLEEP, 0, 1000);
+	wake(&x, 2200, 1, 1001, 101);
+	sw(&x, 2300, 1, 0, 0, 0, 101);
+	sys_enter(&x, 2400, 1, 101, 35);       /* nanosleep, returned */
+	sys_exit(&x, 101);
+	sw(&x, 2500, 1, 101, S_DISK, 0, 0);    /* then a page fault */
+	if (tt_finish(&x, 5000) == 0)
+		expect_seq(&x, "ProcStart p=0 g=0 thread=101\n"
+			       "GoStart p=0 g=1 g=1 seq=1\n"
+			       "Gomaxprocs p=0 g=1 procs=2\n"
+			       "GoBlockSync p=0 g=1\n"
+			       "ProcStop p=0 g=0\n"
+			       "GoUnblock p=1 g=0 g=1 seq=2\n"
+			       "ProcStart p=1 g=0 thread=101\n"
+			       "GoStart p=1 g=1 g=1 seq=3\n"
+			       "GoSysCall p=1 g=1\n"
+			       "GoBlock p=1 g=1\n"
+			       "ProcStop p=1 g=0");
+	tt_close(&x);
+}
 
 /* Involuntary switch: GoPreempt, runnable, no wakeup needed to run again. */
 static void test_preempt(void)
@@ -472,7 +510,7 @@ static void test_yield(void)
 	sys_enter(&x, 2000, 1, 101, 24);
 	sw(&x, 2100, 1, 101, 0, 0, 1000);
 	sw(&x, 2200, 1, 1000, 0, 0, 101);
-	sys_exit(&x, 2300, 1, 101, 24);
+	sys_exit(&x, 101);
 	if (tt_finish(&x, 5000) == 0)
 		expect_seq(&x, "GoSysCall p=1 g=1\n"
 			       "GoSched p=1 g=1\n"
@@ -969,6 +1007,7 @@ int main(void)
 	GT_RUN(test_accept);
 	GT_RUN(test_read_file_sysblock);
 	GT_RUN(test_block_outside_syscall);
+	GT_RUN(test_block_reason_from_switch);
 	GT_RUN(test_preempt);
 	GT_RUN(test_sysblock_shape);
 	GT_RUN(test_yield);

@@ -145,6 +145,7 @@ static void do_switch(struct sim *s, int c)
 	}
 	e.prev_sessions = sessions_of(prev);
 	e.next_sessions = sessions_of(next);
+	e.prev_sysnr = prev >= 0 ? (int32_t)s->th[prev].sys : -1;
 	e.prev_ustack = (int32_t)rnd(&s->r, 8) - 1;
 	e.prev_kstack = (int32_t)rnd(&s->r, 8) - 1;
 	if (next >= 0) {
@@ -184,11 +185,7 @@ static void do_syscall(struct sim *s, int c)
 		return;
 	struct sim_thread *th = &s->th[t];
 	if (th->sys >= 0 && rnd(&s->r, 2)) {
-		struct gt_kev_sys_exit e = {0};
-		hdr(s, &e.hdr, GT_KEV_SYS_EXIT, c, t);
-		e.nr = th->sys;
-		th->sys = -1;
-		emit(s, &e.hdr, sizeof(e));
+		th->sys = -1; /* a return: only later switches show it */
 		return;
 	}
 	struct gt_kev_sys_enter e = {0};
