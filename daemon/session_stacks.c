@@ -1,5 +1,7 @@
 #include "session_stacks.h"
 
+#include <string.h>
+
 #include "capture.h"
 #include "symbolize.h"
 
@@ -8,6 +10,20 @@
 static uint64_t lookup_ip(uint64_t ip, int depth)
 {
 	return depth == 0 || ip == 0 ? ip : ip - 1;
+}
+
+/* A kernel stack is taken inside the tracepoint: its first frames are the
+ * tracer's own (the BPF program, bpf_trace_run4, __traceiter_sched_switch),
+ * not the task's, and are dropped. */
+static int tracer_frame(const char *func)
+{
+	static const char *const prefixes[] = {"bpf_prog_", "bpf_trace_run", "__traceiter_",
+					       "__bpf_trace_", "__probestub_", "bpf_get_stack"};
+
+	for (size_t i = 0; func && i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(func, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
 }
 
 static int append_frames(struct gt_stack_resolver *r, uint32_t tgid, int32_t id,
@@ -23,6 +39,8 @@ static int append_frames(struct gt_stack_resolver *r, uint32_t tgid, int32_t id,
 		r->unknown_ids++;
 		return n;
 	}
+	int first = n;
+
 	for (int i = 0; i < got && n < max; i++) {
 		struct gt_sym s;
 
@@ -32,6 +50,8 @@ static int append_frames(struct gt_stack_resolver *r, uint32_t tgid, int32_t id,
 			gt_symbolize_kernel(r->sym, lookup_ip(ips[i], i), &s);
 		else
 			gt_symbolize_user(r->sym, (pid_t)tgid, lookup_ip(ips[i], i), &s);
+		if (kernel && n == first && tracer_frame(s.func))
+			continue;
 		out[n].pc = ips[i];
 		out[n].func = s.func;
 		out[n].file = s.file;

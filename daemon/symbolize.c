@@ -11,6 +11,7 @@
 #include <elf.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sym_demangle.h"
@@ -43,7 +44,24 @@ struct proc {
 	pid_t pid;
 	struct proc_map *maps; /* sorted by start */
 	size_t n;
+	uint64_t read_ns;      /* CLOCK_MONOTONIC when maps were read */
 };
+
+/* Maps of a process are read again when an address misses them (see
+ * refresh_maps), at most this often. */
+#define REREAD_NS 10000000ull
+/* Above every user address of x86-64 (5-level paging) and arm64: a frame
+ * up there is garbage from a broken frame-pointer chain, not a mapping
+ * we have not seen. */
+#define USER_ADDR_END (1ull << 57)
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 struct cache_slot {
 	const struct bin_entry *bin; /* NULL: empty */
@@ -253,6 +271,39 @@ static int read_maps(struct gt_symbolizer *s, struct proc *p, pid_t pid)
 	return err; /* the kernel lists mappings in address order */
 }
 
+static int by_start(const void *a, const void *b)
+{
+	const struct proc_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int overlaps_any(const struct proc_map *v, size_t n, const struct proc_map *m)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].start < m->end && m->start < v[i].end)
+			return 1;
+	return 0;
+}
+
+/* A re-read (exec, dlopen, a miss) keeps each old mapping that no new one
+ * overlaps: stacks taken before the change are often resolved after it
+ * (before an exec, the code of the program that exec'd). */
+static int keep_old_maps(struct proc *p, const struct proc *old)
+{
+	size_t n = p->n;
+	struct proc_map *v = realloc(p->maps, (p->n + old->n + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	p->maps = v;
+	for (size_t i = 0; i < old->n; i++)
+		if (!overlaps_any(v, n, &old->maps[i]))
+			v[p->n++] = old->maps[i];
+	qsort(v, p->n, sizeof(*v), by_start);
+	return 0;
+}
+
 int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid)
 {
 	struct proc **slot = proc_slot(s, pid);
@@ -262,12 +313,22 @@ int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid)
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
+	p->read_ns = mono_ns();
 	err = read_maps(s, p, pid);
 	if (err) {
 		free_proc(p);
 		return err;
 	}
-	if (*slot) { /* re-snapshot (exec): replace */
+	if (*slot && !p->n) { /* exited (a zombie has no maps): keep ours */
+		free_proc(p);
+		return -ESRCH;
+	}
+	if (*slot) { /* re-snapshot */
+		err = keep_old_maps(p, *slot);
+		if (err) {
+			free_proc(p);
+			return err;
+		}
 		p->next = (*slot)->next;
 		free_proc(*slot);
 	}
@@ -346,6 +407,24 @@ static int cached_lookup(struct gt_symbolizer *s, const struct bin_entry *bin,
 	return c->rc;
 }
 
+/* An address outside every mapping known for a process that may still
+ * live: its maps changed since they were read.  The usual case is a
+ * command started by gotracectl: its exec is seen before the dynamic loader
+ * has mapped libc, and dlopen or a JIT map code later too.  Reads them
+ * again (at most every REREAD_NS); 1 if *pp was replaced. */
+static int refresh_maps(struct gt_symbolizer *s, struct proc **pp, pid_t pid, uint64_t ip)
+{
+	uint64_t now = mono_ns();
+
+	if (ip >= USER_ADDR_END || now - (*pp)->read_ns < REREAD_NS)
+		return 0;
+	(*pp)->read_ns = now;
+	if (gt_symbolizer_add_process(s, pid))
+		return 0; /* gone: keep what was known */
+	*pp = *proc_slot(s, pid);
+	return 1;
+}
+
 int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 		      struct gt_sym *out)
 {
@@ -356,6 +435,8 @@ int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 
 	*out = (struct gt_sym){ NULL, "", 0, "?" };
 	m = p ? find_map(p, ip) : NULL;
+	if (!m && p && refresh_maps(s, &p, pid, ip))
+		m = find_map(p, ip);
 	if (!m) {
 		out->func = fallback(s, NULL, ip);
 		return p ? -ENOENT : -ESRCH;

@@ -42,8 +42,10 @@ struct gt_symbolizer *gt_symbolizer_new(void);
 void gt_symbolizer_free(struct gt_symbolizer *s);
 
 /* Snapshots /proc/PID/maps now and opens the mapped binaries.  Calling it
- * again for the same pid replaces the snapshot (use after exec).
- * Returns 0, or -errno if the maps cannot be read (e.g. -ENOENT: gone). */
+ * again for the same pid (after exec) re-reads: new mappings replace the
+ * old ones they overlap, the others are kept for stacks taken earlier; a
+ * process that has no maps any more (exited) keeps its last snapshot.
+ * Returns 0, or -errno if the maps cannot be read (-ENOENT, -ESRCH: gone). */
 int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid);
 
 /* Drops the pid's snapshot (binaries stay cached for other processes). */

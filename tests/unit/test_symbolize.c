@@ -294,6 +294,65 @@ static void test_child_after_exit(void)
 	gt_symbolizer_free(s);
 }
 
+/* Maps change after they were read: a library loaded later is found by a
+ * re-read on the miss (rate-limited, so after a short wait), and a process
+ * that exited, zombie or reaped, keeps the maps read while it lived. */
+static void test_maps_reread(void)
+{
+	char path[512];
+	char *argv[] = { path, NULL };
+	struct child c = { 0 };
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	uint64_t leaf = 0, wr = 0;
+	int line = 0, rc;
+	struct gt_sym sym;
+	char stat_path[64], st[256] = "";
+
+	GT_REQUIRE(s, "out of memory");
+	GT_REQUIRE(gt_symbolizer_add_process(s, getpid()) == 0, "add self");
+	void *h = dlopen("libcrypt.so.1", RTLD_NOW | RTLD_LOCAL); /* essential in Debian */
+	void *fn = h ? dlsym(h, "crypt") : NULL;
+	GT_REQUIRE(fn, "libcrypt.so.1 crypt: %s", dlerror());
+	nanosleep(&pause, NULL);
+	rc = gt_symbolize_user(s, getpid(), (uint64_t)(uintptr_t)fn, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "crypt") && strstr(sym.module, "libcrypt"),
+		 "library loaded after the snapshot: rc %d func %s module %s", rc, sym.func,
+		 sym.module);
+	dlclose(h);
+
+	snprintf(path, sizeof(path), "%s/workloads/sym_target", build_dir);
+	GT_REQUIRE(spawn(&c, argv) == 0 && read_target(&c, &leaf, &line, &wr) == 0,
+		   "starting %s failed", path);
+	GT_REQUIRE(gt_symbolizer_add_process(s, c.pid) == 0, "add child");
+	kill(c.pid, SIGKILL);
+	snprintf(stat_path, sizeof(stat_path), "/proc/%d/stat", (int)c.pid);
+	for (int i = 0; i < 200 && !strstr(st, ") Z"); i++) {
+		FILE *f = fopen(stat_path, "r");
+		st[0] = '\0';
+		if (f) {
+			if (!fgets(st, sizeof(st), f))
+				st[0] = '\0';
+			fclose(f);
+		}
+		nanosleep(&pause, NULL);
+	}
+	GT_CHECK(strstr(st, ") Z") != NULL, "child did not become a zombie: %s", st);
+	rc = gt_symbolizer_add_process(s, c.pid);
+	GT_CHECK(rc == -ESRCH, "re-read of a zombie: %d, want -ESRCH", rc);
+	rc = gt_symbolize_user(s, c.pid, leaf, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "sym_target_leaf"), "zombie: rc %d func %s", rc,
+		 sym.func);
+	pid_t pid = c.pid;
+	reap(&c);
+	rc = gt_symbolizer_add_process(s, pid);
+	GT_CHECK(rc == -ENOENT, "re-read of a reaped process: %d, want -ENOENT", rc);
+	rc = gt_symbolize_user(s, pid, leaf, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "sym_target_leaf"), "reaped: rc %d func %s", rc,
+		 sym.func);
+	gt_symbolizer_free(s);
+}
+
 static int run(const char *cmd)
 {
 	int st = system(cmd);
@@ -663,6 +722,7 @@ int main(int argc, char **argv)
 	GT_RUN(test_vdso);
 	GT_RUN(test_cplusplus);
 	GT_RUN(test_child_after_exit);
+	GT_RUN(test_maps_reread);
 	GT_RUN(test_deleted_binary);
 	GT_RUN(test_go_stripped);
 	GT_RUN(test_go_stripped_pie);
