@@ -178,6 +178,7 @@ int gt_translator_end(struct gt_translator *t, uint64_t ts)
 	if (ts > t->now && ts <= GT_TS_MAX)
 		t->now = ts;
 	for (int c = 0; c < t->ncpus; c++) {
+		gt_tr_flush_syscall(t, c);
 		if (t->cpus[c].cur)
 			gt_tr_deschedule(t, t->cpus[c].cur, GT_EV_GO_PREEMPT, 0);
 		gt_tr_stop_p(t, c);

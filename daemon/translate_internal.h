@@ -39,6 +39,12 @@ struct gt_cpu {
 	struct gt_thread *cur;  /* G running on this P (NULL = none) */
 	bool p_running;         /* ProcStart written, no ProcStop since */
 	int last_type;          /* last event written on this P */
+	/* The GoSysCall of the running G's syscall, held back until the next
+	 * event on this P: if that is the syscall blocking, it gets the
+	 * switch's fuller stack (with the kernel's frames).  Written by
+	 * gt_tr_emit before any other event of this P, at its own time. */
+	bool sys_pending;
+	uint64_t sys_ts, sys_stack;
 };
 
 struct gt_stack_slot {
@@ -74,6 +80,8 @@ struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid
 			    const char *comm);
 void gt_tr_remove(struct gt_translator *t, struct gt_thread *th);
 void gt_tr_rekey(struct gt_translator *t, struct gt_thread *th, uint32_t tid);
+/* Writes P p's held-back GoSysCall, if any (see struct gt_cpu). */
+void gt_tr_flush_syscall(struct gt_translator *t, int p);
 void gt_tr_emit(struct gt_translator *t, int p, int type, const uint64_t *args, int n);
 void gt_tr_repair(struct gt_translator *t, enum gt_repair_kind k);
 bool gt_tr_traced(const struct gt_translator *t, uint32_t sessions);

@@ -80,7 +80,10 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 	/* As the Go runtime writes a blocking syscall: GoSysCall immediately
 	 * followed by GoSysBlock, then ProcStop (releasep).  Go 1.22+ readers
 	 * convert only that shape into a blocked syscall that releases its P. */
-	if (t->cpus[c].last_type != GT_EV_GO_SYSCALL) {
+	if (t->cpus[c].sys_pending) {
+		if (e->prev_kstack >= 0)
+			t->cpus[c].sys_stack = stk; /* the entry's, with the kernel's frames */
+	} else if (t->cpus[c].last_type != GT_EV_GO_SYSCALL) {
 		uint64_t a[1] = {stk};
 		gt_tr_emit(t, c, GT_EV_GO_SYSCALL, a, 1);
 	}

@@ -116,8 +116,26 @@ void gt_tr_rekey(struct gt_translator *t, struct gt_thread *th, uint32_t tid)
 
 /* Writes one event at the current time.  After the first error nothing
  * more is written and the error is returned by the public call. */
+void gt_tr_flush_syscall(struct gt_translator *t, int p)
+{
+	struct gt_cpu *c = &t->cpus[p];
+	if (!c->sys_pending || t->err)
+		return;
+	c->sys_pending = false;
+	int r = gt_writer_event(t->w, p, GT_EV_GO_SYSCALL, c->sys_ts, &c->sys_stack, 1);
+	if (r < 0) {
+		t->err = r;
+		return;
+	}
+	t->st.events_out++;
+	c->last_type = GT_EV_GO_SYSCALL;
+}
+
 void gt_tr_emit(struct gt_translator *t, int p, int type, const uint64_t *args, int n)
 {
+	if (t->err)
+		return;
+	gt_tr_flush_syscall(t, p);
 	if (t->err)
 		return;
 	int r = gt_writer_event(t->w, p, type, t->now, args, n);

@@ -6,8 +6,11 @@ void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *
 	struct gt_thread *th = gt_tr_current(t, &e->hdr, NULL);
 	if (!th)
 		return;
-	uint64_t a[1] = {gt_tr_stack(t, th->tgid, e->ustack, -1)};
-	gt_tr_emit(t, th->cpu, GT_EV_GO_SYSCALL, a, 1);
+	struct gt_cpu *c = &t->cpus[th->cpu];
+	gt_tr_flush_syscall(t, th->cpu); /* the last one returned */
+	c->sys_pending = true;
+	c->sys_ts = t->now;
+	c->sys_stack = gt_tr_stack(t, th->tgid, e->ustack, -1);
 }
 
 /* Counters need a P but no G: the CPU's own, or P 0. */
