@@ -27,14 +27,26 @@ struct gt_capture_opts {
 	unsigned stack_map_entries;   /* 0 = default 16384 */
 	unsigned merge_lag_us;        /* 0 = default 2000: events younger than this wait for other CPUs */
 	int verbose;                  /* libbpf debug output to stderr */
+	int load_only;                /* 1: load, but attach only on gt_capture_attach() */
 };
 
-/* Loads and attaches everything.  Fails with a clear message when not root /
- * no CAP_BPF (-EPERM), no kernel BTF (-ENOENT), or a kernel too old (-EINVAL,
- * -ENOTSUP).  *out is set only on success. */
+/* Loads everything and, unless o->load_only, attaches it.  Fails with a
+ * clear message when not root / no CAP_BPF (-EPERM), no kernel BTF
+ * (-ENOENT), or a kernel too old (-EINVAL, -ENOTSUP).  *out is set only on
+ * success. */
 int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 		    char *err, size_t errlen);
 void gt_capture_close(struct gt_capture *c);
+
+/* Attaches every loaded program that attaches by itself (its tracepoint),
+ * one link each.  An attached program runs on every context switch, wakeup
+ * and syscall of the whole machine, traced or not: a long-lived daemon
+ * attaches only while some session records.  All or nothing: on failure
+ * no link is left.  Attaching an attached capture does nothing. */
+int gt_capture_attach(struct gt_capture *c, char *err, size_t errlen);
+/* Destroys the links (the programs and maps stay loaded). */
+void gt_capture_detach(struct gt_capture *c);
+int gt_capture_attached(const struct gt_capture *c);
 
 /* An epoll descriptor that becomes readable when some ring has data. */
 int gt_capture_fd(struct gt_capture *c);

@@ -9,6 +9,7 @@
 #include "capture.h"
 
 struct gotraced_bpf;
+struct bpf_link;
 
 /* One CPU's ring buffer, read through its own mmap (libbpf 1.1 cannot stop
  * between records without losing one, nor tell which ring is behind). */
@@ -49,6 +50,9 @@ struct gt_merge {
 
 struct gt_capture {
 	struct gotraced_bpf *skel;
+	struct bpf_link **links;   /* while attached: one per attached program */
+	int nlinks;
+	int attached;
 	int ncpus;
 	int epfd;
 	struct gt_ring *rings;

@@ -1,5 +1,6 @@
 /* Lifecycle of the capture layer: open the skeleton, size the maps, create
- * one ring buffer per CPU, load, fill the ring array, map the rings, attach.
+ * one ring buffer per CPU, load, fill the ring array, map the rings; attach
+ * at open, or later and only while needed (gt_capture_attach/detach).
  * Every failure says what failed and why, in terms a user can act on. */
 #include <errno.h>
 #include <stdarg.h>
@@ -141,13 +142,63 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 		explain_load(rc, err, errlen);
 		return rc;
 	}
-	rc = setup_rings(c, size, fds, err, errlen);
-	if (rc)
-		return rc;
-	rc = gotraced_bpf__attach(c->skel);
-	if (rc)
-		snprintf(err, errlen, "attaching the tracepoints: %s", strerror(-rc));
-	return rc;
+	return setup_rings(c, size, fds, err, errlen);
+}
+
+/* Programs someone turned off (not loaded, or attached by hand, e.g. one a
+ * session enables on demand) are not ours to attach. */
+static int attaches_itself(const struct bpf_program *p)
+{
+	return bpf_program__autoload(p) && bpf_program__autoattach(p) && bpf_program__fd(p) >= 0;
+}
+
+/* No fixed list of names: whatever bpf/gotraced.bpf.c defines today. */
+int gt_capture_attach(struct gt_capture *c, char *err, size_t errlen)
+{
+	struct bpf_program *p;
+	int n = 0;
+
+	if (c->attached)
+		return 0;
+	bpf_object__for_each_program(p, c->skel->obj)
+		n++;
+	c->links = calloc(n > 0 ? n : 1, sizeof(*c->links));
+	if (!c->links) {
+		snprintf(err, errlen, "attaching the tracepoints: out of memory");
+		return -ENOMEM;
+	}
+	bpf_object__for_each_program(p, c->skel->obj) {
+		struct bpf_link *l;
+
+		if (!attaches_itself(p))
+			continue;
+		l = bpf_program__attach(p);
+		if (!l) {
+			int rc = errno ? -errno : -EINVAL;
+
+			snprintf(err, errlen, "attaching the tracepoints: %s: %s",
+				 bpf_program__name(p), strerror(-rc));
+			gt_capture_detach(c); /* all or nothing */
+			return rc;
+		}
+		c->links[c->nlinks++] = l;
+	}
+	c->attached = 1;
+	return 0;
+}
+
+void gt_capture_detach(struct gt_capture *c)
+{
+	while (c->nlinks > 0)
+		bpf_link__destroy(c->links[--c->nlinks]);
+	free(c->links);
+	c->links = NULL;
+	c->attached = 0;
+}
+
+int gt_capture_attached(const struct gt_capture *c)
+{
+	return c->attached;
 }
 
 static void note_fds(struct gt_capture *c)
@@ -201,6 +252,13 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 		return rc;
 	}
 	note_fds(c);
+	if (!o->load_only) {
+		rc = gt_capture_attach(c, err, errlen);
+		if (rc) {
+			gt_capture_close(c);
+			return rc;
+		}
+	}
 	*out = c;
 	return 0;
 }
@@ -209,6 +267,7 @@ void gt_capture_close(struct gt_capture *c)
 {
 	if (!c)
 		return;
+	gt_capture_detach(c);
 	if (c->skel)
 		gotraced_bpf__destroy(c->skel);
 	for (int i = 0; c->rings && i < c->ncpus; i++) {

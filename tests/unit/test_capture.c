@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -720,6 +721,135 @@ static void test_filter_api(void)
 	free(r.v);
 }
 
+/* ---- attaching on demand ---------------------------------------------------- */
+
+/* BPF links this process holds (each attached program is one). */
+static int count_links(void)
+{
+	char path[64], target[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = 0;
+		n += strstr(target, "bpf_link") || strstr(target, "bpf-link");
+	}
+	return n;
+}
+
+/* Events of tgid that c delivers within ms milliseconds. */
+static size_t events_of(struct gt_capture *c, pid_t tgid, int ms)
+{
+	struct recording r = { 0 };
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000;
+	size_t n = 0;
+
+	while (now_ns() < end)
+		gt_capture_poll(c, 10, record_cb, &r);
+	gt_capture_flush(c, record_cb, &r);
+	for (size_t i = 0; i < r.n; i++)
+		n += about_traced(&r.v[i], (uint32_t)tgid);
+	free(r.v);
+	return n;
+}
+
+/* Highest open descriptor of this process. */
+static int highest_fd(void)
+{
+	char path[64];
+	int hi = 2;
+
+	for (int fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (access(path, F_OK) == 0)
+			hi = fd;
+	}
+	return hi;
+}
+
+/* A descriptor limit that leaves room for one link, not all: the attach
+ * fails part way and must undo what it did.  The holes below the highest
+ * descriptor are filled first, so exactly one number is free. */
+static void check_attach_failure(struct gt_capture *c, int links0)
+{
+	int fill[4096], nfill = 0, hi = highest_fd(), rc, fd;
+	struct rlimit old, low;
+	char err[512] = "";
+
+	while (nfill < 4096 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0) {
+		fill[nfill++] = fd;
+		if (fd > hi)
+			break;
+	}
+	if (nfill > 0 && fill[nfill - 1] > hi)
+		close(fill[--nfill]); /* the one free number */
+	GT_REQUIRE(getrlimit(RLIMIT_NOFILE, &old) == 0, "getrlimit: %s", strerror(errno));
+	low = old;
+	low.rlim_cur = (rlim_t)hi + 2;
+	GT_REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0, "setrlimit: %s", strerror(errno));
+	rc = gt_capture_attach(c, err, sizeof(err));
+	setrlimit(RLIMIT_NOFILE, &old);
+	while (nfill > 0)
+		close(fill[--nfill]);
+	GT_CHECK(rc < 0, "attach succeeded with a descriptor limit of %llu",
+		 (unsigned long long)low.rlim_cur);
+	GT_CHECK(strstr(err, "attaching the tracepoints") != NULL, "message: '%s'", err);
+	GT_CHECK(!gt_capture_attached(c), "attached after a failed attach");
+	GT_CHECK(count_links() == links0, "%d links left after a failed attach (%d before)",
+		 count_links(), links0);
+}
+
+/* A load_only capture runs nothing until attached, and nothing once
+ * detached: an idle daemon costs the machine nothing. */
+static void test_attach_on_demand(void)
+{
+	struct gt_capture_opts o = { .ring_bytes_per_cpu = 1 << 20, .load_only = 1 };
+	struct gt_capture *c;
+	int links0 = count_links(), rc;
+	char err[512];
+	size_t n;
+	pid_t p;
+
+	rc = gt_capture_open(&c, &o, err, sizeof(err));
+	GT_REQUIRE(rc == 0, "load-only capture: %s", err);
+	GT_CHECK(!gt_capture_attached(c), "attached at open with load_only");
+	GT_CHECK(count_links() == links0, "%d links after a load-only open (%d before)",
+		 count_links(), links0);
+	p = spawn_busy(NULL);
+	GT_CHECK(gt_capture_trace_tgid(c, p, 0, 1) == 0, "trace");
+	n = events_of(c, p, 200);
+	GT_CHECK(n == 0, "%zu events before attaching", n);
+
+	GT_CHECK(gt_capture_attach(c, err, sizeof(err)) == 0, "attach: %s", err);
+	GT_CHECK(gt_capture_attached(c), "not attached after attach");
+	GT_CHECK(count_links() > links0, "no link after attach");
+	GT_CHECK(gt_capture_attach(c, err, sizeof(err)) == 0, "second attach: %s", err);
+	n = events_of(c, p, 200);
+	GT_CHECK(n > 100, "only %zu events while attached", n);
+
+	gt_capture_detach(c);
+	GT_CHECK(!gt_capture_attached(c), "attached after detach");
+	GT_CHECK(count_links() == links0, "%d links after detach (%d before)", count_links(),
+		 links0);
+	events_of(c, p, 20); /* what was in the rings at the detach */
+	n = events_of(c, p, 200);
+	GT_CHECK(n == 0, "%zu events after detaching", n);
+
+	check_attach_failure(c, links0);
+	GT_CHECK(gt_capture_attach(c, err, sizeof(err)) == 0, "attach after a failure: %s", err);
+	n = events_of(c, p, 200);
+	GT_CHECK(n > 100, "only %zu events when attached again", n);
+	reap(p);
+	gt_capture_close(c);
+	GT_CHECK(count_links() == links0, "%d links after close (%d before)", count_links(),
+		 links0);
+}
+
 /* A ring too small for the load, read late: reservations fail, and every
  * failure is counted on its CPU; everything committed is delivered. */
 static void test_drops(void)
@@ -781,6 +911,7 @@ int main(void)
 	GT_RUN(test_cgroup);
 	GT_RUN(test_filter_api);
 	GT_RUN(test_drops);
+	GT_RUN(test_attach_on_demand);
 	free(fam.r.v);
 	gt_capture_close(cap);
 	return gt_test_done();
