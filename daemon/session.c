@@ -42,6 +42,9 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts)
 		co.stack_map_entries = opts->stack_map_entries;
 		co.verbose = opts->verbose;
 	}
+	/* loaded now, so load and verifier errors show at start; attached
+	 * only while a session records (see session_enter) */
+	co.load_only = 1;
 	err = gt_capture_open(&e->capture, &co, e->err, sizeof(e->err));
 	if (err) {
 		snprintf(open_error, sizeof(open_error), "%s", e->err);
@@ -186,6 +189,35 @@ int gt_engine_poll(struct gt_engine *e, int timeout_ms)
 	return n;
 }
 
+/* An idle engine must cost the machine nothing: the tracepoints run on
+ * every switch, wakeup and syscall of every process, so they are attached
+ * by the first session to start, before it registers its targets and takes
+ * its /proc snapshot (events between the two would be lost otherwise). */
+static int session_enter(struct gt_engine *e, struct gt_session *s)
+{
+	char why[400];
+	int err;
+
+	if (e->nactive == 0) {
+		err = gt_capture_attach(e->capture, why, sizeof(why));
+		if (err) {
+			snprintf(e->err, sizeof(e->err), "%s", why);
+			return err;
+		}
+	}
+	e->active[s->bit] = s;
+	e->nactive++;
+	return 0;
+}
+
+/* ...and detached by the last one to leave, after its events were flushed. */
+static void session_leave(struct gt_engine *e, struct gt_session *s)
+{
+	e->active[s->bit] = NULL;
+	if (--e->nactive == 0)
+		gt_capture_detach(e->capture);
+}
+
 static int free_bit(struct gt_engine *e)
 {
 	for (int i = 0; i < GT_MAX_SESSIONS; i++)
@@ -229,15 +261,15 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	to.go_version = o->go_version ? o->go_version : GT_V1_19;
 	to.session_mask = 1u << bit;
 	err = gt_translator_new(&s->tr, s->writer, &to);
-	if (!err) {
-		e->active[bit] = s;
-		err = gt_session_attach_targets(s, o);
-	}
-	if (!err)
+	if (err)
+		snprintf(e->err, sizeof(e->err), "cannot start the translator: %s", strerror(-err));
+	else if ((err = session_enter(e, s)) == 0 &&
+		 (err = gt_session_attach_targets(s, o)) == 0)
 		err = gt_session_mem_start(s, o); /* --heap, --cpu-profile */
 	if (err) {
-		e->active[bit] = NULL;
 		gt_capture_forget_session(e->capture, bit);
+		if (e->active[bit] == s)
+			session_leave(e, s);
 		if (s->tr)
 			gt_translator_free(s->tr);
 		gt_writer_free(s->writer);
@@ -309,7 +341,7 @@ int gt_session_stop(struct gt_session *s, const char *reason)
 	gt_capture_flush(e->capture, deliver_pending, e);
 	gt_session_mem_stop(s); /* exact final heap values, detach probes */
 	gt_capture_forget_session(e->capture, s->bit);
-	e->active[s->bit] = NULL;
+	session_leave(e, s);
 	now = gt_now_ns();
 	s->ended = 1;
 	s->ended_ns = now;

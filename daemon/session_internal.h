@@ -47,6 +47,7 @@ struct gt_engine {
 	struct gt_symbolizer *sym;
 	struct gt_stack_resolver resolver;
 	struct gt_session *active[GT_MAX_SESSIONS]; /* by session bit */
+	int nactive;                /* sessions in active[]: BPF attached while > 0 */
 	struct gt_tgid_set symbolized; /* processes whose maps are snapshotted */
 	int next_id;
 	uint64_t last_liveness_ns;
