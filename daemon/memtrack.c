@@ -75,18 +75,33 @@ int gt_memtrack_open(struct gt_memtrack **out, struct gt_capture *c, char *err, 
 		return rc;
 	}
 	m->skel->data->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
-	/* exec is rare: its accounting reset stays attached all along */
-	m->exec_link = bpf_program__attach(m->skel->progs.gt_mem_exec);
-	if (!m->exec_link) {
-		rc = -errno;
-		snprintf(err, errlen, "attaching the exec tracepoint of the memory programs: %s",
-			 strerror(-rc));
-		memory_bpf__destroy(m->skel);
-		free(m);
-		return rc;
-	}
 	*out = m;
 	return 0;
+}
+
+/* The exec tracepoint resets a process's accounting when it changes image.
+ * It runs on every exec of the machine, so like everything else it is
+ * attached only while a session uses memtrack: by the first one, before
+ * its processes are looked at, and detached when the last one stops. */
+static int attach_exec(struct gt_memtrack *m, char *err, size_t errlen)
+{
+	int rc;
+
+	if (m->exec_link)
+		return 0;
+	m->exec_link = bpf_program__attach(m->skel->progs.gt_mem_exec);
+	if (m->exec_link)
+		return 0;
+	rc = errno ? -errno : -EINVAL;
+	snprintf(err, errlen, "attaching the exec tracepoint of the memory programs: %s",
+		 strerror(-rc));
+	return rc;
+}
+
+static void detach_exec(struct gt_memtrack *m)
+{
+	bpf_link__destroy(m->exec_link);
+	m->exec_link = NULL;
 }
 
 void gt_memtrack_close(struct gt_memtrack *m)
@@ -97,7 +112,7 @@ void gt_memtrack_close(struct gt_memtrack *m)
 		if (m->s[i].active)
 			gt_memtrack_stop(m, i);
 	bpf_link__destroy(m->rss_link);
-	bpf_link__destroy(m->exec_link);
+	detach_exec(m);
 	gt_cpu_sampler_stop(&m->cpu);
 	memory_bpf__destroy(m->skel);
 	free(m);
@@ -106,6 +121,14 @@ void gt_memtrack_close(struct gt_memtrack *m)
 int gt_memtrack_wanted(enum gt_heap_mode heap, unsigned cpu_hz, unsigned alloc_every)
 {
 	return heap != GT_HEAP_OFF || cpu_hz || alloc_every;
+}
+
+static int any_active(const struct gt_memtrack *m)
+{
+	for (int i = 0; i < GT_MAX_SESSIONS; i++)
+		if (m->s[i].active)
+			return 1;
+	return 0;
 }
 
 static int session_has_mode(const struct gt_mt_session *s, enum gt_heap_mode mode)
@@ -226,6 +249,9 @@ int gt_memtrack_start(struct gt_memtrack *m, const struct gt_memtrack_req *r,
 		snprintf(err, errlen, "memtrack: bad or busy session bit %d", r->bit);
 		return -EINVAL;
 	}
+	rc = attach_exec(m, err, errlen);
+	if (rc)
+		return rc;
 	s = &m->s[r->bit];
 	memset(s, 0, sizeof(*s));
 	s->heap = r->heap;
@@ -234,6 +260,8 @@ int gt_memtrack_start(struct gt_memtrack *m, const struct gt_memtrack_req *r,
 	s->by_cgroup = r->by_cgroup;
 	s->procs = calloc(r->npids > 0 ? r->npids : 1, sizeof(*s->procs));
 	if (!s->procs) {
+		if (!any_active(m))
+			detach_exec(m);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -369,14 +397,6 @@ static void clear_map(int fd, size_t key_size)
 		bpf_map_delete_elem(fd, k);
 }
 
-static int any_active(const struct gt_memtrack *m)
-{
-	for (int i = 0; i < GT_MAX_SESSIONS; i++)
-		if (m->s[i].active)
-			return 1;
-	return 0;
-}
-
 void gt_memtrack_stop(struct gt_memtrack *m, int bit)
 {
 	struct gt_mt_session *s;
@@ -394,6 +414,7 @@ void gt_memtrack_stop(struct gt_memtrack *m, int bit)
 	memset(s, 0, sizeof(*s));
 	apply(m, err, sizeof(err)); /* only detaches: cannot fail */
 	if (!any_active(m)) {
+		detach_exec(m);
 		/* a long-lived daemon: entries of exited threads and of
 		 * processes BPF added by itself (children, cgroup members)
 		 * would otherwise fill the maps over time */

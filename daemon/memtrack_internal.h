@@ -40,7 +40,8 @@ struct gt_memtrack {
 	int ncpus;
 	struct gt_mt_session s[GT_MAX_SESSIONS];
 	struct bpf_link *rss_link;   /* rss_stat, attached while rss_mask != 0 */
-	struct bpf_link *exec_link;  /* sched_process_exec: accounting reset */
+	struct bpf_link *exec_link;  /* sched_process_exec (accounting reset), while
+				      * some session is active */
 	struct gt_cpu_sampler cpu;   /* open while cpu_mask != 0 */
 };
 
