@@ -67,6 +67,9 @@ int gt_capture_trace_cgroup(struct gt_capture *c, uint64_t cgroup_id, int sessio
 int gt_capture_tgid_sessions(struct gt_capture *c, uint32_t tgid, uint32_t *mask);
 /* Clears session_bit from every tgid and cgroup entry (session end). */
 int gt_capture_forget_session(struct gt_capture *c, int session_bit);
+/* Whether the session's blocking switch-outs carry a kernel stack even
+ * inside a syscall (cleared by gt_capture_forget_session). */
+int gt_capture_kernel_stacks(struct gt_capture *c, int session_bit, int on);
 
 /* Called once per event, in non-decreasing hdr.ts order.  `ev` points into
  * the merge buffer (valid only during the call; len is the record length,

@@ -125,10 +125,26 @@ static int forget_in(struct gt_capture *c, int fd, size_t ksz, int bit, int is_c
 	return rc < 0 ? rc : 0;
 }
 
+int gt_capture_kernel_stacks(struct gt_capture *c, int session_bit, int on)
+{
+	uint32_t bit = 1u << session_bit;
+	int rc = check_bit(session_bit);
+
+	if (rc)
+		return rc;
+	if (on)
+		__atomic_or_fetch(&c->skel->bss->kstack_sessions, bit, __ATOMIC_RELAXED);
+	else
+		__atomic_and_fetch(&c->skel->bss->kstack_sessions, ~bit, __ATOMIC_RELAXED);
+	return 0;
+}
+
 int gt_capture_forget_session(struct gt_capture *c, int session_bit)
 {
 	int rc = check_bit(session_bit);
 
+	if (!rc)
+		rc = gt_capture_kernel_stacks(c, session_bit, 0);
 	if (!rc)
 		rc = forget_in(c, c->tgids_fd, sizeof(uint32_t), session_bit, 0);
 	if (!rc)

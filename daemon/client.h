@@ -47,6 +47,7 @@ struct gt_record_request {
 	int heap;                   /* enum gt_heap_mode of session.h */
 	unsigned cpu_profile_hz;
 	unsigned alloc_stack_every;
+	int kernel_stacks;          /* see struct gt_session_opts */
 	const char *label;          /* shown by `status`; NULL = none */
 	int want_progress;          /* daemon sends PROGRESS about every second */
 };

@@ -62,7 +62,8 @@ struct gt_msg_hdr {
 	uint32_t reserved;
 };
 
-#define GT_REC_PROGRESS 0x1u /* flags: send PROGRESS about once a second */
+#define GT_REC_PROGRESS 0x1u      /* flags: send PROGRESS about once a second */
+#define GT_REC_KERNEL_STACKS 0x2u /* kernel stack at every blocking switch-out */
 
 /* RECORD: exactly one of pids (npids > 0) or cgroup (absolute path). */
 struct gt_msg_record {

@@ -24,6 +24,7 @@ struct gt_record_opts {
 	enum gt_heap_mode heap;
 	unsigned cpu_profile_hz;
 	unsigned alloc_stack_every;
+	int kernel_stacks;
 	unsigned ring_bytes;
 	enum gt_record_mode mode;
 	const char *socket;

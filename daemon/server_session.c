@@ -186,6 +186,7 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	o.heap = (enum gt_heap_mode)r->heap;
 	o.cpu_profile_hz = r->cpu_profile_hz;
 	o.alloc_stack_every = r->alloc_stack_every;
+	o.kernel_stacks = !!(r->flags & GT_REC_KERNEL_STACKS);
 	o.owner_uid = c->uid;
 	o.label = ss->label;
 	rc = gt_session_start(sv->engine, &o, &ss->s);

@@ -51,6 +51,8 @@ struct gt_session_opts {
 	enum gt_heap_mode heap;
 	unsigned cpu_profile_hz;       /* 0 = off */
 	unsigned alloc_stack_every;    /* 0 = off; sample every Nth allocation */
+	int kernel_stacks;             /* kernel stack at every blocking switch-out
+					* (default: only blocks outside a syscall) */
 	uid_t owner_uid;               /* who asked (for status) */
 	const char *label;             /* free text shown by status */
 };

@@ -155,6 +155,7 @@ int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts
 	struct snapshot snap = {0};
 	int err;
 
+	gt_capture_kernel_stacks(s->engine->capture, s->bit, o->kernel_stacks);
 	if (o->cgroup_path && *o->cgroup_path)
 		err = attach_cgroup(s, o->cgroup_path, &snap);
 	else

@@ -182,14 +182,20 @@ gt_stop_record() {
 # gt_viewer_pages FILE: serves FILE with `go tool trace` and saves
 # /jsontrace and /goroutines to FILE.jsontrace and FILE.goroutines.html.
 gt_viewer_pages() {
-	local file=$1 port pid i rc=1
-	port=$(( (RANDOM % 20000) + 30000 ))
-	BROWSER=true go tool trace -http="127.0.0.1:$port" "$file" >"$file.viewer.log" 2>&1 &
-	pid=$!
-	for i in $(seq 1 600); do
-		curl -s -o /dev/null "http://127.0.0.1:$port/" && { rc=0; break; }
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
+	local file=$1 port pid i try rc=1
+	# a random port may be taken (another test's viewer): try another
+	for try in 1 2 3 4 5; do
+		port=$(( (RANDOM % 20000) + 30000 ))
+		BROWSER=true go tool trace -http="127.0.0.1:$port" "$file" >"$file.viewer.log" 2>&1 &
+		pid=$!
+		for i in $(seq 1 600); do
+			curl -s -o /dev/null "http://127.0.0.1:$port/" && { rc=0; break; }
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		[ $rc = 0 ] && break
+		wait "$pid" 2>/dev/null
+		grep -q 'address already in use' "$file.viewer.log" || break
 	done
 	if [ $rc = 0 ]; then
 		curl -s --max-time 120 -o "$file.jsontrace" "http://127.0.0.1:$port/jsontrace" || rc=1

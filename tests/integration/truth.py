@@ -20,6 +20,7 @@ shows.  Each subcommand prints one line per check and exits 1 on a mismatch
   tids INSPECT TID...               goroutines with these tids exist
   field INSPECT KEY                 prints a top-level field (e.g. valid)
   frames JSONTRACE FUNC...          viewer stack frames name these functions
+  noframes JSONTRACE FUNC...        viewer stack frames name none of these
   groups GOROUTINES_HTML NAME...    the Goroutines page lists these names
   group_sizes GOROUTINES_HTML NAME=N...
                                     the Goroutines page's group NAME has
@@ -172,9 +173,14 @@ def main(argv):
     if cmd == "field":
         print(load(args[0]).get(args[1]))
         return 0
-    if cmd == "frames":
+    if cmd in ("frames", "noframes"):
         frames = load(args[0]).get("stackFrames", {})
         fns = {str(f.get("name", "")).rsplit(":", 1)[0] for f in frames.values()}
+        if cmd == "noframes":
+            there = [fn for fn in args[1:] if fn in fns]
+            if there:
+                print(f"  functions that should not be in the viewer's stacks: {there}")
+            return 1 if there else 0
         missing = [fn for fn in args[1:] if fn not in fns]
         if missing:
             print(f"  functions missing from the viewer's stacks: {missing}; "

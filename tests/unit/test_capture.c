@@ -240,6 +240,8 @@ static int run_family(struct family *f, char *why, size_t wl)
 	close(out[1]);
 	close(in[0]);
 	rc = gt_capture_trace_tgid(cap, f->pid, 0, 1);
+	if (!rc)
+		rc = gt_capture_kernel_stacks(cap, 0, 1); /* checked below */
 	if (rc) {
 		snprintf(why, wl, "gt_capture_trace_tgid: %s", strerror(-rc));
 		close(go[1]);
@@ -295,6 +297,7 @@ static int run_family(struct family *f, char *why, size_t wl)
 	f->grandchild_left = f->grandchild > 0 &&
 			     gt_capture_tgid_sessions(cap, f->grandchild, &mask) == 0;
 	gt_capture_trace_tgid(cap, f->pid, 0, 0);
+	gt_capture_kernel_stacks(cap, 0, 0);
 	reap(f->busy);
 	return 0;
 }
@@ -376,12 +379,14 @@ static int is_player(const struct tid_counts *t, int n, uint32_t tid)
 	return 0;
 }
 
-/* A player blocking in read is switched out with a kernel stack (pipe
- * read) and a user stack; the peer that wakes it is traced, so the wakeup
- * carries the waker's user stack. */
+/* A player blocking in read is switched out in syscall read (from its
+ * registers), with a kernel stack (pipe read; asked for with
+ * gt_capture_kernel_stacks, as it is inside a syscall) and a user stack;
+ * the peer that wakes it is traced, so the wakeup carries the waker's user
+ * stack. */
 static void check_block_stacks(const struct tid_counts *t, int n)
 {
-	unsigned blocked = 0, kstacks = 0, ustacks = 0, wakeups = 0, wstacks = 0;
+	unsigned blocked = 0, kstacks = 0, ustacks = 0, wakeups = 0, wstacks = 0, in_read = 0;
 	uint64_t ips[GT_STACK_DEPTH];
 
 	for (size_t i = 0; i < fam.r.n; i++) {
@@ -393,6 +398,7 @@ static void check_block_stacks(const struct tid_counts *t, int n)
 				gt_capture_stack(cap, e->ev.sw.prev_kstack, ips, GT_STACK_DEPTH) : 0;
 
 			blocked++;
+			in_read += e->ev.sw.prev_sysnr == SYS_read;
 			kstacks += k > 0 && ips[0] >= 0xffff800000000000ull;
 			ustacks += e->ev.sw.prev_ustack >= 0 && (e->ev.sw.prev_sessions & 1);
 		}
@@ -404,6 +410,9 @@ static void check_block_stacks(const struct tid_counts *t, int n)
 	}
 	GT_CHECK(blocked >= 2 * ROUNDS, "%u blocking switch-outs of the players, expected >= %d",
 		 blocked, 2 * ROUNDS);
+	/* each of the ROUNDS messages each way is waited for in read */
+	GT_CHECK(in_read >= 2 * ROUNDS, "%u of %u blocking switch-outs say syscall read, expected >= %d",
+		 in_read, blocked, 2 * ROUNDS);
 	/* a stack can be lost to a hash collision in the stack map: allow 5% */
 	GT_CHECK(kstacks * 20 >= blocked * 19, "%u of %u blocking switch-outs have a kernel stack",
 		 kstacks, blocked);

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# record_kstacks.sh: why a thread blocked, as the real kernel reports it.
+# The syscall a thread sleeps in is read from its saved registers at the
+# switch itself, and the kernel stack is taken only where no syscall
+# explains the block (or everywhere with --kernel-stacks):
+#  - page faults: a thread touching pages of a file dropped from the page
+#    cache blocks in major faults, outside any syscall: GoBlock, about as
+#    many as the faults getrusage counts (readahead is off; a fault may wait
+#    twice, on the read and on the page lock), none counted as a syscall,
+#    with the kernel's fault path and the workload's own function in the
+#    stacks;
+#  - a blocking pipe read is a syscall block whose stack (glibc's read;
+#    its caller is lost to the frame-pointer walk) has no kernel frames by
+#    default, and the kernel's read path (vfs_read) with --kernel-stacks.
+# Each workload is recorded with -p while it lives (the --wait protocol),
+# so its maps can be read for the symbols.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+gt_require_bpf kstacks_pagefault kstacks_default kstacks_all
+
+# record_wl NAME TAG [RECORD FLAGS] -- CMD...: records CMD's measured work;
+# leaves a valid $GT_TMP/TAG.trace (+ .json, .jsontrace) or fails NAME.
+record_wl() {
+	local name=$1 tag=$2 flags=()
+	shift 2
+	while [ "$1" != -- ]; do flags+=("$1"); shift; done
+	shift
+	gt_start_workload "$tag" "$@"
+	if ! gt_wait_line "$tag" '^ready' 30; then
+		fail "$name" "workload $1 did not start: $(head -3 "$GT_TMP/$tag.err")"
+		return 1
+	fi
+	if ! gt_record_bg "$tag" "${flags[@]}" -p "$WL_PID" -o "$GT_TMP/$tag.trace"; then
+		fail "$name" "gotracectl record exited at start: $(head -5 "$GT_TMP/$tag.rec.err")"
+		return 1
+	fi
+	gt_go "$tag"
+	gt_wait_line "$tag" '^done' 60 || fail "$name" "workload did not finish its work in 60 s"
+	gt_stop_record INT
+	gt_leave "$tag"
+	wait "$WL_PID"
+	gt_valid "$name" "$GT_TMP/$tag.trace" || return 1
+	if ! gt_viewer_pages "$GT_TMP/$tag.trace"; then
+		fail "$name" "could not fetch the viewer's pages: $(tail -3 "$GT_TMP/$tag.trace.viewer.log")"
+		return 1
+	fi
+}
+
+# The page-fault file must be on a disk: tmpfs pages never need a read.
+dir=$GT_BUILD
+if [ "$(stat -f -c %T "$dir")" = tmpfs ]; then
+	fail kstacks_pagefault "$dir is tmpfs: the page-fault workload needs a disk-backed directory"
+elif record_wl kstacks_pagefault pf -- "$WL/pagefault" --wait 64 "$dir"; then
+	f=$GT_TMP/pf.trace
+	faults=$(sed -n 's/^faults \([0-9]*\) .*/\1/p' "$GT_TMP/pf.out")
+	if [ -z "$faults" ] || [ "$faults" -lt 32 ]; then
+		fail kstacks_pagefault "the workload saw ${faults:-no} major faults of 64 (is $dir cached?)"
+	elif gt_truth kstacks_pagefault blocks "$f.json" faulter block $((faults / 2)) $((faults * 2 + 2)) &&
+		gt_truth kstacks_pagefault blocks "$f.json" faulter syscall 0 0 &&
+		gt_truth kstacks_pagefault frames "$f.jsontrace" touch_pages handle_mm_fault; then
+		ok kstacks_pagefault
+	fi
+fi
+
+# blockread: the reader blocks 100 times in read() on a pipe.
+for mode in default all; do
+	flag=()
+	[ $mode = all ] && flag=(--kernel-stacks)
+	record_wl kstacks_$mode br_$mode "${flag[@]}" -- "$WL/blockread" --wait 100 1000 || continue
+	f=$GT_TMP/br_$mode.trace
+	gt_truth kstacks_$mode blocks "$f.json" reader syscall 50 102 || continue
+	if [ $mode = all ]; then
+		gt_truth kstacks_$mode frames "$f.jsontrace" read vfs_read || continue
+	else
+		gt_truth kstacks_$mode frames "$f.jsontrace" read || continue
+		gt_truth kstacks_$mode noframes "$f.jsontrace" vfs_read || continue
+	fi
+	ok kstacks_$mode
+done
+gt_finish
