@@ -191,11 +191,17 @@ int BPF_PROG(gt_sched_process_exit, struct task_struct *p)
 	return 0;
 }
 
+/* Sessions that record every syscall entry (GoSysCall); the others see
+ * only the syscalls that block, from the switch.  Set by user space, which
+ * also keeps this program detached while no session wants entries: it runs
+ * at every syscall of the machine. */
+volatile __u32 syscall_sessions = 0xffffffff;
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(gt_sys_enter, struct pt_regs *regs, long id)
 {
 	struct task_struct *cur = current_task();
-	__u32 m = task_mask(cur);
+	__u32 m = task_mask(cur) & syscall_sessions;
 	struct gt_kev_sys_enter *e;
 
 	if (!m)

@@ -47,6 +47,11 @@ int gt_capture_attach(struct gt_capture *c, char *err, size_t errlen);
 /* Destroys the links (the programs and maps stay loaded). */
 void gt_capture_detach(struct gt_capture *c);
 int gt_capture_attached(const struct gt_capture *c);
+/* The sessions (bit mask) that record every syscall entry; the others get
+ * GoSysCall only for syscalls that block.  With none, the sys_enter
+ * program is detached: it would run at every syscall of the machine.
+ * Default all. */
+int gt_capture_syscall_entries(struct gt_capture *c, uint32_t sessions, char *err, size_t errlen);
 
 /* An epoll descriptor that becomes readable when some ring has data. */
 int gt_capture_fd(struct gt_capture *c);

@@ -52,6 +52,7 @@ struct gt_capture {
 	struct gotraced_bpf *skel;
 	struct bpf_link **links;   /* while attached: one per attached program */
 	int nlinks;
+	struct bpf_link *sys_link; /* sys_enter's, while attached and wanted */
 	int attached;
 	int ncpus;
 	int epfd;

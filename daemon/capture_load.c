@@ -152,6 +152,34 @@ static int attaches_itself(const struct bpf_program *p)
 	return bpf_program__autoload(p) && bpf_program__autoattach(p) && bpf_program__fd(p) >= 0;
 }
 
+/* sys_enter runs at every syscall of the machine: it has a link of its
+ * own, there only while attached and some session wants syscall entries. */
+static int sync_sys_link(struct gt_capture *c, char *err, size_t errlen)
+{
+	int want = c->attached && c->skel->data->syscall_sessions;
+
+	if (!want && c->sys_link) {
+		bpf_link__destroy(c->sys_link);
+		c->sys_link = NULL;
+	}
+	if (want && !c->sys_link) {
+		c->sys_link = bpf_program__attach(c->skel->progs.gt_sys_enter);
+		if (!c->sys_link) {
+			int rc = errno ? -errno : -EINVAL;
+
+			snprintf(err, errlen, "attaching the tracepoints: gt_sys_enter: %s", strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int gt_capture_syscall_entries(struct gt_capture *c, uint32_t sessions, char *err, size_t errlen)
+{
+	__atomic_store_n(&c->skel->data->syscall_sessions, sessions, __ATOMIC_RELAXED);
+	return sync_sys_link(c, err, errlen);
+}
+
 /* No fixed list of names: whatever bpf/gotraced.bpf.c defines today. */
 int gt_capture_attach(struct gt_capture *c, char *err, size_t errlen)
 {
@@ -170,7 +198,7 @@ int gt_capture_attach(struct gt_capture *c, char *err, size_t errlen)
 	bpf_object__for_each_program(p, c->skel->obj) {
 		struct bpf_link *l;
 
-		if (!attaches_itself(p))
+		if (!attaches_itself(p) || p == c->skel->progs.gt_sys_enter)
 			continue;
 		l = bpf_program__attach(p);
 		if (!l) {
@@ -184,7 +212,10 @@ int gt_capture_attach(struct gt_capture *c, char *err, size_t errlen)
 		c->links[c->nlinks++] = l;
 	}
 	c->attached = 1;
-	return 0;
+	int rc = sync_sys_link(c, err, errlen);
+	if (rc)
+		gt_capture_detach(c);
+	return rc;
 }
 
 void gt_capture_detach(struct gt_capture *c)
@@ -194,6 +225,7 @@ void gt_capture_detach(struct gt_capture *c)
 	free(c->links);
 	c->links = NULL;
 	c->attached = 0;
+	sync_sys_link(c, NULL, 0);
 }
 
 int gt_capture_attached(const struct gt_capture *c)

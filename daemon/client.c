@@ -179,7 +179,8 @@ static int fill_record(struct gt_msg_record *m, const struct gt_record_request *
 	}
 	memset(m, 0, sizeof(*m));
 	m->flags = (req->want_progress ? GT_REC_PROGRESS : 0) |
-		   (req->kernel_stacks ? GT_REC_KERNEL_STACKS : 0);
+		   (req->kernel_stacks ? GT_REC_KERNEL_STACKS : 0) |
+		   (req->blocking_syscalls_only ? GT_REC_BLOCKING_SYSCALLS : 0);
 	m->duration_ns = req->duration_ns;
 	m->go_version = (uint32_t)req->go_version;
 	m->heap = (uint32_t)req->heap;

@@ -48,6 +48,7 @@ struct gt_record_request {
 	unsigned cpu_profile_hz;
 	unsigned alloc_stack_every;
 	int kernel_stacks;          /* see struct gt_session_opts */
+	int blocking_syscalls_only; /* see struct gt_session_opts */
 	const char *label;          /* shown by `status`; NULL = none */
 	int want_progress;          /* daemon sends PROGRESS about every second */
 };

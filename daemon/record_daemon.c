@@ -33,6 +33,7 @@ static int send_request(struct gt_record_run *r, int sock)
 	req.cpu_profile_hz = o->cpu_profile_hz;
 	req.alloc_stack_every = o->alloc_stack_every;
 	req.kernel_stacks = o->kernel_stacks;
+	req.blocking_syscalls_only = o->blocking_syscalls_only;
 	req.want_progress = 1;
 	return gt_client_record(sock, &req, r->out.fd, &id, r->why, sizeof(r->why));
 }

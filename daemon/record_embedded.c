@@ -34,6 +34,7 @@ static int start_session(struct gt_record_run *r, struct gt_engine *e, struct gt
 	so.cpu_profile_hz = o->cpu_profile_hz;
 	so.alloc_stack_every = o->alloc_stack_every;
 	so.kernel_stacks = o->kernel_stacks;
+	so.blocking_syscalls_only = o->blocking_syscalls_only;
 	so.owner_uid = getuid();
 	err = gt_session_start(e, &so, s);
 	if (err)

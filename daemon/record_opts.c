@@ -32,6 +32,9 @@ static const char usage_text[] =
 "  -d, --duration D       stop after D (750ms, 10s, 2m, 1h); default: until\n"
 "                         Ctrl-C, SIGTERM, or every target exited\n"
 "      --go-version V     trace format 1.11, 1.19 (default) or 1.21\n"
+"      --syscalls MODE    all (default): GoSysCall at every syscall entry;\n"
+"                         blocking: only syscalls that block, and no BPF\n"
+"                         program at every syscall of the machine\n"
 "      --kernel-stacks    the kernel stack at every blocking switch-out (by\n"
 "                         default only where no syscall explains the block:\n"
 "                         page faults, I/O waits); about 1 us per switch\n"
@@ -91,7 +94,7 @@ static int parse_heap(const char *s, enum gt_heap_mode *h)
 }
 
 enum { O_CGROUP = 256, O_CONTAINER, O_GOVER, O_HEAP, O_CPU, O_ALLOC, O_STANDALONE,
-       O_DAEMON, O_SOCKET, O_RING, O_KSTACKS };
+       O_DAEMON, O_SOCKET, O_RING, O_KSTACKS, O_SYSCALLS };
 
 static const struct option longopts[] = {
 	{"pid", required_argument, NULL, 'p'},
@@ -108,6 +111,7 @@ static const struct option longopts[] = {
 	{"socket", required_argument, NULL, O_SOCKET},
 	{"ring-size", required_argument, NULL, O_RING},
 	{"kernel-stacks", no_argument, NULL, O_KSTACKS},
+	{"syscalls", required_argument, NULL, O_SYSCALLS},
 	{"quiet", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
@@ -147,6 +151,11 @@ static int parse_one(int c, struct gt_record_opts *o)
 	case O_RING:
 		return parse_uint(optarg, 4096, 1u << 30, &o->ring_bytes) ? bad("bad --ring-size (4096 to 1 GiB)", optarg) : 0;
 	case O_KSTACKS: o->kernel_stacks = 1; return 0;
+	case O_SYSCALLS:
+		if (strcmp(optarg, "all") && strcmp(optarg, "blocking"))
+			return bad("bad --syscalls (want all or blocking)", optarg);
+		o->blocking_syscalls_only = !strcmp(optarg, "blocking");
+		return 0;
 	case 'q': o->quiet = 1; return 0;
 	case 'v': o->verbose = 1; return 0;
 	case 'h': printf(usage_text, DEFAULT_CPU_HZ); return 1;

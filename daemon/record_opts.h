@@ -25,6 +25,7 @@ struct gt_record_opts {
 	unsigned cpu_profile_hz;
 	unsigned alloc_stack_every;
 	int kernel_stacks;
+	int blocking_syscalls_only;
 	unsigned ring_bytes;
 	enum gt_record_mode mode;
 	const char *socket;

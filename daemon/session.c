@@ -195,6 +195,7 @@ int gt_engine_poll(struct gt_engine *e, int timeout_ms)
  * its /proc snapshot (events between the two would be lost otherwise). */
 static int session_enter(struct gt_engine *e, struct gt_session *s)
 {
+	uint32_t sys = e->syscall_sessions | (s->syscall_entries ? 1u << s->bit : 0);
 	char why[400];
 	int err;
 
@@ -205,15 +206,26 @@ static int session_enter(struct gt_engine *e, struct gt_session *s)
 			return err;
 		}
 	}
+	err = gt_capture_syscall_entries(e->capture, sys, why, sizeof(why));
+	if (err) {
+		snprintf(e->err, sizeof(e->err), "%s", why);
+		if (e->nactive == 0)
+			gt_capture_detach(e->capture);
+		return err;
+	}
+	e->syscall_sessions = sys;
 	e->active[s->bit] = s;
 	e->nactive++;
 	return 0;
 }
 
-/* ...and detached by the last one to leave, after its events were flushed. */
+/* ...and detached by the last one to leave, after its events were flushed
+ * (the syscall entry program by the last one that wanted entries). */
 static void session_leave(struct gt_engine *e, struct gt_session *s)
 {
 	e->active[s->bit] = NULL;
+	e->syscall_sessions &= ~(1u << s->bit);
+	gt_capture_syscall_entries(e->capture, e->syscall_sessions, NULL, 0);
 	if (--e->nactive == 0)
 		gt_capture_detach(e->capture);
 }
@@ -247,6 +259,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	s->id = e->next_id++;
 	s->duration_ns = o->duration_ns;
 	s->owner_uid = o->owner_uid;
+	s->syscall_entries = !o->blocking_syscalls_only;
 	s->out_fd = o->out_fd;
 	err = gt_writer_open(&s->writer, o->out_fd, o->go_version ? o->go_version : GT_V1_19, 1000000000ull);
 	if (err) {

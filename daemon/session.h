@@ -53,6 +53,8 @@ struct gt_session_opts {
 	unsigned alloc_stack_every;    /* 0 = off; sample every Nth allocation */
 	int kernel_stacks;             /* kernel stack at every blocking switch-out
 					* (default: only blocks outside a syscall) */
+	int blocking_syscalls_only;    /* GoSysCall only for syscalls that block
+					* (default: at every syscall entry) */
 	uid_t owner_uid;               /* who asked (for status) */
 	const char *label;             /* free text shown by status */
 };

@@ -40,6 +40,7 @@ struct gt_session {
 	char end_reason[128];
 	uid_t owner_uid;
 	int mem_active;             /* memtrack attached for this session */
+	int syscall_entries;        /* GoSysCall at every syscall entry */
 };
 
 struct gt_engine {
@@ -48,6 +49,7 @@ struct gt_engine {
 	struct gt_stack_resolver resolver;
 	struct gt_session *active[GT_MAX_SESSIONS]; /* by session bit */
 	int nactive;                /* sessions in active[]: BPF attached while > 0 */
+	uint32_t syscall_sessions;  /* active sessions that want syscall entries */
 	struct gt_tgid_set symbolized; /* processes whose maps are snapshotted */
 	int next_id;
 	uint64_t last_liveness_ns;

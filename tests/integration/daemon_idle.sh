@@ -4,8 +4,9 @@
 # while no session records: no BPF link in the daemon, and its sched_switch
 # program never runs.  A session attaches them, before it takes its
 # snapshot; the last session to end detaches them; overlapping sessions
-# keep them until the second one ends.  A failed attach fails only that
-# session, leaves no link, and the next session works.
+# keep them until the second one ends; the syscall-entry program only while
+# a session wants entries.  A failed attach fails only that session, leaves
+# no link, and the next session works.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
@@ -186,6 +187,39 @@ else
 	fail daemon_idle_overlap "second record failed: $(cat "$GT_TMP/second.out")"
 fi
 expect_idle daemon_idle_after_overlap
+
+# --- syscall entries: the sys_enter program only while a session wants them ------
+# (it runs at every syscall of the machine; --syscalls=blocking does without)
+has_link() { daemon_links | grep -qx "$1"; }
+syscalls_in() { "$GTCTL" inspect "$1" | awk '$1 == "GoSysCall" { n = $2 } END { print n + 0 }'; }
+record quiet -p "$TARGET" -d 6s --syscalls=blocking
+QUIET=$REC
+if ! wait_sessions 1; then
+	fail daemon_idle_syscalls "the --syscalls=blocking session never showed up: $(cat "$GT_TMP/quiet.out")"
+elif has_link gt_sys_enter || ! has_link gt_sched_switch; then
+	fail daemon_idle_syscalls "with --syscalls=blocking only, links are: $(daemon_links | tr '\n' ' ')"
+else
+	record full -p "$TARGET" -d 2s
+	FULL=$REC
+	wait_sessions 2 || fail daemon_idle_syscalls "status never showed 2 sessions"
+	has_link gt_sys_enter || fail daemon_idle_syscalls "a default session started, but no gt_sys_enter link"
+	wait "$FULL" || fail daemon_idle_syscalls "default record failed: $(cat "$GT_TMP/full.out")"
+	wait_sessions 1
+	for _ in $(seq 1 30); do has_link gt_sys_enter || break; sleep 0.1; done
+	has_link gt_sys_enter && fail daemon_idle_syscalls "gt_sys_enter still attached after the default session ended"
+	if wait "$QUIET" && gt_valid daemon_idle_syscalls "$GT_TMP/quiet.trace" &&
+		gt_valid daemon_idle_syscalls "$GT_TMP/full.trace"; then
+		# the sleeper's syscalls are nanosleeps: entries in the default
+		# trace; none with blocking only (a sleep is GoSleep, no syscall)
+		q=$(syscalls_in "$GT_TMP/quiet.trace") f=$(syscalls_in "$GT_TMP/full.trace")
+		if [ "$q" != 0 ] || [ "$f" -lt 50 ]; then
+			fail daemon_idle_syscalls "GoSysCall: $q with --syscalls=blocking (want 0), $f by default (want >= 50)"
+		else
+			ok daemon_idle_syscalls
+		fi
+	fi
+fi
+expect_idle daemon_idle_after_syscalls
 
 # --- a failed attach fails that session only, and leaves no link -------------------
 # A descriptor limit on the daemon (prlimit) with 1, 2, ... numbers free:
