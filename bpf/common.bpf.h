@@ -69,6 +69,18 @@ struct {
 	__uint(value_size, GT_STACK_DEPTH * sizeof(__u64));
 } stacks SEC(".maps");
 
+/* Where a stack goes when its bucket in `stacks` is taken by another one:
+ * a stack-trace map has one stack per hash bucket, so without this a hot
+ * stack that collides with one stored earlier would be lost for the whole
+ * recording.  Another bucket count, so another bucket.  Sized by user
+ * space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 4096);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, GT_STACK_DEPTH * sizeof(__u64));
+} stacks_spill SEC(".maps");
+
 /* User stack ids by the key of gt_ustack_key(): a thread that enters the
  * same syscall from the same place again (a loop) reuses the id instead of
  * walking its stack again.  Emptied with `stacks` (ids are only valid
@@ -156,16 +168,15 @@ static __always_inline void *reserve(__u32 size)
 
 /* Commits a record.  User space is woken only once wakeup_bytes are
  * waiting (it also polls on a short tick while tracing): one wakeup per
- * event would cost the consumer more than the event itself. */
+ * event would cost the consumer more than the event itself.  Records are
+ * counted where they are read, not here: in a VM without PCID every page
+ * an event touches costs a TLB miss after each kernel entry. */
 static __always_inline void submit(void *e)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
-	struct gt_bpf_stats *st = my_stats();
 	void *ring = bpf_map_lookup_elem(&rings, &cpu);
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
-	if (st)
-		__sync_fetch_and_add(&st->events, 1); /* programs nest (irq) */
 	if (ring && bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(e, flags);
@@ -190,6 +201,11 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 	long id = bpf_get_stackid(ctx, &stacks, flags);
 	struct gt_bpf_stats *st;
 
+	if (id == -17 /* EEXIST: the bucket holds another stack */) {
+		id = bpf_get_stackid(ctx, &stacks_spill, flags);
+		if (id >= 0)
+			id |= GT_STACK_SPILL;
+	}
 	if (id < 0) {
 		st = my_stats();
 		if (st)

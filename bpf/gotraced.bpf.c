@@ -66,8 +66,10 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 			e->prev_kstack = stack_id(ctx, 0);
 	}
 	e->flags = preempt ? GT_SWITCH_PREEMPT : 0;
-	BPF_CORE_READ_STR_INTO(&e->prev_comm, prev, comm);
-	BPF_CORE_READ_STR_INTO(&e->next_comm, next, comm);
+	/* plain loads from the BTF pointers (the scheduler just touched both
+	 * tasks): a probe-read helper call each would cost more than the rest */
+	__builtin_memcpy(e->prev_comm, prev->comm, GT_COMM_LEN);
+	__builtin_memcpy(e->next_comm, next->comm, GT_COMM_LEN);
 	submit(e);
 	/* The last switch-out of the last thread of a process: the tgid can
 	 * never run again, drop it so a reused pid is not traced by mistake. */

@@ -13,10 +13,13 @@
 #ifndef GOTRACED_BPF_ABI_H
 #define GOTRACED_BPF_ABI_H
 
-#define GT_KEV_ABI_VERSION 2
+#define GT_KEV_ABI_VERSION 3
 #define GT_COMM_LEN 16
 #define GT_MAX_SESSIONS 32
 #define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
+/* A stack id with this bit is in the spill map (see stack_id() in
+ * bpf/common.bpf.h), the rest of it the id there. */
+#define GT_STACK_SPILL 0x40000000
 
 /* User space takes the fixed-width types from the kernel's UAPI header, the
  * same one libbpf's headers include, so any include order works. */
@@ -156,7 +159,6 @@ struct gt_kev_alloc_sample {
 struct gt_bpf_stats {
 	__u64 drops;          /* ring-buffer reservations that failed */
 	__u64 stack_errors;   /* bpf_get_stackid() failures (map full, no stack) */
-	__u64 events;         /* records submitted */
 };
 
 #ifndef __VMLINUX_H__

@@ -102,7 +102,7 @@ int gt_capture_clear_stacks(struct gt_capture *c);
  * with bpf_map__reuse_fd() before its load (bpf/common.bpf.h declares
  * them for both objects).  Owned by the capture: do not close them. */
 struct gt_capture_maps {
-	int tgids, cgroups, rings, stacks, stats;
+	int tgids, cgroups, rings, stacks, stacks_spill, stats;
 	int ustack_ids, filter;  /* filter: the maybe_tgid section (bpf/common.bpf.h) */
 	uint64_t wakeup_bytes;   /* the rings' wakeup threshold, to set before load */
 };
@@ -114,7 +114,6 @@ struct gt_capture_stats {
 	uint64_t stack_errors;    /* bpf_get_stackid failures (map full, no user stack) */
 	uint64_t out_of_order;    /* events that arrived older than one already delivered */
 	uint64_t max_buffered;    /* peak events held in the merge buffer */
-	uint64_t kernel_events;   /* records committed by BPF, all CPUs */
 	uint64_t bad_records;     /* records of an impossible length (skipped) */
 };
 void gt_capture_stats(struct gt_capture *c, struct gt_capture_stats *st);

@@ -59,7 +59,7 @@ struct gt_capture {
 	struct gt_ring *rings;
 	struct gt_merge m;
 	uint64_t lag_ns;
-	int tgids_fd, cgroups_fd, stacks_fd, stats_fd;
+	int tgids_fd, cgroups_fd, stacks_fd, stats_fd, spill_fd;
 	struct gt_capture_stats st;
 	uint64_t bad_records;      /* records with an impossible length */
 };

@@ -111,6 +111,13 @@ static int setup_rings(struct gt_capture *c, unsigned size, int *fds, char *err,
 	return 0;
 }
 
+/* The spill map takes the stacks whose bucket in the main one is taken:
+ * a quarter of its size, and some room even for a tiny main map. */
+static unsigned spill_entries(unsigned stack_entries)
+{
+	return stack_entries / 4 > 64 ? stack_entries / 4 : 64;
+}
+
 static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int *fds,
 		     char *err, size_t errlen)
 {
@@ -124,6 +131,8 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 	}
 	bpf_map__set_max_entries(c->skel->maps.stacks,
 				 o->stack_map_entries ? o->stack_map_entries : DEFAULT_STACK_ENTRIES);
+	bpf_map__set_max_entries(c->skel->maps.stacks_spill,
+				 spill_entries(o->stack_map_entries ? o->stack_map_entries : DEFAULT_STACK_ENTRIES));
 	bpf_map__set_max_entries(c->skel->maps.ustack_ids,
 				 o->stack_map_entries ? o->stack_map_entries : DEFAULT_STACK_ENTRIES);
 	bpf_map__set_max_entries(c->skel->maps.rings, c->ncpus);
@@ -238,6 +247,7 @@ static void note_fds(struct gt_capture *c)
 	c->tgids_fd = bpf_map__fd(c->skel->maps.tgids);
 	c->cgroups_fd = bpf_map__fd(c->skel->maps.cgroups);
 	c->stacks_fd = bpf_map__fd(c->skel->maps.stacks);
+	c->spill_fd = bpf_map__fd(c->skel->maps.stacks_spill);
 	c->stats_fd = bpf_map__fd(c->skel->maps.stats);
 }
 
@@ -326,6 +336,7 @@ void gt_capture_shared_maps(struct gt_capture *c, struct gt_capture_maps *m)
 	m->cgroups = c->cgroups_fd;
 	m->rings = bpf_map__fd(c->skel->maps.rings);
 	m->stacks = c->stacks_fd;
+	m->stacks_spill = c->spill_fd;
 	m->stats = c->stats_fd;
 	m->ustack_ids = bpf_map__fd(c->skel->maps.ustack_ids);
 	m->filter = bpf_map__fd(c->skel->maps.data_filter);

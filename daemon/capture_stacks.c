@@ -11,12 +11,13 @@
 int gt_capture_stack(struct gt_capture *c, int32_t stack_id, uint64_t *ips, int max)
 {
 	uint64_t frames[GT_STACK_DEPTH];
-	uint32_t key = (uint32_t)stack_id;
+	uint32_t key = (uint32_t)stack_id & ~(uint32_t)GT_STACK_SPILL;
+	int fd = stack_id & GT_STACK_SPILL ? c->spill_fd : c->stacks_fd;
 	int n = 0;
 
 	if (stack_id < 0 || max < 0)
 		return -EINVAL;
-	if (bpf_map_lookup_elem(c->stacks_fd, &key, frames))
+	if (bpf_map_lookup_elem(fd, &key, frames))
 		return -errno;
 	/* unused trailing frames are zero */
 	while (n < GT_STACK_DEPTH && frames[n])
@@ -46,6 +47,8 @@ int gt_capture_clear_stacks(struct gt_capture *c)
 	/* the cache of user stack ids first: its ids die with the stacks */
 	int rc = empty_map(bpf_map__fd(c->skel->maps.ustack_ids));
 
+	if (!rc)
+		rc = empty_map(c->spill_fd);
 	return rc ? rc : empty_map(c->stacks_fd);
 }
 
@@ -67,7 +70,6 @@ static int read_bpf_stats(struct gt_capture *c, int cpu, struct gt_bpf_stats *ou
 			continue;
 		out->drops += v[i].drops;
 		out->stack_errors += v[i].stack_errors;
-		out->events += v[i].events;
 	}
 	free(v);
 	return 0;
@@ -81,7 +83,6 @@ void gt_capture_stats(struct gt_capture *c, struct gt_capture_stats *st)
 	if (read_bpf_stats(c, -1, &b) == 0) {
 		st->drops = b.drops;
 		st->stack_errors = b.stack_errors;
-		st->kernel_events = b.events;
 	}
 	st->bad_records = c->bad_records;
 }

@@ -36,6 +36,7 @@ static int share_maps(struct memory_bpf *skel, struct gt_capture *c, char *err, 
 	    (rc = reuse(skel->maps.cgroups, cm.cgroups, "cgroups", err, errlen)) ||
 	    (rc = reuse(skel->maps.rings, cm.rings, "rings", err, errlen)) ||
 	    (rc = reuse(skel->maps.stacks, cm.stacks, "stacks", err, errlen)) ||
+	    (rc = reuse(skel->maps.stacks_spill, cm.stacks_spill, "stacks_spill", err, errlen)) ||
 	    (rc = reuse(skel->maps.stats, cm.stats, "stats", err, errlen)) ||
 	    (rc = reuse(skel->maps.ustack_ids, cm.ustack_ids, "ustack_ids", err, errlen)) ||
 	    (rc = reuse(skel->maps.data_filter, cm.filter, "maybe_tgid", err, errlen)))

@@ -887,12 +887,55 @@ static void test_drops(void)
 	GT_CHECK(per_cpu == st.drops && gt_capture_drops(small) == st.drops,
 		 "per-CPU drops sum to %llu, total %llu", (unsigned long long)per_cpu,
 		 (unsigned long long)st.drops);
-	GT_CHECK(st.kernel_events == r.n && st.events == r.n,
-		 "BPF committed %llu records, %llu delivered (%zu recorded)",
-		 (unsigned long long)st.kernel_events, (unsigned long long)st.events, r.n);
+	GT_CHECK(st.events == r.n, "%llu records delivered, %zu recorded",
+		 (unsigned long long)st.events, r.n);
 	GT_CHECK(st.bad_records == 0, "%llu bad records", (unsigned long long)st.bad_records);
 	GT_CHECK(r.unordered == 0, "out of order");
 	gt_capture_close(small);
+	free(r.v);
+}
+
+/* A stack-trace map keeps one stack per hash bucket: with a main map of
+ * one bucket, every other distinct stack collides there and must land in
+ * the spill map, under an id with GT_STACK_SPILL, and resolve. */
+static void test_stack_spill(void)
+{
+	struct gt_capture_opts o = { .ring_bytes_per_cpu = 1 << 20, .stack_map_entries = 1 };
+	struct recording r = { 0 };
+	struct gt_capture *one;
+	uint64_t ips[GT_STACK_DEPTH];
+	int32_t seen[8];
+	int nseen = 0, spilled = 0;
+	char err[512];
+	pid_t p;
+	int rc;
+
+	rc = gt_capture_open(&one, &o, err, sizeof(err));
+	GT_REQUIRE(rc == 0, "capture with a one-bucket stack map: %s", err);
+	p = spawn_busy(NULL); /* getppid and usleep: two call sites */
+	GT_CHECK(gt_capture_trace_tgid(one, p, 0, 1) == 0, "trace");
+	usleep(200000);
+	rc = gt_capture_flush(one, record_cb, &r);
+	GT_CHECK(rc > 0, "flush delivered %d", rc);
+	for (size_t i = 0; i < r.n; i++) {
+		int32_t id = r.v[i].ev.se.ustack;
+		int k = 0;
+
+		if (r.v[i].ev.hdr.type != GT_KEV_SYS_ENTER || r.v[i].ev.hdr.tgid != (uint32_t)p || id < 0)
+			continue;
+		while (k < nseen && seen[k] != id)
+			k++;
+		if (k < nseen || nseen == 8)
+			continue;
+		seen[nseen++] = id;
+		rc = gt_capture_stack(one, id, ips, GT_STACK_DEPTH);
+		GT_CHECK(rc > 0, "stack id %#x does not resolve: %d", (unsigned)id, rc);
+		spilled += (id & GT_STACK_SPILL) != 0;
+	}
+	reap(p);
+	GT_CHECK(nseen >= 2, "%d distinct user stacks, expected the two call sites", nseen);
+	GT_CHECK(spilled >= 1, "none of %d distinct stacks went to the spill map", nseen);
+	gt_capture_close(one);
 	free(r.v);
 }
 
@@ -920,6 +963,7 @@ int main(void)
 	GT_RUN(test_cgroup);
 	GT_RUN(test_filter_api);
 	GT_RUN(test_drops);
+	GT_RUN(test_stack_spill);
 	GT_RUN(test_attach_on_demand);
 	free(fam.r.v);
 	gt_capture_close(cap);
