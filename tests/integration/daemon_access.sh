@@ -10,29 +10,11 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-GTD=$GT_BUILD/gotraced
 PROTO="python3 tests/integration/daemon_proto.py"
 USER_NAME=gt_test_user
 
-if [ "${GOTRACED_SKIP_BPF:-0}" = 1 ]; then
-	echo "skip daemon_access: GOTRACED_SKIP_BPF=1"
-	exit 0
-fi
-[ -x "$GTD" ] || { fail daemon "gotraced not built ($GTD)"; gt_finish; }
-[ -x "$GTCTL" ] || { fail daemon "gotracectl not built ($GTCTL)"; gt_finish; }
-[ "$(id -u)" = 0 ] || { fail daemon "needs root to load BPF (or GOTRACED_SKIP_BPF=1)"; gt_finish; }
-[ -x "$WL/sleeper" ] || { fail daemon "workloads not built in $WL"; gt_finish; }
-
-SOCK=$GT_TMP/gotraced.sock
-"$GTD" --socket "$SOCK" 2>"$GT_TMP/daemon.log" &
-DAEMON_PID=$!
-gt_pids+=("$DAEMON_PID")
-for i in $(seq 1 600); do
-	grep -q 'ready on' "$GT_TMP/daemon.log" && break
-	kill -0 "$DAEMON_PID" 2>/dev/null || break
-	sleep 0.1
-done
-grep -q 'ready on' "$GT_TMP/daemon.log" || { fail daemon_start "gotraced did not start"; detail <"$GT_TMP/daemon.log"; gt_finish; }
+gt_require_daemon daemon_access
+gt_start_daemon
 
 "$WL/sleeper" 100000 10000 >/dev/null &
 ROOT_TARGET=$!

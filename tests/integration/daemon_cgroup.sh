@@ -7,29 +7,12 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-GTD=$GT_BUILD/gotraced
-
-if [ "${GOTRACED_SKIP_BPF:-0}" = 1 ]; then
-	echo "skip daemon_cgroup: GOTRACED_SKIP_BPF=1"
-	exit 0
-fi
-[ -x "$GTD" ] || { fail daemon "gotraced not built ($GTD)"; gt_finish; }
-[ -x "$GTCTL" ] || { fail daemon "gotracectl not built ($GTCTL)"; gt_finish; }
-[ "$(id -u)" = 0 ] || { fail daemon "needs root to load BPF (or GOTRACED_SKIP_BPF=1)"; gt_finish; }
+gt_require_daemon daemon_cgroup
 
 CGMNT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 [ -n "$CGMNT" ] || { fail daemon_cgroup "no cgroup v2 filesystem mounted"; gt_finish; }
 
-SOCK=$GT_TMP/gotraced.sock
-"$GTD" --socket "$SOCK" 2>"$GT_TMP/daemon.log" &
-DAEMON_PID=$!
-gt_pids+=("$DAEMON_PID")
-for i in $(seq 1 600); do
-	grep -q 'ready on' "$GT_TMP/daemon.log" && break
-	kill -0 "$DAEMON_PID" 2>/dev/null || break
-	sleep 0.1
-done
-grep -q 'ready on' "$GT_TMP/daemon.log" || { fail daemon_start "gotraced did not start"; detail <"$GT_TMP/daemon.log"; gt_finish; }
+gt_start_daemon
 
 BASE=$CGMNT/gt_it_cg_$$
 HEX=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')

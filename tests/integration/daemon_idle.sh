@@ -10,32 +10,8 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-GTD=$GT_BUILD/gotraced
-
-if [ "${GOTRACED_SKIP_BPF:-0}" = 1 ]; then
-	echo "skip daemon_idle: GOTRACED_SKIP_BPF=1"
-	exit 0
-fi
-gt_require_bpf daemon_idle
-[ -x "$GTD" ] || { fail daemon_idle "gotraced not built ($GTD)"; gt_finish; }
+gt_require_daemon daemon_idle
 command -v bpftool >/dev/null || { fail daemon_idle "bpftool not installed (make deps)"; gt_finish; }
-
-SOCK=$GT_TMP/gotraced.sock
-
-start_daemon() {
-	local i
-	"$GTD" --socket "$SOCK" 2>"$GT_TMP/daemon.log" &
-	DAEMON_PID=$!
-	gt_pids+=("$DAEMON_PID")
-	for i in $(seq 1 600); do
-		grep -q 'ready on' "$GT_TMP/daemon.log" && return 0
-		kill -0 "$DAEMON_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	fail daemon_idle_start "gotraced did not become ready"
-	detail <"$GT_TMP/daemon.log"
-	gt_finish
-}
 
 # daemon_links: the programs behind the daemon's BPF links (one name a
 # line), from its own descriptors: other tracers on the machine (tests
@@ -126,7 +102,7 @@ record() {
 	gt_pids+=("$REC")
 }
 
-start_daemon
+gt_start_daemon
 "$WL/sleeper" 100000 10000 >/dev/null &
 TARGET=$!
 gt_pids+=("$TARGET")

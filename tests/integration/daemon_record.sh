@@ -6,35 +6,9 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-GTD=$GT_BUILD/gotraced
 PROTO="python3 tests/integration/daemon_proto.py"
 
-if [ "${GOTRACED_SKIP_BPF:-0}" = 1 ]; then
-	echo "skip daemon_record: GOTRACED_SKIP_BPF=1"
-	exit 0
-fi
-[ -x "$GTD" ] || { fail daemon "gotraced not built ($GTD)"; gt_finish; }
-[ -x "$GTCTL" ] || { fail daemon "gotracectl not built ($GTCTL)"; gt_finish; }
-[ "$(id -u)" = 0 ] || { fail daemon "needs root to load BPF (or GOTRACED_SKIP_BPF=1)"; gt_finish; }
-[ -x "$WL/sleeper" ] || { fail daemon "workloads not built in $WL"; gt_finish; }
-
-SOCK=$GT_TMP/gotraced.sock
-
-# start_daemon: runs gotraced in the background (DAEMON_PID), waits for `ready`.
-start_daemon() {
-	local i
-	"$GTD" --socket "$SOCK" 2>"$GT_TMP/daemon.log" &
-	DAEMON_PID=$!
-	gt_pids+=("$DAEMON_PID")
-	for i in $(seq 1 600); do
-		grep -q 'ready on' "$GT_TMP/daemon.log" && return 0
-		kill -0 "$DAEMON_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	fail daemon_start "gotraced did not become ready"
-	detail <"$GT_TMP/daemon.log"
-	gt_finish
-}
+gt_require_daemon daemon_record
 
 # a long-lived target: one thread doing 10 ms sleeps
 start_target() {
@@ -53,7 +27,7 @@ wait_sessions() {
 	return 1
 }
 
-start_daemon
+gt_start_daemon
 start_target
 
 # --- no daemon: status and stop say so --------------------------------------

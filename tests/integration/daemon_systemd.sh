@@ -10,8 +10,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-GTD=$GT_BUILD/gotraced
-
 # --- unit files ------------------------------------------------------------------
 U=$GT_TMP/units
 mkdir -p "$U" "$GT_TMP/man/man8" "$GT_TMP/man/man1"

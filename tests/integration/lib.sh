@@ -59,6 +59,39 @@ gt_require_bpf() {
 	fi
 }
 
+# The daemon tests' gotraced, and its socket.
+GTD=$GT_BUILD/gotraced
+SOCK=$GT_TMP/gotraced.sock
+
+# gt_require_daemon NAME: gt_require_bpf (with GOTRACED_SKIP_BPF=1 the
+# whole script is skipped as NAME), and gotraced built.
+gt_require_daemon() {
+	if [ "${GOTRACED_SKIP_BPF:-0}" = 1 ]; then
+		echo "skip $1: GOTRACED_SKIP_BPF=1"
+		exit 0
+	fi
+	gt_require_bpf "$1"
+	[ -x "$GTD" ] || { fail "$1" "gotraced not built ($GTD)"; gt_finish; }
+}
+
+# gt_start_daemon: runs gotraced on $SOCK in the background (DAEMON_PID)
+# and waits for its `ready` line; a daemon that does not come up ends the
+# script with its log.
+gt_start_daemon() {
+	local i
+	"$GTD" --socket "$SOCK" 2>"$GT_TMP/daemon.log" &
+	DAEMON_PID=$!
+	gt_pids+=("$DAEMON_PID")
+	for i in $(seq 1 600); do
+		grep -q 'ready on' "$GT_TMP/daemon.log" && return 0
+		kill -0 "$DAEMON_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail daemon_start "gotraced did not become ready"
+	detail <"$GT_TMP/daemon.log"
+	gt_finish
+}
+
 # gt_valid NAME FILE: Go's reader and viewer (gocheck.sh) and our checker
 # (inspect) both accept FILE; writes FILE.json (inspect --json) for later.
 gt_valid() {
