@@ -1,5 +1,4 @@
 /* gotracectl status: the daemon's recording sessions, one line each. */
-#include <getopt.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +6,7 @@
 
 #include "client.h"
 #include "commands.h"
+#include "parse_args.h"
 
 static void status_usage(FILE *f)
 {
@@ -50,28 +50,13 @@ static void print_sessions(const struct gt_msg_status_reply *r)
 
 int cmd_status(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	static struct gt_msg_status_reply r;
-	const char *sock_path = NULL;
+	const char *sock_path;
 	char err[GT_PROTO_MAX_TEXT + 64];
-	int c, fd, rc;
+	int fd, rc = gt_parse_socket_opts(argc, argv, status_usage, &sock_path);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c == 's') {
-			sock_path = optarg;
-		} else if (c == 'h') {
-			status_usage(stdout);
-			return 0;
-		} else {
-			status_usage(stderr);
-			return 2;
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (optind < argc) {
 		fprintf(stderr, "gotracectl status: unexpected argument '%s'\n", argv[optind]);
 		return 2;

@@ -1,13 +1,13 @@
 /* gotracectl stop ID: ends one of the daemon's sessions cleanly (its file
  * gets its footer; its own gotracectl prints the summary and exits). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "client.h"
 #include "commands.h"
+#include "parse_args.h"
 
 static void stop_usage(FILE *f)
 {
@@ -31,28 +31,13 @@ static int parse_id(const char *s, uint32_t *id)
 
 int cmd_stop(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	const char *sock_path = NULL;
+	const char *sock_path;
 	char err[GT_PROTO_MAX_TEXT + 64];
 	uint32_t id;
-	int c, fd, rc;
+	int fd, rc = gt_parse_socket_opts(argc, argv, stop_usage, &sock_path);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c == 's') {
-			sock_path = optarg;
-		} else if (c == 'h') {
-			stop_usage(stdout);
-			return 0;
-		} else {
-			stop_usage(stderr);
-			return 2;
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (argc - optind != 1) {
 		stop_usage(stderr);
 		return 2;

@@ -1,6 +1,7 @@
 #include "parse_args.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,4 +102,29 @@ int gt_check_target_pid(pid_t pid, char *why, size_t whylen)
 		return -EPERM;
 	}
 	return 0;
+}
+
+int gt_parse_socket_opts(int argc, char **argv, void (*usage)(FILE *), const char **sock_path)
+{
+	static const struct option longopts[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c;
+
+	*sock_path = NULL;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c == 's') {
+			*sock_path = optarg;
+		} else if (c == 'h') {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	return -1;
 }

@@ -3,6 +3,7 @@
 #define GT_PARSE_ARGS_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* "500ms", "2s", "1.5m", "1h", "750us", "10" (seconds) -> ns.  0 or -EINVAL. */
@@ -14,5 +15,11 @@ int gt_parse_pids(const char *s, pid_t *pids, int max);
 /* Checks that pid names a live user-space process.  0, or -ESRCH (no such
  * process), -EPERM (a kernel thread), with a message in why. */
 int gt_check_target_pid(pid_t pid, char *why, size_t whylen);
+
+/* The options of gotracectl's daemon commands (status, stop): --socket
+ * PATH and --help.  Returns -1 to go on (*sock_path set, optind at the
+ * first operand), or the exit code: 0 after --help (usage on stdout), 2
+ * after a bad option (usage on stderr). */
+int gt_parse_socket_opts(int argc, char **argv, void (*usage)(FILE *), const char **sock_path);
 
 #endif
