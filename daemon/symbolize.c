@@ -45,14 +45,20 @@ struct proc {
 	struct proc_map *maps; /* sorted by start */
 	size_t n;
 	uint64_t read_ns;      /* CLOCK_MONOTONIC when maps were read */
+	uint64_t reread_gap;   /* wait before the next re-read on a miss */
 };
 
 /* Maps of a process are read again when an address misses them (see
- * refresh_maps), at most this often. */
-#define REREAD_NS 10000000ull
-/* Above every user address of x86-64 (5-level paging) and arm64: a frame
- * up there is garbage from a broken frame-pointer chain, not a mapping
- * we have not seen. */
+ * refresh_maps): at first 10 ms after the last read, then, while re-reads
+ * find nothing new for the missing addresses, twice as long each time up
+ * to a second, so that a stream of garbage frames costs little. */
+#define REREAD_MIN_NS 10000000ull
+#define REREAD_MAX_NS 1000000000ull
+/* Outside [USER_ADDR_START, USER_ADDR_END) nothing is ever mapped (below
+ * the kernel's default mmap_min_addr; above every user address of x86-64
+ * with 5-level paging and of arm64): a frame there is garbage from a
+ * broken frame-pointer chain, not a mapping we have not seen. */
+#define USER_ADDR_START 65536ull
 #define USER_ADDR_END (1ull << 57)
 
 static uint64_t mono_ns(void)
@@ -411,17 +417,21 @@ static int cached_lookup(struct gt_symbolizer *s, const struct bin_entry *bin,
  * live: its maps changed since they were read.  The usual case is a
  * command started by gotracectl: its exec is seen before the dynamic loader
  * has mapped libc, and dlopen or a JIT map code later too.  Reads them
- * again (at most every REREAD_NS); 1 if *pp was replaced. */
+ * again (see REREAD_MIN_NS); 1 if *pp was replaced. */
 static int refresh_maps(struct gt_symbolizer *s, struct proc **pp, pid_t pid, uint64_t ip)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = mono_ns(), gap = (*pp)->reread_gap ? (*pp)->reread_gap : REREAD_MIN_NS;
+	uint64_t longer = gap * 2 < REREAD_MAX_NS ? gap * 2 : REREAD_MAX_NS;
 
-	if (ip >= USER_ADDR_END || now - (*pp)->read_ns < REREAD_NS)
+	if (ip < USER_ADDR_START || ip >= USER_ADDR_END || now - (*pp)->read_ns < gap)
 		return 0;
 	(*pp)->read_ns = now;
+	(*pp)->reread_gap = longer;
 	if (gt_symbolizer_add_process(s, pid))
 		return 0; /* gone: keep what was known */
 	*pp = *proc_slot(s, pid);
+	/* found now: the next change may come soon again (dlopen after exec) */
+	(*pp)->reread_gap = find_map(*pp, ip) ? REREAD_MIN_NS : longer;
 	return 1;
 }
 
