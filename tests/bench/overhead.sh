@@ -65,8 +65,13 @@ run_pp() {
 echo "== overhead on the traced program: ping-pong ($MODE), $N round trips, median of $RUNS"
 printf '%-17s %12s %9s %12s %12s %10s %8s\n' tracer "loop ms" slowdown events bytes "B/event" drops
 base=0
-for kind in untraced gotraced gotraced+kstacks gotraced-blocking perf-sched perf-record; do
-	for _ in $(seq 1 "$RUNS"); do run_pp $kind; done >"$tmp/$kind.runs"
+tracers="untraced gotraced gotraced+kstacks gotraced-blocking perf-sched perf-record"
+# One run of each in turn, RUNS times: the drifts of a noisy machine hit
+# every tracer alike instead of whichever ran during them.
+for _ in $(seq 1 "$RUNS"); do
+	for kind in $tracers; do run_pp $kind >>"$tmp/$kind.runs"; done
+done
+for kind in $tracers; do
 	ns=$(awk '{ print $1 }' "$tmp/$kind.runs" | median)
 	read -r _ bytes events drops < <(tail -1 "$tmp/$kind.runs")
 	[ $kind = untraced ] && base=$ns
@@ -91,33 +96,42 @@ fi
 echo
 echo "== bystanders: untraced programs beside gotraced, median of $RUNS (target < 1%)"
 # Three kinds of untraced program: switch-heavy (the ping-pong), syscall-
-# heavy (getppid loop), CPU-bound (arithmetic loop).  Each runs alone
-# (before and after, so drifts of the machine hit both alike), beside an
-# idle daemon (no session: no program attached), and beside a recording of
-# another process (every switch, wakeup and syscall on the machine runs
-# the capture's programs, which filter it out).
+# heavy (getppid loop), CPU-bound (arithmetic loop).  Each runs alone,
+# beside an idle daemon (no session: no program attached), and beside a
+# recording of another process (every switch, wakeup and syscall on the
+# machine runs the capture's programs, which filter it out), with and
+# without syscall entries.  bench_floor shows what a program that does
+# nothing costs them: the floor under these figures.
 FW=$build/workloads/fixedwork
 kinds=("switch-heavy|$PP $N $MODE" "syscall-heavy|$FW sys 300000" "cpu-bound|$FW cpu 100000000")
-runs_of() { # runs_of FILE CMD...: RUNS timed runs appended to FILE
-	local f=$1
-	shift
-	for _ in $(seq 1 "$RUNS"); do "$@" | elapsed /dev/stdin >>"$f"; done
+one_each() { # one_each SETTING: one timed run of each kind, appended to SETTING.KIND
+	local k
+	for k in "${kinds[@]}"; do ${k#*|} | elapsed /dev/stdin >>"$tmp/$1.${k%%|*}"; done
 }
-for k in "${kinds[@]}"; do runs_of "$tmp/alone.${k%%|*}" ${k#*|}; done
-"$build/gotraced" --socket "$tmp/idle.sock" >/dev/null 2>"$tmp/idle.err" &
-daemon=$!
-for _ in $(seq 1 100); do [ -S "$tmp/idle.sock" ] && break; sleep 0.1; done
-for k in "${kinds[@]}"; do runs_of "$tmp/idle.${k%%|*}" ${k#*|}; done
-kill -TERM "$daemon"; wait "$daemon"
-for mode in all blocking; do
-	"$GTCTL" record -q --standalone --syscalls=$mode -o "$tmp/busy.trace" -- \
-		"$build/workloads/sleeper" 100000000 500 >/dev/null 2>"$tmp/busy.err" &
-	rec=$!
-	sleep 1
-	for k in "${kinds[@]}"; do runs_of "$tmp/beside-$mode.${k%%|*}" ${k#*|}; done
-	kill -INT "$rec"; wait "$rec"
+# The recorded process (a thread sleeping 500 us, 2000 times a second)
+# runs in every setting, traced only beside a recording: what is measured
+# is the tracer, not the neighbour's own work.
+"$build/workloads/sleeper" 100000000 500 >/dev/null 2>&1 &
+neighbour=$!
+# A round of every setting in turn, RUNS times, as above.
+for _ in $(seq 1 "$RUNS"); do
+	one_each alone
+	rm -f "$tmp/idle.sock"
+	"$build/gotraced" --socket "$tmp/idle.sock" >/dev/null 2>"$tmp/idle.err" &
+	daemon=$!
+	for _ in $(seq 1 100); do [ -S "$tmp/idle.sock" ] && break; sleep 0.1; done
+	one_each idle
+	kill -TERM "$daemon"; wait "$daemon"
+	for mode in all blocking; do
+		"$GTCTL" record -q --standalone --syscalls=$mode -p "$neighbour" -o "$tmp/busy.trace" \
+			>/dev/null 2>"$tmp/busy.err" &
+		rec=$!
+		sleep 1
+		one_each "beside-$mode"
+		kill -INT "$rec"; wait "$rec"
+	done
 done
-for k in "${kinds[@]}"; do runs_of "$tmp/alone.${k%%|*}" ${k#*|}; done
+kill "$neighbour"; wait "$neighbour" 2>/dev/null
 printf '%-14s %9s %22s %22s %22s\n' bystander "alone ms" "beside: idle daemon" "a recording" "--syscalls=blocking"
 for k in "${kinds[@]}"; do
 	n=${k%%|*}
