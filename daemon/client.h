@@ -8,7 +8,7 @@
  *
  *   int fd = gt_client_connect(path, err, sizeof(err));
  *   if (fd == -ENOENT || fd == -ECONNREFUSED) -> no daemon: embedded mode
- *   gt_client_record(fd, &req, out_fd, &id, err, sizeof(err));
+ *   gt_client_record(fd, &session_opts, 1, out_fd, &id, err, sizeof(err));
  *   for (;;) {
  *       rc = gt_client_next(fd, 1000, &ev, err, sizeof(err));
  *       if (rc == -ETIMEDOUT) continue;          // nothing new yet
@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "protocol.h"
+#include "session.h"
 
 #define GT_DEFAULT_SOCKET "/run/gotraced/gotraced.sock"
 
@@ -38,24 +39,12 @@
  * "no daemon is running there", -EACCES "not allowed to use the socket". */
 int gt_client_connect(const char *sock_path, char *err, size_t errlen);
 
-struct gt_record_request {
-	const pid_t *pids;          /* processes (all threads), or ... */
-	int npids;
-	const char *cgroup_path;    /* ... an absolute cgroup v2 directory */
-	uint64_t duration_ns;       /* 0 = until stopped or targets exit */
-	int go_version;             /* 0 = default */
-	int heap;                   /* enum gt_heap_mode of session.h */
-	unsigned cpu_profile_hz;
-	unsigned alloc_stack_every;
-	int kernel_stacks;          /* see struct gt_session_opts */
-	int blocking_syscalls_only; /* see struct gt_session_opts */
-	const char *label;          /* shown by `status`; NULL = none */
-	int want_progress;          /* daemon sends PROGRESS about every second */
-};
-
-/* Sends RECORD with out_fd attached and waits for the answer.
- * 0 and *session_id, or -errno with the daemon's refusal in err. */
-int gt_client_record(int fd, const struct gt_record_request *req, int out_fd,
+/* Sends RECORD for the session `o` describes (the daemon fills in what is
+ * its to know: out_fd is out_fd, attached; owner_uid is the peer's) and
+ * waits for the answer.  want_progress: the daemon sends PROGRESS about
+ * every second.  0 and *session_id, or -errno with the daemon's refusal
+ * in err. */
+int gt_client_record(int fd, const struct gt_session_opts *o, int want_progress, int out_fd,
 		     uint32_t *session_id, char *err, size_t errlen);
 
 enum gt_client_event_kind { GT_CLIENT_PROGRESS = 1, GT_CLIENT_DONE };

@@ -20,22 +20,11 @@ static void figures_of(const struct gt_msg_stats *st, struct gt_record_figures *
 
 static int send_request(struct gt_record_run *r, int sock)
 {
-	struct gt_record_opts *o = r->opts;
-	struct gt_record_request req = {0};
+	struct gt_session_opts so;
 	uint32_t id = 0;
 
-	req.pids = o->npids ? o->pids : NULL;
-	req.npids = o->npids;
-	req.cgroup_path = o->cgroup_path[0] ? o->cgroup_path : NULL;
-	req.duration_ns = o->duration_ns;
-	req.go_version = o->go_version;
-	req.heap = o->heap;
-	req.cpu_profile_hz = o->cpu_profile_hz;
-	req.alloc_stack_every = o->alloc_stack_every;
-	req.kernel_stacks = o->kernel_stacks;
-	req.blocking_syscalls_only = o->blocking_syscalls_only;
-	req.want_progress = 1;
-	return gt_client_record(sock, &req, r->out.fd, &id, r->why, sizeof(r->why));
+	gt_record_session_opts(r->opts, &so);
+	return gt_client_record(sock, &so, 1, r->out.fd, &id, r->why, sizeof(r->why));
 }
 
 int gt_record_via_daemon(struct gt_record_run *r, int sock)

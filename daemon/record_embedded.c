@@ -20,21 +20,11 @@ static void figures_of(const struct gt_session_stats *st, struct gt_record_figur
 
 static int start_session(struct gt_record_run *r, struct gt_engine *e, struct gt_session **s)
 {
-	struct gt_record_opts *o = r->opts;
-	struct gt_session_opts so = {0};
+	struct gt_session_opts so;
 	int err;
 
-	so.pids = o->npids ? o->pids : NULL;
-	so.npids = o->npids;
-	so.cgroup_path = o->cgroup_path[0] ? o->cgroup_path : NULL;
+	gt_record_session_opts(r->opts, &so);
 	so.out_fd = r->out.fd;
-	so.duration_ns = o->duration_ns;
-	so.go_version = o->go_version;
-	so.heap = o->heap;
-	so.cpu_profile_hz = o->cpu_profile_hz;
-	so.alloc_stack_every = o->alloc_stack_every;
-	so.kernel_stacks = o->kernel_stacks;
-	so.blocking_syscalls_only = o->blocking_syscalls_only;
 	so.owner_uid = getuid();
 	err = gt_session_start(e, &so, s);
 	if (err)

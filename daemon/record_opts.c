@@ -208,3 +208,19 @@ int gt_record_parse(int argc, char **argv, struct gt_record_opts *o)
 	}
 	return check_targets(o);
 }
+
+void gt_record_session_opts(const struct gt_record_opts *o, struct gt_session_opts *so)
+{
+	memset(so, 0, sizeof(*so));
+	so->pids = o->npids ? o->pids : NULL;
+	so->npids = o->npids;
+	so->cgroup_path = o->cgroup_path[0] ? o->cgroup_path : NULL;
+	so->duration_ns = o->duration_ns;
+	so->go_version = o->go_version;
+	so->heap = o->heap;
+	so->cpu_profile_hz = o->cpu_profile_hz;
+	so->alloc_stack_every = o->alloc_stack_every;
+	so->kernel_stacks = o->kernel_stacks;
+	so->blocking_syscalls_only = o->blocking_syscalls_only;
+	so->out_fd = -1;
+}

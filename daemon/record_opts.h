@@ -36,4 +36,8 @@ struct gt_record_opts {
 /* 0 ok, 1 help printed (exit 0), 2 usage error (message printed). */
 int gt_record_parse(int argc, char **argv, struct gt_record_opts *o);
 
+/* The session these options ask for, in embedded mode or from the daemon
+ * (out_fd, owner_uid and label are left for the caller). */
+void gt_record_session_opts(const struct gt_record_opts *o, struct gt_session_opts *so);
+
 #endif
