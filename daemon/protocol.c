@@ -269,6 +269,11 @@ static int decode_record(struct rbuf *r, struct gt_msg_record *rec, char *why, s
 	rec->npids = get_u32(r, "pid count");
 	if (r->bad)
 		return -EBADMSG;
+	if (rec->flags & ~GT_REC_KNOWN_FLAGS) {
+		snprintf(why, whylen, "unknown recording flags %#x (a newer gotracectl than this daemon?)",
+			 rec->flags & ~GT_REC_KNOWN_FLAGS);
+		return -EBADMSG;
+	}
 	if (rec->npids > GT_PROTO_MAX_PIDS) {
 		snprintf(why, whylen, "%u pids, limit %d", rec->npids, GT_PROTO_MAX_PIDS);
 		return -EBADMSG;

@@ -249,6 +249,11 @@ static void test_record_semantics_refused(void)
 	r.pids[1] = 0;
 	n = encode_raw_record(&r);
 	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG, "pid 0: %s", why);
+	r = sample_record();
+	r.flags |= 0x80;
+	n = encode_raw_record(&r);
+	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "unknown recording flags 0x80"),
+		 "unknown flag: %s", why);
 }
 
 /* Hand-built payloads that lie about their inner lengths. */
