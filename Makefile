@@ -35,9 +35,13 @@ endif
 .SECONDARY:
 
 # ---- sources ---------------------------------------------------------------
+# daemon/ is layered (lowest first); each program links its own folder and
+# the layers below it: gotraced no CLI code, gotracectl no server code.
 FORMAT_SRCS  := $(wildcard format/*.c)
-MAINS        := daemon/gotracectl.c daemon/gotraced.c
-ENGINE_SRCS  := $(filter-out $(MAINS),$(wildcard daemon/*.c))
+CORE_DIRS    := common sym capture translate memtrack engine
+CORE_SRCS    := $(foreach d,$(CORE_DIRS),$(wildcard daemon/$(d)/*.c))
+SERVER_SRCS  := $(filter-out daemon/server/gotraced.c,$(wildcard daemon/server/*.c))
+CTL_SRCS     := $(filter-out daemon/ctl/gotracectl.c,$(wildcard daemon/ctl/*.c))
 BPF_SRCS     := $(wildcard bpf/*.bpf.c)
 SKELS        := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 TEST_SRCS    := $(wildcard tests/unit/test_*.c)
@@ -47,10 +51,16 @@ BENCH_SRCS   := $(wildcard tests/bench/bench_*.c)
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
 
 FORMAT_OBJS  := $(FORMAT_SRCS:%.c=$(BUILD)/obj/%.o)
-ENGINE_OBJS  := $(ENGINE_SRCS:%.c=$(BUILD)/obj/%.o)
+CORE_OBJS    := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
+SERVER_OBJS  := $(SERVER_SRCS:%.c=$(BUILD)/obj/%.o)
+CTL_OBJS     := $(CTL_SRCS:%.c=$(BUILD)/obj/%.o)
 TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIBFORMAT    := $(BUILD)/libgtformat.a
-LIBENGINE    := $(BUILD)/libgtengine.a
+LIBCORE      := $(BUILD)/libgtcore.a
+LIBSERVER    := $(BUILD)/libgtserver.a
+LIBCTL       := $(BUILD)/libgtctl.a
+# Tests reach every layer.
+TEST_LIBS    := $(LIBSERVER) $(LIBCTL) $(LIBCORE) $(LIBFORMAT)
 PROGRAMS     := $(BUILD)/gotracectl $(BUILD)/gotraced
 TESTS        := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOADS    := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
@@ -87,11 +97,23 @@ $(LIBFORMAT): $(FORMAT_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(LIBENGINE): $(ENGINE_OBJS)
+$(LIBCORE): $(CORE_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/%: $(BUILD)/obj/daemon/%.o $(LIBENGINE) $(LIBFORMAT)
+$(LIBSERVER): $(SERVER_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBCTL): $(CTL_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/gotraced: $(BUILD)/obj/daemon/server/gotraced.o $(LIBSERVER) $(LIBCORE) $(LIBFORMAT)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/gotracectl: $(BUILD)/obj/daemon/ctl/gotracectl.o $(LIBCTL) $(LIBCORE) $(LIBFORMAT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -102,12 +124,12 @@ $(BUILD)/tests/test_format_%: $(BUILD)/obj/tests/unit/test_format_%.o $(TESTLIB_
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(LIBENGINE) $(LIBFORMAT)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(TEST_LIBS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(TESTLIB_OBJS) $(LIBENGINE) $(LIBFORMAT)
+$(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(TESTLIB_OBJS) $(TEST_LIBS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -122,13 +144,13 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 
 # ---- fuzzing (libFuzzer needs clang) -----------------------------------------
 # Each fuzz target links the format library plus the daemon sources it names
-# in a line `// fuzz-links: daemon/x.c ...`.
+# in a line `// fuzz-links: daemon/folder/x.c ...`.
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
                -Iformat -Ibpf -Idaemon -Itests/lib
 
 fuzz: $(FUZZERS)
 
-build/fuzz/%: tests/fuzz/%.c $(FORMAT_SRCS) $(wildcard format/*.h daemon/*.h)
+build/fuzz/%: tests/fuzz/%.c $(FORMAT_SRCS) $(wildcard format/*.h daemon/*/*.h)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FORMAT_SRCS) \

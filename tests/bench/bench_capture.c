@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "capture/capture.h"
 
 static uint64_t clock_ns(clockid_t id)
 {

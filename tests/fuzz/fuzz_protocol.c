@@ -2,12 +2,12 @@
  * or accept without reading out of bounds, and whatever it accepts must
  * re-encode to the very same bytes (no silent reinterpretation).
  */
-// fuzz-links: daemon/protocol.c
+// fuzz-links: daemon/common/protocol.c
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol.h"
+#include "common/protocol.h"
 
 static unsigned char again[GT_PROTO_MAX_MSG];
 

@@ -2,14 +2,14 @@
  * /proc/kallsyms.  Input is split at newlines; every line is parsed and
  * what comes back must point inside the line.
  */
-// fuzz-links: daemon/sym_maps.c daemon/sym_kallsyms.c daemon/sym_table.c
+// fuzz-links: daemon/sym/maps.c daemon/sym/kallsyms.c daemon/sym/table.c
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sym_kallsyms.h"
-#include "sym_maps.h"
+#include "sym/kallsyms.h"
+#include "sym/maps.h"
 
 static void inside(const char *p, size_t n, const char *line, size_t len)
 {

@@ -2,13 +2,13 @@
  * the magic scan, and lookups at pcs around the table's own entries and
  * at pcs taken from the input.  Returned strings must lie in the input.
  */
-// fuzz-links: daemon/sym_pclntab.c
+// fuzz-links: daemon/sym/pclntab.c
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sym_pclntab.h"
+#include "sym/pclntab.h"
 
 static void check_result(const struct gt_pcln *t, const struct gt_pcln_result *r)
 {

@@ -9,7 +9,7 @@
  * [selector][struct bytes...]; the selector picks the type and, with its
  * high bit, a truncated record.
  */
-// fuzz-links: daemon/translate.c daemon/translate_state.c daemon/translate_stack.c daemon/translate_goroutine.c daemon/translate_sched.c daemon/translate_syscall.c daemon/translate_alloc.c daemon/syscall_class.c
+// fuzz-links: daemon/translate/translate.c daemon/translate/state.c daemon/translate/stack.c daemon/translate/goroutine.c daemon/translate/sched.c daemon/translate/syscall.c daemon/translate/alloc.c daemon/translate/syscall_class.c
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@
 
 #include "gt_check.h"
 #include "gt_writer.h"
-#include "translate.h"
+#include "translate/translate.h"
 
 #define NTID 24
 

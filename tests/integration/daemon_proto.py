@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A raw client of the gotraced protocol (daemon/protocol.h) for the
+"""A raw client of the gotraced protocol (daemon/common/protocol.h) for the
 daemon_*.sh integration scripts: sends what gotracectl never would.
 
   daemon_proto.py abuse SOCK           bad messages -> ERROR replies, daemon keeps serving

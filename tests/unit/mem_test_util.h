@@ -1,6 +1,6 @@
 /* Helpers of test_memtrack.c and test_cpu_sample.c (header-only; each test
  * is one .c file): run a workload under the wl_common.h protocol, record it
- * through the engine API (daemon/session.h) and scan the resulting Go trace
+ * through the engine API (daemon/engine/session.h) and scan the resulting Go trace
  * for HeapAlloc values, CPU samples and allocation logs with their stacks. */
 #ifndef MEM_TEST_UTIL_H
 #define MEM_TEST_UTIL_H
@@ -22,7 +22,7 @@
 #include "gt_events.h"
 #include "gt_reader.h"
 #include "gt_test.h"
-#include "session.h"
+#include "engine/session.h"
 
 static const char *mt_build = "build";
 

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "capture/capture.h"
 #include "gt_test.h"
 
 #define ROUNDS 200

@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "authz.h"
-#include "cgroup_resolve.h"
+#include "server/authz.h"
+#include "common/cgroup_resolve.h"
 #include "gt_test.h"
 
 /* Test paths are short; the warning assumes PATH_MAX-long prefixes. */

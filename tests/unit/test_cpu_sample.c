@@ -8,8 +8,8 @@
 
 #include <bpf/libbpf.h>
 
-#include "memtrack.h"
-#include "memtrack_session.h"
+#include "memtrack/memtrack.h"
+#include "engine/memory.h"
 #include "mem_test_util.h"
 
 #define HZ 1000

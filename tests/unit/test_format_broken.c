@@ -20,7 +20,7 @@
 
 /* cmd_inspect lives in the engine library, which format tests do not
  * link; compile it in to drive it the way gotracectl does. */
-#include "cmd_inspect.c"
+#include "ctl/inspect.c"
 
 struct buf {
 	uint8_t p[65536];

@@ -8,10 +8,10 @@
 #include <bpf/bpf.h>
 #include <inttypes.h>
 
-#include "alloc_syms.h"
-#include "cgroup_resolve.h"
-#include "memtrack.h"
-#include "memtrack_session.h"
+#include "memtrack/alloc_syms.h"
+#include "common/cgroup_resolve.h"
+#include "memtrack/memtrack.h"
+#include "engine/memory.h"
 #include "mem_test_util.h"
 
 #define MIB (1024ull * 1024)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "gt_test.h"
-#include "protocol.h"
+#include "common/protocol.h"
 
 static unsigned char buf[GT_PROTO_MAX_MSG + 64];
 static struct gt_msg msg;

@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include "gt_test.h"
-#include "sym_demangle.h"
-#include "sym_maps.h"
-#include "sym_pclntab.h"
-#include "symbolize.h"
+#include "sym/demangle.h"
+#include "sym/maps.h"
+#include "sym/pclntab.h"
+#include "sym/symbolize.h"
 
 static const char *build_dir = "build";
 

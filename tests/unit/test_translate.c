@@ -19,9 +19,9 @@
 #include "gt_reader.h"
 #include "gt_test.h"
 #include "gt_writer.h"
-#include "proc_snapshot.h"
-#include "syscall_class.h"
-#include "translate.h"
+#include "engine/proc_snapshot.h"
+#include "translate/syscall_class.h"
+#include "translate/translate.h"
 
 #define TGID 100
 #define NCPU 2

@@ -17,7 +17,7 @@
 #include "gt_check.h"
 #include "gt_test.h"
 #include "gt_writer.h"
-#include "translate.h"
+#include "translate/translate.h"
 
 #define MAXT 64          /* simulated thread slots */
 #define MAXCPU 6

@@ -1,0 +1,102 @@
+/* Draining the rings and delivering events in timestamp order.
+ *
+ * Each ring is in (near) timestamp order, but CPUs race: an event stamped
+ * on CPU 1 may reach its ring after a later one on CPU 0 was read.  So an
+ * event is delivered only once it is older than the watermark: now minus
+ * the merge lag (the time a record can take from stamp to commit), and,
+ * when the merge pool filled before a ring was emptied, no newer than that
+ * ring's newest event read (the rest of that ring is unseen). */
+#include <errno.h>
+#include <linux/types.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+
+#include "internal.h"
+
+#define GT_CAPTURE_TICK_MS 10
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Records copied per ring per round: small rounds keep the merge heap
+ * small and its slots hot in cache. */
+#define DRAIN_BUDGET 1024
+#define MAX_ROUNDS 256 /* per poll: a producer faster than us cannot hold poll forever */
+
+/* Drains the rings round by round, delivering after each round what is
+ * known complete: older than now - lag (poll only) and not newer than the
+ * newest record read from a ring that still holds more.  `final` (flush)
+ * ignores the lag and delivers everything once the rings are empty. */
+static int drain_deliver(struct gt_capture *c, int final, gt_capture_cb cb, void *ctx,
+			 int *stopped)
+{
+	int total = 0;
+
+	*stopped = 0;
+	for (int round = 0; round < MAX_ROUNDS; round++) {
+		uint64_t now = mono_ns(), undrained = UINT64_MAX, limit;
+		int all = 1, full = 0;
+
+		for (int i = 0; i < c->ncpus; i++) {
+			struct gt_fifo *f = &c->m.q[i];
+
+			if (gt_ring_drain(c, i, DRAIN_BUDGET))
+				continue;
+			all = 0;
+			full |= f->tail - f->head == f->cap;
+			if (c->rings[i].newest_ts < undrained)
+				undrained = c->rings[i].newest_ts;
+		}
+		limit = final ? UINT64_MAX : (now > c->lag_ns ? now - c->lag_ns : 0);
+		if (undrained < limit || full)
+			limit = undrained; /* a queue full: make room, whatever the lag */
+		total += gt_merge_deliver(c, limit, cb, ctx, stopped);
+		if (*stopped || all)
+			break;
+	}
+	return total;
+}
+
+/* Whether any filter entry exists (one syscall per map). */
+static int tracing_any(struct gt_capture *c)
+{
+	uint64_t key;
+
+	return bpf_map_get_next_key(c->tgids_fd, NULL, &key) == 0 ||
+	       bpf_map_get_next_key(c->cgroups_fd, NULL, &key) == 0;
+}
+
+int gt_capture_poll(struct gt_capture *c, int timeout_ms, gt_capture_cb cb, void *ctx)
+{
+	struct epoll_event evs[8];
+	int stopped, n, lag_ms = (int)(c->lag_ns / 1000000) + 1;
+
+	/* buffered events become deliverable as time passes: do not sleep
+	 * much longer than the lag while holding some */
+	if (c->m.nbuf && (timeout_ms < 0 || timeout_ms > lag_ms))
+		timeout_ms = lag_ms;
+	/* BPF wakes us only when a ring is a quarter full: while anything is
+	 * traced, look at the rings every tick anyway */
+	else if ((timeout_ms < 0 || timeout_ms > GT_CAPTURE_TICK_MS) && tracing_any(c))
+		timeout_ms = GT_CAPTURE_TICK_MS;
+	n = epoll_wait(c->epfd, evs, 8, timeout_ms);
+	if (n < 0)
+		return -errno; /* -EINTR: a signal, a clean exit for the caller */
+	n = drain_deliver(c, 0, cb, ctx, &stopped);
+	return stopped ? stopped : n;
+}
+
+int gt_capture_flush(struct gt_capture *c, gt_capture_cb cb, void *ctx)
+{
+	int stopped, n = drain_deliver(c, 1, cb, ctx, &stopped);
+
+	return stopped ? stopped : n;
+}

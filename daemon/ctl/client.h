@@ -1,0 +1,80 @@
+/* The client side of the gotraced protocol: what gotracectl uses to talk to
+ * the daemon (record, status, stop).
+ *
+ * The client opens the output file itself and passes its descriptor to the
+ * daemon (SCM_RIGHTS): the daemon never opens a path a client names.
+ *
+ * Typical `record --daemon`:
+ *
+ *   int fd = gt_client_connect(path, err, sizeof(err));
+ *   if (fd == -ENOENT || fd == -ECONNREFUSED) -> no daemon: embedded mode
+ *   gt_client_record(fd, &session_opts, 1, out_fd, &id, err, sizeof(err));
+ *   for (;;) {
+ *       rc = gt_client_next(fd, 1000, &ev, err, sizeof(err));
+ *       if (rc == -ETIMEDOUT) continue;          // nothing new yet
+ *       if (rc < 0) break;                       // daemon gone: err says why
+ *       if (ev.kind == GT_CLIENT_PROGRESS) show(ev.stats);
+ *       else { summary(ev.stats, ev.reason); break; }   // GT_CLIENT_DONE
+ *       if (ctrl_c) gt_client_finish(fd);        // ends the session, DONE follows
+ *   }
+ *   close(fd);
+ *
+ * Return convention: 0 (or a descriptor) or -errno; on failure err holds a
+ * message for the user (the daemon's own words for refusals).
+ */
+#ifndef GT_CLIENT_H
+#define GT_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/protocol.h"
+#include "engine/session.h"
+
+#define GT_DEFAULT_SOCKET "/run/gotraced/gotraced.sock"
+
+/* Connects to the daemon's socket (NULL = $GOTRACED_SOCKET or the default).
+ * Returns the connected descriptor, or -errno: -ENOENT / -ECONNREFUSED mean
+ * "no daemon is running there", -EACCES "not allowed to use the socket". */
+int gt_client_connect(const char *sock_path, char *err, size_t errlen);
+
+/* Sends RECORD for the session `o` describes (the daemon fills in what is
+ * its to know: out_fd is out_fd, attached; owner_uid is the peer's) and
+ * waits for the answer.  want_progress: the daemon sends PROGRESS about
+ * every second.  0 and *session_id, or -errno with the daemon's refusal
+ * in err. */
+int gt_client_record(int fd, const struct gt_session_opts *o, int want_progress, int out_fd,
+		     uint32_t *session_id, char *err, size_t errlen);
+
+enum gt_client_event_kind { GT_CLIENT_PROGRESS = 1, GT_CLIENT_DONE };
+
+struct gt_client_event {
+	enum gt_client_event_kind kind;
+	struct gt_msg_stats stats;
+	int error;                  /* DONE: 0 or -errno that spoiled the file */
+	char reason[GT_PROTO_MAX_TEXT + 1]; /* DONE: "duration", "stopped", ... */
+};
+
+/* Waits up to timeout_ms (-1 = forever) for the next PROGRESS or DONE of a
+ * recording.  0 and *ev, -ETIMEDOUT if nothing came, -EINTR if a signal
+ * interrupted the wait, -ECONNRESET if the daemon went away, -errno. */
+int gt_client_next(int fd, int timeout_ms, struct gt_client_event *ev,
+		   char *err, size_t errlen);
+
+/* Asks the daemon to end this connection's recording (half-close): the file
+ * gets its footer and DONE follows through gt_client_next. */
+int gt_client_finish(int fd);
+
+/* Lists the sessions (on a connection that is not recording). */
+int gt_client_status(int fd, struct gt_msg_status_reply *out, char *err, size_t errlen);
+
+/* Stops session id (root: any; others: their own). */
+int gt_client_stop(int fd, uint32_t id, char *err, size_t errlen);
+
+/* Sends a whole message, with an optional descriptor (-1 = none).
+ * Reads one whole message (timeout_ms -1 = forever).  Exposed for tests. */
+int gt_client_send(int fd, const void *buf, size_t len, int pass_fd);
+int gt_client_recv(int fd, int timeout_ms, struct gt_msg *msg, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,154 @@
+/* gotracectl record: parse, open the output, start the command if any,
+ * record through the daemon when one answers (or embedded), then commit the
+ * finished trace or discard the unfinished one. */
+#include "commands.h"
+#include "record_run.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "common/cgroup_resolve.h"
+
+volatile sig_atomic_t gt_record_interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	gt_record_interrupted = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: poll must return EINTR */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe is an EPIPE write error */
+}
+
+int gt_record_release_child(struct gt_record_run *r)
+{
+	int err = gt_child_release(&r->child, r->opts->cmd[0], r->why, sizeof(r->why));
+
+	if (err)
+		r->have_child = 0;
+	return err;
+}
+
+static int resolve_cgroup(struct gt_record_opts *o)
+{
+	char err[512];
+	int rc;
+
+	if (o->container)
+		rc = gt_cgroup_resolve_container(o->container, o->cgroup_path,
+						 sizeof(o->cgroup_path), err, sizeof(err));
+	else if (o->cgroup)
+		rc = gt_cgroup_resolve_path(o->cgroup, o->cgroup_path,
+					    sizeof(o->cgroup_path), err, sizeof(err));
+	else
+		return 0;
+	if (rc) {
+		fprintf(stderr, "gotracectl: %s\n", err);
+		return rc;
+	}
+	return 0;
+}
+
+/* Ends the command we started if it outlived the recording (duration or
+ * Ctrl-C), like `timeout` does, and reports how it ended. */
+static void finish_child(struct gt_record_run *r)
+{
+	int status = 0;
+	pid_t pid = r->child.pid;
+
+	if (!r->have_child || pid <= 0)
+		return;
+	if (waitpid(pid, &status, WNOHANG) == 0) {
+		kill(pid, SIGTERM);
+		for (int i = 0; i < 20 && waitpid(pid, &status, WNOHANG) == 0; i++)
+			usleep(100000);
+		if (kill(pid, 0) == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		}
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "gotracectl: %s exited with status %d\n", r->opts->cmd[0], WEXITSTATUS(status));
+	else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGTERM)
+		fprintf(stderr, "gotracectl: %s was killed by signal %d\n", r->opts->cmd[0], WTERMSIG(status));
+}
+
+/* Daemon when one answers (unless --standalone); embedded otherwise
+ * (unless --daemon). */
+static int run(struct gt_record_run *r)
+{
+	struct gt_record_opts *o = r->opts;
+	char err[512];
+	int sock, rc;
+
+	if (o->mode == GT_MODE_STANDALONE)
+		return gt_record_embedded(r);
+	sock = gt_client_connect(o->socket, err, sizeof(err));
+	if (sock >= 0) {
+		rc = gt_record_via_daemon(r, sock);
+		close(sock);
+		return rc;
+	}
+	if (o->mode == GT_MODE_DAEMON || (sock != -ENOENT && sock != -ECONNREFUSED)) {
+		snprintf(r->why, sizeof(r->why), "%s", err);
+		return sock;
+	}
+	return gt_record_embedded(r);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct gt_record_opts opts;
+	struct gt_record_run r;
+	int rc = gt_record_parse(argc, argv, &opts);
+
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (resolve_cgroup(&opts))
+		return 1;
+	memset(&r, 0, sizeof(r));
+	r.opts = &opts;
+	install_signals();
+	if (gt_output_open(&r.out, opts.out, r.why, sizeof(r.why))) {
+		fprintf(stderr, "gotracectl: %s\n", r.why);
+		return 1;
+	}
+	if (opts.cmd) {
+		if (gt_child_prepare(&r.child, opts.cmd, r.why, sizeof(r.why))) {
+			fprintf(stderr, "gotracectl: %s\n", r.why);
+			gt_output_discard(&r.out);
+			return 1;
+		}
+		r.have_child = 1;
+		opts.pids[0] = r.child.pid;
+		opts.npids = 1;
+	}
+	rc = run(&r);
+	if (r.have_child && r.child.go_fd >= 0)
+		gt_child_abort(&r.child); /* never released: the session failed */
+	finish_child(&r);
+	if (!rc)
+		rc = gt_output_commit(&r.out, r.why, sizeof(r.why));
+	else
+		gt_output_discard(&r.out);
+	if (rc) {
+		fprintf(stderr, "gotracectl: %s\n", r.why[0] ? r.why : strerror(-rc));
+		return 1;
+	}
+	gt_record_summary(&r.fig, r.reason, opts.out);
+	return 0;
+}

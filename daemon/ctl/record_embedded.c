@@ -1,0 +1,90 @@
+/* Embedded mode: this process loads the BPF programs and runs the one
+ * session itself (needs root or CAP_BPF + CAP_PERFMON). */
+#include "record_run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/session.h"
+
+static void figures_of(const struct gt_session_stats *st, struct gt_record_figures *f)
+{
+	f->elapsed_ns = st->elapsed_ns;
+	f->threads = st->threads;
+	f->events = st->trace_events;
+	f->bytes = st->bytes;
+	f->drops = st->drops;
+}
+
+static int start_session(struct gt_record_run *r, struct gt_engine *e, struct gt_session **s)
+{
+	struct gt_session_opts so;
+	int err;
+
+	gt_record_session_opts(r->opts, &so);
+	so.out_fd = r->out.fd;
+	so.owner_uid = getuid();
+	err = gt_session_start(e, &so, s);
+	if (err)
+		snprintf(r->why, sizeof(r->why), "%s", gt_engine_error(e));
+	return err;
+}
+
+static void record_loop(struct gt_record_run *r, struct gt_engine *e, struct gt_session *s)
+{
+	struct gt_progress prog;
+	struct gt_session_stats st;
+
+	gt_progress_init(&prog, r->opts->quiet);
+	while (!gt_session_ended(s) && !gt_record_interrupted) {
+		int n = gt_engine_poll(e, 100);
+
+		if (n < 0 && n != -EINTR) {
+			snprintf(r->why, sizeof(r->why), "reading kernel events failed: %s", strerror(-n));
+			break;
+		}
+		gt_session_stats(s, &st);
+		figures_of(&st, &r->fig);
+		gt_progress_show(&prog, &r->fig);
+	}
+	gt_progress_clear(&prog);
+}
+
+int gt_record_embedded(struct gt_record_run *r)
+{
+	struct gt_engine_opts eo = {0};
+	struct gt_engine *e = NULL;
+	struct gt_session *s = NULL;
+	struct gt_session_stats st;
+	int err;
+
+	eo.ring_bytes_per_cpu = r->opts->ring_bytes;
+	eo.verbose = r->opts->verbose;
+	err = gt_engine_open(&e, &eo);
+	if (err) {
+		snprintf(r->why, sizeof(r->why), "%s", gt_engine_error(NULL));
+		return err;
+	}
+	err = start_session(r, e, &s);
+	if (!err && r->have_child)
+		err = gt_record_release_child(r);
+	if (err) {
+		if (s)
+			gt_session_free(s);
+		gt_engine_close(e);
+		return err;
+	}
+	r->why[0] = 0;
+	record_loop(r, e, s);
+	err = gt_session_stop(s, gt_record_interrupted ? "interrupted" : r->why[0] ? "error" : "stopped");
+	gt_session_stats(s, &st);
+	figures_of(&st, &r->fig);
+	snprintf(r->reason, sizeof(r->reason), "%s", st.end_reason ? st.end_reason : "");
+	if (err && !r->why[0])
+		snprintf(r->why, sizeof(r->why), "%s", st.end_reason);
+	gt_session_free(s);
+	gt_engine_close(e);
+	return err;
+}

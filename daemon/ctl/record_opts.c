@@ -1,0 +1,226 @@
+#include "record_opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gt_events.h"
+#include "common/parse_args.h"
+
+#define DEFAULT_CPU_HZ 99 /* like perf: off the timer tick so samples don't alias */
+
+static const char usage_text[] =
+"usage: gotracectl record [OPTIONS] -o FILE -p PID[,PID...]\n"
+"       gotracectl record [OPTIONS] -o FILE --cgroup PATH | --container ID\n"
+"       gotracectl record [OPTIONS] -o FILE -- CMD [ARGS...]\n"
+"\n"
+"Records threads, CPUs, blocking, wakeups and syscalls into a Go execution\n"
+"trace; open it with `go tool trace FILE`.\n"
+"\n"
+"targets:\n"
+"  -p, --pid PIDS         processes (all their threads, and what they create)\n"
+"      --cgroup PATH      a cgroup v2 subtree (absolute, or relative to the\n"
+"                         cgroup2 mount), including processes started later\n"
+"      --container ID     a Docker/containerd/CRI-O/Podman container id (or a\n"
+"                         unique prefix) or a systemd unit name\n"
+"  -- CMD ARGS...         start CMD and record it from its first instruction\n"
+"output:\n"
+"  -o, --output FILE      the trace; written atomically: an interrupted or\n"
+"                         failed recording leaves no partial file behind\n"
+"  -d, --duration D       stop after D (750ms, 10s, 2m, 1h); default: until\n"
+"                         Ctrl-C, SIGTERM, or every target exited\n"
+"      --go-version V     trace format 1.11, 1.19 (default) or 1.21\n"
+"      --syscalls MODE    all (default): GoSysCall at every syscall entry;\n"
+"                         blocking: only syscalls that block, and no BPF\n"
+"                         program at every syscall of the machine\n"
+"      --kernel-stacks    the kernel stack at every blocking switch-out (by\n"
+"                         default only where no syscall explains the block:\n"
+"                         page faults, I/O waits); about 1 us per switch\n"
+"memory and CPU:\n"
+"      --heap MODE        off | malloc | rss: live heap from malloc probes,\n"
+"                         or resident memory (default: malloc, rss for Go;\n"
+"                         probes cost a uprobe trap per call: use rss for\n"
+"                         malloc-heavy programs)\n"
+"      --cpu-profile[=HZ] CPU samples with stacks (default %d Hz)\n"
+"      --alloc-stacks N   every Nth allocation as a log event with its stack\n"
+"engine:\n"
+"      --standalone       load the BPF programs here (root), not via gotraced\n"
+"      --daemon           use gotraced only; fail if it is not running\n"
+"      --socket PATH      gotraced's socket (default /run/gotraced/gotraced.sock)\n"
+"      --ring-size BYTES  ring buffer per CPU, standalone (default 16 MiB, less\n"
+"                         on machines of more than 8 CPUs, at least 4 MiB)\n"
+"  -q, --quiet            no live progress\n"
+"  -v, --verbose          libbpf's messages\n"
+"  -h, --help\n";
+
+static int bad(const char *what, const char *value)
+{
+	fprintf(stderr, "gotracectl record: %s '%s'\n", what, value);
+	fprintf(stderr, "try 'gotracectl record --help'\n");
+	return 2;
+}
+
+static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max || s[0] == '-')
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_version(const char *s, int *v)
+{
+	if (!strcmp(s, "1.11")) *v = GT_V1_11;
+	else if (!strcmp(s, "1.19")) *v = GT_V1_19;
+	else if (!strcmp(s, "1.21")) *v = GT_V1_21;
+	else return -EINVAL;
+	return 0;
+}
+
+static int parse_heap(const char *s, enum gt_heap_mode *h)
+{
+	if (!strcmp(s, "off")) *h = GT_HEAP_OFF;
+	else if (!strcmp(s, "malloc")) *h = GT_HEAP_MALLOC;
+	else if (!strcmp(s, "rss")) *h = GT_HEAP_RSS;
+	else return -EINVAL;
+	return 0;
+}
+
+enum { O_CGROUP = 256, O_CONTAINER, O_GOVER, O_HEAP, O_CPU, O_ALLOC, O_STANDALONE,
+       O_DAEMON, O_SOCKET, O_RING, O_KSTACKS, O_SYSCALLS };
+
+static const struct option longopts[] = {
+	{"pid", required_argument, NULL, 'p'},
+	{"output", required_argument, NULL, 'o'},
+	{"duration", required_argument, NULL, 'd'},
+	{"cgroup", required_argument, NULL, O_CGROUP},
+	{"container", required_argument, NULL, O_CONTAINER},
+	{"go-version", required_argument, NULL, O_GOVER},
+	{"heap", required_argument, NULL, O_HEAP},
+	{"cpu-profile", optional_argument, NULL, O_CPU},
+	{"alloc-stacks", required_argument, NULL, O_ALLOC},
+	{"standalone", no_argument, NULL, O_STANDALONE},
+	{"daemon", no_argument, NULL, O_DAEMON},
+	{"socket", required_argument, NULL, O_SOCKET},
+	{"ring-size", required_argument, NULL, O_RING},
+	{"kernel-stacks", no_argument, NULL, O_KSTACKS},
+	{"syscalls", required_argument, NULL, O_SYSCALLS},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
+};
+
+static int parse_one(int c, struct gt_record_opts *o)
+{
+	int n;
+
+	switch (c) {
+	case 'p':
+		n = gt_parse_pids(optarg, o->pids + o->npids, GT_RECORD_MAX_PIDS - o->npids);
+		if (n == -E2BIG)
+			return bad("too many PIDs in", optarg);
+		if (n < 0)
+			return bad("bad PID list (want PID[,PID...])", optarg);
+		o->npids += n;
+		return 0;
+	case 'o': o->out = optarg; return 0;
+	case 'd':
+		return gt_parse_duration(optarg, &o->duration_ns) ? bad("bad duration (want e.g. 500ms, 10s, 2m)", optarg) : 0;
+	case O_CGROUP: o->cgroup = optarg; return 0;
+	case O_CONTAINER: o->container = optarg; return 0;
+	case O_GOVER:
+		return parse_version(optarg, &o->go_version) ? bad("unknown trace version (want 1.11, 1.19 or 1.21)", optarg) : 0;
+	case O_HEAP:
+		return parse_heap(optarg, &o->heap) ? bad("bad --heap (want off, malloc or rss)", optarg) : 0;
+	case O_CPU:
+		o->cpu_profile_hz = DEFAULT_CPU_HZ;
+		return optarg && parse_uint(optarg, 1, 100000, &o->cpu_profile_hz) ? bad("bad --cpu-profile rate (1 to 100000 Hz)", optarg) : 0;
+	case O_ALLOC:
+		return parse_uint(optarg, 1, 1u << 30, &o->alloc_stack_every) ? bad("bad --alloc-stacks (a count >= 1)", optarg) : 0;
+	case O_STANDALONE: o->mode = GT_MODE_STANDALONE; return 0;
+	case O_DAEMON: o->mode = GT_MODE_DAEMON; return 0;
+	case O_SOCKET: o->socket = optarg; return 0;
+	case O_RING:
+		return parse_uint(optarg, 4096, 1u << 30, &o->ring_bytes) ? bad("bad --ring-size (4096 to 1 GiB)", optarg) : 0;
+	case O_KSTACKS: o->kernel_stacks = 1; return 0;
+	case O_SYSCALLS:
+		if (strcmp(optarg, "all") && strcmp(optarg, "blocking"))
+			return bad("bad --syscalls (want all or blocking)", optarg);
+		o->blocking_syscalls_only = !strcmp(optarg, "blocking");
+		return 0;
+	case 'q': o->quiet = 1; return 0;
+	case 'v': o->verbose = 1; return 0;
+	case 'h': printf(usage_text, DEFAULT_CPU_HZ); return 1;
+	default:
+		fprintf(stderr, "try 'gotracectl record --help'\n");
+		return 2;
+	}
+}
+
+static int check_targets(struct gt_record_opts *o)
+{
+	int kinds = (o->npids > 0) + !!o->cgroup + !!o->container + !!o->cmd;
+
+	if (!o->out) {
+		fprintf(stderr, "gotracectl record: no output file: give -o FILE\n");
+		return 2;
+	}
+	if (kinds == 0) {
+		fprintf(stderr, "gotracectl record: nothing to record: give -p PID, --cgroup, --container or -- CMD\n");
+		return 2;
+	}
+	if (kinds > 1) {
+		fprintf(stderr, "gotracectl record: give only one of -p, --cgroup, --container, -- CMD\n");
+		return 2;
+	}
+	return 0;
+}
+
+int gt_record_parse(int argc, char **argv, struct gt_record_opts *o)
+{
+	int c, rc;
+
+	memset(o, 0, sizeof(*o));
+	o->go_version = GT_V1_19;
+	optind = 1;
+	opterr = 1;
+	/* '+': stop at the first non-option, so CMD's own flags stay its own. */
+	while ((c = getopt_long(argc, argv, "+p:o:d:qvh", longopts, NULL)) != -1) {
+		rc = parse_one(c, o);
+		if (rc)
+			return rc;
+	}
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--") != 0) {
+			fprintf(stderr, "gotracectl record: unexpected argument '%s' (put a command after --)\n",
+				argv[optind]);
+			return 2;
+		}
+		o->cmd = argv + optind;
+	}
+	return check_targets(o);
+}
+
+void gt_record_session_opts(const struct gt_record_opts *o, struct gt_session_opts *so)
+{
+	memset(so, 0, sizeof(*so));
+	so->pids = o->npids ? o->pids : NULL;
+	so->npids = o->npids;
+	so->cgroup_path = o->cgroup_path[0] ? o->cgroup_path : NULL;
+	so->duration_ns = o->duration_ns;
+	so->go_version = o->go_version;
+	so->heap = o->heap;
+	so->cpu_profile_hz = o->cpu_profile_hz;
+	so->alloc_stack_every = o->alloc_stack_every;
+	so->kernel_stacks = o->kernel_stacks;
+	so->blocking_syscalls_only = o->blocking_syscalls_only;
+	so->out_fd = -1;
+}

@@ -1,0 +1,43 @@
+/* `gotracectl record` options, parsed from argv. */
+#ifndef GT_RECORD_OPTS_H
+#define GT_RECORD_OPTS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "engine/session.h"
+
+#define GT_RECORD_MAX_PIDS 1024
+
+enum gt_record_mode { GT_MODE_AUTO, GT_MODE_STANDALONE, GT_MODE_DAEMON };
+
+struct gt_record_opts {
+	pid_t pids[GT_RECORD_MAX_PIDS];
+	int npids;
+	const char *cgroup;       /* as given */
+	const char *container;    /* as given */
+	char cgroup_path[4096];   /* resolved absolute cgroup directory */
+	const char *out;
+	uint64_t duration_ns;
+	char **cmd;               /* after "--" */
+	int go_version;
+	enum gt_heap_mode heap;
+	unsigned cpu_profile_hz;
+	unsigned alloc_stack_every;
+	int kernel_stacks;
+	int blocking_syscalls_only;
+	unsigned ring_bytes;
+	enum gt_record_mode mode;
+	const char *socket;
+	int quiet;
+	int verbose;
+};
+
+/* 0 ok, 1 help printed (exit 0), 2 usage error (message printed). */
+int gt_record_parse(int argc, char **argv, struct gt_record_opts *o);
+
+/* The session these options ask for, in embedded mode or from the daemon
+ * (out_fd, owner_uid and label are left for the caller). */
+void gt_record_session_opts(const struct gt_record_opts *o, struct gt_session_opts *so);
+
+#endif

@@ -1,0 +1,77 @@
+/* gotracectl status: the daemon's recording sessions, one line each. */
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "commands.h"
+#include "common/parse_args.h"
+
+static void status_usage(FILE *f)
+{
+	fprintf(f, "usage: gotracectl status [--socket PATH]\n\n"
+		   "Lists the recording sessions of the gotraced daemon: id, owner, targets,\n"
+		   "elapsed time, events, bytes and dropped events.\n"
+		   "      --socket PATH   gotraced's socket (default %s)\n", GT_DEFAULT_SOCKET);
+}
+
+static const char *user_name(uint32_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid((uid_t)uid);
+
+	if (pw)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "%u", uid);
+	return buf;
+}
+
+static void print_sessions(const struct gt_msg_status_reply *r)
+{
+	char who[64];
+
+	if (r->count == 0) {
+		printf("no recording sessions\n");
+		return;
+	}
+	printf("%-4s %-10s %9s %10s %12s %7s  %s\n", "ID", "OWNER", "ELAPSED", "EVENTS",
+	       "BYTES", "DROPS", "TARGETS");
+	for (uint32_t i = 0; i < r->count; i++) {
+		const struct gt_msg_session_info *s = &r->sessions[i];
+
+		printf("%-4u %-10s %8.1fs %10llu %12llu %7llu  %s%s%s%s\n", s->stats.id,
+		       user_name(s->stats.owner_uid, who, sizeof(who)), s->stats.elapsed_ns / 1e9,
+		       (unsigned long long)s->stats.trace_events, (unsigned long long)s->stats.bytes,
+		       (unsigned long long)s->stats.drops, s->targets,
+		       s->label[0] ? " (" : "", s->label, s->label[0] ? ")" : "");
+	}
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static struct gt_msg_status_reply r;
+	const char *sock_path;
+	char err[GT_PROTO_MAX_TEXT + 64];
+	int fd, rc = gt_parse_socket_opts(argc, argv, status_usage, &sock_path);
+
+	if (rc >= 0)
+		return rc;
+	if (optind < argc) {
+		fprintf(stderr, "gotracectl status: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	fd = gt_client_connect(sock_path, err, sizeof(err));
+	if (fd < 0) {
+		fprintf(stderr, "gotracectl: %s\n", err);
+		return 1;
+	}
+	rc = gt_client_status(fd, &r, err, sizeof(err));
+	close(fd);
+	if (rc) {
+		fprintf(stderr, "gotracectl: %s\n", err);
+		return 1;
+	}
+	print_sessions(&r);
+	return 0;
+}

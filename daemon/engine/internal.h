@@ -1,0 +1,68 @@
+/* Private structures of the engine and its sessions (session*.c only). */
+#ifndef GT_SESSION_INTERNAL_H
+#define GT_SESSION_INTERNAL_H
+
+#include <stdint.h>
+
+#include "capture/capture.h"
+#include "session.h"
+#include "stacks.h"
+#include "tgid_set.h"
+#include "translate/translate.h"
+
+struct gt_writer;
+struct gt_translator;
+struct gt_symbolizer;
+
+struct gt_session {
+	struct gt_engine *engine;
+	int bit;                    /* session bit in the BPF filters */
+	int id;                     /* user-visible id, never reused */
+	struct gt_writer *writer;
+	struct gt_translator *tr;
+	struct gt_stack_source stack_src;
+	struct gt_tgid_set targets; /* live traced processes (pid sessions) */
+	int by_cgroup;              /* a cgroup subtree: never "targets exited" */
+	uint64_t cgroup_id;
+	uint64_t started_ns;        /* CLOCK_MONOTONIC, = first trace timestamp */
+	uint64_t ended_ns;
+	uint64_t duration_ns;
+	uint64_t kernel_events;
+	uint64_t drops_at_start;
+	uint64_t drops;             /* frozen when the session ends */
+	int out_fd;
+	uint64_t last_trace_events;
+	uint64_t last_bytes;
+	uint64_t threads;
+	uint64_t repairs;
+	int ended;
+	int err;                    /* first write/translate error, -errno */
+	char end_reason[128];
+	uid_t owner_uid;
+	int mem_active;             /* memtrack attached for this session */
+	int syscall_entries;        /* GoSysCall at every syscall entry */
+};
+
+struct gt_engine {
+	struct gt_capture *capture;
+	struct gt_symbolizer *sym;
+	struct gt_stack_resolver resolver;
+	struct gt_session *active[GT_MAX_SESSIONS]; /* by session bit */
+	int nactive;                /* sessions in active[]: BPF attached while > 0 */
+	uint32_t syscall_sessions;  /* active sessions that want syscall entries */
+	struct gt_tgid_set symbolized; /* processes whose maps are snapshotted */
+	int next_id;
+	uint64_t last_liveness_ns;
+	struct gt_memtrack *mem;    /* memory/CPU programs, loaded on first use */
+	char err[512];
+};
+
+uint64_t gt_now_ns(void);
+
+/* session_targets.c: attach the session's targets and build the initial
+ * snapshot; write_error describes failures for the user. */
+int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts *o);
+/* Drops targets that died without us seeing their exit event. */
+void gt_session_check_liveness(struct gt_session *s);
+
+#endif

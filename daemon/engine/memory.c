@@ -1,0 +1,95 @@
+/* See memtrack_session.h. */
+#include "memory.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memtrack/memtrack.h"
+#include "internal.h"
+
+static int explicit_request(const struct gt_session_opts *o)
+{
+	return o->heap == GT_HEAP_MALLOC || o->heap == GT_HEAP_RSS || o->cpu_profile_hz ||
+	       o->alloc_stack_every;
+}
+
+int gt_session_mem_start(struct gt_session *s, const struct gt_session_opts *o)
+{
+	struct gt_engine *e = s->engine;
+	struct gt_memtrack_req r = {
+		.bit = s->bit, .heap = o->heap, .cpu_hz = o->cpu_profile_hz,
+		.alloc_every = o->alloc_stack_every, .by_cgroup = s->by_cgroup,
+	};
+	char why[400];
+	int err;
+
+	if (!gt_memtrack_wanted(o->heap, o->cpu_profile_hz, o->alloc_stack_every))
+		return 0;
+	if (!s->by_cgroup) {
+		r.pids = o->pids;
+		r.npids = o->npids;
+	}
+	if (!e->mem) {
+		err = gt_memtrack_open(&e->mem, e->capture, why, sizeof(why));
+		if (err)
+			goto fail;
+	}
+	err = gt_memtrack_start(e->mem, &r, why, sizeof(why));
+	if (!err) {
+		s->mem_active = 1;
+		return 0;
+	}
+fail:
+	if (!explicit_request(o))
+		return 0; /* the default heap mode is best effort */
+	snprintf(e->err, sizeof(e->err), "memory/CPU tracking: %s", why);
+	return err;
+}
+
+static int deliver(void *ctx, const struct gt_kev_hdr *ev, size_t len)
+{
+	struct gt_session *s = ctx;
+	int err;
+
+	if (s->err || !s->tr)
+		return 0;
+	err = gt_translator_event(s->tr, ev, len);
+	if (err && !s->err)
+		s->err = err;
+	return 0;
+}
+
+void gt_session_mem_stop(struct gt_session *s)
+{
+	struct gt_engine *e = s->engine;
+
+	if (!s->mem_active || !e->mem)
+		return;
+	gt_memtrack_final(e->mem, s->bit, gt_now_ns(), deliver, s);
+	gt_memtrack_stop(e->mem, s->bit);
+	s->mem_active = 0;
+}
+
+void gt_engine_mem_close(struct gt_engine *e)
+{
+	gt_memtrack_close(e->mem);
+	e->mem = NULL;
+}
+
+void gt_engine_mem_event(struct gt_engine *e, const struct gt_kev_hdr *ev)
+{
+	char why[400];
+
+	if (ev->type != GT_KEV_EXEC || !e->mem)
+		return;
+	/* a failure leaves the process in RSS mode or unprobed: the trace
+	 * goes on (the message is kept for the user) */
+	if (gt_memtrack_exec(e->mem, (pid_t)ev->tgid, why, sizeof(why)))
+		snprintf(e->err, sizeof(e->err), "memory tracking after exec: %s", why);
+}
+
+struct gt_memtrack *gt_engine_memtrack(struct gt_engine *e)
+{
+	return e->mem;
+}

@@ -1,0 +1,405 @@
+/* The engine: one capture (BPF programs, rings) shared by up to
+ * GT_MAX_SESSIONS sessions, each with its own translator and writer.
+ * Events are routed by the session mask BPF stamps into every header. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "gt_writer.h"
+#include "memory.h"
+#include "sym/symbolize.h"
+#include "translate/translate.h"
+
+#define LIVENESS_PERIOD_NS 500000000ull
+
+/* gt_engine_open's failure message, for gt_engine_error(NULL). */
+static char open_error[512];
+
+uint64_t gt_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts)
+{
+	struct gt_capture_opts co = {0};
+	struct gt_engine *e = calloc(1, sizeof(*e));
+	int err;
+
+	*out = NULL;
+	if (!e)
+		return -ENOMEM;
+	if (opts) {
+		co.ring_bytes_per_cpu = opts->ring_bytes_per_cpu;
+		co.stack_map_entries = opts->stack_map_entries;
+		co.verbose = opts->verbose;
+	}
+	/* loaded now, so load and verifier errors show at start; attached
+	 * only while a session records (see session_enter) */
+	co.load_only = 1;
+	err = gt_capture_open(&e->capture, &co, e->err, sizeof(e->err));
+	if (err) {
+		snprintf(open_error, sizeof(open_error), "%s", e->err);
+		free(e);
+		return err;
+	}
+	e->sym = gt_symbolizer_new();
+	if (!e->sym) {
+		gt_capture_close(e->capture);
+		free(e);
+		return -ENOMEM;
+	}
+	e->resolver.capture = e->capture;
+	e->resolver.sym = e->sym;
+	e->next_id = 1;
+	*out = e;
+	return 0;
+}
+
+void gt_engine_close(struct gt_engine *e)
+{
+	if (!e)
+		return;
+	for (int i = 0; i < GT_MAX_SESSIONS; i++)
+		if (e->active[i])
+			gt_session_stop(e->active[i], "engine closed");
+	gt_engine_mem_close(e); /* before the maps it shares go */
+	gt_capture_close(e->capture);
+	gt_symbolizer_free(e->sym);
+	gt_tgid_set_free(&e->symbolized);
+	free(e);
+}
+
+int gt_engine_fd(struct gt_engine *e)
+{
+	return gt_capture_fd(e->capture);
+}
+
+const char *gt_engine_error(struct gt_engine *e)
+{
+	return e ? e->err : open_error;
+}
+
+/* Maps of a process must be read while it lives: on first sight, and
+ * again after exec replaced them. */
+static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
+{
+	if (ev->type == GT_KEV_EXEC) {
+		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
+		gt_tgid_set_add(&e->symbolized, ev->tgid);
+		return;
+	}
+	if (ev->type == GT_KEV_FORK) {
+		const struct gt_kev_fork *f = (const void *)ev;
+		if (f->child_tgid != ev->tgid &&
+		    gt_tgid_set_add(&e->symbolized, f->child_tgid) == 1)
+			gt_symbolizer_add_process(e->sym, (pid_t)f->child_tgid);
+		return;
+	}
+	if (ev->tgid && gt_tgid_set_add(&e->symbolized, ev->tgid) == 1)
+		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
+}
+
+static void track_targets(struct gt_session *s, const struct gt_kev_hdr *ev)
+{
+	if (s->by_cgroup)
+		return;
+	if (ev->type == GT_KEV_FORK) {
+		const struct gt_kev_fork *f = (const void *)ev;
+		if (f->child_tgid != ev->tgid)
+			gt_tgid_set_add(&s->targets, f->child_tgid);
+	} else if (ev->type == GT_KEV_EXIT) {
+		const struct gt_kev_exit *x = (const void *)ev;
+		if (x->group_dead)
+			gt_tgid_set_del(&s->targets, ev->tgid);
+	}
+}
+
+static void fail_session(struct gt_session *s, int err, const char *what)
+{
+	if (!s->err)
+		s->err = err;
+	snprintf(s->end_reason, sizeof(s->end_reason), "%s: %s", what, strerror(-err));
+}
+
+static int on_event(void *ctx, const struct gt_kev_hdr *ev, size_t len)
+{
+	struct gt_engine *e = ctx;
+	uint32_t mask = ev->sessions;
+
+	if (ev->type == GT_KEV_SWITCH) {
+		const struct gt_kev_switch *sw = (const void *)ev;
+		mask |= sw->prev_sessions | sw->next_sessions;
+	}
+	follow_process(e, ev);
+	gt_engine_mem_event(e, ev); /* exec re-decides allocator probes */
+	while (mask) {
+		int bit = __builtin_ctz(mask);
+		struct gt_session *s = e->active[bit];
+		int err;
+
+		mask &= mask - 1;
+		if (!s || s->ended || s->err || ev->ts < s->started_ns)
+			continue;
+		s->kernel_events++;
+		track_targets(s, ev);
+		err = gt_translator_event(s->tr, ev, len);
+		if (err)
+			fail_session(s, err, "translating failed");
+	}
+	return 0;
+}
+
+static void end_due_sessions(struct gt_engine *e)
+{
+	uint64_t now = gt_now_ns();
+	int check = now - e->last_liveness_ns >= LIVENESS_PERIOD_NS;
+
+	if (check)
+		e->last_liveness_ns = now;
+	for (int i = 0; i < GT_MAX_SESSIONS; i++) {
+		struct gt_session *s = e->active[i];
+
+		if (!s)
+			continue;
+		if (check)
+			gt_session_check_liveness(s);
+		if (s->err)
+			gt_session_stop(s, NULL);
+		else if (s->duration_ns && now - s->started_ns >= s->duration_ns)
+			gt_session_stop(s, "duration");
+		else if (!s->by_cgroup && s->targets.count == 0)
+			gt_session_stop(s, "targets exited");
+	}
+}
+
+int gt_engine_poll(struct gt_engine *e, int timeout_ms)
+{
+	int n = gt_capture_poll(e->capture, timeout_ms, on_event, e);
+
+	end_due_sessions(e);
+	return n;
+}
+
+/* An idle engine must cost the machine nothing: the tracepoints run on
+ * every switch, wakeup and syscall of every process, so they are attached
+ * by the first session to start, before it registers its targets and takes
+ * its /proc snapshot (events between the two would be lost otherwise). */
+static int session_enter(struct gt_engine *e, struct gt_session *s)
+{
+	uint32_t sys = e->syscall_sessions | (s->syscall_entries ? 1u << s->bit : 0);
+	char why[400];
+	int err;
+
+	if (e->nactive == 0) {
+		err = gt_capture_attach(e->capture, why, sizeof(why));
+		if (err) {
+			snprintf(e->err, sizeof(e->err), "%s", why);
+			return err;
+		}
+	}
+	err = gt_capture_syscall_entries(e->capture, sys, why, sizeof(why));
+	if (err) {
+		snprintf(e->err, sizeof(e->err), "%s", why);
+		if (e->nactive == 0)
+			gt_capture_detach(e->capture);
+		return err;
+	}
+	e->syscall_sessions = sys;
+	e->active[s->bit] = s;
+	e->nactive++;
+	return 0;
+}
+
+/* ...and detached by the last one to leave, after its events were flushed
+ * (the syscall entry program by the last one that wanted entries). */
+static void session_leave(struct gt_engine *e, struct gt_session *s)
+{
+	e->active[s->bit] = NULL;
+	e->syscall_sessions &= ~(1u << s->bit);
+	gt_capture_syscall_entries(e->capture, e->syscall_sessions, NULL, 0);
+	if (--e->nactive == 0)
+		gt_capture_detach(e->capture);
+}
+
+static int free_bit(struct gt_engine *e)
+{
+	for (int i = 0; i < GT_MAX_SESSIONS; i++)
+		if (!e->active[i])
+			return i;
+	return -1;
+}
+
+int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
+		     struct gt_session **out)
+{
+	struct gt_translator_opts to = {0};
+	struct gt_session *s;
+	int bit = free_bit(e), err;
+
+	*out = NULL;
+	e->err[0] = 0;
+	if (bit < 0) {
+		snprintf(e->err, sizeof(e->err), "too many recording sessions (at most %d)", GT_MAX_SESSIONS);
+		return -EBUSY;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->engine = e;
+	s->bit = bit;
+	s->id = e->next_id++;
+	s->duration_ns = o->duration_ns;
+	s->owner_uid = o->owner_uid;
+	s->syscall_entries = !o->blocking_syscalls_only;
+	s->out_fd = o->out_fd;
+	err = gt_writer_open(&s->writer, o->out_fd, o->go_version ? o->go_version : GT_V1_19, 1000000000ull);
+	if (err) {
+		snprintf(e->err, sizeof(e->err), "cannot start the trace: %s", strerror(-err));
+		free(s);
+		return err;
+	}
+	to.ncpus = gt_capture_ncpus(e->capture);
+	s->stack_src.frames = gt_resolve_stack;
+	s->stack_src.ctx = &e->resolver;
+	to.stacks = &s->stack_src;
+	to.go_version = o->go_version ? o->go_version : GT_V1_19;
+	to.session_mask = 1u << bit;
+	err = gt_translator_new(&s->tr, s->writer, &to);
+	if (err)
+		snprintf(e->err, sizeof(e->err), "cannot start the translator: %s", strerror(-err));
+	else if ((err = session_enter(e, s)) == 0 &&
+		 (err = gt_session_attach_targets(s, o)) == 0)
+		err = gt_session_mem_start(s, o); /* --heap, --cpu-profile */
+	if (err) {
+		gt_capture_forget_session(e->capture, bit);
+		if (e->active[bit] == s)
+			session_leave(e, s);
+		if (s->tr)
+			gt_translator_free(s->tr);
+		gt_writer_free(s->writer);
+		gt_tgid_set_free(&s->targets);
+		free(s);
+		return err;
+	}
+	s->drops_at_start = gt_capture_drops(e->capture);
+	*out = s;
+	return 0;
+}
+
+void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
+{
+	struct gt_writer_stats ws = {0};
+	struct gt_translator_stats ts = {0};
+
+	memset(st, 0, sizeof(*st));
+	st->id = s->id;
+	st->state = s->ended ? GT_SESSION_ENDED : GT_SESSION_RUNNING;
+	st->end_reason = s->end_reason;
+	st->started_ns = s->started_ns;
+	st->elapsed_ns = (s->ended ? s->ended_ns : gt_now_ns()) - s->started_ns;
+	st->kernel_events = s->kernel_events;
+	st->owner_uid = s->owner_uid;
+	if (s->ended) {
+		st->trace_events = s->last_trace_events;
+		st->bytes = s->last_bytes;
+		st->threads = s->threads;
+		st->repairs = s->repairs;
+		st->drops = s->drops;
+		return;
+	}
+	gt_writer_stats(s->writer, &ws);
+	gt_translator_stats(s->tr, &ts);
+	st->trace_events = ws.events;
+	st->bytes = ws.bytes;
+	st->threads = ts.threads;
+	st->repairs = ts.repairs;
+	st->drops = gt_capture_drops(s->engine->capture) - s->drops_at_start;
+}
+
+/* Bytes in the finished file (the footer included), when fd is a file. */
+static uint64_t output_size(int fd, uint64_t fallback)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		return (uint64_t)st.st_size;
+	return fallback;
+}
+
+static int deliver_pending(void *ctx, const struct gt_kev_hdr *ev, size_t len)
+{
+	return on_event(ctx, ev, len);
+}
+
+int gt_session_stop(struct gt_session *s, const char *reason)
+{
+	struct gt_engine *e = s->engine;
+	struct gt_writer_stats ws = {0};
+	struct gt_translator_stats ts = {0};
+	uint64_t now;
+	int err;
+
+	if (s->ended)
+		return s->err;
+	/* What the rings still hold happened before the stop: translate it. */
+	gt_capture_flush(e->capture, deliver_pending, e);
+	gt_session_mem_stop(s); /* exact final heap values, detach probes */
+	gt_capture_forget_session(e->capture, s->bit);
+	session_leave(e, s);
+	now = gt_now_ns();
+	s->ended = 1;
+	s->ended_ns = now;
+	if (reason && !s->end_reason[0])
+		snprintf(s->end_reason, sizeof(s->end_reason), "%s", reason);
+	gt_translator_stats(s->tr, &ts);
+	s->threads = ts.threads;
+	s->repairs = ts.repairs;
+	if (!s->err) {
+		err = gt_translator_end(s->tr, now);
+		if (err)
+			fail_session(s, err, "finishing the trace failed");
+	}
+	gt_writer_stats(s->writer, &ws);
+	s->last_trace_events = ws.events;
+	s->drops = gt_capture_drops(e->capture) - s->drops_at_start;
+	if (s->err) {
+		gt_writer_free(s->writer);
+	} else {
+		err = gt_writer_close(s->writer);
+		if (err)
+			fail_session(s, err, "writing the trace failed");
+	}
+	s->writer = NULL;
+	s->last_bytes = output_size(s->out_fd, ws.bytes);
+	gt_translator_free(s->tr);
+	s->tr = NULL;
+	gt_tgid_set_free(&s->targets);
+	for (int i = 0; i < GT_MAX_SESSIONS; i++)
+		if (e->active[i])
+			return s->err;
+	gt_capture_clear_stacks(e->capture);
+	return s->err;
+}
+
+int gt_session_ended(const struct gt_session *s)
+{
+	return s->ended;
+}
+
+void gt_session_free(struct gt_session *s)
+{
+	if (!s)
+		return;
+	if (!s->ended)
+		gt_session_stop(s, "freed");
+	free(s);
+}

@@ -1,0 +1,71 @@
+#include "stacks.h"
+
+#include <string.h>
+
+#include "capture/capture.h"
+#include "sym/symbolize.h"
+
+/* Frame 0 is where the task was interrupted; deeper frames are return
+ * addresses, looked up one byte earlier so the call's line is reported. */
+static uint64_t lookup_ip(uint64_t ip, int depth)
+{
+	return depth == 0 || ip == 0 ? ip : ip - 1;
+}
+
+/* A kernel stack is taken inside the tracepoint: its first frames are the
+ * tracer's own (the BPF program, bpf_trace_run4, __traceiter_sched_switch),
+ * not the task's, and are dropped. */
+static int tracer_frame(const char *func)
+{
+	static const char *const prefixes[] = {"bpf_prog_", "bpf_trace_run", "__traceiter_",
+					       "__bpf_trace_", "__probestub_", "bpf_get_stack"};
+
+	for (size_t i = 0; func && i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(func, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
+}
+
+static int append_frames(struct gt_stack_resolver *r, uint32_t tgid, int32_t id,
+			 int kernel, struct gt_frame *out, int n, int max)
+{
+	uint64_t ips[GT_STACK_DEPTH];
+	int got;
+
+	if (id < 0 || n >= max)
+		return n;
+	got = gt_capture_stack(r->capture, id, ips, GT_STACK_DEPTH);
+	if (got < 0) {
+		r->unknown_ids++;
+		return n;
+	}
+	int first = n;
+
+	for (int i = 0; i < got && n < max; i++) {
+		struct gt_sym s;
+
+		if (ips[i] == 0)
+			continue;
+		if (kernel)
+			gt_symbolize_kernel(r->sym, lookup_ip(ips[i], i), &s);
+		else
+			gt_symbolize_user(r->sym, (pid_t)tgid, lookup_ip(ips[i], i), &s);
+		if (kernel && n == first && tracer_frame(s.func))
+			continue;
+		out[n].pc = ips[i];
+		out[n].func = s.func;
+		out[n].file = s.file;
+		out[n].line = s.line;
+		n++;
+	}
+	return n;
+}
+
+int gt_resolve_stack(void *resolver, uint32_t tgid, int32_t ustack_id,
+		     int32_t kstack_id, struct gt_frame *out, int max)
+{
+	struct gt_stack_resolver *r = resolver;
+	int n = append_frames(r, tgid, kstack_id, 1, out, 0, max);
+
+	return append_frames(r, tgid, ustack_id, 0, out, n, max);
+}

@@ -1,0 +1,202 @@
+/* A session's targets: processes by PID or a cgroup v2 subtree.  Attaching
+ * sets the BPF filters first and reads /proc afterwards, so that nothing
+ * happening after the snapshot is missed; events stamped before the
+ * snapshot's time are dropped by the dispatcher. */
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "common/parse_args.h"
+#include "proc_snapshot.h"
+#include "sym/symbolize.h"
+#include "translate/translate.h"
+
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#define MAX_CGROUP_DEPTH 64
+
+struct snapshot {
+	struct gt_thread_snapshot *threads;
+	int n;
+};
+
+static int add_process_snapshot(struct snapshot *snap, pid_t pid)
+{
+	struct gt_thread_snapshot *t = NULL, *grown;
+	int n = 0, err = gt_proc_snapshot(pid, &t, &n);
+
+	if (err)
+		return err;
+	grown = realloc(snap->threads, (size_t)(snap->n + n) * sizeof(*t) + 1);
+	if (!grown) {
+		free(t);
+		return -ENOMEM;
+	}
+	memcpy(grown + snap->n, t, (size_t)n * sizeof(*t));
+	snap->threads = grown;
+	snap->n += n;
+	free(t);
+	return 0;
+}
+
+static void see_process(struct gt_engine *e, pid_t pid)
+{
+	if (gt_tgid_set_add(&e->symbolized, (uint32_t)pid) >= 0)
+		gt_symbolizer_add_process(e->sym, pid);
+}
+
+static int attach_pids(struct gt_session *s, const struct gt_session_opts *o,
+		       struct snapshot *snap)
+{
+	struct gt_engine *e = s->engine;
+	char why[256];
+
+	if (o->npids <= 0) {
+		snprintf(e->err, sizeof(e->err), "nothing to record: give PIDs, a cgroup or a command");
+		return -EINVAL;
+	}
+	for (int i = 0; i < o->npids; i++) {
+		pid_t pid = o->pids[i];
+		int err = gt_check_target_pid(pid, why, sizeof(why));
+
+		if (!err)
+			err = gt_capture_trace_tgid(e->capture, (uint32_t)pid, s->bit, 1);
+		if (!err)
+			err = gt_tgid_set_add(&s->targets, (uint32_t)pid) < 0 ? -ENOMEM : 0;
+		else if (err != -ESRCH && err != -EPERM)
+			snprintf(why, sizeof(why), "%s", strerror(-err));
+		if (err) {
+			snprintf(e->err, sizeof(e->err), "cannot attach to pid %d: %s", (int)pid, why);
+			return err;
+		}
+		see_process(e, pid);
+	}
+	for (int i = 0; i < o->npids; i++) {
+		int err = add_process_snapshot(snap, o->pids[i]);
+		if (err == -ENOENT || err == -ESRCH)
+			continue; /* exited meanwhile: its exit event ends it */
+		if (err) {
+			snprintf(e->err, sizeof(e->err), "cannot read the threads of pid %d: %s",
+				 (int)o->pids[i], strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Adds every process of the cgroup directory dir and of its children. */
+static int snapshot_cgroup_tree(struct gt_engine *e, const char *dir, int depth,
+				struct snapshot *snap)
+{
+	char path[4096];
+	FILE *f;
+	DIR *d;
+	struct dirent *de;
+	int pid;
+
+	if (depth > MAX_CGROUP_DEPTH)
+		return 0;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	while (fscanf(f, "%d", &pid) == 1) {
+		see_process(e, pid);
+		add_process_snapshot(snap, pid); /* a process gone meanwhile is fine */
+	}
+	fclose(f);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
+			continue;
+		snapshot_cgroup_tree(e, path, depth + 1, snap);
+	}
+	closedir(d);
+	return 0;
+}
+
+static int attach_cgroup(struct gt_session *s, const char *path, struct snapshot *snap)
+{
+	struct gt_engine *e = s->engine;
+	struct statfs fs;
+	struct stat st;
+	int err;
+
+	if (statfs(path, &fs) < 0 || stat(path, &st) < 0) {
+		err = -errno;
+		snprintf(e->err, sizeof(e->err), "cannot use cgroup %s: %s", path, strerror(-err));
+		return err;
+	}
+	if (fs.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode)) {
+		snprintf(e->err, sizeof(e->err), "cannot use cgroup %s: not a cgroup v2 directory", path);
+		return -ENOTDIR;
+	}
+	s->by_cgroup = 1;
+	s->cgroup_id = (uint64_t)st.st_ino;
+	err = gt_capture_trace_cgroup(e->capture, s->cgroup_id, s->bit, 1);
+	if (err) {
+		snprintf(e->err, sizeof(e->err), "cannot trace cgroup %s: %s", path, strerror(-err));
+		return err;
+	}
+	return snapshot_cgroup_tree(e, path, 0, snap);
+}
+
+int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts *o)
+{
+	struct snapshot snap = {0};
+	int err;
+
+	gt_capture_kernel_stacks(s->engine->capture, s->bit, o->kernel_stacks);
+	if (o->cgroup_path && *o->cgroup_path)
+		err = attach_cgroup(s, o->cgroup_path, &snap);
+	else
+		err = attach_pids(s, o, &snap);
+	if (!err) {
+		s->started_ns = gt_now_ns();
+		err = gt_translator_begin(s->tr, s->started_ns, snap.threads, snap.n);
+		if (err)
+			snprintf(s->engine->err, sizeof(s->engine->err),
+				 "cannot start the trace: %s", strerror(-err));
+	}
+	free(snap.threads);
+	return err;
+}
+
+/* A process we never saw exit (its exit event lost, or it became a zombie
+ * that is never reaped) is no longer a reason to keep recording. */
+static int process_alive(uint32_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return !(p && (p[2] == 'Z' || p[2] == 'X'));
+}
+
+void gt_session_check_liveness(struct gt_session *s)
+{
+	if (s->by_cgroup || s->ended)
+		return;
+	for (uint32_t i = 0; i < s->targets.cap; i++) {
+		uint32_t pid = gt_tgid_set_slot(&s->targets, i);
+		if (pid && !process_alive(pid))
+			gt_tgid_set_del(&s->targets, pid);
+	}
+}

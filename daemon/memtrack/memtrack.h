@@ -1,0 +1,90 @@
+/* Memory and CPU-profile tracking of a recording session (issue 5):
+ * allocator uprobes (--heap=malloc), the rss_stat tracepoint (--heap=rss,
+ * the default, and always for Go programs), allocation samples
+ * (--alloc-stacks N, malloc probes too)
+ * and perf-event CPU samples (--cpu-profile HZ).
+ *
+ * The BPF side is bpf/memory.bpf.c, a separate object loaded on first use;
+ * it shares the capture's ring buffers, filter and stack maps, so its
+ * events arrive through gt_capture_poll like every other one (GT_KEV_HEAP,
+ * GT_KEV_RSS, GT_KEV_ALLOC_SAMPLE, GT_KEV_CPU_SAMPLE).
+ *
+ * Uprobes are attached per process (that pid only), only while a session
+ * needs them, and detached when the session stops.  A Go program never
+ * gets a uprobe or uretprobe (Go moves goroutine stacks: a uretprobe
+ * crashes it): it is recorded in RSS mode.
+ *
+ * Return convention: 0 or -errno; err/errlen get a message for the user.
+ * Not thread-safe: the engine's thread drives it.
+ */
+#ifndef GT_MEMTRACK_H
+#define GT_MEMTRACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "capture/capture.h"
+#include "engine/session.h"
+
+struct gt_memtrack;
+
+/* What one session asks for. */
+struct gt_memtrack_req {
+	int bit;                 /* session bit, 0..GT_MAX_SESSIONS-1 */
+	enum gt_heap_mode heap;  /* DEFAULT = rss (probes only when asked);
+				  * Go programs are rss whatever is asked */
+	unsigned cpu_hz;         /* 0 = no CPU samples */
+	unsigned alloc_every;    /* 0 = no allocation samples */
+	const pid_t *pids;       /* processes whose allocators to probe */
+	int npids;
+	int by_cgroup;           /* a cgroup session: RSS for everyone in it */
+};
+
+/* Loads bpf/memory.bpf.c against the capture's shared maps (nothing is
+ * attached yet).  -EPERM etc. as gt_capture_open. */
+int gt_memtrack_open(struct gt_memtrack **out, struct gt_capture *c,
+		     char *err, size_t errlen);
+void gt_memtrack_close(struct gt_memtrack *m); /* detaches everything */
+
+/* Whether a session with these options needs memtrack at all. */
+int gt_memtrack_wanted(enum gt_heap_mode heap, unsigned cpu_hz, unsigned alloc_every);
+
+/* Attaches what the session needs.  A process that cannot be probed (no
+ * allocator found, a static binary) falls back to RSS; only failures to
+ * attach anything at all are errors. */
+int gt_memtrack_start(struct gt_memtrack *m, const struct gt_memtrack_req *r,
+		      char *err, size_t errlen);
+
+/* Delivers the exact final heap (or RSS) value of each of the session's
+ * processes as GT_KEV_HEAP / GT_KEV_RSS events stamped ts, so the trace
+ * ends on the true value whatever the coalescing skipped. */
+typedef int (*gt_memtrack_emit_fn)(void *ctx, const struct gt_kev_hdr *ev, size_t len);
+int gt_memtrack_final(struct gt_memtrack *m, int bit, uint64_t ts,
+		      gt_memtrack_emit_fn fn, void *ctx);
+
+/* A process of some session called exec (GT_KEV_EXEC): its allocators and
+ * whether it is a Go program are decided again for the new image (e.g.
+ * `record -- CMD` starts from a forked recorder, not yet CMD). */
+int gt_memtrack_exec(struct gt_memtrack *m, pid_t pid, char *err, size_t errlen);
+
+/* Detaches the session's probes (and the shared tracepoint / perf events
+ * when no other session needs them); forgets its processes' accounting. */
+void gt_memtrack_stop(struct gt_memtrack *m, int bit);
+
+/* Heap mode chosen for a process of a session (GT_HEAP_OFF if unknown). */
+enum gt_heap_mode gt_memtrack_mode(const struct gt_memtrack *m, int bit, pid_t pid);
+
+/* Bookkeeping of attached probes: uprobes and uretprobes now attached to
+ * pid (all sessions), or in total when pid is 0. */
+void gt_memtrack_probe_count(const struct gt_memtrack *m, pid_t pid, int *uprobes,
+			     int *uretprobes);
+
+struct gt_memtrack_stats {
+	uint64_t map_full;       /* allocations not tracked: live map full */
+	uint64_t unknown_free;   /* frees of addresses never seen allocated */
+	int cpu_events_open;     /* perf events open for CPU samples */
+};
+void gt_memtrack_stats(const struct gt_memtrack *m, struct gt_memtrack_stats *st);
+
+#endif

@@ -1,0 +1,74 @@
+/* gotraced: the recording daemon.  Loads the BPF programs once and serves
+ * recording sessions to gotracectl over a Unix socket (see server.h and
+ * protocol.h).  Runs in the foreground and logs to stderr (the journal). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ctl/client.h"
+#include "server.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gotraced [--socket PATH] [--ring-kb N] [--verbose]\n"
+		"\n"
+		"Serves gotracectl recording sessions over a Unix socket.\n"
+		"  -s, --socket PATH   listen on PATH (default %s,\n"
+		"                      or the socket passed by systemd socket activation)\n"
+		"      --ring-kb N     ring buffer per CPU in KiB (default 16384, less\n"
+		"                      per CPU beyond 8 CPUs)\n"
+		"  -v, --verbose       libbpf debug output\n"
+		"  -h, --help          this text\n",
+		GT_DEFAULT_SOCKET);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"ring-kb", required_argument, NULL, 'r'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct gt_server_opts o = {0};
+	char *end;
+	long kb;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "s:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o.socket_path = optarg;
+			break;
+		case 'r':
+			kb = strtol(optarg, &end, 10);
+			if (*end || kb < 64 || kb > 1024 * 1024) {
+				fprintf(stderr, "gotraced: --ring-kb wants 64..1048576, not '%s'\n", optarg);
+				return 2;
+			}
+			o.ring_bytes_per_cpu = (unsigned)kb * 1024u;
+			break;
+		case 'v':
+			o.verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gotraced: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (geteuid() != 0)
+		fprintf(stderr, "gotraced: warning: not running as root; loading BPF will likely fail\n");
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	return gt_server_run(&o);
+}

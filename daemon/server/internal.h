@@ -1,0 +1,88 @@
+/* Internals of the gotraced server shared by its server_*.c files. */
+#ifndef GT_SERVER_INTERNAL_H
+#define GT_SERVER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/protocol.h"
+#include "server.h"
+
+#define GT_SRV_MAX_CLIENTS 256
+#define GT_SRV_OUT_MAX (256 * 1024)  /* unsent replies beyond this: client dropped */
+#define GT_SRV_PROGRESS_MS 1000
+#define GT_SRV_IDLE_MS 60000          /* a non-recording client silent this long is dropped */
+
+struct gt_engine;
+struct gt_session;
+struct gt_srv_session;
+
+struct gt_srv_client {
+	int fd;
+	unsigned conn;               /* connection number, for logs */
+	uid_t uid;                   /* SO_PEERCRED */
+	gid_t gid;
+	pid_t pid;
+	unsigned char *in;           /* GT_PROTO_MAX_MSG bytes */
+	size_t inlen;
+	int pending_fd;              /* descriptor received for the next RECORD */
+	unsigned char *out;          /* replies not yet sent */
+	size_t outlen, outcap;
+	int read_closed;             /* peer half-closed or vanished */
+	int closing;                 /* close once out is flushed */
+	int dead;                    /* close now */
+	uint64_t last_active_ms;     /* CLOCK_MONOTONIC of the last whole message */
+	struct gt_srv_session *session;
+};
+
+struct gt_srv_session {
+	struct gt_session *s;
+	int id;
+	int out_fd;                  /* the client's descriptor; closed at the end */
+	uid_t owner;
+	pid_t owner_pid;
+	int want_progress;
+	char targets[GT_PROTO_MAX_TARGETS + 1];
+	char label[GT_PROTO_MAX_LABEL + 1];
+	struct gt_srv_client *client; /* NULL once the client went away */
+};
+
+struct gt_server {
+	struct gt_engine *engine;
+	int epfd, listen_fd, signal_fd, timer_fd;
+	int listen_owned;            /* we created the socket file (unlink at exit) */
+	char socket_path[108];
+	struct gt_srv_client *clients[GT_SRV_MAX_CLIENTS];
+	struct gt_srv_session *sessions[GT_PROTO_MAX_SESSIONS];
+	unsigned next_conn;
+	unsigned ticks;
+	int stopping;
+};
+
+void gt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* server_notify.c: systemd integration without libsystemd. */
+int gt_sd_listen_fd(void);              /* fd 3 from socket activation, or -1 */
+void gt_sd_notify(const char *state);   /* no-op without $NOTIFY_SOCKET */
+
+/* server_client.c */
+void gt_client_accept(struct gt_server *sv);
+void gt_client_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t events);
+int gt_client_queue(struct gt_srv_client *c, const void *buf, int len);
+void gt_client_queue_error(struct gt_srv_client *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void gt_client_flush(struct gt_server *sv, struct gt_srv_client *c);
+void gt_client_reap(struct gt_server *sv);
+void gt_client_expire_idle(struct gt_server *sv);
+void gt_client_close_all(struct gt_server *sv);
+
+/* server_session.c */
+void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg *m);
+void gt_srv_client_gone(struct gt_server *sv, struct gt_srv_client *c, const char *reason);
+void gt_srv_tick(struct gt_server *sv);          /* ended sessions -> DONE; progress */
+void gt_srv_tick_ended(struct gt_server *sv);    /* ended sessions -> DONE */
+void gt_srv_stop_all(struct gt_server *sv, const char *reason);
+int gt_srv_count_sessions(const struct gt_server *sv);
+
+#endif

@@ -1,0 +1,376 @@
+/* What gotraced does with each request: RECORD (authorize, start a session
+ * on the client's descriptor), STATUS, STOP; and the sessions table:
+ * progress, DONE when a session ends, cleanup when a client leaves. */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "authz.h"
+#include "common/cgroup_resolve.h"
+#include "engine/session.h"
+
+static void to_msg_stats(const struct gt_session_stats *st, struct gt_msg_stats *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->id = (uint32_t)st->id;
+	m->state = (uint32_t)st->state;
+	m->owner_uid = (uint32_t)st->owner_uid;
+	m->elapsed_ns = st->elapsed_ns;
+	m->kernel_events = st->kernel_events;
+	m->trace_events = st->trace_events;
+	m->bytes = st->bytes;
+	m->drops = st->drops;
+	m->threads = st->threads;
+	m->repairs = st->repairs;
+}
+
+static void send_done(struct gt_srv_client *c, const struct gt_session_stats *st, int err)
+{
+	static struct gt_msg_done d;
+	unsigned char buf[GT_PROTO_HDR_SIZE + 128 + GT_PROTO_MAX_TEXT];
+
+	memset(&d, 0, sizeof(d));
+	to_msg_stats(st, &d.stats);
+	d.error = err;
+	snprintf(d.reason, sizeof(d.reason), "%s", st->end_reason && *st->end_reason ?
+		 st->end_reason : "ended");
+	gt_client_queue(c, buf, gt_proto_encode_done(buf, sizeof(buf), &d));
+}
+
+/* Ends a session (footer written), tells its client, frees everything. */
+static void finish_session(struct gt_server *sv, int slot, const char *reason)
+{
+	struct gt_srv_session *ss = sv->sessions[slot];
+	struct gt_session_stats st;
+	int err = gt_session_stop(ss->s, reason);
+
+	gt_session_stats(ss->s, &st);
+	gt_log("session %d ended (%s)%s%s: %llu threads, %llu events, %llu bytes, %llu dropped",
+	       ss->id, st.end_reason && *st.end_reason ? st.end_reason : "ended",
+	       err ? ", file unusable: " : "", err ? strerror(-err) : "",
+	       (unsigned long long)st.threads, (unsigned long long)st.trace_events,
+	       (unsigned long long)st.bytes, (unsigned long long)st.drops);
+	if (ss->client) {
+		send_done(ss->client, &st, err);
+		ss->client->session = NULL;
+	}
+	close(ss->out_fd);
+	gt_session_free(ss->s);
+	free(ss);
+	sv->sessions[slot] = NULL;
+}
+
+static int slot_of_session(const struct gt_server *sv, int id)
+{
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++)
+		if (sv->sessions[i] && sv->sessions[i]->id == id)
+			return i;
+	return -1;
+}
+
+static int free_slot(const struct gt_server *sv)
+{
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++)
+		if (!sv->sessions[i])
+			return i;
+	return -1;
+}
+
+int gt_srv_count_sessions(const struct gt_server *sv)
+{
+	int n = 0;
+
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++)
+		n += sv->sessions[i] != NULL;
+	return n;
+}
+
+/* ---- RECORD ------------------------------------------------------------------ */
+
+static void refuse(struct gt_srv_client *c, int code, const char *why)
+{
+	gt_log("client %u (uid %u pid %d): refused: %s", c->conn, (unsigned)c->uid,
+	       (int)c->pid, why);
+	gt_client_queue_error(c, code, "%s", why);
+}
+
+/* The output must be a regular file open for writing: the daemon never
+ * opens a path itself, and a pipe or socket could stall the whole loop. */
+static int check_output(int fd, char *why, size_t whylen)
+{
+	struct stat st;
+	int fl;
+
+	if (fd < 0) {
+		snprintf(why, whylen, "RECORD came without the output file descriptor "
+			 "(SCM_RIGHTS); the daemon never opens paths");
+		return -EBADF;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "the output descriptor is not a regular file");
+		return -EINVAL;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY) {
+		snprintf(why, whylen, "the output descriptor is not open for writing");
+		return -EBADF;
+	}
+	return 0;
+}
+
+static int authorize(const struct gt_srv_client *c, const struct gt_msg_record *r,
+		     char *cgroup, char *why, size_t whylen)
+{
+	int rc;
+
+	for (uint32_t i = 0; i < r->npids; i++) {
+		rc = gt_authz_pid(c->uid, r->pids[i], why, whylen);
+		if (rc)
+			return rc;
+	}
+	if (!r->cgroup[0])
+		return 0;
+	/* canonical path on cgroup2 only, so symlinks cannot point elsewhere */
+	rc = gt_cgroup_resolve_path(r->cgroup, cgroup, GT_PROTO_MAX_PATH + 1, why, whylen);
+	return rc ? rc : gt_authz_cgroup(c->uid, cgroup, why, whylen);
+}
+
+static void describe_targets(const struct gt_msg_record *r, const char *cgroup,
+			     char *out, size_t len)
+{
+	size_t off = 0;
+
+	if (cgroup[0]) {
+		snprintf(out, len, "cgroup %s", cgroup);
+		return;
+	}
+	off = (size_t)snprintf(out, len, "pid");
+	for (uint32_t i = 0; i < r->npids && off < len; i++)
+		off += (size_t)snprintf(out + off, len - off, "%s%d", i ? "," : " ", r->pids[i]);
+}
+
+static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg_record *r,
+		 int out_fd, const char *cgroup, char *why, size_t whylen)
+{
+	struct gt_session_opts o = {0};
+	struct gt_session_stats st;
+	struct gt_srv_session *ss;
+	int slot = free_slot(sv), rc;
+
+	if (slot < 0) {
+		snprintf(why, whylen, "too many recording sessions (at most %d)", GT_PROTO_MAX_SESSIONS);
+		return -EBUSY;
+	}
+	ss = calloc(1, sizeof(*ss));
+	if (!ss) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	describe_targets(r, cgroup, ss->targets, sizeof(ss->targets));
+	if (r->label[0])
+		snprintf(ss->label, sizeof(ss->label), "%s", r->label);
+	else
+		snprintf(ss->label, sizeof(ss->label), "client pid %d", (int)c->pid);
+	o.pids = r->npids ? r->pids : NULL;
+	o.npids = (int)r->npids;
+	o.cgroup_path = cgroup[0] ? cgroup : NULL;
+	o.out_fd = out_fd;
+	o.duration_ns = r->duration_ns;
+	o.go_version = (int)r->go_version;
+	o.heap = (enum gt_heap_mode)r->heap;
+	o.cpu_profile_hz = r->cpu_profile_hz;
+	o.alloc_stack_every = r->alloc_stack_every;
+	o.kernel_stacks = !!(r->flags & GT_REC_KERNEL_STACKS);
+	o.blocking_syscalls_only = !!(r->flags & GT_REC_BLOCKING_SYSCALLS);
+	o.owner_uid = c->uid;
+	o.label = ss->label;
+	rc = gt_session_start(sv->engine, &o, &ss->s);
+	if (rc) {
+		const char *e = gt_engine_error(sv->engine);
+
+		snprintf(why, whylen, "cannot start the session: %s", e && *e ? e : strerror(-rc));
+		free(ss);
+		return rc;
+	}
+	gt_session_stats(ss->s, &st);
+	ss->id = st.id;
+	ss->out_fd = out_fd;
+	ss->owner = c->uid;
+	ss->owner_pid = c->pid;
+	ss->want_progress = !!(r->flags & GT_REC_PROGRESS);
+	ss->client = c;
+	c->session = ss;
+	sv->sessions[slot] = ss;
+	return 0;
+}
+
+static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
+			  const struct gt_msg_record *r)
+{
+	char why[GT_PROTO_MAX_TEXT], cgroup[GT_PROTO_MAX_PATH + 1] = "";
+	unsigned char buf[GT_PROTO_HDR_SIZE + 4];
+	int fd = c->pending_fd, rc;
+
+	c->pending_fd = -1;
+	if (c->session) {
+		snprintf(why, sizeof(why), "this connection is already recording session %d; "
+			 "open another connection", c->session->id);
+		rc = -EALREADY;
+	} else if (sv->stopping) {
+		snprintf(why, sizeof(why), "gotraced is shutting down");
+		rc = -ESHUTDOWN;
+	} else if (r->heap > GT_HEAP_RSS) {
+		snprintf(why, sizeof(why), "unknown heap mode %u", r->heap);
+		rc = -EINVAL;
+	} else {
+		rc = check_output(fd, why, sizeof(why));
+		if (!rc)
+			rc = authorize(c, r, cgroup, why, sizeof(why));
+		if (!rc)
+			rc = start(sv, c, r, fd, cgroup, why, sizeof(why));
+	}
+	if (rc) {
+		if (fd >= 0)
+			close(fd);
+		refuse(c, -rc, why);
+		return;
+	}
+	gt_log("session %d started for uid %u (pid %d): %s, %.3f s%s", c->session->id,
+	       (unsigned)c->uid, (int)c->pid, c->session->targets, r->duration_ns / 1e9,
+	       r->duration_ns ? "" : " (until stopped)");
+	gt_client_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)c->session->id));
+}
+
+/* ---- STATUS, STOP ----------------------------------------------------------- */
+
+static void handle_status(struct gt_server *sv, struct gt_srv_client *c)
+{
+	static struct gt_msg_status_reply r;
+	static unsigned char buf[GT_PROTO_MAX_MSG];
+
+	memset(&r, 0, sizeof(r));
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++) {
+		struct gt_srv_session *ss = sv->sessions[i];
+		struct gt_session_stats st;
+
+		/* non-root users see their own sessions only */
+		if (!ss || (c->uid != 0 && ss->owner != c->uid))
+			continue;
+		gt_session_stats(ss->s, &st);
+		to_msg_stats(&st, &r.sessions[r.count].stats);
+		snprintf(r.sessions[r.count].targets, sizeof(r.sessions[0].targets), "%s", ss->targets);
+		snprintf(r.sessions[r.count].label, sizeof(r.sessions[0].label), "%s", ss->label);
+		r.count++;
+	}
+	gt_client_queue(c, buf, gt_proto_encode_status_reply(buf, sizeof(buf), &r));
+}
+
+static void handle_stop(struct gt_server *sv, struct gt_srv_client *c, uint32_t id)
+{
+	unsigned char buf[GT_PROTO_HDR_SIZE + 4];
+	int slot = id > 0x7fffffffu ? -1 : slot_of_session(sv, (int)id);
+	char why[256], reason[64];
+
+	if (slot < 0) {
+		snprintf(why, sizeof(why), "no session %u", id);
+		refuse(c, ESRCH, why);
+		return;
+	}
+	if (c->uid != 0 && sv->sessions[slot]->owner != c->uid) {
+		snprintf(why, sizeof(why), "session %u belongs to uid %u; uid %u may stop only its own",
+			 id, (unsigned)sv->sessions[slot]->owner, (unsigned)c->uid);
+		refuse(c, EPERM, why);
+		return;
+	}
+	gt_log("client %u (uid %u): stop session %u", c->conn, (unsigned)c->uid, id);
+	snprintf(reason, sizeof(reason), "stopped by uid %u", (unsigned)c->uid);
+	finish_session(sv, slot, reason);
+	gt_client_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), id));
+}
+
+void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg *m)
+{
+	unsigned type = m->hdr.type;
+
+	if (type != GT_MSG_RECORD && c->pending_fd >= 0) {
+		close(c->pending_fd); /* a descriptor only rides with RECORD */
+		c->pending_fd = -1;
+	}
+	if (type == GT_MSG_RECORD) {
+		handle_record(sv, c, &m->u.record);
+	} else if (c->session) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "%s on a connection that is recording session %d; "
+			 "use another connection", gt_proto_type_name(type), c->session->id);
+		refuse(c, EALREADY, why);
+	} else if (type == GT_MSG_STATUS) {
+		handle_status(sv, c);
+	} else if (type == GT_MSG_STOP) {
+		handle_stop(sv, c, m->u.id);
+	} else {
+		char why[128];
+
+		snprintf(why, sizeof(why), "%s is a reply, not a request", gt_proto_type_name(type));
+		refuse(c, EPROTO, why);
+	}
+}
+
+/* ---- time and departures ---------------------------------------------------- */
+
+void gt_srv_client_gone(struct gt_server *sv, struct gt_srv_client *c, const char *reason)
+{
+	struct gt_srv_session *ss = c->session;
+	int slot = ss ? slot_of_session(sv, ss->id) : -1;
+
+	if (slot >= 0)
+		finish_session(sv, slot, reason);
+	c->session = NULL;
+}
+
+static void send_progress(struct gt_srv_session *ss)
+{
+	unsigned char buf[GT_PROTO_HDR_SIZE + 128];
+	struct gt_session_stats st;
+	struct gt_msg_stats m;
+
+	gt_session_stats(ss->s, &st);
+	to_msg_stats(&st, &m);
+	gt_client_queue(ss->client, buf, gt_proto_encode_progress(buf, sizeof(buf), &m));
+}
+
+void gt_srv_tick(struct gt_server *sv)
+{
+	int progress_due = ++sv->ticks % 10 == 0; /* ticks are 100 ms */
+
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++) {
+		struct gt_srv_session *ss = sv->sessions[i];
+
+		if (!ss)
+			continue;
+		if (gt_session_ended(ss->s))
+			finish_session(sv, i, NULL);
+		else if (progress_due && ss->client && ss->want_progress)
+			send_progress(ss);
+	}
+}
+
+void gt_srv_tick_ended(struct gt_server *sv)
+{
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++)
+		if (sv->sessions[i] && gt_session_ended(sv->sessions[i]->s))
+			finish_session(sv, i, NULL);
+}
+
+void gt_srv_stop_all(struct gt_server *sv, const char *reason)
+{
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++)
+		if (sv->sessions[i])
+			finish_session(sv, i, reason);
+}

@@ -1,0 +1,250 @@
+/* Scheduler events: sched_switch, sched_wakeup, fork, exec, exit, rename. */
+#include "internal.h"
+
+#include <string.h>
+
+#include "syscall_class.h"
+
+/* __state bits of a task making its last switch (TASK_DEAD) or the
+ * exit_state bits the tracepoint folds into prev_state. */
+#define GT_TASK_DEAD_BITS (0x80 | 0x10 | 0x20)
+
+/* The Go event describing why prev left the CPU: the syscall it is in is
+ * read from its registers at the switch itself (prev_sysnr). */
+static int switch_out_type(const struct gt_kev_switch *e)
+{
+	enum gt_sys_class cls = e->prev_sysnr >= 0 ? gt_syscall_class(e->prev_sysnr) : GT_SYS_OTHER;
+	if (cls == GT_SYS_YIELD)
+		return GT_EV_GO_SCHED;
+	if (e->prev_state == 0 || (e->flags & GT_SWITCH_PREEMPT))
+		return GT_EV_GO_PREEMPT;
+	if (e->prev_sysnr < 0)
+		return GT_EV_GO_BLOCK;
+	switch (cls) {
+	case GT_SYS_FUTEX:  return GT_EV_GO_BLOCK_SYNC;
+	case GT_SYS_SLEEP:  return GT_EV_GO_SLEEP;
+	case GT_SYS_SELECT: return GT_EV_GO_BLOCK_SELECT;
+	case GT_SYS_NET:    return GT_EV_GO_BLOCK_NET;
+	default:            return GT_EV_GO_SYSBLOCK;
+	}
+}
+
+static bool dying(const struct gt_kev_switch *e)
+{
+	return (e->prev_state & GT_TASK_DEAD_BITS) && !(e->flags & GT_SWITCH_PREEMPT);
+}
+
+/* The prev half of a switch on CPU c. */
+static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, int c)
+{
+	const struct gt_kev_hdr *h = &e->hdr;
+	struct gt_thread *th = h->tid ? gt_tr_lookup(t, h->tid) : NULL;
+	if (th && th->state == GT_TH_DEAD) {
+		/* GoEnd is written.  Its last switch frees the record (the tid
+		 * may be reused now); an earlier one (preempted or blocked
+		 * between the exit event and do_task_dead) is the same ended
+		 * thread, not a new one. */
+		if (dying(e))
+			gt_tr_remove(t, th);
+		if (t->cpus[c].cur)
+			gt_tr_free_p(t, c);
+		return;
+	}
+	if (!th && h->tid && !dying(e) && gt_tr_traced(t, e->prev_sessions))
+		th = gt_tr_create_midflight(t, c, h->tid, h->tgid, e->prev_comm);
+	/* Whatever else the model runs on c was switched out unseen. */
+	if (t->cpus[c].cur && t->cpus[c].cur != th)
+		gt_tr_free_p(t, c);
+	if (!th)
+		return;
+	if ((th->state == GT_TH_RUNNING && th->cpu != c) ||
+	    th->state == GT_TH_WAITING || th->state == GT_TH_WAITING_SYS) {
+		gt_tr_repair(t, GT_REPAIR_STALE_SWITCH); /* duplicate or late */
+		return;
+	}
+	if (!strcmp(th->comm, GT_UNKNOWN_COMM) && e->prev_comm[0])
+		gt_tr_set_comm(th, e->prev_comm);
+	gt_tr_ensure_running(t, th, c);
+	if (dying(e)) {
+		gt_tr_repair(t, GT_REPAIR_LOST_EXIT);
+		gt_tr_end_g(t, th);
+		gt_tr_remove(t, th);
+		return;
+	}
+	int type = switch_out_type(e);
+	uint64_t stk = gt_tr_stack(t, th->tgid, e->prev_ustack, e->prev_kstack);
+	if (type != GT_EV_GO_SYSBLOCK) {
+		gt_tr_deschedule(t, th, type, stk);
+		return;
+	}
+	/* As the Go runtime writes a blocking syscall: GoSysCall immediately
+	 * followed by GoSysBlock, then ProcStop (releasep).  Go 1.22+ readers
+	 * convert only that shape into a blocked syscall that releases its P. */
+	if (t->cpus[c].sys_pending) {
+		if (e->prev_kstack >= 0)
+			t->cpus[c].sys_stack = stk; /* the entry's, with the kernel's frames */
+	} else if (t->cpus[c].last_type != GT_EV_GO_SYSCALL) {
+		uint64_t a[1] = {stk};
+		gt_tr_emit(t, c, GT_EV_GO_SYSCALL, a, 1);
+	}
+	gt_tr_deschedule(t, th, type, 0);
+	gt_tr_stop_p(t, c);
+}
+
+/* The next half: a traced next starts on c, anything else stops P c. */
+static void switch_next(struct gt_translator *t, const struct gt_kev_switch *e, int c)
+{
+	struct gt_thread *th = e->next_tid ? gt_tr_lookup(t, e->next_tid) : NULL;
+	if (th && th->state == GT_TH_DEAD) {
+		/* An exiting thread back on CPU after a preemption (its exit
+		 * event came first): it runs no goroutine.  A reused tid shows
+		 * itself by a fork or wakeup_new event first. */
+		gt_tr_stop_p(t, c);
+		return;
+	}
+	if (!th && e->next_tid && gt_tr_traced(t, e->next_sessions))
+		th = gt_tr_create_midflight(t, c, e->next_tid, e->next_tgid, e->next_comm);
+	if (!th) {
+		gt_tr_stop_p(t, c);
+		return;
+	}
+	if (!strcmp(th->comm, GT_UNKNOWN_COMM) && e->next_comm[0])
+		gt_tr_set_comm(th, e->next_comm);
+	if (th->state == GT_TH_WAITING || th->state == GT_TH_WAITING_SYS) {
+		gt_tr_repair(t, GT_REPAIR_LOST_WAKEUP);
+		gt_tr_make_runnable(t, th, gt_tr_g0_p(t, c), 0);
+	}
+	if (th->state == GT_TH_RUNNABLE) {
+		gt_tr_free_p(t, c);
+		gt_tr_start(t, th, c); /* the normal case */
+	} else {
+		gt_tr_ensure_running(t, th, c);
+	}
+}
+
+void gt_tr_on_switch(struct gt_translator *t, const struct gt_kev_switch *e)
+{
+	int c = e->hdr.cpu;
+	switch_prev(t, e, c);
+	switch_next(t, e, c);
+}
+
+/* The P and stack a wakeup is written with: the waker's own P when it is
+ * one of our threads, else G 0 on the waker's CPU (or any idle P). */
+static int waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, uint64_t *stack)
+{
+	const struct gt_kev_hdr *h = &e->hdr;
+	int c = h->cpu;
+	*stack = 0;
+	if (c >= t->ncpus)
+		return gt_tr_g0_p(t, -1);
+	struct gt_kev_hdr wh = *h;
+	wh.sessions = e->waker_sessions;
+	struct gt_thread *w = gt_tr_current(t, &wh, NULL);
+	if (w) {
+		*stack = gt_tr_stack(t, w->tgid, e->waker_ustack, -1);
+		return c;
+	}
+	/* An untraced task or the idle task is current on c. */
+	gt_tr_free_p(t, c);
+	return c;
+}
+
+void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e)
+{
+	struct gt_thread *th = gt_tr_lookup(t, e->target_tid);
+	if (th && th->state == GT_TH_DEAD) {
+		if (!(e->flags & GT_WAKEUP_NEW))
+			return; /* an exiting thread woken before its last switch */
+		gt_tr_repair(t, GT_REPAIR_TID_REUSE); /* a new task: tid reused unseen */
+		gt_tr_remove(t, th);
+		th = NULL;
+	}
+	if (!th) {
+		/* Woken but never seen: it was waiting all along. */
+		th = gt_tr_create_midflight(t, e->hdr.cpu, e->target_tid, e->target_tgid, NULL);
+		if (!th)
+			return;
+		if (e->flags & GT_WAKEUP_NEW)
+			return; /* a new task: runnable from its creation */
+		uint64_t a[1] = {th->goid};
+		gt_tr_emit(t, gt_tr_g0_p(t, e->hdr.cpu), GT_EV_GO_WAITING, a, 1);
+		th->last_p = gt_tr_g0_p(t, e->hdr.cpu);
+		th->seq++;
+		th->state = GT_TH_WAITING;
+	}
+	if (th->state == GT_TH_RUNNABLE || th->state == GT_TH_RUNNING) {
+		t->st.wakeups_running++;
+		return;
+	}
+	uint64_t stack;
+	int p = waker_p(t, e, &stack);
+	/* The waker's repairs cannot touch th (a waiting thread), but check. */
+	if (th->state == GT_TH_WAITING || th->state == GT_TH_WAITING_SYS)
+		gt_tr_make_runnable(t, th, p, stack);
+}
+
+void gt_tr_on_fork(struct gt_translator *t, const struct gt_kev_fork *e)
+{
+	struct gt_thread *child = gt_tr_lookup(t, e->child_tid);
+	if (child && child->fresh && child->state == GT_TH_RUNNABLE &&
+	    child->tgid == e->child_tgid)
+		return; /* duplicated event */
+	struct gt_thread *parent = gt_tr_current(t, &e->hdr, e->child_comm);
+	child = gt_tr_lookup(t, e->child_tid);
+	if (child) {
+		if (child->state != GT_TH_DEAD)
+			gt_tr_repair(t, GT_REPAIR_TID_REUSE);
+		if (child == parent)
+			return; /* a thread cannot fork itself: ignore */
+		gt_tr_retire(t, child);
+	}
+	int p = parent ? parent->cpu : gt_tr_g0_p(t, e->hdr.cpu);
+	uint64_t stk = parent ? gt_tr_stack(t, parent->tgid, e->parent_ustack, -1) : 0;
+	if (!parent)
+		gt_tr_repair(t, GT_REPAIR_MIDFLIGHT); /* creator not ours: G 0 */
+	gt_tr_create(t, p, stk, e->child_tid, e->child_tgid, e->child_comm);
+}
+
+void gt_tr_on_exec(struct gt_translator *t, const struct gt_kev_exec *e)
+{
+	const struct gt_kev_hdr *h = &e->hdr;
+	struct gt_thread *old = e->old_tid != h->tid ? gt_tr_lookup(t, e->old_tid) : NULL;
+	if (old && old->state != GT_TH_DEAD) {
+		/* de_thread(): the exec'ing thread takes the leader's tid. */
+		struct gt_thread *leader = gt_tr_lookup(t, h->tid);
+		if (leader) {
+			if (leader->state != GT_TH_DEAD)
+				gt_tr_repair(t, GT_REPAIR_TID_REUSE);
+			gt_tr_retire(t, leader);
+		}
+		gt_tr_rekey(t, old, h->tid);
+		old->tgid = h->tgid;
+	}
+	struct gt_thread *th = gt_tr_current(t, h, e->comm);
+	if (!th)
+		return;
+	th->tgid = h->tgid;
+	if (e->comm[0])
+		gt_tr_set_comm(th, e->comm); /* same goroutine, named at its end */
+}
+
+void gt_tr_on_exit(struct gt_translator *t, const struct gt_kev_exit *e)
+{
+	struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
+	if (!th || th->state == GT_TH_DEAD)
+		return; /* never ours, or a duplicate */
+	gt_tr_ensure_running(t, th, e->hdr.cpu);
+	gt_tr_end_g(t, th);
+}
+
+/* A rename writes no event: the goroutine's identity stack is defined
+ * when it ends, with the last name (a worker renamed right after
+ * pthread_create is one goroutine named as the worker). */
+void gt_tr_on_rename(struct gt_translator *t, const struct gt_kev_rename *e)
+{
+	struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
+	if (!th || th->state == GT_TH_DEAD || !e->newcomm[0])
+		return;
+	gt_tr_set_comm(th, e->newcomm);
+}

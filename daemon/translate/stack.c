@@ -1,0 +1,117 @@
+/* Stacks: kernel stack ids -> writer stack ids (cached), and the one-frame
+ * identity stack naming each thread's goroutine. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t slot_hash(uint32_t tgid, int32_t u, int32_t k)
+{
+	uint64_t h = ((uint64_t)tgid << 32) ^ ((uint64_t)(uint32_t)u << 16) ^ (uint32_t)k;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return (size_t)h;
+}
+
+static struct gt_stack_slot *find_slot(struct gt_stack_slot *slots, size_t n,
+				       uint32_t tgid, int32_t u, int32_t k)
+{
+	size_t i = slot_hash(tgid, u, k) & (n - 1);
+	while (slots[i].used &&
+	       !(slots[i].tgid == tgid && slots[i].ustack == u && slots[i].kstack == k))
+		i = (i + 1) & (n - 1);
+	return &slots[i];
+}
+
+/* Keeps the open-addressing table at most half full. */
+static int grow_slots(struct gt_translator *t)
+{
+	if (t->nslots && t->nslots_used * 2 < t->nslots)
+		return 0;
+	size_t n = t->nslots ? t->nslots * 2 : 256;
+	struct gt_stack_slot *ns = calloc(n, sizeof(*ns));
+	if (!ns)
+		return -1;
+	for (size_t i = 0; i < t->nslots; i++)
+		if (t->slots[i].used)
+			*find_slot(ns, n, t->slots[i].tgid, t->slots[i].ustack,
+				   t->slots[i].kstack) = t->slots[i];
+	free(t->slots);
+	t->slots = ns;
+	t->nslots = n;
+	return 0;
+}
+
+uint64_t gt_tr_stack(struct gt_translator *t, uint32_t tgid, int32_t ustack, int32_t kstack)
+{
+	if (!t->stacks || !t->stacks->frames || (ustack < 0 && kstack < 0) || t->err)
+		return 0;
+	if (ustack < 0)
+		ustack = -1;
+	if (kstack < 0)
+		kstack = -1;
+	if (grow_slots(t) < 0)
+		return 0; /* no cache memory: write the event without a stack */
+	struct gt_stack_slot *s = find_slot(t->slots, t->nslots, tgid, ustack, kstack);
+	if (s->used)
+		return s->id;
+	int n = t->stacks->frames(t->stacks->ctx, tgid, ustack, kstack, t->frames,
+				  GT_MAX_STACK_FRAMES);
+	if (n > GT_MAX_STACK_FRAMES)
+		n = GT_MAX_STACK_FRAMES;
+	uint64_t id = n > 0 ? gt_writer_stack(t->w, t->frames, n) : 0;
+	*s = (struct gt_stack_slot){tgid, ustack, kstack, true, id};
+	t->nslots_used++;
+	return id;
+}
+
+/* FNV-1a of the name: threads with the same name share the PC, so the
+ * Goroutines page groups them; never 0 (the readers need a non-zero PC). */
+uint64_t gt_tr_comm_pc(const char *comm)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < GT_COMM_LEN && comm[i]; i++) {
+		h ^= (unsigned char)comm[i];
+		h *= 0x100000001b3ull;
+	}
+	return h ? h : 1;
+}
+
+/* The id of a goroutine's identity stack, taken at its GoCreate; the
+ * frame is given when the goroutine ends (gt_tr_identity_define), so the
+ * name is the thread's last one (set after clone, changed by exec). */
+uint64_t gt_tr_identity_reserve(struct gt_translator *t)
+{
+	uint64_t id = gt_writer_stack_reserve(t->w);
+	if (!id && !t->err)
+		t->err = -ENOMEM; /* the writer poisons itself on this */
+	return id;
+}
+
+/* Defines th's identity stack {pc = hash of its last comm, func = comm,
+ * file "[thread]", line = tid} once; later calls do nothing. */
+void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th)
+{
+	if (!th->ident)
+		return;
+	const char *comm = th->comm[0] ? th->comm : GT_UNKNOWN_COMM;
+	struct gt_frame f = {
+		.pc = gt_tr_comm_pc(comm),
+		.func = comm,
+		.file = "[thread]",
+		.line = th->tid,
+	};
+	int r = gt_writer_stack_define(t->w, th->ident, &f, 1);
+	th->ident = 0;
+	if (r < 0 && !t->err)
+		t->err = r;
+}
+
+void gt_tr_stack_free(struct gt_translator *t)
+{
+	free(t->slots);
+	t->slots = NULL;
+	t->nslots = t->nslots_used = 0;
+}

@@ -1,0 +1,171 @@
+/* Translator state: the thread table (tid -> live thread record), event
+ * emission with the first-error latch, repair counters and P choice. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const gt_repair_names[GT_REPAIR_COUNT] = {
+#define GT_X_REPAIR_NAME(e, name) [GT_REPAIR_##e] = name,
+	GT_REPAIR_LIST(GT_X_REPAIR_NAME)
+#undef GT_X_REPAIR_NAME
+};
+
+static size_t bucket_of(size_t nbuckets, uint32_t tid)
+{
+	return (size_t)((tid * 2654435761u) & (nbuckets - 1));
+}
+
+struct gt_thread *gt_tr_lookup(struct gt_translator *t, uint32_t tid)
+{
+	for (struct gt_thread *th = t->buckets[bucket_of(t->nbuckets, tid)]; th; th = th->hnext)
+		if (th->tid == tid)
+			return th;
+	return NULL;
+}
+
+static void link_thread(struct gt_translator *t, struct gt_thread *th)
+{
+	size_t b = bucket_of(t->nbuckets, th->tid);
+	th->hnext = t->buckets[b];
+	t->buckets[b] = th;
+}
+
+static void unlink_thread(struct gt_translator *t, struct gt_thread *th)
+{
+	struct gt_thread **pp = &t->buckets[bucket_of(t->nbuckets, th->tid)];
+	while (*pp && *pp != th)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = th->hnext;
+}
+
+/* Doubles the bucket array when the table gets dense; on allocation
+ * failure the table just stays denser (still correct). */
+static void maybe_grow(struct gt_translator *t)
+{
+	if (t->nthreads < t->nbuckets)
+		return;
+	size_t n = t->nbuckets * 2;
+	struct gt_thread **nb = calloc(n, sizeof(*nb));
+	if (!nb)
+		return;
+	for (size_t i = 0; i < t->nbuckets; i++) {
+		struct gt_thread *th = t->buckets[i], *next;
+		for (; th; th = next) {
+			next = th->hnext;
+			size_t b = bucket_of(n, th->tid);
+			th->hnext = nb[b];
+			nb[b] = th;
+		}
+	}
+	free(t->buckets);
+	t->buckets = nb;
+	t->nbuckets = n;
+}
+
+void gt_tr_set_comm(struct gt_thread *th, const char *comm)
+{
+	size_t len = strnlen(comm, GT_COMM_LEN - 1);
+	memcpy(th->comm, comm, len);
+	th->comm[len] = '\0';
+}
+
+/* A record for a thread not in the table; no event is written here. */
+struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid,
+			    const char *comm)
+{
+	struct gt_thread *th = calloc(1, sizeof(*th));
+	if (!th) {
+		if (!t->err)
+			t->err = -ENOMEM;
+		return NULL;
+	}
+	th->tid = tid;
+	th->tgid = tgid;
+	th->goid = t->next_goid++;
+	th->born = t->now;
+	th->state = GT_TH_RUNNABLE;
+	th->cpu = -1;
+	th->fresh = true;
+	gt_tr_set_comm(th, comm && comm[0] ? comm : GT_UNKNOWN_COMM);
+	maybe_grow(t);
+	link_thread(t, th);
+	t->nthreads++;
+	t->st.threads++;
+	return th;
+}
+
+/* Forgets th; a goroutine left without GoEnd (retired off CPU) gets its
+ * identity frame now, as no later event can change its name. */
+void gt_tr_remove(struct gt_translator *t, struct gt_thread *th)
+{
+	gt_tr_identity_define(t, th);
+	unlink_thread(t, th);
+	t->nthreads--;
+	free(th);
+}
+
+void gt_tr_rekey(struct gt_translator *t, struct gt_thread *th, uint32_t tid)
+{
+	unlink_thread(t, th);
+	th->tid = tid;
+	link_thread(t, th);
+}
+
+/* Writes one event at the current time.  After the first error nothing
+ * more is written and the error is returned by the public call. */
+void gt_tr_flush_syscall(struct gt_translator *t, int p)
+{
+	struct gt_cpu *c = &t->cpus[p];
+	if (!c->sys_pending || t->err)
+		return;
+	c->sys_pending = false;
+	int r = gt_writer_event(t->w, p, GT_EV_GO_SYSCALL, c->sys_ts, &c->sys_stack, 1);
+	if (r < 0) {
+		t->err = r;
+		return;
+	}
+	t->st.events_out++;
+	c->last_type = GT_EV_GO_SYSCALL;
+}
+
+void gt_tr_emit(struct gt_translator *t, int p, int type, const uint64_t *args, int n)
+{
+	if (t->err)
+		return;
+	gt_tr_flush_syscall(t, p);
+	if (t->err)
+		return;
+	int r = gt_writer_event(t->w, p, type, t->now, args, n);
+	if (r < 0) {
+		t->err = r;
+		return;
+	}
+	t->st.events_out++;
+	t->cpus[p].last_type = type;
+}
+
+void gt_tr_repair(struct gt_translator *t, enum gt_repair_kind k)
+{
+	t->st.repair[k]++;
+	t->st.repairs++;
+}
+
+bool gt_tr_traced(const struct gt_translator *t, uint32_t sessions)
+{
+	return t->mask ? (sessions & t->mask) != 0 : sessions != 0;
+}
+
+/* A P where G 0 may act (create or unblock): one running no G, preferring
+ * hint; the virtual P ncpus when every CPU runs a traced thread. */
+int gt_tr_g0_p(struct gt_translator *t, int hint)
+{
+	if (hint >= 0 && hint < t->ncpus && !t->cpus[hint].cur)
+		return hint;
+	for (int c = 0; c < t->ncpus; c++)
+		if (!t->cpus[c].cur)
+			return c;
+	return t->ncpus;
+}

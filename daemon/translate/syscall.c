@@ -1,0 +1,53 @@
+/* Syscall entry, heap and RSS counters, CPU samples. */
+#include "internal.h"
+
+void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *e)
+{
+	struct gt_thread *th = gt_tr_current(t, &e->hdr, NULL);
+	if (!th)
+		return;
+	struct gt_cpu *c = &t->cpus[th->cpu];
+	gt_tr_flush_syscall(t, th->cpu); /* the last one returned */
+	c->sys_pending = true;
+	c->sys_ts = t->now;
+	c->sys_stack = gt_tr_stack(t, th->tgid, e->ustack, -1);
+}
+
+/* Counters need a P but no G: the CPU's own, or P 0. */
+static int counter_p(const struct gt_translator *t, int cpu)
+{
+	return cpu < t->ncpus ? cpu : 0;
+}
+
+void gt_tr_on_heap(struct gt_translator *t, const struct gt_kev_heap *e)
+{
+	int p = counter_p(t, e->hdr.cpu);
+	uint64_t a[1] = {e->live_bytes};
+	gt_tr_emit(t, p, GT_EV_HEAP_ALLOC, a, 1);
+	if (e->limit_bytes && e->limit_bytes != t->heap_goal) {
+		t->heap_goal = e->limit_bytes;
+		a[0] = e->limit_bytes;
+		gt_tr_emit(t, p, GT_EV_HEAP_GOAL, a, 1);
+	}
+}
+
+void gt_tr_on_rss(struct gt_translator *t, const struct gt_kev_rss *e)
+{
+	uint64_t a[1] = {e->rss_bytes};
+	gt_tr_emit(t, counter_p(t, e->hdr.cpu), GT_EV_HEAP_ALLOC, a, 1);
+}
+
+/* CPUSample [real ts, p, g, stack]; only traces >= 1.19 have it. */
+void gt_tr_on_cpu_sample(struct gt_translator *t, const struct gt_kev_cpu_sample *e)
+{
+	if (t->version < GT_V1_19 || e->hdr.cpu >= t->ncpus)
+		return;
+	struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
+	/* Samples sit in a batch of their own, ordered by time alone: one at
+	 * the very time of its goroutine's GoCreate could be taken first and
+	 * make the reader think the goroutine existed already. */
+	uint64_t g = th && th->state != GT_TH_DEAD && th->born < t->now ? th->goid : 0;
+	uint32_t tgid = th ? th->tgid : e->hdr.tgid;
+	uint64_t a[4] = {t->now, e->hdr.cpu, g, gt_tr_stack(t, tgid, e->ustack, e->kstack)};
+	gt_tr_emit(t, e->hdr.cpu, GT_EV_CPU_SAMPLE, a, 4);
+}

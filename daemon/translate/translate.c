@@ -1,0 +1,197 @@
+/* Translator lifecycle, initial snapshot, event dispatch and the end. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syscall_class.h"
+
+int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
+		      const struct gt_translator_opts *o)
+{
+	*out = NULL;
+	if (!w || !o || o->ncpus <= 0 || o->ncpus > GT_MAX_P) /* P ncpus is the spare */
+		return -EINVAL;
+	struct gt_translator *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->w = w;
+	t->ncpus = o->ncpus;
+	t->stacks = o->stacks;
+	t->version = o->go_version ? o->go_version : GT_V1_19;
+	t->mask = o->session_mask;
+	t->next_goid = 1; /* 0 is G 0, never a thread */
+	t->nbuckets = 256;
+	t->cpus = calloc((size_t)o->ncpus + 1, sizeof(*t->cpus));
+	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
+	t->frames = calloc(GT_MAX_STACK_FRAMES, sizeof(*t->frames));
+	if (!t->cpus || !t->buckets || !t->frames) {
+		gt_translator_free(t);
+		return -ENOMEM;
+	}
+	*out = t;
+	return 0;
+}
+
+void gt_translator_free(struct gt_translator *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; t->buckets && i < t->nbuckets; i++) {
+		struct gt_thread *th = t->buckets[i], *next;
+		for (; th; th = next) {
+			next = th->hnext;
+			free(th);
+		}
+	}
+	free(t->buckets);
+	free(t->cpus);
+	free(t->frames);
+	gt_tr_stack_free(t);
+	free(t);
+}
+
+/* One thread of the snapshot: GoCreate by G 0 on P 0, then GoWaiting or
+ * GoInSyscall when it is blocked (both only legal right after GoCreate). */
+static void snapshot_thread(struct gt_translator *t, const struct gt_thread_snapshot *s)
+{
+	if (s->tid == 0 || s->state == 'Z' || s->state == 'X' || s->state == 'x' ||
+	    gt_tr_lookup(t, s->tid))
+		return;
+	char comm[GT_COMM_LEN];
+	memcpy(comm, s->comm, sizeof(comm));
+	comm[GT_COMM_LEN - 1] = '\0';
+	struct gt_thread *th = gt_tr_create(t, 0, 0, s->tid, s->tgid, comm);
+	if (!th)
+		return;
+	if (s->state == 'R')
+		return;
+	uint64_t a[1] = {th->goid};
+	if (s->syscall_nr >= 0 && gt_syscall_class(s->syscall_nr) == GT_SYS_OTHER) {
+		gt_tr_emit(t, 0, GT_EV_GO_IN_SYSCALL, a, 1);
+		th->state = GT_TH_WAITING_SYS;
+	} else {
+		gt_tr_emit(t, 0, GT_EV_GO_WAITING, a, 1);
+		th->state = GT_TH_WAITING;
+	}
+	th->last_p = 0;
+	th->seq++;
+}
+
+int gt_translator_begin(struct gt_translator *t, uint64_t ts,
+			const struct gt_thread_snapshot *threads, int n)
+{
+	if (t->begun)
+		return -EALREADY;
+	t->begun = true;
+	t->now = ts <= GT_TS_MAX ? ts : 0;
+	for (int i = 0; i < n && !t->err; i++)
+		snapshot_thread(t, &threads[i]);
+	/* Runnable threads are assumed on the CPU they last ran on, if free. */
+	for (int i = 0; i < n && !t->err; i++) {
+		const struct gt_thread_snapshot *s = &threads[i];
+		struct gt_thread *th = gt_tr_lookup(t, s->tid);
+		if (th && s->state == 'R' && th->state == GT_TH_RUNNABLE &&
+		    s->cpu >= 0 && s->cpu < t->ncpus && !t->cpus[s->cpu].cur)
+			gt_tr_start(t, th, s->cpu);
+	}
+	uint64_t a[2] = {(uint64_t)t->ncpus, 0};
+	gt_tr_emit(t, 0, GT_EV_GOMAXPROCS, a, 2);
+	return t->err;
+}
+
+/* Events that say "hdr.tid is current on hdr.cpu" need a real P. */
+static bool needs_cpu(int type)
+{
+	return type != GT_KEV_WAKEUP && type != GT_KEV_HEAP && type != GT_KEV_RSS &&
+	       type != GT_KEV_RENAME && type != GT_KEV_ALLOC_SAMPLE;
+}
+
+static void dispatch(struct gt_translator *t, const struct gt_kev_hdr *ev)
+{
+	switch (ev->type) {
+	case GT_KEV_SWITCH: gt_tr_on_switch(t, (const void *)ev); break;
+	case GT_KEV_WAKEUP: gt_tr_on_wakeup(t, (const void *)ev); break;
+	case GT_KEV_FORK: gt_tr_on_fork(t, (const void *)ev); break;
+	case GT_KEV_EXEC: gt_tr_on_exec(t, (const void *)ev); break;
+	case GT_KEV_EXIT: gt_tr_on_exit(t, (const void *)ev); break;
+	case GT_KEV_SYS_ENTER: gt_tr_on_sys_enter(t, (const void *)ev); break;
+	case GT_KEV_RENAME: gt_tr_on_rename(t, (const void *)ev); break;
+	case GT_KEV_HEAP: gt_tr_on_heap(t, (const void *)ev); break;
+	case GT_KEV_RSS: gt_tr_on_rss(t, (const void *)ev); break;
+	case GT_KEV_CPU_SAMPLE: gt_tr_on_cpu_sample(t, (const void *)ev); break;
+	case GT_KEV_ALLOC_SAMPLE: gt_tr_on_alloc_sample(t, (const void *)ev); break;
+	default: break;
+	}
+}
+
+int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, size_t len)
+{
+	if (t->err)
+		return t->err;
+	t->st.events_in++;
+	if (t->ended) {
+		gt_tr_repair(t, GT_REPAIR_AFTER_END);
+		return 0;
+	}
+	/* Records in a ring buffer may be unaligned for their 8-byte fields:
+	 * work on an aligned copy. */
+	union gt_kev_any copy;
+	if (len < sizeof(copy.hdr)) {
+		gt_tr_repair(t, GT_REPAIR_BAD_RECORD);
+		return 0;
+	}
+	memcpy(&copy.hdr, ev, sizeof(copy.hdr));
+	int type = copy.hdr.type;
+	if (gt_kev_size(type) == 0 || len < gt_kev_size(type) ||
+	    gt_kev_size(type) > sizeof(copy)) {
+		gt_tr_repair(t, GT_REPAIR_BAD_RECORD);
+		return 0;
+	}
+	memcpy(&copy, ev, gt_kev_size(type));
+	if (!t->begun)
+		gt_translator_begin(t, copy.hdr.ts, NULL, 0);
+	if (copy.hdr.cpu >= t->ncpus) {
+		gt_tr_repair(t, GT_REPAIR_BAD_CPU);
+		if (needs_cpu(type))
+			return t->err;
+	}
+	if (copy.hdr.ts > GT_TS_MAX)
+		gt_tr_repair(t, GT_REPAIR_BAD_TIME);
+	else if (copy.hdr.ts < t->now)
+		gt_tr_repair(t, GT_REPAIR_LATE_EVENT); /* clamped forward */
+	else
+		t->now = copy.hdr.ts;
+	dispatch(t, &copy.hdr);
+	return t->err;
+}
+
+int gt_translator_end(struct gt_translator *t, uint64_t ts)
+{
+	if (t->err)
+		return t->err;
+	if (t->ended)
+		return 0;
+	if (!t->begun)
+		gt_translator_begin(t, ts, NULL, 0);
+	if (ts > t->now && ts <= GT_TS_MAX)
+		t->now = ts;
+	for (int c = 0; c < t->ncpus; c++) {
+		gt_tr_flush_syscall(t, c);
+		if (t->cpus[c].cur)
+			gt_tr_deschedule(t, t->cpus[c].cur, GT_EV_GO_PREEMPT, 0);
+		gt_tr_stop_p(t, c);
+	}
+	/* Goroutines still alive are named by their comm at the end. */
+	for (size_t i = 0; i < t->nbuckets; i++)
+		for (struct gt_thread *th = t->buckets[i]; th; th = th->hnext)
+			gt_tr_identity_define(t, th);
+	t->ended = true;
+	return t->err;
+}
+
+void gt_translator_stats(const struct gt_translator *t, struct gt_translator_stats *st)
+{
+	*st = t->st;
+}

@@ -1,0 +1,125 @@
+/* The translator: kernel scheduler/syscall events -> Go execution-trace events.
+ *
+ * A per-thread and per-CPU state machine (after perf's builtin-sched.c).
+ * It consumes the event stream of bpf/gotraced.h in timestamp order and
+ * writes Go trace events through the writer (format/gt_writer.h):
+ *
+ *   thread = goroutine (a fresh id per thread lifetime), CPU = P,
+ *   switch in = GoStart, switch out = GoPreempt / GoSched / GoBlock* /
+ *   GoSleep / GoSysBlock by the syscall the thread was in, wakeup =
+ *   GoUnblock (or GoSysExit) on the waker's CPU, clone = GoCreate,
+ *   exit = GoEnd, syscall entry = GoSysCall, heap/RSS = HeapAlloc.
+ *
+ * Whatever the kernel delivers (lost, duplicated or reordered events,
+ * threads first seen mid-flight, reused tids, CPUs >= ncpus), the output
+ * stays valid: the model is repaired and each repair is counted.
+ * Timestamps are clamped forward so that the emitted stream is globally
+ * ordered (a cause never carries a later time than its effect).
+ *
+ * Choices worth knowing:
+ *  - one goroutine per thread lifetime, whatever renames (prctl,
+ *    pthread_setname_np) or execs it does.  Its name is its creation
+ *    stack's one frame {pc = hash of comm, func = comm, file "[thread]",
+ *    line = tid}: the stack id is reserved at GoCreate and its frame
+ *    defined at GoEnd or gt_translator_end with the thread's LAST comm
+ *    and tid (a worker renamed after clone shows the worker's name; a
+ *    `record -- CMD` child shows the command after exec);
+ *  - a blocking syscall is written as the runtime does: GoSysCall,
+ *    GoSysBlock, ProcStop; the wakeup writes GoSysExit on the waker's P;
+ *  - G 0 acts (creates, unblocks) on an idle P, or on the spare P ncpus
+ *    when every CPU runs one of our threads.
+ *
+ * Return convention: 0 or a negative errno (only writer or allocation
+ * failures are errors; bad kernel input is repaired, never an error).
+ */
+#ifndef GT_TRANSLATE_H
+#define GT_TRANSLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gotraced.h"
+#include "gt_writer.h"
+#include "engine/proc_snapshot.h"
+
+struct gt_translator;
+
+/* Timestamps above this (73 years of ns) are garbage: Go reads times as
+ * int64 and deltas would overflow; such events take the current time. */
+#define GT_TS_MAX ((uint64_t)1 << 61)
+
+/* Resolves kernel stack ids to frames (symbolized; kernel frames marked by
+ * the source).  Returns the number of frames written to out (<= max), 0 if
+ * none.  Results are cached by (tgid, ustack_id, kstack_id). */
+struct gt_stack_source {
+	int (*frames)(void *ctx, uint32_t tgid, int32_t ustack_id, int32_t kstack_id,
+		      struct gt_frame *out, int max);
+	void *ctx;
+};
+
+struct gt_translator_opts {
+	int ncpus;                           /* P count = EvGomaxprocs; > 0 */
+	const struct gt_stack_source *stacks; /* NULL = no stacks */
+	int go_version;                      /* writer's version, 0 = GT_V1_19
+						(CPUSample needs >= 1.19) */
+	uint32_t session_mask;               /* this session's bit in the
+						*_sessions masks; 0 = any bit */
+};
+
+int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
+		      const struct gt_translator_opts *o);
+
+/* Writes the initial snapshot (GoCreate by G 0 for each thread, GoWaiting /
+ * GoInSyscall for the blocked ones, ProcStart + GoStart for those running)
+ * then one Gomaxprocs.  Must be called once, before any event. */
+int gt_translator_begin(struct gt_translator *t, uint64_t ts,
+			const struct gt_thread_snapshot *threads, int n);
+
+/* Consumes one kernel event (len = bytes available at ev; short or unknown
+ * records are counted and skipped). */
+int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, size_t len);
+
+/* Deschedules every running goroutine and stops every P.  No event is
+ * accepted afterwards.  The writer is not closed. */
+int gt_translator_end(struct gt_translator *t, uint64_t ts);
+
+/* Repairs of the model, by kind (anomaly counters; perf's
+ * nr_context_switch_bugs and friends). */
+#define GT_REPAIR_LIST(X)                                                   \
+	X(BAD_RECORD,      "bad_record")      /* short/unknown record */     \
+	X(BAD_CPU,         "bad_cpu")         /* cpu >= ncpus */              \
+	X(MIDFLIGHT,       "midflight")       /* thread first seen running */ \
+	X(LOST_SWITCH_OUT, "lost_switch_out") /* CPU ran someone else */      \
+	X(MIGRATED,        "migrated")        /* running on two CPUs */       \
+	X(NOT_RUNNING,     "not_running")     /* acted while thought off CPU */ \
+	X(LOST_WAKEUP,     "lost_wakeup")     /* switched in while waiting */ \
+	X(STALE_SWITCH,    "stale_switch")    /* switch-out of an off-CPU thread */ \
+	X(TID_REUSE,       "tid_reuse")       /* new thread with a live tid */ \
+	X(LOST_EXIT,       "lost_exit")       /* dead state without exit */   \
+	X(LATE_EVENT,      "late_event")      /* timestamp clamped forward */ \
+	X(BAD_TIME,        "bad_time")        /* timestamp beyond GT_TS_MAX */ \
+	X(AFTER_END,       "after_end")       /* event after gt_translator_end */
+
+enum gt_repair_kind {
+#define GT_X_REPAIR_ENUM(e, name) GT_REPAIR_##e,
+	GT_REPAIR_LIST(GT_X_REPAIR_ENUM)
+#undef GT_X_REPAIR_ENUM
+	GT_REPAIR_COUNT
+};
+
+extern const char *const gt_repair_names[GT_REPAIR_COUNT];
+
+struct gt_translator_stats {
+	uint64_t threads;          /* thread lifetimes seen (= goroutines) */
+	uint64_t events_in;        /* kernel events consumed */
+	uint64_t events_out;       /* Go trace events written */
+	uint64_t wakeups_running;  /* wakeups of a thread already runnable (normal) */
+	uint64_t repairs;          /* sum of repair[] */
+	uint64_t repair[GT_REPAIR_COUNT];
+};
+void gt_translator_stats(const struct gt_translator *t, struct gt_translator_stats *st);
+
+/* Frees the translator (not the writer). */
+void gt_translator_free(struct gt_translator *t);
+
+#endif
