@@ -6,7 +6,8 @@ set -euo pipefail
 pkgs=(
 	make gcc clang llvm libclang-rt-14-dev   # build; clang for BPF and libFuzzer
 	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config
-	golang-go                                # go tool trace: the reference reader
+	golang-go                                # go tool trace 1.19: the reference reader
+	graphviz                                 # the viewers' profile pages run dot
 	curl                                     # the viewer pass fetches its pages
 	linux-perf                               # perf: baseline in the benchmarks
 	procps psmisc util-linux                 # ps, pkill, setpriv, runuser for tests
@@ -15,8 +16,13 @@ pkgs=(
 	systemd                                  # systemd-analyze verify of the units
 )
 
+# Go 1.21 and 1.23 come from Debian's bookworm-backports suite: Go 1.22+
+# converts our format to its new model and has its own viewer invariants.
+backports=(golang-1.21-go golang-1.23-go)
+backports_list=/etc/apt/sources.list.d/gotraced-backports.sources
+
 missing=()
-for p in "${pkgs[@]}"; do
+for p in "${pkgs[@]}" "${backports[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
@@ -29,6 +35,16 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	cat > "$backports_list" <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+	echo "deps: added bookworm-backports ($backports_list)"
+fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "deps: done"
