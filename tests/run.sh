@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run.sh BUILD_DIR: runs every test and ends with one line `N passed, N failed`.
 #
+#   tests/lint/check_*.py         checks of the source tree (daemon/'s layers)
 #   BUILD_DIR/tests/test_*        unit and root-only integration test binaries
 #   tests/integration/*.sh        scripts that record real programs
 #   build/fuzz/fuzz_*             libFuzzer targets, each for FUZZ_SECONDS (20)
@@ -43,6 +44,9 @@ run_one() {
 	printf '   %d ok, %d failed, %d skipped (%ds)\n' "$ok" "$fail" "$skip" $((SECONDS - start))
 }
 
+for l in tests/lint/check_*.py; do
+	run_one "$(basename "$l" .py)" python3 "$l"
+done
 for t in "$build"/tests/test_*; do
 	[ -x "$t" ] || continue
 	run_one "$(basename "$t")" "$t"

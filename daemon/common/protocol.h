@@ -31,6 +31,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Where gotraced listens and gotracectl connects unless told otherwise. */
+#define GT_DEFAULT_SOCKET "/run/gotraced/gotraced.sock"
+
 #define GT_PROTO_MAGIC 0x44525447u /* "GTRD" little-endian */
 #define GT_PROTO_VERSION 1
 #define GT_PROTO_HDR_SIZE 16

@@ -30,9 +30,7 @@
 #include <sys/types.h>
 
 #include "common/protocol.h"
-#include "engine/session.h"
-
-#define GT_DEFAULT_SOCKET "/run/gotraced/gotraced.sock"
+#include "common/session_opts.h"
 
 /* Connects to the daemon's socket (NULL = $GOTRACED_SOCKET or the default).
  * Returns the connected descriptor, or -errno: -ENOENT / -ECONNREFUSED mean

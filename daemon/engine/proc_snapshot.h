@@ -12,14 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct gt_thread_snapshot {
-	uint32_t tid, tgid;
-	char state;          /* /proc state letter: R S D T t Z X I ... */
-	int64_t syscall_nr;  /* syscall it is blocked in, -1 none/unknown */
-	int cpu;             /* CPU it last ran on (-1 unknown); for 'R' the
-			      * translator assumes it is running there */
-	char comm[16];
-};
+#include "translate/translate.h" /* struct gt_thread_snapshot */
+
 
 /* Reads every thread of process tgid (/proc/TGID/task/<tid>/{stat,syscall,
  * comm}).  *out is malloc'ed (free() it); threads that vanish while being

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "gt_writer.h"
-#include "memory.h"
+#include "session_memtrack.h"
 #include "sym/symbolize.h"
 #include "translate/translate.h"
 

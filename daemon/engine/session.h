@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/session_opts.h"
+
 struct gt_engine;
 struct gt_session;
 
@@ -38,26 +40,6 @@ int gt_engine_poll(struct gt_engine *e, int timeout_ms);
 
 /* Last error message of the engine (empty string if none). */
 const char *gt_engine_error(struct gt_engine *e);
-
-enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RSS };
-
-struct gt_session_opts {
-	const pid_t *pids;             /* processes to trace (all their threads) */
-	int npids;
-	const char *cgroup_path;       /* or a cgroup v2 directory (absolute path) */
-	int out_fd;                    /* trace output; the session does not close it */
-	uint64_t duration_ns;          /* 0 = until stopped or targets exit */
-	int go_version;                /* trace version, 0 = GT_V1_19 */
-	enum gt_heap_mode heap;
-	unsigned cpu_profile_hz;       /* 0 = off */
-	unsigned alloc_stack_every;    /* 0 = off; sample every Nth allocation */
-	int kernel_stacks;             /* kernel stack at every blocking switch-out
-					* (default: only blocks outside a syscall) */
-	int blocking_syscalls_only;    /* GoSysCall only for syscalls that block
-					* (default: at every syscall entry) */
-	uid_t owner_uid;               /* who asked (for status) */
-	const char *label;             /* free text shown by status */
-};
 
 int gt_session_start(struct gt_engine *e, const struct gt_session_opts *opts,
 		     struct gt_session **out);

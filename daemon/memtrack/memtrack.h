@@ -25,7 +25,7 @@
 #include <sys/types.h>
 
 #include "capture/capture.h"
-#include "engine/session.h"
+#include "common/session_opts.h"
 
 struct gt_memtrack;
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "ctl/client.h"
+#include "common/protocol.h"
 #include "server.h"
 
 static void usage(FILE *f)

@@ -18,7 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "ctl/client.h"
+#include "common/protocol.h"
 #include "engine/session.h"
 
 #define TICK_MS 100

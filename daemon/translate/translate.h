@@ -40,9 +40,21 @@
 
 #include "gotraced.h"
 #include "gt_writer.h"
-#include "engine/proc_snapshot.h"
 
 struct gt_translator;
+
+/* A thread alive when the recording starts, as the caller read it (the
+ * engine reads /proc): it becomes a goroutine created by G 0, with
+ * GoWaiting or GoInSyscall when it is not runnable. */
+struct gt_thread_snapshot {
+	uint32_t tid, tgid;
+	char state;          /* /proc state letter: R S D T t Z X I ... */
+	int64_t syscall_nr;  /* syscall it is blocked in, -1 none/unknown */
+	int cpu;             /* CPU it last ran on (-1 unknown); for 'R' the
+			      * translator assumes it is running there */
+	char comm[16];
+};
+
 
 /* Timestamps above this (73 years of ns) are garbage: Go reads times as
  * int64 and deltas would overflow; such events take the current time. */

@@ -9,7 +9,7 @@
 #include <bpf/libbpf.h>
 
 #include "memtrack/memtrack.h"
-#include "engine/memory.h"
+#include "engine/session_memtrack.h"
 #include "mem_test_util.h"
 
 #define HZ 1000

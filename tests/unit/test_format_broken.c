@@ -3,8 +3,8 @@
  * parser-only verdict must equal `go tool trace -d`'s, our Go-tools
  * verdict must equal Go's parser+viewer verdict (tests/lib/gocheck.sh),
  * and where Go accepts what DESIGN.md forbids the test says why.
- * It also drives `gotracectl inspect` (cmd_inspect.c, compiled in) for
- * its exit codes and its JSON. */
+ * It also drives `gotracectl inspect` (daemon/ctl/inspect.c, which needs
+ * nothing but the format library) for its exit codes and its JSON. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -18,9 +18,7 @@
 #include "gt_events.h"
 #include "gt_test.h"
 
-/* cmd_inspect lives in the engine library, which format tests do not
- * link; compile it in to drive it the way gotracectl does. */
-#include "ctl/inspect.c"
+#include "ctl/commands.h"
 
 struct buf {
 	uint8_t p[65536];

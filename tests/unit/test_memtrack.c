@@ -11,7 +11,7 @@
 #include "memtrack/alloc_syms.h"
 #include "common/cgroup_resolve.h"
 #include "memtrack/memtrack.h"
-#include "engine/memory.h"
+#include "engine/session_memtrack.h"
 #include "mem_test_util.h"
 
 #define MIB (1024ull * 1024)

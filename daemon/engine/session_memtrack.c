@@ -1,5 +1,5 @@
 /* See memtrack_session.h. */
-#include "memory.h"
+#include "session_memtrack.h"
 
 #include <errno.h>
 #include <stdio.h>

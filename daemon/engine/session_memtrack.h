@@ -2,8 +2,8 @@
  * loads the memory programs on first use; each session attaches what its
  * options ask for (--heap, --cpu-profile, --alloc-stacks) and, at its end,
  * writes the exact final heap values before detaching. */
-#ifndef GT_MEMTRACK_SESSION_H
-#define GT_MEMTRACK_SESSION_H
+#ifndef GT_ENGINE_SESSION_MEMTRACK_H
+#define GT_ENGINE_SESSION_MEMTRACK_H
 
 #include "session.h"
 
