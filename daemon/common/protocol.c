@@ -77,6 +77,16 @@ static int finish(struct wbuf *w)
 
 /* ---- encoders --------------------------------------------------------------- */
 
+/* The on/off options as RECORD flag bits. */
+static uint32_t switch_flags(const struct gt_msg_record *r)
+{
+	uint32_t f = 0;
+#define SWITCH_BIT_(name, bit, what) f |= r->name ? (bit) : 0;
+	GT_SESSION_SWITCHES(SWITCH_BIT_)
+#undef SWITCH_BIT_
+	return f;
+}
+
 int gt_proto_encode_record(void *buf, size_t cap, const struct gt_msg_record *r)
 {
 	struct wbuf w;
@@ -84,12 +94,10 @@ int gt_proto_encode_record(void *buf, size_t cap, const struct gt_msg_record *r)
 	if (r->npids > GT_PROTO_MAX_PIDS || strnlen(r->cgroup, GT_PROTO_MAX_PATH + 1) > GT_PROTO_MAX_PATH)
 		return -EINVAL;
 	begin(&w, buf, cap, GT_MSG_RECORD);
-	put_u32(&w, r->flags);
-	put_u64(&w, r->duration_ns);
-	put_u32(&w, r->go_version);
-	put_u32(&w, r->heap);
-	put_u32(&w, r->cpu_profile_hz);
-	put_u32(&w, r->alloc_stack_every);
+	put_u32(&w, r->flags | switch_flags(r));
+#define PUT_NUMBER_(type, name, wire, max, what) put_##wire(&w, (uint64_t)r->name);
+	GT_SESSION_NUMBERS(PUT_NUMBER_)
+#undef PUT_NUMBER_
 	put_u32(&w, r->npids);
 	for (uint32_t i = 0; i < r->npids; i++)
 		put_u32(&w, (uint32_t)r->pids[i]);
@@ -130,13 +138,9 @@ static void put_stats(struct wbuf *w, const struct gt_msg_stats *s)
 	put_u32(w, s->id);
 	put_u32(w, s->state);
 	put_u32(w, s->owner_uid);
-	put_u64(w, s->elapsed_ns);
-	put_u64(w, s->kernel_events);
-	put_u64(w, s->trace_events);
-	put_u64(w, s->bytes);
-	put_u64(w, s->drops);
-	put_u64(w, s->threads);
-	put_u64(w, s->repairs);
+#define PUT_COUNTER_(name, what) put_u64(w, s->name);
+	GT_SESSION_COUNTERS(PUT_COUNTER_)
+#undef PUT_COUNTER_
 }
 
 int gt_proto_encode_progress(void *buf, size_t cap, const struct gt_msg_stats *s)
@@ -249,23 +253,22 @@ static void get_stats(struct rbuf *r, struct gt_msg_stats *s)
 	s->id = get_u32(r, "session id");
 	s->state = get_u32(r, "state");
 	s->owner_uid = get_u32(r, "owner");
-	s->elapsed_ns = get_u64(r, "elapsed");
-	s->kernel_events = get_u64(r, "kernel events");
-	s->trace_events = get_u64(r, "trace events");
-	s->bytes = get_u64(r, "bytes");
-	s->drops = get_u64(r, "drops");
-	s->threads = get_u64(r, "threads");
-	s->repairs = get_u64(r, "repairs");
+#define GET_COUNTER_(name, what) s->name = get_u64(r, what);
+	GT_SESSION_COUNTERS(GET_COUNTER_)
+#undef GET_COUNTER_
 }
 
 static int decode_record(struct rbuf *r, struct gt_msg_record *rec, char *why, size_t whylen)
 {
+	struct gt_session_opts o;
+	uint64_t v;
+
 	rec->flags = get_u32(r, "flags");
-	rec->duration_ns = get_u64(r, "duration");
-	rec->go_version = get_u32(r, "go version");
-	rec->heap = get_u32(r, "heap mode");
-	rec->cpu_profile_hz = get_u32(r, "cpu profile rate");
-	rec->alloc_stack_every = get_u32(r, "allocation sampling");
+	/* Read at the wire's width, then checked against the option's bound, so
+	 * a value that does not fit the field is refused rather than cut. */
+#define GET_NUMBER_(type, name, wire, max, what)                                             	v = get_##wire(r, what);                                                             	if (!r->bad && v > (uint64_t)(max)) {                                                		snprintf(why, whylen, "%s %llu is out of range (at most %llu)", what,        			 (unsigned long long)v, (unsigned long long)(max));                  		return -EBADMSG;                                                             	}                                                                                    	rec->name = (type)v;
+	GT_SESSION_NUMBERS(GET_NUMBER_)
+#undef GET_NUMBER_
 	rec->npids = get_u32(r, "pid count");
 	if (r->bad)
 		return -EBADMSG;
@@ -274,6 +277,10 @@ static int decode_record(struct rbuf *r, struct gt_msg_record *rec, char *why, s
 			 rec->flags & ~GT_REC_KNOWN_FLAGS);
 		return -EBADMSG;
 	}
+#define GET_SWITCH_(name, bit, what) rec->name = !!(rec->flags & (bit));
+	GT_SESSION_SWITCHES(GET_SWITCH_)
+#undef GET_SWITCH_
+	rec->flags &= GT_REC_PROGRESS;
 	if (rec->npids > GT_PROTO_MAX_PIDS) {
 		snprintf(why, whylen, "%u pids, limit %d", rec->npids, GT_PROTO_MAX_PIDS);
 		return -EBADMSG;
@@ -297,7 +304,8 @@ static int decode_record(struct rbuf *r, struct gt_msg_record *rec, char *why, s
 		snprintf(why, whylen, "cgroup path '%s' is not absolute", rec->cgroup);
 		return -EBADMSG;
 	}
-	return 0;
+	gt_proto_opts_from_record(&o, rec);
+	return gt_session_opts_check(&o, why, whylen) ? -EBADMSG : 0;
 }
 
 static int decode_status_reply(struct rbuf *r, struct gt_msg_status_reply *s,
@@ -428,4 +436,42 @@ int gt_proto_decode(const void *buf, size_t len, struct gt_msg *msg, char *why, 
 		return -EBADMSG;
 	}
 	return 0;
+}
+
+/* ---- between session options and RECORD ------------------------------------ */
+
+int gt_proto_record_from_opts(struct gt_msg_record *m, const struct gt_session_opts *o,
+			      int want_progress, char *why, size_t whylen)
+{
+	if (o->npids < 0 || o->npids > GT_PROTO_MAX_PIDS) {
+		snprintf(why, whylen, "%d processes: the daemon takes at most %d", o->npids,
+			 GT_PROTO_MAX_PIDS);
+		return -EINVAL;
+	}
+	if (o->cgroup_path && strlen(o->cgroup_path) > GT_PROTO_MAX_PATH) {
+		snprintf(why, whylen, "cgroup path is too long (at most %d bytes)", GT_PROTO_MAX_PATH);
+		return -ENAMETOOLONG;
+	}
+	if (gt_session_opts_check(o, why, whylen))
+		return -EINVAL;
+	memset(m, 0, sizeof(*m));
+	m->flags = want_progress ? GT_REC_PROGRESS : 0;
+	GT_SESSION_OPTIONS_COPY(m, o);
+	m->npids = (uint32_t)o->npids;
+	for (int i = 0; i < o->npids; i++)
+		m->pids[i] = o->pids[i];
+	snprintf(m->cgroup, sizeof(m->cgroup), "%s", o->cgroup_path ? o->cgroup_path : "");
+	snprintf(m->label, sizeof(m->label), "%s", o->label ? o->label : "");
+	return 0;
+}
+
+void gt_proto_opts_from_record(struct gt_session_opts *o, const struct gt_msg_record *r)
+{
+	memset(o, 0, sizeof(*o));
+	GT_SESSION_OPTIONS_COPY(o, r);
+	o->pids = r->npids ? r->pids : NULL;
+	o->npids = (int)r->npids;
+	o->cgroup_path = r->cgroup[0] ? r->cgroup : NULL;
+	o->label = r->label[0] ? r->label : NULL;
+	o->out_fd = -1;
 }

@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "session_opts.h"
+
 /* Where gotraced listens and gotracectl connects unless told otherwise. */
 #define GT_DEFAULT_SOCKET "/run/gotraced/gotraced.sock"
 
@@ -66,38 +68,31 @@ struct gt_msg_hdr {
 };
 
 #define GT_REC_PROGRESS 0x1u      /* flags: send PROGRESS about once a second */
-#define GT_REC_KERNEL_STACKS 0x2u /* kernel stack at every blocking switch-out */
-#define GT_REC_BLOCKING_SYSCALLS 0x4u /* GoSysCall only for syscalls that block */
-/* Every flag this side knows: a RECORD with any other is refused (a newer
- * client asking an older daemon for something it cannot do). */
-#define GT_REC_KNOWN_FLAGS (GT_REC_PROGRESS | GT_REC_KERNEL_STACKS | GT_REC_BLOCKING_SYSCALLS)
+#define GT_REC_SWITCH_BIT_(name, bit, what) | (bit)
+/* Every flag this side knows (progress, and one bit per on/off option of
+ * GT_SESSION_SWITCHES): a RECORD with any other is refused (a newer client
+ * asking an older daemon for something it cannot do). */
+#define GT_REC_KNOWN_FLAGS (GT_REC_PROGRESS GT_SESSION_SWITCHES(GT_REC_SWITCH_BIT_))
 
-/* RECORD: exactly one of pids (npids > 0) or cgroup (absolute path). */
+/* RECORD: exactly one of pids (npids > 0) or cgroup (absolute path).  On
+ * the wire: flags (u32), the numeric options in GT_SESSION_NUMBERS' order
+ * and widths (the switches travel as flag bits), the pids, cgroup, label. */
 struct gt_msg_record {
-	uint32_t flags;
-	uint64_t duration_ns;       /* 0 = until stopped or targets exit */
-	uint32_t go_version;        /* 0 = default */
-	uint32_t heap;              /* enum gt_heap_mode */
-	uint32_t cpu_profile_hz;
-	uint32_t alloc_stack_every;
+	uint32_t flags;             /* GT_REC_PROGRESS (switches: their fields) */
+	GT_SESSION_OPTION_FIELDS
 	uint32_t npids;
 	int32_t pids[GT_PROTO_MAX_PIDS];
 	char cgroup[GT_PROTO_MAX_PATH + 1];  /* "" = none */
 	char label[GT_PROTO_MAX_LABEL + 1];
 };
 
-/* Statistics of one session, as in PROGRESS, DONE and STATUS_REPLY. */
+/* Statistics of one session, as in PROGRESS, DONE and STATUS_REPLY: id,
+ * state, owner, then GT_SESSION_COUNTERS as u64 in the list's order. */
 struct gt_msg_stats {
 	uint32_t id;
 	uint32_t state;             /* enum gt_session_state */
 	uint32_t owner_uid;
-	uint64_t elapsed_ns;
-	uint64_t kernel_events;
-	uint64_t trace_events;
-	uint64_t bytes;
-	uint64_t drops;
-	uint64_t threads;
-	uint64_t repairs;
+	GT_SESSION_COUNTER_FIELDS
 };
 
 struct gt_msg_done {
@@ -149,6 +144,15 @@ int gt_proto_encode_error(void *buf, size_t cap, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 int gt_proto_encode_status_reply(void *buf, size_t cap,
 				 const struct gt_msg_status_reply *r);
+
+/* The RECORD that asks for the session o describes (pids, cgroup, label and
+ * every option; want_progress sets GT_REC_PROGRESS): 0, or -EINVAL /
+ * -ENAMETOOLONG with why saying what does not fit. */
+int gt_proto_record_from_opts(struct gt_msg_record *m, const struct gt_session_opts *o,
+			      int want_progress, char *why, size_t whylen);
+/* The session options a decoded RECORD asks for; o points into r (pids,
+ * cgroup, label), so r must outlive o.  out_fd and owner_uid are left 0. */
+void gt_proto_opts_from_record(struct gt_session_opts *o, const struct gt_msg_record *r);
 
 /* Checks the first GT_PROTO_HDR_SIZE bytes of buf: 0 and *hdr filled, or
  * -EAGAIN (len < header), -EPROTO (magic, version, reserved, unknown type),

@@ -1,34 +1,101 @@
-/* What a recording session is asked to record: the one record that travels
- * from gotracectl's command line through the protocol to the engine, and
- * from the engine to the translator and memtrack.
+/* What a recording session is asked to record, and what it reports: the two
+ * records that cross every layer (command line -> client -> protocol ->
+ * daemon -> engine, and engine -> daemon -> protocol -> client -> summary).
  *
- * common/ is the lowest layer of daemon/: it includes nothing of the
- * others (only libc and the kernel's UAPI).
+ * Each record is one X-macro list; every copy of it (struct fields, wire
+ * encoding, bounds checks, copies between layers) is generated from the
+ * list, so a new option or figure is one line here plus the code that uses
+ * it.
+ *
+ * common/ is the lowest layer of daemon/: it includes nothing of the other
+ * folders (only libc, the kernel's UAPI and format/'s constants).
+ * Return convention: 0 or -errno, with a message for the user in why.
  */
 #ifndef GT_COMMON_SESSION_OPTS_H
 #define GT_COMMON_SESSION_OPTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gt_events.h" /* GT_V1_*: trace format versions */
+
 enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RSS };
+
+#define GT_MAX_CPU_HZ 100000u            /* perf's own ceiling is lower still */
+#define GT_MAX_ALLOC_EVERY (1u << 30)
+#define GT_MAX_DURATION_NS (366ull * 24 * 3600 * 1000000000ull) /* a year */
+
+/* The numeric options: X(type, name, wire, max, what).
+ *   wire  u32 or u64, the field's width in a RECORD message
+ *   max   the largest value accepted, by the CLI and the daemon alike
+ *         (0 always means "default" or "off")
+ * go_version is also checked against the set of versions we write. */
+#define GT_SESSION_NUMBERS(X)                                                        \
+	X(uint64_t, duration_ns, u64, GT_MAX_DURATION_NS, "duration (ns)")           \
+	X(int, go_version, u32, GT_V1_21, "trace format version")                           \
+	X(enum gt_heap_mode, heap, u32, GT_HEAP_RSS, "heap mode")                    \
+	X(unsigned, cpu_profile_hz, u32, GT_MAX_CPU_HZ, "CPU profile rate (Hz)")     \
+	X(unsigned, alloc_stack_every, u32, GT_MAX_ALLOC_EVERY, "allocation sampling")
+
+/* The on/off options: X(name, bit, what); on the wire, bits of the RECORD's
+ * flags word (bit 0 is the request's own "send progress"). */
+#define GT_SESSION_SWITCHES(X)                                                       \
+	X(kernel_stacks, 0x2u, "kernel stack at every blocking switch-out")          \
+	X(blocking_syscalls_only, 0x4u, "syscall entries only for syscalls that block")
+
+#define GT_OPT_FIELD_(type, name, wire, max, what) type name;
+#define GT_OPT_SWITCH_FIELD_(name, bit, what) int name;
+/* The options as struct members, for every struct that carries them. */
+#define GT_SESSION_OPTION_FIELDS                                                     \
+	GT_SESSION_NUMBERS(GT_OPT_FIELD_)                                            \
+	GT_SESSION_SWITCHES(GT_OPT_SWITCH_FIELD_)
+
+#define GT_OPT_COPY_(type, name, wire, max, what) gt_dst_->name = gt_src_->name;
+#define GT_OPT_SWITCH_COPY_(name, bit, what) gt_dst_->name = gt_src_->name;
+/* Copies every option between two structs that carry GT_SESSION_OPTION_FIELDS. */
+#define GT_SESSION_OPTIONS_COPY(dst, src)                                            \
+	do {                                                                         \
+		__typeof__(dst) gt_dst_ = (dst);                                     \
+		__typeof__(src) gt_src_ = (src);                                     \
+		GT_SESSION_NUMBERS(GT_OPT_COPY_)                                     \
+		GT_SESSION_SWITCHES(GT_OPT_SWITCH_COPY_)                             \
+	} while (0)
 
 struct gt_session_opts {
 	const pid_t *pids;             /* processes to trace (all their threads) */
 	int npids;
 	const char *cgroup_path;       /* or a cgroup v2 directory (absolute path) */
 	int out_fd;                    /* trace output; the session does not close it */
-	uint64_t duration_ns;          /* 0 = until stopped or targets exit */
-	int go_version;                /* trace version, 0 = GT_V1_19 */
-	enum gt_heap_mode heap;
-	unsigned cpu_profile_hz;       /* 0 = off */
-	unsigned alloc_stack_every;    /* 0 = off; sample every Nth allocation */
-	int kernel_stacks;             /* kernel stack at every blocking switch-out
-					* (default: only blocks outside a syscall) */
-	int blocking_syscalls_only;    /* GoSysCall only for syscalls that block
-					* (default: at every syscall entry) */
 	uid_t owner_uid;               /* who asked (for status) */
 	const char *label;             /* free text shown by status */
+	GT_SESSION_OPTION_FIELDS
 };
+
+/* Checks every option against its bounds (the same for the CLI and the
+ * daemon): 0, or -EINVAL with why naming the option and its limits. */
+int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t whylen);
+
+/* What a session reports: X(name, what), all uint64_t. */
+#define GT_SESSION_COUNTERS(X)                                                       \
+	X(elapsed_ns, "elapsed (ns)")                                                \
+	X(kernel_events, "kernel events received")                                   \
+	X(trace_events, "Go trace events written")                                   \
+	X(bytes, "bytes written")                                                    \
+	X(drops, "events the kernel dropped")                                        \
+	X(threads, "threads seen")                                                   \
+	X(repairs, "model repairs by the translator")
+
+#define GT_COUNTER_FIELD_(name, what) uint64_t name;
+#define GT_SESSION_COUNTER_FIELDS GT_SESSION_COUNTERS(GT_COUNTER_FIELD_)
+
+#define GT_COUNTER_COPY_(name, what) gt_dst_->name = gt_src_->name;
+/* Copies every counter between two structs with GT_SESSION_COUNTER_FIELDS. */
+#define GT_SESSION_COUNTERS_COPY(dst, src)                                           \
+	do {                                                                         \
+		__typeof__(dst) gt_dst_ = (dst);                                     \
+		__typeof__(src) gt_src_ = (src);                                     \
+		GT_SESSION_COUNTERS(GT_COUNTER_COPY_)                                \
+	} while (0)
 
 #endif

@@ -165,42 +165,13 @@ static int send_or_say(int fd, const void *buf, int len, int pass_fd, char *err,
 	return rc;
 }
 
-static int fill_record(struct gt_msg_record *m, const struct gt_session_opts *o,
-		       int want_progress, char *err, size_t errlen)
-{
-	if (o->npids < 0 || o->npids > GT_PROTO_MAX_PIDS) {
-		snprintf(err, errlen, "%d processes: the daemon takes at most %d", o->npids,
-			 GT_PROTO_MAX_PIDS);
-		return -EINVAL;
-	}
-	if (o->cgroup_path && strlen(o->cgroup_path) > GT_PROTO_MAX_PATH) {
-		snprintf(err, errlen, "cgroup path is too long");
-		return -ENAMETOOLONG;
-	}
-	memset(m, 0, sizeof(*m));
-	m->flags = (want_progress ? GT_REC_PROGRESS : 0) |
-		   (o->kernel_stacks ? GT_REC_KERNEL_STACKS : 0) |
-		   (o->blocking_syscalls_only ? GT_REC_BLOCKING_SYSCALLS : 0);
-	m->duration_ns = o->duration_ns;
-	m->go_version = (uint32_t)o->go_version;
-	m->heap = (uint32_t)o->heap;
-	m->cpu_profile_hz = o->cpu_profile_hz;
-	m->alloc_stack_every = o->alloc_stack_every;
-	m->npids = (uint32_t)o->npids;
-	for (int i = 0; i < o->npids; i++)
-		m->pids[i] = o->pids[i];
-	snprintf(m->cgroup, sizeof(m->cgroup), "%s", o->cgroup_path ? o->cgroup_path : "");
-	snprintf(m->label, sizeof(m->label), "%s", o->label ? o->label : "");
-	return 0;
-}
-
 int gt_client_record(int fd, const struct gt_session_opts *o, int want_progress, int out_fd,
 		     uint32_t *session_id, char *err, size_t errlen)
 {
 	static struct gt_msg_record rec;
 	static unsigned char buf[GT_PROTO_MAX_MSG];
 	static struct gt_msg m;
-	int rc = fill_record(&rec, o, want_progress, err, errlen);
+	int rc = gt_proto_record_from_opts(&rec, o, want_progress, err, errlen);
 
 	if (rc)
 		return rc;

@@ -9,15 +9,6 @@
 
 #include "client.h"
 
-static void figures_of(const struct gt_msg_stats *st, struct gt_record_figures *f)
-{
-	f->elapsed_ns = st->elapsed_ns;
-	f->threads = st->threads;
-	f->events = st->trace_events;
-	f->bytes = st->bytes;
-	f->drops = st->drops;
-}
-
 static int send_request(struct gt_record_run *r, int sock)
 {
 	struct gt_session_opts so;
@@ -48,7 +39,7 @@ int gt_record_via_daemon(struct gt_record_run *r, int sock)
 			continue;
 		if (err)
 			break;
-		figures_of(&ev.stats, &r->fig);
+		GT_SESSION_COUNTERS_COPY(&r->fig, &ev.stats);
 		if (ev.kind == GT_CLIENT_DONE) {
 			snprintf(r->reason, sizeof(r->reason), "%s", ev.reason);
 			err = ev.error;

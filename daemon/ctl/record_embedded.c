@@ -9,15 +9,6 @@
 
 #include "engine/session.h"
 
-static void figures_of(const struct gt_session_stats *st, struct gt_record_figures *f)
-{
-	f->elapsed_ns = st->elapsed_ns;
-	f->threads = st->threads;
-	f->events = st->trace_events;
-	f->bytes = st->bytes;
-	f->drops = st->drops;
-}
-
 static int start_session(struct gt_record_run *r, struct gt_engine *e, struct gt_session **s)
 {
 	struct gt_session_opts so;
@@ -46,7 +37,7 @@ static void record_loop(struct gt_record_run *r, struct gt_engine *e, struct gt_
 			break;
 		}
 		gt_session_stats(s, &st);
-		figures_of(&st, &r->fig);
+		GT_SESSION_COUNTERS_COPY(&r->fig, &st);
 		gt_progress_show(&prog, &r->fig);
 	}
 	gt_progress_clear(&prog);
@@ -80,7 +71,7 @@ int gt_record_embedded(struct gt_record_run *r)
 	record_loop(r, e, s);
 	err = gt_session_stop(s, gt_record_interrupted ? "interrupted" : r->why[0] ? "error" : "stopped");
 	gt_session_stats(s, &st);
-	figures_of(&st, &r->fig);
+	GT_SESSION_COUNTERS_COPY(&r->fig, &st);
 	snprintf(r->reason, sizeof(r->reason), "%s", st.end_reason ? st.end_reason : "");
 	if (err && !r->why[0])
 		snprintf(r->why, sizeof(r->why), "%s", st.end_reason);

@@ -142,9 +142,9 @@ static int parse_one(int c, struct gt_record_opts *o)
 		return parse_heap(optarg, &o->heap) ? bad("bad --heap (want off, malloc or rss)", optarg) : 0;
 	case O_CPU:
 		o->cpu_profile_hz = DEFAULT_CPU_HZ;
-		return optarg && parse_uint(optarg, 1, 100000, &o->cpu_profile_hz) ? bad("bad --cpu-profile rate (1 to 100000 Hz)", optarg) : 0;
+		return optarg && parse_uint(optarg, 1, GT_MAX_CPU_HZ, &o->cpu_profile_hz) ? bad("bad --cpu-profile rate (1 to 100000 Hz)", optarg) : 0;
 	case O_ALLOC:
-		return parse_uint(optarg, 1, 1u << 30, &o->alloc_stack_every) ? bad("bad --alloc-stacks (a count >= 1)", optarg) : 0;
+		return parse_uint(optarg, 1, GT_MAX_ALLOC_EVERY, &o->alloc_stack_every) ? bad("bad --alloc-stacks (a count from 1 to 2^30)", optarg) : 0;
 	case O_STANDALONE: o->mode = GT_MODE_STANDALONE; return 0;
 	case O_DAEMON: o->mode = GT_MODE_DAEMON; return 0;
 	case O_SOCKET: o->socket = optarg; return 0;
@@ -184,6 +184,19 @@ static int check_targets(struct gt_record_opts *o)
 	return 0;
 }
 
+/* The bounds the daemon applies too (e.g. a duration of more than a year). */
+static int check_bounds(const struct gt_record_opts *o)
+{
+	struct gt_session_opts so;
+	char why[256];
+
+	gt_record_session_opts(o, &so);
+	if (!gt_session_opts_check(&so, why, sizeof(why)))
+		return 0;
+	fprintf(stderr, "gotracectl record: %s\n", why);
+	return 2;
+}
+
 int gt_record_parse(int argc, char **argv, struct gt_record_opts *o)
 {
 	int c, rc;
@@ -206,7 +219,8 @@ int gt_record_parse(int argc, char **argv, struct gt_record_opts *o)
 		}
 		o->cmd = argv + optind;
 	}
-	return check_targets(o);
+	rc = check_targets(o);
+	return rc ? rc : check_bounds(o);
 }
 
 void gt_record_session_opts(const struct gt_record_opts *o, struct gt_session_opts *so)
@@ -215,12 +229,6 @@ void gt_record_session_opts(const struct gt_record_opts *o, struct gt_session_op
 	so->pids = o->npids ? o->pids : NULL;
 	so->npids = o->npids;
 	so->cgroup_path = o->cgroup_path[0] ? o->cgroup_path : NULL;
-	so->duration_ns = o->duration_ns;
-	so->go_version = o->go_version;
-	so->heap = o->heap;
-	so->cpu_profile_hz = o->cpu_profile_hz;
-	so->alloc_stack_every = o->alloc_stack_every;
-	so->kernel_stacks = o->kernel_stacks;
-	so->blocking_syscalls_only = o->blocking_syscalls_only;
+	GT_SESSION_OPTIONS_COPY(so, o);
 	so->out_fd = -1;
 }

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "engine/session.h"
+#include "common/session_opts.h"
 
 #define GT_RECORD_MAX_PIDS 1024
 
@@ -18,14 +18,8 @@ struct gt_record_opts {
 	const char *container;    /* as given */
 	char cgroup_path[4096];   /* resolved absolute cgroup directory */
 	const char *out;
-	uint64_t duration_ns;
 	char **cmd;               /* after "--" */
-	int go_version;
-	enum gt_heap_mode heap;
-	unsigned cpu_profile_hz;
-	unsigned alloc_stack_every;
-	int kernel_stacks;
-	int blocking_syscalls_only;
+	GT_SESSION_OPTION_FIELDS  /* what the session records (-d, --heap, ...) */
 	unsigned ring_bytes;
 	enum gt_record_mode mode;
 	const char *socket;

@@ -41,7 +41,7 @@ void gt_progress_show(struct gt_progress *p, const struct gt_record_figures *f)
 	p->last_ns = now;
 	p->shown = 1;
 	fprintf(stderr, "\r\033[Krecording %.1fs  threads %" PRIu64 "  events %" PRIu64
-		"  %s  dropped %" PRIu64, f->elapsed_ns / 1e9, f->threads, f->events,
+		"  %s  dropped %" PRIu64, f->elapsed_ns / 1e9, f->threads, f->trace_events,
 		human_bytes(f->bytes, b, sizeof(b)), f->drops);
 	fflush(stderr);
 }
@@ -58,7 +58,7 @@ void gt_record_summary(const struct gt_record_figures *f, const char *reason,
 {
 	fprintf(stderr, "gotracectl: recorded %" PRIu64 " threads, %" PRIu64 " events, %"
 		PRIu64 " bytes, %" PRIu64 " dropped in %.2fs (%s) -> %s\n",
-		f->threads, f->events, f->bytes, f->drops, f->elapsed_ns / 1e9,
+		f->threads, f->trace_events, f->bytes, f->drops, f->elapsed_ns / 1e9,
 		reason && *reason ? reason : "done", path);
 	if (f->drops)
 		fprintf(stderr, "gotracectl: warning: %" PRIu64 " kernel events were lost because "

@@ -5,12 +5,12 @@
 
 #include <stdint.h>
 
+#include "common/session_opts.h"
+
+/* The session's counters, whichever mode ran it (GT_SESSION_COUNTERS_COPY
+ * from the engine's stats or the daemon's messages). */
 struct gt_record_figures {
-	uint64_t elapsed_ns;
-	uint64_t threads;
-	uint64_t events;      /* Go trace events written */
-	uint64_t bytes;
-	uint64_t drops;
+	GT_SESSION_COUNTER_FIELDS
 };
 
 struct gt_progress {

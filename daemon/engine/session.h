@@ -51,14 +51,8 @@ struct gt_session_stats {
 	enum gt_session_state state;
 	const char *end_reason;        /* "duration", "stopped", "targets exited", ... */
 	uint64_t started_ns;           /* CLOCK_MONOTONIC */
-	uint64_t elapsed_ns;
-	uint64_t kernel_events;        /* events received for this session */
-	uint64_t trace_events;         /* Go trace events written */
-	uint64_t bytes;                /* bytes written */
-	uint64_t drops;                /* ring-buffer reservations that failed */
-	uint64_t threads;              /* threads seen */
-	uint64_t repairs;              /* model repairs by the translator */
 	uid_t owner_uid;
+	GT_SESSION_COUNTER_FIELDS      /* elapsed_ns, trace_events, drops, ... */
 };
 void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st);
 

@@ -21,13 +21,7 @@ static void to_msg_stats(const struct gt_session_stats *st, struct gt_msg_stats 
 	m->id = (uint32_t)st->id;
 	m->state = (uint32_t)st->state;
 	m->owner_uid = (uint32_t)st->owner_uid;
-	m->elapsed_ns = st->elapsed_ns;
-	m->kernel_events = st->kernel_events;
-	m->trace_events = st->trace_events;
-	m->bytes = st->bytes;
-	m->drops = st->drops;
-	m->threads = st->threads;
-	m->repairs = st->repairs;
+	GT_SESSION_COUNTERS_COPY(m, st);
 }
 
 static void send_done(struct gt_srv_client *c, const struct gt_session_stats *st, int err)
@@ -158,7 +152,7 @@ static void describe_targets(const struct gt_msg_record *r, const char *cgroup,
 static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg_record *r,
 		 int out_fd, const char *cgroup, char *why, size_t whylen)
 {
-	struct gt_session_opts o = {0};
+	struct gt_session_opts o;
 	struct gt_session_stats st;
 	struct gt_srv_session *ss;
 	int slot = free_slot(sv), rc;
@@ -177,17 +171,9 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 		snprintf(ss->label, sizeof(ss->label), "%s", r->label);
 	else
 		snprintf(ss->label, sizeof(ss->label), "client pid %d", (int)c->pid);
-	o.pids = r->npids ? r->pids : NULL;
-	o.npids = (int)r->npids;
-	o.cgroup_path = cgroup[0] ? cgroup : NULL;
+	gt_proto_opts_from_record(&o, r);
+	o.cgroup_path = cgroup[0] ? cgroup : NULL; /* as resolved and authorized */
 	o.out_fd = out_fd;
-	o.duration_ns = r->duration_ns;
-	o.go_version = (int)r->go_version;
-	o.heap = (enum gt_heap_mode)r->heap;
-	o.cpu_profile_hz = r->cpu_profile_hz;
-	o.alloc_stack_every = r->alloc_stack_every;
-	o.kernel_stacks = !!(r->flags & GT_REC_KERNEL_STACKS);
-	o.blocking_syscalls_only = !!(r->flags & GT_REC_BLOCKING_SYSCALLS);
 	o.owner_uid = c->uid;
 	o.label = ss->label;
 	rc = gt_session_start(sv->engine, &o, &ss->s);
@@ -225,9 +211,6 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 	} else if (sv->stopping) {
 		snprintf(why, sizeof(why), "gotraced is shutting down");
 		rc = -ESHUTDOWN;
-	} else if (r->heap > GT_HEAP_RSS) {
-		snprintf(why, sizeof(why), "unknown heap mode %u", r->heap);
-		rc = -EINVAL;
 	} else {
 		rc = check_output(fd, why, sizeof(why));
 		if (!rc)

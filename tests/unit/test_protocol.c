@@ -256,6 +256,67 @@ static void test_record_semantics_refused(void)
 		 "unknown flag: %s", why);
 }
 
+/* The daemon holds every numeric option to the bounds the CLI applies
+ * (issue 12: it took a CPU profile rate of 4294967295 Hz). */
+static void test_option_bounds_refused(void)
+{
+	struct gt_msg_record r = sample_record();
+	int n;
+
+	r.cpu_profile_hz = 4294967295u;
+	n = encode_raw_record(&r);
+	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "CPU profile rate") &&
+		 strstr(why, "100000"), "cpu rate: %s", why);
+	r = sample_record();
+	r.cpu_profile_hz = GT_MAX_CPU_HZ;
+	n = encode_raw_record(&r);
+	GT_CHECK(decode_exact(buf, (size_t)n) == 0, "cpu rate at the bound: %s", why);
+	r = sample_record();
+	r.heap = (enum gt_heap_mode)7;
+	n = encode_raw_record(&r);
+	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "heap mode 7"), "heap: %s", why);
+	r = sample_record();
+	r.go_version = 1015;
+	n = encode_raw_record(&r);
+	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "version 1015"),
+		 "go version: %s", why);
+	r = sample_record();
+	r.duration_ns = UINT64_MAX;
+	n = encode_raw_record(&r);
+	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "duration"), "duration: %s", why);
+	r = sample_record();
+	r.alloc_stack_every = GT_MAX_ALLOC_EVERY + 1;
+	n = encode_raw_record(&r);
+	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "allocation"), "alloc: %s", why);
+}
+
+/* The switches travel as flag bits and come back as the same options. */
+static void test_switches_round_trip(void)
+{
+	struct gt_session_opts o, back;
+	struct gt_msg_record r;
+	pid_t pid = 77;
+	int n;
+
+	memset(&o, 0, sizeof(o));
+	o.pids = &pid;
+	o.npids = 1;
+	o.kernel_stacks = 1;
+	o.cpu_profile_hz = 99;
+	GT_REQUIRE(gt_proto_record_from_opts(&r, &o, 0, why, sizeof(why)) == 0, "%s", why);
+	n = encode_raw_record(&r);
+	GT_REQUIRE(decode_exact(buf, (size_t)n) == 0, "decode: %s", why);
+	GT_CHECK(msg.u.record.flags == 0, "flags after decode %#x (switches are fields)",
+		 msg.u.record.flags);
+	gt_proto_opts_from_record(&back, &msg.u.record);
+	GT_CHECK(back.kernel_stacks == 1 && back.blocking_syscalls_only == 0 &&
+		 back.cpu_profile_hz == 99 && back.npids == 1 && back.pids[0] == 77,
+		 "options after the trip");
+	o.cpu_profile_hz = GT_MAX_CPU_HZ + 1;
+	GT_CHECK(gt_proto_record_from_opts(&r, &o, 0, why, sizeof(why)) == -EINVAL &&
+		 strstr(why, "CPU profile rate"), "client side refuses too: %s", why);
+}
+
 /* Hand-built payloads that lie about their inner lengths. */
 static void test_inner_lengths_refused(void)
 {
@@ -314,6 +375,8 @@ int main(void)
 	GT_RUN(test_bad_headers);
 	GT_RUN(test_trailing_bytes_refused);
 	GT_RUN(test_record_semantics_refused);
+	GT_RUN(test_option_bounds_refused);
+	GT_RUN(test_switches_round_trip);
 	GT_RUN(test_inner_lengths_refused);
 	GT_RUN(test_status_reply_lies_refused);
 	GT_RUN(test_type_names);

@@ -1,0 +1,32 @@
+/* Bounds of the recording options (see session_opts.h). */
+#include "session_opts.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+static int known_version(int v)
+{
+	return v == 0 || v == GT_V1_11 || v == GT_V1_19 || v == GT_V1_21;
+}
+
+int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t whylen)
+{
+#define CHECK_MAX_(type, name, wire, max, what)                                              \
+	if ((uint64_t)o->name > (uint64_t)(max)) {                                           \
+		snprintf(why, whylen, "%s %llu is out of range (at most %llu)", what,        \
+			 (unsigned long long)o->name, (unsigned long long)(max));            \
+		return -EINVAL;                                                              \
+	}
+	GT_SESSION_NUMBERS(CHECK_MAX_)
+#undef CHECK_MAX_
+	if (!known_version(o->go_version)) {
+		snprintf(why, whylen, "trace format version %d is not one of 1.11, 1.19 or 1.21 "
+			 "(%d, %d, %d)", o->go_version, GT_V1_11, GT_V1_19, GT_V1_21);
+		return -EINVAL;
+	}
+	if (o->npids < 0 || (o->npids > 0 && !o->pids)) {
+		snprintf(why, whylen, "a process list of %d entries", o->npids);
+		return -EINVAL;
+	}
+	return 0;
+}
