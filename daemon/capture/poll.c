@@ -14,17 +14,10 @@
 
 #include <bpf/bpf.h>
 
+#include "common/clock.h"
 #include "internal.h"
 
 #define GT_CAPTURE_TICK_MS 10
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* Records copied per ring per round: small rounds keep the merge heap
  * small and its slots hot in cache. */
@@ -42,7 +35,7 @@ static int drain_deliver(struct gt_capture *c, int final, gt_capture_cb cb, void
 
 	*stopped = 0;
 	for (int round = 0; round < MAX_ROUNDS; round++) {
-		uint64_t now = mono_ns(), undrained = UINT64_MAX, limit;
+		uint64_t now = gt_now_ns(), undrained = UINT64_MAX, limit;
 		int all = 1, full = 0;
 
 		for (int i = 0; i < c->ncpus; i++) {

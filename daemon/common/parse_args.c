@@ -1,4 +1,5 @@
 #include "parse_args.h"
+#include "procfs.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -63,31 +64,10 @@ next:
 	return n;
 }
 
-/* Field 9 of /proc/PID/stat is the task flags; comm (field 2) may hold
- * spaces and parentheses, so parse after the last ')'. */
-static int read_task_flags(pid_t pid, unsigned long *flags)
-{
-	char path[64], buf[1024], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", flags) != 1)
-		return -EIO;
-	return 0;
-}
-
 int gt_check_target_pid(pid_t pid, char *why, size_t whylen)
 {
-	unsigned long flags = 0;
-	int err = read_task_flags(pid, &flags);
+	struct gt_proc_stat st;
+	int err = gt_proc_stat(pid, 0, &st);
 
 	if (err == -ENOENT) {
 		snprintf(why, whylen, "no such process");
@@ -97,7 +77,7 @@ int gt_check_target_pid(pid_t pid, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot read /proc/%d/stat: %s", (int)pid, strerror(-err));
 		return err;
 	}
-	if (flags & PF_KTHREAD) {
+	if (st.flags & PF_KTHREAD) {
 		snprintf(why, whylen, "it is a kernel thread (only user-space processes can be recorded)");
 		return -EPERM;
 	}

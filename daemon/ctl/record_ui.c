@@ -5,13 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "common/clock.h"
 
 static const char *human_bytes(uint64_t b, char *buf, size_t len)
 {
@@ -33,7 +27,7 @@ void gt_progress_init(struct gt_progress *p, int quiet)
 
 void gt_progress_show(struct gt_progress *p, const struct gt_record_figures *f)
 {
-	uint64_t now = now_ns();
+	uint64_t now = gt_now_ns();
 	char b[32];
 
 	if (!p->enabled || now - p->last_ns < 500000000ull)

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "capture/capture.h"
+#include "common/clock.h"
 #include "session.h"
 #include "stacks.h"
 #include "tgid_set.h"
@@ -56,8 +57,6 @@ struct gt_engine {
 	struct gt_memtrack *mem;    /* memory/CPU programs, loaded on first use */
 	char err[512];
 };
-
-uint64_t gt_now_ns(void);
 
 /* session_targets.c: attach the session's targets and build the initial
  * snapshot; write_error describes failures for the user. */

@@ -9,45 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Reads a small /proc file into buf (NUL-terminated); bytes read or -errno. */
-static int read_small(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, size - 1);
-	int err = errno;
-	close(fd);
-	if (n < 0)
-		return -err;
-	buf[n] = '\0';
-	return (int)n;
-}
-
-/* stat: "tid (comm) S ppid ..."; comm may hold spaces and ')' so the
- * fields after it are found from the last ')'.  Field 39 is the CPU. */
-static int parse_stat(const char *buf, struct gt_thread_snapshot *s)
-{
-	const char *open = strchr(buf, '(');
-	const char *close = strrchr(buf, ')');
-	if (!open || !close || close < open || close[1] != ' ' || !close[2])
-		return -EINVAL;
-	size_t len = (size_t)(close - open - 1);
-	if (len >= sizeof(s->comm))
-		len = sizeof(s->comm) - 1;
-	memcpy(s->comm, open + 1, len);
-	s->comm[len] = '\0';
-	s->state = close[2];
-	/* After ") " comes field 3 (state); skip to field 39 (processor). */
-	const char *p = close + 2;
-	for (int field = 3; field < 39 && p; field++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	s->cpu = p ? atoi(p) : -1;
-	return 0;
-}
+#include "common/procfs.h"
 
 /* syscall: "NR args..." when blocked in a syscall, "-1 ..." when blocked
  * outside one, "running" when on a CPU. */
@@ -65,15 +27,16 @@ int gt_proc_snapshot_thread(pid_t tgid, pid_t tid, struct gt_thread_snapshot *ou
 	out->tid = (uint32_t)tid;
 	out->tgid = (uint32_t)tgid;
 	out->syscall_nr = -1;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)tgid, (int)tid);
-	int err = read_small(path, buf, sizeof(buf));
+	struct gt_proc_stat st;
+	int err = gt_proc_stat(tgid, tid, &st);
 	if (err < 0)
 		return err;
-	if (parse_stat(buf, out) < 0)
-		return -EINVAL;
+	memcpy(out->comm, st.comm, sizeof(out->comm));
+	out->state = st.state;
+	out->cpu = st.cpu;
 	/* Needs ptrace access; without it the thread is just "not in a syscall". */
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)tgid, (int)tid);
-	if (out->state != 'R' && read_small(path, buf, sizeof(buf)) > 0)
+	if (out->state != 'R' && gt_proc_read_small(path, buf, sizeof(buf)) > 0)
 		out->syscall_nr = parse_syscall(buf);
 	return 0;
 }

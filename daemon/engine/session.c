@@ -20,14 +20,6 @@
 /* gt_engine_open's failure message, for gt_engine_error(NULL). */
 static char open_error[512];
 
-uint64_t gt_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts)
 {
 	struct gt_capture_opts co = {0};

@@ -14,6 +14,7 @@
 
 #include "common/parse_args.h"
 #include "proc_snapshot.h"
+#include "common/procfs.h"
 #include "sym/symbolize.h"
 #include "translate/translate.h"
 
@@ -175,19 +176,9 @@ int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts
  * that is never reaped) is no longer a reason to keep recording. */
 static int process_alive(uint32_t pid)
 {
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
+	struct gt_proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return !(p && (p[2] == 'Z' || p[2] == 'X'));
+	return !gt_proc_stat((pid_t)pid, 0, &st) && st.state != 'Z' && st.state != 'X';
 }
 
 void gt_session_check_liveness(struct gt_session *s)

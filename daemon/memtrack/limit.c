@@ -8,40 +8,7 @@
 #include <string.h>
 
 #include "common/cgroup_resolve.h"
-
-/* The process's path in the hierarchy whose /proc/PID/cgroup line starts
- * with prefix ("0::" for v2, a v1 line ends "...:memory:/path"). */
-static int read_cgroup_line(pid_t pid, const char *controller, char *out, size_t outlen)
-{
-	char path[64], line[4096];
-	FILE *f;
-	int found = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-		size_t n;
-
-		if (!b)
-			continue;
-		n = (size_t)(b - a - 1);
-		for (char *c = a + 1; c < b; c += strcspn(c, ",:") + 1) {
-			size_t len = strcspn(c, ",:");
-
-			if (len == strlen(controller) && !strncmp(c, controller, len) && n) {
-				b[1 + strcspn(b + 1, "\n")] = 0;
-				snprintf(out, outlen, "%s", b + 1);
-				found = 1;
-				break;
-			}
-		}
-	}
-	fclose(f);
-	return found;
-}
+#include "common/procfs.h"
 
 /* v1: memory.limit_in_bytes, the tightest up the tree; "unlimited" is a
  * huge page-rounded number (>= 2^62). */
@@ -50,7 +17,7 @@ static uint64_t v1_limit(pid_t pid)
 	char rel[4096], dir[8192], path[8300], buf[64];
 	uint64_t best = 0;
 
-	if (!read_cgroup_line(pid, "memory", rel, sizeof(rel)))
+	if (gt_proc_cgroup(pid, "memory", rel, sizeof(rel)))
 		return 0;
 	snprintf(dir, sizeof(dir), "/sys/fs/cgroup/memory%s", rel);
 	for (;;) {
@@ -71,28 +38,6 @@ static uint64_t v1_limit(pid_t pid)
 		*slash = 0;
 	}
 	return best;
-}
-
-static int read_own_cgroup(pid_t pid, char *out, size_t outlen)
-{
-	char path[64], line[4096];
-	FILE *f;
-	int found = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3))
-			continue; /* a v1 hierarchy line */
-		line[strcspn(line, "\n")] = 0;
-		snprintf(out, outlen, "%s", line + 3);
-		found = 1;
-		break;
-	}
-	fclose(f);
-	return found;
 }
 
 /* memory.max of one directory: its bytes, or 0 for "max" / missing. */
@@ -119,7 +64,7 @@ uint64_t gt_mt_cgroup_limit(pid_t pid)
 	uint64_t best = 0;
 	char *slash;
 
-	if (gt_cgroup_mount(mnt, sizeof(mnt), err, sizeof(err)) || !read_own_cgroup(pid, rel, sizeof(rel)))
+	if (gt_cgroup_mount(mnt, sizeof(mnt), err, sizeof(err)) || gt_proc_cgroup(pid, NULL, rel, sizeof(rel)))
 		return v1_limit(pid);
 	snprintf(dir, sizeof(dir), "%s%s", mnt, rel);
 	for (;;) {

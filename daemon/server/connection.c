@@ -14,15 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+
 #define MAX_FDS_PER_READ 4
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static int slot_of(struct gt_server *sv)
 {
@@ -76,7 +70,7 @@ static int register_client(struct gt_server *sv, struct gt_srv_client *c, int sl
 		return -1;
 	}
 	c->conn = ++sv->next_conn;
-	c->last_active_ms = now_ms();
+	c->last_active_ms = (gt_now_ns() / 1000000u);
 	sv->clients[slot] = c;
 	return 0;
 }
@@ -276,7 +270,7 @@ static void parse_input(struct gt_server *sv, struct gt_srv_client *c)
 		} else {
 			gt_srv_handle(sv, c, &msg);
 		}
-		c->last_active_ms = now_ms();
+		c->last_active_ms = (gt_now_ns() / 1000000u);
 		memmove(c->in, c->in + total, c->inlen - total);
 		c->inlen -= total;
 	}
@@ -335,7 +329,7 @@ void gt_client_reap(struct gt_server *sv)
  * anything for GT_SRV_IDLE_MS (or stalls inside a message) is dropped. */
 void gt_client_expire_idle(struct gt_server *sv)
 {
-	uint64_t now = now_ms();
+	uint64_t now = (gt_now_ns() / 1000000u);
 
 	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++) {
 		struct gt_srv_client *c = sv->clients[i];

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "demangle.h"
 #include "elf_file.h"
 #include "intern.h"
@@ -60,14 +61,6 @@ struct proc {
  * broken frame-pointer chain, not a mapping we have not seen. */
 #define USER_ADDR_START 65536ull
 #define USER_ADDR_END (1ull << 57)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct cache_slot {
 	const struct bin_entry *bin; /* NULL: empty */
@@ -319,7 +312,7 @@ int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid)
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
-	p->read_ns = mono_ns();
+	p->read_ns = gt_now_ns();
 	err = read_maps(s, p, pid);
 	if (err) {
 		free_proc(p);
@@ -420,7 +413,7 @@ static int cached_lookup(struct gt_symbolizer *s, const struct bin_entry *bin,
  * again (see REREAD_MIN_NS); 1 if *pp was replaced. */
 static int refresh_maps(struct gt_symbolizer *s, struct proc **pp, pid_t pid, uint64_t ip)
 {
-	uint64_t now = mono_ns(), gap = (*pp)->reread_gap ? (*pp)->reread_gap : REREAD_MIN_NS;
+	uint64_t now = gt_now_ns(), gap = (*pp)->reread_gap ? (*pp)->reread_gap : REREAD_MIN_NS;
 	uint64_t longer = gap * 2 < REREAD_MAX_NS ? gap * 2 : REREAD_MAX_NS;
 
 	if (ip < USER_ADDR_START || ip >= USER_ADDR_END || now - (*pp)->read_ns < gap)
