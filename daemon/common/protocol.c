@@ -461,7 +461,6 @@ int gt_proto_record_from_opts(struct gt_msg_record *m, const struct gt_session_o
 	for (int i = 0; i < o->npids; i++)
 		m->pids[i] = o->pids[i];
 	snprintf(m->cgroup, sizeof(m->cgroup), "%s", o->cgroup_path ? o->cgroup_path : "");
-	snprintf(m->label, sizeof(m->label), "%s", o->label ? o->label : "");
 	return 0;
 }
 
@@ -472,6 +471,5 @@ void gt_proto_opts_from_record(struct gt_session_opts *o, const struct gt_msg_re
 	o->pids = r->npids ? r->pids : NULL;
 	o->npids = (int)r->npids;
 	o->cgroup_path = r->cgroup[0] ? r->cgroup : NULL;
-	o->label = r->label[0] ? r->label : NULL;
 	o->out_fd = -1;
 }

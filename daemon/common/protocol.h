@@ -145,13 +145,14 @@ int gt_proto_encode_error(void *buf, size_t cap, int code, const char *fmt, ...)
 int gt_proto_encode_status_reply(void *buf, size_t cap,
 				 const struct gt_msg_status_reply *r);
 
-/* The RECORD that asks for the session o describes (pids, cgroup, label and
- * every option; want_progress sets GT_REC_PROGRESS): 0, or -EINVAL /
+/* The RECORD that asks for the session o describes (pids, cgroup and every
+ * option; want_progress sets GT_REC_PROGRESS; no label: the daemon shows
+ * the client's pid): 0, or -EINVAL /
  * -ENAMETOOLONG with why saying what does not fit. */
 int gt_proto_record_from_opts(struct gt_msg_record *m, const struct gt_session_opts *o,
 			      int want_progress, char *why, size_t whylen);
 /* The session options a decoded RECORD asks for; o points into r (pids,
- * cgroup, label), so r must outlive o.  out_fd and owner_uid are left 0. */
+ * cgroup), so r must outlive o.  out_fd and owner_uid are left 0. */
 void gt_proto_opts_from_record(struct gt_session_opts *o, const struct gt_msg_record *r);
 
 /* Checks the first GT_PROTO_HDR_SIZE bytes of buf: 0 and *hdr filled, or

@@ -68,7 +68,6 @@ struct gt_session_opts {
 	const char *cgroup_path;       /* or a cgroup v2 directory (absolute path) */
 	int out_fd;                    /* trace output; the session does not close it */
 	uid_t owner_uid;               /* who asked (for status) */
-	const char *label;             /* free text shown by status */
 	GT_SESSION_OPTION_FIELDS
 };
 

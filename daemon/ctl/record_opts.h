@@ -31,7 +31,7 @@ struct gt_record_opts {
 int gt_record_parse(int argc, char **argv, struct gt_record_opts *o);
 
 /* The session these options ask for, in embedded mode or from the daemon
- * (out_fd, owner_uid and label are left for the caller). */
+ * (out_fd and owner_uid are left for the caller). */
 void gt_record_session_opts(const struct gt_record_opts *o, struct gt_session_opts *so);
 
 #endif
