@@ -46,7 +46,6 @@ void gt_capture_close(struct gt_capture *c);
 int gt_capture_attach(struct gt_capture *c, char *err, size_t errlen);
 /* Destroys the links (the programs and maps stay loaded). */
 void gt_capture_detach(struct gt_capture *c);
-int gt_capture_attached(const struct gt_capture *c);
 /* The sessions (bit mask) that record every syscall entry; the others get
  * GoSysCall only for syscalls that block.  With none, the sys_enter
  * program is detached: it would run at every syscall of the machine.
@@ -66,10 +65,6 @@ int gt_capture_trace_tgid(struct gt_capture *c, uint32_t tgid, int session_bit, 
 /* cgroup_id = the inode number of a cgroup v2 directory (stat st_ino);
  * the whole subtree is traced, including processes started later. */
 int gt_capture_trace_cgroup(struct gt_capture *c, uint64_t cgroup_id, int session_bit, int on);
-/* The session mask of a traced tgid: 0, or -ENOENT when not in the filter
- * (never added, removed, or gone: BPF drops a process from the filter at
- * the last switch-out of its last thread, so a reused pid is not traced). */
-int gt_capture_tgid_sessions(struct gt_capture *c, uint32_t tgid, uint32_t *mask);
 /* Clears session_bit from every tgid and cgroup entry (session end). */
 int gt_capture_forget_session(struct gt_capture *c, int session_bit);
 /* Whether the session's blocking switch-outs carry a kernel stack even

@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "gotraced.skel.h"
+#include "testing.h"
 
 /* Sets or clears `bit` in the mask stored under key; deletes a zero mask.
  * Returns 1 if an entry was created, -1 if one was deleted, 0 otherwise,

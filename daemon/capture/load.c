@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "gotraced.skel.h"
+#include "testing.h"
 
 /* Default ring size per CPU: 16 MiB on small machines (a burst of about
  * 200k events, 100+ ms of a busy CPU, before the consumer must run), less

@@ -47,7 +47,8 @@ int gt_client_connect(const char *sock_path, char *err, size_t errlen)
 	return rc;
 }
 
-int gt_client_send(int fd, const void *buf, size_t len, int pass_fd)
+/* Sends a whole message, with an optional descriptor (-1 = none). */
+static int gt_client_send(int fd, const void *buf, size_t len, int pass_fd)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -113,7 +114,8 @@ static int read_full(int fd, void *buf, size_t len, int timeout_ms)
 	return 0;
 }
 
-int gt_client_recv(int fd, int timeout_ms, struct gt_msg *msg, char *err, size_t errlen)
+/* Reads one whole message (timeout_ms -1 = forever). */
+static int gt_client_recv(int fd, int timeout_ms, struct gt_msg *msg, char *err, size_t errlen)
 {
 	static unsigned char buf[GT_PROTO_MAX_MSG];
 	char why[256];

@@ -70,9 +70,5 @@ int gt_client_status(int fd, struct gt_msg_status_reply *out, char *err, size_t 
 /* Stops session id (root: any; others: their own). */
 int gt_client_stop(int fd, uint32_t id, char *err, size_t errlen);
 
-/* Sends a whole message, with an optional descriptor (-1 = none).
- * Reads one whole message (timeout_ms -1 = forever).  Exposed for tests. */
-int gt_client_send(int fd, const void *buf, size_t len, int pass_fd);
-int gt_client_recv(int fd, int timeout_ms, struct gt_msg *msg, char *err, size_t errlen);
 
 #endif

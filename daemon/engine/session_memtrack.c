@@ -7,6 +7,7 @@
 
 #include "memtrack/memtrack.h"
 #include "internal.h"
+#include "testing.h"
 
 static int explicit_request(const struct gt_session_opts *o)
 {

@@ -21,8 +21,5 @@ void gt_engine_mem_close(struct gt_engine *e);
  * process's probes (cheap for any other event). */
 void gt_engine_mem_event(struct gt_engine *e, const struct gt_kev_hdr *ev);
 
-/* The engine's memtrack, NULL until a session needed it (tests use it to
- * check which probes are attached). */
-struct gt_memtrack *gt_engine_memtrack(struct gt_engine *e);
 
 #endif

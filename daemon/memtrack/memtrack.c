@@ -15,6 +15,7 @@
 
 #include "memory.skel.h"
 #include "memory.h"
+#include "testing.h"
 
 static int reuse(struct bpf_map *map, int fd, const char *name, char *err, size_t errlen)
 {

@@ -72,13 +72,7 @@ int gt_memtrack_exec(struct gt_memtrack *m, pid_t pid, char *err, size_t errlen)
  * when no other session needs them); forgets its processes' accounting. */
 void gt_memtrack_stop(struct gt_memtrack *m, int bit);
 
-/* Heap mode chosen for a process of a session (GT_HEAP_OFF if unknown). */
-enum gt_heap_mode gt_memtrack_mode(const struct gt_memtrack *m, int bit, pid_t pid);
 
-/* Bookkeeping of attached probes: uprobes and uretprobes now attached to
- * pid (all sessions), or in total when pid is 0. */
-void gt_memtrack_probe_count(const struct gt_memtrack *m, pid_t pid, int *uprobes,
-			     int *uretprobes);
 
 struct gt_memtrack_stats {
 	uint64_t map_full;       /* allocations not tracked: live map full */

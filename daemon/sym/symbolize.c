@@ -21,6 +21,7 @@
 #include "kallsyms.h"
 #include "maps.h"
 #include "table.h"
+#include "testing.h"
 
 #define BUCKETS 256
 #define CACHE_SLOTS 4096 /* recent (binary, address) results */

@@ -72,8 +72,5 @@ enum gt_sym_info_flags {
 	GT_SYM_FRAME_POINTERS = 1 << 4, /* likely built with frame pointers */
 };
 
-/* Flags (gt_sym_info_flags) of the binary mapped at ip in pid, or -errno
- * (-ESRCH pid unknown, -ENOENT no mapping at ip). */
-int gt_symbolizer_binary_info(struct gt_symbolizer *s, pid_t pid, uint64_t ip);
 
 #endif

@@ -20,6 +20,7 @@
 
 #include "capture/capture.h"
 #include "gt_test.h"
+#include "capture/testing.h"
 
 #define ROUNDS 200
 #define NR_READ 0

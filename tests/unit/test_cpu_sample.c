@@ -11,6 +11,7 @@
 #include "memtrack/memtrack.h"
 #include "engine/session_memtrack.h"
 #include "mem_test_util.h"
+#include "engine/testing.h"
 
 #define HZ 1000
 #define SPIN_MS 500

@@ -13,6 +13,8 @@
 #include "memtrack/memtrack.h"
 #include "engine/session_memtrack.h"
 #include "mem_test_util.h"
+#include "memtrack/testing.h"
+#include "engine/testing.h"
 
 #define MIB (1024ull * 1024)
 /* HeapAlloc (malloc mode) counts requested bytes: only the workload's own

@@ -20,6 +20,7 @@
 #include "sym/maps.h"
 #include "sym/pclntab.h"
 #include "sym/symbolize.h"
+#include "sym/testing.h"
 
 static const char *build_dir = "build";
 

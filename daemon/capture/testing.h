@@ -1,0 +1,17 @@
+/* What the capture lets tests see of its state; no layer above uses it. */
+#ifndef GT_CAPTURE_TESTING_H
+#define GT_CAPTURE_TESTING_H
+
+#include <stdint.h>
+
+#include "capture.h"
+
+/* Whether the tracepoint programs are attached now. */
+int gt_capture_attached(const struct gt_capture *c);
+
+/* The session mask of a traced tgid: 0, or -ENOENT when not in the filter
+ * (never added, removed, or gone: BPF drops a process from the filter at
+ * the last switch-out of its last thread, so a reused pid is not traced). */
+int gt_capture_tgid_sessions(struct gt_capture *c, uint32_t tgid, uint32_t *mask);
+
+#endif

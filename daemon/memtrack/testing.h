@@ -1,0 +1,17 @@
+/* What memtrack lets tests see of its state; no layer above uses it. */
+#ifndef GT_MEMTRACK_TESTING_H
+#define GT_MEMTRACK_TESTING_H
+
+#include <sys/types.h>
+
+#include "memtrack.h"
+
+/* Heap mode chosen for a process of a session (GT_HEAP_OFF if unknown). */
+enum gt_heap_mode gt_memtrack_mode(const struct gt_memtrack *m, int bit, pid_t pid);
+
+/* Bookkeeping of attached probes: uprobes and uretprobes now attached to
+ * pid (all sessions), or in total when pid is 0. */
+void gt_memtrack_probe_count(const struct gt_memtrack *m, pid_t pid, int *uprobes,
+			     int *uretprobes);
+
+#endif
