@@ -15,7 +15,7 @@ DESTDIR  ?=
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-field-initializers \
             -fno-omit-frame-pointer -MMD -MP
-CPPFLAGS += -Iformat -Ibpf -Idaemon -Itests/lib -I$(BUILD)/bpf
+CPPFLAGS += -Iformat -Ibpf -Idaemon -Itests/lib -I$(BUILD)/bpf -I$(BUILD)/gen
 LDLIBS   += -lbpf -lelf -ldw -lz -lpthread -lm
 
 ifeq ($(SAN),1)
@@ -87,8 +87,18 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
+# ---- generated sources -------------------------------------------------------
+# The syscall names of the target architecture, from the kernel's own
+# <asm/unistd.h> as the compiler sees it (a cross compiler sees arm64's).
+$(BUILD)/gen/syscall_names.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '#include <asm/unistd.h>' | $(CC) -dM -E - | \
+		sed -n 's/^#define __NR_\([a-z0-9_]*\) .*/GT_SYSCALL(\1)/p' | \
+		grep -v '^GT_SYSCALL(syscalls)$$' | sort > $@
+
 # ---- user space --------------------------------------------------------------
-$(BUILD)/obj/%.o: %.c | $(SKELS)
+$(BUILD)/obj/%.o: %.c | $(SKELS) $(BUILD)/gen/syscall_names.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -148,11 +158,11 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 # Each fuzz target links the format library plus the daemon sources it names
 # in a line `// fuzz-links: daemon/folder/x.c ...`.
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-               -Iformat -Ibpf -Idaemon -Itests/lib
+               -Iformat -Ibpf -Idaemon -Itests/lib -Ibuild/gen
 
 fuzz: $(FUZZERS)
 
-build/fuzz/%: tests/fuzz/%.c $(FORMAT_SRCS) $(wildcard format/*.h daemon/*/*.h)
+build/fuzz/%: tests/fuzz/%.c $(FORMAT_SRCS) $(wildcard format/*.h daemon/*/*.h) build/gen/syscall_names.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FORMAT_SRCS) \

@@ -1,5 +1,5 @@
-/* x86_64 syscall numbers -> how a thread blocked in them is shown in the
- * Go trace, and their names.
+/* Syscall numbers (of the architecture we are built for) -> how a thread
+ * blocked in them is shown in the Go trace, and their names.
  *
  * The class decides the switch-out event of a thread that sleeps inside
  * the syscall: futex waits are GoBlockSync, sleeps GoSleep, poll/select/

@@ -2,7 +2,7 @@
  * or accept without reading out of bounds, and whatever it accepts must
  * re-encode to the very same bytes (no silent reinterpretation).
  */
-// fuzz-links: daemon/common/protocol.c
+// fuzz-links: daemon/common/protocol.c daemon/common/session_opts.c
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "gt_check.h"
@@ -950,9 +951,14 @@ static void test_retired_thread_named(void)
 
 static void test_syscall_classes(void)
 {
-	GT_CHECK(gt_syscall_class(202) == GT_SYS_FUTEX, "futex class");
-	GT_CHECK(gt_syscall_class(0) == GT_SYS_OTHER, "read class");
-	GT_CHECK(!strcmp(gt_syscall_name(230), "clock_nanosleep"), "name 230");
+	GT_CHECK(gt_syscall_class(SYS_futex) == GT_SYS_FUTEX, "futex class");
+	GT_CHECK(gt_syscall_class(SYS_read) == GT_SYS_OTHER, "read class");
+	GT_CHECK(gt_syscall_class(SYS_ppoll) == GT_SYS_SELECT, "ppoll class");
+	GT_CHECK(gt_syscall_class(SYS_sendmsg) == GT_SYS_NET, "sendmsg class");
+	GT_CHECK(gt_syscall_class(SYS_clock_nanosleep) == GT_SYS_SLEEP, "sleep class");
+	GT_CHECK(!strcmp(gt_syscall_name(SYS_clock_nanosleep), "clock_nanosleep"), "name");
+	GT_CHECK(!strcmp(gt_syscall_name(SYS_read), "read"), "read's name");
+	GT_CHECK(!strcmp(gt_syscall_name(SYS_futex), "futex"), "futex's name");
 	GT_CHECK(gt_syscall_name(-1) == NULL && gt_syscall_name(100000) == NULL, "range");
 }
 
