@@ -1,4 +1,9 @@
-/* The capture layer: loads and attaches the CO-RE BPF programs
+/* Folder capture/: the BPF side of the daemon: loading, attaching, the in-
+ * kernel filters, the per-CPU rings and their merge, the stack maps. It may
+ * include common/, bpf/ (the event ABI and the skeletons) and nothing else
+ * of daemon/.
+ *
+ * The capture layer: loads and attaches the CO-RE BPF programs
  * (bpf/gotraced.bpf.c), keeps the in-kernel filters (traced thread groups and
  * cgroups -> session bit masks), drains the per-CPU ring buffers and hands
  * events to the caller merged in global timestamp order.

@@ -1,4 +1,9 @@
-/* gotracectl subcommands: each gets argv from its own name on and returns
+/* Folder ctl/: the gotracectl program: its commands, options, the daemon
+ * client, progress and summary, the output file, the launched child. It may
+ * include common/ and engine/ (embedded mode), never server/ (gotracectl
+ * links no server code); `inspect` needs only format/.
+ *
+ * gotracectl subcommands: each gets argv from its own name on and returns
  * the exit status (0 ok, 1 failure, 2 usage error). */
 #ifndef GT_COMMANDS_H
 #define GT_COMMANDS_H

@@ -1,4 +1,9 @@
-/* The capture engine and recording sessions: the one API that gotracectl's
+/* Folder engine/: sessions over one capture: their targets and /proc
+ * snapshot, the dispatch of events to translators, stacks, memtrack, the
+ * trace files' writers. It may include every layer below it (common, sym,
+ * capture, translate, memtrack) and is what both programs drive.
+ *
+ * The capture engine and recording sessions: the one API that gotracectl's
  * embedded mode and the gotraced daemon both drive.
  *
  * An engine loads and attaches the BPF programs once and drains the per-CPU

@@ -1,4 +1,8 @@
-/* Memory and CPU-profile tracking of a recording session (issue 5):
+/* Folder memtrack/: heap and RSS tracking, allocator discovery, the cgroup
+ * memory limit and CPU samples (bpf/memory.bpf.c). It may include common/,
+ * sym/ (allocator symbols) and capture/ (the shared maps and rings).
+ *
+ * Memory and CPU-profile tracking of a recording session (issue 5):
  * allocator uprobes (--heap=malloc), the rss_stat tracepoint (--heap=rss,
  * the default, and always for Go programs), allocation samples
  * (--alloc-stacks N, malloc probes too)

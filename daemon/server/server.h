@@ -1,4 +1,8 @@
-/* The gotraced server: one process, one thread, one epoll loop serving
+/* Folder server/: the gotraced daemon: its socket, connections, requests,
+ * authorization and sd_notify. It may include common/ and engine/, never
+ * ctl/ (gotraced links no CLI code).
+ *
+ * The gotraced server: one process, one thread, one epoll loop serving
  * recording sessions to clients of a Unix stream socket (protocol.h).
  */
 #ifndef GT_SERVER_H

@@ -1,4 +1,8 @@
-/* The symbolizer: user and kernel instruction addresses -> {func, file, line}.
+/* Folder sym/: addresses to names: ELF, DWARF, Go pclntab, kallsyms, /proc
+ * maps, demangling. It may include common/ and nothing else of daemon/ (no
+ * BPF).
+ *
+ * The symbolizer: user and kernel instruction addresses -> {func, file, line}.
  *
  * User space: a process's /proc/PID/maps is snapshotted when the caller
  * first sees it (and again after exec); every executable mapping's binary

@@ -1,4 +1,9 @@
-/* The translator: kernel scheduler/syscall events -> Go execution-trace events.
+/* Folder translate/: the thread/CPU state machine and the syscall
+ * classification: kernel events in, Go trace events out through format/'s
+ * writer. It knows no BPF object, no /proc and no session: it may include
+ * common/, bpf/gotraced.h (the event structs) and format/.
+ *
+ * The translator: kernel scheduler/syscall events -> Go execution-trace events.
  *
  * A per-thread and per-CPU state machine (after perf's builtin-sched.c).
  * It consumes the event stream of bpf/gotraced.h in timestamp order and
