@@ -27,10 +27,39 @@ static int open_named_tmp(struct gt_output *o)
 	return o->fd < 0 ? -errno : 0;
 }
 
+/* What path names now, if it is anything but a regular file or nothing:
+ * -o never replaces a device, FIFO, socket, directory or symlink (root's
+ * `-o /dev/null` used to turn it into a regular file). */
+static int refuse_special(const char *path, char *why, size_t whylen)
+{
+	struct stat st;
+	const char *what;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISREG(st.st_mode))
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		what = "a directory";
+	else if (S_ISLNK(st.st_mode))
+		what = "a symbolic link (name the file it points to)";
+	else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+		what = "a device";
+	else if (S_ISFIFO(st.st_mode))
+		what = "a FIFO";
+	else if (S_ISSOCK(st.st_mode))
+		what = "a socket";
+	else
+		what = "not a regular file";
+	snprintf(why, whylen, "cannot write %s: it is %s; -o takes a regular file or a new name",
+		 path, what);
+	return S_ISDIR(st.st_mode) ? -EISDIR : -EEXIST;
+}
+
 int gt_output_open(struct gt_output *o, const char *path, char *why, size_t whylen)
 {
 	char dir[4096];
-	struct stat st;
+	int err;
 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
@@ -43,9 +72,11 @@ int gt_output_open(struct gt_output *o, const char *path, char *why, size_t whyl
 		return -ENAMETOOLONG;
 	}
 	snprintf(o->path, sizeof(o->path), "%s", path);
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(why, whylen, "cannot write %s: it is a directory", path);
-		return -EISDIR;
+	err = refuse_special(path, why, whylen);
+	if (err) {
+		if (err != -EISDIR && err != -EEXIST)
+			snprintf(why, whylen, "cannot write %s: %s", path, strerror(-err));
+		return err;
 	}
 	dir_of(path, dir, sizeof(dir));
 	o->fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
@@ -62,6 +93,31 @@ int gt_output_open(struct gt_output *o, const char *path, char *why, size_t whyl
 	return 0;
 }
 
+/* The finished trace cannot go to its path: it stays beside it under a
+ * name of ours (the named temporary, or the anonymous file linked as
+ * PATH.partial-PID), and why says where. */
+static int keep_aside(struct gt_output *o, char *why, size_t whylen)
+{
+	char proc[64], kept[sizeof(o->tmp)];
+	size_t n = strlen(why);
+
+	if (o->tmp[0]) {
+		snprintf(kept, sizeof(kept), "%s", o->tmp);
+	} else {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
+		snprintf(kept, sizeof(kept), "%s.partial-%d", o->path, (int)getpid());
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, kept, AT_SYMLINK_FOLLOW) < 0)
+			kept[0] = 0;
+	}
+	if (kept[0])
+		snprintf(why + n, whylen - n, " (it appeared while recording); the trace is kept as %s",
+			 kept);
+	close(o->fd);
+	o->fd = -1;
+	o->tmp[0] = 0;
+	return -EEXIST;
+}
+
 int gt_output_commit(struct gt_output *o, char *why, size_t whylen)
 {
 	char proc[64], tmp[4096 + 32];
@@ -69,6 +125,9 @@ int gt_output_commit(struct gt_output *o, char *why, size_t whylen)
 
 	if (fsync(o->fd) < 0 && errno != EINVAL && errno != EROFS)
 		err = -errno;
+	/* The path may have been replaced while we recorded. */
+	if (!err && refuse_special(o->path, why, whylen))
+		return keep_aside(o, why, whylen);
 	if (!err && o->tmp[0]) {
 		if (rename(o->tmp, o->path) < 0)
 			err = -errno;

@@ -15,10 +15,15 @@ struct gt_output {
 	char tmp[8300];      /* named temporary, when O_TMPFILE was unavailable */
 };
 
-/* Opens the output; on failure returns -errno with a sentence in why. */
+/* Opens the output; on failure returns -errno with a sentence in why.
+ * path must name a regular file (replaced when the trace is complete) or
+ * nothing yet: a directory, device, FIFO, socket or symbolic link is
+ * refused and left untouched. */
 int gt_output_open(struct gt_output *o, const char *path, char *why, size_t whylen);
 
-/* Makes the finished trace appear at o->path (replacing any old file). */
+/* Makes the finished trace appear at o->path (replacing an old regular
+ * file).  If something other than a regular file took the path meanwhile,
+ * it is left alone and the trace is kept beside it (why says where). */
 int gt_output_commit(struct gt_output *o, char *why, size_t whylen);
 
 /* Drops the unfinished trace: nothing appears at o->path. */
