@@ -35,6 +35,22 @@ int gt_parse_duration(const char *s, uint64_t *ns)
 	return -EINVAL;
 }
 
+int gt_pids_dedup(pid_t *pids, int n)
+{
+	int out = 0;
+
+	/* n is at most a request's 1024 PIDs: quadratic is a millisecond */
+	for (int i = 0; i < n; i++) {
+		int seen = 0;
+
+		for (int j = 0; j < out && !seen; j++)
+			seen = pids[j] == pids[i];
+		if (!seen)
+			pids[out++] = pids[i];
+	}
+	return out;
+}
+
 int gt_parse_pids(const char *s, pid_t *pids, int max)
 {
 	int n = 0;

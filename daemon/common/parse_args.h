@@ -10,6 +10,11 @@
 int gt_parse_duration(const char *s, uint64_t *ns);
 
 /* "12,34" -> pids (at most max).  Returns the count or -EINVAL / -E2BIG. */
+/* Removes repeated PIDs in place, keeping the first of each; returns the
+ * new count.  A PID named twice is one process, traced once (a list of one
+ * PID repeated 1024 times attached its probes 1024 times). */
+int gt_pids_dedup(pid_t *pids, int n);
+
 int gt_parse_pids(const char *s, pid_t *pids, int max);
 
 /* Checks that pid names a live user-space process.  0, or -ESRCH (no such

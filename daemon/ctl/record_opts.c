@@ -219,6 +219,7 @@ int gt_record_parse(int argc, char **argv, struct gt_record_opts *o)
 		}
 		o->cmd = argv + optind;
 	}
+	o->npids = gt_pids_dedup(o->pids, o->npids); /* -p 5 -p 5: one process */
 	rc = check_targets(o);
 	return rc ? rc : check_bounds(o);
 }

@@ -15,6 +15,10 @@ struct bpf_link;
 /* per library: an entry probe per function, a return probe per function
  * but free */
 #define GT_MT_MAX_LINKS (GT_ALLOC_MAX_LIBS * (2 * GT_AF_COUNT - 1))
+/* Processes of one session that get allocator uprobes: each costs up to
+ * GT_MT_MAX_LINKS links (descriptors) and their teardown is slow (tens of
+ * ms per link), so a request cannot make the daemon attach thousands. */
+#define GT_MT_MAX_PROBED_PROCS 64
 
 struct gt_mt_proc {
 	pid_t pid;
@@ -33,6 +37,7 @@ struct gt_mt_session {
 	int by_cgroup;
 	struct gt_mt_proc *procs;
 	int nprocs;
+	int nprobed;                 /* procs in GT_HEAP_MALLOC mode */
 };
 
 struct gt_memtrack {

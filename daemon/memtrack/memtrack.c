@@ -234,10 +234,17 @@ static int start_process(struct gt_memtrack *m, struct gt_mt_session *s, struct 
 		p->mode = s->heap == GT_HEAP_OFF ? GT_HEAP_OFF : GT_HEAP_RSS;
 		return 0;
 	}
+	if (s->nprobed >= GT_MT_MAX_PROBED_PROCS) {
+		snprintf(err, errlen, "allocator probes are limited to %d processes per session "
+			 "(pid %d would be the %dth); record the others with --heap rss",
+			 GT_MT_MAX_PROBED_PROCS, (int)p->pid, s->nprobed + 1);
+		return -E2BIG;
+	}
 	rc = gt_mt_attach_process(m, p, &t, err, errlen);
 	if (rc)
 		return rc;
 	p->mode = GT_HEAP_MALLOC;
+	s->nprobed++;
 	return 0;
 }
 
@@ -310,6 +317,7 @@ int gt_memtrack_exec(struct gt_memtrack *m, pid_t pid, char *err, size_t errlen)
 			if (p->pid != pid || !exec_changes(p))
 				continue;
 			/* BPF reset the accounting at the exec itself */
+			s->nprobed -= p->mode == GT_HEAP_MALLOC;
 			gt_mt_detach_process(p);
 			r = start_process(m, s, p, err, errlen);
 			rc = rc ? rc : r;

@@ -13,6 +13,7 @@
 
 #include "authz.h"
 #include "common/cgroup_resolve.h"
+#include "common/parse_args.h"
 #include "engine/session.h"
 
 static void to_msg_stats(const struct gt_session_stats *st, struct gt_msg_stats *m)
@@ -152,6 +153,7 @@ static void describe_targets(const struct gt_msg_record *r, const char *cgroup,
 static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg_record *r,
 		 int out_fd, const char *cgroup, char *why, size_t whylen)
 {
+	static pid_t pids[GT_PROTO_MAX_PIDS];
 	struct gt_session_opts o;
 	struct gt_session_stats st;
 	struct gt_srv_session *ss;
@@ -172,6 +174,9 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	else
 		snprintf(ss->label, sizeof(ss->label), "client pid %d", (int)c->pid);
 	gt_proto_opts_from_record(&o, r);
+	memcpy(pids, r->pids, r->npids * sizeof(pids[0]));
+	o.pids = pids;
+	o.npids = gt_pids_dedup(pids, (int)r->npids);
 	o.cgroup_path = cgroup[0] ? cgroup : NULL; /* as resolved and authorized */
 	o.out_fd = out_fd;
 	o.owner_uid = c->uid;
