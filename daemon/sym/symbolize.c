@@ -31,6 +31,7 @@ struct bin_entry {
 	unsigned dev_major, dev_minor;
 	uint64_t ino;
 	int loaded;            /* 0: could not open or parse (fallbacks only) */
+	unsigned refs;         /* mappings of snapshotted processes that use it */
 	struct gt_binary b;
 };
 
@@ -86,8 +87,38 @@ struct gt_symbolizer *gt_symbolizer_new(void)
 	return calloc(1, sizeof(struct gt_symbolizer));
 }
 
-static void free_proc(struct proc *p)
+/* A binary no snapshotted process maps any more is closed: a daemon that
+ * sees thousands of short-lived processes keeps only what is in use. */
+static void release_binary(struct gt_symbolizer *s, struct bin_entry *e)
 {
+	unsigned h = (unsigned)((e->ino * 31 + e->dev_major * 7 + e->dev_minor) % BUCKETS);
+	struct bin_entry **pp = &s->bins[h];
+
+	if (e == s->vdso || --e->refs)
+		return;
+	while (*pp && *pp != e)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = e->next;
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		if (s->cache[i].bin == e)
+			s->cache[i].bin = NULL;
+	if (e->loaded)
+		gt_binary_close(&e->b);
+	free(e);
+}
+
+static void hold_binary(struct gt_symbolizer *s, struct bin_entry *e)
+{
+	if (e && e != s->vdso)
+		e->refs++;
+}
+
+static void free_proc(struct gt_symbolizer *s, struct proc *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->maps[i].bin)
+			release_binary(s, p->maps[i].bin);
 	free(p->maps);
 	free(p);
 }
@@ -96,13 +127,14 @@ void gt_symbolizer_free(struct gt_symbolizer *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; i < BUCKETS; i++) {
+	for (int i = 0; i < BUCKETS; i++) /* procs first: they release bins */
 		while (s->procs[i]) {
 			struct proc *next = s->procs[i]->next;
 
-			free_proc(s->procs[i]);
+			free_proc(s, s->procs[i]);
 			s->procs[i] = next;
 		}
+	for (int i = 0; i < BUCKETS; i++) {
 		while (s->bins[i]) {
 			struct bin_entry *next = s->bins[i]->next;
 
@@ -241,6 +273,7 @@ static int add_map(struct gt_symbolizer *s, struct proc *p, size_t *cap,
 		pm->bin = get_binary(s, pid, m, pm->module);
 	else if (!strcmp(pm->module, "[vdso]"))
 		pm->bin = get_vdso(s);
+	hold_binary(s, pm->bin);
 	p->n++;
 	return 0;
 }
@@ -289,7 +322,7 @@ static int overlaps_any(const struct proc_map *v, size_t n, const struct proc_ma
 /* A re-read (exec, dlopen, a miss) keeps each old mapping that no new one
  * overlaps: stacks taken before the change are often resolved after it
  * (before an exec, the code of the program that exec'd). */
-static int keep_old_maps(struct proc *p, const struct proc *old)
+static int keep_old_maps(struct gt_symbolizer *s, struct proc *p, const struct proc *old)
 {
 	size_t n = p->n;
 	struct proc_map *v = realloc(p->maps, (p->n + old->n + 1) * sizeof(*v));
@@ -298,8 +331,10 @@ static int keep_old_maps(struct proc *p, const struct proc *old)
 		return -ENOMEM;
 	p->maps = v;
 	for (size_t i = 0; i < old->n; i++)
-		if (!overlaps_any(v, n, &old->maps[i]))
+		if (!overlaps_any(v, n, &old->maps[i])) {
 			v[p->n++] = old->maps[i];
+			hold_binary(s, old->maps[i].bin); /* old's ref goes with it */
+		}
 	qsort(v, p->n, sizeof(*v), by_start);
 	return 0;
 }
@@ -316,21 +351,21 @@ int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid)
 	p->read_ns = gt_now_ns();
 	err = read_maps(s, p, pid);
 	if (err) {
-		free_proc(p);
+		free_proc(s, p);
 		return err;
 	}
 	if (*slot && !p->n) { /* exited (a zombie has no maps): keep ours */
-		free_proc(p);
+		free_proc(s, p);
 		return -ESRCH;
 	}
 	if (*slot) { /* re-snapshot */
-		err = keep_old_maps(p, *slot);
+		err = keep_old_maps(s, p, *slot);
 		if (err) {
-			free_proc(p);
+			free_proc(s, p);
 			return err;
 		}
 		p->next = (*slot)->next;
-		free_proc(*slot);
+		free_proc(s, *slot);
 	}
 	*slot = p;
 	return 0;
@@ -343,7 +378,7 @@ void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid)
 
 	if (p) {
 		*slot = p->next;
-		free_proc(p);
+		free_proc(s, p);
 	}
 }
 

@@ -3,6 +3,7 @@
  * Go binary built now with Debian's go (.gopclntab), the kernel through
  * /proc/kallsyms, the parsers on hand-made lines, and garbage. */
 #include <dlfcn.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -292,6 +293,52 @@ static void test_child_after_exit(void)
 	rc = gt_symbolize_user(s, pid, leaf, &a);
 	GT_CHECK(rc == -ESRCH && !strncmp(a.func, "0x", 2), "forgotten: rc %d %s",
 		 rc, a.func);
+	gt_symbolizer_free(s);
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* A binary no snapshotted process maps any more is closed (a daemon that
+ * saw thousands of processes kept every one of their files open). */
+static void test_forget_closes_binaries(void)
+{
+	char path[512];
+	char *argv[] = { path, NULL };
+	struct child c = { 0 };
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	uint64_t leaf = 0, wr = 0;
+	int line = 0, before, held, after;
+	struct gt_sym a;
+
+	GT_REQUIRE(s, "out of memory");
+	snprintf(path, sizeof(path), "%s/workloads/sym_target", build_dir);
+	GT_REQUIRE(spawn(&c, argv) == 0 && read_target(&c, &leaf, &line, &wr) == 0,
+		   "starting %s failed", path);
+	before = count_fds();
+	GT_CHECK(gt_symbolizer_add_process(s, c.pid) == 0, "add_process");
+	GT_CHECK(gt_symbolize_user(s, c.pid, leaf, &a) == 0, "lookup");
+	held = count_fds();
+	gt_symbolizer_forget_process(s, c.pid);
+	after = count_fds();
+	GT_CHECK(held > before, "no file held while the process is known (%d, %d)", before, held);
+	GT_CHECK(after == before, "%d descriptors before, %d held, %d after forgetting",
+		 before, held, after);
+	/* known again: opened again */
+	GT_CHECK(gt_symbolizer_add_process(s, c.pid) == 0, "add again");
+	GT_CHECK(gt_symbolize_user(s, c.pid, leaf, &a) == 0 && !strcmp(a.func, "sym_target_leaf"),
+		 "lookup after re-adding: %s", a.func);
+	reap(&c);
 	gt_symbolizer_free(s);
 }
 
@@ -723,6 +770,7 @@ int main(int argc, char **argv)
 	GT_RUN(test_vdso);
 	GT_RUN(test_cplusplus);
 	GT_RUN(test_child_after_exit);
+	GT_RUN(test_forget_closes_binaries);
 	GT_RUN(test_maps_reread);
 	GT_RUN(test_deleted_binary);
 	GT_RUN(test_go_stripped);
