@@ -52,6 +52,7 @@ struct gt_engine {
 	int nactive;                /* sessions in active[]: BPF attached while > 0 */
 	uint32_t syscall_sessions;  /* active sessions that want syscall entries */
 	struct gt_tgid_set symbolized; /* processes whose maps are snapshotted */
+	struct gt_tgid_set dying;   /* of those, found dead at the last check */
 	int next_id;
 	uint64_t last_liveness_ns;
 	struct gt_memtrack *mem;    /* memory/CPU programs, loaded on first use */
@@ -63,5 +64,10 @@ struct gt_engine {
 int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts *o);
 /* Drops targets that died without us seeing their exit event. */
 void gt_session_check_liveness(struct gt_session *s);
+
+/* followed.c: forgets (maps, binaries) processes that died at the last two
+ * checks; forgets every process once no session is left. */
+void gt_engine_prune_followed(struct gt_engine *e);
+void gt_engine_forget_followed(struct gt_engine *e);
 
 #endif

@@ -67,6 +67,7 @@ void gt_engine_close(struct gt_engine *e)
 	gt_capture_close(e->capture);
 	gt_symbolizer_free(e->sym);
 	gt_tgid_set_free(&e->symbolized);
+	gt_tgid_set_free(&e->dying);
 	free(e);
 }
 
@@ -155,8 +156,10 @@ static void end_due_sessions(struct gt_engine *e)
 	uint64_t now = gt_now_ns();
 	int check = now - e->last_liveness_ns >= LIVENESS_PERIOD_NS;
 
-	if (check)
+	if (check) {
 		e->last_liveness_ns = now;
+		gt_engine_prune_followed(e);
+	}
 	for (int i = 0; i < GT_MAX_SESSIONS; i++) {
 		struct gt_session *s = e->active[i];
 
@@ -379,6 +382,7 @@ int gt_session_stop(struct gt_session *s, const char *reason)
 		if (e->active[i])
 			return s->err;
 	gt_capture_clear_stacks(e->capture);
+	gt_engine_forget_followed(e); /* stack ids are gone: so are the maps */
 	return s->err;
 }
 

@@ -9,6 +9,10 @@ daemon_*.sh integration scripts: sends what gotracectl never would.
   daemon_proto.py nofd SOCK PID        RECORD without a descriptor is refused
   daemon_proto.py badfd SOCK PID       read-only file / pipe descriptors are refused
   daemon_proto.py status SOCK          prints `sessions N`
+  daemon_proto.py repeat SOCK FILE PID COPIES SECONDS
+                                       RECORD naming PID COPIES times, --heap malloc;
+                                       prints `session N`, waits for DONE
+  daemon_proto.py badrate SOCK PID     a CPU profile rate of 2^32-1 Hz is refused
 
 Prints `ok NAME` / `FAIL NAME: why` lines; exits 1 if anything failed.
 """
@@ -43,8 +47,12 @@ def pstr(s):
     return struct.pack("<H", len(b)) + b
 
 
-def record_payload(pids=(), cgroup="", duration_ns=0, label="daemon_proto", flags=0):
-    p = struct.pack("<IQIIIII", flags, duration_ns, 0, 0, 0, 0, len(pids))
+HEAP_MALLOC = 2
+
+
+def record_payload(pids=(), cgroup="", duration_ns=0, label="daemon_proto", flags=0,
+                   heap=0, cpu_hz=0):
+    p = struct.pack("<IQIIIII", flags, duration_ns, 0, heap, cpu_hz, 0, len(pids))
     p += b"".join(struct.pack("<i", x) for x in pids)
     return p + pstr(cgroup) + pstr(label)
 
@@ -194,11 +202,17 @@ def badfd(path, pid):
     os.close(w)
 
 
-def record(path, out, pid, seconds):
+def badrate(path, pid):
+    expect_error("proto_cpu_rate_refused", path,
+                 msg(RECORD, record_payload([pid], cpu_hz=0xffffffff)), "CPU profile rate")
+
+
+def record(path, out, pid, seconds, copies=1, heap=0):
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     s = connect(path)
     s.settimeout(None)
-    socket.send_fds(s, [msg(RECORD, record_payload([pid], duration_ns=int(seconds * 1e9)))], [fd])
+    payload = record_payload([pid] * copies, duration_ns=int(seconds * 1e9), heap=heap)
+    socket.send_fds(s, [msg(RECORD, payload)], [fd])
     os.close(fd)
     mtype, payload = recv_msg(s)
     if mtype != OK:
@@ -224,6 +238,11 @@ def main():
     elif cmd == "record":
         secs = float(sys.argv[5]) if len(sys.argv) > 5 else 0
         return record(path, sys.argv[3], int(sys.argv[4]), secs)
+    elif cmd == "repeat":
+        return record(path, sys.argv[3], int(sys.argv[4]), float(sys.argv[6]),
+                      copies=int(sys.argv[5]), heap=HEAP_MALLOC)
+    elif cmd == "badrate":
+        badrate(path, int(sys.argv[3]))
     elif cmd == "status":
         print(f"sessions {status_count(path)}")
     else:

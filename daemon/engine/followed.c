@@ -1,0 +1,54 @@
+/* Processes whose maps the engine holds (e->symbolized), and forgetting
+ * them: every process whose events reached a session is snapshotted so
+ * its stacks resolve (wakers and neighbours included), and a long-lived
+ * daemon must not keep them, nor their binaries' files, forever.
+ *
+ * A process that has died is forgotten at the second liveness check that
+ * finds it dead (so events still in the rings resolve first); everything
+ * is forgotten when the last session has finished its file. */
+#include "internal.h"
+
+#include <errno.h>
+
+#include "common/procfs.h"
+#include "sym/symbolize.h"
+
+static int process_gone(uint32_t pid)
+{
+	struct gt_proc_stat st;
+
+	return gt_proc_stat((pid_t)pid, 0, &st) == -ENOENT || st.state == 'Z' || st.state == 'X';
+}
+
+static void forget(struct gt_engine *e, uint32_t pid)
+{
+	gt_symbolizer_forget_process(e->sym, (pid_t)pid);
+	gt_tgid_set_del(&e->symbolized, pid);
+	gt_tgid_set_del(&e->dying, pid);
+}
+
+void gt_engine_prune_followed(struct gt_engine *e)
+{
+	for (uint32_t i = 0; i < e->symbolized.cap; i++) {
+		uint32_t pid = gt_tgid_set_slot(&e->symbolized, i);
+
+		if (!pid)
+			continue;
+		if (!process_gone(pid))
+			gt_tgid_set_del(&e->dying, pid); /* a reused pid lives again */
+		else if (gt_tgid_set_add(&e->dying, pid) == 0)
+			forget(e, pid); /* dead at the last check too */
+	}
+}
+
+void gt_engine_forget_followed(struct gt_engine *e)
+{
+	for (uint32_t i = 0; i < e->symbolized.cap; i++) {
+		uint32_t pid = gt_tgid_set_slot(&e->symbolized, i);
+
+		if (pid)
+			gt_symbolizer_forget_process(e->sym, (pid_t)pid);
+	}
+	gt_tgid_set_free(&e->symbolized);
+	gt_tgid_set_free(&e->dying);
+}
