@@ -17,14 +17,8 @@
 #include "common/clock.h"
 
 #define MAX_FDS_PER_READ 4
-
-static int slot_of(struct gt_server *sv)
-{
-	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++)
-		if (!sv->clients[i])
-			return i;
-	return -1;
-}
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 static void refuse_connection(int fd, const char *why)
 {
@@ -52,19 +46,52 @@ static struct gt_srv_client *new_client(int fd)
 	return c;
 }
 
-static int register_client(struct gt_server *sv, struct gt_srv_client *c, int slot)
+static int peer_cred(int fd, struct ucred *cred)
 {
-	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
+	socklen_t len = sizeof(*cred);
 
-	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &len)) {
 		gt_log("connection refused: SO_PEERCRED failed: %s", strerror(errno));
 		return -1;
 	}
-	c->uid = cred.uid;
-	c->gid = cred.gid;
-	c->pid = cred.pid;
+	return 0;
+}
+
+/* Whether uid may have one more connection: NULL, or why not. */
+static const char *admit(const struct gt_server *sv, uid_t uid, int *slot)
+{
+	int used = 0, mine = 0;
+
+	*slot = -1;
+	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++) {
+		if (!sv->clients[i]) {
+			if (*slot < 0)
+				*slot = i;
+			continue;
+		}
+		used++;
+		mine += sv->clients[i]->uid == uid;
+	}
+	if (*slot < 0)
+		return "gotraced has too many clients connected; try again later";
+	if (uid == 0)
+		return NULL;
+	if (used >= GT_SRV_MAX_CLIENTS - GT_SRV_ROOT_RESERVED)
+		return "gotraced has too many clients connected (the last slots are root's); try again later";
+	if (mine >= GT_SRV_MAX_CLIENTS_PER_UID)
+		return "this user already has " STR(GT_SRV_MAX_CLIENTS_PER_UID)
+		       " connections to gotraced; close some first";
+	return NULL;
+}
+
+static int register_client(struct gt_server *sv, struct gt_srv_client *c, int slot,
+			   const struct ucred *cred)
+{
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
+
+	c->uid = cred->uid;
+	c->gid = cred->gid;
+	c->pid = cred->pid;
 	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, c->fd, &ev)) {
 		gt_log("connection refused: epoll_ctl: %s", strerror(errno));
 		return -1;
@@ -79,21 +106,29 @@ void gt_client_accept(struct gt_server *sv)
 {
 	for (;;) {
 		int fd = accept4(sv->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		int slot = slot_of(sv);
 		struct gt_srv_client *c;
+		struct ucred cred;
+		const char *why;
+		int slot;
 
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 				gt_log("accept: %s", strerror(errno));
 			return;
 		}
-		if (slot < 0) {
-			gt_log("connection refused: %d clients already connected", GT_SRV_MAX_CLIENTS);
-			refuse_connection(fd, "gotraced has too many clients connected; try again later");
+		if (peer_cred(fd, &cred)) {
+			close(fd);
+			continue;
+		}
+		why = admit(sv, cred.uid, &slot);
+		if (why) {
+			gt_log("connection of uid %u (pid %d) refused: %s", (unsigned)cred.uid,
+			       (int)cred.pid, why);
+			refuse_connection(fd, why);
 			continue;
 		}
 		c = new_client(fd);
-		if (!c || register_client(sv, c, slot)) {
+		if (!c || register_client(sv, c, slot, &cred)) {
 			if (c) {
 				free(c->in);
 				free(c);

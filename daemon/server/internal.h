@@ -10,6 +10,13 @@
 #include "server.h"
 
 #define GT_SRV_MAX_CLIENTS 256
+/* What one user may hold, so that no user can lock the others out (300
+ * idle connections filled every slot): connections and concurrent
+ * sessions per non-root uid, and slots only root may take (its status
+ * and stop always get through). */
+#define GT_SRV_MAX_CLIENTS_PER_UID 32
+#define GT_SRV_MAX_SESSIONS_PER_UID 8
+#define GT_SRV_ROOT_RESERVED 8
 #define GT_SRV_OUT_MAX (256 * 1024)  /* unsent replies beyond this: client dropped */
 #define GT_SRV_PROGRESS_MS 1000
 #define GT_SRV_IDLE_MS 60000          /* a non-recording client silent this long is dropped */

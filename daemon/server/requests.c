@@ -150,6 +150,15 @@ static void describe_targets(const struct gt_msg_record *r, const char *cgroup,
 		off += (size_t)snprintf(out + off, len - off, "%s%d", i ? "," : " ", r->pids[i]);
 }
 
+static int sessions_of(const struct gt_server *sv, uid_t uid)
+{
+	int n = 0;
+
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++)
+		n += sv->sessions[i] && sv->sessions[i]->owner == uid;
+	return n;
+}
+
 static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg_record *r,
 		 int out_fd, const char *cgroup, char *why, size_t whylen)
 {
@@ -161,6 +170,11 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 
 	if (slot < 0) {
 		snprintf(why, whylen, "too many recording sessions (at most %d)", GT_PROTO_MAX_SESSIONS);
+		return -EBUSY;
+	}
+	if (c->uid != 0 && sessions_of(sv, c->uid) >= GT_SRV_MAX_SESSIONS_PER_UID) {
+		snprintf(why, whylen, "this user already records %d sessions (at most %d per user)",
+			 sessions_of(sv, c->uid), GT_SRV_MAX_SESSIONS_PER_UID);
 		return -EBUSY;
 	}
 	ss = calloc(1, sizeof(*ss));

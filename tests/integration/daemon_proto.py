@@ -13,6 +13,8 @@ daemon_*.sh integration scripts: sends what gotracectl never would.
                                        RECORD naming PID COPIES times, --heap malloc;
                                        prints `session N`, waits for DONE
   daemon_proto.py badrate SOCK PID     a CPU profile rate of 2^32-1 Hz is refused
+  daemon_proto.py flood SOCK N SECONDS opens N idle connections, prints
+                                       `accepted A refused R: REASON`, holds them
 
 Prints `ok NAME` / `FAIL NAME: why` lines; exits 1 if anything failed.
 """
@@ -202,6 +204,33 @@ def badfd(path, pid):
     os.close(w)
 
 
+def flood(path, n, seconds):
+    held, refused, reason = [], 0, ""
+    for _ in range(n):
+        try:
+            s = connect(path)
+        except OSError as e:
+            refused += 1
+            reason = str(e)
+            continue
+        s.settimeout(0.2)
+        try:
+            mtype, payload = recv_msg(s)   # a refused connection is told why at once
+            refused += 1
+            reason = error_text(payload)[1] if mtype == ERROR else f"type {mtype}"
+            s.close()
+        except (socket.timeout, TimeoutError):
+            held.append(s)
+        except (OSError, EOFError, ValueError) as e:
+            refused += 1
+            reason = str(e)
+    print(f"accepted {len(held)} refused {refused}: {reason}", flush=True)
+    time.sleep(seconds)
+    for s in held:
+        s.close()
+    return 0
+
+
 def badrate(path, pid):
     expect_error("proto_cpu_rate_refused", path,
                  msg(RECORD, record_payload([pid], cpu_hz=0xffffffff)), "CPU profile rate")
@@ -241,6 +270,8 @@ def main():
     elif cmd == "repeat":
         return record(path, sys.argv[3], int(sys.argv[4]), float(sys.argv[6]),
                       copies=int(sys.argv[5]), heap=HEAP_MALLOC)
+    elif cmd == "flood":
+        return flood(path, int(sys.argv[3]), float(sys.argv[4]))
     elif cmd == "badrate":
         badrate(path, int(sys.argv[3]))
     elif cmd == "status":

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# daemon_flood.sh: no user can lock the others out of gotraced (issue 12,
+# finding 5: 300 idle connections filled the 256 slots and root's `status`
+# got "too many clients").  A non-root user (created here) flooding the
+# socket gets its own limit of connections, said in the refusal; another
+# user and root are still served; a user's concurrent sessions are
+# bounded too.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+PROTO="python3 tests/integration/daemon_proto.py"
+U1=gt_test_user
+U2=gt_test_user2
+
+gt_require_daemon daemon_flood
+gt_start_daemon
+
+for u in "$U1" "$U2"; do
+	id "$u" >/dev/null 2>&1 ||
+		useradd --system --no-create-home --shell /usr/sbin/nologin "$u" ||
+		{ fail flood_setup "useradd $u failed"; gt_finish; }
+done
+# The real socket is 0660 root:gotrace; here the test lets the users in.
+chmod 0755 "$GT_TMP"
+chmod 0666 "$SOCK"
+mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" "$GT_TMP/bin/" && chmod 0755 "$GT_TMP/bin"
+cp tests/integration/daemon_proto.py "$GT_TMP/bin/" && chmod 0644 "$GT_TMP/bin/daemon_proto.py"
+as() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups -- "$@"; }
+
+# --- one user opens 300 idle connections -------------------------------------
+as "$U1" /usr/bin/python3 "$GT_TMP/bin/daemon_proto.py" flood "$SOCK" 300 20 >"$GT_TMP/flood.out" 2>&1 &
+FLOOD=$!
+gt_pids+=("$FLOOD")
+for i in $(seq 1 200); do
+	[ -s "$GT_TMP/flood.out" ] && break
+	sleep 0.1
+done
+line=$(head -1 "$GT_TMP/flood.out")
+acc=$(echo "$line" | awk '{print $2}')
+if [ "$acc" = 32 ] && echo "$line" | grep -q "already has 32 connections"; then
+	ok flood_user_capped
+else
+	fail flood_user_capped "wanted 32 accepted and the limit named: $line"
+fi
+
+# root still gets status, and another user is still served
+out=$("$GTCTL" status --socket "$SOCK" 2>&1)
+if [ $? = 0 ]; then ok flood_root_status; else fail flood_root_status "$out"; fi
+out=$(as "$U2" "$GT_TMP/bin/gotracectl" status --socket "$SOCK" 2>&1)
+if [ $? = 0 ]; then ok flood_other_user_served; else fail flood_other_user_served "$out"; fi
+kill "$FLOOD" 2>/dev/null
+wait "$FLOOD" 2>/dev/null
+
+# --- one user's concurrent sessions are bounded ------------------------------
+UDIR=$GT_TMP/u2
+mkdir -p "$UDIR" && chown "$U2" "$UDIR"
+setpriv --reuid="$U2" --regid="$U2" --clear-groups -- "$GT_TMP/bin/sleeper" 100000 10000 >/dev/null &
+UT=$!
+gt_pids+=("$UT")
+recs=()
+for i in $(seq 1 8); do
+	as "$U2" "$GT_TMP/bin/gotracectl" record --daemon --socket "$SOCK" -p "$UT" \
+		-o "$UDIR/s$i.trace" -d 30s >/dev/null 2>"$UDIR/s$i.err" &
+	recs+=($!)
+	gt_pids+=($!)
+done
+for i in $(seq 1 100); do
+	[ "$($PROTO status "$SOCK")" = "sessions 8" ] && break
+	sleep 0.1
+done
+out=$(as "$U2" "$GT_TMP/bin/gotracectl" record --daemon --socket "$SOCK" -p "$UT" \
+	-o "$UDIR/s9.trace" -d 1s 2>&1)
+rc=$?
+if [ $rc != 0 ] && echo "$out" | grep -q "at most 8 per user"; then
+	ok flood_user_sessions_capped
+else
+	fail flood_user_sessions_capped "the 9th session: rc=$rc: $out"
+fi
+# root may still record beside them
+out=$("$GTCTL" record --daemon --socket "$SOCK" -p "$UT" -o "$GT_TMP/root.trace" -d 300ms 2>&1)
+if [ $? = 0 ]; then gt_valid flood_root_records "$GT_TMP/root.trace" && ok flood_root_records
+else fail flood_root_records "$out"; fi
+kill -INT "${recs[@]}" 2>/dev/null
+for p in "${recs[@]}"; do wait "$p" 2>/dev/null; done
+n_ok=0
+for i in $(seq 1 8); do [ -s "$UDIR/s$i.trace" ] && n_ok=$((n_ok + 1)); done
+if [ "$n_ok" = 8 ]; then ok flood_user_sessions_finish
+else fail flood_user_sessions_finish "$n_ok of 8 sessions left a trace: $(cat "$UDIR"/s1.err)"; fi
+
+gt_finish
