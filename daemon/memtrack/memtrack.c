@@ -225,11 +225,11 @@ static int start_process(struct gt_memtrack *m, struct gt_mt_session *s, struct 
 		return rc;
 	}
 	seed_proc(m, p->pid);
-	/* The default is malloc probes for native programs and RSS for Go
-	 * (never a uretprobe on Go code).  Probes cost a uprobe trap per call
-	 * (bench_malloc: ~12 us per trap on the test VM; 1-2 us on bare
-	 * metal): --heap=rss is the cheap choice for malloc-heavy programs. */
-	if (t.is_go || s->heap == GT_HEAP_RSS || !t.nlibs) {
+	/* Allocator probes only when asked (--heap malloc, or allocation
+	 * samples): a uprobe trap costs ~15 us a call on a VM like the test
+	 * one, and slowed nginx 25-50x as a default.  The default is RSS,
+	 * for every program; Go never gets a uprobe (a uretprobe crashes it). */
+	if (t.is_go || !t.nlibs || (s->heap != GT_HEAP_MALLOC && !s->alloc_every)) {
 		/* Go programs (no uretprobe ever), rss, or nothing to probe */
 		p->mode = s->heap == GT_HEAP_OFF ? GT_HEAP_OFF : GT_HEAP_RSS;
 		return 0;

@@ -258,6 +258,29 @@ static void test_alloc_stacks(void)
 
 /* ---- RSS mode ---- */
 
+/* With no --heap, a native program gets no uprobe at all (issue 11: the
+ * malloc probes as a default slowed nginx 25-50x): RSS, like Go. */
+static void test_default_is_rss(void)
+{
+	struct gt_session_opts o = { .heap = GT_HEAP_DEFAULT };
+	struct probe_seen ps = { .mode = GT_HEAP_OFF, .uprobes = -1, .uretprobes = -1 };
+	struct mt_child c;
+	struct mt_lines lines = { .n = 0 };
+	char path[700], why[600];
+
+	GT_REQUIRE(start_workload(&c, "alloc_phases", NULL) == 0, "alloc_phases did not start");
+	o.out_fd = temp_trace(path, sizeof(path), "default");
+	GT_REQUIRE(o.out_fd >= 0, "cannot create %s", path);
+	int rc = mt_record(engine, &o, &c, &lines, note_probes, &ps, why, sizeof(why));
+	close(o.out_fd);
+	mt_reap(&c);
+	GT_REQUIRE(rc == 0, "%s", why);
+	GT_CHECK(ps.mode == GT_HEAP_RSS && ps.uprobes == 0 && ps.uretprobes == 0,
+		 "default: mode %d with %d+%d probes, want rss and none", ps.mode, ps.uprobes,
+		 ps.uretprobes);
+	mt_check_valid(path);
+}
+
 static void test_heap_phases_rss(void)
 {
 	struct gt_session_opts o = { .heap = GT_HEAP_RSS };
@@ -526,7 +549,8 @@ int main(int argc, char **argv)
 	engine = mt_engine();
 	if (engine && trace) {
 		GT_RUN(test_heap_phases_malloc);
-		GT_RUN(test_heap_phases_rss);
+		GT_RUN(test_default_is_rss);
+	GT_RUN(test_heap_phases_rss);
 		GT_RUN(test_alloc_stacks);
 		GT_RUN(test_go_default_rss);
 		GT_RUN(test_go_malloc_asked_rss);
