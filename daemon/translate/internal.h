@@ -54,6 +54,17 @@ struct gt_stack_slot {
 	uint64_t id;
 };
 
+/* heap.c: the last heap (or RSS) value of each process of the session */
+struct gt_heap_share {
+	uint32_t tgid;
+	uint64_t bytes;
+};
+struct gt_heap_shares {
+	struct gt_heap_share *v;
+	size_t n, cap;
+	uint64_t total;         /* what HeapAlloc says: the sum of v */
+};
+
 struct gt_translator {
 	struct gt_writer *w;
 	int ncpus;              /* real Ps; P ncpus is a virtual one for G 0 */
@@ -69,6 +80,7 @@ struct gt_translator {
 	uint64_t next_goid;
 	uint64_t now;           /* time of the event being translated */
 	uint64_t heap_goal;
+	struct gt_heap_shares heap;
 	bool begun, ended;
 	int err;                /* first writer/allocation error */
 	struct gt_translator_stats st;
@@ -121,6 +133,9 @@ void gt_tr_on_rename(struct gt_translator *t, const struct gt_kev_rename *e);
 void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *e);
 void gt_tr_on_heap(struct gt_translator *t, const struct gt_kev_heap *e);
 void gt_tr_on_rss(struct gt_translator *t, const struct gt_kev_rss *e);
+/* heap.c: a process left the session (its last thread exited) */
+void gt_tr_heap_process_gone(struct gt_translator *t, uint32_t tgid, int cpu);
+void gt_tr_heap_free(struct gt_translator *t);
 void gt_tr_on_cpu_sample(struct gt_translator *t, const struct gt_kev_cpu_sample *e);
 /* translate_alloc.c: allocation samples as UserLog "alloc" */
 void gt_tr_on_alloc_sample(struct gt_translator *t, const struct gt_kev_alloc_sample *e);

@@ -232,6 +232,8 @@ void gt_tr_on_exec(struct gt_translator *t, const struct gt_kev_exec *e)
 void gt_tr_on_exit(struct gt_translator *t, const struct gt_kev_exit *e)
 {
 	struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
+	if (e->group_dead) /* its heap leaves the session's total */
+		gt_tr_heap_process_gone(t, e->hdr.tgid, e->hdr.cpu);
 	if (!th || th->state == GT_TH_DEAD)
 		return; /* never ours, or a duplicate */
 	gt_tr_ensure_running(t, th, e->hdr.cpu);

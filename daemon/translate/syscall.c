@@ -1,4 +1,4 @@
-/* Syscall entry, heap and RSS counters, CPU samples. */
+/* Syscall entry and CPU samples. */
 #include "internal.h"
 
 void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *e)
@@ -11,30 +11,6 @@ void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *
 	c->sys_pending = true;
 	c->sys_ts = t->now;
 	c->sys_stack = gt_tr_stack(t, th->tgid, e->ustack, -1);
-}
-
-/* Counters need a P but no G: the CPU's own, or P 0. */
-static int counter_p(const struct gt_translator *t, int cpu)
-{
-	return cpu < t->ncpus ? cpu : 0;
-}
-
-void gt_tr_on_heap(struct gt_translator *t, const struct gt_kev_heap *e)
-{
-	int p = counter_p(t, e->hdr.cpu);
-	uint64_t a[1] = {e->live_bytes};
-	gt_tr_emit(t, p, GT_EV_HEAP_ALLOC, a, 1);
-	if (e->limit_bytes && e->limit_bytes != t->heap_goal) {
-		t->heap_goal = e->limit_bytes;
-		a[0] = e->limit_bytes;
-		gt_tr_emit(t, p, GT_EV_HEAP_GOAL, a, 1);
-	}
-}
-
-void gt_tr_on_rss(struct gt_translator *t, const struct gt_kev_rss *e)
-{
-	uint64_t a[1] = {e->rss_bytes};
-	gt_tr_emit(t, counter_p(t, e->hdr.cpu), GT_EV_HEAP_ALLOC, a, 1);
 }
 
 /* CPUSample [real ts, p, g, stack]; only traces >= 1.19 have it. */

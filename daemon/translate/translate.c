@@ -46,6 +46,7 @@ void gt_translator_free(struct gt_translator *t)
 		}
 	}
 	free(t->buckets);
+	gt_tr_heap_free(t);
 	free(t->cpus);
 	free(t->frames);
 	gt_tr_stack_free(t);

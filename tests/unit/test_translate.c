@@ -741,6 +741,41 @@ static void test_heap(void)
 	tt_close(&x);
 }
 
+static void rss_of(struct tt *x, uint64_t ts, uint32_t tgid, uint64_t bytes)
+{
+	struct gt_kev_rss r = {0};
+	hdr(&r.hdr, GT_KEV_RSS, ts, 0, tgid);
+	r.hdr.tgid = tgid;
+	r.hdr.sessions = 1;
+	r.rss_bytes = bytes;
+	feed(x, &r, sizeof(r));
+}
+
+/* A session over several processes has one heap: their sum, never one
+ * process's value then another's (issue 11); an exited process leaves it. */
+static void test_heap_is_the_sessions_sum(void)
+{
+	struct tt x;
+	GT_REQUIRE(tt_open(&x, NULL, 0) == 0, "open");
+	rss_of(&x, 2000, 500, 1000);
+	rss_of(&x, 2100, 600, 3000);
+	rss_of(&x, 2200, 500, 2000);
+	struct gt_kev_exit e = {0};
+	hdr(&e.hdr, GT_KEV_EXIT, 2300, 0, 600);
+	e.hdr.tgid = 600;
+	e.hdr.sessions = 1;
+	e.group_dead = 1;
+	feed(&x, &e, sizeof(e));
+	rss_of(&x, 2400, 500, 1500);
+	if (tt_finish(&x, 5000) == 0)
+		expect_seq(&x, "HeapAlloc p=0 g=0 mem=1000\n"
+			       "HeapAlloc p=0 g=0 mem=4000\n"
+			       "HeapAlloc p=0 g=0 mem=5000\n"
+			       "HeapAlloc p=0 g=0 mem=2000\n"
+			       "HeapAlloc p=0 g=0 mem=1500");
+	tt_close(&x);
+}
+
 static void sample(struct tt *x, uint64_t ts, int cpu, uint32_t tid)
 {
 	struct gt_kev_cpu_sample e = {0};
@@ -1025,6 +1060,7 @@ int main(void)
 	GT_RUN(test_repairs);
 	GT_RUN(test_exec_renames);
 	GT_RUN(test_heap);
+	GT_RUN(test_heap_is_the_sessions_sum);
 	GT_RUN(test_versions);
 	GT_RUN(test_identity_stacks);
 	GT_RUN(test_rename_names_by_last_comm);
