@@ -1,5 +1,6 @@
 #include "stacks.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "capture/capture.h"
@@ -26,6 +27,32 @@ static int tracer_frame(const char *func)
 	return 0;
 }
 
+/* Whether user frame i ends the walk: a frame-pointer chain through code
+ * built without frame pointers (libc) reads whatever the stack holds, so
+ * the first return address in no executable mapping of the process ends
+ * the stack there (garbage frames were 26% of nginx's).  Symbolizes
+ * frame i into *s otherwise. */
+static int broken_chain(struct gt_stack_resolver *r, uint32_t tgid, const uint64_t *ips, int i,
+			struct gt_sym *s)
+{
+	return gt_symbolize_user(r->sym, (pid_t)tgid, lookup_ip(ips[i], i), s) == -EFAULT;
+}
+
+/* A frame pointer that points at itself makes the kernel's walk repeat one
+ * frame to the full depth (127 copies seen).  Recursion repeats return
+ * addresses too, but ends before the depth limit: only a run of copies
+ * that reaches the limit is a loop, and becomes one frame. */
+static int trim_loop(const uint64_t *ips, int got)
+{
+	int start = got - 1;
+
+	if (got < GT_STACK_DEPTH)
+		return got;
+	while (start > 0 && ips[start - 1] == ips[got - 1])
+		start--;
+	return start < got - 1 ? start + 1 : got;
+}
+
 static int append_frames(struct gt_stack_resolver *r, uint32_t tgid, int32_t id,
 			 int kernel, struct gt_frame *out, int n, int max)
 {
@@ -41,15 +68,20 @@ static int append_frames(struct gt_stack_resolver *r, uint32_t tgid, int32_t id,
 	}
 	int first = n;
 
+	if (!kernel)
+		got = trim_loop(ips, got);
+
 	for (int i = 0; i < got && n < max; i++) {
 		struct gt_sym s;
 
 		if (ips[i] == 0)
 			continue;
-		if (kernel)
+		if (kernel) {
 			gt_symbolize_kernel(r->sym, lookup_ip(ips[i], i), &s);
-		else
-			gt_symbolize_user(r->sym, (pid_t)tgid, lookup_ip(ips[i], i), &s);
+		} else if (broken_chain(r, tgid, ips, i, &s)) {
+			r->truncated++;
+			break;
+		}
 		if (kernel && n == first && tracer_frame(s.func))
 			continue;
 		out[n].pc = ips[i];

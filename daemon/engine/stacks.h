@@ -15,6 +15,7 @@ struct gt_stack_resolver {
 	struct gt_capture *capture;
 	struct gt_symbolizer *sym;
 	uint64_t unknown_ids;  /* ids the stack map no longer knew */
+	uint64_t truncated;    /* user stacks cut at a frame in no mapping */
 };
 
 /* Fills out (at most max frames); returns the number of frames. */

@@ -478,7 +478,7 @@ int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 		m = find_map(p, ip);
 	if (!m) {
 		out->func = fallback(s, NULL, ip);
-		return p ? -ENOENT : -ESRCH;
+		return p ? -EFAULT : -ESRCH;
 	}
 	out->module = m->module;
 	off = ip - m->start + m->offset;
