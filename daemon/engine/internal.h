@@ -25,7 +25,8 @@ struct gt_session {
 	int by_cgroup;              /* a cgroup subtree: never "targets exited" */
 	uint64_t cgroup_id;
 	uint64_t started_ns;        /* CLOCK_MONOTONIC, = first trace timestamp */
-	uint64_t ended_ns;
+	uint64_t end_ns;            /* the trace's last timestamp (see window.c) */
+	uint64_t ended_ns;          /* = end_ns once ended */
 	uint64_t duration_ns;
 	uint64_t kernel_events;
 	uint64_t drops_at_start;
@@ -64,5 +65,11 @@ uint64_t gt_now_ns(void);
 int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts *o);
 /* Drops targets that died without us seeing their exit event. */
 void gt_session_check_liveness(struct gt_session *s);
+
+/* window.c: the span of time a session's trace covers. */
+void gt_session_window_open(struct gt_session *s, uint64_t ts);
+int gt_session_in_window(struct gt_session *s, const struct gt_kev_hdr *ev);
+void gt_session_targets_gone(struct gt_session *s, uint64_t ts);
+void gt_session_window_close(struct gt_session *s, uint64_t now);
 
 #endif

@@ -161,7 +161,7 @@ int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts
 	else
 		err = attach_pids(s, o, &snap);
 	if (!err) {
-		s->started_ns = gt_now_ns();
+		gt_session_window_open(s, gt_now_ns());
 		err = gt_translator_begin(s->tr, s->started_ns, snap.threads, snap.n);
 		if (err)
 			snprintf(s->engine->err, sizeof(s->engine->err),
