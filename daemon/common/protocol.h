@@ -68,9 +68,11 @@ struct gt_msg_hdr {
 #define GT_REC_PROGRESS 0x1u      /* flags: send PROGRESS about once a second */
 #define GT_REC_KERNEL_STACKS 0x2u /* kernel stack at every blocking switch-out */
 #define GT_REC_BLOCKING_SYSCALLS 0x4u /* GoSysCall only for syscalls that block */
+#define GT_REC_FROM_EXEC 0x8u     /* the pids are a held command: begin at its exec */
 /* Every flag this side knows: a RECORD with any other is refused (a newer
  * client asking an older daemon for something it cannot do). */
-#define GT_REC_KNOWN_FLAGS (GT_REC_PROGRESS | GT_REC_KERNEL_STACKS | GT_REC_BLOCKING_SYSCALLS)
+#define GT_REC_KNOWN_FLAGS (GT_REC_PROGRESS | GT_REC_KERNEL_STACKS | GT_REC_BLOCKING_SYSCALLS | \
+			    GT_REC_FROM_EXEC)
 
 /* RECORD: exactly one of pids (npids > 0) or cgroup (absolute path). */
 struct gt_msg_record {

@@ -27,6 +27,10 @@ struct gt_session_opts {
 					* (default: only blocks outside a syscall) */
 	int blocking_syscalls_only;    /* GoSysCall only for syscalls that block
 					* (default: at every syscall entry) */
+	int from_exec;                 /* the pids are a command the recorder
+					* launched and holds before its exec:
+					* the trace begins at its exec (its
+					* events before are the recorder's) */
 	uid_t owner_uid;               /* who asked (for status) */
 	const char *label;             /* free text shown by status */
 };

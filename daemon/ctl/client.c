@@ -180,7 +180,8 @@ static int fill_record(struct gt_msg_record *m, const struct gt_session_opts *o,
 	memset(m, 0, sizeof(*m));
 	m->flags = (want_progress ? GT_REC_PROGRESS : 0) |
 		   (o->kernel_stacks ? GT_REC_KERNEL_STACKS : 0) |
-		   (o->blocking_syscalls_only ? GT_REC_BLOCKING_SYSCALLS : 0);
+		   (o->blocking_syscalls_only ? GT_REC_BLOCKING_SYSCALLS : 0) |
+		   (o->from_exec ? GT_REC_FROM_EXEC : 0);
 	m->duration_ns = o->duration_ns;
 	m->go_version = (uint32_t)o->go_version;
 	m->heap = (uint32_t)o->heap;

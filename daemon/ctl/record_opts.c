@@ -222,5 +222,6 @@ void gt_record_session_opts(const struct gt_record_opts *o, struct gt_session_op
 	so->alloc_stack_every = o->alloc_stack_every;
 	so->kernel_stacks = o->kernel_stacks;
 	so->blocking_syscalls_only = o->blocking_syscalls_only;
+	so->from_exec = o->cmd != NULL; /* the child is held before its exec */
 	so->out_fd = -1;
 }

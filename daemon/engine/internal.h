@@ -28,6 +28,8 @@ struct gt_session {
 	uint64_t end_ns;            /* the trace's last timestamp (see window.c) */
 	uint64_t ended_ns;          /* = end_ns once ended */
 	uint64_t duration_ns;
+	struct gt_tgid_set awaiting_exec; /* from_exec: the trace begins when
+				       one of these execs (window.c) */
 	uint64_t kernel_events;
 	uint64_t drops_at_start;
 	uint64_t drops;             /* frozen when the session ends */

@@ -177,7 +177,8 @@ static void end_due_sessions(struct gt_engine *e)
 			gt_session_stop(s, NULL);
 		else if (!s->by_cgroup && s->targets.count == 0)
 			gt_session_stop(s, "targets exited");
-		else if (s->duration_ns && now - s->started_ns >= s->duration_ns)
+		else if (s->duration_ns && !s->awaiting_exec.count &&
+			 now - s->started_ns >= s->duration_ns)
 			gt_session_stop(s, "duration");
 	}
 }
@@ -289,6 +290,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 			gt_translator_free(s->tr);
 		gt_writer_free(s->writer);
 		gt_tgid_set_free(&s->targets);
+		gt_tgid_set_free(&s->awaiting_exec);
 		free(s);
 		return err;
 	}
@@ -307,8 +309,12 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 	st->state = s->ended ? GT_SESSION_ENDED : GT_SESSION_RUNNING;
 	st->end_reason = s->end_reason;
 	st->started_ns = s->started_ns;
-	/* the span of the trace: from its start to its end, or to now */
-	st->elapsed_ns = (s->ended ? s->ended_ns : gt_now_ns()) - s->started_ns;
+	/* the span of the trace: from its start (0 while a launched command
+	 * has not exec'd yet) to its end, or to now while recording */
+	if (s->ended)
+		st->elapsed_ns = s->ended_ns - s->started_ns;
+	else if (!s->awaiting_exec.count && gt_now_ns() > s->started_ns)
+		st->elapsed_ns = gt_now_ns() - s->started_ns;
 	st->kernel_events = s->kernel_events;
 	st->owner_uid = s->owner_uid;
 	if (s->ended) {
@@ -387,6 +393,7 @@ int gt_session_stop(struct gt_session *s, const char *reason)
 	gt_translator_free(s->tr);
 	s->tr = NULL;
 	gt_tgid_set_free(&s->targets);
+	gt_tgid_set_free(&s->awaiting_exec);
 	for (int i = 0; i < GT_MAX_SESSIONS; i++)
 		if (e->active[i])
 			return s->err;

@@ -64,19 +64,23 @@ static int attach_pids(struct gt_session *s, const struct gt_session_opts *o,
 		pid_t pid = o->pids[i];
 		int err = gt_check_target_pid(pid, why, sizeof(why));
 
-		if (!err)
+		if (!err) {
 			err = gt_capture_trace_tgid(e->capture, (uint32_t)pid, s->bit, 1);
-		if (!err)
-			err = gt_tgid_set_add(&s->targets, (uint32_t)pid) < 0 ? -ENOMEM : 0;
-		else if (err != -ESRCH && err != -EPERM)
-			snprintf(why, sizeof(why), "%s", strerror(-err));
+			if (!err && gt_tgid_set_add(&s->targets, (uint32_t)pid) < 0)
+				err = -ENOMEM;
+			if (!err && o->from_exec && gt_tgid_set_add(&s->awaiting_exec, (uint32_t)pid) < 0)
+				err = -ENOMEM;
+			if (err)
+				snprintf(why, sizeof(why), "%s", strerror(-err));
+		}
 		if (err) {
 			snprintf(e->err, sizeof(e->err), "cannot attach to pid %d: %s", (int)pid, why);
 			return err;
 		}
-		see_process(e, pid);
+		if (!o->from_exec) /* else read at its exec (window.c) */
+			see_process(e, pid);
 	}
-	for (int i = 0; i < o->npids; i++) {
+	for (int i = 0; i < o->npids && !o->from_exec; i++) {
 		int err = add_process_snapshot(snap, o->pids[i]);
 		if (err == -ENOENT || err == -ESRCH)
 			continue; /* exited meanwhile: its exit event ends it */
@@ -160,7 +164,8 @@ int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts
 		err = attach_cgroup(s, o->cgroup_path, &snap);
 	else
 		err = attach_pids(s, o, &snap);
-	if (!err) {
+	/* a launched command's trace begins at its exec (window.c) */
+	if (!err && !s->awaiting_exec.count) {
 		gt_session_window_open(s, gt_now_ns());
 		err = gt_translator_begin(s->tr, s->started_ns, snap.threads, snap.n);
 		if (err)

@@ -188,6 +188,7 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	o.alloc_stack_every = r->alloc_stack_every;
 	o.kernel_stacks = !!(r->flags & GT_REC_KERNEL_STACKS);
 	o.blocking_syscalls_only = !!(r->flags & GT_REC_BLOCKING_SYSCALLS);
+	o.from_exec = !!(r->flags & GT_REC_FROM_EXEC);
 	o.owner_uid = c->uid;
 	o.label = ss->label;
 	rc = gt_session_start(sv->engine, &o, &ss->s);
