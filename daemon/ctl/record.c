@@ -114,6 +114,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct gt_record_opts opts;
 	struct gt_record_run r;
+	uint64_t started;
 	int rc = gt_record_parse(argc, argv, &opts);
 
 	if (rc)
@@ -137,7 +138,9 @@ int cmd_record(int argc, char **argv)
 		opts.pids[0] = r.child.pid;
 		opts.npids = 1;
 	}
+	started = gt_record_clock_ns();
 	rc = run(&r);
+	r.fig.wall_ns = gt_record_clock_ns() - started;
 	if (r.have_child && r.child.go_fd >= 0)
 		gt_child_abort(&r.child); /* never released: the session failed */
 	finish_child(&r);
