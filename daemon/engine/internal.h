@@ -23,6 +23,7 @@ struct gt_session {
 	struct gt_stack_source stack_src;
 	struct gt_tgid_set targets; /* live traced processes (pid sessions) */
 	int by_cgroup;              /* a cgroup subtree: never "targets exited" */
+	int targets_dead;           /* /proc shows none of the targets alive */
 	uint64_t cgroup_id;
 	uint64_t started_ns;        /* CLOCK_MONOTONIC, = first trace timestamp */
 	uint64_t end_ns;            /* the trace's last timestamp (see window.c) */
@@ -65,7 +66,8 @@ uint64_t gt_now_ns(void);
 /* session_targets.c: attach the session's targets and build the initial
  * snapshot; write_error describes failures for the user. */
 int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts *o);
-/* Drops targets that died without us seeing their exit event. */
+/* Sets targets_dead when no target lives any more, whether or not we saw
+ * their exit events (lost, or a zombie never reaped). */
 void gt_session_check_liveness(struct gt_session *s);
 
 /* window.c: the span of time a session's trace covers. */

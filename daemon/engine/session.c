@@ -175,7 +175,7 @@ static void end_due_sessions(struct gt_engine *e)
 			gt_session_check_liveness(s);
 		if (s->err)
 			gt_session_stop(s, NULL);
-		else if (!s->by_cgroup && s->targets.count == 0)
+		else if (!s->by_cgroup && (s->targets.count == 0 || s->targets_dead))
 			gt_session_stop(s, "targets exited");
 		else if (s->duration_ns && !s->awaiting_exec.count &&
 			 now - s->started_ns >= s->duration_ns)

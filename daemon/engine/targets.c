@@ -195,13 +195,18 @@ static int process_alive(uint32_t pid)
 	return !(p && (p[2] == 'Z' || p[2] == 'X'));
 }
 
+/* Only all of them dead ends the session: the set itself follows the
+ * events, which come later than /proc shows (a target found dead here
+ * may not have its exit translated yet, and the last exit translated is
+ * the end of the trace: see gt_session_targets_gone). */
 void gt_session_check_liveness(struct gt_session *s)
 {
 	if (s->by_cgroup || s->ended)
 		return;
 	for (uint32_t i = 0; i < s->targets.cap; i++) {
 		uint32_t pid = gt_tgid_set_slot(&s->targets, i);
-		if (pid && !process_alive(pid))
-			gt_tgid_set_del(&s->targets, pid);
+		if (pid && process_alive(pid))
+			return;
 	}
+	s->targets_dead = 1;
 }
