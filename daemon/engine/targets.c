@@ -68,7 +68,8 @@ static int attach_pids(struct gt_session *s, const struct gt_session_opts *o,
 			err = gt_capture_trace_tgid(e->capture, (uint32_t)pid, s->bit, 1);
 			if (!err && gt_tgid_set_add(&s->targets, (uint32_t)pid) < 0)
 				err = -ENOMEM;
-			if (!err && o->from_exec && gt_tgid_set_add(&s->awaiting_exec, (uint32_t)pid) < 0)
+			if (!err && o->from_exec &&
+			    gt_tgid_set_add(&s->awaiting_exec, (uint32_t)pid) < 0)
 				err = -ENOMEM;
 			if (err)
 				snprintf(why, sizeof(why), "%s", strerror(-err));
