@@ -42,7 +42,8 @@ enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RS
  * flags word (bit 0 is the request's own "send progress"). */
 #define GT_SESSION_SWITCHES(X)                                                       \
 	X(kernel_stacks, 0x2u, "kernel stack at every blocking switch-out")          \
-	X(blocking_syscalls_only, 0x4u, "syscall entries only for syscalls that block")
+	X(blocking_syscalls_only, 0x4u, "syscall entries only for syscalls that block") \
+	X(from_exec, 0x8u, "the pids are a command held before its exec: begin there")
 
 #define GT_OPT_FIELD_(type, name, wire, max, what) type name;
 #define GT_OPT_SWITCH_FIELD_(name, bit, what) int name;

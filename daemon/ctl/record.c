@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "common/clock.h"
 #include "common/cgroup_resolve.h"
 
 volatile sig_atomic_t gt_record_interrupted;
@@ -114,6 +115,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct gt_record_opts opts;
 	struct gt_record_run r;
+	uint64_t started;
 	int rc = gt_record_parse(argc, argv, &opts);
 
 	if (rc)
@@ -137,7 +139,9 @@ int cmd_record(int argc, char **argv)
 		opts.pids[0] = r.child.pid;
 		opts.npids = 1;
 	}
+	started = gt_now_ns();
 	rc = run(&r);
+	r.fig.wall_ns = gt_now_ns() - started;
 	if (r.have_child && r.child.go_fd >= 0)
 		gt_child_abort(&r.child); /* never released: the session failed */
 	finish_child(&r);

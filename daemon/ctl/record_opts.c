@@ -231,5 +231,6 @@ void gt_record_session_opts(const struct gt_record_opts *o, struct gt_session_op
 	so->npids = o->npids;
 	so->cgroup_path = o->cgroup_path[0] ? o->cgroup_path : NULL;
 	GT_SESSION_OPTIONS_COPY(so, o);
+	so->from_exec = o->cmd != NULL; /* the child is held before its exec */
 	so->out_fd = -1;
 }

@@ -47,13 +47,21 @@ void gt_progress_clear(struct gt_progress *p)
 	p->shown = 0;
 }
 
+/* "in X s" is the trace's span; loading, attaching and the teardown
+ * (detaching probes can take seconds) are not in the trace: shown apart
+ * when they are worth a mention. */
 void gt_record_summary(const struct gt_record_figures *f, const char *reason,
 		       const char *path)
 {
+	char extra[64] = "";
+
+	if (f->wall_ns > f->elapsed_ns + 100000000ull)
+		snprintf(extra, sizeof(extra), "; %.2fs more starting and stopping",
+			 (f->wall_ns - f->elapsed_ns) / 1e9);
 	fprintf(stderr, "gotracectl: recorded %" PRIu64 " threads, %" PRIu64 " events, %"
-		PRIu64 " bytes, %" PRIu64 " dropped in %.2fs (%s) -> %s\n",
+		PRIu64 " bytes, %" PRIu64 " dropped in %.2fs (%s%s) -> %s\n",
 		f->threads, f->trace_events, f->bytes, f->drops, f->elapsed_ns / 1e9,
-		reason && *reason ? reason : "done", path);
+		reason && *reason ? reason : "done", extra, path);
 	if (f->drops)
 		fprintf(stderr, "gotracectl: warning: %" PRIu64 " kernel events were lost because "
 			"the ring buffers were full; the trace is valid but incomplete "

@@ -10,7 +10,8 @@
 /* The session's counters, whichever mode ran it (GT_SESSION_COUNTERS_COPY
  * from the engine's stats or the daemon's messages). */
 struct gt_record_figures {
-	GT_SESSION_COUNTER_FIELDS
+	GT_SESSION_COUNTER_FIELDS   /* elapsed_ns: the trace's span, start to end */
+	uint64_t wall_ns;           /* the whole run, starting and stopping included */
 };
 
 struct gt_progress {

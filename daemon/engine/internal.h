@@ -24,10 +24,14 @@ struct gt_session {
 	struct gt_stack_source stack_src;
 	struct gt_tgid_set targets; /* live traced processes (pid sessions) */
 	int by_cgroup;              /* a cgroup subtree: never "targets exited" */
+	int targets_dead;           /* /proc shows none of the targets alive */
 	uint64_t cgroup_id;
 	uint64_t started_ns;        /* CLOCK_MONOTONIC, = first trace timestamp */
-	uint64_t ended_ns;
+	uint64_t end_ns;            /* the trace's last timestamp (see window.c) */
+	uint64_t ended_ns;          /* = end_ns once ended */
 	uint64_t duration_ns;
+	struct gt_tgid_set awaiting_exec; /* from_exec: the trace begins when
+				       one of these execs (window.c) */
 	uint64_t kernel_events;
 	uint64_t drops_at_start;
 	uint64_t drops;             /* frozen when the session ends */
@@ -62,12 +66,18 @@ struct gt_engine {
 /* session_targets.c: attach the session's targets and build the initial
  * snapshot; write_error describes failures for the user. */
 int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts *o);
-/* Drops targets that died without us seeing their exit event. */
+/* Sets targets_dead when no target lives any more, whether or not we saw
+ * their exit events (lost, or a zombie never reaped). */
 void gt_session_check_liveness(struct gt_session *s);
 
 /* followed.c: forgets (maps, binaries) processes that died at the last two
  * checks; forgets every process once no session is left. */
 void gt_engine_prune_followed(struct gt_engine *e);
 void gt_engine_forget_followed(struct gt_engine *e);
+/* window.c: the span of time a session's trace covers. */
+void gt_session_window_open(struct gt_session *s, uint64_t ts);
+int gt_session_in_window(struct gt_session *s, const struct gt_kev_hdr *ev);
+void gt_session_targets_gone(struct gt_session *s, uint64_t ts);
+void gt_session_window_close(struct gt_session *s, uint64_t now);
 
 #endif

@@ -111,8 +111,9 @@ static void track_targets(struct gt_session *s, const struct gt_kev_hdr *ev)
 			gt_tgid_set_add(&s->targets, f->child_tgid);
 	} else if (ev->type == GT_KEV_EXIT) {
 		const struct gt_kev_exit *x = (const void *)ev;
-		if (x->group_dead)
-			gt_tgid_set_del(&s->targets, ev->tgid);
+		if (x->group_dead && gt_tgid_set_del(&s->targets, ev->tgid) == 1 &&
+		    s->targets.count == 0)
+			gt_session_targets_gone(s, ev->ts);
 	}
 }
 
@@ -140,7 +141,7 @@ static int on_event(void *ctx, const struct gt_kev_hdr *ev, size_t len)
 		int err;
 
 		mask &= mask - 1;
-		if (!s || s->ended || s->err || ev->ts < s->started_ns)
+		if (!s || s->ended || s->err || !gt_session_in_window(s, ev))
 			continue;
 		s->kernel_events++;
 		track_targets(s, ev);
@@ -169,10 +170,11 @@ static void end_due_sessions(struct gt_engine *e)
 			gt_session_check_liveness(s);
 		if (s->err)
 			gt_session_stop(s, NULL);
-		else if (s->duration_ns && now - s->started_ns >= s->duration_ns)
-			gt_session_stop(s, "duration");
-		else if (!s->by_cgroup && s->targets.count == 0)
+		else if (!s->by_cgroup && (s->targets.count == 0 || s->targets_dead))
 			gt_session_stop(s, "targets exited");
+		else if (s->duration_ns && !s->awaiting_exec.count &&
+			 now - s->started_ns >= s->duration_ns)
+			gt_session_stop(s, "duration");
 	}
 }
 
@@ -255,6 +257,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	s->duration_ns = o->duration_ns;
 	s->owner_uid = o->owner_uid;
 	s->syscall_entries = !o->blocking_syscalls_only;
+	s->end_ns = UINT64_MAX;
 	s->out_fd = o->out_fd;
 	err = gt_writer_open(&s->writer, o->out_fd, o->go_version ? o->go_version : GT_V1_19, 1000000000ull);
 	if (err) {
@@ -282,6 +285,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 			gt_translator_free(s->tr);
 		gt_writer_free(s->writer);
 		gt_tgid_set_free(&s->targets);
+		gt_tgid_set_free(&s->awaiting_exec);
 		free(s);
 		return err;
 	}
@@ -300,7 +304,12 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 	st->state = s->ended ? GT_SESSION_ENDED : GT_SESSION_RUNNING;
 	st->end_reason = s->end_reason;
 	st->started_ns = s->started_ns;
-	st->elapsed_ns = (s->ended ? s->ended_ns : gt_now_ns()) - s->started_ns;
+	/* the span of the trace: from its start (0 while a launched command
+	 * has not exec'd yet) to its end, or to now while recording */
+	if (s->ended)
+		st->elapsed_ns = s->ended_ns - s->started_ns;
+	else if (!s->awaiting_exec.count && gt_now_ns() > s->started_ns)
+		st->elapsed_ns = gt_now_ns() - s->started_ns;
 	st->kernel_events = s->kernel_events;
 	st->owner_uid = s->owner_uid;
 	if (s->ended) {
@@ -340,26 +349,27 @@ int gt_session_stop(struct gt_session *s, const char *reason)
 	struct gt_engine *e = s->engine;
 	struct gt_writer_stats ws = {0};
 	struct gt_translator_stats ts = {0};
-	uint64_t now;
 	int err;
 
 	if (s->ended)
 		return s->err;
-	/* What the rings still hold happened before the stop: translate it. */
+	/* The trace ends now (or earlier: see window.c), whatever the
+	 * teardown below costs.  What the rings still hold up to the end
+	 * is translated; what is stamped later is dropped. */
+	gt_session_window_close(s, gt_now_ns());
 	gt_capture_flush(e->capture, deliver_pending, e);
-	gt_session_mem_stop(s); /* exact final heap values, detach probes */
+	gt_session_mem_stop(s); /* final heap values at the end, detach probes */
 	gt_capture_forget_session(e->capture, s->bit);
 	session_leave(e, s);
-	now = gt_now_ns();
 	s->ended = 1;
-	s->ended_ns = now;
+	s->ended_ns = s->end_ns;
 	if (reason && !s->end_reason[0])
 		snprintf(s->end_reason, sizeof(s->end_reason), "%s", reason);
 	gt_translator_stats(s->tr, &ts);
 	s->threads = ts.threads;
 	s->repairs = ts.repairs;
 	if (!s->err) {
-		err = gt_translator_end(s->tr, now);
+		err = gt_translator_end(s->tr, s->end_ns);
 		if (err)
 			fail_session(s, err, "finishing the trace failed");
 	}
@@ -378,6 +388,7 @@ int gt_session_stop(struct gt_session *s, const char *reason)
 	gt_translator_free(s->tr);
 	s->tr = NULL;
 	gt_tgid_set_free(&s->targets);
+	gt_tgid_set_free(&s->awaiting_exec);
 	for (int i = 0; i < GT_MAX_SESSIONS; i++)
 		if (e->active[i])
 			return s->err;

@@ -62,7 +62,10 @@ struct gt_session_stats {
 void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st);
 
 /* Ends the session: every thread descheduled, every P stopped, footer
- * written.  The session stays allocated (for its stats) until freed.
+ * written.  The trace ends now, or earlier if its duration or its last
+ * target's exit came first (events stamped later are not written), however
+ * long the teardown takes; the stats' elapsed_ns is the trace's span.  The
+ * session stays allocated (for its stats) until freed.
  * Returns 0 or the write error that made the file unusable. */
 int gt_session_stop(struct gt_session *s, const char *reason);
 int gt_session_ended(const struct gt_session *s);

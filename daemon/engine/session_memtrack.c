@@ -67,7 +67,8 @@ void gt_session_mem_stop(struct gt_session *s)
 
 	if (!s->mem_active || !e->mem)
 		return;
-	gt_memtrack_final(e->mem, s->bit, gt_now_ns(), deliver, s);
+	/* read now, stamped at the trace's end (before the probes' teardown) */
+	gt_memtrack_final(e->mem, s->bit, s->end_ns, deliver, s);
 	gt_memtrack_stop(e->mem, s->bit);
 	s->mem_active = 0;
 }

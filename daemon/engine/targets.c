@@ -65,19 +65,24 @@ static int attach_pids(struct gt_session *s, const struct gt_session_opts *o,
 		pid_t pid = o->pids[i];
 		int err = gt_check_target_pid(pid, why, sizeof(why));
 
-		if (!err)
+		if (!err) {
 			err = gt_capture_trace_tgid(e->capture, (uint32_t)pid, s->bit, 1);
-		if (!err)
-			err = gt_tgid_set_add(&s->targets, (uint32_t)pid) < 0 ? -ENOMEM : 0;
-		else if (err != -ESRCH && err != -EPERM)
-			snprintf(why, sizeof(why), "%s", strerror(-err));
+			if (!err && gt_tgid_set_add(&s->targets, (uint32_t)pid) < 0)
+				err = -ENOMEM;
+			if (!err && o->from_exec &&
+			    gt_tgid_set_add(&s->awaiting_exec, (uint32_t)pid) < 0)
+				err = -ENOMEM;
+			if (err)
+				snprintf(why, sizeof(why), "%s", strerror(-err));
+		}
 		if (err) {
 			snprintf(e->err, sizeof(e->err), "cannot attach to pid %d: %s", (int)pid, why);
 			return err;
 		}
-		see_process(e, pid);
+		if (!o->from_exec) /* else read at its exec (window.c) */
+			see_process(e, pid);
 	}
-	for (int i = 0; i < o->npids; i++) {
+	for (int i = 0; i < o->npids && !o->from_exec; i++) {
 		int err = add_process_snapshot(snap, o->pids[i]);
 		if (err == -ENOENT || err == -ESRCH)
 			continue; /* exited meanwhile: its exit event ends it */
@@ -161,8 +166,9 @@ int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts
 		err = attach_cgroup(s, o->cgroup_path, &snap);
 	else
 		err = attach_pids(s, o, &snap);
-	if (!err) {
-		s->started_ns = gt_now_ns();
+	/* a launched command's trace begins at its exec (window.c) */
+	if (!err && !s->awaiting_exec.count) {
+		gt_session_window_open(s, gt_now_ns());
 		err = gt_translator_begin(s->tr, s->started_ns, snap.threads, snap.n);
 		if (err)
 			snprintf(s->engine->err, sizeof(s->engine->err),
@@ -181,13 +187,18 @@ static int process_alive(uint32_t pid)
 	return !gt_proc_stat((pid_t)pid, 0, &st) && st.state != 'Z' && st.state != 'X';
 }
 
+/* Only all of them dead ends the session: the set itself follows the
+ * events, which come later than /proc shows (a target found dead here
+ * may not have its exit translated yet, and the last exit translated is
+ * the end of the trace: see gt_session_targets_gone). */
 void gt_session_check_liveness(struct gt_session *s)
 {
 	if (s->by_cgroup || s->ended)
 		return;
 	for (uint32_t i = 0; i < s->targets.cap; i++) {
 		uint32_t pid = gt_tgid_set_slot(&s->targets, i);
-		if (pid && !process_alive(pid))
-			gt_tgid_set_del(&s->targets, pid);
+		if (pid && process_alive(pid))
+			return;
 	}
+	s->targets_dead = 1;
 }

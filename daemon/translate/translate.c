@@ -168,6 +168,11 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
 	return t->err;
 }
 
+/* The end of the recording at ts (the caller's stop time; never earlier
+ * than an event already translated: time only moves forward).  Closing
+ * events carry it, and when none is needed (nothing runs: an idle
+ * process) P 0 starts and stops at ts, an empty slice that makes the
+ * trace span the whole recording, not end at its last event. */
 int gt_translator_end(struct gt_translator *t, uint64_t ts)
 {
 	if (t->err)
@@ -178,11 +183,17 @@ int gt_translator_end(struct gt_translator *t, uint64_t ts)
 		gt_translator_begin(t, ts, NULL, 0);
 	if (ts > t->now && ts <= GT_TS_MAX)
 		t->now = ts;
+	uint64_t written = t->st.events_out;
 	for (int c = 0; c < t->ncpus; c++) {
 		gt_tr_flush_syscall(t, c);
 		if (t->cpus[c].cur)
 			gt_tr_deschedule(t, t->cpus[c].cur, GT_EV_GO_PREEMPT, 0);
 		gt_tr_stop_p(t, c);
+	}
+	if (t->st.events_out == written) {
+		uint64_t m[1] = {0}; /* no thread: M 0 */
+		gt_tr_emit(t, 0, GT_EV_PROC_START, m, 1);
+		gt_tr_emit(t, 0, GT_EV_PROC_STOP, NULL, 0);
 	}
 	/* Goroutines still alive are named by their comm at the end. */
 	for (size_t i = 0; i < t->nbuckets; i++)
