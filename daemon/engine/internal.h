@@ -74,6 +74,10 @@ void gt_session_check_liveness(struct gt_session *s);
  * checks; forgets every process once no session is left. */
 void gt_engine_prune_followed(struct gt_engine *e);
 void gt_engine_forget_followed(struct gt_engine *e);
+/* session.c: hands one event to the session's translator, if it is in its
+ * window (see gt_session_deliver); always 0 (a failure ends the session). */
+int gt_session_deliver(struct gt_session *s, const struct gt_kev_hdr *ev, size_t len);
+
 /* window.c: the span of time a session's trace covers. */
 void gt_session_window_open(struct gt_session *s, uint64_t ts);
 int gt_session_in_window(struct gt_session *s, const struct gt_kev_hdr *ev);

@@ -17,18 +17,18 @@
 
 #define LIVENESS_PERIOD_NS 500000000ull
 
-/* gt_engine_open's failure message, for gt_engine_error(NULL). */
-static char open_error[512];
-
-int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts)
+int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
+		   char *why, size_t whylen)
 {
 	struct gt_capture_opts co = {0};
 	struct gt_engine *e = calloc(1, sizeof(*e));
 	int err;
 
 	*out = NULL;
-	if (!e)
+	if (!e) {
+		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
+	}
 	if (opts) {
 		co.ring_bytes_per_cpu = opts->ring_bytes_per_cpu;
 		co.stack_map_entries = opts->stack_map_entries;
@@ -39,12 +39,13 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts)
 	co.load_only = 1;
 	err = gt_capture_open(&e->capture, &co, e->err, sizeof(e->err));
 	if (err) {
-		snprintf(open_error, sizeof(open_error), "%s", e->err);
+		snprintf(why, whylen, "%s", e->err[0] ? e->err : strerror(-err));
 		free(e);
 		return err;
 	}
 	e->sym = gt_symbolizer_new();
 	if (!e->sym) {
+		snprintf(why, whylen, "out of memory");
 		gt_capture_close(e->capture);
 		free(e);
 		return -ENOMEM;
@@ -78,7 +79,7 @@ int gt_engine_fd(struct gt_engine *e)
 
 const char *gt_engine_error(struct gt_engine *e)
 {
-	return e ? e->err : open_error;
+	return e->err;
 }
 
 /* Maps of a process must be read while it lives: on first sight, and
@@ -137,18 +138,28 @@ static int on_event(void *ctx, const struct gt_kev_hdr *ev, size_t len)
 	gt_engine_mem_event(e, ev); /* exec re-decides allocator probes */
 	while (mask) {
 		int bit = __builtin_ctz(mask);
-		struct gt_session *s = e->active[bit];
-		int err;
 
 		mask &= mask - 1;
-		if (!s || s->ended || s->err || !gt_session_in_window(s, ev))
-			continue;
-		s->kernel_events++;
-		track_targets(s, ev);
-		err = gt_translator_event(s->tr, ev, len);
-		if (err)
-			fail_session(s, err, "translating failed");
+		if (e->active[bit])
+			gt_session_deliver(e->active[bit], ev, len);
 	}
+	return 0;
+}
+
+/* The one way into a session's translator, for the rings' events and for
+ * memtrack's final heap values alike: its window, its counts, its targets,
+ * and a failure that ends it. */
+int gt_session_deliver(struct gt_session *s, const struct gt_kev_hdr *ev, size_t len)
+{
+	int err;
+
+	if (s->ended || s->err || !s->tr || !gt_session_in_window(s, ev))
+		return 0;
+	s->kernel_events++;
+	track_targets(s, ev);
+	err = gt_translator_event(s->tr, ev, len);
+	if (err)
+		fail_session(s, err, "translating failed");
 	return 0;
 }
 

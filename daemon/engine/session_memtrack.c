@@ -50,15 +50,7 @@ fail:
 
 static int deliver(void *ctx, const struct gt_kev_hdr *ev, size_t len)
 {
-	struct gt_session *s = ctx;
-	int err;
-
-	if (s->err || !s->tr)
-		return 0;
-	err = gt_translator_event(s->tr, ev, len);
-	if (err && !s->err)
-		s->err = err;
-	return 0;
+	return gt_session_deliver(ctx, ev, len);
 }
 
 void gt_session_mem_stop(struct gt_session *s)
