@@ -53,11 +53,9 @@ int gt_record_embedded(struct gt_record_run *r)
 
 	eo.ring_bytes_per_cpu = r->opts->ring_bytes;
 	eo.verbose = r->opts->verbose;
-	err = gt_engine_open(&e, &eo);
-	if (err) {
-		snprintf(r->why, sizeof(r->why), "%s", gt_engine_error(NULL));
+	err = gt_engine_open(&e, &eo, r->why, sizeof(r->why));
+	if (err)
 		return err;
-	}
 	err = start_session(r, e, &s);
 	if (!err && r->have_child)
 		err = gt_record_release_child(r);

@@ -12,8 +12,9 @@
  * Events are dispatched to sessions by the `sessions` bit mask that BPF puts
  * in every event header.
  *
- * Return convention: 0 or a negative errno; errors also leave a message
- * for the user in gt_engine_error().
+ * Return convention: 0 or a negative errno; gt_engine_open writes its
+ * failure into the caller's buffer, later calls leave a message for the
+ * user in gt_engine_error(engine).
  */
 #ifndef GT_SESSION_H
 #define GT_SESSION_H
@@ -32,7 +33,10 @@ struct gt_engine_opts {
 	int verbose;                   /* libbpf debug output to stderr */
 };
 
-int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts);
+/* Loads the BPF programs (attached only while a session records).  0, or
+ * -errno with why saying what failed (e.g. the missing kernel feature). */
+int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
+		   char *why, size_t whylen);
 void gt_engine_close(struct gt_engine *e); /* stops and finishes every session */
 
 /* A descriptor that becomes readable when events are waiting (epoll). */
@@ -43,7 +47,7 @@ int gt_engine_fd(struct gt_engine *e);
  * Returns the number of events consumed, or -errno (-EINTR is not an error). */
 int gt_engine_poll(struct gt_engine *e, int timeout_ms);
 
-/* Last error message of the engine (empty string if none). */
+/* Last error message of an open engine (empty string if none). */
 const char *gt_engine_error(struct gt_engine *e);
 
 int gt_session_start(struct gt_engine *e, const struct gt_session_opts *opts,

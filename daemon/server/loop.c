@@ -177,6 +177,7 @@ static int setup(struct gt_server *sv, const struct gt_server_opts *o)
 {
 	struct gt_engine_opts eo = {.ring_bytes_per_cpu = o->ring_bytes_per_cpu,
 				    .verbose = o->verbose};
+	char why[512];
 	int rc;
 
 	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -192,11 +193,9 @@ static int setup(struct gt_server *sv, const struct gt_server_opts *o)
 		gt_log("cannot create the timer: %s", strerror(-rc));
 		return rc;
 	}
-	rc = gt_engine_open(&sv->engine, &eo);
+	rc = gt_engine_open(&sv->engine, &eo, why, sizeof(why));
 	if (rc) {
-		const char *e = gt_engine_error(NULL);
-
-		gt_log("cannot load the BPF programs: %s", e && *e ? e : strerror(-rc));
+		gt_log("cannot load the BPF programs: %s", why);
 		return rc;
 	}
 	rc = open_listener(sv, o->socket_path);

@@ -135,8 +135,10 @@ int main(int argc, char **argv)
 	long allocs = 0;
 
 	mt_find_build(argc, argv);
-	if (gt_engine_open(&e, NULL)) {
-		fprintf(stderr, "bench_malloc: %s\n", gt_engine_error(NULL));
+	char why[512];
+
+	if (gt_engine_open(&e, NULL, why, sizeof(why))) {
+		fprintf(stderr, "bench_malloc: %s\n", why);
 		return 1;
 	}
 	/* kernel run-time statistics of BPF programs, while this fd is open */

@@ -196,10 +196,11 @@ static inline int mt_record(struct gt_engine *e, struct gt_session_opts *o, stru
 static inline struct gt_engine *mt_engine(void)
 {
 	struct gt_engine *e = NULL;
-	int rc = gt_engine_open(&e, NULL);
+	char why[512];
+	int rc = gt_engine_open(&e, NULL, why, sizeof(why));
 
 	if (rc) {
-		gt_test_report("engine_open", 0, gt_engine_error(NULL));
+		gt_test_report("engine_open", 0, why);
 		return NULL;
 	}
 	return e;
