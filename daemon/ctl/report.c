@@ -40,11 +40,11 @@ static void usage(FILE *f)
 		"  or speedscope.  See gotracectl(1) for how to read each table.\n");
 }
 
-/* "1.5s", "200ms", "40us", "100ns", "2m", "3" (seconds) -> ns; -1 if bad. */
+/* "1.5s", "200ms", "40us", "100ns", "2m", "1h", "3" (seconds) -> ns; -1 if bad. */
 static int64_t parse_dur(const char *s)
 {
 	static const struct { const char *u; double mul; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "m", 60e9 }, { "", 1e9 },
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "m", 60e9 }, { "h", 3600e9 }, { "", 1e9 },
 	};
 	char *end;
 	double v = strtod(s, &end);
