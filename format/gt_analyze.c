@@ -116,6 +116,20 @@ static int32_t name_index(struct gt_analysis *a, const char *name)
 	return (int32_t)a->nnames++;
 }
 
+/* name as the syscall list spells it, or NULL if the list lacks it. */
+static const char *listed(const struct gt_analyze_opts *o, const char *name)
+{
+	if (!o->nsysnames)
+		return name;
+	for (size_t i = 0; i < o->nsysnames; i++)
+		if (!strcmp(o->sysnames[i], name))
+			return o->sysnames[i];
+	for (size_t i = 0; i < o->nsysnames; i++)
+		if (!strncmp(o->sysnames[i], "new", 3) && !strcmp(o->sysnames[i] + 3, name))
+			return o->sysnames[i];
+	return NULL;
+}
+
 int32_t gt_an_stack_sysname(struct gt_analysis *a, uint64_t stk)
 {
 	struct gt_an_priv *pv = a->priv;
@@ -128,6 +142,8 @@ int32_t gt_an_stack_sysname(struct gt_analysis *a, uint64_t stk)
 		return pv->stks[i].sys;
 	if (i >= 0 && gt_an_stack(a, stk, &top, 1) == 1)
 		name = gt_an_syscall_name(&top, buf, sizeof(buf));
+	if (name)
+		name = listed(&pv->opts, name);
 	int32_t n = name_index(a, name ? name : "syscall");
 	if (i >= 0)
 		pv->stks[i].sys = n;
@@ -174,7 +190,7 @@ static int setup(struct gt_analysis *a, const uint8_t *data, size_t len,
 		return -ENOMEM;
 	pv->data = data;
 	pv->len = len;
-	pv->opts = o ? *o : (struct gt_analyze_opts){ 0, -1 };
+	pv->opts = o ? *o : (struct gt_analyze_opts){ 0, -1, NULL, 0 };
 	if (gt_reader_open(&pv->rd, data, len) < 0) {
 		snprintf(a->error, sizeof(a->error), "%s", pv->rd.error);
 		return -EINVAL;

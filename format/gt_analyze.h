@@ -21,7 +21,10 @@
  *  - on-CPU: GoStart until the next stop or GoEnd (or the trace's end);
  *  - migration: a GoStart on another P than the goroutine's previous one;
  *  - syscall: GoSysCall until the goroutine's next event (CPUSample aside),
- *    or, when that event is GoSysBlock, until the GoSysExit;
+ *    or, when that event is a wait (GoSysBlock, or GoBlock*, GoSleep,
+ *    GoStop of a syscall that sleeps, as futex and poll do), until it is
+ *    woken (GoSysExit, GoUnblock); the off-CPU time of such a wait is also
+ *    the syscall's "blocked" time;
  *  - waker: the goroutine that wrote the GoUnblock (0: none, an interrupt).
  * A figure counts in the window [since, until] when the event that ends it
  * is in the window; on-CPU time counts its overlap with the window.
@@ -114,6 +117,11 @@ struct gt_an_stackagg {
 struct gt_analyze_opts {
 	int64_t since_ns; /* window start, ns from the trace's first event */
 	int64_t until_ns; /* window end; < 0: none */
+	/* The syscall names the producer's kernel has (any order), or none:
+	 * with a list, a stack's top frame names a syscall only when its
+	 * name (or "new" + it, as newfstatat) is in the list. */
+	const char *const *sysnames;
+	size_t nsysnames;
 };
 
 struct gt_analysis {

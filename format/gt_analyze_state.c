@@ -75,21 +75,33 @@ static int sys_close(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g, 
 	return 0;
 }
 
-/* Every event of g ends g's syscall, except a GoSysBlock, which extends
- * it to the GoSysExit. */
+/* 1 if the event takes its goroutine off the CPU until something wakes
+ * it (not a preemption or a yield: those leave it runnable). */
+static int waits(int type)
+{
+	switch (type) {
+	case GT_EV_GO_STOP: case GT_EV_GO_SLEEP: case GT_EV_GO_BLOCK:
+	case GT_EV_GO_BLOCK_SEND: case GT_EV_GO_BLOCK_RECV:
+	case GT_EV_GO_BLOCK_SELECT: case GT_EV_GO_BLOCK_SYNC:
+	case GT_EV_GO_BLOCK_COND: case GT_EV_GO_BLOCK_NET:
+	case GT_EV_GO_SYSBLOCK: case GT_EV_GO_BLOCK_GC:
+		return 1;
+	}
+	return 0;
+}
+
+/* A syscall ends at its goroutine's next event; when that event is a
+ * wait (GoSysBlock, or a GoBlock* of a syscall that sleeps, as futex and
+ * poll do), it ends when the goroutine is woken instead (GoSysExit,
+ * GoUnblock, or its next event if no wakeup was written). */
 static int sys_track(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g,
 		     const struct gt_an_ev *e, int64_t ns)
 {
-	if (t->sys_open && !t->sys_blocked) {
-		if (e->type == GT_EV_GO_SYSBLOCK) {
-			t->sys_blocked = 1;
-			return 0;
-		}
-		return sys_close(a, t, g, ns);
+	if (t->sys_open && !t->sys_blocked && waits(e->type)) {
+		t->sys_blocked = 1;
+		return 0;
 	}
-	if (t->sys_blocked && e->type == GT_EV_GO_SYSEXIT)
-		return sys_close(a, t, g, ns);
-	return 0;
+	return t->sys_open ? sys_close(a, t, g, ns) : 0;
 }
 
 static void runnable(struct gt_an_thread *t, int64_t ns, int wake, uint64_t waker)
@@ -174,12 +186,15 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 	t->stop_ns = ns;
 	t->stop_stk = e->stk;
 	t->stop_sys = -1;
-	if (r == GT_BLK_SYSCALL && t->sys_open) {
+	/* blocked inside a syscall: the time is that syscall's too, and a
+	 * GoSysBlock, which has no stack, takes its GoSysCall's */
+	if (t->sys_blocked) {
 		int32_t name = gt_an_stack_sysname(a, t->sys_stk);
 
 		if (name < 0 || (t->stop_sys = sys_entry(t, (uint32_t)name)) < 0)
 			return -ENOMEM;
-		t->stop_stk = t->sys_stk;
+		if (!t->stop_stk)
+			t->stop_stk = t->sys_stk;
 	}
 	if (r < 0)
 		t->state = GT_AN_DEAD;
@@ -202,6 +217,8 @@ static int on_other(struct gt_analysis *a, const struct gt_an_ev *e, int64_t ns)
 		break;
 	case GT_EV_GO_UNBLOCK:
 		runnable(t, ns, GT_AN_WAKE_UNBLOCK, e->g);
+		if (t->sys_blocked)
+			return sys_close(a, t, e->args[0], ns);
 		break;
 	}
 	return 0;

@@ -15,6 +15,15 @@
 #include "commands.h"
 #include "report.h"
 
+/* The syscalls of the architecture we are built for (generated from the
+ * kernel's <asm/unistd.h>): a GoSysCall stack's top frame names a syscall
+ * only if it is one of these. */
+static const char *const sysnames[] = {
+#define GT_SYSCALL(name) #name,
+#include "syscall_names.h"
+#undef GT_SYSCALL
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -101,7 +110,8 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 	char *end;
 	int c;
 
-	*o = (struct report_opts){ .top = 10, .win = { 0, -1 } };
+	*o = (struct report_opts){ .top = 10,
+				   .win = { 0, -1, sysnames, sizeof(sysnames) / sizeof(*sysnames) } };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {

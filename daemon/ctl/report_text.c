@@ -252,6 +252,48 @@ static int print_oncpu(const struct gt_analysis *a, const struct report_opts *o,
 	return 0;
 }
 
+/* Rows of one thread's table in the order cmp gives (qsort over indices,
+ * the rows stay where the analysis keeps them). */
+static const void *order_base;
+static size_t order_size;
+static int (*order_cmp)(const void *, const void *);
+
+static int by_index(const void *x, const void *y)
+{
+	const char *b = order_base;
+
+	return order_cmp(b + *(const size_t *)x * order_size, b + *(const size_t *)y * order_size);
+}
+
+static size_t *order(size_t n, const void *base, size_t size, int (*cmp)(const void *, const void *))
+{
+	size_t *ix = malloc((n + 1) * sizeof(*ix));
+
+	if (!ix)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		ix[i] = i;
+	order_base = base;
+	order_size = size;
+	order_cmp = cmp;
+	qsort(ix, n, sizeof(*ix), by_index);
+	return ix;
+}
+
+static int by_sys_total(const void *x, const void *y)
+{
+	const struct gt_an_syscall *a = x, *b = y;
+
+	return a->total_ns > b->total_ns ? -1 : a->total_ns < b->total_ns;
+}
+
+static int by_wake_count(const void *x, const void *y)
+{
+	const struct gt_an_waker *a = x, *b = y;
+
+	return a->count > b->count ? -1 : a->count < b->count;
+}
+
 static int print_sys(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
 	size_t n;
@@ -261,13 +303,19 @@ static int print_sys(const struct gt_analysis *a, const struct report_opts *o, F
 
 	if (!v)
 		return -ENOMEM;
-	fprintf(f, "\nSyscalls (entry -> the thread's next event; blocked ones -> exit), most time first:\n");
+	fprintf(f, "\nSyscalls (entry -> the thread's next event, or -> its wakeup if it blocked), most time first:\n");
 	fprintf(f, "  %-8s %-24s %-16s %8s %10s %9s %9s %9s %10s\n", "G", "THREAD", "SYSCALL",
 		"COUNT", "TOTAL", "MIN", "AVG", "MAX", "BLOCKED");
 	for (size_t i = 0; i < n; i++) {
+		size_t *ix = order(v[i]->nsys, v[i]->sys, sizeof(*v[i]->sys), by_sys_total);
+
+		if (!ix) {
+			free(v);
+			return -ENOMEM;
+		}
 		report_name(a, v[i], name, sizeof(name), &tid);
-		for (size_t k = 0; k < v[i]->nsys; k++) {
-			const struct gt_an_syscall *s = &v[i]->sys[k];
+		for (size_t k = 0; k < v[i]->nsys && (!o->top || k < (size_t)o->top); k++) {
+			const struct gt_an_syscall *s = &v[i]->sys[ix[k]];
 
 			if (!s->count)
 				continue;
@@ -276,6 +324,7 @@ static int print_sys(const struct gt_analysis *a, const struct report_opts *o, F
 				(unsigned long long)s->count, dur(s->total_ns), dur(s->min_ns),
 				dur(s->total_ns / s->count), dur(s->max_ns), dur(s->blocked_ns));
 		}
+		free(ix);
 	}
 	free(v);
 	return 0;
@@ -294,9 +343,15 @@ static int print_wakers(const struct gt_analysis *a, const struct report_opts *o
 	fprintf(f, "  %-8s %-24s %-28s %8s %9s %9s\n", "G", "THREAD", "WOKEN BY", "COUNT",
 		"AVG DELAY", "MAX DELAY");
 	for (size_t i = 0; i < n; i++) {
+		size_t *ix = order(v[i]->nwak, v[i]->wak, sizeof(*v[i]->wak), by_wake_count);
+
+		if (!ix) {
+			free(v);
+			return -ENOMEM;
+		}
 		report_name(a, v[i], name, sizeof(name), &tid);
-		for (size_t k = 0; k < v[i]->nwak; k++) {
-			const struct gt_an_waker *w = &v[i]->wak[k];
+		for (size_t k = 0; k < v[i]->nwak && (!o->top || k < (size_t)o->top); k++) {
+			const struct gt_an_waker *w = &v[i]->wak[ix[k]];
 			const struct gt_an_thread *wt = gt_an_thread_of(a, w->g);
 
 			if (!w->g || !wt)
@@ -308,6 +363,7 @@ static int print_wakers(const struct gt_analysis *a, const struct report_opts *o
 				(unsigned long long)v[i]->id, name, wname, (unsigned long long)w->count,
 				dur(w->delay_total_ns / w->count), dur(w->delay_max_ns));
 		}
+		free(ix);
 	}
 	free(v);
 	return 0;

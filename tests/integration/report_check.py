@@ -45,16 +45,23 @@ def go_events(gotrace, path):
         yield int(f[0]), f[1], int(f[3][2:]), args
 
 
-def sys_track(g, typ, ts):
-    if g.sys_open and not g.sys_blocked:
-        if typ == "GoSysBlock":
-            g.sys_blocked = True
-            return
-    elif not (g.sys_blocked and typ == "GoSysExit"):
-        return
+WAITS = {"GoStop", "GoSleep", "GoBlock", "GoBlockSend", "GoBlockRecv", "GoBlockSelect",
+         "GoBlockSync", "GoBlockCond", "GoBlockNet", "GoSysBlock", "GoBlockGC"}
+
+
+def sys_close(g, ts):
     g.sys_open = g.sys_blocked = False
     g.sys[0] += 1
     g.sys[1] += max(0, ts - g.sys_ts)
+
+
+def sys_track(g, typ, ts):
+    """A syscall ends at the goroutine's next event, or, when that event is
+    a wait, when it is woken (GoSysExit, GoUnblock) or next seen."""
+    if g.sys_open and not g.sys_blocked and typ in WAITS:
+        g.sys_blocked = True
+    elif g.sys_open:
+        sys_close(g, ts)
 
 
 def on_start(g, ts):
@@ -81,6 +88,8 @@ def analyze(events):
         if typ in ("GoCreate", "GoUnblock"):
             t = get(int(args[0]))
             t.state, t.since = "runnable", ts
+            if typ == "GoUnblock" and t.sys_blocked:
+                sys_close(t, ts)
         if gid == 0 or typ == "CPUSample":
             continue
         g = get(gid)

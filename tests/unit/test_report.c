@@ -245,7 +245,7 @@ static void test_analyze_known_trace(void)
 static void test_analyze_window(void)
 {
 	int fd = memfd_create("report", 0);
-	struct gt_analyze_opts o = { 4000, 4600 };
+	struct gt_analyze_opts o = { 4000, 4600, NULL, 0 };
 	struct gt_analysis a;
 	const struct gt_an_thread *t;
 	uint8_t *data;
