@@ -214,6 +214,7 @@ static void test_analyze_known_trace(void)
 	FILE *m;
 	int64_t tid;
 	size_t nlen;
+	const char *name;
 
 	GT_REQUIRE(fd >= 0, "memfd: %s", strerror(errno));
 	GT_REQUIRE(write_trace(fd) == 0, "writing the trace");
@@ -224,8 +225,9 @@ static void test_analyze_known_trace(void)
 	t = gt_an_thread_of(&a, 1);
 	GT_REQUIRE(t, "no G1");
 	check_g1(t);
-	GT_CHECK(!strncmp(gt_an_thread_name(&a, t, &nlen, &tid), "worker", nlen) && tid == 42,
-		 "name or tid of G1 wrong (tid %lld)", (long long)tid);
+	name = gt_an_thread_name(&a, t, &nlen, &tid);
+	GT_CHECK(nlen == 6 && !memcmp(name, "worker", 6) && tid == 42,
+		 "G1 named '%.*s' tid %lld, want worker 42", (int)nlen, name, (long long)tid);
 	GT_CHECK(!strcmp(a.names[t->sys[0].name], "read"), "syscall named %s", a.names[t->sys[0].name]);
 	t = gt_an_thread_of(&a, 2);
 	GT_CHECK(t && t->delay.count == 1 && t->delay.max == 5400, "G2's delay wrong");
