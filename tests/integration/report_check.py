@@ -5,8 +5,9 @@ dump of the same file (every event after Go's own ordering, one per line:
 `TS Type p=P g=G off=OFF arg=value...`, TS in ns from the first event).
 
 Per goroutine, these must agree exactly: scheduling delay count, total and
-max; off-CPU time by reason; syscall count and total time; and the number of
-events.  The rules are the ones format/gt_analyze.h states; this file applies
+max; off-CPU time by reason; syscall count and total time; who woke it
+(GoUnblock's writer) how often and the delay until it ran; and the number
+of events.  The rules are the ones format/gt_analyze.h states; this file applies
 them to Go's event list, the C code to its own streaming merge.
 
 Prints `ok report_check NAME` or `FAIL report_check NAME: why` per trace."""
@@ -33,6 +34,8 @@ class G:
         self.sys = [0, 0]  # count, total
         self.sys_open = self.sys_blocked = False
         self.sys_ts = 0
+        self.waker = None  # the GoUnblock writer of the runnable period
+        self.wakers = {}   # waker g -> [count, total delay]
 
 
 def go_events(gotrace, path):
@@ -70,6 +73,10 @@ def on_start(g, ts):
         g.sched[0] += 1
         g.sched[1] += d
         g.sched[2] = max(g.sched[2], d)
+        if g.waker is not None:
+            w = g.wakers.setdefault(g.waker, [0, 0])
+            w[0] += 1
+            w[1] += d
     if g.stop:
         r, t0 = g.stop
         g.off[r] = g.off.get(r, 0) + max(0, ts - t0)
@@ -88,6 +95,7 @@ def analyze(events):
         if typ in ("GoCreate", "GoUnblock"):
             t = get(int(args[0]))
             t.state, t.since = "runnable", ts
+            t.waker = gid if typ == "GoUnblock" else None
             if typ == "GoUnblock" and t.sys_blocked:
                 sys_close(t, ts)
         if gid == 0 or typ == "CPUSample":
@@ -101,11 +109,11 @@ def analyze(events):
             g.stop = (r, ts) if r else None
             g.state = "dead" if r is None else "waiting"
             if r in ("preempt", "sched"):
-                g.state, g.since = "runnable", ts
+                g.state, g.since, g.waker = "runnable", ts, None
         elif typ == "GoSysCall":
             g.sys_open, g.sys_ts = True, ts
         elif typ == "GoSysExit":
-            g.state, g.since = "runnable", ts
+            g.state, g.since, g.waker = "runnable", ts, None
         elif typ in ("GoWaiting", "GoInSyscall"):
             g.state = "waiting"
     return gs, n
@@ -129,6 +137,9 @@ def compare(gs, n, rep):
         for r, v in t["offcpu_ns"].items():
             if v != g.off.get(r, 0):
                 errs.append("G%d off-CPU %s: report %d, -d %d" % (gid, r, v, g.off.get(r, 0)))
+        wk = {w["g"]: [w["count"], w["delay_total_ns"]] for w in t["wakers"]}
+        if wk != g.wakers:
+            errs.append("G%d wakers {g: [count, delay]}: report %s, -d %s" % (gid, wk, g.wakers))
         sc = (sum(s["count"] for s in t["syscalls"]), sum(s["total_ns"] for s in t["syscalls"]))
         if sc != tuple(g.sys):
             errs.append("G%d syscalls count/total: report %s, -d %s" % (gid, sc, tuple(g.sys)))
