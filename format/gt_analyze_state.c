@@ -25,12 +25,19 @@ static uint64_t overlap(const struct gt_analysis *a, int64_t from, int64_t to)
 	return to > from ? (uint64_t)(to - from) : 0;
 }
 
-static struct gt_an_waker *waker_of(struct gt_an_thread *t, uint64_t g)
+/* Waker rows live per thread; the (thread, WAKER, waker) key of the
+ * aggregate map finds them, so a thread woken by thousands of goroutines
+ * costs no scan. */
+#define KIND_WAKER UINT64_MAX
+
+static struct gt_an_waker *waker_of(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g)
 {
-	for (size_t i = 0; i < t->nwak; i++)
-		if (t->wak[i].g == g)
-			return &t->wak[i];
-	if (gt_an_grow(&t->wak, &t->capwak, t->nwak + 1, sizeof(*t->wak)))
+	int64_t i = gt_an_map_get(&a->priv->aggmap, t->id, KIND_WAKER, g);
+
+	if (i >= 0)
+		return &t->wak[i];
+	if (gt_an_grow(&t->wak, &t->capwak, t->nwak + 1, sizeof(*t->wak)) ||
+	    gt_an_map_put(&a->priv->aggmap, t->id, KIND_WAKER, g, (uint32_t)t->nwak))
 		return NULL;
 	t->wak[t->nwak] = (struct gt_an_waker){ .g = g };
 	return &t->wak[t->nwak++];
@@ -124,7 +131,7 @@ static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct 
 			t->worst_at_ns = ns;
 		gt_hist_add(&t->delay, d);
 		if (t->wake == GT_AN_WAKE_UNBLOCK) {
-			struct gt_an_waker *w = waker_of(t, t->waker);
+			struct gt_an_waker *w = waker_of(a, t, t->waker);
 
 			if (!w)
 				return -ENOMEM;
