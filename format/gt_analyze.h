@@ -177,9 +177,11 @@ const char *gt_an_syscall_name(const struct gt_an_frame *top, char *buf, size_t 
  * `root;frame;...;leaf COUNT` lines, root first, the thread's name as the
  * root frame: flamegraph.pl, inferno and speedscope read them.  kind is
  * GT_AN_KIND_CPU (count = samples) or GT_AN_KIND_OFFCPU + reason, or -1
- * for every off-CPU reason (count = microseconds).  only_g: 0 or one
- * goroutine.  Identical lines are merged.  0 or -ENOMEM / -EIO. */
-int gt_an_fold(const struct gt_analysis *a, int kind, uint64_t only_g, FILE *out);
+ * for every off-CPU reason (count = microseconds).  keep: NULL (every
+ * goroutine) or says which goroutines to fold.  Identical lines are
+ * merged.  0 or -ENOMEM / -EIO. */
+typedef int (*gt_an_keep_fn)(const struct gt_analysis *a, uint64_t g, void *arg);
+int gt_an_fold(const struct gt_analysis *a, int kind, gt_an_keep_fn keep, void *arg, FILE *out);
 
 /* One folded line from frames given innermost first. */
 void gt_an_fold_line(FILE *out, const char *root, const struct gt_an_frame *f, size_t n,

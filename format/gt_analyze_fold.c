@@ -95,9 +95,10 @@ static int by_text(const void *x, const void *y)
 	return strcmp(((const struct fline *)x)->text, ((const struct fline *)y)->text);
 }
 
-static int wanted(const struct gt_an_stackagg *g, int kind, uint64_t only_g)
+static int wanted(const struct gt_analysis *a, const struct gt_an_stackagg *g, int kind,
+		  gt_an_keep_fn keep, void *arg)
 {
-	if (only_g && g->g != only_g)
+	if (keep && !keep(a, g->g, arg))
 		return 0;
 	if (kind < 0)
 		return g->kind >= GT_AN_KIND_OFFCPU;
@@ -130,7 +131,7 @@ static char *line_text(const struct gt_analysis *a, const struct gt_an_stackagg 
 	return buf;
 }
 
-static int fold_collect(const struct gt_analysis *a, int kind, uint64_t only_g,
+static int fold_collect(const struct gt_analysis *a, int kind, gt_an_keep_fn keep, void *arg,
 			struct fline **out, size_t *nout)
 {
 	struct gt_an_frame *fr = malloc(GT_READER_MAX_ARGS * sizeof(*fr));
@@ -143,7 +144,7 @@ static int fold_collect(const struct gt_analysis *a, int kind, uint64_t only_g,
 		const struct gt_an_stackagg *g = &a->aggs[i];
 		uint64_t c = g->kind == GT_AN_KIND_CPU ? g->weight : (g->weight + 500) / 1000;
 
-		if (!wanted(g, kind, only_g) || !c)
+		if (!wanted(a, g, kind, keep, arg) || !c)
 			continue;
 		v[n].text = line_text(a, g, fr, GT_READER_MAX_ARGS);
 		if (!v[n].text)
@@ -162,11 +163,11 @@ oom:
 	return -ENOMEM;
 }
 
-int gt_an_fold(const struct gt_analysis *a, int kind, uint64_t only_g, FILE *out)
+int gt_an_fold(const struct gt_analysis *a, int kind, gt_an_keep_fn keep, void *arg, FILE *out)
 {
 	struct fline *v;
 	size_t n;
-	int rc = fold_collect(a, kind, only_g, &v, &n);
+	int rc = fold_collect(a, kind, keep, arg, &v, &n);
 
 	if (rc)
 		return rc;

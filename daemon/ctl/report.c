@@ -177,27 +177,21 @@ static int map_file(const char *path, const uint8_t **data, size_t *len)
 	return 0;
 }
 
-/* The goroutine --thread names when it is an id, for --folded; else 0. */
-static uint64_t only_g(const struct gt_analysis *a, const struct report_opts *o)
+/* --folded keeps the threads --thread names. */
+static int keep_thread(const struct gt_analysis *a, uint64_t g, void *arg)
 {
-	char *end;
-	unsigned long long id;
+	const struct report_opts *o = arg;
+	const struct gt_an_thread *t = gt_an_thread_of(a, g);
 
 	if (!o->thread)
-		return 0;
-	id = strtoull(o->thread, &end, 10);
-	return (*end || !gt_an_thread_of(a, id)) ? 0 : id;
+		return 1;
+	return t && report_named(a, t, o->thread);
 }
 
 static int print(const struct gt_analysis *a, const struct report_opts *o)
 {
-	if (o->folded) {
-		if (o->thread && !only_g(a, o)) {
-			fprintf(stderr, "gotracectl report: --folded takes --thread as a goroutine id\n");
-			return -EINVAL;
-		}
-		return gt_an_fold(a, o->fold_kind, only_g(a, o), stdout);
-	}
+	if (o->folded)
+		return gt_an_fold(a, o->fold_kind, keep_thread, (void *)o, stdout);
 	return o->json ? report_json(a, o, stdout) : report_text(a, o, stdout);
 }
 

@@ -21,6 +21,8 @@ struct report_opts {
 /* A thread's name, "G<id>" when it has none; tid or -1. */
 const char *report_name(const struct gt_analysis *a, const struct gt_an_thread *t, char *buf,
 			size_t len, int64_t *tid);
+/* 1 if want is t's name, goroutine id or tid. */
+int report_named(const struct gt_analysis *a, const struct gt_an_thread *t, const char *want);
 /* 1 if t is shown under --thread (and has done anything at all). */
 int report_selected(const struct gt_analysis *a, const struct gt_an_thread *t,
 		    const struct report_opts *o);

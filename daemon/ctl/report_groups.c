@@ -28,24 +28,27 @@ uint64_t report_offcpu_total(const struct gt_an_thread *t)
 	return s;
 }
 
-int report_selected(const struct gt_analysis *a, const struct gt_an_thread *t,
-		    const struct report_opts *o)
+int report_named(const struct gt_analysis *a, const struct gt_an_thread *t, const char *want)
 {
 	char name[160], id[24];
 	int64_t tid;
 
-	if (!t->id || (!t->starts && !t->delay.count && !report_offcpu_total(t) && !t->nsys))
-		return 0;
-	if (!o->thread)
-		return 1;
 	report_name(a, t, name, sizeof(name), &tid);
-	if (!strcmp(name, o->thread))
+	if (!strcmp(name, want))
 		return 1;
 	snprintf(id, sizeof(id), "%llu", (unsigned long long)t->id);
-	if (!strcmp(id, o->thread))
+	if (!strcmp(id, want))
 		return 1;
 	snprintf(id, sizeof(id), "%lld", (long long)tid);
-	return tid >= 0 && !strcmp(id, o->thread);
+	return tid >= 0 && !strcmp(id, want);
+}
+
+int report_selected(const struct gt_analysis *a, const struct gt_an_thread *t,
+		    const struct report_opts *o)
+{
+	if (!t->id || (!t->starts && !t->delay.count && !report_offcpu_total(t) && !t->nsys))
+		return 0;
+	return !o->thread || report_named(a, t, o->thread);
 }
 
 static int add_to(struct report_group *g, const struct gt_an_thread *t)

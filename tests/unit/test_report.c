@@ -233,7 +233,7 @@ static void test_analyze_known_trace(void)
 	GT_CHECK(t && t->delay.count == 1 && t->delay.max == 5400, "G2's delay wrong");
 	m = open_memstream(&folded, &flen);
 	GT_REQUIRE(m, "memstream");
-	GT_CHECK(gt_an_fold(&a, -1, 0, m) == 0, "fold");
+	GT_CHECK(gt_an_fold(&a, -1, NULL, NULL, m) == 0, "fold");
 	fclose(m);
 	GT_CHECK(folded && !strcmp(folded, "worker;main;__libc_read 4\nworker;main;pthread_mutex_lock 1\n"),
 		 "folded off-CPU:\n%s", folded ? folded : "(null)");
