@@ -29,6 +29,7 @@ struct gt_an_thread *gt_an_thread_get(struct gt_analysis *a, uint64_t g)
 	t->id = g;
 	t->last_p = -1;
 	t->stop_sys = -1;
+	t->wait_head = -1;
 	return t;
 }
 

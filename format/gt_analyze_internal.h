@@ -67,6 +67,7 @@ struct gt_an_proc {
 	int64_t last_ts, last_seq;
 	uint64_t last_g;
 	int done, has_head;
+	int32_t wnext;     /* next P waiting on the same goroutine, or -1 */
 	struct gt_an_ev head;
 };
 

@@ -3,10 +3,12 @@
  * goroutine is in the state the event needs (Go 1.19's order1007: sequence
  * numbers and states), the earliest; 1.5 traces merge by sequence number
  * (order1005).  Only the heads are decoded, so memory is per P, not per
- * event.  Each P's head is looked at again after every merged event:
- * O(events * Ps), which the Ps of one machine keep small. */
+ * event.  Heads that may go wait in a heap by time; a head whose goroutine
+ * is not yet in the state it needs waits on that goroutine's list and is
+ * looked at again only when that goroutine moves: O(events * log Ps). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gt_analyze_internal.h"
@@ -170,77 +172,151 @@ static struct trans transition_of(const struct gt_an_ev *e)
 }
 
 struct mstate {
-	struct gst gc; /* the GARBAGE pseudo-goroutine of GCStart */
+	struct gst gc;     /* the GARBAGE pseudo-goroutine of GCStart */
+	int32_t gc_wait;   /* Ps whose head waits on it */
+	uint32_t *heap;    /* Ps whose head may go, earliest first */
+	size_t nheap;
 };
-
-/* The ordering state of g; NULL if memory ran out. */
-static struct gst *gst_of(struct gt_analysis *a, struct mstate *m, uint64_t g, struct gst *tmp)
-{
-	struct gt_an_thread *t;
-
-	if (g == GARBAGE)
-		return &m->gc;
-	t = gt_an_thread_get(a, g);
-	if (!t)
-		return NULL;
-	*tmp = (struct gst){ t->ord_seq, t->ord_status };
-	return tmp;
-}
 
 static int ready(const struct gst *cur, const struct trans *t)
 {
 	return (t->init.seq == NOSEQ || t->init.seq == cur->seq) && t->init.status == cur->status;
 }
 
-/* 1 if the head of pr may go next (under 1.5: always). */
-static int head_ready(struct gt_analysis *a, struct mstate *m, const struct gt_an_proc *pr,
-		      int *err)
+/* 1 if the head's order depends on a goroutine's state (t says which). */
+static int ordered(const struct gt_analysis *a, const struct gt_an_ev *e, struct trans *t)
 {
-	struct trans t;
-	struct gst tmp, *cur;
-
-	if (a->version < 1007)
-		return 1;
-	t = transition_of(&pr->head);
-	if (t.g == UNORDERED)
-		return 1;
-	cur = gst_of(a, m, t.g, &tmp);
-	if (!cur) {
-		*err = -ENOMEM;
-		return 0;
-	}
-	return ready(cur, &t);
+	*t = transition_of(e);
+	return a->version >= 1007 && t->g != UNORDERED;
 }
 
-static int earlier(const struct gt_analysis *a, const struct gt_an_ev *x, const struct gt_an_ev *y)
+/* The ordering state of g and the head of its wait list (valid until the
+ * next thread is created); -ENOMEM. */
+static int gstate(struct gt_analysis *a, struct mstate *m, uint64_t g, struct gst *cur,
+		  int32_t **wait)
 {
-	return a->version < 1007 ? x->seq < y->seq : x->ts < y->ts;
+	struct gt_an_thread *t;
+
+	if (g == GARBAGE) {
+		*cur = m->gc;
+		*wait = &m->gc_wait;
+		return 0;
+	}
+	t = gt_an_thread_get(a, g);
+	if (!t)
+		return -ENOMEM;
+	*cur = (struct gst){ t->ord_seq, t->ord_status };
+	*wait = &t->wait_head;
+	return 0;
+}
+
+static int earlier(const struct gt_analysis *a, uint32_t i, uint32_t j)
+{
+	const struct gt_an_ev *x = &a->priv->procs[i].head, *y = &a->priv->procs[j].head;
+	int64_t kx = a->version < 1007 ? x->seq : x->ts, ky = a->version < 1007 ? y->seq : y->ts;
+
+	return kx < ky || (kx == ky && i < j);
+}
+
+static void heap_push(struct gt_analysis *a, struct mstate *m, uint32_t p)
+{
+	size_t i = m->nheap++;
+
+	while (i > 0 && earlier(a, p, m->heap[(i - 1) / 2])) {
+		m->heap[i] = m->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	m->heap[i] = p;
+}
+
+static uint32_t heap_pop(struct gt_analysis *a, struct mstate *m)
+{
+	uint32_t top = m->heap[0], last = m->heap[--m->nheap];
+	size_t i = 0;
+
+	for (;;) {
+		size_t l = 2 * i + 1, c = i;
+		uint32_t best = last;
+
+		if (l < m->nheap && earlier(a, m->heap[l], best))
+			c = l, best = m->heap[l];
+		if (l + 1 < m->nheap && earlier(a, m->heap[l + 1], best))
+			c = l + 1;
+		if (c == i)
+			break;
+		m->heap[i] = m->heap[c];
+		i = c;
+	}
+	if (m->nheap)
+		m->heap[i] = last;
+	return top;
+}
+
+/* P p's head into the heap, or onto the wait list of its goroutine. */
+static int place(struct gt_analysis *a, struct mstate *m, uint32_t p)
+{
+	struct gt_an_proc *pr = &a->priv->procs[p];
+	struct trans t;
+	struct gst cur;
+	int32_t *wait;
+
+	if (!pr->has_head)
+		return 0;
+	if (ordered(a, &pr->head, &t)) {
+		if (gstate(a, m, t.g, &cur, &wait))
+			return -ENOMEM;
+		if (!ready(&cur, &t)) {
+			pr->wnext = *wait;
+			*wait = (int32_t)p;
+			return 0;
+		}
+	}
+	heap_push(a, m, p);
+	return 0;
+}
+
+/* g moved: the Ps waiting on it are looked at again. */
+static int wake(struct gt_analysis *a, struct mstate *m, uint64_t g)
+{
+	struct gst cur;
+	int32_t *wait, w;
+
+	if (gstate(a, m, g, &cur, &wait))
+		return -ENOMEM;
+	w = *wait;
+	*wait = -1;
+	while (w >= 0) {
+		int32_t next = a->priv->procs[w].wnext;
+
+		if (place(a, m, (uint32_t)w))
+			return -ENOMEM;
+		w = next;
+	}
+	return 0;
 }
 
 /* order.go transition, and "Local" events become plain ones. */
 static int apply(struct gt_analysis *a, struct mstate *m, struct gt_an_ev *e)
 {
-	struct trans t = transition_of(e);
-	struct gt_an_thread *th;
-	struct gst next = t.next;
+	struct trans t;
+	struct gst cur, next;
+	int32_t *wait;
 
-	if (a->version >= 1007 && t.g != UNORDERED) {
-		uint64_t cur = m->gc.seq;
-
-		th = t.g == GARBAGE ? NULL : gt_an_thread_get(a, t.g);
-		if (t.g != GARBAGE && !th)
+	if (ordered(a, e, &t)) {
+		if (gstate(a, m, t.g, &cur, &wait))
 			return -ENOMEM;
-		if (th)
-			cur = th->ord_seq;
+		next = t.next;
 		if (next.seq == NOSEQ)
-			next.seq = cur;
+			next.seq = cur.seq;
 		else if (next.seq == SEQINC)
-			next.seq = cur + 1;
-		if (th) {
+			next.seq = cur.seq + 1;
+		if (t.g == GARBAGE) {
+			m->gc = next;
+		} else {
+			struct gt_an_thread *th = gt_an_thread_get(a, t.g);
+
 			th->ord_seq = next.seq;
 			th->ord_status = next.status;
-		} else {
-			m->gc = next;
 		}
 	}
 	if (e->type == GT_EV_GO_START_LOCAL)
@@ -254,70 +330,95 @@ static int apply(struct gt_analysis *a, struct mstate *m, struct gt_an_ev *e)
 	return 0;
 }
 
-/* The P whose head goes next, -1 when all are done, -2 when heads remain
- * but none may go (no consistent order). */
-static int pick(struct gt_analysis *a, struct mstate *m, int *err)
+/* Takes the head of P p: orders it, hands it on, refills P p. */
+static int take(struct gt_analysis *a, struct mstate *m, uint32_t p, int64_t *last)
 {
-	struct gt_an_priv *pv = a->priv;
-	int best = -1, left = 0;
+	struct gt_an_proc *pr = &a->priv->procs[p];
+	struct gt_an_ev e = pr->head;
+	struct trans t;
+	int moved = ordered(a, &e, &t), rc;
+	int64_t ns;
 
-	for (size_t i = 0; i < pv->nprocs; i++) {
-		struct gt_an_proc *pr = &pv->procs[i];
-
-		*err = fill(a, pr);
-		if (*err)
-			return -1;
-		if (!pr->has_head)
-			continue;
-		left = 1;
-		if (best >= 0 && !earlier(a, &pr->head, &pv->procs[best].head))
-			continue;
-		if (head_ready(a, m, pr, err))
-			best = (int)i;
-		if (*err)
-			return -1;
-	}
-	return best < 0 && left ? -2 : best;
+	pr->has_head = 0;
+	rc = apply(a, m, &e);
+	if (rc)
+		return rc;
+	ns = gt_an_ns(a, e.ts);
+	if (ns < *last && e.type != GT_EV_GO_SYSEXIT)
+		a->anomalies++; /* Go: "time stamps out of order" */
+	if (ns > *last)
+		*last = ns;
+	a->events++;
+	rc = gt_an_event(a, &e, ns);
+	if (!rc)
+		rc = fill(a, &a->priv->procs[p]);
+	if (!rc)
+		rc = place(a, m, p);
+	if (!rc && moved)
+		rc = wake(a, m, t.g);
+	return rc;
 }
 
-int gt_an_merge(struct gt_analysis *a)
+static int run(struct gt_analysis *a, struct mstate *m)
 {
 	struct gt_an_priv *pv = a->priv;
-	struct mstate m = {0};
 	int64_t last = INT64_MIN;
-	int err = 0, i, rc;
+	int rc;
 
-	for (size_t k = 0; k < pv->nprocs; k++) {
+	for (uint32_t k = 0; k < pv->nprocs; k++) {
 		struct gt_an_proc *pr = &pv->procs[k];
 
 		pr->seg = pr->first;
 		pr->pos = pv->segs[pr->first].off;
 		pr->last_ts = pv->segs[pr->first].base_ts;
 		pr->last_seq = pv->segs[pr->first].base_seq;
+		rc = fill(a, pr);
+		if (!rc)
+			rc = place(a, m, k);
+		if (rc)
+			return rc;
 	}
-	while ((i = pick(a, &m, &err)) >= 0) {
-		struct gt_an_ev e = pv->procs[i].head;
-		int64_t ns;
+	while (m->nheap) {
+		uint32_t p = heap_pop(a, m);
+		struct trans t;
+		struct gst cur;
+		int32_t *wait;
 
-		pv->procs[i].has_head = 0;
-		rc = apply(a, &m, &e);
-		if (rc)
-			return rc;
-		ns = gt_an_ns(a, e.ts);
-		if (ns < last && e.type != GT_EV_GO_SYSEXIT)
-			a->anomalies++; /* Go: "time stamps out of order" */
-		last = ns > last ? ns : last;
-		a->events++;
-		rc = gt_an_event(a, &e, ns);
+		/* ready when it was pushed; an event merged since may have
+		 * moved its goroutine on: then it waits again */
+		if (ordered(a, &pv->procs[p].head, &t)) {
+			if (gstate(a, m, t.g, &cur, &wait))
+				return -ENOMEM;
+			if (!ready(&cur, &t)) {
+				pv->procs[p].wnext = *wait;
+				*wait = (int32_t)p;
+				continue;
+			}
+		}
+		rc = take(a, m, p, &last);
 		if (rc)
 			return rc;
 	}
-	if (err)
-		return err;
-	if (i == -2) {
-		snprintf(a->error, sizeof(a->error),
-			 "no consistent ordering of events possible (sequence numbers or states across Ps do not fit)");
-		return -EINVAL;
-	}
+	for (uint32_t k = 0; k < pv->nprocs; k++)
+		if (pv->procs[k].has_head) {
+			snprintf(a->error, sizeof(a->error),
+				 "no consistent ordering of events possible (sequence numbers or states across Ps do not fit; first stuck: %s of g %llu on p %lld)",
+				 gt_event_descs[pv->procs[k].head.type].name,
+				 (unsigned long long)pv->procs[k].head.g, (long long)pv->procs[k].p);
+			return -EINVAL;
+		}
 	return 0;
+}
+
+int gt_an_merge(struct gt_analysis *a)
+{
+	struct mstate m = { .gc_wait = -1 };
+	int rc;
+
+	m.heap = calloc(a->priv->nprocs + 1, sizeof(*m.heap));
+	if (!m.heap)
+		return -ENOMEM;
+	rc = run(a, &m);
+	free(m.heap);
+	return rc;
 }
