@@ -27,13 +27,12 @@ static const char *dur(uint64_t ns)
 
 typedef uint64_t (*keyfn)(const struct gt_an_thread *t);
 
-static keyfn sort_key;
-
-static int by_key(const void *x, const void *y)
+static int by_key(const void *x, const void *y, void *arg)
 {
 	const struct gt_an_thread *a = *(const struct gt_an_thread *const *)x;
 	const struct gt_an_thread *b = *(const struct gt_an_thread *const *)y;
-	uint64_t ka = sort_key(a), kb = sort_key(b);
+	keyfn k = *(const keyfn *)arg;
+	uint64_t ka = k(a), kb = k(b);
 
 	if (ka != kb)
 		return ka > kb ? -1 : 1;
@@ -73,8 +72,7 @@ static const struct gt_an_thread **sorted(const struct gt_analysis *a, const str
 	for (size_t i = 0; i < a->nthreads; i++)
 		if (report_selected(a, &a->threads[i], o) && k(&a->threads[i]))
 			v[(*n)++] = &a->threads[i];
-	sort_key = k;
-	qsort(v, *n, sizeof(*v), by_key);
+	qsort_r(v, *n, sizeof(*v), by_key, &k);
 	if (o->top && *n > (size_t)o->top)
 		*n = (size_t)o->top;
 	return v;
@@ -252,31 +250,31 @@ static int print_oncpu(const struct gt_analysis *a, const struct report_opts *o,
 	return 0;
 }
 
-/* Rows of one thread's table in the order cmp gives (qsort over indices,
+/* Rows of one thread's table in the order cmp gives (sorting indices:
  * the rows stay where the analysis keeps them). */
-static const void *order_base;
-static size_t order_size;
-static int (*order_cmp)(const void *, const void *);
+struct order_ctx {
+	const char *base;
+	size_t size;
+	int (*cmp)(const void *, const void *);
+};
 
-static int by_index(const void *x, const void *y)
+static int by_index(const void *x, const void *y, void *arg)
 {
-	const char *b = order_base;
+	const struct order_ctx *c = arg;
 
-	return order_cmp(b + *(const size_t *)x * order_size, b + *(const size_t *)y * order_size);
+	return c->cmp(c->base + *(const size_t *)x * c->size, c->base + *(const size_t *)y * c->size);
 }
 
 static size_t *order(size_t n, const void *base, size_t size, int (*cmp)(const void *, const void *))
 {
+	struct order_ctx c = { base, size, cmp };
 	size_t *ix = malloc((n + 1) * sizeof(*ix));
 
 	if (!ix)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		ix[i] = i;
-	order_base = base;
-	order_size = size;
-	order_cmp = cmp;
-	qsort(ix, n, sizeof(*ix), by_index);
+	qsort_r(ix, n, sizeof(*ix), by_index, &c);
 	return ix;
 }
 
