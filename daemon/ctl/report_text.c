@@ -7,7 +7,8 @@
 
 #define NFR 6 /* frames shown per top stack */
 
-/* ns as "12.3us", "4.56ms", "1.234s" (a static ring of buffers). */
+/* ns as "12.3us", "4.56ms", "1.234s", in a ring of 8 static buffers: at
+ * most 8 dur() calls in one printf. */
 static const char *dur(uint64_t ns)
 {
 	static char ring[8][24];
