@@ -5,15 +5,19 @@
 #     equals the figures report_check.py computes from `go tool trace -d`.
 #  2. On recordings of pingpong (pipe, socket, futex; go 1.19 and 1.11
 #     traces): the same check.  On the strict one (both threads on one CPU,
-#     FIFO) also the delays against `perf sched latency`, which recorded the
-#     same run: both see the same sched_waking/sched_switch events but count
-#     differently.  We count every runnable -> running (GoCreate, GoUnblock,
-#     GoSysExit, preemption: 2000 per thread here); perf pairs a wakeup only
-#     with a task it saw go to sleep, plus preemptions, and on this kernel
-#     pairs few (it reported 1 "switch" for a thread that ran 2000 times;
-#     not investigated further).  So: perf's max per thread is at most ours,
-#     and the worst delay of the run (a long stall both see) agrees within
-#     1% + 20us.
+#     FIFO) also the delays against `perf sched timehist` ("sch delay" of
+#     every switch-in), which recorded the same run from the same
+#     tracepoints.  Where they differ: ours start at sched_waking, perf's at
+#     sched_wakeup (a few us later); a new thread's first delay starts for
+#     us at the clone, for perf at wakeup_new (both sides leave out all
+#     until the later thread's first start);
+#     perf prints whole microseconds; the main thread started before the
+#     recording did (perf saw its start-up, we did not), so only ping and
+#     pong are compared.  Per thread: count within 1% + 2, p50 and p90
+#     within 5% + 5us, perf's max at most ours (+5% + 25us); ours may be
+#     larger: timehist leaves some wakeups unpaired (seen: the final join).  (`perf sched latency` pairs few of these wakeups on
+#     this kernel, 1 "switch" for a thread that ran 2000 times, so timehist
+#     is the comparison.)
 #  3. --folded lines are `thread;...;leaf COUNT` and add up to the JSON's
 #     off-CPU time, or its CPU samples (a CPU-bound workload's hot leaf
 #     first); a window after the trace's end counts nothing.
@@ -63,30 +67,67 @@ for v in "socket 1.11" "futex 1.19"; do
 done
 
 "$GTCTL" report --json "$t" >"$GT_TMP/rep.json" || fail report_json "report --json failed"
-perf sched latency --pids -i "$GT_TMP/perf.data" 2>/dev/null >"$GT_TMP/perf.lat"
+perf sched timehist -i "$GT_TMP/perf.data" 2>/dev/null >"$GT_TMP/perf.timehist"
 pid=$(awk '$1 == "pid" { print $2 }' "$GT_TMP/pp.out")
-if out=$(python3 - "$GT_TMP/rep.json" "$GT_TMP/perf.lat" "$pid" 2>&1 <<'PY'
-import json, re, sys
-rep = json.load(open(sys.argv[1]))
-ours = {t["tid"]: t["sched"] for t in rep["threads"] if t["tid"] is not None}
+if out=$(python3 - "$GTCTL" "$t" "$GT_TMP/perf.timehist" "$pid" 2>&1 <<'PY'
+import json, math, os, re, subprocess, sys
+ctl, trace, timehist, pid = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+run = lambda *a: subprocess.run(a, capture_output=True, text=True, check=True).stdout
+rep = json.loads(run(ctl, "report", "--json", trace))
+# ping and pong only: the main thread's life began before the recording
+gs = {t["id"]: t["tid"] for t in rep["threads"] if t["tid"] not in (None, pid)}
+# Their first start (creation -> running) is timed from different events
+# (ours: the clone; perf: wakeup_new), so both sides leave it out: ours by
+# a window that opens just after the later first start.
+gotrace = os.path.join(run("go", "env", "GOTOOLDIR").strip(), "trace")
+first = {}
+for line in run(gotrace, "-d", trace).splitlines():
+    f = line.split()
+    if len(f) > 4 and f[1] == "GoStart" and int(f[3][2:]) in gs:
+        first.setdefault(int(f[3][2:]), int(f[0]))
+last = max(first, key=first.get)  # the goroutine that started last
+rep = json.loads(run(ctl, "report", "--json", "--since", "%dns" % (first[last] + 1), trace))
+ours = {t["tid"]: t["sched"] for t in rep["threads"] if t["id"] in gs}
+# `time [cpu] comm[tid/pid] wait-time sch-delay run-time`, times in s and ms
+row = re.compile(r"\s*([\d.]+)\s+\[\d+\]\s+.*\[(\d+)(?:/\d+)?\]\s+[\d.]+\s+([\d.]+)\s+[\d.]+\s*$")
+lines = [(float(m.group(1)), int(m.group(2)), round(float(m.group(3)) * 1e6))
+         for m in map(row.match, open(timehist)) if m and int(m.group(2)) in ours]
+# the same cut in perf's clock: that goroutine's first switch-in
+cut = min(t for t, tid, _ in lines if tid == gs[last])
 perf = {}
-for line in open(sys.argv[2]):
-    m = re.match(r"\s*(\S+):(\d+)\s*\|.*max:\s*([\d.]+) ms", line)
-    if m and int(m.group(2)) in ours:
-        perf[int(m.group(2))] = float(m.group(3)) * 1e6
-if len(perf) < 3:
-    sys.exit("perf sched latency lists %d of the workload's threads (want 3): %s" % (len(perf), sorted(perf)))
-tol = lambda v: v * 0.01 + 20000
-for tid, pmax in perf.items():
-    if pmax > ours[tid]["max_ns"] + tol(pmax):
-        sys.exit("tid %d: perf max delay %.0f ns above ours %d" % (tid, pmax, ours[tid]["max_ns"]))
-pw, ow = max(perf.values()), max(ours[t]["max_ns"] for t in perf)
-if abs(pw - ow) > tol(pw):
-    sys.exit("worst delay: perf %.0f ns, ours %d ns (tolerance 1%% + 20us)" % (pw, ow))
-print("worst delay: perf %.0f ns, ours %d ns" % (pw, ow))
+for t, tid, d in lines:
+    if t > cut:
+        perf.setdefault(tid, []).append(d)
+if len(perf) != 2:
+    sys.exit("perf sched timehist shows %d of ping and pong" % len(perf))
+
+
+def pct(v, p):
+    return sorted(v)[max(1, math.ceil(p / 100 * len(v))) - 1]
+
+
+notes = []
+for tid, v in sorted(perf.items()):
+    o = ours[tid]
+    if abs(o["count"] - len(v)) > len(v) // 100 + 2:
+        sys.exit("tid %d: %d delays, perf %d" % (tid, o["count"], len(v)))
+    # perf prints whole microseconds; ours start at sched_waking, perf's at
+    # sched_wakeup, a few microseconds later in the same try_to_wake_up
+    for p, got in ((50, o["p50_ns"]), (90, o["p90_ns"])):
+        want = pct(v, p)
+        if abs(got - want) > want * 0.05 + 5000:
+            sys.exit("tid %d: p%d delay %d ns, perf %d ns (tolerance 5%% + 5us)" % (tid, p, got, want))
+    # no delay perf saw is missing from ours; ours may hold a larger one
+    # (a wakeup timehist did not pair, e.g. at the threads' final join).
+    # Seen once: perf 55us where our worst was 46.7us (a syscall-blocked
+    # thread's GoSysExit written ~8us after its sched_wakeup), hence 25us.
+    if max(v) > o["max_ns"] * 1.05 + 25000:
+        sys.exit("tid %d: perf's worst delay %d ns is above ours %d ns" % (tid, max(v), o["max_ns"]))
+    notes.append("tid %d p50 %d/%d max %d/%d ns" % (tid, o["p50_ns"], pct(v, 50), o["max_ns"], max(v)))
+print(", ".join(notes))
 PY
 ); then
-	ok "report_perf ($out)"
+	ok "report_perf (ours/perf: $out)"
 else
 	fail report_perf "$out"
 fi
