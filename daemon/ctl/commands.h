@@ -10,6 +10,7 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 

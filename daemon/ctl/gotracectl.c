@@ -12,6 +12,7 @@ static const struct {
 } commands[] = {
 	{"record", cmd_record, "record processes, a cgroup or a command into a Go trace"},
 	{"inspect", cmd_inspect, "summarize and validate a Go trace file"},
+	{"report", cmd_report, "latency report of a Go trace: delays, off-CPU, syscalls, wakers"},
 	{"status", cmd_status, "list the daemon's recording sessions"},
 	{"stop", cmd_stop, "stop a daemon recording session"},
 };

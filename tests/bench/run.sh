@@ -41,6 +41,8 @@ for b in "$build"/bench/*; do
 done
 # The checker next to Go 1.19's own reader on stress_1_19_good.
 step bench_reader tests/bench/bench_reader.sh "$build"
+# gotracectl report next to go tool trace -d on the same file.
+step bench_report tests/bench/bench_report.sh "$build"
 # Append further steps here, e.g.:  step overhead_redis tests/bench/overhead.sh "$build"
 step overhead tests/bench/overhead.sh "$build"
 

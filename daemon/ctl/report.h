@@ -1,0 +1,50 @@
+/* Shared by the report*.c files of `gotracectl report`: the options and
+ * the printers over a finished gt_analysis. */
+#ifndef GT_CTL_REPORT_H
+#define GT_CTL_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gt_analyze.h"
+
+struct report_opts {
+	int top;              /* rows per table */
+	int json;
+	int folded;           /* 0, or 1 with fold_kind */
+	int fold_kind;        /* GT_AN_KIND_CPU, OFFCPU + reason, -1 all off-CPU */
+	const char *thread;   /* NAME or ID, or NULL */
+	struct gt_analyze_opts win;
+	const char *path;
+};
+
+/* A thread's name, "G<id>" when it has none; tid or -1. */
+const char *report_name(const struct gt_analysis *a, const struct gt_an_thread *t, char *buf,
+			size_t len, int64_t *tid);
+/* 1 if want is t's name, goroutine id or tid. */
+int report_named(const struct gt_analysis *a, const struct gt_an_thread *t, const char *want);
+/* 1 if t is shown under --thread (and has done anything at all). */
+int report_selected(const struct gt_analysis *a, const struct gt_an_thread *t,
+		    const struct report_opts *o);
+/* Total off-CPU time of t. */
+uint64_t report_offcpu_total(const struct gt_an_thread *t);
+
+/* One group of threads of one name. */
+struct report_group {
+	char name[160];
+	uint64_t threads;
+	struct gt_hist delay;
+	int64_t worst_at_ns;
+	uint64_t offcpu_ns[GT_BLK_COUNT];
+	uint64_t oncpu_ns, migrations, syscalls, sys_ns;
+};
+
+/* The selected threads grouped by name; -ENOMEM. */
+int report_groups(const struct gt_analysis *a, const struct report_opts *o,
+		  struct report_group **out, size_t *n);
+void report_groups_free(struct report_group *g, size_t n);
+
+int report_text(const struct gt_analysis *a, const struct report_opts *o, FILE *out);
+int report_json(const struct gt_analysis *a, const struct report_opts *o, FILE *out);
+
+#endif

@@ -1,0 +1,171 @@
+/* The report as one JSON object: every selected thread (by id) and every
+ * thread-name group, times in nanoseconds from the trace's first event.
+ * tests/integration/report_check.py reads it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+/* A JSON string; control bytes and non-ASCII bytes escaped as \u00XX
+ * (names come from the trace: they need not be UTF-8). */
+static void jstr(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void jdelay(FILE *f, const struct gt_hist *h, int64_t worst)
+{
+	fprintf(f, "\"sched\":{\"count\":%llu,\"total_ns\":%llu,\"avg_ns\":%llu,\"p50_ns\":%llu,"
+		   "\"p90_ns\":%llu,\"p99_ns\":%llu,\"max_ns\":%llu,\"worst_at_ns\":%lld}",
+		(unsigned long long)h->count, (unsigned long long)h->sum,
+		(unsigned long long)(h->count ? h->sum / h->count : 0),
+		(unsigned long long)gt_hist_pct(h, 50), (unsigned long long)gt_hist_pct(h, 90),
+		(unsigned long long)gt_hist_pct(h, 99), (unsigned long long)h->max,
+		(long long)(h->count ? worst : 0));
+}
+
+static void joffcpu(FILE *f, const uint64_t *ns, const uint64_t *n)
+{
+	fprintf(f, "\"offcpu_ns\":{");
+	for (int r = 0; r < GT_BLK_COUNT; r++)
+		fprintf(f, "%s\"%s\":%llu", r ? "," : "", gt_block_reason_names[r],
+			(unsigned long long)ns[r]);
+	fputc('}', f);
+	if (!n)
+		return;
+	fprintf(f, ",\"offcpu_count\":{");
+	for (int r = 0; r < GT_BLK_COUNT; r++)
+		fprintf(f, "%s\"%s\":%llu", r ? "," : "", gt_block_reason_names[r],
+			(unsigned long long)n[r]);
+	fputc('}', f);
+}
+
+static void jsys(FILE *f, const struct gt_analysis *a, const struct gt_an_thread *t)
+{
+	fprintf(f, ",\"syscalls\":[");
+	for (size_t i = 0, first = 1; i < t->nsys; i++) {
+		const struct gt_an_syscall *s = &t->sys[i];
+
+		if (!s->count && !s->blocked_ns)
+			continue;
+		fprintf(f, "%s{\"name\":", first ? "" : ",");
+		jstr(f, a->names[s->name]);
+		fprintf(f, ",\"count\":%llu,\"total_ns\":%llu,\"min_ns\":%llu,\"avg_ns\":%llu,"
+			   "\"max_ns\":%llu,\"blocked_ns\":%llu}",
+			(unsigned long long)s->count, (unsigned long long)s->total_ns,
+			(unsigned long long)s->min_ns,
+			(unsigned long long)(s->count ? s->total_ns / s->count : 0),
+			(unsigned long long)s->max_ns, (unsigned long long)s->blocked_ns);
+		first = 0;
+	}
+	fputc(']', f);
+}
+
+static void jwakers(FILE *f, const struct gt_analysis *a, const struct gt_an_thread *t)
+{
+	char name[160];
+	int64_t tid;
+
+	fprintf(f, ",\"wakers\":[");
+	for (size_t i = 0; i < t->nwak; i++) {
+		const struct gt_an_waker *w = &t->wak[i];
+		const struct gt_an_thread *wt = gt_an_thread_of(a, w->g);
+
+		fprintf(f, "%s{\"g\":%llu,\"name\":", i ? "," : "", (unsigned long long)w->g);
+		jstr(f, w->g && wt ? report_name(a, wt, name, sizeof(name), &tid) : "interrupt/none");
+		fprintf(f, ",\"count\":%llu,\"delay_total_ns\":%llu,\"delay_max_ns\":%llu}",
+			(unsigned long long)w->count, (unsigned long long)w->delay_total_ns,
+			(unsigned long long)w->delay_max_ns);
+	}
+	fputc(']', f);
+}
+
+static void jthread(FILE *f, const struct gt_analysis *a, const struct gt_an_thread *t)
+{
+	char name[160];
+	int64_t tid;
+
+	fprintf(f, "{\"id\":%llu,\"name\":", (unsigned long long)t->id);
+	jstr(f, report_name(a, t, name, sizeof(name), &tid));
+	if (tid >= 0)
+		fprintf(f, ",\"tid\":%lld,", (long long)tid);
+	else
+		fprintf(f, ",\"tid\":null,");
+	jdelay(f, &t->delay, t->worst_at_ns);
+	fputc(',', f);
+	joffcpu(f, t->offcpu_ns, t->offcpu_n);
+	fprintf(f, ",\"oncpu_ns\":%llu,\"starts\":%llu,\"migrations\":%llu",
+		(unsigned long long)t->oncpu_ns, (unsigned long long)t->starts,
+		(unsigned long long)t->migrations);
+	jsys(f, a, t);
+	jwakers(f, a, t);
+	fputc('}', f);
+}
+
+static int jgroups(FILE *f, const struct gt_analysis *a, const struct report_opts *o)
+{
+	struct report_group *g;
+	size_t n;
+
+	if (report_groups(a, o, &g, &n))
+		return -ENOMEM;
+	fprintf(f, ",\"groups\":[");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		jstr(f, g[i].name);
+		fprintf(f, ",\"threads\":%llu,", (unsigned long long)g[i].threads);
+		jdelay(f, &g[i].delay, g[i].worst_at_ns);
+		fputc(',', f);
+		joffcpu(f, g[i].offcpu_ns, NULL);
+		fprintf(f, ",\"oncpu_ns\":%llu,\"migrations\":%llu,\"syscalls\":%llu,"
+			   "\"syscall_ns\":%llu}",
+			(unsigned long long)g[i].oncpu_ns, (unsigned long long)g[i].migrations,
+			(unsigned long long)g[i].syscalls, (unsigned long long)g[i].sys_ns);
+	}
+	fputc(']', f);
+	report_groups_free(g, n);
+	return 0;
+}
+
+int report_json(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
+{
+	int first = 1, rc;
+
+	fprintf(f, "{\"file\":");
+	jstr(f, o->path);
+	fprintf(f, ",\"version\":\"%d.%d\",\"duration_ns\":%lld,\"events\":%llu,\"cpu_samples\":%llu,"
+		   "\"anomalies\":%llu,\"futile_wakeups\":%llu,\"since_ns\":%lld,\"until_ns\":",
+		a->version / 1000, a->version % 1000, (long long)a->end_ns,
+		(unsigned long long)a->events, (unsigned long long)a->samples,
+		(unsigned long long)a->anomalies, (unsigned long long)a->futile,
+		(long long)o->win.since_ns);
+	if (o->win.until_ns >= 0)
+		fprintf(f, "%lld", (long long)o->win.until_ns);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"threads\":[");
+	for (size_t i = 0; i < a->nthreads; i++) {
+		if (!report_selected(a, &a->threads[i], o))
+			continue;
+		if (!first)
+			fputc(',', f);
+		jthread(f, a, &a->threads[i]);
+		first = 0;
+	}
+	fputc(']', f);
+	rc = jgroups(f, a, o);
+	if (rc)
+		return rc;
+	fprintf(f, "}\n");
+	return ferror(f) ? -EIO : 0;
+}

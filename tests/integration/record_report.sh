@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# record_report.sh: `gotracectl report` checked from outside.
+#
+#  1. On Go's own traces (1.7 to 1.19, from $(go env GOROOT)): report --json
+#     equals the figures report_check.py computes from `go tool trace -d`.
+#  2. On recordings of pingpong (pipe, socket, futex; go 1.19 and 1.11
+#     traces): the same check.  On the strict one (both threads on one CPU,
+#     FIFO) also the delays against `perf sched timehist` ("sch delay" of
+#     every switch-in), which recorded the same run from the same
+#     tracepoints.  Where they differ: ours start at sched_waking, perf's at
+#     sched_wakeup (a few us later); a new thread's first delay starts for
+#     us at the clone, for perf at wakeup_new (both sides leave out all
+#     until the later thread's first start);
+#     perf prints whole microseconds; the main thread started before the
+#     recording did (perf saw its start-up, we did not), so only ping and
+#     pong are compared.  Per thread: count within 1% + 2, p50 and p90
+#     within 5% + 5us, perf's max at most ours (+5% + 25us); ours may be
+#     larger: timehist leaves some wakeups unpaired (seen: the final join).  (`perf sched latency` pairs few of these wakeups on
+#     this kernel, 1 "switch" for a thread that ran 2000 times, so timehist
+#     is the comparison.)
+#  3. --folded lines are `thread;...;leaf COUNT` and add up to the JSON's
+#     off-CPU time, or its CPU samples (a CPU-bound workload's hot leaf
+#     first); a window after the trace's end counts nothing.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+testdata=$(go env GOROOT)/src/internal/trace/testdata
+go_traces=$(ls "$testdata"/*_1_{7,9,10,11,19}_good 2>/dev/null)
+if [ -z "$go_traces" ]; then
+	fail report_go_traces "no Go testdata traces under $testdata"
+else
+	# shellcheck disable=SC2086
+	python3 tests/integration/report_check.py "$GTCTL" $go_traces || gt_failures=$((gt_failures + 1))
+fi
+
+gt_require_bpf report_pingpong report_pingpong_socket report_pingpong_futex report_perf report_folded report_folded_cpu report_window report_thread
+t=$GT_TMP/pp.trace
+if ! command -v perf >/dev/null; then
+	fail report_perf "perf is not installed (make deps)"
+	gt_finish
+fi
+if ! timeout 120 perf sched record -q -o "$GT_TMP/perf.data" -- \
+	"$GTCTL" record -o "$t" -- "$WL/pingpong" 2000 strict pipe >"$GT_TMP/pp.out" 2>"$GT_TMP/pp.err"; then
+	fail report_pingpong "perf sched record + gotracectl record failed: $(tail -3 "$GT_TMP/pp.err")"
+	gt_finish
+fi
+gt_valid report_pingpong "$t" || gt_finish
+if python3 tests/integration/report_check.py "$GTCTL" "$t" >"$GT_TMP/check.out"; then
+	ok report_pingpong
+else
+	fail report_pingpong "report --json disagrees with go tool trace -d"
+	detail <"$GT_TMP/check.out"
+fi
+
+# the other ways pingpong blocks (socket: net; futex: sync), and the 1.11 format
+for v in "socket 1.11" "futex 1.19"; do
+	set -- $v
+	f=$GT_TMP/pp_$1.trace
+	if ! "$GTCTL" record --go-version "$2" -o "$f" -- "$WL/pingpong" 500 "$1" >/dev/null 2>"$GT_TMP/pp_$1.err"; then
+		fail "report_pingpong_$1" "record failed: $(tail -3 "$GT_TMP/pp_$1.err")"
+	elif python3 tests/integration/report_check.py "$GTCTL" "$f" >"$GT_TMP/check_$1.out"; then
+		ok "report_pingpong_$1"
+	else
+		fail "report_pingpong_$1" "report --json disagrees with go tool trace -d (go $2 trace)"
+		detail <"$GT_TMP/check_$1.out"
+	fi
+done
+
+"$GTCTL" report --json "$t" >"$GT_TMP/rep.json" || fail report_json "report --json failed"
+perf sched timehist -i "$GT_TMP/perf.data" 2>/dev/null >"$GT_TMP/perf.timehist"
+pid=$(awk '$1 == "pid" { print $2 }' "$GT_TMP/pp.out")
+if out=$(python3 - "$GTCTL" "$t" "$GT_TMP/perf.timehist" "$pid" 2>&1 <<'PY'
+import json, math, os, re, subprocess, sys
+ctl, trace, timehist, pid = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+run = lambda *a: subprocess.run(a, capture_output=True, text=True, check=True).stdout
+rep = json.loads(run(ctl, "report", "--json", trace))
+# ping and pong only: the main thread's life began before the recording
+gs = {t["id"]: t["tid"] for t in rep["threads"] if t["tid"] not in (None, pid)}
+# Their first start (creation -> running) is timed from different events
+# (ours: the clone; perf: wakeup_new), so both sides leave it out: ours by
+# a window that opens just after the later first start.
+gotrace = os.path.join(run("go", "env", "GOTOOLDIR").strip(), "trace")
+first = {}
+for line in run(gotrace, "-d", trace).splitlines():
+    f = line.split()
+    if len(f) > 4 and f[1] == "GoStart" and int(f[3][2:]) in gs:
+        first.setdefault(int(f[3][2:]), int(f[0]))
+last = max(first, key=first.get)  # the goroutine that started last
+rep = json.loads(run(ctl, "report", "--json", "--since", "%dns" % (first[last] + 1), trace))
+ours = {t["tid"]: t["sched"] for t in rep["threads"] if t["id"] in gs}
+# `time [cpu] comm[tid/pid] wait-time sch-delay run-time`, times in s and ms
+row = re.compile(r"\s*([\d.]+)\s+\[\d+\]\s+.*\[(\d+)(?:/\d+)?\]\s+[\d.]+\s+([\d.]+)\s+[\d.]+\s*$")
+lines = [(float(m.group(1)), int(m.group(2)), round(float(m.group(3)) * 1e6))
+         for m in map(row.match, open(timehist)) if m and int(m.group(2)) in ours]
+# the same cut in perf's clock: that goroutine's first switch-in
+cut = min(t for t, tid, _ in lines if tid == gs[last])
+perf = {}
+for t, tid, d in lines:
+    if t > cut:
+        perf.setdefault(tid, []).append(d)
+if len(perf) != 2:
+    sys.exit("perf sched timehist shows %d of ping and pong" % len(perf))
+
+
+def pct(v, p):
+    return sorted(v)[max(1, math.ceil(p / 100 * len(v))) - 1]
+
+
+notes = []
+for tid, v in sorted(perf.items()):
+    o = ours[tid]
+    if abs(o["count"] - len(v)) > len(v) // 100 + 2:
+        sys.exit("tid %d: %d delays, perf %d" % (tid, o["count"], len(v)))
+    # perf prints whole microseconds; ours start at sched_waking, perf's at
+    # sched_wakeup, a few microseconds later in the same try_to_wake_up
+    for p, got in ((50, o["p50_ns"]), (90, o["p90_ns"])):
+        want = pct(v, p)
+        if abs(got - want) > want * 0.05 + 5000:
+            sys.exit("tid %d: p%d delay %d ns, perf %d ns (tolerance 5%% + 5us)" % (tid, p, got, want))
+    # no delay perf saw is missing from ours; ours may hold a larger one
+    # (a wakeup timehist did not pair, e.g. at the threads' final join).
+    # Seen once: perf 55us where our worst was 46.7us (a syscall-blocked
+    # thread's GoSysExit written ~8us after its sched_wakeup), hence 25us.
+    if max(v) > o["max_ns"] * 1.05 + 25000:
+        sys.exit("tid %d: perf's worst delay %d ns is above ours %d ns" % (tid, max(v), o["max_ns"]))
+    notes.append("tid %d p50 %d/%d max %d/%d ns" % (tid, o["p50_ns"], pct(v, 50), o["max_ns"], max(v)))
+print(", ".join(notes))
+PY
+); then
+	ok "report_perf (ours/perf: $out)"
+else
+	fail report_perf "$out"
+fi
+
+# folded off-CPU stacks: root = thread name, and they sum to the JSON total
+"$GTCTL" report --folded=offcpu "$t" >"$GT_TMP/off.folded" || fail report_folded "--folded=offcpu failed"
+if out=$(python3 - "$GT_TMP/rep.json" "$GT_TMP/off.folded" 2>&1 <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+names = {t["name"] for t in rep["threads"]}
+total_us = sum(sum(t["offcpu_ns"].values()) for t in rep["threads"]) / 1000
+lines = open(sys.argv[2]).read().splitlines()
+if not lines:
+    sys.exit("no folded lines")
+s = 0
+for l in lines:
+    stack, _, n = l.rpartition(" ")
+    if not n.isdigit() or stack.split(";")[0] not in names:
+        sys.exit("bad folded line: %r" % l)
+    s += int(n)
+# each line is rounded to a microsecond
+if abs(s - total_us) > len(lines):
+    sys.exit("folded total %d us, JSON off-CPU total %.0f us" % (s, total_us))
+# ping blocks in read(): its off-CPU stacks are there, below its name (the
+# frames' names depend on symbolization, which is not what this checks)
+if not any(l.startswith("ping;") and l.count(";") >= 2 for l in lines):
+    sys.exit("no ping stack of 2 frames or more in the folded lines")
+PY
+); then
+	ok report_folded
+else
+	fail report_folded "$out"
+fi
+
+# folded CPU samples: a thread spinning in cpu_hot_spin is mostly that leaf,
+# and the lines add up to the samples the JSON counts
+c=$GT_TMP/cpu.trace
+if "$GTCTL" record --cpu-profile=499 -o "$c" -- "$WL/cpu_hot" >/dev/null 2>"$GT_TMP/cpu.err"; then
+	"$GTCTL" report --folded=cpu "$c" >"$GT_TMP/cpu.folded"
+	samples=$("$GTCTL" report --json "$c" | python3 -c 'import json,sys; print(json.load(sys.stdin)["cpu_samples"])')
+	if out=$(awk -v want="$samples" '{ n = $NF; sum += n; if ($0 ~ /^cpu_hot;.*cpu_hot_spin /) hot += n }
+		END { if (sum != want) { printf "folded lines sum to %d samples, JSON says %d", sum, want; exit 1 }
+		      if (hot * 2 < sum) { printf "only %d of %d samples end in cpu_hot_spin", hot, sum; exit 1 }
+		      printf "%d of %d samples in cpu_hot_spin", hot, sum }' "$GT_TMP/cpu.folded"); then
+		ok "report_folded_cpu ($out)"
+	else
+		fail report_folded_cpu "$out"
+	fi
+else
+	fail report_folded_cpu "record --cpu-profile cpu_hot failed: $(tail -3 "$GT_TMP/cpu.err")"
+fi
+
+# a window after the end holds nothing; --thread keeps only that thread
+n=$("$GTCTL" report --json --since 1h "$t" | python3 -c 'import json,sys; print(sum(t["sched"]["count"] for t in json.load(sys.stdin)["threads"]))')
+[ "$n" = 0 ] && ok report_window || fail report_window "--since 1h still counts $n delays"
+n=$("$GTCTL" report --json --thread ping "$t" | python3 -c 'import json,sys; print(",".join(t["name"] for t in json.load(sys.stdin)["threads"]))')
+[ "$n" = ping ] && ok report_thread || fail report_thread "--thread ping shows '$n'"
+gt_finish

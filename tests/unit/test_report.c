@@ -1,0 +1,292 @@
+/* Unit tests of the analysis behind `gotracectl report`: the log-linear
+ * histogram (percentiles within 1%), the folded-stack writer, and the
+ * per-goroutine figures of a small hand-written trace whose every number
+ * is known. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "gt_analyze.h"
+#include "gt_test.h"
+#include "gt_writer.h"
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The exact value at percentile p of sorted v[0..n): rank ceil(p*n). */
+static uint64_t exact_pct(const uint64_t *v, size_t n, double p)
+{
+	size_t r = (size_t)((p / 100.0) * (double)n + 0.999999);
+
+	return v[(r ? r : 1) - 1];
+}
+
+static void test_hist_small_exact(void)
+{
+	struct gt_hist h = {0};
+
+	for (uint64_t v = 0; v < 64; v++)
+		gt_hist_add(&h, v);
+	GT_CHECK(h.count == 64 && h.min == 0 && h.max == 63, "count %llu", (unsigned long long)h.count);
+	GT_CHECK(gt_hist_pct(&h, 50) == 31, "p50 %llu, want 31", (unsigned long long)gt_hist_pct(&h, 50));
+	GT_CHECK(gt_hist_pct(&h, 100) == 63, "p100");
+	gt_hist_free(&h);
+}
+
+/* Log-spread values from 1ns to ~100s: every percentile within 1%. */
+static void test_hist_error_under_1pct(void)
+{
+	enum { N = 100000 };
+	uint64_t *v = malloc(N * sizeof(*v));
+	struct gt_hist h = {0};
+	static const double ps[] = { 1, 10, 25, 50, 75, 90, 99, 99.9 };
+	uint64_t x = 88172645463325252ull;
+
+	GT_REQUIRE(v, "malloc");
+	for (size_t i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		v[i] = (x % 1000000) * (1ull << (x >> 58) % 27) + 1; /* up to ~1.3e14 */
+		gt_hist_add(&h, v[i]);
+	}
+	qsort(v, N, sizeof(*v), cmp_u64);
+	for (size_t k = 0; k < sizeof(ps) / sizeof(*ps); k++) {
+		uint64_t want = exact_pct(v, N, ps[k]), got = gt_hist_pct(&h, ps[k]);
+		double err = got > want ? (double)(got - want) / want : (double)(want - got) / want;
+
+		GT_CHECK(err < 0.01, "p%g: %llu, exact %llu (%.3f%% off)", ps[k],
+			 (unsigned long long)got, (unsigned long long)want, err * 100);
+	}
+	GT_CHECK(gt_hist_pct(&h, 100) == v[N - 1], "max not exact");
+	GT_CHECK(gt_hist_pct(&h, 0) == v[0], "min not exact");
+	free(v);
+	gt_hist_free(&h);
+}
+
+static void test_hist_merge(void)
+{
+	struct gt_hist a = {0}, b = {0}, all = {0};
+
+	for (uint64_t v = 1; v < 5000; v += 7) {
+		gt_hist_add(v % 2 ? &a : &b, v * 1000);
+		gt_hist_add(&all, v * 1000);
+	}
+	GT_REQUIRE(gt_hist_merge(&a, &b) == 0, "merge");
+	GT_CHECK(a.count == all.count && a.sum == all.sum && a.max == all.max && a.min == all.min,
+		 "totals differ after merge");
+	for (int p = 1; p < 100; p += 7)
+		GT_CHECK(gt_hist_pct(&a, p) == gt_hist_pct(&all, p), "p%d differs after merge", p);
+	gt_hist_free(&a);
+	gt_hist_free(&b);
+	gt_hist_free(&all);
+}
+
+/* Runs gt_an_fold_line into a string. */
+static char *fold_line(const char *root, const struct gt_an_frame *f, size_t n, uint64_t c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		return NULL;
+	gt_an_fold_line(m, root, f, n, c);
+	fclose(m);
+	return buf;
+}
+
+static void test_fold_line(void)
+{
+	struct gt_an_frame f[3] = {
+		{ .fn = "leaf;x", .fn_len = 6 },  /* innermost */
+		{ .pc = 0x10 },                   /* no name: its PC */
+		{ .fn = "main\nmore", .fn_len = 4 }, /* only fn_len bytes count */
+	};
+	char *s = fold_line("thr;ead", f, 3, 7);
+
+	GT_REQUIRE(s, "memstream");
+	GT_CHECK(!strcmp(s, "thr_ead;main;0x10;leaf_x 7\n"), "got '%s'", s);
+	free(s);
+	s = fold_line("idle", f, 0, 1);
+	GT_CHECK(s && !strcmp(s, "idle 1\n"), "no frames: got '%s'", s ? s : "(null)");
+	free(s);
+}
+
+static void test_syscall_names(void)
+{
+	static const struct { const char *fn, *want; } cases[] = {
+		{ "__libc_read", "read" }, { "__GI___libc_write", "write" },
+		{ "__x64_sys_futex", "futex" }, { "__read_nocancel", "read" },
+		{ "epoll_wait", "epoll_wait" }, { "syscall.Syscall", NULL },
+		{ "internal/poll.(*FD).Read", NULL }, { "", NULL },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct gt_an_frame f = { .fn = cases[i].fn, .fn_len = strlen(cases[i].fn) };
+		const char *got = gt_an_syscall_name(&f, buf, sizeof(buf));
+
+		if (!cases[i].want)
+			GT_CHECK(!got, "%s named %s", cases[i].fn, got);
+		else
+			GT_CHECK(got && !strcmp(got, cases[i].want), "%s named %s, want %s",
+				 cases[i].fn, got ? got : "(null)", cases[i].want);
+	}
+}
+
+#define EV(w, p, type, ts, ...) \
+	gt_writer_event((w), (p), (type), (ts), (const uint64_t[]){__VA_ARGS__}, \
+			sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
+
+/* G1 "worker" (tid 42): created at 0, starts at 100, read() blocks from
+ * 300 to 4000, runs 4500..5000, blocks on a lock until G2 wakes it at 6000,
+ * runs 6300..6400 on P1.  Times in ns after the first event. */
+static int write_trace(int fd)
+{
+	struct gt_writer *w;
+	uint64_t name1, name2, sread, slock;
+	int rc = gt_writer_open(&w, fd, GT_V1_19, 1000000000);
+
+	if (rc)
+		return rc;
+	name1 = gt_writer_stack(w, (struct gt_frame[]){ { 1, "worker", "[thread]", 42 } }, 1);
+	name2 = gt_writer_stack(w, (struct gt_frame[]){ { 1, "waker", "[thread]", 43 } }, 1);
+	sread = gt_writer_stack(w, (struct gt_frame[]){ { 0x20, "__libc_read", "read.c", 26 },
+							{ 0x30, "main", "m.c", 5 } }, 2);
+	slock = gt_writer_stack(w, (struct gt_frame[]){ { 0x40, "pthread_mutex_lock", "l.c", 9 },
+							{ 0x30, "main", "m.c", 6 } }, 2);
+	EV(w, 0, GT_EV_GO_CREATE, 1000, 1, name1, 0);
+	EV(w, 1, GT_EV_GO_CREATE, 1000, 2, name2, 0);
+	EV(w, 0, GT_EV_GO_START, 1100, 1, 1);
+	EV(w, 0, GT_EV_GO_SYSCALL, 1200, sread);
+	EV(w, 0, GT_EV_GO_SYSBLOCK, 1300);
+	EV(w, 0, GT_EV_GO_SYSEXIT, 5000, 1, 2, 0);
+	EV(w, 0, GT_EV_GO_START, 5500, 1, 3);
+	EV(w, 0, GT_EV_GO_BLOCK_SYNC, 6000, slock);
+	EV(w, 1, GT_EV_GO_START, 6400, 2, 1);
+	EV(w, 1, GT_EV_GO_UNBLOCK, 7000, 1, 4, 0);
+	EV(w, 1, GT_EV_GO_BLOCK, 7200, 0);
+	EV(w, 1, GT_EV_GO_START, 7300, 1, 5);
+	EV(w, 1, GT_EV_GO_END, 7400);
+	return gt_writer_close(w);
+}
+
+static void check_g1(const struct gt_an_thread *t)
+{
+	GT_CHECK(t->delay.count == 3 && t->delay.sum == 900 && t->delay.max == 500,
+		 "sched count %llu total %llu max %llu, want 3 900 500",
+		 (unsigned long long)t->delay.count, (unsigned long long)t->delay.sum,
+		 (unsigned long long)t->delay.max);
+	GT_CHECK(t->worst_at_ns == 4500, "worst at %lld, want 4500", (long long)t->worst_at_ns);
+	GT_CHECK(t->offcpu_ns[GT_BLK_SYSCALL] == 4200 && t->offcpu_ns[GT_BLK_SYNC] == 1300,
+		 "off-CPU syscall %llu sync %llu, want 4200 1300",
+		 (unsigned long long)t->offcpu_ns[GT_BLK_SYSCALL],
+		 (unsigned long long)t->offcpu_ns[GT_BLK_SYNC]);
+	GT_CHECK(t->oncpu_ns == 800 && t->starts == 3 && t->migrations == 1,
+		 "on-CPU %llu starts %llu migrations %llu, want 800 3 1",
+		 (unsigned long long)t->oncpu_ns, (unsigned long long)t->starts,
+		 (unsigned long long)t->migrations);
+	GT_REQUIRE(t->nsys == 1, "%zu syscall entries, want 1", t->nsys);
+	GT_CHECK(t->sys[0].count == 1 && t->sys[0].total_ns == 3800 && t->sys[0].blocked_ns == 4200,
+		 "syscall count %llu total %llu blocked %llu, want 1 3800 4200",
+		 (unsigned long long)t->sys[0].count, (unsigned long long)t->sys[0].total_ns,
+		 (unsigned long long)t->sys[0].blocked_ns);
+	GT_REQUIRE(t->nwak == 1, "%zu wakers, want 1", t->nwak);
+	GT_CHECK(t->wak[0].g == 2 && t->wak[0].count == 1 && t->wak[0].delay_max_ns == 300,
+		 "waker G%llu count %llu delay %llu, want G2 1 300", (unsigned long long)t->wak[0].g,
+		 (unsigned long long)t->wak[0].count, (unsigned long long)t->wak[0].delay_max_ns);
+}
+
+static void test_analyze_known_trace(void)
+{
+	int fd = memfd_create("report", 0);
+	struct gt_analysis a;
+	const struct gt_an_thread *t;
+	uint8_t *data;
+	off_t len;
+	char *folded = NULL;
+	size_t flen = 0;
+	FILE *m;
+	int64_t tid;
+	size_t nlen;
+	const char *name;
+
+	GT_REQUIRE(fd >= 0, "memfd: %s", strerror(errno));
+	GT_REQUIRE(write_trace(fd) == 0, "writing the trace");
+	len = lseek(fd, 0, SEEK_END);
+	data = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
+	GT_REQUIRE(data != MAP_FAILED, "mmap");
+	GT_REQUIRE(gt_analyze(&a, data, (size_t)len, NULL) == 0, "analyze: %s", a.error);
+	t = gt_an_thread_of(&a, 1);
+	GT_REQUIRE(t, "no G1");
+	check_g1(t);
+	name = gt_an_thread_name(&a, t, &nlen, &tid);
+	GT_CHECK(nlen == 6 && !memcmp(name, "worker", 6) && tid == 42,
+		 "G1 named '%.*s' tid %lld, want worker 42", (int)nlen, name, (long long)tid);
+	GT_CHECK(!strcmp(a.names[t->sys[0].name], "read"), "syscall named %s", a.names[t->sys[0].name]);
+	t = gt_an_thread_of(&a, 2);
+	GT_CHECK(t && t->delay.count == 1 && t->delay.max == 5400, "G2's delay wrong");
+	m = open_memstream(&folded, &flen);
+	GT_REQUIRE(m, "memstream");
+	GT_CHECK(gt_an_fold(&a, -1, NULL, NULL, m) == 0, "fold");
+	fclose(m);
+	GT_CHECK(folded && !strcmp(folded, "worker;main;__libc_read 4\nworker;main;pthread_mutex_lock 1\n"),
+		 "folded off-CPU:\n%s", folded ? folded : "(null)");
+	free(folded);
+	gt_analysis_free(&a);
+	munmap(data, (size_t)len);
+	close(fd);
+}
+
+/* --since/--until: a delay counts when its GoStart is in the window. */
+static void test_analyze_window(void)
+{
+	int fd = memfd_create("report", 0);
+	struct gt_analyze_opts o = { 4000, 4600, NULL, 0 };
+	struct gt_analysis a;
+	const struct gt_an_thread *t;
+	uint8_t *data;
+	off_t len;
+
+	GT_REQUIRE(fd >= 0 && write_trace(fd) == 0, "writing the trace");
+	len = lseek(fd, 0, SEEK_END);
+	data = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
+	GT_REQUIRE(data != MAP_FAILED, "mmap");
+	GT_REQUIRE(gt_analyze(&a, data, (size_t)len, &o) == 0, "analyze: %s", a.error);
+	t = gt_an_thread_of(&a, 1);
+	GT_CHECK(t && t->delay.count == 1 && t->delay.max == 500 && t->oncpu_ns == 100,
+		 "window 4000..4600: count %llu max %llu on-CPU %llu, want 1 500 100",
+		 t ? (unsigned long long)t->delay.count : 0ULL,
+		 t ? (unsigned long long)t->delay.max : 0ULL, t ? (unsigned long long)t->oncpu_ns : 0ULL);
+	gt_analysis_free(&a);
+	munmap(data, (size_t)len);
+	close(fd);
+}
+
+static void test_analyze_rejects_garbage(void)
+{
+	static const uint8_t junk[] = "not a trace file at all";
+	struct gt_analysis a;
+
+	GT_CHECK(gt_analyze(&a, junk, sizeof(junk), NULL) == -EINVAL && a.error[0],
+		 "garbage accepted");
+	gt_analysis_free(&a);
+}
+
+int main(void)
+{
+	GT_RUN(test_hist_small_exact);
+	GT_RUN(test_hist_error_under_1pct);
+	GT_RUN(test_hist_merge);
+	GT_RUN(test_fold_line);
+	GT_RUN(test_syscall_names);
+	GT_RUN(test_analyze_known_trace);
+	GT_RUN(test_analyze_window);
+	GT_RUN(test_analyze_rejects_garbage);
+	return gt_test_done();
+}
