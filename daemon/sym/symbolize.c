@@ -478,7 +478,9 @@ int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 		m = find_map(p, ip);
 	if (!m) {
 		out->func = fallback(s, NULL, ip);
-		return p ? -EFAULT : -ESRCH;
+		/* in none of the mappings we know; knowing none (read too late,
+		 * after the process exited) says nothing about the address */
+		return p && p->n ? -EFAULT : -ESRCH;
 	}
 	out->module = m->module;
 	off = ip - m->start + m->offset;

@@ -56,9 +56,10 @@ int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid);
 void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid);
 
 /* Returns 0 if the function is known, -ESRCH if the pid was never added
- * (or forgotten), -EFAULT if ip is in no executable mapping of the
- * process (a broken frame-pointer chain: nothing is there), -ENOENT if
- * it is mapped but no symbol covers it.  *out is always filled. */
+ * (or forgotten) or its maps were read too late to hold anything, -EFAULT
+ * if ip is in no executable mapping of the process (a broken frame-pointer
+ * chain: nothing is there), -ENOENT if it is mapped but no symbol covers
+ * it.  *out is always filled. */
 int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 		      struct gt_sym *out);
 
