@@ -69,6 +69,8 @@ struct gt_translator {
 	uint64_t next_goid;
 	uint64_t now;           /* time of the event being translated */
 	uint64_t heap_goal;
+	uint64_t irq_stacks[4];  /* interrupt kinds' one-frame stacks, 0 = not
+				    written yet (gt_tr_irq_stack) */
 	bool begun, ended;
 	int err;                /* first writer/allocation error */
 	struct gt_translator_stats st;
@@ -93,6 +95,7 @@ uint64_t gt_tr_stack(struct gt_translator *t, uint32_t tgid, int32_t ustack, int
 uint64_t gt_tr_identity_reserve(struct gt_translator *t);
 void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th);
 uint64_t gt_tr_comm_pc(const char *comm);
+uint64_t gt_tr_irq_stack(struct gt_translator *t, uint32_t wakeup_flags);
 void gt_tr_stack_free(struct gt_translator *t);
 
 /* translate_goroutine.c: goroutine transitions (each writes its event) */

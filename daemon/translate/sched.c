@@ -25,8 +25,18 @@ static int switch_out_type(const struct gt_kev_switch *e)
 	case GT_SYS_SLEEP:  return GT_EV_GO_SLEEP;
 	case GT_SYS_SELECT: return GT_EV_GO_BLOCK_SELECT;
 	case GT_SYS_NET:    return GT_EV_GO_BLOCK_NET;
-	default:            return GT_EV_GO_SYSBLOCK;
+	case GT_SYS_READ:   return GT_EV_GO_BLOCK_RECV;
+	case GT_SYS_WRITE:  return GT_EV_GO_BLOCK_SEND;
+	default:            return GT_EV_GO_BLOCK_COND;
 	}
+}
+
+/* Whether a block of this type is a generic syscall's wait, which shows
+ * its GoSysCall (syscall_class.h). */
+static bool generic_syscall_wait(int type)
+{
+	return type == GT_EV_GO_BLOCK_RECV || type == GT_EV_GO_BLOCK_SEND ||
+	       type == GT_EV_GO_BLOCK_COND;
 }
 
 static bool dying(const struct gt_kev_switch *e)
@@ -73,22 +83,20 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 	}
 	int type = switch_out_type(e);
 	uint64_t stk = gt_tr_stack(t, th->tgid, e->prev_ustack, e->prev_kstack);
-	if (type != GT_EV_GO_SYSBLOCK) {
-		gt_tr_deschedule(t, th, type, stk);
-		return;
+	if (generic_syscall_wait(type)) {
+		/* The syscall stays in the syscall profile: its GoSysCall right
+		 * before the block, with the switch's fuller stack (the kernel's
+		 * frames) when the entry's is held back, or written now when
+		 * entries are not recorded. */
+		if (t->cpus[c].sys_pending) {
+			if (e->prev_kstack >= 0)
+				t->cpus[c].sys_stack = stk;
+		} else if (t->cpus[c].last_type != GT_EV_GO_SYSCALL) {
+			uint64_t a[1] = {stk};
+			gt_tr_emit(t, c, GT_EV_GO_SYSCALL, a, 1);
+		}
 	}
-	/* As the Go runtime writes a blocking syscall: GoSysCall immediately
-	 * followed by GoSysBlock, then ProcStop (releasep).  Go 1.22+ readers
-	 * convert only that shape into a blocked syscall that releases its P. */
-	if (t->cpus[c].sys_pending) {
-		if (e->prev_kstack >= 0)
-			t->cpus[c].sys_stack = stk; /* the entry's, with the kernel's frames */
-	} else if (t->cpus[c].last_type != GT_EV_GO_SYSCALL) {
-		uint64_t a[1] = {stk};
-		gt_tr_emit(t, c, GT_EV_GO_SYSCALL, a, 1);
-	}
-	gt_tr_deschedule(t, th, type, 0);
-	gt_tr_stop_p(t, c);
+	gt_tr_deschedule(t, th, type, stk);
 }
 
 /* The next half: a traced next starts on c, anything else stops P c. */
@@ -129,12 +137,34 @@ void gt_tr_on_switch(struct gt_translator *t, const struct gt_kev_switch *e)
 	switch_next(t, e, c);
 }
 
+/* The P and stack a wakeup from interrupt context is written with: G 0,
+ * with the interrupt's one-frame stack, on the CPU's own P when none of
+ * our threads runs there, else on the spare P ncpus (the one where
+ * interrupts that hit a running thread of ours show).  The interrupted
+ * task is current on the CPU, and the model is made to agree, but it
+ * woke no one. */
+static int irq_waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, uint64_t *stack)
+{
+	const struct gt_kev_hdr *h = &e->hdr;
+	int c = h->cpu;
+	*stack = gt_tr_irq_stack(t, e->flags);
+	if (c >= t->ncpus)
+		return t->ncpus;
+	struct gt_kev_hdr wh = *h;
+	wh.sessions = e->waker_sessions;
+	if (!gt_tr_current(t, &wh, NULL))
+		gt_tr_free_p(t, c); /* an untraced task or the idle task was hit */
+	return t->cpus[c].cur ? t->ncpus : c;
+}
+
 /* The P and stack a wakeup is written with: the waker's own P when it is
  * one of our threads, else G 0 on the waker's CPU (or any idle P). */
 static int waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, uint64_t *stack)
 {
 	const struct gt_kev_hdr *h = &e->hdr;
 	int c = h->cpu;
+	if (e->flags & GT_WAKEUP_IN_IRQ)
+		return irq_waker_p(t, e, stack);
 	*stack = 0;
 	if (c >= t->ncpus)
 		return gt_tr_g0_p(t, -1);

@@ -398,6 +398,22 @@ enum gt_sys_class gt_syscall_class(int64_t nr)
 		return GT_SYS_NET;
 	case 24:  /* sched_yield */
 		return GT_SYS_YIELD;
+	case 0:   /* read */
+	case 17:  /* pread64 */
+	case 19:  /* readv */
+	case 295: /* preadv */
+	case 327: /* preadv2 */
+	case 70:  /* msgrcv */
+	case 243: /* mq_timedreceive */
+		return GT_SYS_READ;
+	case 1:   /* write */
+	case 18:  /* pwrite64 */
+	case 20:  /* writev */
+	case 296: /* pwritev */
+	case 328: /* pwritev2 */
+	case 69:  /* msgsnd */
+	case 242: /* mq_timedsend */
+		return GT_SYS_WRITE;
 	}
 	return GT_SYS_OTHER;
 }
