@@ -115,6 +115,8 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	/* An interrupt wakes on behalf of no task: current is whoever it
 	 * interrupted, so its stack would name an innocent bystander. */
 	flags |= irq_flags();
+	if (!p->on_rq && p->on_cpu)
+		flags |= GT_WAKEUP_SWITCHING;
 	wm = task_mask(cur);
 	e = reserve(sizeof(*e));
 	if (!e)

@@ -32,6 +32,11 @@ struct gt_thread {
 	uint64_t ident;         /* reserved identity stack of its GoCreate,
 				   0 once defined (with the last comm) */
 	char comm[GT_COMM_LEN]; /* the thread's latest name */
+	/* A wakeup that came while it was still switching out to sleep
+	 * (GT_WAKEUP_SWITCHING): it ends the block its switch-out, the next
+	 * event about it, is about to write. */
+	bool wake_pending;
+	struct gt_kev_wakeup pending;
 	struct gt_thread *hnext;
 };
 

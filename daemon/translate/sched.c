@@ -44,11 +44,16 @@ static bool dying(const struct gt_kev_switch *e)
 	return (e->prev_state & GT_TASK_DEAD_BITS) && !(e->flags & GT_SWITCH_PREEMPT);
 }
 
+static void wake_pending(struct gt_translator *t, struct gt_thread *th);
+
 /* The prev half of a switch on CPU c. */
 static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, int c)
 {
 	const struct gt_kev_hdr *h = &e->hdr;
 	struct gt_thread *th = h->tid ? gt_tr_lookup(t, h->tid) : NULL;
+	bool woken = th && th->wake_pending;
+	if (th)
+		th->wake_pending = false; /* this switch is the one it raced */
 	if (th && th->state == GT_TH_DEAD) {
 		/* GoEnd is written.  Its last switch frees the record (the tid
 		 * may be reused now); an earlier one (preempted or blocked
@@ -97,6 +102,8 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 		}
 	}
 	gt_tr_deschedule(t, th, type, stk);
+	if (woken && th->state == GT_TH_WAITING)
+		wake_pending(t, th);
 }
 
 /* The next half: a traced next starts on c, anything else stops P c. */
@@ -180,6 +187,24 @@ static int waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, uint6
 	return c;
 }
 
+/* Ends th's block, just written, with the wakeup that raced it (kept in
+ * th->pending): by the waker if it is one of ours and still running
+ * (somewhere), else by G 0 with the waker's or the interrupt's stack. */
+static void wake_pending(struct gt_translator *t, struct gt_thread *th)
+{
+	const struct gt_kev_wakeup *e = &th->pending;
+	struct gt_thread *w = NULL;
+	uint64_t stack = 0;
+	if (e->flags & GT_WAKEUP_IN_IRQ)
+		stack = gt_tr_irq_stack(t, e->flags);
+	else if (e->hdr.tid && e->waker_sessions)
+		w = gt_tr_lookup(t, e->hdr.tid);
+	if (w && w->state != GT_TH_DEAD)
+		stack = gt_tr_stack(t, w->tgid, e->waker_ustack, -1);
+	int p = w && w->state == GT_TH_RUNNING ? w->cpu : gt_tr_g0_p(t, e->hdr.cpu);
+	gt_tr_make_runnable(t, th, p, stack);
+}
+
 void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e)
 {
 	struct gt_thread *th = gt_tr_lookup(t, e->target_tid);
@@ -202,6 +227,11 @@ void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e)
 		th->last_p = gt_tr_g0_p(t, e->hdr.cpu);
 		th->seq++;
 		th->state = GT_TH_WAITING;
+	}
+	if (th->state == GT_TH_RUNNING && (e->flags & GT_WAKEUP_SWITCHING)) {
+		th->pending = *e; /* its switch-out comes next: the wakeup ends that */
+		th->wake_pending = true;
+		return;
 	}
 	if (th->state == GT_TH_RUNNABLE || th->state == GT_TH_RUNNING) {
 		t->st.wakeups_running++;

@@ -735,6 +735,46 @@ static void test_irq_wakeup_kinds(void)
 	tt_close(&x);
 }
 
+/* A wakeup racing a block: the kernel wakes 101 while it is still
+ * switching out (off its runqueue, on its CPU), so the wakeup is traced
+ * before the switch-out.  It ends that block: by 102, the waker, still
+ * running, and by G 0 with the timer's frame for a timer; never a lost
+ * wakeup found at the next switch-in. */
+static void test_wakeup_racing_block(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'R', -1, 1);
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	sys_enter(&x, 1900, 0, 101, 0);
+	struct gt_kev_wakeup e = {0};
+	hdr(&e.hdr, GT_KEV_WAKEUP, 2000, 1, 102);
+	e.target_tid = 101;
+	e.target_tgid = TGID;
+	e.flags = GT_WAKEUP_SWITCHING;
+	e.waker_sessions = 1;
+	e.waker_ustack = -1;
+	feed(&x, &e, sizeof(e));
+	sw(&x, 2100, 0, 101, S_SLEEP, 0, 0);     /* the block it raced */
+	sw(&x, 2200, 0, 0, 0, 0, 101);
+	irq_wake(&x, 2300, 1, 102, 101, GT_WAKEUP_HARDIRQ | GT_WAKEUP_TIMER | GT_WAKEUP_SWITCHING);
+	x.sysnr[101] = 35;
+	sw(&x, 2400, 0, 101, S_SLEEP, 0, 0);     /* nanosleep, its timer raced it */
+	sw(&x, 2500, 0, 0, 0, 0, 101);
+	if (tt_finish(&x, 5000) == 0) {
+		expect_seq(&x, "GoBlockRecv p=0 g=1\n"
+			       "GoUnblock p=1 g=2 g=1 seq=2\n"
+			       "GoStart p=0 g=1 g=1 seq=3\n"
+			       "GoSleep p=0 g=1\n"
+			       "GoUnblock p=0 g=0 g=1 seq=4\n"
+			       "GoStart p=0 g=1 g=1 seq=5");
+		GT_CHECK(count_lines(&x, "GoUnblock") == 2, "unblocks:\n%s", x.dump);
+	}
+	expect_no_repairs(&x);
+	tt_close(&x);
+}
+
 /* A wakeup by an untraced task on a CPU where the model still runs one of
  * ours: that thread was switched out unseen (repair), G 0 unblocks. */
 static void test_wakeup_untraced_busy_cpu(void)
@@ -1132,6 +1172,7 @@ int main(void)
 	GT_RUN(test_wakeup_untraced_busy_cpu);
 	GT_RUN(test_irq_wakeup_busy_cpu);
 	GT_RUN(test_irq_wakeup_kinds);
+	GT_RUN(test_wakeup_racing_block);
 	GT_RUN(test_wakeup_all_cpus_busy);
 	GT_RUN(test_repairs);
 	GT_RUN(test_exec_renames);
