@@ -89,10 +89,32 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 #define GT_HARDIRQ_MASK   0x000f0000
 #define GT_NMI_MASK       0x00f00000
 
+/* This CPU's runqueue address, found once per CPU (it never moves): the
+ * walk from current costs three helper calls, at every wakeup. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} this_rq_cache SEC(".maps");
+
+static __always_inline __u64 this_rq(void)
+{
+	__u32 zero = 0;
+	__u64 *c = bpf_map_lookup_elem(&this_rq_cache, &zero), rq;
+
+	if (c && *c)
+		return *c;
+	rq = gt_this_rq();
+	if (c)
+		*c = rq;
+	return rq;
+}
+
 /* GT_WAKEUP_* flags of the context this program runs in: 0 in task context. */
 static __always_inline __u32 irq_flags(void)
 {
-	__u64 rq = gt_this_rq();
+	__u64 rq = preempt_count_from_rq ? this_rq() : 0;
 	int pc = gt_preempt_count(rq);
 
 	if (pc & GT_NMI_MASK)
