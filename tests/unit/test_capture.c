@@ -481,7 +481,9 @@ static void test_family_task_wakeups(void)
 
 /* A thread sleeping in nanosleep is woken only by its timer, which
  * expires in hrtimer_interrupt(): every such wakeup must say so (hardirq,
- * timer) and carry no stack of the task it interrupted. */
+ * timer) and carry no stack of the task it interrupted.  (This assumes
+ * high-resolution timers, as /proc/timer_list's hres_active says; in
+ * low-resolution mode the tick would expire them, flagged hardirq only.) */
 static void test_timer_wakeups(void)
 {
 	enum { SLEEPS = 20 };
