@@ -6,7 +6,9 @@
 #    credited with more wakeups than that: the spinners, the sleeper and
 #    the reader wake no one, whatever interrupts land while they run.  The
 #    sleeper's naps end by its timer: each such wakeup is G 0's, with the
-#    frame "[timer interrupt]".
+#    frame "[timer interrupt]" (or, for a few, none: on a loaded machine
+#    the stream now and then lacks a wakeup, which the translator repairs
+#    at the switch-in, as G 0's; never a task's).
 #  - wakeups_pipe: pingpong over pipes, strict (one CPU, SCHED_FIFO: every
 #    round trip is exactly one sleep in read() and one wakeup per thread).
 #    Each of pong's pipe-read wakeups names ping, and each of ping's names
@@ -41,7 +43,7 @@ elif ! grep -q '^wakes spinner-0 ' "$GT_TMP/demo.out"; then
 	fail wakeups_demo "the demo printed no wakes lines: $(tail -3 "$GT_TMP/demo.out")"
 elif gt_valid wakeups_demo "$T" &&
 	wakers wakeups_demo bounds "$T" "$GT_TMP/demo.out" &&
-	wakers wakeups_demo ends "$T" sleeper GoSleep "G0 [timer interrupt]" 10 1000000; then
+	wakers wakeups_demo ends "$T" sleeper GoSleep "G0 [timer interrupt]" 10 1000000 5; then
 	[ -n "${GT_VERBOSE:-}" ] && $WAKERS table "$T"
 	ok wakeups_demo
 fi

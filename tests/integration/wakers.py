@@ -13,10 +13,14 @@ exits 1 on a mismatch.
   bounds TRACE WORKLOAD_OUT         every goroutine that woke anyone has a
                                     `wakes NAME MAX` line in WORKLOAD_OUT and
                                     woke at most MAX times (summed by name)
-  ends TRACE TARGET BLOCK WAKER MIN MAX
+  ends TRACE TARGET BLOCK WAKER MIN MAX [LOST_PCT]
                                     the wakeups of goroutine(s) TARGET that
                                     end a BLOCK (e.g. GoBlockRecv) were all
-                                    written by goroutine(s) WAKER, MIN..MAX
+                                    written by goroutine(s) WAKER, MIN..MAX;
+                                    with LOST_PCT, up to that percentage of
+                                    them may be G 0's with no stack instead:
+                                    how the translator repairs a wakeup the
+                                    kernel stream lacked (never a task's)
 """
 import collections
 import sys
@@ -159,12 +163,14 @@ def bounds(tr, workload_out):
     return rc
 
 
-def ends(tr, target, block, waker, lo, hi):
+def ends(tr, target, block, waker, lo, hi, lost_pct):
     hits = [e for e in tr.ended() if tr.name.get(e[2]) == target and e[4] == block]
     by = collections.Counter(tr.waker(e[1], e[3]) for e in hits)
     mine = by.pop(waker, 0)
-    good = lo <= mine <= hi and not by
+    lost = by.pop("G0 (no stack)", 0) if lost_pct > 0 else 0
+    good = lo <= mine <= hi and not by and lost * 100 <= lost_pct * len(hits)
     print(f"  wakeups of {target} ending {block}: {mine} by {waker} (want {lo}..{hi}),"
+          f" repaired lost wakeups: {lost} (at most {lost_pct}%),"
           f" by others: {dict(by) or 'none'}{'' if good else '  <-- MISMATCH'}")
     return 0 if good else 1
 
@@ -179,7 +185,8 @@ def main(argv):
     if cmd == "bounds":
         return bounds(tr, argv[3])
     if cmd == "ends":
-        return ends(tr, argv[3], argv[4], argv[5], int(argv[6]), int(argv[7]))
+        return ends(tr, argv[3], argv[4], argv[5], int(argv[6]), int(argv[7]),
+                    float(argv[8]) if len(argv) > 8 else 0)
     print(__doc__)
     return 2
 
