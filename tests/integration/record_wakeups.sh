@@ -12,7 +12,9 @@
 #  - wakeups_pipe: pingpong over pipes, strict (one CPU, SCHED_FIFO: every
 #    round trip is exactly one sleep in read() and one wakeup per thread).
 #    Each of pong's pipe-read wakeups names ping, and each of ping's names
-#    pong, though both sleep inside read(), a generic syscall.
+#    pong, though both sleep inside read(), a generic syscall: N each, or
+#    N-1 when a thread was already asleep in read() as recording began
+#    (that wakeup ends its GoWaiting, not a GoBlockRecv).
 # wakers.py reads the file itself: the waker of a GoUnblock is the
 # goroutine running on its P.
 cd "$(dirname "$0")/../.."
@@ -62,7 +64,7 @@ else
 	gt_leave pp
 	wait "$WL_PID"
 	if gt_valid wakeups_pipe "$GT_TMP/pp.trace" &&
-		wakers wakeups_pipe ends "$GT_TMP/pp.trace" pong GoBlockRecv ping $N $((N + 3)) &&
+		wakers wakeups_pipe ends "$GT_TMP/pp.trace" pong GoBlockRecv ping $((N - 1)) $((N + 3)) &&
 		wakers wakeups_pipe ends "$GT_TMP/pp.trace" ping GoBlockRecv pong $((N - 1)) $((N + 3)); then
 		ok wakeups_pipe
 	fi
