@@ -175,6 +175,17 @@ static __always_inline int gt_in_hrtimer_irq(__u64 rq)
 	return BPF_CORE_READ_BITFIELD_PROBED(b, in_hrtirq);
 }
 
+/* Whether a task blocked but is left on its runqueue until its lag is
+ * spent: Linux 6.12 (commit 152e11f6df29, "sched/fair: Implement delayed
+ * dequeue") keeps on_rq set for such a task, so on_rq alone no longer says
+ * it is going to sleep.  0 before. */
+static __always_inline int gt_sched_delayed(struct task_struct *p)
+{
+	if (!bpf_core_field_exists(p->se.sched_delayed))
+		return 0;
+	return BPF_CORE_READ(p, se.sched_delayed);
+}
+
 #if defined(__TARGET_ARCH_x86)
 #define GT_USER_CS 0x33 /* arch/x86/include/asm/segment.h __USER_CS: 64-bit user code */
 

@@ -137,7 +137,7 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	/* An interrupt wakes on behalf of no task: current is whoever it
 	 * interrupted, so its stack would name an innocent bystander. */
 	flags |= irq_flags();
-	if (!p->on_rq && p->on_cpu)
+	if (p->on_cpu && (!p->on_rq || gt_sched_delayed(p)))
 		flags |= GT_WAKEUP_SWITCHING;
 	wm = task_mask(cur);
 	e = reserve(sizeof(*e));

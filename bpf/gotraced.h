@@ -80,9 +80,9 @@ struct gt_kev_switch {
 #define GT_WAKEUP_NMI     0x8  /* from an NMI (perf, watchdog) */
 #define GT_WAKEUP_TIMER   0x10 /* with HARDIRQ: inside hrtimer_interrupt(), a timer expired */
 #define GT_WAKEUP_IN_IRQ (GT_WAKEUP_HARDIRQ | GT_WAKEUP_SOFTIRQ | GT_WAKEUP_NMI)
-/* The target was taken off its runqueue but is still on its CPU: it is
- * switching out to sleep, and its sched_switch comes after this wakeup
- * (a wakeup racing the block; the kernel lets the task run on). */
+/* The target blocked (off its runqueue, or left on it with its dequeue
+ * delayed) but is still on its CPU: it is switching out to sleep, and its
+ * sched_switch comes after this wakeup (a wakeup racing the block). */
 #define GT_WAKEUP_SWITCHING 0x20
 struct gt_kev_wakeup {
 	struct gt_kev_hdr hdr;
