@@ -97,6 +97,95 @@ static __always_inline struct pt_regs *gt_current_user_regs(void)
 	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 }
 
+/* Per-CPU variables of the kernel, found without kallsyms: a kernel built
+ * without CONFIG_KALLSYMS_ALL (Debian's) lists no data symbols, so typed
+ * __ksym variables fail to load there.  Every static per-CPU variable sits
+ * at the same distance from `runqueues` in each CPU's copy of the per-CPU
+ * section, and user space reads those distances from the .data..percpu
+ * section of the kernel's BTF (gt_capture_percpu_offsets); 0 = unknown.
+ * The runqueue of this CPU is current's: se.cfs_rq->rq.  That field needs
+ * CONFIG_FAIR_GROUP_SCHED (every systemd distribution has it); without it
+ * the variables read as unknown. */
+const volatile __s64 preempt_count_from_rq = 0; /* __preempt_count, or
+						 * pcpu_hot.preempt_count */
+const volatile __s64 hrtimer_bases_from_rq = 0;
+
+struct cfs_rq___gt {
+	struct rq *rq;
+} __attribute__((preserve_access_index));
+struct sched_entity___gt {
+	struct cfs_rq___gt *cfs_rq;
+} __attribute__((preserve_access_index));
+struct task_struct___gt {
+	struct sched_entity___gt se;
+} __attribute__((preserve_access_index));
+
+/* This CPU's struct rq, or 0 when it cannot be found. */
+static __always_inline __u64 gt_this_rq(void)
+{
+	struct task_struct___gt *cur = (void *)bpf_get_current_task();
+	struct rq *rq;
+
+	if (!bpf_core_field_exists(cur->se.cfs_rq))
+		return 0;
+	rq = (struct rq *)BPF_CORE_READ(cur, se.cfs_rq, rq);
+	/* a runqueue knows its CPU: a wrong pointer must not pass for it */
+	if (!rq || BPF_CORE_READ(rq, cpu) != (int)bpf_get_smp_processor_id())
+		return 0;
+	return (__u64)rq;
+}
+
+/* The preempt count of this CPU, whose HARDIRQ/SOFTIRQ/NMI fields say
+ * which context a program runs in; 0 (task context) when unknown.  arm64
+ * keeps it in thread_info; x86 per CPU, in __preempt_count except from
+ * Linux 6.2 (commit 64701838bf05, "x86/percpu: Move preempt_count next to
+ * current_task") to 6.15 (commit 46e8fff6d45f, "x86: Remove pcpu_hot"),
+ * in pcpu_hot.preempt_count (user space resolves which). */
+static __always_inline int gt_preempt_count(__u64 rq)
+{
+#if defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task_btf(),
+			     thread_info.preempt.count);
+#else
+	int pc = 0;
+
+	if (!rq || !preempt_count_from_rq)
+		return 0;
+	bpf_probe_read_kernel(&pc, sizeof(pc), (void *)(rq + preempt_count_from_rq));
+	return pc;
+#endif
+}
+
+/* Whether hrtimer_interrupt() runs on this CPU: hrtimer_cpu_base.in_hrtirq
+ * (there since Linux 3.19) of the per-CPU hrtimer_bases.  A wakeup inside
+ * it is a high-resolution timer's expiry (nanosleep, a timeout of futex,
+ * poll, epoll).  0 when unknown. */
+struct hrtimer_cpu_base___gt {
+	unsigned int in_hrtirq: 1;
+} __attribute__((preserve_access_index)); /* vmlinux.h's type is too aligned
+					   * for clang 14's bitfield relocation */
+
+static __always_inline int gt_in_hrtimer_irq(__u64 rq)
+{
+	struct hrtimer_cpu_base___gt *b;
+
+	if (!rq || !hrtimer_bases_from_rq)
+		return 0;
+	b = (void *)(rq + hrtimer_bases_from_rq);
+	return BPF_CORE_READ_BITFIELD_PROBED(b, in_hrtirq);
+}
+
+/* Whether a task blocked but is left on its runqueue until its lag is
+ * spent: Linux 6.12 (commit 152e11f6df29, "sched/fair: Implement delayed
+ * dequeue") keeps on_rq set for such a task, so on_rq alone no longer says
+ * it is going to sleep.  0 before. */
+static __always_inline int gt_sched_delayed(struct task_struct *p)
+{
+	if (!bpf_core_field_exists(p->se.sched_delayed))
+		return 0;
+	return BPF_CORE_READ(p, se.sched_delayed);
+}
+
 #if defined(__TARGET_ARCH_x86)
 #define GT_USER_CS 0x33 /* arch/x86/include/asm/segment.h __USER_CS: 64-bit user code */
 

@@ -81,6 +81,51 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	return 0;
 }
 
+/* include/linux/preempt.h: the preempt count's context fields.  The NMI
+ * field has been 4 bits wide since Linux 5.10 (one bit before: the mask
+ * covers both); SOFTIRQ_OFFSET is set only while a softirq is served, not
+ * while softirqs are merely disabled (local_bh_disable adds twice it). */
+#define GT_SOFTIRQ_OFFSET 0x00000100
+#define GT_HARDIRQ_MASK   0x000f0000
+#define GT_NMI_MASK       0x00f00000
+
+/* This CPU's runqueue address, found once per CPU (it never moves): the
+ * walk from current costs three helper calls, at every wakeup. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} this_rq_cache SEC(".maps");
+
+static __always_inline __u64 this_rq(void)
+{
+	__u32 zero = 0;
+	__u64 *c = bpf_map_lookup_elem(&this_rq_cache, &zero), rq;
+
+	if (c && *c)
+		return *c;
+	rq = gt_this_rq();
+	if (c)
+		*c = rq;
+	return rq;
+}
+
+/* GT_WAKEUP_* flags of the context this program runs in: 0 in task context. */
+static __always_inline __u32 irq_flags(void)
+{
+	__u64 rq = preempt_count_from_rq ? this_rq() : 0;
+	int pc = gt_preempt_count(rq);
+
+	if (pc & GT_NMI_MASK)
+		return GT_WAKEUP_NMI;
+	if (pc & GT_HARDIRQ_MASK)
+		return GT_WAKEUP_HARDIRQ | (gt_in_hrtimer_irq(rq) ? GT_WAKEUP_TIMER : 0);
+	if (pc & GT_SOFTIRQ_OFFSET)
+		return GT_WAKEUP_SOFTIRQ;
+	return 0;
+}
+
 static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 flags)
 {
 	struct task_struct *cur = current_task();
@@ -89,6 +134,11 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 
 	if (!tm)
 		return 0;
+	/* An interrupt wakes on behalf of no task: current is whoever it
+	 * interrupted, so its stack would name an innocent bystander. */
+	flags |= irq_flags();
+	if (p->on_cpu && (!p->on_rq || gt_sched_delayed(p)))
+		flags |= GT_WAKEUP_SWITCHING;
 	wm = task_mask(cur);
 	e = reserve(sizeof(*e));
 	if (!e)
@@ -99,7 +149,8 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	e->target_cpu = p->thread_info.cpu;
 	e->flags = flags;
 	e->waker_sessions = wm;
-	e->waker_ustack = wm ? ustack_id(ctx, gt_current_user_regs()) : -1;
+	e->waker_ustack = wm && !(flags & GT_WAKEUP_IN_IRQ) ?
+		ustack_id(ctx, gt_current_user_regs()) : -1;
 	submit(e);
 	return 0;
 }

@@ -13,7 +13,7 @@
 #ifndef GOTRACED_BPF_ABI_H
 #define GOTRACED_BPF_ABI_H
 
-#define GT_KEV_ABI_VERSION 3
+#define GT_KEV_ABI_VERSION 4
 #define GT_COMM_LEN 16
 #define GT_MAX_SESSIONS 32
 #define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
@@ -71,8 +71,19 @@ struct gt_kev_switch {
 };
 
 /* hdr = the waker (current; may be untraced or an idle/irq context, tid 0).
- * Emitted when the target is traced. */
-#define GT_WAKEUP_NEW 0x1 /* sched_wakeup_new: first wakeup of a new task */
+ * Emitted when the target is traced.  A wakeup from interrupt context
+ * (GT_WAKEUP_IN_IRQ) has no waker task: hdr names the task it interrupted,
+ * which woke no one (waker_ustack is then -1). */
+#define GT_WAKEUP_NEW     0x1  /* sched_wakeup_new: first wakeup of a new task */
+#define GT_WAKEUP_HARDIRQ 0x2  /* from a hardware interrupt handler */
+#define GT_WAKEUP_SOFTIRQ 0x4  /* from a softirq (timer wheel, network rx, block) */
+#define GT_WAKEUP_NMI     0x8  /* from an NMI (perf, watchdog) */
+#define GT_WAKEUP_TIMER   0x10 /* with HARDIRQ: inside hrtimer_interrupt(), a timer expired */
+#define GT_WAKEUP_IN_IRQ (GT_WAKEUP_HARDIRQ | GT_WAKEUP_SOFTIRQ | GT_WAKEUP_NMI)
+/* The target blocked (off its runqueue, or left on it with its dequeue
+ * delayed) but is still on its CPU: it is switching out to sleep, and its
+ * sched_switch comes after this wakeup (a wakeup racing the block). */
+#define GT_WAKEUP_SWITCHING 0x20
 struct gt_kev_wakeup {
 	struct gt_kev_hdr hdr;
 	__u32 target_tid;

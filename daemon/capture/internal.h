@@ -64,6 +64,14 @@ struct gt_capture {
 	uint64_t bad_records;      /* records with an impossible length */
 };
 
+/* percpu.c: distances of per-CPU variables from `runqueues` (0 = not
+ * found), for the wakeup program's interrupt test.  0 or -errno. */
+struct gt_percpu_offsets {
+	int64_t preempt_count_from_rq;
+	int64_t hrtimer_bases_from_rq;
+};
+int gt_capture_percpu_offsets(struct gt_percpu_offsets *o);
+
 /* capture_ring.c */
 int gt_ring_map(struct gt_ring *r, int fd, size_t size, char *err, size_t errlen);
 void gt_ring_unmap(struct gt_ring *r);

@@ -119,6 +119,20 @@ static unsigned spill_entries(unsigned stack_entries)
 	return stack_entries / 4 > 64 ? stack_entries / 4 : 64;
 }
 
+/* Without the offsets every wakeup looks like one from task context, as
+ * before interrupts were told apart: worth a word, not a failure. */
+static void set_percpu_offsets(struct gt_capture *c, const struct gt_capture_opts *o)
+{
+	struct gt_percpu_offsets po;
+	int rc = gt_capture_percpu_offsets(&po);
+
+	if (rc && o->verbose)
+		fprintf(stderr, "gotraced: per-CPU preempt count not found in the kernel's BTF "
+			"(%s): wakeups from interrupts are not told apart\n", strerror(-rc));
+	c->skel->rodata->preempt_count_from_rq = po.preempt_count_from_rq;
+	c->skel->rodata->hrtimer_bases_from_rq = po.hrtimer_bases_from_rq;
+}
+
 static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int *fds,
 		     char *err, size_t errlen)
 {
@@ -138,6 +152,7 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 				 o->stack_map_entries ? o->stack_map_entries : DEFAULT_STACK_ENTRIES);
 	bpf_map__set_max_entries(c->skel->maps.rings, c->ncpus);
 	c->skel->rodata->wakeup_bytes = size / 4;
+	set_percpu_offsets(c, o);
 	rc = create_rings(c, size, fds, err, errlen);
 	if (rc)
 		return rc;

@@ -32,6 +32,11 @@ struct gt_thread {
 	uint64_t ident;         /* reserved identity stack of its GoCreate,
 				   0 once defined (with the last comm) */
 	char comm[GT_COMM_LEN]; /* the thread's latest name */
+	/* A wakeup that came while it was still switching out to sleep
+	 * (GT_WAKEUP_SWITCHING): it ends the block its switch-out, the next
+	 * event about it, is about to write. */
+	bool wake_pending;
+	struct gt_kev_wakeup pending;
 	struct gt_thread *hnext;
 };
 
@@ -81,6 +86,8 @@ struct gt_translator {
 	uint64_t now;           /* time of the event being translated */
 	uint64_t heap_goal;
 	struct gt_heap_shares heap;
+	uint64_t irq_stacks[4];  /* interrupt kinds' one-frame stacks, 0 = not
+				    written yet (gt_tr_irq_stack) */
 	bool begun, ended;
 	int err;                /* first writer/allocation error */
 	struct gt_translator_stats st;
@@ -105,6 +112,7 @@ uint64_t gt_tr_stack(struct gt_translator *t, uint32_t tgid, int32_t ustack, int
 uint64_t gt_tr_identity_reserve(struct gt_translator *t);
 void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th);
 uint64_t gt_tr_comm_pc(const char *comm);
+uint64_t gt_tr_irq_stack(struct gt_translator *t, uint32_t wakeup_flags);
 void gt_tr_stack_free(struct gt_translator *t);
 
 /* translate_goroutine.c: goroutine transitions (each writes its event) */

@@ -25,8 +25,18 @@ static int switch_out_type(const struct gt_kev_switch *e)
 	case GT_SYS_SLEEP:  return GT_EV_GO_SLEEP;
 	case GT_SYS_SELECT: return GT_EV_GO_BLOCK_SELECT;
 	case GT_SYS_NET:    return GT_EV_GO_BLOCK_NET;
-	default:            return GT_EV_GO_SYSBLOCK;
+	case GT_SYS_READ:   return GT_EV_GO_BLOCK_RECV;
+	case GT_SYS_WRITE:  return GT_EV_GO_BLOCK_SEND;
+	default:            return GT_EV_GO_BLOCK_COND;
 	}
+}
+
+/* Whether a block of this type is a generic syscall's wait, which shows
+ * its GoSysCall (syscall_class.h). */
+static bool generic_syscall_wait(int type)
+{
+	return type == GT_EV_GO_BLOCK_RECV || type == GT_EV_GO_BLOCK_SEND ||
+	       type == GT_EV_GO_BLOCK_COND;
 }
 
 static bool dying(const struct gt_kev_switch *e)
@@ -34,11 +44,16 @@ static bool dying(const struct gt_kev_switch *e)
 	return (e->prev_state & GT_TASK_DEAD_BITS) && !(e->flags & GT_SWITCH_PREEMPT);
 }
 
+static void wake_pending(struct gt_translator *t, struct gt_thread *th);
+
 /* The prev half of a switch on CPU c. */
 static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, int c)
 {
 	const struct gt_kev_hdr *h = &e->hdr;
 	struct gt_thread *th = h->tid ? gt_tr_lookup(t, h->tid) : NULL;
+	bool woken = th && th->wake_pending;
+	if (th)
+		th->wake_pending = false; /* this switch is the one it raced */
 	if (th && th->state == GT_TH_DEAD) {
 		/* GoEnd is written.  Its last switch frees the record (the tid
 		 * may be reused now); an earlier one (preempted or blocked
@@ -73,22 +88,22 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 	}
 	int type = switch_out_type(e);
 	uint64_t stk = gt_tr_stack(t, th->tgid, e->prev_ustack, e->prev_kstack);
-	if (type != GT_EV_GO_SYSBLOCK) {
-		gt_tr_deschedule(t, th, type, stk);
-		return;
+	if (generic_syscall_wait(type)) {
+		/* The syscall stays in the syscall profile: its GoSysCall right
+		 * before the block, with the switch's fuller stack (the kernel's
+		 * frames) when the entry's is held back, or written now when
+		 * entries are not recorded. */
+		if (t->cpus[c].sys_pending) {
+			if (e->prev_kstack >= 0)
+				t->cpus[c].sys_stack = stk;
+		} else if (t->cpus[c].last_type != GT_EV_GO_SYSCALL) {
+			uint64_t a[1] = {stk};
+			gt_tr_emit(t, c, GT_EV_GO_SYSCALL, a, 1);
+		}
 	}
-	/* As the Go runtime writes a blocking syscall: GoSysCall immediately
-	 * followed by GoSysBlock, then ProcStop (releasep).  Go 1.22+ readers
-	 * convert only that shape into a blocked syscall that releases its P. */
-	if (t->cpus[c].sys_pending) {
-		if (e->prev_kstack >= 0)
-			t->cpus[c].sys_stack = stk; /* the entry's, with the kernel's frames */
-	} else if (t->cpus[c].last_type != GT_EV_GO_SYSCALL) {
-		uint64_t a[1] = {stk};
-		gt_tr_emit(t, c, GT_EV_GO_SYSCALL, a, 1);
-	}
-	gt_tr_deschedule(t, th, type, 0);
-	gt_tr_stop_p(t, c);
+	gt_tr_deschedule(t, th, type, stk);
+	if (woken && th->state == GT_TH_WAITING)
+		wake_pending(t, th);
 }
 
 /* The next half: a traced next starts on c, anything else stops P c. */
@@ -129,12 +144,34 @@ void gt_tr_on_switch(struct gt_translator *t, const struct gt_kev_switch *e)
 	switch_next(t, e, c);
 }
 
+/* The P and stack a wakeup from interrupt context is written with: G 0,
+ * with the interrupt's one-frame stack, on the CPU's own P when none of
+ * our threads runs there, else on the spare P ncpus (the one where
+ * interrupts that hit a running thread of ours show).  The interrupted
+ * task is current on the CPU, and the model is made to agree, but it
+ * woke no one. */
+static int irq_waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, uint64_t *stack)
+{
+	const struct gt_kev_hdr *h = &e->hdr;
+	int c = h->cpu;
+	*stack = gt_tr_irq_stack(t, e->flags);
+	if (c >= t->ncpus)
+		return t->ncpus;
+	struct gt_kev_hdr wh = *h;
+	wh.sessions = e->waker_sessions;
+	if (!gt_tr_current(t, &wh, NULL))
+		gt_tr_free_p(t, c); /* an untraced task or the idle task was hit */
+	return t->cpus[c].cur ? t->ncpus : c;
+}
+
 /* The P and stack a wakeup is written with: the waker's own P when it is
  * one of our threads, else G 0 on the waker's CPU (or any idle P). */
 static int waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, uint64_t *stack)
 {
 	const struct gt_kev_hdr *h = &e->hdr;
 	int c = h->cpu;
+	if (e->flags & GT_WAKEUP_IN_IRQ)
+		return irq_waker_p(t, e, stack);
 	*stack = 0;
 	if (c >= t->ncpus)
 		return gt_tr_g0_p(t, -1);
@@ -148,6 +185,24 @@ static int waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, uint6
 	/* An untraced task or the idle task is current on c. */
 	gt_tr_free_p(t, c);
 	return c;
+}
+
+/* Ends th's block, just written, with the wakeup that raced it (kept in
+ * th->pending): by the waker if it is one of ours and still running
+ * (somewhere), else by G 0 with the waker's or the interrupt's stack. */
+static void wake_pending(struct gt_translator *t, struct gt_thread *th)
+{
+	const struct gt_kev_wakeup *e = &th->pending;
+	struct gt_thread *w = NULL;
+	uint64_t stack = 0;
+	if (e->flags & GT_WAKEUP_IN_IRQ)
+		stack = gt_tr_irq_stack(t, e->flags);
+	else if (e->hdr.tid && e->waker_sessions)
+		w = gt_tr_lookup(t, e->hdr.tid);
+	if (w && w->state != GT_TH_DEAD)
+		stack = gt_tr_stack(t, w->tgid, e->waker_ustack, -1);
+	int p = w && w->state == GT_TH_RUNNING ? w->cpu : gt_tr_g0_p(t, e->hdr.cpu);
+	gt_tr_make_runnable(t, th, p, stack);
 }
 
 void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e)
@@ -172,6 +227,11 @@ void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e)
 		th->last_p = gt_tr_g0_p(t, e->hdr.cpu);
 		th->seq++;
 		th->state = GT_TH_WAITING;
+	}
+	if (th->state == GT_TH_RUNNING && (e->flags & GT_WAKEUP_SWITCHING)) {
+		th->pending = *e; /* its switch-out comes next: the wakeup ends that */
+		th->wake_pending = true;
+		return;
 	}
 	if (th->state == GT_TH_RUNNABLE || th->state == GT_TH_RUNNING) {
 		t->st.wakeups_running++;

@@ -79,6 +79,29 @@ uint64_t gt_tr_comm_pc(const char *comm)
 	return h ? h : 1;
 }
 
+/* The stack of a wakeup from interrupt context (GT_WAKEUP_* flags): one
+ * synthetic frame naming the kind of interrupt, written once per kind.
+ * A stack, rather than a log event or a string, because both viewers show
+ * it where the waker's stack would be (the arrow's origin, the unblock
+ * event) and the scheduler-latency profile groups wakeups by it. */
+uint64_t gt_tr_irq_stack(struct gt_translator *t, uint32_t wakeup_flags)
+{
+	static const char *const kinds[4] = {"[timer interrupt]", "[hardirq]", "[softirq]", "[nmi]"};
+	int k = (wakeup_flags & GT_WAKEUP_NMI) ? 3 :
+		(wakeup_flags & GT_WAKEUP_SOFTIRQ) ? 2 :
+		(wakeup_flags & GT_WAKEUP_TIMER) ? 0 : 1;
+	if (!t->irq_stacks[k] && !t->err) {
+		struct gt_frame f = {
+			.pc = gt_tr_comm_pc(kinds[k]),
+			.func = kinds[k],
+			.file = "[interrupt]",
+			.line = 0,
+		};
+		t->irq_stacks[k] = gt_writer_stack(t->w, &f, 1);
+	}
+	return t->irq_stacks[k];
+}
+
 /* The id of a goroutine's identity stack, taken at its GoCreate; the
  * frame is given when the goroutine ends (gt_tr_identity_define), so the
  * name is the thread's last one (set after clone, changed by exec). */

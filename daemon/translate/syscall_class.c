@@ -54,6 +54,22 @@ enum gt_sys_class gt_syscall_class(int64_t nr)
 		return GT_SYS_NET;
 	case __NR_sched_yield:
 		return GT_SYS_YIELD;
+	case __NR_read:
+	case __NR_pread64:
+	case __NR_readv:
+	case __NR_preadv:
+	case __NR_preadv2:
+	case __NR_msgrcv:
+	case __NR_mq_timedreceive:
+		return GT_SYS_READ;
+	case __NR_write:
+	case __NR_pwrite64:
+	case __NR_writev:
+	case __NR_pwritev:
+	case __NR_pwritev2:
+	case __NR_msgsnd:
+	case __NR_mq_timedsend:
+		return GT_SYS_WRITE;
 	}
 	return GT_SYS_OTHER;
 }

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "syscall_class.h"
 
 int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 		      const struct gt_translator_opts *o)
@@ -53,8 +52,10 @@ void gt_translator_free(struct gt_translator *t)
 	free(t);
 }
 
-/* One thread of the snapshot: GoCreate by G 0 on P 0, then GoWaiting or
- * GoInSyscall when it is blocked (both only legal right after GoCreate). */
+/* One thread of the snapshot: GoCreate by G 0 on P 0, then GoWaiting when
+ * it is blocked (only legal right after GoCreate).  Blocked in a syscall
+ * too, not GoInSyscall: its waker then shows, as for any block
+ * (syscall_class.h). */
 static void snapshot_thread(struct gt_translator *t, const struct gt_thread_snapshot *s)
 {
 	if (s->tid == 0 || s->state == 'Z' || s->state == 'X' || s->state == 'x' ||
@@ -69,13 +70,8 @@ static void snapshot_thread(struct gt_translator *t, const struct gt_thread_snap
 	if (s->state == 'R')
 		return;
 	uint64_t a[1] = {th->goid};
-	if (s->syscall_nr >= 0 && gt_syscall_class(s->syscall_nr) == GT_SYS_OTHER) {
-		gt_tr_emit(t, 0, GT_EV_GO_IN_SYSCALL, a, 1);
-		th->state = GT_TH_WAITING_SYS;
-	} else {
-		gt_tr_emit(t, 0, GT_EV_GO_WAITING, a, 1);
-		th->state = GT_TH_WAITING;
-	}
+	gt_tr_emit(t, 0, GT_EV_GO_WAITING, a, 1);
+	th->state = GT_TH_WAITING;
 	th->last_p = 0;
 	th->seq++;
 }

@@ -11,8 +11,8 @@
  *
  *   thread = goroutine (a fresh id per thread lifetime), CPU = P,
  *   switch in = GoStart, switch out = GoPreempt / GoSched / GoBlock* /
- *   GoSleep / GoSysBlock by the syscall the thread was in, wakeup =
- *   GoUnblock (or GoSysExit) on the waker's CPU, clone = GoCreate,
+ *   GoSleep by the syscall the thread was in, wakeup = GoUnblock on the
+ *   waker's CPU with its stack (G 0 for an interrupt), clone = GoCreate,
  *   exit = GoEnd, syscall entry = GoSysCall, heap/RSS = HeapAlloc.
  *
  * Whatever the kernel delivers (lost, duplicated or reordered events,
@@ -29,8 +29,13 @@
  *    defined at GoEnd or gt_translator_end with the thread's LAST comm
  *    and tid (a worker renamed after clone shows the worker's name; a
  *    `record -- CMD` child shows the command after exec);
- *  - a blocking syscall is written as the runtime does: GoSysCall,
- *    GoSysBlock, ProcStop; the wakeup writes GoSysExit on the waker's P;
+ *  - a thread blocked in a syscall shows the syscall's GoSysCall, then a
+ *    GoBlock* (syscall_class.h), so that its waker's GoUnblock can name
+ *    the waker (GoSysExit cannot);
+ *  - a wakeup from interrupt context names no task: G 0 writes it, on the
+ *    CPU's P when none of ours runs there, else on the spare P ncpus,
+ *    with a one-frame stack naming the interrupt ("[timer interrupt]",
+ *    "[hardirq]", "[softirq]", "[nmi]");
  *  - G 0 acts (creates, unblocks) on an idle P, or on the spare P ncpus
  *    when every CPU runs one of our threads.
  *
@@ -50,7 +55,7 @@ struct gt_translator;
 
 /* A thread alive when the recording starts, as the caller read it (the
  * engine reads /proc): it becomes a goroutine created by G 0, with
- * GoWaiting or GoInSyscall when it is not runnable. */
+ * GoWaiting when it is not runnable. */
 struct gt_thread_snapshot {
 	uint32_t tid, tgid;
 	char state;          /* /proc state letter: R S D T t Z X I ... */
@@ -86,8 +91,8 @@ struct gt_translator_opts {
 int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 		      const struct gt_translator_opts *o);
 
-/* Writes the initial snapshot (GoCreate by G 0 for each thread, GoWaiting /
- * GoInSyscall for the blocked ones, ProcStart + GoStart for those running)
+/* Writes the initial snapshot (GoCreate by G 0 for each thread, GoWaiting
+ * for the blocked ones, ProcStart + GoStart for those running)
  * then one Gomaxprocs.  Must be called once, before any event. */
 int gt_translator_begin(struct gt_translator *t, uint64_t ts,
 			const struct gt_thread_snapshot *threads, int n);

@@ -23,8 +23,8 @@
 #    three); it blocks N times, or N-1 if the first message was already
 #    there when it first waited (who leaves the start barrier first is up
 #    to the scheduler).
-#  - sleeps: N nanosleeps -> N sleep blocks; blocking reads -> syscall
-#    blocks (N on an idle machine; fewer when the reader falls behind the
+#  - sleeps: N nanosleeps -> N sleep blocks; blocking pipe reads -> sync
+#    blocks, GoBlockRecv, which the writer's GoUnblock ends (N on an idle machine; fewer when the reader falls behind the
 #    feeder, which the exact check above covers); the mutex workload's
 #    stacks name its own functions and its threads group by name on the
 #    viewer's Goroutines page.
@@ -87,8 +87,8 @@ check_threads() {
 
 N=5000   # strict ping-pong: ~14 kernel events per round trip on one CPU
 # Over a futex word each wakeup is a GoUnblock of a sync block; over a
-# socketpair, of a net block.  (Over pipes the blocks are syscall blocks,
-# ended by GoSysExit, not GoUnblock: blockread below covers those.)
+# socketpair, of a net block.  (Over pipes, of a GoBlockRecv after the
+# read's GoSysCall: record_wakeups.sh checks who wakes those.)
 for mode in futex socket; do
 	kind=sync; [ $mode = socket ] && kind=net
 	if record_window pp$mode "$WL/pingpong" --wait $N strict $mode && check_threads pp$mode &&
@@ -119,7 +119,7 @@ fi
 
 R=100
 if record_window blockread "$WL/blockread" --wait $R 2000 && check_threads blockread &&
-	gt_truth fidelity_blockread blocks "$GT_TMP/blockread.trace.json" reader syscall $((R / 2)) $((R + 2)) &&
+	gt_truth fidelity_blockread blocks "$GT_TMP/blockread.trace.json" reader sync $((R / 2)) $((R + 2)) &&
 	gt_truth fidelity_blockread blocks "$GT_TMP/blockread.trace.json" feeder sleep $R $((R + 1)); then
 	ok fidelity_blockread
 fi

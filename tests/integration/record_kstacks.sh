@@ -9,7 +9,8 @@
 #    twice, on the read and on the page lock), none counted as a syscall,
 #    with the kernel's fault path and the workload's own function in the
 #    stacks;
-#  - a blocking pipe read is a syscall block whose stack (glibc's read;
+#  - a blocking pipe read is a block in read() (GoBlockRecv, a sync block
+#    to inspect, after its GoSysCall) whose stack (glibc's read;
 #    its caller is lost to the frame-pointer walk) has no kernel frames by
 #    default, and the kernel's read path (vfs_read) with --kernel-stacks.
 # Each workload is recorded with -p while it lives (the --wait protocol),
@@ -69,7 +70,7 @@ for mode in default all; do
 	[ $mode = all ] && flag=(--kernel-stacks)
 	record_wl kstacks_$mode br_$mode "${flag[@]}" -- "$WL/blockread" --wait 100 1000 || continue
 	f=$GT_TMP/br_$mode.trace
-	gt_truth kstacks_$mode blocks "$f.json" reader syscall 50 102 || continue
+	gt_truth kstacks_$mode blocks "$f.json" reader sync 50 102 || continue
 	if [ $mode = all ]; then
 		gt_truth kstacks_$mode frames "$f.jsontrace" read vfs_read || continue
 	else

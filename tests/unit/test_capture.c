@@ -452,6 +452,98 @@ static void test_family_pingpong(void)
 	check_block_stacks(t, n);
 }
 
+/* The players wake each other from write(), in task context: no wakeup
+ * between them may carry an interrupt flag, and each names its waker's
+ * stack. */
+static void test_family_task_wakeups(void)
+{
+	unsigned peer = 0, irq = 0, nostack = 0;
+
+	run_family_once();
+	GT_REQUIRE(fam_ok, "%s", fam_why);
+	for (size_t i = 0; i < fam.r.n; i++) {
+		const struct rec *e = &fam.r.v[i];
+
+		if (e->ev.hdr.type != GT_KEV_WAKEUP || e->ev.wk.target_tgid != (uint32_t)fam.pid ||
+		    e->ev.hdr.tgid != (uint32_t)fam.pid || e->ev.hdr.tid == e->ev.wk.target_tid ||
+		    e->ev.hdr.tid == (uint32_t)fam.pid || (e->ev.wk.flags & GT_WAKEUP_NEW))
+			continue;
+		peer++;
+		irq += (e->ev.wk.flags & GT_WAKEUP_IN_IRQ) != 0;
+		nostack += e->ev.wk.waker_ustack < 0;
+	}
+	GT_CHECK(peer >= 2 * ROUNDS, "%u wakeups of a player by the other, expected >= %d",
+		 peer, 2 * ROUNDS);
+	GT_CHECK(irq == 0, "%u of %u wakeups between the players flagged as from an interrupt",
+		 irq, peer);
+	GT_CHECK(nostack * 10 <= peer, "%u of %u wakeups between the players without the "
+		 "waker's stack", nostack, peer);
+}
+
+/* A thread sleeping in nanosleep is woken only by its timer, which
+ * expires in hrtimer_interrupt(): every such wakeup must say so (hardirq,
+ * timer) and carry no stack of the task it interrupted.  (This assumes
+ * high-resolution timers, as /proc/timer_list's hres_active says; in
+ * low-resolution mode the tick would expire them, flagged hardirq only.) */
+static void test_timer_wakeups(void)
+{
+	enum { SLEEPS = 20 };
+	struct recording r = {0};
+	unsigned total = 0, timer = 0, other = 0, stacked = 0;
+	uint32_t flags_seen = 0;
+	int go[2];
+
+	GT_REQUIRE(pipe(go) == 0, "pipe: %s", strerror(errno));
+	pid_t p = fork();
+	if (p == 0) {
+		char c;
+		struct timespec ts = { 0, 2000000 };
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		for (int i = 0; i < SLEEPS; i++)
+			nanosleep(&ts, NULL);
+		_exit(0);
+	}
+	close(go[0]);
+	GT_REQUIRE(p > 0, "fork: %s", strerror(errno));
+	int rc = gt_capture_trace_tgid(cap, p, 0, 1);
+	if (write(go[1], "g", 1) != 1)
+		rc = -EPIPE;
+	close(go[1]);
+	if (!rc) {
+		waitpid(p, NULL, 0);
+		poll_for(&r, 50);
+		rc = gt_capture_flush(cap, record_cb, &r);
+	} else {
+		reap(p);
+	}
+	gt_capture_trace_tgid(cap, p, 0, 0);
+	for (size_t i = 0; i < r.n; i++) {
+		const struct gt_kev_wakeup *w = &r.v[i].ev.wk;
+
+		if (w->hdr.type != GT_KEV_WAKEUP || w->target_tid != (uint32_t)p ||
+		    (w->flags & GT_WAKEUP_NEW))
+			continue;
+		total++;
+		flags_seen |= w->flags;
+		if ((w->flags & (GT_WAKEUP_HARDIRQ | GT_WAKEUP_TIMER)) ==
+		    (GT_WAKEUP_HARDIRQ | GT_WAKEUP_TIMER))
+			timer++;
+		else
+			other++;
+		stacked += w->waker_ustack >= 0;
+	}
+	free(r.v);
+	GT_REQUIRE(rc >= 0, "recording the sleeper: %s", strerror(-rc));
+	GT_CHECK(total >= SLEEPS, "the sleeper was woken %u times, expected >= %d", total, SLEEPS);
+	GT_CHECK(other == 0, "%u of %u wakeups of the sleeper not flagged hardirq+timer "
+		 "(flags seen %#x)", other, total, flags_seen);
+	GT_CHECK(stacked == 0, "%u timer wakeups carry a user stack of the interrupted task",
+		 stacked);
+}
+
 static void test_family_lifecycle(void)
 {
 	int thread_forks = 0, child_fork = 0, exec = 0, exits = 0, gdead = 0, gexit = -1;
@@ -958,8 +1050,10 @@ int main(void)
 	gt_test_report("capture_open", 1, NULL);
 	GT_RUN(test_family_order);
 	GT_RUN(test_family_pingpong);
+	GT_RUN(test_family_task_wakeups);
 	GT_RUN(test_family_lifecycle);
 	GT_RUN(test_family_stacks);
+	GT_RUN(test_timer_wakeups);
 	GT_RUN(test_family_untraced_and_drops);
 	GT_RUN(test_cgroup);
 	GT_RUN(test_filter_api);

@@ -120,6 +120,23 @@ static void wake(struct tt *x, uint64_t ts, int cpu, uint32_t waker, uint32_t ta
 	feed(x, &e, sizeof(e));
 }
 
+/* A wakeup from interrupt context (GT_WAKEUP_* flags) on cpu, where
+ * `current` (the interrupted task, maybe one of ours, maybe idle) runs;
+ * its stack id must not be used. */
+static void irq_wake(struct tt *x, uint64_t ts, int cpu, uint32_t current, uint32_t target,
+		     uint32_t flags)
+{
+	struct gt_kev_wakeup e = {0};
+	hdr(&e.hdr, GT_KEV_WAKEUP, ts, cpu, current);
+	e.target_tid = target;
+	e.target_tgid = TGID;
+	e.target_cpu = (uint32_t)cpu;
+	e.flags = flags;
+	e.waker_sessions = sess(current);
+	e.waker_ustack = 7;
+	feed(x, &e, sizeof(e));
+}
+
 static void sys_enter(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr)
 {
 	struct gt_kev_sys_enter e = {0};
@@ -283,6 +300,41 @@ static void expect_seq(struct tt *x, const char *want)
 	}
 }
 
+/* The function of the first frame of the stack that the first GoUnblock
+ * (or GoUnblockLocal) of goroutine g carries, read from the file with our
+ * raw reader (Go's -d prints no stacks); "" if none. */
+static void unblock_frame(const struct tt *x, uint64_t g, char *out, size_t n)
+{
+	uint64_t stack = 0, func = 0;
+	struct gt_raw_event *ev = malloc(sizeof(*ev));
+	FILE *f = fopen(x->path, "rb");
+	static uint8_t buf[1 << 20];
+	size_t len = f ? fread(buf, 1, sizeof(buf), f) : 0;
+	struct gt_reader r;
+	out[0] = '\0';
+	if (f)
+		fclose(f);
+	if (!ev || gt_reader_open(&r, buf, len) < 0) {
+		free(ev);
+		return;
+	}
+	/* pass 1: the stack id; pass 2: its first frame's function id; 3: the name */
+	for (int pass = 1; pass <= 3; pass++) {
+		gt_reader_open(&r, buf, len);
+		while (gt_reader_next(&r, ev) == 1) {
+			int unb = ev->type == GT_EV_GO_UNBLOCK || ev->type == GT_EV_GO_UNBLOCK_LOCAL;
+			if (pass == 1 && unb && ev->nargs >= 3 && ev->args[1] == g && !stack)
+				stack = ev->args[ev->nargs - 1];
+			else if (pass == 2 && ev->type == GT_EV_STACK && ev->nargs >= 6 &&
+				 ev->args[0] == stack && stack)
+				func = ev->args[3]; /* id, n, then pc, func, file, line */
+			else if (pass == 3 && ev->type == GT_EV_STRING && ev->args[0] == func && func)
+				snprintf(out, n, "%.*s", (int)ev->str_len, (const char *)ev->str);
+		}
+	}
+	free(ev);
+}
+
 static int count_lines(const struct tt *x, const char *prefix)
 {
 	int n = 0;
@@ -336,8 +388,9 @@ static void snap(struct gt_thread_snapshot *s, uint32_t tid, char state, int64_t
 	snprintf(s->comm, sizeof(s->comm), "t%u", tid);
 }
 
-/* Two threads write/read a pipe in turns: read blocks -> GoSysBlock, the
- * writer's wakeup -> GoSysExit, switch in -> GoStart. */
+/* Two threads write/read a pipe in turns: read blocks -> GoSysCall then
+ * GoBlockRecv, the writer's wakeup -> GoUnblock by the writer (who woke
+ * whom, as a futex wait shows it), switch in -> GoStart. */
 static void test_pipe_ping_pong(void)
 {
 	struct tt x;
@@ -369,10 +422,10 @@ static void test_pipe_ping_pong(void)
 			       "ProcStart p=1 g=0 thread=102\n"
 			       "GoStart p=1 g=2 g=2 seq=3\n"
 			       "GoSysCall p=0 g=1\n"
-			       "GoSysBlock p=0 g=1\n"
+			       "GoBlockRecv p=0 g=1\n"
 			       "ProcStop p=0 g=0\n"
 			       "GoSysCall p=1 g=2\n"
-			       "GoSysExit p=1000003 g=1 g=1 seq=4 ts=0\n"
+			       "GoUnblock p=1 g=2 g=1 seq=4\n"
 			       "ProcStart p=0 g=0 thread=101\n"
 			       "GoStart p=0 g=1 g=1 seq=5\n"
 			       "GoPreempt p=0 g=1\n"
@@ -405,7 +458,7 @@ static void block_case(int64_t nr, int64_t state, const char *want_block, const 
 		 "%s g=%s\n"
 		 "ProcStart p=1 g=0 thread=101\n"
 		 "GoStart p=1 g=1 g=1 seq=3", want_block, want_wake,
-		 !strncmp(want_wake, "GoSysExit", 9) ? "1 g=1 seq=2 ts=0" : "0 g=1 seq=2");
+		 "0 g=1 seq=2");
 	if (tt_finish(&x, 5000) == 0)
 		expect_seq(&x, want);
 	tt_close(&x);
@@ -418,7 +471,9 @@ static void test_poll(void) { block_case(7, S_SLEEP, "GoBlockSelect", "GoUnblock
 static void test_epoll(void) { block_case(232, S_SLEEP, "GoBlockSelect", "GoUnblock p=1"); }
 static void test_socket_recv(void) { block_case(45, S_SLEEP, "GoBlockNet", "GoUnblock p=1000002"); }
 static void test_accept(void) { block_case(288, S_SLEEP, "GoBlockNet", "GoUnblock p=1000002"); }
-static void test_read_file_sysblock(void) { block_case(0, S_DISK, "GoSysBlock", "GoSysExit p=1000003"); }
+static void test_read_block(void) { block_case(0, S_DISK, "GoBlockRecv", "GoUnblock p=1"); }
+static void test_write_block(void) { block_case(1, S_SLEEP, "GoBlockSend", "GoUnblock p=1"); }
+static void test_wait4_block(void) { block_case(61, S_SLEEP, "GoBlockCond", "GoUnblock p=1"); }
 static void test_block_outside_syscall(void) { block_case(-1, S_DISK, "GoBlock", "GoUnblock p=1"); }
 
 /* The block reason is what the switch itself says: a thread first seen
@@ -474,10 +529,10 @@ static void test_preempt(void)
 	tt_close(&x);
 }
 
-/* A blocking syscall is written as the Go runtime writes one: GoSysCall
- * right before GoSysBlock (again if the thread was preempted inside the
- * syscall), then ProcStop, even when another of ours runs next. */
-static void test_sysblock_shape(void)
+/* A thread blocked in a generic syscall: its GoSysCall right before the
+ * block (again if it was preempted inside the syscall), and no ProcStop
+ * when another of ours runs next. */
+static void test_syscall_block_shape(void)
 {
 	struct tt x;
 	struct gt_thread_snapshot s[2];
@@ -495,9 +550,7 @@ static void test_sysblock_shape(void)
 			       "ProcStart p=0 g=0 thread=101\n"
 			       "GoStart p=0 g=1 g=1 seq=2\n"
 			       "GoSysCall p=0 g=1\n"
-			       "GoSysBlock p=0 g=1\n"
-			       "ProcStop p=0 g=0\n"
-			       "ProcStart p=0 g=0 thread=102\n"
+			       "GoBlockRecv p=0 g=1\n"
 			       "GoStart p=0 g=2 g=2 seq=2");
 	tt_close(&x);
 }
@@ -597,11 +650,11 @@ static void test_snapshot_states(void)
 	snap(&s[0], 101, 'R', -1, 1);   /* running on CPU 1 */
 	snap(&s[1], 102, 'R', -1, 1);   /* CPU 1 taken: runnable */
 	snap(&s[2], 103, 'S', -1, 0);   /* sleeping outside a syscall */
-	snap(&s[3], 104, 'D', 0, 0);    /* in read(): GoInSyscall */
+	snap(&s[3], 104, 'D', 0, 0);    /* in read(): GoWaiting too */
 	snap(&s[4], 105, 'S', 202, 0);  /* in futex: GoWaiting */
 	snap(&s[5], 106, 'Z', -1, 0);   /* zombie: no goroutine */
 	GT_REQUIRE(tt_open(&x, s, 6) == 0, "open");
-	wake(&x, 2000, 0, 0, 104);      /* read done: GoSysExit */
+	wake(&x, 2000, 0, 0, 104);      /* read done: GoUnblock by G 0 */
 	sw(&x, 2100, 0, 0, 0, 0, 104);
 	if (tt_finish(&x, 5000) == 0) {
 		expect_seq(&x, "GoCreate p=0 g=0 g=1\n"
@@ -609,11 +662,11 @@ static void test_snapshot_states(void)
 			       "GoCreate p=0 g=0 g=3\n"
 			       "GoWaiting p=0 g=3 g=3\n"
 			       "GoCreate p=0 g=0 g=4\n"
-			       "GoInSyscall p=0 g=4 g=4\n"
+			       "GoWaiting p=0 g=4 g=4\n"
 			       "GoCreate p=0 g=0 g=5\n"
 			       "GoWaiting p=0 g=5 g=5\n"
 			       "Gomaxprocs p=0 g=0 procs=2\n"
-			       "GoSysExit p=1000003 g=4 g=4 seq=2 ts=0\n"
+			       "GoUnblock p=0 g=0 g=4 seq=2\n"
 			       "ProcStart p=0 g=0 thread=104\n"
 			       "GoStart p=0 g=4 g=4 seq=3");
 		expect_seq(&x, "ProcStart p=1 g=0 thread=101\n"
@@ -622,6 +675,104 @@ static void test_snapshot_states(void)
 		GT_CHECK(count_lines(&x, "GoCreate") == 5, "zombie got a goroutine");
 		GT_CHECK(count_lines(&x, "Gomaxprocs") == 1, "Gomaxprocs count");
 	}
+	tt_close(&x);
+}
+
+/* A timer fires on CPU 0 while our 101 spins there and wakes our 102: the
+ * wakeup is G 0's, on the spare P 2 (P 0 runs 101, which woke no one and
+ * keeps running), with the one frame "[timer interrupt]". */
+static void test_irq_wakeup_busy_cpu(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'S', 230, 1);
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	irq_wake(&x, 2000, 0, 101, 102, GT_WAKEUP_HARDIRQ | GT_WAKEUP_TIMER);
+	sw(&x, 2100, 1, 0, 0, 0, 102);
+	sw(&x, 2200, 0, 101, 0, GT_SWITCH_PREEMPT, 0);
+	if (tt_finish(&x, 5000) == 0) {
+		expect_seq(&x, "GoStart p=0 g=1 g=1 seq=1\n"
+			       "GoUnblock p=2 g=0 g=2 seq=2\n"
+			       "ProcStart p=1 g=0 thread=102\n"
+			       "GoStart p=1 g=2 g=2 seq=3\n"
+			       "GoPreempt p=0 g=1");
+		GT_CHECK(count_lines(&x, "GoPreempt p=0 g=1") == 1, "101 was descheduled:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoUnblock p=0") == 0, "credited to 101:\n%s", x.dump);
+		char f[128];
+		unblock_frame(&x, 2, f, sizeof(f));
+		GT_CHECK(!strcmp(f, "[timer interrupt]"), "unblock's frame: '%s'", f);
+	}
+	expect_no_repairs(&x);
+	tt_close(&x);
+}
+
+/* Interrupts on an idle CPU (tid 0 current) or one running an untraced
+ * task: G 0 on that CPU's own P, each kind with its own frame. */
+static void test_irq_wakeup_kinds(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[3];
+	snap(&s[0], 101, 'S', 0, 0);
+	snap(&s[1], 102, 'S', 0, 0);
+	snap(&s[2], 103, 'S', 0, 0);
+	GT_REQUIRE(tt_open(&x, s, 3) == 0, "open");
+	irq_wake(&x, 2000, 1, 0, 101, GT_WAKEUP_SOFTIRQ);
+	irq_wake(&x, 2100, 1, 1000, 102, GT_WAKEUP_HARDIRQ);
+	irq_wake(&x, 2200, 0, 0, 103, GT_WAKEUP_NMI);
+	if (tt_finish(&x, 5000) == 0) {
+		expect_seq(&x, "GoUnblock p=1 g=0 g=1 seq=2\n"
+			       "GoUnblock p=1 g=0 g=2 seq=2\n"
+			       "GoUnblock p=0 g=0 g=3 seq=2");
+		const char *want[3] = {"[softirq]", "[hardirq]", "[nmi]"};
+		for (int i = 0; i < 3; i++) {
+			char f[128];
+			unblock_frame(&x, (uint64_t)i + 1, f, sizeof(f));
+			GT_CHECK(!strcmp(f, want[i]), "g%d's unblock frame '%s', want %s", i + 1,
+				 f, want[i]);
+		}
+	}
+	expect_no_repairs(&x);
+	tt_close(&x);
+}
+
+/* A wakeup racing a block: the kernel wakes 101 while it is still
+ * switching out (off its runqueue, on its CPU), so the wakeup is traced
+ * before the switch-out.  It ends that block: by 102, the waker, still
+ * running, and by G 0 with the timer's frame for a timer; never a lost
+ * wakeup found at the next switch-in. */
+static void test_wakeup_racing_block(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'R', -1, 1);
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	sys_enter(&x, 1900, 0, 101, 0);
+	struct gt_kev_wakeup e = {0};
+	hdr(&e.hdr, GT_KEV_WAKEUP, 2000, 1, 102);
+	e.target_tid = 101;
+	e.target_tgid = TGID;
+	e.flags = GT_WAKEUP_SWITCHING;
+	e.waker_sessions = 1;
+	e.waker_ustack = -1;
+	feed(&x, &e, sizeof(e));
+	sw(&x, 2100, 0, 101, S_SLEEP, 0, 0);     /* the block it raced */
+	sw(&x, 2200, 0, 0, 0, 0, 101);
+	irq_wake(&x, 2300, 1, 102, 101, GT_WAKEUP_HARDIRQ | GT_WAKEUP_TIMER | GT_WAKEUP_SWITCHING);
+	x.sysnr[101] = 35;
+	sw(&x, 2400, 0, 101, S_SLEEP, 0, 0);     /* nanosleep, its timer raced it */
+	sw(&x, 2500, 0, 0, 0, 0, 101);
+	if (tt_finish(&x, 5000) == 0) {
+		expect_seq(&x, "GoBlockRecv p=0 g=1\n"
+			       "GoUnblock p=1 g=2 g=1 seq=2\n"
+			       "GoStart p=0 g=1 g=1 seq=3\n"
+			       "GoSleep p=0 g=1\n"
+			       "GoUnblock p=0 g=0 g=1 seq=4\n"
+			       "GoStart p=0 g=1 g=1 seq=5");
+		GT_CHECK(count_lines(&x, "GoUnblock") == 2, "unblocks:\n%s", x.dump);
+	}
+	expect_no_repairs(&x);
 	tt_close(&x);
 }
 
@@ -987,7 +1138,9 @@ static void test_retired_thread_named(void)
 static void test_syscall_classes(void)
 {
 	GT_CHECK(gt_syscall_class(SYS_futex) == GT_SYS_FUTEX, "futex class");
-	GT_CHECK(gt_syscall_class(SYS_read) == GT_SYS_OTHER, "read class");
+	GT_CHECK(gt_syscall_class(SYS_read) == GT_SYS_READ, "read class");
+	GT_CHECK(gt_syscall_class(SYS_writev) == GT_SYS_WRITE, "writev class");
+	GT_CHECK(gt_syscall_class(SYS_wait4) == GT_SYS_OTHER, "wait4 class");
 	GT_CHECK(gt_syscall_class(SYS_ppoll) == GT_SYS_SELECT, "ppoll class");
 	GT_CHECK(gt_syscall_class(SYS_sendmsg) == GT_SYS_NET, "sendmsg class");
 	GT_CHECK(gt_syscall_class(SYS_clock_nanosleep) == GT_SYS_SLEEP, "sleep class");
@@ -1046,16 +1199,21 @@ int main(void)
 	GT_RUN(test_epoll);
 	GT_RUN(test_socket_recv);
 	GT_RUN(test_accept);
-	GT_RUN(test_read_file_sysblock);
+	GT_RUN(test_read_block);
+	GT_RUN(test_write_block);
+	GT_RUN(test_wait4_block);
 	GT_RUN(test_block_outside_syscall);
 	GT_RUN(test_block_reason_from_switch);
 	GT_RUN(test_preempt);
-	GT_RUN(test_sysblock_shape);
+	GT_RUN(test_syscall_block_shape);
 	GT_RUN(test_yield);
 	GT_RUN(test_clone_and_exit);
 	GT_RUN(test_exit_then_preempted);
 	GT_RUN(test_snapshot_states);
 	GT_RUN(test_wakeup_untraced_busy_cpu);
+	GT_RUN(test_irq_wakeup_busy_cpu);
+	GT_RUN(test_irq_wakeup_kinds);
+	GT_RUN(test_wakeup_racing_block);
 	GT_RUN(test_wakeup_all_cpus_busy);
 	GT_RUN(test_repairs);
 	GT_RUN(test_exec_renames);

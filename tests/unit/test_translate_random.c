@@ -64,8 +64,8 @@ static const int64_t sys_nrs[] = {0, 1, 7, 23, 24, 35, 45, 46, 202, 230, 232, 28
 
 static void push_raw(struct sim *s, const void *ev, size_t len)
 {
-	if (s->len + len > s->cap) {
-		s->cap = (s->cap + len) * 2;
+	if (!s->buf || s->len + len > s->cap) { /* a first, empty record too */
+		s->cap = (s->cap + len) * 2 + 64;
 		s->buf = realloc(s->buf, s->cap);
 	}
 	if (s->nev == s->capev) {
@@ -163,18 +163,27 @@ static void do_switch(struct sim *s, int c)
 	emit(s, &e.hdr, sizeof(e));
 }
 
+/* A wakeup of a sleeper, from task or interrupt context; now and then one
+ * of a running thread flagged as racing its block (GT_WAKEUP_SWITCHING),
+ * whether or not it blocks next. */
 static void do_wakeup(struct sim *s, int c)
 {
-	int t = pick(s, SIM_SLEEP);
+	static const uint32_t kinds[] = {0, 0, 0, GT_WAKEUP_HARDIRQ | GT_WAKEUP_TIMER,
+					 GT_WAKEUP_HARDIRQ, GT_WAKEUP_SOFTIRQ, GT_WAKEUP_NMI};
+	int racing = rnd(&s->r, 10) == 0;
+	int t = pick(s, racing ? SIM_RUN : SIM_SLEEP);
 	if (t < 0)
 		return;
 	struct gt_kev_wakeup e = {0};
 	hdr(s, &e.hdr, GT_KEV_WAKEUP, c, s->cur[c]);
 	e.target_tid = s->th[t].tid;
 	e.target_tgid = TID0;
+	e.flags = kinds[rnd(&s->r, sizeof(kinds) / sizeof(kinds[0]))] |
+		  (racing ? GT_WAKEUP_SWITCHING : 0);
 	e.waker_sessions = e.hdr.sessions;
 	e.waker_ustack = (int32_t)rnd(&s->r, 8) - 1;
-	s->th[t].st = SIM_READY;
+	if (!racing)
+		s->th[t].st = SIM_READY;
 	emit(s, &e.hdr, sizeof(e));
 }
 

@@ -2,7 +2,13 @@
  * a bit of everything for SECONDS (default 3): four workers fight over a
  * mutex (worker-N), ping and pong bounce a byte over pipes, a sleeper naps,
  * a reader waits on a slow pipe, and three spinners compete for the CPUs.
- * In `go tool trace` each thread is a goroutine named after it. */
+ * In `go tool trace` each thread is a goroutine named after it.
+ *
+ * At the end it prints `wakes NAME MAX` per thread: how many other threads
+ * it could have woken, counting each call that can wake one (a write to a
+ * pipe, a close of one, a mutex unlock) plus its own exit (which wakes a
+ * joiner).  A trace that credits a thread with more wakeups lies
+ * (tests/integration/record_wakeups.sh). */
 #include "wl_common.h"
 
 #define NWORKERS 4
@@ -13,6 +19,9 @@ static volatile unsigned long guarded;
 static int to_pong[2], to_ping[2], slow[2];
 static uint64_t deadline;
 static volatile int stop;
+/* Calls that can wake another thread, per thread, read by main after the
+ * joins (the join orders them). */
+static unsigned long wakes_worker[NWORKERS], wakes_ping, wakes_pong, wakes_main;
 
 __attribute__((noinline)) static void update_shared_state(void)
 {
@@ -30,6 +39,7 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&lock);
 		update_shared_state();
 		pthread_mutex_unlock(&lock);
+		wakes_worker[(intptr_t)arg]++;
 		usleep(200);
 	}
 	return NULL;
@@ -42,10 +52,12 @@ static void *ping(void *arg)
 	(void)arg;
 	wl_announce("ping");
 	while (!stop) {
+		wakes_ping++;
 		if (write(to_pong[1], &c, 1) != 1 || read(to_ping[0], &c, 1) != 1)
 			break;
 		usleep(500);
 	}
+	wakes_ping++;
 	close(to_pong[1]); /* pong sees EOF and ends */
 	return NULL;
 }
@@ -56,9 +68,11 @@ static void *pong(void *arg)
 
 	(void)arg;
 	wl_announce("pong");
-	while (read(to_pong[0], &c, 1) == 1)
+	while (read(to_pong[0], &c, 1) == 1) {
+		wakes_pong++;
 		if (write(to_ping[1], &c, 1) != 1)
 			break;
+	}
 	return NULL;
 }
 
@@ -125,13 +139,23 @@ int main(int argc, char **argv)
 	/* Main feeds the reader slowly until the time is up. */
 	while (wl_now_ns() < deadline) {
 		usleep(20000);
+		wakes_main++;
 		if (write(slow[1], &c, 1) != 1)
 			wl_die("write");
 	}
 	stop = 1;
+	wakes_main++;
 	close(slow[1]);
 	for (int i = 0; i < nt; i++)
 		pthread_join(t[i], NULL);
+	/* + 1 each: a thread's exit wakes its joiner */
+	for (int i = 0; i < NWORKERS; i++)
+		wl_say("wakes worker-%d %lu\n", i, wakes_worker[i] + 1);
+	wl_say("wakes ping %lu\nwakes pong %lu\nwakes demo %lu\n", wakes_ping + 1,
+	       wakes_pong + 1, wakes_main + 1);
+	wl_say("wakes sleeper 1\nwakes reader 1\n");
+	for (int i = 0; i < NSPIN; i++)
+		wl_say("wakes spinner-%d 1\n", i);
 	wl_say("done\n");
 	return 0;
 }

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Who woke whom in a Go execution trace (the v1 wire format gotraced writes),
+read straight from the file: every GoUnblock/GoUnblockLocal, the goroutine
+that wrote it (the one running on its P then, 0 for none) and the one it
+names, the block it ends, and the first frame of its stack.  Goroutines are
+named as gotraced names them: by the one frame of their GoCreate's
+new-goroutine stack (the thread's comm).  Each check prints its lines and
+exits 1 on a mismatch.
+
+  table TRACE                       waker -> target counts; G 0's wakeups by
+                                    the frame of their stack ([timer
+                                    interrupt], [softirq], ... or none)
+  bounds TRACE WORKLOAD_OUT         every goroutine that woke anyone has a
+                                    `wakes NAME MAX` line in WORKLOAD_OUT and
+                                    woke at most MAX times (summed by name)
+  ends TRACE TARGET BLOCK WAKER MIN MAX [LOST_PCT]
+                                    the wakeups of goroutine(s) TARGET that
+                                    end a BLOCK (e.g. GoBlockRecv) were all
+                                    written by goroutine(s) WAKER, MIN..MAX;
+                                    with LOST_PCT, up to that percentage of
+                                    them may be G 0's with no stack instead:
+                                    how the translator repairs a wakeup the
+                                    kernel stream lacked (never a task's)
+"""
+import collections
+import sys
+
+EV_BATCH, EV_FREQUENCY, EV_STACK = 1, 2, 3
+EV_GO_CREATE, EV_GO_START = 13, 14
+EV_GO_UNBLOCK, EV_STRING, EV_GO_START_LOCAL = 21, 37, 38
+EV_GO_UNBLOCK_LOCAL, EV_GO_START_LABEL, EV_USER_LOG = 39, 41, 48
+# events after which no goroutine runs on the P (Go's parser: lastG = 0)
+STOPS = {15: "GoEnd", 16: "GoStop", 17: "GoSched", 18: "GoPreempt",
+         19: "GoSleep", 20: "GoBlock", 22: "GoBlockSend", 23: "GoBlockRecv",
+         24: "GoBlockSelect", 25: "GoBlockSync", 26: "GoBlockCond",
+         27: "GoBlockNet", 30: "GoSysBlock", 42: "GoBlockGC"}
+BLOCKS = {k: v for k, v in STOPS.items() if k not in (15, 16, 17, 18)}
+NO_TIME = (EV_BATCH, EV_FREQUENCY, EV_STACK, EV_STRING)
+
+
+def varint(buf, pos):
+    v = shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        v |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, pos
+
+
+def events(buf):
+    """(type, args) of every record after the 16-byte header."""
+    pos = 16
+    while pos < len(buf):
+        b = buf[pos]
+        pos += 1
+        typ, narg = b & 0x3f, b >> 6
+        if typ == EV_STRING:
+            sid, pos = varint(buf, pos)
+            n, pos = varint(buf, pos)
+            yield typ, [sid, buf[pos:pos + n].decode("utf-8", "replace")]
+            pos += n
+            continue
+        args = []
+        if narg < 3:
+            for _ in range(narg + 1):
+                v, pos = varint(buf, pos)
+                args.append(v)
+        else:
+            n, pos = varint(buf, pos)
+            end = pos + n
+            while pos < end:
+                v, pos = varint(buf, pos)
+                args.append(v)
+        if typ == EV_USER_LOG:  # a value string follows the arguments
+            n, pos = varint(buf, pos)
+            pos += n
+        yield typ, args
+
+
+class Trace:
+    def __init__(self, path):
+        with open(path, "rb") as f:
+            buf = f.read()
+        strings, stacks, created = {}, {}, {}
+        self.unblocks = []   # (ts, waker g, target g, stack id)
+        self.blocks = collections.defaultdict(list)  # g -> [(ts, name)]
+        last_g, now = {}, {}
+        p = 0
+        for typ, a in events(buf):
+            if typ == EV_STRING:
+                strings[a[0]] = a[1]
+                continue
+            if typ == EV_STACK:
+                stacks[a[0]] = a[3] if len(a) >= 6 else 0  # first frame's func
+                continue
+            if typ == EV_BATCH:
+                p, now[a[0]] = a[0], a[1]
+                continue
+            if typ in NO_TIME:
+                continue
+            now[p] = now.get(p, 0) + a[0]
+            ts, g = now[p], last_g.get(p, 0)
+            if typ in (EV_GO_START, EV_GO_START_LOCAL, EV_GO_START_LABEL):
+                last_g[p] = a[1]
+            elif typ in STOPS:
+                if typ in BLOCKS:
+                    self.blocks[g].append((ts, BLOCKS[typ]))
+                last_g[p] = 0
+            elif typ == EV_GO_CREATE:
+                created[a[1]] = a[2]
+            elif typ in (EV_GO_UNBLOCK, EV_GO_UNBLOCK_LOCAL):
+                self.unblocks.append((ts, g, a[1], a[-1]))
+        self.frame = {sid: strings.get(fid, "") for sid, fid in stacks.items()}
+        self.name = {g: self.frame.get(sid, "") or f"G{g}" for g, sid in created.items()}
+
+    def waker(self, g, stack):
+        if g:
+            return self.name.get(g, f"G{g}")
+        return "G0 " + (self.frame.get(stack) or "(no stack)")
+
+    def ended(self):
+        """(ts, waker g, target g, stack, block it ends) of every unblock."""
+        out = []
+        by_target = collections.defaultdict(list)
+        for u in self.unblocks:
+            by_target[u[2]].append(u)
+        for g, us in by_target.items():
+            merged = sorted([(ts, 0, name) for ts, name in self.blocks[g]] +
+                            [(u[0], 1, u) for u in us], key=lambda e: (e[0], e[1]))
+            last = "(before the trace)"
+            for _, kind, x in merged:
+                if kind == 0:
+                    last = x
+                else:
+                    out.append(x + (last,))
+        return out
+
+
+def table(tr):
+    counts = collections.Counter((tr.waker(w, s), tr.name.get(t, f"G{t}"))
+                                 for _, w, t, s in tr.unblocks)
+    for (w, t), n in sorted(counts.items(), key=lambda kv: -kv[1]):
+        print(f"  {w} -> {t}: {n}")
+    return 0
+
+
+def bounds(tr, workload_out):
+    limit = {}
+    with open(workload_out) as f:
+        for line in f:
+            w = line.split()
+            if len(w) == 3 and w[0] == "wakes":
+                limit[w[1]] = limit.get(w[1], 0) + int(w[2])
+    woke = collections.Counter(tr.name.get(w, f"G{w}") for _, w, _, _ in tr.unblocks if w)
+    rc = 0
+    for name, n in sorted(woke.items()):
+        good = name in limit and n <= limit[name]
+        want = f"at most {limit[name]}" if name in limit else "no bound: the workload says it wakes no one"
+        print(f"  {name} woke {n} ({want}){'' if good else '  <-- MISMATCH'}")
+        rc |= 0 if good else 1
+    return rc
+
+
+def ends(tr, target, block, waker, lo, hi, lost_pct):
+    hits = [e for e in tr.ended() if tr.name.get(e[2]) == target and e[4] == block]
+    by = collections.Counter(tr.waker(e[1], e[3]) for e in hits)
+    mine = by.pop(waker, 0)
+    lost = by.pop("G0 (no stack)", 0) if lost_pct > 0 else 0
+    good = lo <= mine <= hi and not by and lost * 100 <= lost_pct * len(hits)
+    print(f"  wakeups of {target} ending {block}: {mine} by {waker} (want {lo}..{hi}),"
+          f" repaired lost wakeups: {lost} (at most {lost_pct}%),"
+          f" by others: {dict(by) or 'none'}{'' if good else '  <-- MISMATCH'}")
+    return 0 if good else 1
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__)
+        return 2
+    cmd, tr = argv[1], Trace(argv[2])
+    if cmd == "table":
+        return table(tr)
+    if cmd == "bounds":
+        return bounds(tr, argv[3])
+    if cmd == "ends":
+        return ends(tr, argv[3], argv[4], argv[5], int(argv[6]), int(argv[7]),
+                    float(argv[8]) if len(argv) > 8 else 0)
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
