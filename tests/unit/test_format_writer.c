@@ -919,7 +919,9 @@ static int write_scenario(const char *path, int version, char *why, size_t whyle
 	for (int g = 1; g <= 4; g++)
 		E(0, GT_EV_GO_CREATE, (uint64_t)g, sid[g], 0);
 	E(0, GT_EV_GO_WAITING, 4);                  /* g4 c=1 */
-	E(0, GT_EV_GO_IN_SYSCALL, 3);               /* g3 c=1 */
+	E(2, GT_EV_PROC_START, 103);                /* g3's thread, for Go 1.22+ */
+	E(2, GT_EV_GO_IN_SYSCALL, 3);               /* g3 c=1 */
+	E0(2, GT_EV_PROC_STOP);
 	E(0, GT_EV_PROC_START, 101);
 	E(0, GT_EV_GO_START, 1, 1);                 /* g1 c=1 */
 	E(1, GT_EV_PROC_START, 102);
@@ -931,6 +933,7 @@ static int write_scenario(const char *path, int version, char *why, size_t whyle
 	E(0, GT_EV_GO_SYSCALL, ssys);               /* returns at once */
 	E(0, GT_EV_GO_SYSCALL, ssys);
 	E0(0, GT_EV_GO_SYSBLOCK);                   /* g1 blocked in a syscall */
+	E0(0, GT_EV_PROC_STOP);                     /* releases its P (Go 1.22+) */
 	E(1, GT_EV_GO_UNBLOCK, 4, 2, swake);        /* g4 c=2, by running g2 */
 	E(1, GT_EV_GO_PREEMPT, 0);
 	E(1, GT_EV_GO_START, 4, 3);                 /* g4 c=3 */
@@ -944,6 +947,7 @@ static int write_scenario(const char *path, int version, char *why, size_t whyle
 	E(1, GT_EV_GO_BLOCK_SYNC, 0);
 	E(0, GT_EV_GO_UNBLOCK, 2, 3, 0);            /* g2 c=3, by G0 on idle P0 */
 	E(0, GT_EV_GO_SYSEXIT, 1, 2, 0);            /* g1 c=2 */
+	E(0, GT_EV_PROC_START, 101);
 	E(0, GT_EV_GO_START, 1, 3);                 /* g1 c=3 */
 	E(0, GT_EV_GO_UNBLOCK, 4, 5, swake);        /* g4 c=5 */
 	E(0, GT_EV_GO_BLOCK_SELECT, 0);
