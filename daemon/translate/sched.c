@@ -81,10 +81,13 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 	 * followed by GoSysBlock, then ProcStop (releasep).  Go 1.22+ readers
 	 * convert only that shape into a blocked syscall that releases its P. */
 	if (t->cpus[c].sys_pending) {
-		if (e->prev_kstack >= 0)
-			t->cpus[c].sys_stack = stk; /* the entry's, with the kernel's frames */
+		/* the entry's, with the kernel's frames (kept rooted if it was) */
+		if (e->prev_kstack >= 0 && th->root_id && t->cpus[c].sys_stack == th->root_id)
+			th->root_base = stk;
+		else if (e->prev_kstack >= 0)
+			t->cpus[c].sys_stack = stk;
 	} else if (t->cpus[c].last_type != GT_EV_GO_SYSCALL) {
-		uint64_t a[1] = {stk};
+		uint64_t a[1] = {gt_tr_named_stack(t, th, stk)};
 		gt_tr_emit(t, c, GT_EV_GO_SYSCALL, a, 1);
 	}
 	gt_tr_deschedule(t, th, type, 0);
@@ -172,6 +175,7 @@ void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e)
 		th->last_p = gt_tr_g0_p(t, e->hdr.cpu);
 		th->seq++;
 		th->state = GT_TH_WAITING;
+		th->unnamed122 = true; /* GoWaiting: a GoStatus for Go 1.22+ */
 	}
 	if (th->state == GT_TH_RUNNABLE || th->state == GT_TH_RUNNING) {
 		t->st.wakeups_running++;

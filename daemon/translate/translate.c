@@ -52,8 +52,33 @@ void gt_translator_free(struct gt_translator *t)
 	free(t);
 }
 
+/* A snapshot thread blocked in a syscall: GoInSyscall on the spare P,
+ * between a ProcStart naming its tid and a ProcStop.  Go 1.22+ puts the
+ * goroutine "in a syscall on that P and its M": on a real P, that P's
+ * next ProcStop would stop it, maybe after it ran elsewhere (the viewer
+ * then panics); without an M the thread view panics when it returns. */
+static void snapshot_in_syscall(struct gt_translator *t, struct gt_thread *th)
+{
+	int sp = t->ncpus;
+	uint64_t a[1] = {th->tid};
+	gt_tr_emit(t, sp, GT_EV_PROC_START, a, 1);
+	a[0] = th->goid;
+	gt_tr_emit(t, sp, GT_EV_GO_IN_SYSCALL, a, 1);
+	gt_tr_emit(t, sp, GT_EV_PROC_STOP, NULL, 0);
+	th->state = GT_TH_WAITING_SYS;
+	th->last_p = sp;
+}
+
 /* One thread of the snapshot: GoCreate by G 0 on P 0, then GoWaiting or
- * GoInSyscall when it is blocked (both only legal right after GoCreate). */
+ * GoInSyscall if it is blocked (both only legal right after GoCreate).
+ * Go 1.22+ gives it its state by a GoStatus, which forgets its name.
+ *
+ * Only the GoCreates may carry the snapshot's time; everything after them
+ * is written 1 ns later.  Go 1.22+ counts time from the first event and
+ * drops the GoCreates of the snapshot; its viewer starts a goroutine
+ * running (or in a syscall) since the start at the first event left, and
+ * reads a start at time 0 as unset: it panics when that goroutine stops
+ * (gstate.go, startRunningTime). */
 static void snapshot_thread(struct gt_translator *t, const struct gt_thread_snapshot *s)
 {
 	if (s->tid == 0 || s->state == 'Z' || s->state == 'X' || s->state == 'x' ||
@@ -63,20 +88,21 @@ static void snapshot_thread(struct gt_translator *t, const struct gt_thread_snap
 	memcpy(comm, s->comm, sizeof(comm));
 	comm[GT_COMM_LEN - 1] = '\0';
 	struct gt_thread *th = gt_tr_create(t, 0, 0, s->tid, s->tgid, comm);
+	t->now = t->begin_ts + 1;
 	if (!th)
 		return;
+	th->unnamed122 = true;
 	if (s->state == 'R')
 		return;
-	uint64_t a[1] = {th->goid};
-	if (s->syscall_nr >= 0 && gt_syscall_class(s->syscall_nr) == GT_SYS_OTHER) {
-		gt_tr_emit(t, 0, GT_EV_GO_IN_SYSCALL, a, 1);
-		th->state = GT_TH_WAITING_SYS;
-	} else {
-		gt_tr_emit(t, 0, GT_EV_GO_WAITING, a, 1);
-		th->state = GT_TH_WAITING;
-	}
-	th->last_p = 0;
 	th->seq++;
+	if (s->syscall_nr >= 0 && gt_syscall_class(s->syscall_nr) == GT_SYS_OTHER) {
+		snapshot_in_syscall(t, th);
+		return;
+	}
+	uint64_t a[1] = {th->goid};
+	gt_tr_emit(t, 0, GT_EV_GO_WAITING, a, 1);
+	th->state = GT_TH_WAITING;
+	th->last_p = 0;
 }
 
 int gt_translator_begin(struct gt_translator *t, uint64_t ts,
@@ -86,6 +112,7 @@ int gt_translator_begin(struct gt_translator *t, uint64_t ts,
 		return -EALREADY;
 	t->begun = true;
 	t->now = ts <= GT_TS_MAX ? ts : 0;
+	t->begin_ts = t->now;
 	for (int i = 0; i < n && !t->err; i++)
 		snapshot_thread(t, &threads[i]);
 	/* Runnable threads are assumed on the CPU they last ran on, if free. */
@@ -98,6 +125,7 @@ int gt_translator_begin(struct gt_translator *t, uint64_t ts,
 	}
 	uint64_t a[2] = {(uint64_t)t->ncpus, 0};
 	gt_tr_emit(t, 0, GT_EV_GOMAXPROCS, a, 2);
+	t->snapshot_done = true;
 	return t->err;
 }
 
@@ -159,8 +187,10 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
 	}
 	if (copy.hdr.ts > GT_TS_MAX)
 		gt_tr_repair(t, GT_REPAIR_BAD_TIME);
-	else if (copy.hdr.ts < t->now)
-		gt_tr_repair(t, GT_REPAIR_LATE_EVENT); /* clamped forward */
+	else if (copy.hdr.ts < t->now && copy.hdr.ts != t->begin_ts)
+		gt_tr_repair(t, GT_REPAIR_LATE_EVENT); /* clamped forward (the
+							  snapshot's own 1 ns is
+							  no kernel's lateness) */
 	else
 		t->now = copy.hdr.ts;
 	dispatch(t, &copy.hdr);
@@ -182,6 +212,14 @@ int gt_translator_end(struct gt_translator *t, uint64_t ts)
 		if (t->cpus[c].cur)
 			gt_tr_deschedule(t, t->cpus[c].cur, GT_EV_GO_PREEMPT, 0);
 		gt_tr_stop_p(t, c);
+	}
+	/* Go 1.22+ drops the snapshot's GoCreates and Gomaxprocs; left with
+	 * no event at all, its viewer refuses the file ("failed to parse any
+	 * useful part of the trace"): one idle P says "nothing ran". */
+	if (!t->survivors) {
+		uint64_t a[1] = {0};
+		gt_tr_emit(t, 0, GT_EV_PROC_START, a, 1);
+		gt_tr_emit(t, 0, GT_EV_PROC_STOP, NULL, 0);
 	}
 	/* Goroutines still alive are named by their comm at the end. */
 	for (size_t i = 0; i < t->nbuckets; i++)
