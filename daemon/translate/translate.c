@@ -187,11 +187,11 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
 	}
 	if (copy.hdr.ts > GT_TS_MAX)
 		gt_tr_repair(t, GT_REPAIR_BAD_TIME);
-	else if (copy.hdr.ts < t->now && copy.hdr.ts != t->begin_ts)
-		gt_tr_repair(t, GT_REPAIR_LATE_EVENT); /* clamped forward (the
-							  snapshot's own 1 ns is
-							  no kernel's lateness) */
-	else
+	else if (copy.hdr.ts < t->now) {
+		/* clamped forward; the snapshot's own 1 ns is no lateness */
+		if (copy.hdr.ts != t->begin_ts)
+			gt_tr_repair(t, GT_REPAIR_LATE_EVENT);
+	} else
 		t->now = copy.hdr.ts;
 	dispatch(t, &copy.hdr);
 	return t->err;
