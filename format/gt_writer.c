@@ -429,7 +429,8 @@ static int gt_rooted_words(struct gt_writer *w, uint64_t base, const struct gt_f
 			  gt_writer_string(w, root->file), root->line};
 	if (w->err)
 		return 0;
-	memcpy(words, bw, (size_t)nb * 4 * sizeof(*words));
+	if (nb)
+		memcpy(words, bw, (size_t)nb * 4 * sizeof(*words));
 	n = (int)nb;
 	memcpy(words + 4 * n, rw, sizeof(rw));
 	while (gt_stack_payload(words, n + 1) > GT_STACK_PAYLOAD_MAX && n > 0) {
