@@ -669,8 +669,8 @@ static void go123_root_frame(const char *path, int g, char *out, size_t n)
 
 /* Go 1.22+ drops the GoCreate of a thread that exists at the start and
  * names its goroutine after the root frame of its next stack: that stack
- * ends in the thread's identity frame, for a thread running at the start
- * and for one in a syscall at the start. */
+ * ends in the thread's identity frame, for a thread running at the start,
+ * one in a syscall at the start, and one first seen woken (GoWaiting). */
 static void test_go123_names(void)
 {
 	struct tt x;
@@ -683,11 +683,16 @@ static void test_go123_names(void)
 	wake(&x, 2100, 1, 0, 102);      /* read() returns */
 	sw(&x, 2200, 1, 0, 0, 0, 102);
 	sw(&x, 2300, 1, 102, 0, 0, 0);
+	wake(&x, 2400, 0, 0, 103);      /* first seen woken: GoWaiting */
+	sw(&x, 2500, 0, 0, 0, 0, 103);
+	sw(&x, 2600, 0, 103, 0, 0, 0);
 	if (tt_finish(&x, 5000) == 0) {
 		go123_root_frame(x.path, 1, root, sizeof(root));
 		GT_CHECK(strcmp(root, "t101") == 0, "Go 1.23 names g1 \"%s\", want t101", root);
 		go123_root_frame(x.path, 2, root, sizeof(root));
 		GT_CHECK(strcmp(root, "t102") == 0, "Go 1.23 names g2 \"%s\", want t102", root);
+		go123_root_frame(x.path, 3, root, sizeof(root));
+		GT_CHECK(strcmp(root, "t103") == 0, "Go 1.23 names g3 \"%s\", want t103", root);
 	}
 	tt_close(&x);
 }
