@@ -94,6 +94,8 @@ int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
 		rc = gt_check_futile(&c);
 	if (!rc)
 		rc = gt_check_state(&c, fn, arg);
+	if (!rc)
+		rc = gt_check_go122(&c);
 	ctx_free(&c);
 	if (rc < 0) {
 		snprintf(rep->error, sizeof(rep->error), "checker: %s", strerror(-rc));

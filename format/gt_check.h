@@ -6,7 +6,9 @@
  * newer readers enforce: every goroutine descheduled and every P stopped at
  * the end, every GoCreate's new-goroutine stack present, non-empty and with
  * a non-zero top PC, stacks of at most 128 frames and under 2048 bytes,
- * strings and stacks only after the first batch.
+ * strings and stacks only after the first batch.  And, for files of 1.11
+ * and later, what Go 1.22+ refuses when it converts them to its new model
+ * and what makes Go 1.23's viewer panic on the result (gt_check_go122.c).
  *
  * Every error names the event type, its byte offset and the rule broken.
  * The check reads the buffer in place: no per-event allocation; its tables
@@ -50,7 +52,14 @@ int gt_check_file(const char *path, struct gt_check_report *rep);
  * GT_CHECK_GO_TOOLS: that, plus what makes the Go 1.19 viewer fail or
  *   crash: a goroutine still running at the end, a GC, STW or sweep never
  *   finished, a GoCreate whose new-goroutine stack is missing or empty, a
- *   GoSysExit not preceded by GoSysBlock/GoInSyscall.
+ *   GoSysExit not preceded by GoSysBlock/GoInSyscall; and what Go 1.22+
+ *   refuses or Go 1.23's viewer panics on (files of 1.11 and later): a
+ *   record over 2048 bytes, a CPUSample with a time delta followed by
+ *   other events of its batch, a goroutine the proc, thread or goroutine
+ *   view stops while its start time reads as unset or while it executes
+ *   nowhere (running or in a syscall from the trace's first timestamp, a
+ *   blocked syscall whose P keeps running, a syscall from the start on a
+ *   P without ProcStart), nothing left once the snapshot is dropped.
  * 0: that, plus DESIGN.md: every P stopped at the end, non-zero top PC in
  *   new-goroutine stacks, strings and stacks only after the first batch,
  *   stacks of at most 128 frames and under 2048 bytes, time never going

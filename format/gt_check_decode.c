@@ -94,6 +94,7 @@ struct decode_state {
 	int64_t last_p, last_ts, last_seq;
 	uint64_t last_g;
 	uint32_t cur;  /* batch index of last_p */
+	uint64_t skew_off; /* a CPUSample of this batch with a time delta, or 0 */
 };
 
 static int on_string(struct gt_ctx *c, const struct gt_raw_event *raw)
@@ -134,6 +135,13 @@ static int on_stack(struct gt_ctx *c, const struct gt_raw_event *raw)
 	if (raw->nargs != want)
 		return gt_ctx_fail(c, raw->type, raw->off, "wrong number of arguments: want %llu for %llu frames, got %zu",
 				   (unsigned long long)want, (unsigned long long)size, raw->nargs);
+	/* oldtrace readRawEvent: a length-prefixed record over 2048 bytes. */
+	if (gt_ctx_viewer_rules(c) && c->version >= 1011 &&
+	    raw->end - raw->off > GT_STACK_MAX_BYTES + 3)
+		return gt_ctx_fail(c, raw->type, raw->off,
+				   "stack id %llu record is %llu bytes: Go 1.22+ refuses records of more than 2048 bytes (limit: under 2048)",
+				   (unsigned long long)raw->args[0],
+				   (unsigned long long)(raw->end - raw->off));
 	if (gt_ctx_design_rules(c)) {
 		if (!c->seen_batch)
 			return gt_ctx_fail(c, raw->type, raw->off,
@@ -178,6 +186,7 @@ static int on_batch(struct gt_ctx *c, struct decode_state *st,
 	if (!b)
 		return -ENOMEM;
 	st->last_g = b->last_g;
+	st->skew_off = 0;
 	if (c->version < 1007) {
 		st->last_seq = (int64_t)raw->args[1];
 		st->last_ts = (int64_t)raw->args[2];
@@ -258,6 +267,14 @@ static int on_event(struct gt_ctx *c, struct decode_state *st,
 	} else {
 		e->ts = (int64_t)((uint64_t)st->last_ts + raw->args[0]);
 	}
+	/* Go 1.19 adds a CPUSample's delta to the P's clock, Go 1.22+ skips
+	 * it (oldtrace loadBatch): the batch's later events disagree. */
+	if (raw->type == GT_EV_CPU_SAMPLE && raw->args[0])
+		st->skew_off = raw->off;
+	else if (raw->type != GT_EV_CPU_SAMPLE && st->skew_off && gt_ctx_viewer_rules(c))
+		return gt_ctx_fail(c, e->type, e->off,
+				   "after a CPUSample with a time delta (offset %llu) in its batch: Go 1.22+ skips a sample's delta and puts this event earlier than Go 1.19 does (time stamps out of order)",
+				   (unsigned long long)st->skew_off);
 	if (gt_ctx_design_rules(c) && e->ts < st->last_ts)
 		return gt_ctx_fail(c, e->type, e->off, "time goes backwards on p %lld: %lld after %lld (the delta overflows)",
 				   (long long)st->last_p, (long long)e->ts, (long long)st->last_ts);

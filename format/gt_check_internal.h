@@ -108,5 +108,6 @@ int gt_check_decode(struct gt_ctx *c);     /* readTrace + parseEvents */
 int gt_check_order(struct gt_ctx *c);      /* order1007 / order1005 */
 int gt_check_futile(struct gt_ctx *c);     /* removeFutile */
 int gt_check_state(struct gt_ctx *c, gt_goroutine_fn fn, void *arg); /* postProcessTrace + viewer rules */
+int gt_check_go122(struct gt_ctx *c);      /* Go 1.22+ conversion, Go 1.23 viewer */
 
 #endif

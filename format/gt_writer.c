@@ -186,8 +186,17 @@ int gt_writer_event(struct gt_writer *w, int p, int type, uint64_t ts,
 	start = d = gt_pbuf_begin(w, pb, p, &ts, GT_EV_MAX_BYTES + GT_BATCH_HDR_MAX);
 	if (!d)
 		return w->err;
-	delta = ts - pb->last_ts;
-	pb->last_ts = ts;
+	/* A CPUSample's time is its args' real ts: Go 1.19 adds its delta to
+	 * the P's clock but Go 1.22+ skips it (oldtrace loadBatch), so any
+	 * delta would put the P's later events at different times in each,
+	 * out of order for 1.22+.  Delta 0 and the clock untouched: both
+	 * readers agree. */
+	if (type == GT_EV_CPU_SAMPLE) {
+		delta = 0;
+	} else {
+		delta = ts - pb->last_ts;
+		pb->last_ts = ts;
+	}
 	/* n = number of varints after the type byte minus one; 3 = length
 	 * prefixed.  Six varints are at most 60 bytes, so the length fits in
 	 * the one byte reserved for it. */
@@ -383,6 +392,71 @@ int gt_writer_stack_define(struct gt_writer *w, uint64_t id, const struct gt_fra
 	if (w->stks.ents[id - 1].len)
 		return -EALREADY;
 	n = gt_stack_words(w, frames, n, words, &cut);
+	if (n == 0)
+		return w->err;
+	err = gt_stacktab_define(&w->stks, id, words, (uint32_t)n);
+	if (err) {
+		if (err == -ENOMEM)
+			w->err = err;
+		return err;
+	}
+	if (cut)
+		w->st.trimmed++;
+	w->reserved_open--;
+	return 0;
+}
+
+/* Base's frames (words) with root appended as the outermost frame: inner
+ * frames of base are kept first, its outer ones dropped to stay within
+ * the frame cap and the record limit, so the root always survives. */
+static int gt_rooted_words(struct gt_writer *w, uint64_t base, const struct gt_frame *root,
+			   uint64_t *words, int *cut)
+{
+	uint32_t nb = 0;
+	const uint64_t *bw = base ? gt_stacktab_get(&w->stks, base, &nb) : NULL;
+	int n;
+
+	*cut = 0;
+	if (!bw)
+		nb = 0;
+	if (nb > GT_MAX_STACK_FRAMES - 1) {
+		nb = GT_MAX_STACK_FRAMES - 1;
+		*cut = 1;
+	}
+	/* Interning the root's strings may move the string arena, never the
+	 * stack arena that bw points into. */
+	uint64_t rw[4] = {root->pc, gt_writer_string(w, root->func),
+			  gt_writer_string(w, root->file), root->line};
+	if (w->err)
+		return 0;
+	if (nb)
+		memcpy(words, bw, (size_t)nb * 4 * sizeof(*words));
+	n = (int)nb;
+	memcpy(words + 4 * n, rw, sizeof(rw));
+	while (gt_stack_payload(words, n + 1) > GT_STACK_PAYLOAD_MAX && n > 0) {
+		n--;
+		memcpy(words + 4 * n, rw, sizeof(rw));
+		*cut = 1;
+	}
+	return n + 1;
+}
+
+int gt_writer_stack_define_rooted(struct gt_writer *w, uint64_t id, uint64_t base,
+				  const struct gt_frame *root)
+{
+	uint64_t words[4 * GT_MAX_STACK_FRAMES];
+	int err, cut, n;
+
+	if (w->err)
+		return w->err;
+	if (!root || id == 0 || id > w->stks.n ||
+	    !(w->stks.ents[id - 1].flags & GT_INTERN_RESERVED))
+		return -EINVAL;
+	if (w->stks.ents[id - 1].len)
+		return -EALREADY;
+	if (base && (base > w->stks.n || w->stks.ents[base - 1].len == 0))
+		return -EINVAL; /* unknown, or reserved and not defined yet */
+	n = gt_rooted_words(w, base, root, words, &cut);
 	if (n == 0)
 		return w->err;
 	err = gt_stacktab_define(&w->stks, id, words, (uint32_t)n);

@@ -56,7 +56,9 @@ int gt_writer_open(struct gt_writer **out, int fd, int version, uint64_t freq);
  * here with -EINVAL, as are events the version does not have.
  * GT_EV_USER_LOG takes its value string through gt_writer_user_log.
  * p is the stream (0 <= p <= GT_MAX_P); CPUSample goes into stream p like
- * any event, its args being [real ts, real p, g, stack]. */
+ * any event, its args being [real ts, real p, g, stack], with a time delta
+ * of 0 that leaves the P's clock as it was (the readers disagree on
+ * whether a sample's delta counts). */
 int gt_writer_event(struct gt_writer *w, int p, int type, uint64_t ts,
 		    const uint64_t *args, int nargs);
 
@@ -91,6 +93,16 @@ uint64_t gt_writer_stack_reserve(struct gt_writer *w);
  * stack referred to exists with a non-zero top PC. */
 int gt_writer_stack_define(struct gt_writer *w, uint64_t id, const struct gt_frame *frames,
 			   int n);
+
+/* Gives reserved stack id the frames of stack base (an id this writer
+ * returned, defined; 0 = none) with root appended as the outermost frame
+ * (base's outer frames give way if the result would exceed the frame cap
+ * or the record limit).  Errors as gt_writer_stack_define; -EINVAL also
+ * for an unknown or still undefined base.  Go 1.22+ names a goroutine
+ * that existed before the trace after the root frame of its first stack:
+ * the translator roots one stack of such a goroutine in its name. */
+int gt_writer_stack_define_rooted(struct gt_writer *w, uint64_t id, uint64_t base,
+				  const struct gt_frame *root);
 
 #define GT_STACK_FALLBACK_PC 1
 #define GT_STACK_FALLBACK_FUNC "[unnamed]"

@@ -26,5 +26,5 @@ void gt_tr_on_alloc_sample(struct gt_translator *t, const struct gt_kev_alloc_sa
 	if (r < 0)
 		t->err = r;
 	else
-		t->st.events_out++;
+		t->st.events_out++, t->survivors++;
 }

@@ -61,7 +61,9 @@ void gt_tr_start(struct gt_translator *t, struct gt_thread *th, int c)
 void gt_tr_deschedule(struct gt_translator *t, struct gt_thread *th, int type, uint64_t stack)
 {
 	int c = th->cpu;
-	uint64_t a[1] = {stack};
+	uint64_t a[1] = {0};
+	if (type != GT_EV_GO_SYSBLOCK)
+		a[0] = gt_tr_named_stack(t, th, stack);
 	gt_tr_emit(t, c, type, a, type == GT_EV_GO_SYSBLOCK ? 0 : 1);
 	th->last_p = c;
 	if (type == GT_EV_GO_PREEMPT || type == GT_EV_GO_SCHED)

@@ -31,6 +31,12 @@ struct gt_thread {
 	bool fresh;             /* never started since created */
 	uint64_t ident;         /* reserved identity stack of its GoCreate,
 				   0 once defined (with the last comm) */
+	/* Go 1.22+ forgets the name of a goroutine whose state a GoStatus
+	 * set (snapshot threads, GoWaiting) and takes the root frame of its
+	 * next stack instead: that stack (root_id, reserved) becomes root_base
+	 * plus the identity frame, defined with it. */
+	bool unnamed122;
+	uint64_t root_id, root_base;
 	char comm[GT_COMM_LEN]; /* the thread's latest name */
 	/* A wakeup that came while it was still switching out to sleep
 	 * (GT_WAKEUP_SWITCHING): it ends the block its switch-out, the next
@@ -84,6 +90,10 @@ struct gt_translator {
 	struct gt_frame *frames; /* scratch, GT_MAX_STACK_FRAMES */
 	uint64_t next_goid;
 	uint64_t now;           /* time of the event being translated */
+	uint64_t begin_ts;      /* the snapshot's time (its GoCreates') */
+	bool snapshot_done;     /* its Gomaxprocs is written */
+	uint64_t survivors;     /* events Go 1.22+ keeps (not the snapshot's
+				   GoCreates, its Gomaxprocs, GoSysBlock) */
 	uint64_t heap_goal;
 	struct gt_heap_shares heap;
 	uint64_t irq_stacks[4];  /* interrupt kinds' one-frame stacks, 0 = not
@@ -113,6 +123,7 @@ uint64_t gt_tr_identity_reserve(struct gt_translator *t);
 void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th);
 uint64_t gt_tr_comm_pc(const char *comm);
 uint64_t gt_tr_irq_stack(struct gt_translator *t, uint32_t wakeup_flags);
+uint64_t gt_tr_named_stack(struct gt_translator *t, struct gt_thread *th, uint64_t stack);
 void gt_tr_stack_free(struct gt_translator *t);
 
 /* translate_goroutine.c: goroutine transitions (each writes its event) */

@@ -94,10 +94,15 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 		 * frames) when the entry's is held back, or written now when
 		 * entries are not recorded. */
 		if (t->cpus[c].sys_pending) {
-			if (e->prev_kstack >= 0)
+			/* the entry's, with the kernel's frames (kept rooted
+			 * in the thread's name if it was: Go 1.23 names it so) */
+			if (e->prev_kstack >= 0 && th->root_id &&
+			    t->cpus[c].sys_stack == th->root_id)
+				th->root_base = stk;
+			else if (e->prev_kstack >= 0)
 				t->cpus[c].sys_stack = stk;
 		} else if (t->cpus[c].last_type != GT_EV_GO_SYSCALL) {
-			uint64_t a[1] = {stk};
+			uint64_t a[1] = {gt_tr_named_stack(t, th, stk)};
 			gt_tr_emit(t, c, GT_EV_GO_SYSCALL, a, 1);
 		}
 	}
@@ -227,6 +232,7 @@ void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e)
 		th->last_p = gt_tr_g0_p(t, e->hdr.cpu);
 		th->seq++;
 		th->state = GT_TH_WAITING;
+		th->unnamed122 = true; /* GoWaiting: a GoStatus for Go 1.22+ */
 	}
 	if (th->state == GT_TH_RUNNING && (e->flags & GT_WAKEUP_SWITCHING)) {
 		th->pending = *e; /* its switch-out comes next: the wakeup ends that */

@@ -113,8 +113,32 @@ uint64_t gt_tr_identity_reserve(struct gt_translator *t)
 	return id;
 }
 
+/* The stack to write with th's next stack-bearing event (a deschedule or
+ * a syscall): stack itself, except once for a goroutine Go 1.22+ left
+ * unnamed (see struct gt_thread): then a reserved id, defined with the
+ * identity stack as stack + the identity frame at its root; with no
+ * stack, the identity stack itself. */
+uint64_t gt_tr_named_stack(struct gt_translator *t, struct gt_thread *th, uint64_t stack)
+{
+	if (!th->unnamed122 || !th->ident)
+		return stack;
+	th->unnamed122 = false;
+	if (!stack)
+		return th->ident;
+	uint64_t id = gt_writer_stack_reserve(t->w);
+	if (!id) {
+		if (!t->err)
+			t->err = -ENOMEM; /* the writer poisons itself on this */
+		return stack;
+	}
+	th->root_id = id;
+	th->root_base = stack;
+	return id;
+}
+
 /* Defines th's identity stack {pc = hash of its last comm, func = comm,
- * file "[thread]", line = tid} once; later calls do nothing. */
+ * file "[thread]", line = tid} once (and its rooted stack, if it took
+ * one); later calls do nothing. */
 void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th)
 {
 	if (!th->ident)
@@ -127,7 +151,10 @@ void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th)
 		.line = th->tid,
 	};
 	int r = gt_writer_stack_define(t->w, th->ident, &f, 1);
+	if (r >= 0 && th->root_id)
+		r = gt_writer_stack_define_rooted(t->w, th->root_id, th->root_base, &f);
 	th->ident = 0;
+	th->root_id = 0;
 	if (r < 0 && !t->err)
 		t->err = r;
 }

@@ -128,6 +128,7 @@ void gt_tr_flush_syscall(struct gt_translator *t, int p)
 		return;
 	}
 	t->st.events_out++;
+	t->survivors++;
 	c->last_type = GT_EV_GO_SYSCALL;
 }
 
@@ -145,6 +146,9 @@ void gt_tr_emit(struct gt_translator *t, int p, int type, const uint64_t *args, 
 	}
 	t->st.events_out++;
 	t->cpus[p].last_type = type;
+	if (type != GT_EV_GO_SYSBLOCK && type != GT_EV_GOMAXPROCS &&
+	    (type != GT_EV_GO_CREATE || t->snapshot_done))
+		t->survivors++;
 }
 
 void gt_tr_repair(struct gt_translator *t, enum gt_repair_kind k)

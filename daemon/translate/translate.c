@@ -55,7 +55,15 @@ void gt_translator_free(struct gt_translator *t)
 /* One thread of the snapshot: GoCreate by G 0 on P 0, then GoWaiting when
  * it is blocked (only legal right after GoCreate).  Blocked in a syscall
  * too, not GoInSyscall: its waker then shows, as for any block
- * (syscall_class.h). */
+ * (syscall_class.h).  Go 1.22+ gives it its state by a GoStatus, which
+ * forgets its name.
+ *
+ * Only the GoCreates may carry the snapshot's time; everything after them
+ * is written 1 ns later.  Go 1.22+ counts time from the first event and
+ * drops the GoCreates of the snapshot; its viewer starts a goroutine
+ * running since the start at the first event left, and reads a start at
+ * time 0 as unset: it panics when that goroutine stops (gstate.go,
+ * startRunningTime). */
 static void snapshot_thread(struct gt_translator *t, const struct gt_thread_snapshot *s)
 {
 	if (s->tid == 0 || s->state == 'Z' || s->state == 'X' || s->state == 'x' ||
@@ -65,8 +73,10 @@ static void snapshot_thread(struct gt_translator *t, const struct gt_thread_snap
 	memcpy(comm, s->comm, sizeof(comm));
 	comm[GT_COMM_LEN - 1] = '\0';
 	struct gt_thread *th = gt_tr_create(t, 0, 0, s->tid, s->tgid, comm);
+	t->now = t->begin_ts + 1;
 	if (!th)
 		return;
+	th->unnamed122 = true;
 	if (s->state == 'R')
 		return;
 	uint64_t a[1] = {th->goid};
@@ -83,6 +93,7 @@ int gt_translator_begin(struct gt_translator *t, uint64_t ts,
 		return -EALREADY;
 	t->begun = true;
 	t->now = ts <= GT_TS_MAX ? ts : 0;
+	t->begin_ts = t->now;
 	for (int i = 0; i < n && !t->err; i++)
 		snapshot_thread(t, &threads[i]);
 	/* Runnable threads are assumed on the CPU they last ran on, if free. */
@@ -95,6 +106,7 @@ int gt_translator_begin(struct gt_translator *t, uint64_t ts,
 	}
 	uint64_t a[2] = {(uint64_t)t->ncpus, 0};
 	gt_tr_emit(t, 0, GT_EV_GOMAXPROCS, a, 2);
+	t->snapshot_done = true;
 	return t->err;
 }
 
@@ -156,9 +168,11 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
 	}
 	if (copy.hdr.ts > GT_TS_MAX)
 		gt_tr_repair(t, GT_REPAIR_BAD_TIME);
-	else if (copy.hdr.ts < t->now)
-		gt_tr_repair(t, GT_REPAIR_LATE_EVENT); /* clamped forward */
-	else
+	else if (copy.hdr.ts < t->now) {
+		/* clamped forward; the snapshot's own 1 ns is no lateness */
+		if (copy.hdr.ts != t->begin_ts)
+			gt_tr_repair(t, GT_REPAIR_LATE_EVENT);
+	} else
 		t->now = copy.hdr.ts;
 	dispatch(t, &copy.hdr);
 	return t->err;
@@ -186,7 +200,11 @@ int gt_translator_end(struct gt_translator *t, uint64_t ts)
 			gt_tr_deschedule(t, t->cpus[c].cur, GT_EV_GO_PREEMPT, 0);
 		gt_tr_stop_p(t, c);
 	}
-	if (t->st.events_out == written) {
+	/* Nothing written at the end (an idle process), or nothing Go 1.22+
+	 * keeps (it drops the snapshot's GoCreates and Gomaxprocs, and refuses
+	 * a file left with no event): one idle P, started and stopped at the
+	 * end, says "nothing ran" and makes the trace reach the stop. */
+	if (t->st.events_out == written || !t->survivors) {
 		uint64_t m[1] = {0}; /* no thread: M 0 */
 		gt_tr_emit(t, 0, GT_EV_PROC_START, m, 1);
 		gt_tr_emit(t, 0, GT_EV_PROC_STOP, NULL, 0);

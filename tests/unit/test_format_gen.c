@@ -210,7 +210,11 @@ static void initial_snapshot(struct gen *s, int nthreads)
 			s->gs[g].state = G_WAITING;
 			break;
 		case 1:
-			EMIT(s, 0, GT_EV_GO_IN_SYSCALL, g);
+			/* As the translator writes it for Go 1.22+: on a P of
+			 * its own (np), started by its thread and stopped. */
+			EMIT(s, s->np, GT_EV_PROC_START, 7000 + g);
+			EMIT(s, s->np, GT_EV_GO_IN_SYSCALL, g);
+			EMIT0(s, s->np, GT_EV_PROC_STOP);
 			s->gs[g].c++;
 			s->gs[g].state = G_SYSCALL;
 			break;
@@ -247,6 +251,11 @@ static void step_running(struct gen *s, int p)
 	} else if (r < 30) {
 		EMIT(s, p, GT_EV_GO_SYSCALL, any_stack(s));
 		deschedule(s, p, GT_EV_GO_SYSBLOCK, G_SYSCALL);
+		/* The runtime's shape, which Go 1.22+ needs: the blocked
+		 * syscall releases its P (else the P's next stop would stop
+		 * the goroutine again, wherever it runs by then). */
+		EMIT0(s, p, GT_EV_PROC_STOP);
+		s->ps[p].started = 0;
 	} else if (r < 45) {
 		deschedule(s, p, block_kinds[rnd(s, 5)], G_WAITING);
 	} else if (r < 55) {

@@ -704,6 +704,91 @@ static void test_stack_reserve_define(void)
 	free(data);
 }
 
+/* A reserved id defined as an interned stack plus a root frame: the
+ * base's frames first, the root outermost; with no base, the root alone;
+ * a base of 128 frames gives up its outermost one for the root. */
+static void test_stack_define_rooted(void)
+{
+	struct gt_writer *w;
+	struct decoded dec = {0};
+	uint8_t *data = NULL;
+	size_t len;
+	char path[256], sbuf[64];
+	int fd = tmp_open("rooted", path, sizeof(path));
+	struct gt_frame base[2] = {{0x401000, "read", "io.c", 7}, {0x402000, "main", "main.c", 9}};
+	struct gt_frame root = {0x77, "worker", "[thread]", 42}, deep[128];
+	uint64_t b, bdeep, r1, r2, r3, r4;
+	const struct rec *r;
+
+	GT_REQUIRE(fd >= 0, "open: %s", strerror(errno));
+	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
+	for (int i = 0; i < 128; i++)
+		deep[i] = (struct gt_frame){0x500000 + (uint64_t)i, "deep", "d.c", (uint64_t)i};
+	b = gt_writer_stack(w, base, 2);
+	bdeep = gt_writer_stack(w, deep, 128);
+	r1 = gt_writer_stack_reserve(w);
+	r2 = gt_writer_stack_reserve(w);
+	r3 = gt_writer_stack_reserve(w);
+	r4 = gt_writer_stack_reserve(w);
+	GT_CHECK(EV(w, 0, GT_EV_HEAP_ALLOC, 10, 1) == 0, "event");
+	GT_CHECK(gt_writer_stack_define_rooted(w, r1, b, &root) == 0, "define r1");
+	GT_CHECK(gt_writer_stack_define_rooted(w, r1, b, &root) == -EALREADY, "define r1 twice");
+	GT_CHECK(gt_writer_stack_define_rooted(w, r2, 0, &root) == 0, "define r2 (no base)");
+	GT_CHECK(gt_writer_stack_define_rooted(w, r3, bdeep, &root) == 0, "define r3");
+	GT_CHECK(gt_writer_stack_define_rooted(w, b, b, &root) == -EINVAL, "defined an interned id");
+	GT_CHECK(gt_writer_stack_define_rooted(w, r4, r4, &root) == -EINVAL, "undefined base");
+	GT_CHECK(gt_writer_stack_define_rooted(w, r4, 9999, &root) == -EINVAL, "unknown base");
+	GT_CHECK(gt_writer_stack_define_rooted(w, r4, b, NULL) == -EINVAL, "no root");
+	GT_REQUIRE(gt_writer_close(w) == 0, "close");
+	close(fd);
+
+	GT_REQUIRE(decode_file(path, &dec, &data, &len) == 0, "decode: %s", dec.err);
+	r = find_stack(&dec, r1);
+	GT_CHECK(r && r->args[1] == 3 && r->args[2] == 0x401000 && r->args[6] == 0x402000,
+		 "r1: base frames first");
+	GT_CHECK(r && data[r->off + r->size - 1] == 42,
+		 "r1: root frame last (line 42)");
+	r = find_stack(&dec, r2);
+	GT_CHECK(r && r->args[1] == 1 && r->args[2] == 0x77 &&
+		 !strcmp(find_string(&dec, r->args[3], sbuf, sizeof(sbuf)), "worker"),
+		 "r2: the root alone");
+	r = find_stack(&dec, r3);
+	GT_CHECK(r && r->args[1] == 128 && r->args[2] == 0x500000 &&
+		 data[r->off + r->size - 1] == 42, "r3: 127 base frames and the root");
+	free(dec.r);
+	free(data);
+}
+
+/* A CPUSample's time is in its args: its delta is 0 and leaves the P's
+ * clock alone, so Go 1.19 (which adds it) and Go 1.22+ (which skips it)
+ * put the P's next event at the same time. */
+static void test_cpu_sample_no_delta(void)
+{
+	struct gt_writer *w;
+	struct decoded dec = {0};
+	uint8_t *data = NULL;
+	size_t len;
+	char path[256];
+	int fd = tmp_open("sample", path, sizeof(path));
+	const struct rec *s, *h;
+
+	GT_REQUIRE(fd >= 0, "open: %s", strerror(errno));
+	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
+	GT_CHECK(EV(w, 0, GT_EV_HEAP_ALLOC, 1000, 1) == 0, "heap 1");
+	GT_CHECK(EV(w, 0, GT_EV_CPU_SAMPLE, 1500, 1500, 0, 0, 0) == 0, "sample");
+	GT_CHECK(EV(w, 0, GT_EV_HEAP_GOAL, 1600, 2) == 0, "heap goal");
+	GT_REQUIRE(gt_writer_close(w) == 0, "close");
+	close(fd);
+	GT_REQUIRE(decode_file(path, &dec, &data, &len) == 0, "decode: %s", dec.err);
+	s = find_type(&dec, GT_EV_CPU_SAMPLE, 0);
+	h = find_type(&dec, GT_EV_HEAP_GOAL, 0);
+	GT_CHECK(s && s->ts == 1000 && s->args[1] == 1500, "sample: delta 0, real ts 1500");
+	GT_CHECK(h && h->ts == 1600, "next event at %llu, want 1600",
+		 h ? (unsigned long long)h->ts : 0ULL);
+	free(dec.r);
+	free(data);
+}
+
 /* ---- errors --------------------------------------------------------------- */
 
 /* Writes events until one fails; returns that error (0 if none did). */
@@ -919,7 +1004,9 @@ static int write_scenario(const char *path, int version, char *why, size_t whyle
 	for (int g = 1; g <= 4; g++)
 		E(0, GT_EV_GO_CREATE, (uint64_t)g, sid[g], 0);
 	E(0, GT_EV_GO_WAITING, 4);                  /* g4 c=1 */
-	E(0, GT_EV_GO_IN_SYSCALL, 3);               /* g3 c=1 */
+	E(2, GT_EV_PROC_START, 103);                /* g3's thread, for Go 1.22+ */
+	E(2, GT_EV_GO_IN_SYSCALL, 3);               /* g3 c=1 */
+	E0(2, GT_EV_PROC_STOP);
 	E(0, GT_EV_PROC_START, 101);
 	E(0, GT_EV_GO_START, 1, 1);                 /* g1 c=1 */
 	E(1, GT_EV_PROC_START, 102);
@@ -931,6 +1018,7 @@ static int write_scenario(const char *path, int version, char *why, size_t whyle
 	E(0, GT_EV_GO_SYSCALL, ssys);               /* returns at once */
 	E(0, GT_EV_GO_SYSCALL, ssys);
 	E0(0, GT_EV_GO_SYSBLOCK);                   /* g1 blocked in a syscall */
+	E0(0, GT_EV_PROC_STOP);                     /* releases its P (Go 1.22+) */
 	E(1, GT_EV_GO_UNBLOCK, 4, 2, swake);        /* g4 c=2, by running g2 */
 	E(1, GT_EV_GO_PREEMPT, 0);
 	E(1, GT_EV_GO_START, 4, 3);                 /* g4 c=3 */
@@ -944,6 +1032,7 @@ static int write_scenario(const char *path, int version, char *why, size_t whyle
 	E(1, GT_EV_GO_BLOCK_SYNC, 0);
 	E(0, GT_EV_GO_UNBLOCK, 2, 3, 0);            /* g2 c=3, by G0 on idle P0 */
 	E(0, GT_EV_GO_SYSEXIT, 1, 2, 0);            /* g1 c=2 */
+	E(0, GT_EV_PROC_START, 101);
 	E(0, GT_EV_GO_START, 1, 3);                 /* g1 c=3 */
 	E(0, GT_EV_GO_UNBLOCK, 4, 5, swake);        /* g4 c=5 */
 	E(0, GT_EV_GO_BLOCK_SELECT, 0);
@@ -1035,6 +1124,8 @@ int main(void)
 	GT_RUN(test_string_interning);
 	GT_RUN(test_stack_interning_and_caps);
 	GT_RUN(test_stack_reserve_define);
+	GT_RUN(test_stack_define_rooted);
+	GT_RUN(test_cpu_sample_no_delta);
 	GT_RUN(test_dev_full);
 	GT_RUN(test_stack_reserve_poisoned);
 	GT_RUN(test_epipe);

@@ -776,6 +776,76 @@ static void test_wakeup_racing_block(void)
 	tt_close(&x);
 }
 
+/* The root frame of the stack of goroutine g's first transition that has
+ * one, as Go 1.23 reads the file (`go tool trace -d=1`): how its summary
+ * names a goroutine whose state came from a GoStatus.  out gets "" if none. */
+static void go123_root_frame(const char *path, int g, char *out, size_t n)
+{
+	char cmd[512], line[4096], want[64], root[256] = "", last[256] = "";
+	int mine = 0, in_stack = 0;
+
+	out[0] = 0;
+	snprintf(cmd, sizeof(cmd), "/usr/lib/go-1.23/bin/go tool trace -d=1 '%s' 2>&1", path);
+	snprintf(want, sizeof(want), "Resource=Goroutine(%d) ", g);
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return;
+	while (!last[0] && fgets(line, sizeof(line), p)) {
+		if (line[0] == '\t') {
+			/* frames: "\tfunc @ 0xpc" then "\t\tfile:line"; the last
+			 * one listed is the root */
+			if (in_stack && line[1] != '\t') {
+				snprintf(root, sizeof(root), "%.200s", line + 1);
+				root[strcspn(root, " ")] = 0;
+			}
+			continue;
+		}
+		if (in_stack && root[0])
+			snprintf(last, sizeof(last), "%s", root);
+		if (strncmp(line, "TransitionStack=", 16) == 0) {
+			in_stack = mine;
+		} else {
+			in_stack = 0;
+			if (strncmp(line, "Stack=", 6) != 0)
+				mine = strstr(line, want) != NULL;
+		}
+	}
+	while (fgets(line, sizeof(line), p))
+		;
+	pclose(p);
+	snprintf(out, n, "%s", last);
+}
+
+/* Go 1.22+ drops the GoCreate of a thread that exists at the start and
+ * names its goroutine after the root frame of its next stack: that stack
+ * ends in the thread's identity frame, for a thread running at the start,
+ * one in a syscall at the start, and one first seen woken (GoWaiting). */
+static void test_go123_names(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	char root[256];
+	snap(&s[0], 101, 'R', -1, 0);   /* running on CPU 0 */
+	snap(&s[1], 102, 'D', 0, 1);    /* in read() */
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	sw(&x, 2000, 0, 101, 0, 0, 0);  /* preempted */
+	wake(&x, 2100, 1, 0, 102);      /* read() returns */
+	sw(&x, 2200, 1, 0, 0, 0, 102);
+	sw(&x, 2300, 1, 102, 0, 0, 0);
+	wake(&x, 2400, 0, 0, 103);      /* first seen woken: GoWaiting */
+	sw(&x, 2500, 0, 0, 0, 0, 103);
+	sw(&x, 2600, 0, 103, 0, 0, 0);
+	if (tt_finish(&x, 5000) == 0) {
+		go123_root_frame(x.path, 1, root, sizeof(root));
+		GT_CHECK(strcmp(root, "t101") == 0, "Go 1.23 names g1 \"%s\", want t101", root);
+		go123_root_frame(x.path, 2, root, sizeof(root));
+		GT_CHECK(strcmp(root, "t102") == 0, "Go 1.23 names g2 \"%s\", want t102", root);
+		go123_root_frame(x.path, 3, root, sizeof(root));
+		GT_CHECK(strcmp(root, "t103") == 0, "Go 1.23 names g3 \"%s\", want t103", root);
+	}
+	tt_close(&x);
+}
+
 /* A wakeup by an untraced task on a CPU where the model still runs one of
  * ours: that thread was switched out unseen (repair), G 0 unblocks. */
 static void test_wakeup_untraced_busy_cpu(void)
@@ -1210,6 +1280,7 @@ int main(void)
 	GT_RUN(test_clone_and_exit);
 	GT_RUN(test_exit_then_preempted);
 	GT_RUN(test_snapshot_states);
+	GT_RUN(test_go123_names);
 	GT_RUN(test_wakeup_untraced_busy_cpu);
 	GT_RUN(test_irq_wakeup_busy_cpu);
 	GT_RUN(test_irq_wakeup_kinds);

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# record_readers.sh: "the readers are the spec".  Real recordings of the
+# shapes Go 1.22+ converts differently from Go 1.19, each held to every Go
+# reader and viewer (gocheck.sh: Go 1.19, 1.21 and 1.23) and to our checker:
+#   - a process busy on a CPU when recording starts (running from the
+#     start: Go 1.23's viewer used to read its start as unset and panic);
+#   - a thread asleep in a syscall through the whole recording (GoWaiting
+#     after its GoCreate: a thread blocked in a syscall is a blocked
+#     goroutine, so that its waker shows);
+#   - a --cpu-profile recording of a threaded workload (CPU samples, whose
+#     time deltas Go 1.19 and 1.22+ read differently);
+#   - a `record -- CMD` recording with --heap malloc (the launched child is
+#     in a syscall at the start; heap counters).
+# And Go 1.23's Goroutines page names the threads after their comm.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+CASES="readers_busy_at_start readers_syscall_throughout readers_cpu_profile readers_heap_malloc
+readers_names_go123"
+gt_require_bpf $CASES
+
+GO123=${GOCHECK_GO123:-/usr/lib/go-1.23/bin/go}
+
+# count FILE EVENT: how many EVENT records inspect counts in FILE.
+count() {
+	"$GTCTL" inspect "$1" | awk -v e="$2" '$1 == e { n = $2 } END { print n + 0 }'
+}
+
+# go123_groups FILE: the group names of Go 1.23's Goroutines page, one a
+# line (the viewer parses the whole file before it answers: no deadline
+# while it lives; another port when one is taken).
+go123_groups() {
+	local file=$1 port pid try up=1
+	for try in 1 2 3 4 5; do
+		port=$(( (RANDOM % 20000) + 30000 ))
+		BROWSER=true GOTOOLCHAIN=local "$GO123" tool trace -http="127.0.0.1:$port" "$file" \
+			>"$file.go123.log" 2>&1 &
+		pid=$!
+		while kill -0 "$pid" 2>/dev/null; do
+			curl -s -o /dev/null "http://127.0.0.1:$port/" && { up=0; break; }
+			sleep 0.1
+		done
+		[ $up = 0 ] && break
+		wait "$pid" 2>/dev/null
+		grep -q 'address already in use' "$file.go123.log" || break
+	done
+	[ $up = 0 ] || return 1
+	curl -s --max-time 600 "http://127.0.0.1:$port/goroutines" |
+		grep -o 'href="/goroutine?name=[^"]*"' | sed -e 's/^href="\/goroutine?name=//' -e 's/"$//'
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+# has_groups CASE FILE NAME...: each NAME is a group on Go 1.23's page.
+has_groups() {
+	local c=$1 f=$2 groups n
+	shift 2
+	if ! groups=$(go123_groups "$f"); then
+		fail "$c" "Go 1.23's viewer did not serve $f: $(tail -3 "$f.go123.log")"
+		return 1
+	fi
+	for n in "$@"; do
+		if ! grep -qx -- "$n" <<<"$groups"; then
+			fail "$c" "Go 1.23's Goroutines page has no group $n"
+			echo "$groups" | head -20 | detail
+			return 1
+		fi
+	done
+}
+
+# --- a process busy on a CPU at the start -------------------------------
+# Its thread is running when the snapshot is taken: its GoStart is part of
+# the snapshot, at the time of the Gomaxprocs that ends it.
+python3 -c 'while True: pass' &
+BUSY=$!
+gt_pids+=("$BUSY")
+# Past its start-up (files, imports): on a CPU or waiting for one.
+for _ in $(seq 1 200); do
+	[ "$(awk '{ print $3 }' "/proc/$BUSY/stat" 2>/dev/null)" = R ] &&
+		[ "$(awk '{ print $14 }' "/proc/$BUSY/stat")" -gt 10 ] && break
+	sleep 0.05
+done
+busy=$GT_TMP/busy.trace
+if "$GTCTL" record -p "$BUSY" -o "$busy" -d 1s >/dev/null 2>"$GT_TMP/busy.err"; then
+	at_start=$(go tool trace -d "$busy" 2>/dev/null |
+		awk '$2 == "Gomaxprocs" { m = $1 } $2 == "GoStart" && s == "" { s = $1 }
+		     END { print (m != "" && s == m) ? "yes" : "no" }')
+	if [ "$at_start" != yes ]; then
+		fail readers_busy_at_start "the busy thread is not running at the start (no GoStart in the snapshot)"
+	elif gt_valid readers_busy_at_start "$busy"; then
+		ok readers_busy_at_start
+	fi
+else
+	fail readers_busy_at_start "record -p exited $?: $(tail -3 "$GT_TMP/busy.err")"
+fi
+kill "$BUSY" 2>/dev/null
+
+# --- a thread in a syscall through the whole recording --------------------
+# cat reading a fifo nobody writes: in read() at the snapshot and after.
+mkfifo "$GT_TMP/idle.fifo"
+cat "$GT_TMP/idle.fifo" >/dev/null &
+CAT=$!
+gt_pids+=("$CAT")
+exec {IDLE_FD}>"$GT_TMP/idle.fifo"
+for _ in $(seq 1 100); do
+	grep -q '^State:.*S' "/proc/$CAT/status" 2>/dev/null && break
+	sleep 0.05
+done
+idle=$GT_TMP/idle.trace
+if "$GTCTL" record -p "$CAT" -o "$idle" -d 1s >/dev/null 2>"$GT_TMP/idle.err"; then
+	if [ "$(count "$idle" GoWaiting)" -lt 1 ]; then
+		fail readers_syscall_throughout "no GoWaiting: cat was not seen blocked in read()"
+	elif [ "$(count "$idle" GoUnblock)" -ne 0 ] || [ "$(count "$idle" GoStart)" -ne 0 ]; then
+		fail readers_syscall_throughout "cat ran while nothing was written to its fifo"
+	elif gt_valid readers_syscall_throughout "$idle"; then
+		ok readers_syscall_throughout
+	fi
+else
+	fail readers_syscall_throughout "record -p exited $?: $(tail -3 "$GT_TMP/idle.err")"
+fi
+exec {IDLE_FD}>&-
+
+# --- CPU samples of a threaded workload -----------------------------------
+cpu=$GT_TMP/cpu.trace
+if "$GTCTL" record --cpu-profile=499 -o "$cpu" -- "$WL/demo" 1 >"$GT_TMP/cpu.out" 2>"$GT_TMP/cpu.err"; then
+	n=$(count "$cpu" CPUSample)
+	if [ "$n" -lt 10 ]; then
+		fail readers_cpu_profile "only $n CPU samples in a second of three spinners"
+	elif gt_valid readers_cpu_profile "$cpu"; then
+		ok readers_cpu_profile
+	fi
+else
+	fail readers_cpu_profile "record --cpu-profile exited $?: $(tail -3 "$GT_TMP/cpu.err")"
+fi
+
+# --- record -- CMD with the malloc heap -----------------------------------
+heap=$GT_TMP/heap.trace
+if "$GTCTL" record --heap malloc -o "$heap" -- "$WL/threads" 8 >"$GT_TMP/heap.out" 2>"$GT_TMP/heap.err"; then
+	if [ "$(count "$heap" HeapAlloc)" -lt 1 ]; then
+		fail readers_heap_malloc "no HeapAlloc with --heap malloc"
+	elif gt_valid readers_heap_malloc "$heap"; then
+		ok readers_heap_malloc
+	fi
+else
+	fail readers_heap_malloc "record --heap malloc exited $?: $(tail -3 "$GT_TMP/heap.err")"
+fi
+
+# --- Go 1.23 names goroutines after the thread, not a frame ---------------
+# Go 1.22+ forgets the creation stack of threads that existed at the start
+# and takes the root frame of their next stack: the busy thread must still
+# be python3, the launched command and its children their own names.
+if [ -s "$busy" ] && [ -s "$heap" ] &&
+	has_groups readers_names_go123 "$busy" python3 &&
+	has_groups readers_names_go123 "$heap" wl-threads child-0 child-7; then
+	ok readers_names_go123
+elif [ ! -s "$busy" ] || [ ! -s "$heap" ]; then
+	fail readers_names_go123 "no trace to look at (see the cases above)"
+fi
+
+gt_finish
