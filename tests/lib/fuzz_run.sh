@@ -28,17 +28,27 @@ if [ "$name" = fuzz_reader ]; then
 fi
 
 # --- 1. replay -----------------------------------------------------------------
-# One run per file, so that every crashing file is named, each with the
-# command that reproduces it (libFuzzer runs the files it is given once).
-replayed=0 crashed=0
-while IFS= read -r -d '' f; do
-	replayed=$((replayed + 1))
-	if ! out=$("$fuzzer" "${opts[@]}" "$f" 2>&1); then
-		crashed=$((crashed + 1))
-		echo "$out" | grep -E '^(==[0-9]+==)?ERROR|^SUMMARY|runtime error' | head -5
-		echo "FAIL $name: $f crashes it; reproduce: $fuzzer $f"
+# All files in one run (libFuzzer runs the files it is given once each);
+# if that crashes, one run per file, so that every crashing file is named
+# with the command that reproduces it.
+files=()
+while IFS= read -r -d '' f; do files+=("$f"); done < <(find ${crashes:+"$crashes"} "$found" \
+	"${seed_dirs[@]}" -type f ! -name 'README*' -print0 2>/dev/null | sort -z)
+replayed=${#files[@]} crashed=0
+if [ "$replayed" -gt 0 ] && ! "$fuzzer" "${opts[@]}" "${files[@]}" >/dev/null 2>&1; then
+	for f in "${files[@]}"; do
+		if ! out=$("$fuzzer" "${opts[@]}" "$f" 2>&1); then
+			crashed=$((crashed + 1))
+			echo "$out" | grep -E '^(==[0-9]+==)?ERROR|^SUMMARY|runtime error' | head -5
+			echo "FAIL $name: $f crashes it; reproduce: $fuzzer $f"
+		fi
+	done
+	if [ "$crashed" = 0 ]; then
+		echo "FAIL $name: the replay of all $replayed saved inputs at once crashed, none alone;" \
+			"reproduce: $fuzzer ${files[*]}"
+		exit 1
 	fi
-done < <(find ${crashes:+"$crashes"} "$found" "${seed_dirs[@]}" -type f ! -name 'README*' -print0 2>/dev/null | sort -z)
+fi
 if [ "$crashed" -gt 0 ]; then
 	echo "# $crashed of $replayed saved inputs crash $name: fix them before fuzzing further"
 	exit 1
