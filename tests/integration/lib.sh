@@ -176,7 +176,7 @@ gt_start_workload() {
 	# Holding the write end open (fd chosen by bash) keeps its stdin alive.
 	exec {WL_FD}>"$GT_TMP/$tag.in"
 	eval "WL_FD_$tag=$WL_FD"
-	for i in $(seq 1 100); do
+	for i in $(seq 1 1200); do # 60 s: a busy machine may start it slowly
 		grep -q '^ready' "$GT_TMP/$tag.out" 2>/dev/null && return 0
 		kill -0 "$WL_PID" 2>/dev/null || break
 		sleep 0.05
@@ -260,11 +260,12 @@ gt_wait_parked() {
 }
 
 # gt_stop_record SIGNAL: ends the background recording and returns its
-# exit status (124 if it did not end within 30 s).
+# exit status (124 if it did not end within 120 s: finishing a big trace
+# under the sanitizers on a busy machine takes a while).
 gt_stop_record() {
 	local i
 	kill "-${1:-INT}" "$REC_PID" 2>/dev/null
-	for i in $(seq 1 300); do
+	for i in $(seq 1 1200); do
 		kill -0 "$REC_PID" 2>/dev/null || break
 		sleep 0.1
 	done
