@@ -254,7 +254,7 @@ else
 		L=3
 		while [ "$(free_below $L)" -lt "$free" ]; do L=$((L + 1)); done
 		prlimit --pid "$DAEMON_PID" --nofile="$L:$hard"
-		out=$(timeout 20 "$GTCTL" record --daemon --socket "$SOCK" -p "$TARGET" -d 1s \
+		out=$(timeout 120 "$GTCTL" record --daemon --socket "$SOCK" -p "$TARGET" -d 1s \
 			--heap=off -o "$GT_TMP/limited.trace" 2>&1)
 		rc=$?
 		prlimit --pid "$DAEMON_PID" --nofile="$hard:$hard"
