@@ -4,7 +4,8 @@
 #   tests/lint/check_*.py         checks of the source tree (daemon/'s layers)
 #   BUILD_DIR/tests/test_*        unit and root-only integration test binaries
 #   tests/integration/*.sh        scripts that record real programs
-#   build/fuzz/fuzz_*             libFuzzer targets, each for FUZZ_SECONDS (20)
+#   build/fuzz/fuzz_*             libFuzzer targets: each replays its saved
+#                                 crashes and seeds, then fuzzes FUZZ_SECONDS (20)
 #
 # Every test prints `ok NAME` or `FAIL NAME: why` lines; a test that exits
 # non-zero without saying FAIL counts as one failure.  Tests that need BPF run
@@ -56,13 +57,17 @@ for s in tests/integration/*.sh; do
 	[ -f "$s" ] || continue
 	run_one "$(basename "$s" .sh)" bash "$s"
 done
+# Fuzzers: first the replay machinery itself on a fuzzer made to crash,
+# then each target replays its saved crashes and seeds, then fuzzes.
+run_one fuzz_replay_selftest bash tests/fuzz/selftest/replay_test.sh
 for f in build/fuzz/fuzz_*; do
 	[ -x "$f" ] || continue
 	name=$(basename "$f")
 	corpus=$build/fuzz-corpus/$name
 	mkdir -p "$corpus"
 	seeds=tests/fuzz/seeds/${name#fuzz_}
-	run_one "$name" tests/lib/fuzz_run.sh "$f" "$fuzz_seconds" "$corpus" "$seeds"
+	crashes=tests/fuzz/crashes/${name#fuzz_}
+	run_one "$name" tests/lib/fuzz_run.sh "$f" "$fuzz_seconds" "$corpus" "$seeds" "$crashes"
 done
 
 echo

@@ -8,6 +8,8 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 gt_require_daemon daemon_cgroup
+gt_expect daemon_cgroup daemon_cgroup_inside daemon_cgroup_outside daemon_container \
+	daemon_container_unknown daemon_exit
 
 CGMNT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 [ -n "$CGMNT" ] || { fail daemon_cgroup "no cgroup v2 filesystem mounted"; gt_finish; }
@@ -38,11 +40,25 @@ cp /bin/sleep "$GT_TMP/gt_in_ctr"
 run_in() {
 	sh -c 'echo $$ > "$1/cgroup.procs" && for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do "$2" 0.05; done' \
 		sh "$1" "$2" &
-	gt_pids+=("$!")
+	RUN_PID=$!
+	gt_pids+=("$RUN_PID")
 }
 run_outside() {
 	sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do "$1" 0.05; done' sh "$1" &
-	gt_pids+=("$!")
+	RUN_PID=$!
+	gt_pids+=("$RUN_PID")
+}
+
+# Each recording runs until the programs it must see have ended, then is
+# stopped (Ctrl-C to the client): a duration would assume they ran in time.
+# wait_started DIR: until the daemon logs the session of cgroup DIR (60 s).
+wait_started() {
+	local end=$((SECONDS + 60))
+	while [ $SECONDS -lt $end ]; do
+		grep -q "started .*cgroup $1" "$GT_TMP/daemon.log" && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 # names NAME FILE: goroutine names of the trace, one a line (inspect --json)
@@ -52,17 +68,25 @@ names() {
 
 # --- --cgroup: later processes inside are recorded, outside ones are not ----------
 F=$GT_TMP/cgroup.trace
-"$GTCTL" record --daemon --socket "$SOCK" --cgroup "${BASE#"$CGMNT"/}/inside" -o "$F" -d 4s \
+"$GTCTL" record --daemon --socket "$SOCK" --cgroup "${BASE#"$CGMNT"/}/inside" -o "$F" \
 	>"$GT_TMP/cgroup.out" 2>&1 &
 REC=$!
 gt_pids+=("$REC")
-for i in $(seq 1 100); do grep -q "started .*cgroup $BASE/inside" "$GT_TMP/daemon.log" && break; sleep 0.1; done
-sleep 0.5
+wait_started "$BASE/inside"
 run_in "$BASE/inside" "$GT_TMP/gt_in_cg"
+IN=$RUN_PID
 run_outside "$GT_TMP/gt_out_cg"
+wait "$IN" "$RUN_PID"
+kill -INT "$REC" 2>/dev/null
 if ! wait "$REC"; then
 	fail daemon_cgroup "record --cgroup failed: $(cat "$GT_TMP/cgroup.out")"
-elif gt_valid daemon_cgroup "$F"; then
+	fail daemon_cgroup_inside "no trace to look in (daemon_cgroup failed)"
+	fail daemon_cgroup_outside "no trace to look in (daemon_cgroup failed)"
+elif ! gt_valid daemon_cgroup "$F"; then
+	fail daemon_cgroup_inside "no valid trace to look in (daemon_cgroup failed)"
+	fail daemon_cgroup_outside "no valid trace to look in (daemon_cgroup failed)"
+else
+	ok daemon_cgroup
 	n=$(names "$F")
 	if ! echo "$n" | grep -qx gt_in_cg; then
 		fail daemon_cgroup_inside "gt_in_cg (started inside after the start) missing; names: $(echo "$n" | sort -u | tr '\n' ' ')"
@@ -78,13 +102,14 @@ fi
 
 # --- --container by a unique prefix of a fake docker scope -------------------------
 F=$GT_TMP/container.trace
-"$GTCTL" record --daemon --socket "$SOCK" --container "${HEX:0:12}" -o "$F" -d 3s \
+"$GTCTL" record --daemon --socket "$SOCK" --container "${HEX:0:12}" -o "$F" \
 	>"$GT_TMP/container.out" 2>&1 &
 REC=$!
 gt_pids+=("$REC")
-for i in $(seq 1 100); do grep -q "started .*cgroup $SCOPE" "$GT_TMP/daemon.log" && break; sleep 0.1; done
-sleep 0.5
+wait_started "$SCOPE"
 run_in "$SCOPE" "$GT_TMP/gt_in_ctr"
+wait "$RUN_PID"
+kill -INT "$REC" 2>/dev/null
 if ! wait "$REC"; then
 	fail daemon_container "record --container ${HEX:0:12} failed: $(cat "$GT_TMP/container.out")"
 elif ! grep -q "started .*cgroup $SCOPE" "$GT_TMP/daemon.log"; then
@@ -99,6 +124,6 @@ if [ $rc != 0 ] && echo "$out" | grep -q "no container"; then ok daemon_containe
 else fail daemon_container_unknown "rc=$rc: $out"; fi
 
 kill -TERM "$DAEMON_PID"
-wait "$DAEMON_PID" || fail daemon_exit "gotraced exited $?"
+if wait "$DAEMON_PID"; then ok daemon_exit; else fail daemon_exit "gotraced exited $?"; fi
 [ "$gt_failures" -gt 0 ] && { echo "# daemon log:"; tail -30 "$GT_TMP/daemon.log" | detail; }
 gt_finish

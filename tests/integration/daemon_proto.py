@@ -257,14 +257,32 @@ def record(path, out, pid, seconds, copies=1, heap=0):
 
 
 def main():
-    cmd, path = sys.argv[1], sys.argv[2]
+    cmd = sys.argv[1]
+    if cmd in ("abuse", "nofd", "badfd"):
+        # an exception between two reports would end the script without a
+        # FAIL line naming what broke: name it
+        try:
+            return checks(cmd)
+        except Exception as e:  # noqa: BLE001 - any failure is the test's verdict
+            report(f"proto_{cmd}", False, f"daemon_proto.py {cmd} stopped: {e!r}")
+            return 1
+    return tools(cmd)
+
+
+def checks(cmd):
+    path = sys.argv[2]
     if cmd == "abuse":
         abuse(path)
     elif cmd == "nofd":
         nofd(path, int(sys.argv[3]))
-    elif cmd == "badfd":
+    else:
         badfd(path, int(sys.argv[3]))
-    elif cmd == "record":
+    return 1 if failures else 0
+
+
+def tools(cmd):
+    path = sys.argv[2]
+    if cmd == "record":
         secs = float(sys.argv[5]) if len(sys.argv) > 5 else 0
         return record(path, sys.argv[3], int(sys.argv[4]), secs)
     elif cmd == "repeat":

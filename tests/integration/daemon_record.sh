@@ -9,6 +9,9 @@ cd "$(dirname "$0")/../.." || exit 1
 PROTO="python3 tests/integration/daemon_proto.py"
 
 gt_require_daemon daemon_record
+gt_expect daemon_status_no_daemon daemon_stop_no_daemon daemon_record daemon_record_logged \
+	daemon_status_lists daemon_stop daemon_stop_twice_refused daemon_two_sessions \
+	daemon_client_killed daemon_sigterm
 
 # a long-lived target: one thread doing 10 ms sleeps
 start_target() {
@@ -17,10 +20,10 @@ start_target() {
 	gt_pids+=("$TARGET_PID")
 }
 
-# wait_sessions N: until `status` lists N sessions (10 s).
+# wait_sessions N: until `status` lists N sessions (60 s).
 wait_sessions() {
-	local i
-	for i in $(seq 1 100); do
+	local end=$((SECONDS + 60))
+	while [ $SECONDS -lt $end ]; do
 		[ "$($PROTO status "$SOCK" 2>/dev/null)" = "sessions $1" ] && return 0
 		sleep 0.1
 	done
@@ -45,8 +48,8 @@ if out=$("$GTCTL" record --daemon --socket "$SOCK" -p "$TARGET_PID" -o "$F" -d 2
 else
 	fail daemon_record "gotracectl record exited non-zero: $out"
 fi
-grep -q "session [0-9]* started for uid 0" "$GT_TMP/daemon.log" ||
-	fail daemon_record_logged "no 'session started' line in the daemon log"
+if grep -q "session [0-9]* started for uid 0" "$GT_TMP/daemon.log"; then ok daemon_record_logged
+else fail daemon_record_logged "no 'session started' line in the daemon log"; fi
 
 # --- status lists a running session; stop ends it cleanly ---------------------
 F=$GT_TMP/stopped.trace
@@ -59,10 +62,14 @@ if wait_sessions 1; then
 	id=$(echo "$st" | awk 'NR == 2 { print $1 }')
 	if echo "$st" | grep -q "root .* pid $TARGET_PID"; then ok daemon_status_lists
 	else fail daemon_status_lists "status output: $st"; fi
-	out=$("$GTCTL" stop --socket "$SOCK" "$id" 2>&1) || fail daemon_stop "stop $id: $out"
-	for i in $(seq 1 100); do kill -0 "$REC" 2>/dev/null || break; sleep 0.1; done
-	if kill -0 "$REC" 2>/dev/null; then
-		fail daemon_stop "gotracectl record still running 10 s after stop"
+	stopped=1
+	out=$("$GTCTL" stop --socket "$SOCK" "$id" 2>&1) || stopped=0
+	for i in $(seq 1 300); do kill -0 "$REC" 2>/dev/null || break; sleep 0.1; done
+	if [ $stopped = 0 ]; then
+		kill -INT "$REC" 2>/dev/null; wait "$REC"
+		fail daemon_stop "stop $id: $out"
+	elif kill -0 "$REC" 2>/dev/null; then
+		fail daemon_stop "gotracectl record still running 30 s after stop"
 	elif wait "$REC"; then
 		gt_valid daemon_stop "$F" && ok daemon_stop
 	else
@@ -73,20 +80,26 @@ if wait_sessions 1; then
 	else fail daemon_stop_twice_refused "second stop: $out"; fi
 else
 	fail daemon_status_lists "the session never showed up in status"
+	fail daemon_stop "no session to stop (see daemon_status_lists)"
+	fail daemon_stop_twice_refused "no session to stop (see daemon_status_lists)"
+	kill -INT "$REC" 2>/dev/null; wait "$REC"
 fi
 
 # --- two sessions at once -------------------------------------------------------
+# Both until stopped (Ctrl-C to each client once both are seen): durations
+# would assume both start within them.
 "$WL/sleeper" 100000 5000 >/dev/null &
 T2=$!
 gt_pids+=("$T2")
-"$GTCTL" record --daemon --socket "$SOCK" -p "$TARGET_PID" -o "$GT_TMP/a.trace" -d 3s \
+"$GTCTL" record --daemon --socket "$SOCK" -p "$TARGET_PID" -o "$GT_TMP/a.trace" \
 	>"$GT_TMP/a.out" 2>&1 &
 RA=$!
-"$GTCTL" record --daemon --socket "$SOCK" -p "$T2" -o "$GT_TMP/b.trace" -d 3s \
+"$GTCTL" record --daemon --socket "$SOCK" -p "$T2" -o "$GT_TMP/b.trace" \
 	>"$GT_TMP/b.out" 2>&1 &
 RB=$!
 gt_pids+=("$RA" "$RB")
 wait_sessions 2 && seen2=1 || seen2=0
+kill -INT "$RA" "$RB" 2>/dev/null
 wait "$RA"; ra=$?
 wait "$RB"; rb=$?
 if [ $seen2 = 0 ]; then fail daemon_two_sessions "status never showed 2 sessions"
@@ -101,7 +114,7 @@ F=$GT_TMP/killed.trace
 $PROTO record "$SOCK" "$F" "$TARGET_PID" 60 >"$GT_TMP/killed.out" 2>&1 &
 PC=$!
 gt_pids+=("$PC")
-for i in $(seq 1 100); do grep -q '^session' "$GT_TMP/killed.out" && break; sleep 0.1; done
+for i in $(seq 1 600); do grep -q '^session' "$GT_TMP/killed.out" && break; sleep 0.1; done
 sleep 1
 kill -KILL "$PC"
 wait "$PC" 2>/dev/null
@@ -110,8 +123,8 @@ if ! grep -q '^session' "$GT_TMP/killed.out"; then
 elif ! wait_sessions 0; then
 	fail daemon_client_killed "the session outlived its client"
 elif gt_valid daemon_client_killed "$F"; then
-	grep -q "ended (client disconnected)" "$GT_TMP/daemon.log" && ok daemon_client_killed ||
-		fail daemon_client_killed "daemon log does not say the client disconnected"
+	if grep -q "ended (client disconnected)" "$GT_TMP/daemon.log"; then ok daemon_client_killed
+	else fail daemon_client_killed "daemon log does not say the client disconnected"; fi
 fi
 
 # --- SIGTERM with a session open: file finished, daemon exits 0 ------------------

@@ -10,6 +10,8 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
+gt_expect systemd_analyze_verify systemd_prefix_placeholder systemd_hardening systemd_socket_unit
+
 # --- unit files ------------------------------------------------------------------
 U=$GT_TMP/units
 mkdir -p "$U" "$GT_TMP/man/man8" "$GT_TMP/man/man1"
@@ -25,8 +27,8 @@ else
 	fail systemd_analyze_verify "systemd-analyze verify complains"
 	echo "$out" | detail
 fi
-grep -q '@PREFIX@/sbin/gotraced' systemd/gotraced.service && ok systemd_prefix_placeholder ||
-	fail systemd_prefix_placeholder "ExecStart does not use @PREFIX@/sbin/gotraced"
+if grep -q '@PREFIX@/sbin/gotraced' systemd/gotraced.service; then ok systemd_prefix_placeholder
+else fail systemd_prefix_placeholder "ExecStart does not use @PREFIX@/sbin/gotraced"; fi
 
 want="Type=notify NoNewPrivileges=yes ProtectSystem=strict ProtectHome=read-only PrivateTmp=yes
 RestrictAddressFamilies=AF_UNIX RuntimeDirectory=gotraced RuntimeDirectoryMode=0750 Group=gotrace"
@@ -38,6 +40,7 @@ for c in CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_SYS_RESOURCE
 done
 echo "$caps" | grep -qw CAP_SYS_ADMIN && missing="$missing (CAP_SYS_ADMIN must not be granted)"
 [ -z "$missing" ] && ok systemd_hardening || fail systemd_hardening "missing:$missing"
+missing=""  # the socket unit's own list, not the service's leftovers
 for w in SocketMode=0660 SocketGroup=gotrace ListenStream=/run/gotraced/gotraced.sock; do
 	grep -qx "$w" systemd/gotraced.socket || missing="$missing $w"
 done
@@ -52,6 +55,7 @@ if [ "${GOTRACED_SKIP_BPF:-0}" = 1 ]; then
 	echo "skip systemd_notify: GOTRACED_SKIP_BPF=1"
 	gt_finish
 fi
+gt_expect systemd_socket_activation systemd_notify
 [ -x "$GTD" ] || { fail daemon "gotraced not built ($GTD)"; gt_finish; }
 [ "$(id -u)" = 0 ] || { fail daemon "needs root to load BPF (or GOTRACED_SKIP_BPF=1)"; gt_finish; }
 
@@ -70,12 +74,12 @@ while True:
 EOF
 LISTENER=$!
 gt_pids+=("$LISTENER")
-for i in $(seq 1 50); do [ -S "$NOTIFY" ] && break; sleep 0.1; done
+for i in $(seq 1 300); do [ -S "$NOTIFY" ] && break; sleep 0.1; done
 
 systemd-socket-activate -E NOTIFY_SOCKET="$NOTIFY" -l "$SOCK" "$GTD" 2>"$GT_TMP/daemon.log" &
 DAEMON_PID=$!
 gt_pids+=("$DAEMON_PID")
-for i in $(seq 1 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
+for i in $(seq 1 300); do [ -S "$SOCK" ] && break; sleep 0.1; done
 # the first connection starts the daemon (systemd-socket-activate execs it)
 out=$("$GTCTL" status --socket "$SOCK" 2>&1); rc=$?
 if [ $rc = 0 ] && echo "$out" | grep -q "no recording sessions" &&
@@ -87,7 +91,7 @@ else
 fi
 kill -TERM "$DAEMON_PID"
 wait "$DAEMON_PID"; rc=$?
-for i in $(seq 1 50); do kill -0 "$LISTENER" 2>/dev/null || break; sleep 0.1; done
+for i in $(seq 1 300); do kill -0 "$LISTENER" 2>/dev/null || break; sleep 0.1; done
 if [ $rc = 0 ] && grep -q "READY=1" "$GT_TMP/notify.log" && grep -q "STATUS=" "$GT_TMP/notify.log" &&
 	grep -q "STOPPING=1" "$GT_TMP/notify.log"; then
 	ok systemd_notify

@@ -27,15 +27,47 @@ gt_cleanup() {
 }
 trap gt_cleanup EXIT
 
-ok() { echo "ok $1"; }
+declare -A gt_oks=() gt_fails=()  # case -> how many ok / FAIL lines it printed
+gt_cases=()         # cases the script promised to report (gt_expect)
+
+ok() {
+	echo "ok $1"
+	gt_oks[$1]=$(( ${gt_oks[$1]:-0} + 1 ))
+}
 fail() {
 	echo "FAIL $1: $2"
 	gt_failures=$((gt_failures + 1))
+	gt_fails[$1]=$(( ${gt_fails[$1]:-0} + 1 ))
 }
 # Indents a multi-line explanation under the last FAIL line.
 detail() { sed 's/^/     also: /'; }
 
-gt_finish() { [ "$gt_failures" -eq 0 ]; exit $?; }
+# gt_report NAME WHY: the one line of case NAME: ok when WHY is empty, else
+# FAIL with WHY.  For cases that gather several checks before a verdict.
+gt_report() {
+	if [ -z "$2" ]; then ok "$1"; else fail "$1" "$2"; fi
+}
+
+# gt_expect NAME...: cases this script reports on every path.  gt_finish
+# fails each one that printed neither ok nor FAIL (a path that forgot to
+# report would otherwise pass unseen), and each that printed ok more than
+# once or ok besides a FAIL (the log would read as a pass).  ok and fail
+# must then run in the script's own shell, not in $(...) or a pipe.
+gt_expect() { gt_cases+=("$@"); }
+
+gt_finish() {
+	local c o f
+	for c in "${gt_cases[@]}"; do
+		o=${gt_oks[$c]:-0} f=${gt_fails[$c]:-0}
+		if [ $((o + f)) = 0 ]; then
+			fail "$c" "never reported: a path of the script skipped this case"
+		elif [ "$o" -gt 1 ] || { [ "$o" = 1 ] && [ "$f" -gt 0 ]; }; then
+			fail "$c" "reported ok $o times and FAIL $f times: one verdict wanted"
+		fi
+	done
+	[ "$gt_failures" -eq 0 ]
+	exit $?
+}
 
 # Every script needs root and real BPF; with GOTRACED_SKIP_BPF=1 it only
 # prints skip lines for the cases it names.
@@ -144,7 +176,7 @@ gt_start_workload() {
 	# Holding the write end open (fd chosen by bash) keeps its stdin alive.
 	exec {WL_FD}>"$GT_TMP/$tag.in"
 	eval "WL_FD_$tag=$WL_FD"
-	for i in $(seq 1 100); do
+	for i in $(seq 1 1200); do # 60 s: a busy machine may start it slowly
 		grep -q '^ready' "$GT_TMP/$tag.out" 2>/dev/null && return 0
 		kill -0 "$WL_PID" 2>/dev/null || break
 		sleep 0.05
@@ -172,35 +204,68 @@ gt_tids() {
 	awk -v re="${2:-.}" '$1 == "thread" && $3 ~ re { printf "%s%s", sep, $2; sep = "," }' "$GT_TMP/$1.out"
 }
 
-# gt_record_bg TAG ARGS...: starts `gotracectl record ARGS` in the
-# background (REC_PID), stderr in $GT_TMP/TAG.rec.err, and waits until it is
-# attached: its BPF links exist (embedded mode) or it said it is recording,
-# plus a short settle time for the initial thread snapshot.
+# gt_recording PID: true once `gotracectl record` (PID) has started its
+# session, i.e. its main thread sleeps in the event loop's epoll_wait: in
+# embedded mode nothing before the loop waits in epoll, and the session
+# attaches the tracepoints and takes its /proc snapshot before the loop.
+# The numbers are epoll_wait, epoll_pwait and epoll_pwait2 (x86_64; arm64
+# has only the last two).
+gt_recording() {
+	local nr _
+	read -r nr _ <"/proc/$1/syscall" 2>/dev/null || return 1
+	case "$(uname -m):$nr" in
+	x86_64:232 | x86_64:281 | *:441 | aarch64:22) return 0 ;;
+	esac
+	return 1
+}
+
+# gt_record_bg TAG ARGS...: starts `gotracectl record --standalone ARGS`
+# in the background (REC_PID), stderr in $GT_TMP/TAG.rec.err, and
+# waits until its session has started (gt_recording), however long loading
+# the BPF programs takes on a busy machine (up to 120 s).  Returns 1, with
+# the reason at the end of TAG.rec.err, if it exited or never started.
 gt_record_bg() {
 	local tag=$1 i
 	shift
-	"$GTCTL" record "$@" 2>"$GT_TMP/$tag.rec.err" >"$GT_TMP/$tag.rec.out" &
+	"$GTCTL" record --standalone "$@" 2>"$GT_TMP/$tag.rec.err" >"$GT_TMP/$tag.rec.out" &
 	REC_PID=$!
 	gt_pids+=("$REC_PID")
-	for i in $(seq 1 100); do
+	for i in $(seq 1 2400); do
 		kill -0 "$REC_PID" 2>/dev/null || return 1
-		if ls -l "/proc/$REC_PID/fd" 2>/dev/null | grep -q 'bpf[-_]link' ||
-			grep -qi 'recording' "$GT_TMP/$tag.rec.err"; then
-			sleep 0.5
-			return 0
-		fi
+		gt_recording "$REC_PID" && return 0
 		sleep 0.05
 	done
-	sleep 0.5 # attached some other way (a daemon): give it time anyway
-	return 0
+	echo "gt_record_bg: not recording after 120 s (main thread in: $(cat "/proc/$REC_PID/syscall" 2>&1))" \
+		>>"$GT_TMP/$tag.rec.err"
+	return 1
+}
+
+# gt_wait_parked PID [SECONDS]: waits until every thread of PID sleeps
+# (state S: parked in a barrier or a read), so that a /proc reading taken
+# now stays true until the test lets it go on; a fixed pause assumes the
+# scheduler ran them in time.  Returns 1 after SECONDS (30).
+gt_wait_parked() {
+	local i f st busy
+	for i in $(seq 1 $(( ${2:-30} * 50 ))); do
+		busy=0
+		for f in /proc/"$1"/task/*/stat; do
+			st=$(sed 's/.*) //' "$f" 2>/dev/null) || continue
+			[ "${st%% *}" = S ] || { busy=1; break; }
+		done
+		[ -d "/proc/$1" ] || return 1
+		[ $busy = 0 ] && return 0
+		sleep 0.02
+	done
+	return 1
 }
 
 # gt_stop_record SIGNAL: ends the background recording and returns its
-# exit status (124 if it did not end within 30 s).
+# exit status (124 if it did not end within 120 s: finishing a big trace
+# under the sanitizers on a busy machine takes a while).
 gt_stop_record() {
 	local i
 	kill "-${1:-INT}" "$REC_PID" 2>/dev/null
-	for i in $(seq 1 300); do
+	for i in $(seq 1 1200); do
 		kill -0 "$REC_PID" 2>/dev/null || break
 		sleep 0.1
 	done

@@ -4,10 +4,12 @@
 # outside the tracer (/proc and the workloads' own counts).
 #
 # The recording window: each workload parks every thread (barriers, a read
-# on stdin) before and after its measured work.  We read /proc, attach the
-# recorder, send the go byte, wait for `done`, stop the recorder (SIGINT),
-# read /proc again, and only then let the workload exit.  So the threads do
-# nothing between a /proc read and the recorder's edge, and:
+# on stdin) before and after its measured work.  Once every thread sleeps
+# we read /proc, attach the recorder and wait until its session has
+# started, send the go byte, wait for `done` and for every thread to sleep
+# again, stop the recorder (SIGINT), read /proc again, and only then let
+# the workload exit.  So the threads do nothing between a /proc read and
+# the recorder's edge, and:
 #  - context switches: the trace's GoStart count per thread equals the
 #    kernel's Δ(voluntary + nonvoluntary switches); tolerance 3 + 2% per
 #    thread, for a switch the kernel may do around the edges (a parked
@@ -33,6 +35,8 @@ cd "$(dirname "$0")/../.."
 
 CASES="fidelity_ppfutex fidelity_ppsocket fidelity_mutex fidelity_sleeper fidelity_blockread fidelity_spin"
 gt_require_bpf $CASES
+# shellcheck disable=SC2086
+gt_expect $CASES
 
 # record_window TAG CMD...: the protocol above; leaves $GT_TMP/TAG.trace,
 # TAG.before and TAG.after.  Returns 1 (after a FAIL line) if it broke.
@@ -43,10 +47,14 @@ record_window() {
 		fail "fidelity_$tag" "workload $1 did not start"
 		return 1
 	fi
-	sleep 0.2
+	if ! gt_wait_parked "$WL_PID"; then
+		fail "fidelity_$tag" "the workload's threads never all slept before the work"
+		gt_leave "$tag"; gt_leave "$tag"
+		return 1
+	fi
 	$TRUTH snap "$WL_PID" "$GT_TMP/$tag.before"
 	if ! gt_record_bg "$tag" -p "$WL_PID" -o "$GT_TMP/$tag.trace"; then
-		fail "fidelity_$tag" "gotracectl record -p $WL_PID exited at start: $(head -5 "$GT_TMP/$tag.rec.err")"
+		fail "fidelity_$tag" "gotracectl record -p $WL_PID did not start: $(tail -5 "$GT_TMP/$tag.rec.err")"
 		gt_leave "$tag"; gt_leave "$tag"
 		return 1
 	fi
@@ -55,7 +63,10 @@ record_window() {
 		fail "fidelity_$tag" "workload did not finish its work in 60 s"
 		return 1
 	fi
-	sleep 0.2
+	if ! gt_wait_parked "$WL_PID"; then
+		fail "fidelity_$tag" "the workload's threads never all slept after the work"
+		return 1
+	fi
 	gt_stop_record INT
 	rc=$?
 	$TRUTH snap "$WL_PID" "$GT_TMP/$tag.after"

@@ -19,11 +19,12 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 gt_require_bpf kstacks_pagefault kstacks_default kstacks_all
+gt_expect kstacks_pagefault kstacks_default kstacks_all
 
 # record_wl NAME TAG [RECORD FLAGS] -- CMD...: records CMD's measured work;
 # leaves a valid $GT_TMP/TAG.trace (+ .json, .jsontrace) or fails NAME.
 record_wl() {
-	local name=$1 tag=$2 flags=()
+	local name=$1 tag=$2 flags=() done=1 rc
 	shift 2
 	while [ "$1" != -- ]; do flags+=("$1"); shift; done
 	shift
@@ -33,14 +34,23 @@ record_wl() {
 		return 1
 	fi
 	if ! gt_record_bg "$tag" "${flags[@]}" -p "$WL_PID" -o "$GT_TMP/$tag.trace"; then
-		fail "$name" "gotracectl record exited at start: $(head -5 "$GT_TMP/$tag.rec.err")"
+		fail "$name" "gotracectl record did not start: $(tail -5 "$GT_TMP/$tag.rec.err")"
 		return 1
 	fi
 	gt_go "$tag"
-	gt_wait_line "$tag" '^done' 60 || fail "$name" "workload did not finish its work in 60 s"
+	gt_wait_line "$tag" '^done' 60 || done=0
 	gt_stop_record INT
+	rc=$?
 	gt_leave "$tag"
 	wait "$WL_PID"
+	if [ $done = 0 ]; then
+		fail "$name" "workload did not finish its work in 60 s"
+		return 1
+	fi
+	if [ $rc != 0 ]; then
+		fail "$name" "gotracectl record exited $rc after SIGINT: $(tail -5 "$GT_TMP/$tag.rec.err")"
+		return 1
+	fi
 	gt_valid "$name" "$GT_TMP/$tag.trace" || return 1
 	if ! gt_viewer_pages "$GT_TMP/$tag.trace"; then
 		fail "$name" "could not fetch the viewer's pages: $(tail -3 "$GT_TMP/$tag.trace.viewer.log")"

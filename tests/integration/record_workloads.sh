@@ -6,21 +6,25 @@
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
+gt_expect workload_pingpong_pipe workload_pingpong_socket workload_pingpong_futex \
+	workload_sleeper workload_blockread workload_spin workload_mutex
 if [ ! -x "$WL/pingpong" ]; then
 	fail workloads_built "workloads not built in $WL (make BUILD=$GT_BUILD tests)"
 	gt_finish
 fi
 
-# window TAG CMD...: before/after /proc snapshots around the measured work.
+# window TAG CMD...: before/after /proc snapshots around the measured work,
+# each taken once every thread is parked (not after a pause that a busy
+# machine may outlast).
 window() {
 	local tag=$1
 	shift
 	gt_start_workload "$tag" "$@" || return 1
-	sleep 0.2
+	gt_wait_parked "$WL_PID" || { echo "threads never parked before the work" >>"$GT_TMP/$tag.err"; return 1; }
 	$TRUTH snap "$WL_PID" "$GT_TMP/$tag.before"
 	gt_go "$tag"
-	gt_wait_line "$tag" '^done' 60 || return 1
-	sleep 0.2
+	gt_wait_line "$tag" '^done' 60 || { echo "no done line in 60 s" >>"$GT_TMP/$tag.err"; return 1; }
+	gt_wait_parked "$WL_PID" || { echo "threads never parked after the work" >>"$GT_TMP/$tag.err"; return 1; }
 	$TRUTH snap "$WL_PID" "$GT_TMP/$tag.after"
 	gt_leave "$tag"
 	wait "$WL_PID"
@@ -80,9 +84,15 @@ else
 	fail workload_spin "did not run: $(cat "$GT_TMP/spin.err")"
 fi
 
+# The workload forces each thread to block on the mutex `forced` times.
 if window mutex "$WL/mutex" --wait 4 5000; then
-	expect workload_mutex "mutex-0 voluntary switches" "$(delta mutex mutex-0 vol)" 2 1000000 &&
-	ok workload_mutex
+	forced=$(sed -n 's/^forced //p' "$GT_TMP/mutex.out")
+	if [ -z "$forced" ]; then
+		fail workload_mutex "the workload printed no 'forced N' line"
+	else
+		expect workload_mutex "mutex-0 voluntary switches" "$(delta mutex mutex-0 vol)" "$forced" 1000000 &&
+		ok workload_mutex
+	fi
 else
 	fail workload_mutex "did not run: $(cat "$GT_TMP/mutex.err")"
 fi

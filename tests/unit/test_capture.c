@@ -96,6 +96,35 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* A busy machine may run a traced process late: a check that needs N
+ * events waits for them (poll_until, up to this long) instead of polling a
+ * fixed time and hoping the process ran enough meanwhile. */
+#define PATIENCE_MS 60000
+
+/* Polls c into r until enough(r, arg) says so (asked every 100 ms and at
+ * the end) or PATIENCE_MS passed; returns its last answer. */
+static int poll_until(struct gt_capture *c, struct recording *r,
+		      int (*enough)(const struct recording *r, void *arg), void *arg)
+{
+	uint64_t end = now_ns() + PATIENCE_MS * 1000000ull, next = 0;
+
+	for (;;) {
+		int rc = gt_capture_poll(c, 10, record_cb, r);
+
+		if (rc < 0 && rc != -EINTR)
+			return 0;
+		if (now_ns() >= end)
+			break;
+		if (now_ns() >= next) {
+			if (enough(r, arg))
+				return 1;
+			next = now_ns() + 100000000ull;
+		}
+	}
+	gt_capture_flush(c, record_cb, r);
+	return enough(r, arg);
+}
+
 /* Polls for ms milliseconds into r. */
 static int poll_for(struct recording *r, int ms)
 {
@@ -716,6 +745,22 @@ static void count_cg(const struct recording *r, pid_t in, pid_t out, pid_t moved
 	}
 }
 
+struct cg_want {
+	pid_t in, out, moved;
+	uint64_t t_move;
+};
+
+/* Enough for test_cgroup: 50 events from inside, 50 of the moved process
+ * after its move. */
+static int cg_enough(const struct recording *r, void *arg)
+{
+	const struct cg_want *w = arg;
+	struct cg_counts k;
+
+	count_cg(r, w->in, w->out, w->moved, w->t_move, &k);
+	return k.in > 50 && k.moved_after > 50;
+}
+
 static void test_cgroup(void)
 {
 	char mnt[PATH_MAX], dir[PATH_MAX + 64], sub[PATH_MAX + 96], procs[PATH_MAX + 128];
@@ -748,7 +793,7 @@ static void test_cgroup(void)
 		rc = write_file(procs, pid);
 		GT_CHECK(rc == 0, "moving %d into %s: %s", (int)moved, sub, strerror(-rc));
 	}
-	poll_for(&r, 200);
+	poll_until(cap, &r, cg_enough, &(struct cg_want){ in, out, moved, t_move });
 	gt_capture_flush(cap, record_cb, &r);
 	count_cg(&r, in, out, moved, t_move, &k);
 	GT_CHECK(k.in > 50, "the process inside the cgroup gave %zu events", k.in);
@@ -781,6 +826,17 @@ static void test_cgroup(void)
 
 /* ---- filters and stack map housekeeping ------------------------------------ */
 
+/* Enough for test_filter_api: 21 events of process *arg. */
+static int tgid_enough(const struct recording *r, void *arg)
+{
+	uint32_t tgid = (uint32_t)*(pid_t *)arg;
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n && n <= 20; i++)
+		n += about_traced(&r->v[i], tgid) && r->v[i].ev.hdr.tgid == tgid;
+	return n > 20;
+}
+
 static void test_filter_api(void)
 {
 	struct recording r = { 0 };
@@ -796,7 +852,7 @@ static void test_filter_api(void)
 	GT_CHECK(gt_capture_trace_tgid(cap, p, 5, 1) == 0, "trace bit 5");
 	GT_CHECK(gt_capture_tgid_sessions(cap, p, &mask) == 0 && mask == ((1u << 3) | (1u << 5)),
 		 "filter mask %#x, expected bits 3 and 5", mask);
-	poll_for(&r, 100);
+	poll_until(cap, &r, tgid_enough, &p);
 	gt_capture_flush(cap, record_cb, &r);
 	for (size_t i = 0; i < r.n; i++)
 		if (about_traced(&r.v[i], p) && r.v[i].ev.hdr.tgid == (uint32_t)p) {
@@ -863,6 +919,26 @@ static size_t events_of(struct gt_capture *c, pid_t tgid, int ms)
 	gt_capture_flush(c, record_cb, &r);
 	for (size_t i = 0; i < r.n; i++)
 		n += about_traced(&r.v[i], (uint32_t)tgid);
+	free(r.v);
+	return n;
+}
+
+/* Events of tgid that c delivers until there are more than want (at most
+ * PATIENCE_MS: a busy machine may run tgid late). */
+static size_t events_beyond(struct gt_capture *c, pid_t tgid, size_t want)
+{
+	struct recording r = { 0 };
+	uint64_t end = now_ns() + PATIENCE_MS * 1000000ull;
+	size_t n = 0, seen = 0;
+
+	while (n <= want && now_ns() < end) {
+		gt_capture_poll(c, 10, record_cb, &r);
+		for (; seen < r.n; seen++)
+			n += about_traced(&r.v[seen], (uint32_t)tgid);
+	}
+	gt_capture_flush(c, record_cb, &r);
+	for (; seen < r.n; seen++)
+		n += about_traced(&r.v[seen], (uint32_t)tgid);
 	free(r.v);
 	return n;
 }
@@ -938,7 +1014,7 @@ static void test_attach_on_demand(void)
 	GT_CHECK(gt_capture_attached(c), "not attached after attach");
 	GT_CHECK(count_links() > links0, "no link after attach");
 	GT_CHECK(gt_capture_attach(c, err, sizeof(err)) == 0, "second attach: %s", err);
-	n = events_of(c, p, 200);
+	n = events_beyond(c, p, 100);
 	GT_CHECK(n > 100, "only %zu events while attached", n);
 
 	gt_capture_detach(c);
@@ -951,7 +1027,7 @@ static void test_attach_on_demand(void)
 
 	check_attach_failure(c, links0);
 	GT_CHECK(gt_capture_attach(c, err, sizeof(err)) == 0, "attach after a failure: %s", err);
-	n = events_of(c, p, 200);
+	n = events_beyond(c, p, 100);
 	GT_CHECK(n > 100, "only %zu events when attached again", n);
 	reap(p);
 	gt_capture_close(c);
@@ -976,7 +1052,11 @@ static void test_drops(void)
 	GT_REQUIRE(rc == 0, "second capture: %s", err);
 	p = spawn_busy(NULL);
 	GT_CHECK(gt_capture_trace_tgid(small, p, 0, 1) == 0, "trace");
-	usleep(200000); /* ~10000 syscalls into a 4 KiB ring, unread */
+	/* its syscalls into a 4 KiB ring, unread, until 1000 did not fit
+	 * (however late a busy machine runs it) */
+	for (uint64_t end = now_ns() + PATIENCE_MS * 1000000ull;
+	     gt_capture_drops(small) <= 1000 && now_ns() < end;)
+		usleep(10000);
 	reap(p);
 	rc = gt_capture_flush(small, record_cb, &r);
 	GT_CHECK(rc > 0, "flush delivered %d", rc);
@@ -993,6 +1073,26 @@ static void test_drops(void)
 	GT_CHECK(r.unordered == 0, "out of order");
 	gt_capture_close(small);
 	free(r.v);
+}
+
+/* Enough for test_stack_spill: two distinct user stacks of the syscall
+ * entries of process *arg. */
+static int two_stacks(const struct recording *r, void *arg)
+{
+	uint32_t tgid = (uint32_t)*(pid_t *)arg;
+	int32_t first = -1;
+
+	for (size_t i = 0; i < r->n; i++) {
+		int32_t id = r->v[i].ev.se.ustack;
+
+		if (r->v[i].ev.hdr.type != GT_KEV_SYS_ENTER || r->v[i].ev.hdr.tgid != tgid || id < 0)
+			continue;
+		if (first < 0)
+			first = id;
+		else if (id != first)
+			return 1;
+	}
+	return 0;
 }
 
 /* A stack-trace map keeps one stack per hash bucket: with a main map of
@@ -1014,9 +1114,9 @@ static void test_stack_spill(void)
 	GT_REQUIRE(rc == 0, "capture with a one-bucket stack map: %s", err);
 	p = spawn_busy(NULL); /* getppid and usleep: two call sites */
 	GT_CHECK(gt_capture_trace_tgid(one, p, 0, 1) == 0, "trace");
-	usleep(200000);
+	poll_until(one, &r, two_stacks, &p);
 	rc = gt_capture_flush(one, record_cb, &r);
-	GT_CHECK(rc > 0, "flush delivered %d", rc);
+	GT_CHECK(r.n > 0, "nothing delivered (flush %d)", rc);
 	for (size_t i = 0; i < r.n; i++) {
 		int32_t id = r.v[i].ev.se.ustack;
 		int k = 0;

@@ -405,8 +405,9 @@ static void look_at_done(struct gt_engine *e, struct mt_child *c, const char *li
 	if (strcmp(line, "done"))
 		return;
 	/* the engine may still be behind (it symbolizes the new image
-	 * first): give it time to see the exec, then look */
-	for (int i = 0; i < 500; i++) {
+	 * first): give it time to see the exec, then look; on a busy
+	 * machine that time may be long (up to 60 s) */
+	for (time_t end = time(NULL) + 60; time(NULL) < end;) {
 		enum gt_heap_mode m = gt_memtrack_mode(gt_engine_memtrack(e), 0, c->target);
 
 		if (m != GT_HEAP_MALLOC)

@@ -375,7 +375,8 @@ static void test_maps_reread(void)
 	GT_REQUIRE(gt_symbolizer_add_process(s, c.pid) == 0, "add child");
 	kill(c.pid, SIGKILL);
 	snprintf(stat_path, sizeof(stat_path), "/proc/%d/stat", (int)c.pid);
-	for (int i = 0; i < 200 && !strstr(st, ") Z"); i++) {
+	/* up to 60 s: a busy machine may take its time to reap the kill */
+	for (int i = 0; i < 3000 && !strstr(st, ") Z"); i++) {
 		FILE *f = fopen(stat_path, "r");
 		st[0] = '\0';
 		if (f) {

@@ -1,11 +1,17 @@
 /* blockread [--wait] N USEC: thread "feeder" writes one byte into a pipe
  * every USEC microseconds, N times; thread "reader" does blocking 1-byte
- * reads of it, so it blocks N times inside read (a syscall block). */
+ * reads of it, so it blocks N times inside read (a syscall block).
+ *
+ * Exactly N: before each write the feeder waits until the reader sleeps in
+ * read on the pipe (wl_asleep.h), so a reader the scheduler ran late never
+ * finds two bytes waiting and skips a block. */
 #include "wl_common.h"
+#include "wl_asleep.h"
 
 static int fds[2];
 static long n, usec;
 static struct wl_gates gates;
+static pid_t reader_tid;
 
 __attribute__((noinline)) static void feed_slowly(void)
 {
@@ -14,6 +20,7 @@ __attribute__((noinline)) static void feed_slowly(void)
 
 	for (long i = 0; i < n; i++) {
 		nanosleep(&ts, NULL);
+		wl_wait_asleep_in(reader_tid, SYS_read, (unsigned long)fds[0]);
 		if (write(fds[1], &c, 1) != 1)
 			wl_die("feeder write");
 	}
@@ -41,6 +48,7 @@ static void *feeder(void *arg)
 static void *reader(void *arg)
 {
 	(void)arg;
+	reader_tid = wl_tid();
 	wl_announce("reader");
 	wl_gates_before_work(&gates);
 	read_blocking();
