@@ -72,7 +72,18 @@ for mode in standalone daemon; do
 	fi
 
 	# the path becomes a FIFO while recording: left alone, trace kept beside it
-	gt_record_bg "race-$mode" "--$mode" --socket "$SOCK" -p "$TARGET" -o "$d/race" -d 60s
+	if [ "$mode" = standalone ]; then
+		gt_record_bg "race-$mode" -p "$TARGET" -o "$d/race" -d 60s
+	else
+		"$GTCTL" record --daemon --socket "$SOCK" -p "$TARGET" -o "$d/race" -d 60s \
+			2>"$GT_TMP/race-$mode.rec.err" >/dev/null &
+		REC_PID=$!
+		gt_pids+=("$REC_PID")
+		for i in $(seq 1 600); do
+			[ "$(python3 tests/integration/daemon_proto.py status "$SOCK")" = "sessions 1" ] && break
+			sleep 0.1
+		done
+	fi
 	mkfifo "$d/race"
 	gt_stop_record INT
 	rc=$?
