@@ -96,7 +96,7 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	fill_hdr(&e->hdr, GT_KEV_WAKEUP, cur, tm);
 	e->target_tid = p->pid;
 	e->target_tgid = p->tgid;
-	e->target_cpu = p->thread_info.cpu;
+	e->target_cpu = gt_task_cpu(p);
 	e->flags = flags;
 	e->waker_sessions = wm;
 	e->waker_ustack = wm ? ustack_id(ctx, gt_current_user_regs()) : -1;

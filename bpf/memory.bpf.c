@@ -372,14 +372,14 @@ int BPF_PROG(gt_rss_stat, struct mm_struct *mm, int member)
 	struct gt_mem_proc *p;
 	struct gt_kev_rss *e;
 
-	if (!rss_mask || cur->mm != mm)
+	if (!rss_mask || GT_TASK_FIELD(cur, mm) != mm)
 		return 0; /* another process's mm (reclaim, exit of another) */
 	mask = task_mask(cur) & rss_mask;
 	if (!mask)
 		return 0;
 	rss = rss_pages(mm, 0) + rss_pages(mm, 1) + rss_pages(mm, 3);
 	rss = (rss > 0 ? rss : 0) * page_size;
-	tgid = cur->tgid;
+	tgid = gt_task_tgid(cur);
 	p = proc_of(tgid);
 	if (!p)
 		return 0;
