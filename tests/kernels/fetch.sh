@@ -28,7 +28,7 @@ SRC
 apt_opts=(-o "Dir::Etc::SourceList=$apt_root/etc/sources.list" -o Dir::Etc::SourceParts=/dev/null
 	-o "Dir::State::Lists=$apt_root/lists" -o "Dir::Cache=$apt_root/cache"
 	-o "Dir::State::status=/dev/null" -o APT::Architectures::=amd64 -o APT::Architectures::=arm64
-	-o Debug::NoLocking=1 -q)
+	-o Debug::NoLocking=1 -o APT::Sandbox::User=root -q)
 
 # One update per day is plenty: kernels are republished rarely.
 if [ -z "$(find "$apt_root/lists" -name '*_Packages' -mtime -1 2>/dev/null | head -1)" ]; then

@@ -4,7 +4,8 @@
 # demo workload with the shared libraries they need (found through their
 # ELF DT_NEEDED entries, so a cross-built arm64 tree works as well as x86),
 # the virtio modules of the kernel extracted in KDIR (fetch.sh), and the
-# guest's script (guest.sh) as /init.
+# guest's script (guest.sh) as /init.  BUILD `-` packs no gotracectl: for
+# a guest that only copies its kernel's BTF out (gtjob=btf).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 arch=${1:?usage: initramfs.sh ARCH BUILD KDIR OUT} build=${2:?} kdir=${3:?} out=${4:?}
@@ -15,7 +16,9 @@ arm64) triplet=aarch64-linux-gnu readelf=aarch64-linux-gnu-readelf
        busybox=build/kernels/busybox-arm64/bin/busybox ;;
 *) echo "initramfs: unknown ARCH $arch (x86 or arm64)" >&2; exit 1 ;;
 esac
-for f in "$build/gotracectl" "$build/workloads/demo" "$busybox"; do
+bins=("$build/gotracectl" "$build/workloads/demo")
+[ "$build" = - ] && bins=()
+for f in "${bins[@]}" "$busybox"; do
 	if [ ! -x "$f" ]; then
 		echo "initramfs: $f is missing (build it, or run make deps-kernels)" >&2
 		exit 1
@@ -55,8 +58,10 @@ copy_elf() {
 }
 
 cp "$busybox" "$root/bin/busybox"
-copy_elf "$build/gotracectl" /gt/gotracectl
-copy_elf "$build/workloads/demo" /gt/demo
+if [ "$build" != - ]; then
+	copy_elf "$build/gotracectl" /gt/gotracectl
+	copy_elf "$build/workloads/demo" /gt/demo
+fi
 # The virtio transports and disk, in load order; absent names are built in
 # or do not exist on that kernel.  Busybox insmod takes uncompressed files.
 for m in virtio virtio_ring virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_mmio virtio_blk; do

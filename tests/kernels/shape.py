@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""shape.py KIND FILE.json: the demo's expected shape in `gotracectl inspect
+--json` output of a recording made on another kernel.  KIND is `default` or
+`full` (--heap malloc --cpu-profile --syscalls blocking --kernel-stacks).
+The block reasons come from the syscall number read at the switch: a kernel
+where that read fails shows every block as a plain GoBlock, and fails here.
+Prints one line per problem; exit 1 if any."""
+import json
+import sys
+
+NAMES = ["demo", "ping", "pong", "sleeper", "reader"] + \
+        [f"worker-{i}" for i in range(4)] + [f"spinner-{i}" for i in range(3)]
+
+
+def problems(kind, t):
+    if not t.get("valid"):
+        yield f"inspect says invalid: {t.get('error')}"
+    gs = {g["name"]: g for g in t.get("goroutines", [])}
+    missing = sorted(set(NAMES) - set(gs))
+    if missing:
+        yield f"threads missing: {' '.join(missing)} (have {' '.join(sorted(gs))})"
+    # Which reason each thread must show at least once, and why.
+    want = [("worker-0", "sync", "mutex"), ("worker-0", "sleep", "usleep"),
+            ("sleeper", "sleep", "nanosleep"), ("reader", "syscall", "slow pipe read"),
+            ("pong", "syscall", "pipe read")]
+    for name, reason, why in want:
+        g = gs.get(name)
+        if g and g["blocks"].get(reason, 0) == 0:
+            yield f"{name} never blocked as {reason} ({why}): blocks {g['blocks']}"
+    if sum(gs[n]["blocks"]["preempt"] for n in gs if n.startswith("spinner-")) == 0:
+        yield "no spinner was ever preempted (3 spinners on 2 CPUs)"
+    not_ended = [n for n in NAMES if n in gs and not gs[n].get("ended")]
+    if not_ended:
+        yield f"threads not ended: {' '.join(not_ended)}"
+    counts = t.get("counts", {})
+    if counts.get("GoUnblock", 0) + counts.get("GoUnblockLocal", 0) == 0:
+        yield "no wakeups (GoUnblock)"
+    if kind == "default" and counts.get("GoSysCall", 0) == 0:
+        yield "no GoSysCall with --syscalls all (the default)"
+    if kind == "full":
+        for ev in ("CPUSample", "HeapAlloc"):
+            if counts.get(ev, 0) == 0:
+                yield f"no {ev} with --cpu-profile --heap malloc"
+
+
+def main():
+    kind, path = sys.argv[1], sys.argv[2]
+    with open(path) as f:
+        found = list(problems(kind, json.load(f)))
+    for p in found:
+        print(p)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
