@@ -135,32 +135,49 @@ static __always_inline long gt_regs_syscall(struct pt_regs *regs)
 #endif
 }
 
+/* Before bpf_task_pt_regs(): the arch's task_pt_regs(), the pt_regs at the
+ * top of the task's kernel stack (THREAD_SIZE 16 KiB on x86-64 and on
+ * arm64 with 4 KiB pages, without KASAN; no padding on either).  What is
+ * saved there proves the guess, so a kernel with another stack size gets
+ * NULL, not another task's numbers: x86-64's user segment selectors;
+ * arm64's EL0 mode bits with a user pc and sp. */
+#define GT_THREAD_SIZE 16384
 #if defined(__TARGET_ARCH_x86)
 #define GT_USER_CS 0x33 /* arch/x86/include/asm/segment.h __USER_CS: 64-bit user code */
 #define GT_USER_DS 0x2b /* __USER_DS, the user stack segment */
-#define GT_THREAD_SIZE 16384 /* arch/x86/include/asm/page_64_types.h, no KASAN */
 
-/* Before bpf_task_pt_regs(): x86-64's task_pt_regs(), the pt_regs at the
- * top of the task's kernel stack (no padding on 64-bit).  The user segment
- * selectors saved there prove the guess: a kernel built with another
- * stack size (KASAN) gets NULL, not another task's numbers. */
+static __always_inline int gt_user_regs_plausible(struct pt_regs *regs)
+{
+	return BPF_CORE_READ(regs, cs) == GT_USER_CS && BPF_CORE_READ(regs, ss) == GT_USER_DS;
+}
+#elif defined(__TARGET_ARCH_arm64)
+#define GT_PSR_MODE_MASK 0x1f /* arch/arm64/include/uapi/asm/ptrace.h: EL0t = 0 */
+#define GT_USER_VA_END (1ull << 52)
+
+static __always_inline int gt_user_regs_plausible(struct pt_regs *regs)
+{
+	__u64 pc = BPF_CORE_READ(regs, pc), sp = BPF_CORE_READ(regs, sp);
+
+	return (BPF_CORE_READ(regs, pstate) & GT_PSR_MODE_MASK) == 0 &&
+	       pc && pc < GT_USER_VA_END && sp && sp < GT_USER_VA_END;
+}
+#else
+static __always_inline int gt_user_regs_plausible(struct pt_regs *regs)
+{
+	return 0;
+}
+#endif
+
 static __always_inline struct pt_regs *gt_stack_user_regs(void)
 {
 	struct task_struct *t = gt_current_task();
 	__u64 top = (__u64)BPF_CORE_READ(t, stack) + GT_THREAD_SIZE;
 	struct pt_regs *regs = (struct pt_regs *)(top - bpf_core_type_size(struct pt_regs));
 
-	if (top == GT_THREAD_SIZE || BPF_CORE_READ(regs, cs) != GT_USER_CS ||
-	    BPF_CORE_READ(regs, ss) != GT_USER_DS)
+	if (top == GT_THREAD_SIZE || !gt_user_regs_plausible(regs))
 		return (struct pt_regs *)0;
 	return regs;
 }
-#else
-static __always_inline struct pt_regs *gt_stack_user_regs(void)
-{
-	return (struct pt_regs *)0; /* arm64 before 5.15: without */
-}
-#endif
 
 /* The saved user registers of the current task, or NULL when they cannot
  * be found.  Callers then do without (see gt_ustack_key). */

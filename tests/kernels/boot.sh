@@ -5,6 +5,7 @@
 # (guest.sh) into OUTDIR, with the serial console in OUTDIR/console.log.
 # Fails, saying why, when the kernel cannot be fetched, the guest does not
 # finish within GT_BOOT_TIMEOUT seconds (default 900), or writes nothing.
+# GT_QEMU_SMP sets the number of guest CPUs (default 2).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/kernels/matrix.sh
@@ -24,11 +25,11 @@ truncate -s 256M "$out/disk.img"
 args="panic=-1 ignore_loglevel $*"
 case $arch in
 x86)
-	qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1024
+	qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp "${GT_QEMU_SMP:-2}" -m 1024
 	      -drive "file=$out/disk.img,format=raw,if=virtio")
 	console=ttyS0 ;;
 arm64)
-	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a57 -smp 2 -m 1024
+	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a57 -smp "${GT_QEMU_SMP:-2}" -m 1024
 	      -drive "if=none,file=$out/disk.img,format=raw,id=d0" -device virtio-blk-device,drive=d0)
 	console=ttyAMA0 ;;
 esac
