@@ -21,8 +21,9 @@ truncate -s 256M "$out/disk.img"
 
 # -accel tcg: KVM is not available (or hangs) inside the VMs CI runs in.
 # ignore_loglevel: the whole kernel log reaches the console, so a verifier
-# complaint, a soft lockup or an RCU stall is in console.log.
-args="panic=-1 ignore_loglevel $*"
+# complaint, a soft lockup or an RCU stall is in console.log; a soft lockup
+# panics the guest (softlockup_panic) to end the run now, not at the timeout.
+args="panic=-1 softlockup_panic=1 ignore_loglevel $*"
 case $arch in
 x86)
 	qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp "${GT_QEMU_SMP:-2}" -m 1024
