@@ -136,12 +136,14 @@ static __always_inline long gt_regs_syscall(struct pt_regs *regs)
 }
 
 /* Before bpf_task_pt_regs(): the arch's task_pt_regs(), the pt_regs at the
- * top of the task's kernel stack (THREAD_SIZE 16 KiB on x86-64 and on
- * arm64 with 4 KiB pages, without KASAN; no padding on either).  What is
- * saved there proves the guess, so a kernel with another stack size gets
- * NULL, not another task's numbers: x86-64's user segment selectors;
- * arm64's EL0 mode bits with a user pc and sp. */
-#define GT_THREAD_SIZE 16384
+ * top of the task's kernel stack (no padding on x86-64 or arm64).  The
+ * stack's size is not in BTF: 16 KiB on both (4 KiB pages), 32 KiB with
+ * KASAN, 64 KiB on arm64 with 64 KiB pages (RHEL's); what is saved at the
+ * top proves which, so a wrong guess gives NULL, not another task's
+ * numbers: x86-64's user segment selectors; arm64's EL0 mode bits with a
+ * user pc and sp.  Only traced user threads ask, and they always have
+ * user registers there. */
+#define GT_THREAD_SIZES { 16384, 32768, 65536 }
 #if defined(__TARGET_ARCH_x86)
 #define GT_USER_CS 0x33 /* arch/x86/include/asm/segment.h __USER_CS: 64-bit user code */
 #define GT_USER_DS 0x2b /* __USER_DS, the user stack segment */
@@ -170,13 +172,19 @@ static __always_inline int gt_user_regs_plausible(struct pt_regs *regs)
 
 static __always_inline struct pt_regs *gt_stack_user_regs(void)
 {
-	struct task_struct *t = gt_current_task();
-	__u64 top = (__u64)BPF_CORE_READ(t, stack) + GT_THREAD_SIZE;
-	struct pt_regs *regs = (struct pt_regs *)(top - bpf_core_type_size(struct pt_regs));
+	const __u64 sizes[] = GT_THREAD_SIZES;
+	__u64 stack = (__u64)BPF_CORE_READ(gt_current_task(), stack);
 
-	if (top == GT_THREAD_SIZE || !gt_user_regs_plausible(regs))
+	if (!stack)
 		return (struct pt_regs *)0;
-	return regs;
+	for (int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct pt_regs *regs = (struct pt_regs *)(stack + sizes[i] -
+							  bpf_core_type_size(struct pt_regs));
+
+		if (gt_user_regs_plausible(regs))
+			return regs;
+	}
+	return (struct pt_regs *)0;
 }
 
 /* The saved user registers of the current task, or NULL when they cannot
