@@ -102,6 +102,25 @@ static __always_inline int gt_group_dead(struct task_struct *t)
 	return BPF_CORE_READ(t, signal, live.counter) == 0;
 }
 
+/* Whether the final switch-out of dead task t is the process's last: no
+ * thread of it can run again.  live reaching 0 is not enough: a thread
+ * preempted between its decrement of live and its sched_process_exit (seen
+ * on a busy 2-CPU guest: exit_group killing preempted spinners) would have
+ * its exit filtered out if the tgid left the filter at a sibling's last
+ * switch.  A thread still on its way out counts in signal->nr_threads until
+ * release_task(), which every exiting thread but the leader passes before
+ * its last switch; the leader counts until reaped, and is past its exit
+ * once exit_notify() set its exit_state. */
+static __always_inline int gt_group_gone(struct task_struct *t)
+{
+	struct task_struct *leader;
+
+	if (!gt_group_dead(t) || BPF_CORE_READ(t, signal, nr_threads) > 1)
+		return 0;
+	leader = BPF_CORE_READ(t, group_leader);
+	return leader == t || BPF_CORE_READ(leader, exit_state) != 0;
+}
+
 /* The syscall a task sleeps in, from its saved user registers (those at the
  * top of its kernel stack), or -1 when it entered the kernel otherwise.
  * x86-64: orig_ax is the syscall number after a syscall, but a fault's error

@@ -73,7 +73,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	submit(e);
 	/* The last switch-out of the last thread of a process: the tgid can
 	 * never run again, drop it so a reused pid is not traced by mistake. */
-	if (pm && state == GT_TASK_DEAD && gt_group_dead(prev)) {
+	if (pm && state == GT_TASK_DEAD && gt_group_gone(prev)) {
 		__u32 tgid = prev->tgid;
 
 		bpf_map_delete_elem(&tgids, &tgid);
