@@ -40,12 +40,13 @@ check_trace() {
 		return
 	fi
 	"$host" inspect --json "$file" >"$file.json"
-	if ! log=$(python3 tests/kernels/shape.py "$kind" "$file.json"); then
+	if ! log=$(python3 tests/kernels/shape.py "$kind" "$file.json" 2>"$file.notes"); then
 		fail "${name}_$kind" "not the demo's shape"
 		echo "$log" | detail
 		return
 	fi
 	echo "ok ${name}_$kind ($(tail -n 1 "$out/$kind.log" | sed -n 's/.*recorded \(.*\) in \([0-9.]*s\).*/\1, \2/p'))"
+	sed 's/^/   /' "$file.notes"
 }
 
 for name in "${names[@]}"; do
