@@ -1,6 +1,9 @@
 # gotraced — one entry point.  `make` builds into build/; `make check` builds an
 # AddressSanitizer+UBSan variant into build/san/ and runs every test;
 # `make deps` installs what the build and the tests need (Debian 12).
+# `make check-kernels` (after `make deps-kernels`) boots Debian's 5.10, 6.1
+# and 6.12 kernels and an arm64 6.1 under qemu and records in each.
+# Cross build: make ARCH=arm64 CC=aarch64-linux-gnu-gcc BUILD=build/arm64
 #
 # Quiet by default; `make V=1` shows the commands.
 
@@ -67,7 +70,7 @@ WORKLOADS    := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
 BENCHES      := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 FUZZERS      := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 
-.PHONY: all tests fuzz check bench deps demo install clean
+.PHONY: all tests fuzz check check-kernels bench deps deps-kernels demo install clean
 
 all: $(PROGRAMS)
 
@@ -174,6 +177,13 @@ check:
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)tests/run.sh build/san
 
+# The kernel matrix (tests/kernels/run.sh): this BUILD for x86 guests, a
+# cross build in build/arm64 for the arm64 one.
+check-kernels: all $(BUILD)/workloads/demo
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 CC=aarch64-linux-gnu-gcc BUILD=build/arm64 \
+		all build/arm64/workloads/demo
+	$(Q)GT_BUILD=$(BUILD) GT_BUILD_ARM64=build/arm64 tests/kernels/run.sh
+
 bench: tests
 	$(Q)tests/bench/run.sh $(BUILD)
 
@@ -182,6 +192,9 @@ demo: all $(BUILD)/workloads/demo
 
 deps:
 	$(Q)tests/deps.sh
+
+deps-kernels:
+	$(Q)tests/kernels/deps.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin \

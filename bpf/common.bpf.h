@@ -108,7 +108,7 @@ static __always_inline struct gt_bpf_stats *my_stats(void)
 
 static __always_inline struct task_struct *current_task(void)
 {
-	return (struct task_struct *)bpf_get_current_task_btf();
+	return gt_current_task(); /* a number before 5.11: see compat.bpf.h */
 }
 
 static __always_inline __u32 cgroup_mask(struct task_struct *t)
@@ -133,10 +133,10 @@ static __always_inline __u32 cgroup_mask(struct task_struct *t)
  * every event of every process. */
 static __always_inline __u32 task_mask(struct task_struct *t)
 {
-	__u32 tgid = t->tgid;
+	__u32 tgid = gt_task_tgid(t);
 	__u32 mask = 0, *m;
 
-	if (!t->pid)
+	if (!gt_task_pid(t))
 		return 0;
 	if (maybe_tgid[tgid % GT_MAYBE_SLOTS]) {
 		m = bpf_map_lookup_elem(&tgids, &tgid);
@@ -189,8 +189,8 @@ static __always_inline void fill_hdr(struct gt_kev_hdr *h, __u16 type,
 	h->ts = bpf_ktime_get_ns();
 	h->type = type;
 	h->cpu = bpf_get_smp_processor_id();
-	h->tid = t->pid;
-	h->tgid = t->tgid;
+	h->tid = gt_task_pid(t);
+	h->tgid = gt_task_tgid(t);
 	h->sessions = sessions;
 }
 

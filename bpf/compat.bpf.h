@@ -20,6 +20,43 @@ static __always_inline long gt_task_state(struct task_struct *t)
 	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
 }
 
+/* Linux 5.11 (commit 3ca1032ab7ab, "bpf: Implement get_current_task_btf and
+ * RET_PTR_TO_BTF_ID") gave the current task as a BTF pointer, one that plain
+ * loads may follow.  Before it, current is only a number
+ * (bpf_get_current_task) and every field of it is read with a probe-read:
+ * GT_TASK_FIELD reads that way there, from any task pointer, since a
+ * caller cannot tell which kind it holds.  Correct, a little
+ * slower per event on 5.8-5.10; plain loads from 5.11 on. */
+#define gt_has_current_task_btf() \
+	bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)
+
+static __always_inline struct task_struct *gt_current_task(void)
+{
+	if (gt_has_current_task_btf())
+		return (struct task_struct *)bpf_get_current_task_btf();
+	return (struct task_struct *)bpf_get_current_task();
+}
+
+/* A field of a task pointer that may be such a number. */
+#define GT_TASK_FIELD(t, field) \
+	(gt_has_current_task_btf() ? (t)->field : BPF_CORE_READ(t, field))
+#define gt_task_pid(t) ((__u32)GT_TASK_FIELD(t, pid))
+#define gt_task_tgid(t) ((__u32)GT_TASK_FIELD(t, tgid))
+
+/* The CPU a task is queued on: task_struct.cpu until Linux 5.16 (commit
+ * bcf9033e5449, "sched: move CPU field back into thread_info if
+ * THREAD_INFO_IN_TASK") moved it into thread_info. */
+struct task_struct___pre516 {
+	unsigned int cpu;
+};
+
+static __always_inline __u32 gt_task_cpu(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->thread_info.cpu))
+		return BPF_CORE_READ(t, thread_info.cpu);
+	return BPF_CORE_READ((struct task_struct___pre516 *)t, cpu);
+}
+
 /* Linux 5.5 (commit 67c0496e87d1, "kernfs: convert kernfs_node->id from
  * union kernfs_node_id to u64") made the cgroup id a plain u64, the inode
  * number user space sees.  Before that the id was a union {ino, generation}. */
@@ -65,6 +102,25 @@ static __always_inline int gt_group_dead(struct task_struct *t)
 	return BPF_CORE_READ(t, signal, live.counter) == 0;
 }
 
+/* Whether the final switch-out of dead task t is the process's last: no
+ * thread of it can run again.  live reaching 0 is not enough: a thread
+ * preempted between its decrement of live and its sched_process_exit (seen
+ * on a busy 2-CPU guest: exit_group killing preempted spinners) would have
+ * its exit filtered out if the tgid left the filter at a sibling's last
+ * switch.  A thread still on its way out counts in signal->nr_threads until
+ * release_task(), which every exiting thread but the leader passes before
+ * its last switch; the leader counts until reaped, and is past its exit
+ * once exit_notify() set its exit_state. */
+static __always_inline int gt_group_gone(struct task_struct *t)
+{
+	struct task_struct *leader;
+
+	if (!gt_group_dead(t) || BPF_CORE_READ(t, signal, nr_threads) > 1)
+		return 0;
+	leader = BPF_CORE_READ(t, group_leader);
+	return leader == t || BPF_CORE_READ(leader, exit_state) != 0;
+}
+
 /* The syscall a task sleeps in, from its saved user registers (those at the
  * top of its kernel stack), or -1 when it entered the kernel otherwise.
  * x86-64: orig_ax is the syscall number after a syscall, but a fault's error
@@ -74,6 +130,17 @@ static __always_inline int gt_group_dead(struct task_struct *t)
  * NO_SYSCALL (-1) outside a syscall.  This replaces following sys_exit,
  * which would run a program at every syscall return of every process. */
 #define GT_ENOSYS 38
+
+/* Whether this kernel has bpf_task_pt_regs() (Linux 5.15, commit
+ * dd6e10fbd9fb): its pointer may be followed by plain loads.  Before it,
+ * gt_current_user_regs() computes the pointer, a number, and every field is
+ * read with a probe-read (GT_REGS_FIELD); the syscall `regs` argument of
+ * sys_enter, a BTF pointer, is read either way. */
+#define gt_has_task_pt_regs() \
+	bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)
+#define GT_REGS_FIELD(regs, field) \
+	(gt_has_task_pt_regs() ? (regs)->field : BPF_CORE_READ(regs, field))
+
 static __always_inline long gt_regs_syscall(struct pt_regs *regs)
 {
 	if (!regs)
@@ -81,19 +148,70 @@ static __always_inline long gt_regs_syscall(struct pt_regs *regs)
 #if defined(__TARGET_ARCH_arm64)
 	return BPF_CORE_READ(regs, syscallno);
 #else
-	long nr = regs->orig_ax;
+	long nr = GT_REGS_FIELD(regs, orig_ax);
 
-	return nr >= 0 && (long)regs->ax == -GT_ENOSYS ? nr : -1;
+	return nr >= 0 && (long)GT_REGS_FIELD(regs, ax) == -GT_ENOSYS ? nr : -1;
 #endif
 }
 
-/* The saved user registers of the current task, or NULL when this kernel
- * cannot give them: bpf_task_pt_regs() came with Linux 5.15 (commit
- * dd6e10fbd9fb).  Callers then do without (see gt_ustack_key). */
+/* Before bpf_task_pt_regs(): the arch's task_pt_regs(), the pt_regs at the
+ * top of the task's kernel stack (no padding on x86-64 or arm64).  The
+ * stack's size is not in BTF: 16 KiB on both (4 KiB pages), 32 KiB with
+ * KASAN, 64 KiB on arm64 with 64 KiB pages (RHEL's); what is saved at the
+ * top proves which, so a wrong guess gives NULL, not another task's
+ * numbers: x86-64's user segment selectors; arm64's EL0 mode bits with a
+ * user pc and sp.  Only traced user threads ask, and they always have
+ * user registers there. */
+#define GT_THREAD_SIZES { 16384, 32768, 65536 }
+#if defined(__TARGET_ARCH_x86)
+#define GT_USER_CS 0x33 /* arch/x86/include/asm/segment.h __USER_CS: 64-bit user code */
+#define GT_USER_DS 0x2b /* __USER_DS, the user stack segment */
+
+static __always_inline int gt_user_regs_plausible(struct pt_regs *regs)
+{
+	return BPF_CORE_READ(regs, cs) == GT_USER_CS && BPF_CORE_READ(regs, ss) == GT_USER_DS;
+}
+#elif defined(__TARGET_ARCH_arm64)
+#define GT_PSR_MODE_MASK 0x1f /* arch/arm64/include/uapi/asm/ptrace.h: EL0t = 0 */
+#define GT_USER_VA_END (1ull << 52)
+
+static __always_inline int gt_user_regs_plausible(struct pt_regs *regs)
+{
+	__u64 pc = BPF_CORE_READ(regs, pc), sp = BPF_CORE_READ(regs, sp);
+
+	return (BPF_CORE_READ(regs, pstate) & GT_PSR_MODE_MASK) == 0 &&
+	       pc && pc < GT_USER_VA_END && sp && sp < GT_USER_VA_END;
+}
+#else
+static __always_inline int gt_user_regs_plausible(struct pt_regs *regs)
+{
+	return 0;
+}
+#endif
+
+static __always_inline struct pt_regs *gt_stack_user_regs(void)
+{
+	const __u64 sizes[] = GT_THREAD_SIZES;
+	__u64 stack = (__u64)BPF_CORE_READ(gt_current_task(), stack);
+
+	if (!stack)
+		return (struct pt_regs *)0;
+	for (int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct pt_regs *regs = (struct pt_regs *)(stack + sizes[i] -
+							  bpf_core_type_size(struct pt_regs));
+
+		if (gt_user_regs_plausible(regs))
+			return regs;
+	}
+	return (struct pt_regs *)0;
+}
+
+/* The saved user registers of the current task, or NULL when they cannot
+ * be found.  Callers then do without (see gt_ustack_key). */
 static __always_inline struct pt_regs *gt_current_user_regs(void)
 {
-	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
-		return (struct pt_regs *)0;
+	if (!gt_has_task_pt_regs())
+		return gt_stack_user_regs();
 	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 }
 
@@ -187,8 +305,6 @@ static __always_inline int gt_sched_delayed(struct task_struct *p)
 }
 
 #if defined(__TARGET_ARCH_x86)
-#define GT_USER_CS 0x33 /* arch/x86/include/asm/segment.h __USER_CS: 64-bit user code */
-
 static __always_inline __u64 gt_mix(__u64 h, __u64 v)
 {
 	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
@@ -208,10 +324,10 @@ static __always_inline __u64 gt_ustack_key(struct pt_regs *regs, int depth)
 	__u64 h, fp;
 	int n = 1;
 
-	if (!regs || regs->cs != GT_USER_CS)
+	if (!regs || GT_REGS_FIELD(regs, cs) != GT_USER_CS)
 		return 0;
-	fp = regs->bp;
-	h = gt_mix(0x6a09e667f3bcc908ull, regs->ip);
+	fp = GT_REGS_FIELD(regs, bp);
+	h = gt_mix(0x6a09e667f3bcc908ull, GT_REGS_FIELD(regs, ip));
 	for (int i = 1; i < depth; i++) {
 		if (!fp || bpf_probe_read_user(&f, sizeof(f), (void *)fp))
 			break;

@@ -73,7 +73,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	submit(e);
 	/* The last switch-out of the last thread of a process: the tgid can
 	 * never run again, drop it so a reused pid is not traced by mistake. */
-	if (pm && state == GT_TASK_DEAD && gt_group_dead(prev)) {
+	if (pm && state == GT_TASK_DEAD && gt_group_gone(prev)) {
 		__u32 tgid = prev->tgid;
 
 		bpf_map_delete_elem(&tgids, &tgid);
@@ -146,7 +146,7 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	fill_hdr(&e->hdr, GT_KEV_WAKEUP, cur, tm);
 	e->target_tid = p->pid;
 	e->target_tgid = p->tgid;
-	e->target_cpu = p->thread_info.cpu;
+	e->target_cpu = gt_task_cpu(p);
 	e->flags = flags;
 	e->waker_sessions = wm;
 	e->waker_ustack = wm && !(flags & GT_WAKEUP_IN_IRQ) ?

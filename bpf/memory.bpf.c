@@ -44,7 +44,8 @@ volatile __u64 page_size = 4096;    /* sysconf(_SC_PAGESIZE) */
 /* Not preallocated: the object is loaded for every session (RSS is the
  * default) and a preallocated 1 Mi-entry map would pin ~80 MiB for
  * nothing; preallocation saved only ~5% of the return program's time
- * (bench_malloc, 650 -> 615 ns on the test VM). */
+ * (bench_malloc, 650 -> 615 ns on the test VM).  Before Linux 6.1 user
+ * space preallocates it all the same (gt_capture_kernel_runtime_alloc_ok). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -372,14 +373,14 @@ int BPF_PROG(gt_rss_stat, struct mm_struct *mm, int member)
 	struct gt_mem_proc *p;
 	struct gt_kev_rss *e;
 
-	if (!rss_mask || cur->mm != mm)
+	if (!rss_mask || GT_TASK_FIELD(cur, mm) != mm)
 		return 0; /* another process's mm (reclaim, exit of another) */
 	mask = task_mask(cur) & rss_mask;
 	if (!mask)
 		return 0;
 	rss = rss_pages(mm, 0) + rss_pages(mm, 1) + rss_pages(mm, 3);
 	rss = (rss > 0 ? rss : 0) * page_size;
-	tgid = cur->tgid;
+	tgid = gt_task_tgid(cur);
 	p = proc_of(tgid);
 	if (!p)
 		return 0;

@@ -37,10 +37,18 @@ struct gt_capture_opts {
 
 /* Loads everything and, unless o->load_only, attaches it.  Fails with a
  * clear message when not root / no CAP_BPF (-EPERM), no kernel BTF
- * (-ENOENT), or a kernel too old (-EINVAL, -ENOTSUP).  *out is set only on
+ * (-ENOENT), or a kernel without a needed feature (-EOPNOTSUPP, named).  *out is set only on
  * success. */
 int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 		    char *err, size_t errlen);
+
+/* Whether the running kernel has every BPF feature the programs need,
+ * read from its BTF; on failure the message names the missing feature and
+ * the Linux version that added it.  gt_capture_open() starts with it. */
+int gt_capture_kernel_check(char *err, size_t errlen);
+/* 1 when tracing programs may use hash maps allocated at run time (Linux
+ * 6.1+); before, such maps must be preallocated. */
+int gt_capture_kernel_runtime_alloc_ok(void);
 void gt_capture_close(struct gt_capture *c);
 
 /* Attaches every loaded program that attaches by itself (its tracepoint),

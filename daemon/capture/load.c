@@ -57,13 +57,9 @@ static void explain_load(int rc, char *err, size_t errlen)
 	if (rc == -EPERM || rc == -EACCES)
 		snprintf(err, errlen, "loading the BPF programs was refused (%s): run as root "
 			 "or with CAP_BPF and CAP_PERFMON", strerror(-rc));
-	else if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
-		snprintf(err, errlen, "the kernel has no BTF (/sys/kernel/btf/vmlinux missing): "
-			 "a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed");
-	else
-		snprintf(err, errlen, "loading the BPF programs failed: %s (kernel too old? "
-			 "BTF tracepoints need Linux 5.8+; run with verbose for the verifier log)",
-			 strerror(-rc));
+	else /* the features it needs were checked: gt_capture_kernel_check */
+		snprintf(err, errlen, "loading the BPF programs failed: %s (the verifier's "
+			 "reasons: run with --verbose)", strerror(-rc));
 }
 
 static int create_rings(struct gt_capture *c, unsigned size, int *fds, char *err, size_t errlen)
@@ -279,6 +275,9 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 		o = &def;
 	verbose_libbpf = o->verbose;
 	libbpf_set_print(libbpf_print);
+	rc = gt_capture_kernel_check(err, errlen);
+	if (rc)
+		return rc;
 	/* libbpf 1.1 does not raise RLIMIT_MEMLOCK itself on kernels that
 	 * still charge BPF memory to it (before 5.11) */
 	if (setrlimit(RLIMIT_MEMLOCK, &rl) && o->verbose)

@@ -14,4 +14,8 @@ int gt_capture_attached(const struct gt_capture *c);
  * the last switch-out of its last thread, so a reused pid is not traced). */
 int gt_capture_tgid_sessions(struct gt_capture *c, uint32_t tgid, uint32_t *mask);
 
+/* gt_capture_kernel_check() of the raw BTF file `path` instead of the
+ * running kernel's. */
+int gt_capture_kernel_check_file(const char *path, char *err, size_t errlen);
+
 #endif

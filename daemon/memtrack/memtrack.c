@@ -64,6 +64,10 @@ int gt_memtrack_open(struct gt_memtrack **out, struct gt_capture *c, char *err, 
 		free(m);
 		return rc;
 	}
+	/* before Linux 6.1 tracing programs need preallocated maps: same
+	 * capacity, its memory pinned from load (see memory.bpf.c) */
+	if (!gt_capture_kernel_runtime_alloc_ok())
+		bpf_map__set_map_flags(m->skel->maps.live, 0);
 	rc = share_maps(m->skel, c, err, errlen);
 	if (!rc) {
 		rc = memory_bpf__load(m->skel);

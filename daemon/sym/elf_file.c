@@ -205,6 +205,7 @@ static int load_go(struct gt_binary *b, Elf *elf)
 			    size - (size_t)off, text_start);
 }
 
+#if defined(__x86_64__)
 /* x86-64 heuristic: most sampled functions open with push %rbp (after an
  * optional endbr64) and set mov %rsp,%rbp within the next few bytes (the
  * compiler may schedule other instructions in between). */
@@ -221,6 +222,7 @@ static int has_fp_prologue(const uint8_t *code, size_t n)
 			return 1;
 	return 0;
 }
+#endif
 
 static int guess_frame_pointers(const struct gt_binary *b)
 {

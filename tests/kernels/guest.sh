@@ -1,0 +1,62 @@
+#!/bin/busybox sh
+# guest.sh: /init of a kernel-matrix guest (initramfs.sh packs it).  Loads
+# the virtio modules, records the demo workload with gotracectl twice (the
+# default options, then every optional probe), and writes everything it
+# made (traces, logs, exit codes, dmesg) as a tar file onto the raw disk
+# /dev/vda, which the host unpacks.  Kernel command line words reach us as
+# environment variables: gtjob=btf copies the kernel's BTF out instead;
+# gtverbose=1 adds libbpf's verifier log (--verbose) to every recording.
+/bin/busybox --install -s /bin
+export PATH=/bin:/gt
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+
+say() { echo "gt-guest: $(cut -d' ' -f1 /proc/uptime)s $*" > /dev/console; }
+
+finish() {
+	dmesg > /out/dmesg
+	say "writing results"
+	tar -cf /dev/vda -C /out . || say "writing /dev/vda failed"
+	sync
+	poweroff -f
+}
+
+for m in $(cat /lib/modules/order); do
+	insmod /lib/modules/$m.ko 2>/dev/null
+done
+for i in $(seq 1 100); do
+	[ -b /dev/vda ] && break
+	sleep 0.1
+done
+if [ ! -b /dev/vda ]; then
+	say "no /dev/vda: the virtio disk did not appear"
+	poweroff -f
+fi
+uname -r > /out/uname
+uname -m > /out/machine
+say "booted $(uname -r) $(uname -m)"
+
+if [ "${gtjob:-record}" = btf ]; then
+	cp /sys/kernel/btf/vmlinux /out/vmlinux.btf
+	finish
+fi
+
+verbose=
+[ "${gtverbose:-0}" = 1 ] && verbose=--verbose
+record() {
+	name=$1
+	shift
+	say "recording $name"
+	gotracectl record -q $verbose -o /out/$name.trace "$@" -- /gt/demo 3 \
+		> /out/$name.log 2>&1
+	echo $? > /out/$name.rc
+	say "recorded $name: exit $(cat /out/$name.rc)"
+}
+record default
+record full --heap malloc --cpu-profile --syscalls blocking --kernel-stacks
+finish

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# run.sh [NAME...]: `make check-kernels`.  Boots each kernel of the matrix
+# (matrix.sh; default all) under qemu, records the demo in it with the
+# default options and with every optional probe (guest.sh), and holds each
+# trace on the host to Go's readers and viewers (tests/lib/gocheck.sh),
+# `gotracectl inspect --strict` and the demo's expected shape (shape.py).
+# x86 kernels run BUILD's binaries (GT_BUILD, default build), arm64 ones
+# those cross-built in GT_BUILD_ARM64 (default build/arm64).  Prints `ok` /
+# `FAIL` lines, the boot and recording times, and exits 1 on any failure;
+# a kernel that cannot be fetched or booted is a failure, never a skip.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/kernels/matrix.sh
+build=${GT_BUILD:-build}
+build_arm64=${GT_BUILD_ARM64:-build/arm64}
+names=("$@")
+[ ${#names[@]} -eq 0 ] && names=($GT_KERNELS_X86 $GT_KERNELS_ARM64)
+failures=0
+fail() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
+detail() { sed 's/^/     also: /'; }
+
+# The kernel's complaints that make a run fail even when the traces pass.
+KERNEL_TROUBLE='BUG:|Oops|soft lockup|hung_task|rcu.*stall|WARNING: CPU|Call Trace'
+
+check_trace() {
+	local name=$1 kind=$2 out=$3 host=$4 file=$3/$2.trace log
+	if [ "$(cat "$out/$kind.rc" 2>/dev/null)" != 0 ]; then
+		fail "${name}_$kind" "gotracectl record failed in the guest (exit $(cat "$out/$kind.rc" 2>/dev/null))"
+		grep -v '^thread \|^pid \|^ready\|^done' "$out/$kind.log" | tail -15 | detail
+		return
+	fi
+	if ! log=$(tests/lib/gocheck.sh "$file" 2>&1); then
+		fail "${name}_$kind" "Go rejects $file"
+		echo "$log" | head -15 | detail
+		return
+	fi
+	if ! log=$("$host" inspect --strict "$file" 2>&1); then
+		fail "${name}_$kind" "gotracectl inspect --strict rejects $file"
+		echo "$log" | tail -10 | detail
+		return
+	fi
+	"$host" inspect --json "$file" >"$file.json"
+	if ! log=$(python3 tests/kernels/shape.py "$kind" "$file.json" 2>"$file.notes"); then
+		fail "${name}_$kind" "not the demo's shape"
+		echo "$log" | detail
+		return
+	fi
+	echo "ok ${name}_$kind ($(tail -n 1 "$out/$kind.log" | sed -n 's/.*recorded \(.*\) in \([0-9.]*s\).*/\1, \2/p'))"
+	sed 's/^/   /' "$file.notes"
+}
+
+for name in "${names[@]}"; do
+	if ! gt_kernel_entry "$name" 2>/dev/null; then
+		fail "${name}_boot" "no kernel named $name in tests/kernels/matrix.sh"
+		continue
+	fi
+	b=$build
+	[ "$GT_K_ARCH" = arm64 ] && b=$build_arm64
+	out=build/kernels/run/$name
+	start=$SECONDS
+	if ! log=$(tests/kernels/boot.sh "$name" "$b" "$out" 2>&1); then
+		fail "${name}_boot" "$(echo "$log" | head -1)"
+		echo "$log" | tail -n +2 | detail
+		continue
+	fi
+	echo "ok ${name}_boot ($(cat "$out/uname"), $(cat "$out/seconds")s in qemu:" \
+		"$(sed -n 's/^gt-guest: \([0-9.]*s\) booted.*/\1/p' "$out/console.log") to boot)"
+	if grep -qE "$KERNEL_TROUBLE" "$out/console.log"; then
+		fail "${name}_kernel_log" "the guest kernel complained (see $out/console.log)"
+		grep -E -m 8 "$KERNEL_TROUBLE" "$out/console.log" | detail
+	fi
+	for kind in default full; do
+		# the host's gotracectl reads every file: the format is the same
+		check_trace "$name" "$kind" "$out" "$build/gotracectl"
+	done
+	echo "   $name: $((SECONDS - start))s in all"
+done
+[ "$failures" -eq 0 ]
