@@ -262,8 +262,8 @@ static __always_inline __u64 gt_this_rq(void)
 static __always_inline int gt_preempt_count(__u64 rq)
 {
 #if defined(__TARGET_ARCH_arm64)
-	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task_btf(),
-			     thread_info.preempt.count);
+	/* through gt_current_task(): bpf_get_current_task_btf() is 5.11+ */
+	return GT_TASK_FIELD(gt_current_task(), thread_info.preempt.count);
 #else
 	int pc = 0;
 
