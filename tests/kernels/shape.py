@@ -4,6 +4,8 @@
 `full` (--heap malloc --cpu-profile --syscalls blocking --kernel-stacks).
 The block reasons come from the syscall number read at the switch: a kernel
 where that read fails shows every block as a plain GoBlock, and fails here.
+A pipe read blocks as GoBlockRecv (counted with "sync" by inspect), so that
+its waker shows.
 Prints one line per problem; exit 1 if any.  Known open problems are
 printed on stderr as notes."""
 import json
@@ -24,8 +26,8 @@ def problems(kind, t):
     # A prefix stands for every thread of the group: which worker waits on
     # the mutex is up to the scheduler, that some worker does is not.
     want = [("worker-", "sync", "mutex"), ("worker-", "sleep", "usleep"),
-            ("sleeper", "sleep", "nanosleep"), ("reader", "syscall", "slow pipe read"),
-            ("pong", "syscall", "pipe read")]
+            ("sleeper", "sleep", "nanosleep"), ("reader", "sync", "slow pipe read"),
+            ("pong", "sync", "pipe read")]
     for name, reason, why in want:
         group = [g for n, g in gs.items() if n == name or
                  (name.endswith("-") and n.startswith(name))]
@@ -37,6 +39,8 @@ def problems(kind, t):
     counts = t.get("counts", {})
     if counts.get("GoUnblock", 0) + counts.get("GoUnblockLocal", 0) == 0:
         yield "no wakeups (GoUnblock)"
+    if counts.get("GoBlockRecv", 0) == 0:
+        yield "no GoBlockRecv: pipe reads did not block as reads"
     if kind == "default" and counts.get("GoSysCall", 0) == 0:
         yield "no GoSysCall with --syscalls all (the default)"
     if kind == "full":
