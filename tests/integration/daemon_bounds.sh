@@ -16,10 +16,11 @@ gt_start_daemon
 
 fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
 
-# fds_settle MAX: waits (10 s) until the daemon holds at most MAX descriptors.
+# fds_settle MAX: waits until the daemon holds at most MAX descriptors
+# (60 s: closing ~75 uprobe links takes seconds on a busy machine).
 fds_settle() {
 	local i
-	for i in $(seq 1 100); do
+	for i in $(seq 1 600); do
 		[ "$(fds)" -le "$1" ] && return 0
 		sleep 0.1
 	done
