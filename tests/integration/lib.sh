@@ -219,20 +219,32 @@ gt_recording() {
 	return 1
 }
 
-# gt_record_bg TAG ARGS...: starts `gotracectl record --standalone ARGS`
-# in the background (REC_PID), stderr in $GT_TMP/TAG.rec.err, and
-# waits until its session has started (gt_recording), however long loading
-# the BPF programs takes on a busy machine (up to 120 s).  Returns 1, with
+# gt_record_daemon_started PID: the daemon on $SOCK lists PID's session
+# (its label is "client pid PID" unless the client set one).
+gt_record_daemon_started() {
+	"$GTCTL" status --socket "$SOCK" 2>/dev/null | grep -q "(client pid $1)"
+}
+
+# gt_record_bg TAG ARGS...: starts `gotracectl record ARGS` in the
+# background (REC_PID), stderr in $GT_TMP/TAG.rec.err, and waits until its
+# session has started, however long loading the BPF programs takes on a
+# busy machine (up to 120 s): embedded (--standalone is added unless ARGS
+# say --daemon), started when its event loop waits (gt_recording); with
+# --daemon, when the daemon on $SOCK lists the session.  Returns 1, with
 # the reason at the end of TAG.rec.err, if it exited or never started.
 gt_record_bg() {
-	local tag=$1 i
+	local tag=$1 i mode=--standalone started=gt_recording
 	shift
-	"$GTCTL" record --standalone "$@" 2>"$GT_TMP/$tag.rec.err" >"$GT_TMP/$tag.rec.out" &
+	if [[ " $* " == *" --daemon "* ]]; then
+		mode=--daemon
+		started=gt_record_daemon_started
+	fi
+	"$GTCTL" record "$mode" "$@" 2>"$GT_TMP/$tag.rec.err" >"$GT_TMP/$tag.rec.out" &
 	REC_PID=$!
 	gt_pids+=("$REC_PID")
 	for i in $(seq 1 2400); do
 		kill -0 "$REC_PID" 2>/dev/null || return 1
-		gt_recording "$REC_PID" && return 0
+		"$started" "$REC_PID" && return 0
 		sleep 0.05
 	done
 	echo "gt_record_bg: not recording after 120 s (main thread in: $(cat "/proc/$REC_PID/syscall" 2>&1))" \
