@@ -1,6 +1,7 @@
 /* gt_analyze: the two passes, the thread and aggregate tables, and the
  * lookups the report's printer uses afterwards. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +10,16 @@
 
 int64_t gt_an_ns(const struct gt_analysis *a, int64_t ts)
 {
-	/* exactly Go 1.19's parser: int64(float64(ts-minTs) * (1e9/freq)) */
-	return (int64_t)((double)(ts - a->priv->min_ts) * a->priv->ns_per_tick);
+	/* exactly Go 1.19's parser: int64(float64(ts-minTs) * (1e9/freq)),
+	 * its int64 difference wrapping, and an out-of-range float giving
+	 * what amd64's conversion gives (INT64_MIN) instead of C's undefined
+	 * behaviour: hostile files reach both */
+	int64_t d = (int64_t)((uint64_t)ts - (uint64_t)a->priv->min_ts);
+	double ns = (double)d * a->priv->ns_per_tick;
+
+	if (!(ns > -9223372036854775808.0 && ns < 9223372036854775808.0))
+		return INT64_MIN;
+	return (int64_t)ns;
 }
 
 struct gt_an_thread *gt_an_thread_get(struct gt_analysis *a, uint64_t g)

@@ -97,11 +97,13 @@ static int on_event(struct gt_analysis *a, const struct gt_raw_event *r, struct 
 			 gt_event_descs[r->type].name, (unsigned long long)r->off);
 		return -EINVAL;
 	}
+	/* Go's int64 sums wrap; so do ours, in unsigned arithmetic (a signed
+	 * overflow is undefined in C: hostile files reach it) */
 	if (a->version < 1007) {
-		st->seq += (int64_t)r->args[0];
-		st->ts += (int64_t)r->args[1];
+		st->seq = (int64_t)((uint64_t)st->seq + r->args[0]);
+		st->ts = (int64_t)((uint64_t)st->ts + r->args[1]);
 	} else {
-		st->ts += (int64_t)r->args[0];
+		st->ts = (int64_t)((uint64_t)st->ts + r->args[0]);
 	}
 	ts = sort_ts(r, a->version, st->ts);
 	if (!pv->has_min || ts < pv->min_ts)

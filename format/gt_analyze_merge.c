@@ -74,8 +74,8 @@ static int decode(struct gt_analysis *a, struct gt_an_proc *pr, struct gt_an_ev 
 	memset(e, 0, sizeof(*e));
 	e->type = raw->type;
 	if (base == 2)
-		pr->last_seq += (int64_t)raw->args[0];
-	pr->last_ts += (int64_t)raw->args[base - 1];
+		pr->last_seq = (int64_t)((uint64_t)pr->last_seq + raw->args[0]); /* wraps, as Go's */
+	pr->last_ts = (int64_t)((uint64_t)pr->last_ts + raw->args[base - 1]);
 	e->ts = pr->last_ts;
 	e->seq = pr->last_seq;
 	e->p = pr->p;
