@@ -43,6 +43,13 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 		snprintf(why, whylen, "kernel threads are recorded only with -a");
 		return -EINVAL;
 	}
+	/* the memory object's filter has no all-processes mask (yet) */
+	if (o->all_processes && (o->heap == GT_HEAP_MALLOC || o->heap == GT_HEAP_RSS ||
+				 o->cpu_profile_hz || o->alloc_stack_every)) {
+		snprintf(why, whylen, "--heap, --cpu-profile and --alloc-stacks are not "
+			 "available with -a");
+		return -EINVAL;
+	}
 	if (o->children && o->npids == 0) {
 		snprintf(why, whylen, "--children needs -p PID");
 		return -EINVAL;
