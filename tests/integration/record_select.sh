@@ -8,7 +8,7 @@
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
-CASES="sel_all sel_name sel_children sel_warning sel_duration sel_scale"
+CASES="sel_all sel_kthreads sel_name sel_children sel_warning sel_duration sel_scale"
 gt_require_bpf $CASES
 
 # has_pid JSON PID...: a goroutine of each thread id (= pid: one thread).
@@ -32,6 +32,22 @@ if gt_record_bg all -a -o "$t"; then
 	fi
 else
 	fail sel_all "record -a did not start: $(tail -3 "$GT_TMP/all.rec.err")"
+fi
+
+# --- -a: kernel threads only when asked ----------------------------------
+# ksoftirqd/0 exists on every kernel and runs when CPU 0 serves softirqs;
+# its snapshot makes it a goroutine even if it never runs meanwhile.
+kt=$GT_TMP/kthreads.trace
+if "$GTCTL" record -a --kernel-threads -d 1 -o "$kt" 2>"$GT_TMP/kt.err" &&
+	gt_valid sel_kthreads "$kt" &&
+	gt_truth sel_kthreads absent "$GT_TMP/all.trace.json" ksoftirqd/0; then
+	if $TRUTH absent "$kt.json" ksoftirqd/0 >/dev/null; then
+		fail sel_kthreads "no goroutine ksoftirqd/0 with --kernel-threads"
+	else
+		ok sel_kthreads
+	fi
+else
+	[ -s "$kt" ] || fail sel_kthreads "record -a --kernel-threads failed: $(tail -3 "$GT_TMP/kt.err")"
 fi
 
 # --- -n NAME: existing and later, not others ----------------------------
