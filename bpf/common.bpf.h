@@ -25,6 +25,14 @@
  * skipped while 0.  Each object's own .bss, written by its user space. */
 volatile __u32 n_cgroup_sessions = 0;
 
+/* Sessions that record every process of the machine (record -a), and of
+ * those the ones that want kernel threads too: ORed into every task's mask
+ * (no map lookup).  Each object's own .bss, written by its user space. */
+volatile __u32 all_sessions = 0;
+volatile __u32 all_kthread_sessions = 0;
+
+#define GT_PF_KTHREAD 0x00200000 /* include/linux/sched.h PF_KTHREAD */
+
 /* A cheap negative filter in front of the tgids hash, so that bystanders
  * (every other process on the machine, at every syscall and switch) pay one
  * byte load instead of a hash lookup: maybe_tgid[tgid % GT_MAYBE_SLOTS] is
@@ -145,6 +153,8 @@ static __always_inline __u32 task_mask(struct task_struct *t)
 	}
 	if (n_cgroup_sessions)
 		mask |= cgroup_mask(t);
+	if (all_sessions)
+		mask |= (t->flags & GT_PF_KTHREAD) ? all_kthread_sessions : all_sessions;
 	return mask;
 }
 

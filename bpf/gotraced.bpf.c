@@ -204,12 +204,47 @@ int BPF_PROG(gt_sched_process_fork, struct task_struct *parent,
 	return 0;
 }
 
+/* Sessions that select processes by name (record --name), and the names:
+ * a comm (NUL-padded, as the kernel keeps it) to the sessions that want
+ * it.  Set by user space; the lookup is skipped while no session uses it. */
+volatile __u32 name_sessions = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, char[GT_COMM_LEN]);
+	__type(value, __u32); /* session mask */
+} names SEC(".maps");
+
+/* A process whose new comm (the basename of what it executes) is a name
+ * some session asked for joins those sessions here, before its exec event
+ * is filtered: what it did before this point (the exec's own start) is not
+ * recorded. */
+static __always_inline void match_name(struct task_struct *p)
+{
+	char comm[GT_COMM_LEN] = {};
+	__u32 tgid = p->tgid, m, *want, *own;
+
+	bpf_probe_read_kernel_str(comm, sizeof(comm), p->comm);
+	want = bpf_map_lookup_elem(&names, comm);
+	if (!want)
+		return;
+	own = bpf_map_lookup_elem(&tgids, &tgid);
+	m = *want | (own ? *own : 0);
+	maybe_tgid[tgid % GT_MAYBE_SLOTS] = 1; /* before the entry */
+	bpf_map_update_elem(&tgids, &tgid, &m, BPF_ANY);
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(gt_sched_process_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
-	__u32 m = task_mask(p);
 	struct gt_kev_exec *e;
+	__u32 m;
+
+	if (name_sessions)
+		match_name(p);
+	m = task_mask(p);
 
 	if (!m)
 		return 0;

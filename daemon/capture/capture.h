@@ -78,7 +78,15 @@ int gt_capture_trace_tgid(struct gt_capture *c, uint32_t tgid, int session_bit, 
 /* cgroup_id = the inode number of a cgroup v2 directory (stat st_ino);
  * the whole subtree is traced, including processes started later. */
 int gt_capture_trace_cgroup(struct gt_capture *c, uint64_t cgroup_id, int session_bit, int on);
-/* Clears session_bit from every tgid and cgroup entry (session end). */
+/* Every process of the machine (record -a): the session's bit is ORed into
+ * every task's mask; kernel threads only with kthreads. */
+int gt_capture_trace_all(struct gt_capture *c, int session_bit, int kthreads, int on);
+/* Processes that exec a program whose comm is `name` (at most 15 bytes
+ * compared, as the kernel keeps comm) join the session at that exec; the
+ * tgids so added are removed by gt_capture_forget_session(). */
+int gt_capture_trace_name(struct gt_capture *c, const char *name, int session_bit, int on);
+/* Clears session_bit from every tgid, cgroup and name entry and from the
+ * all-processes masks (session end). */
 int gt_capture_forget_session(struct gt_capture *c, int session_bit);
 /* Whether the session's blocking switch-outs carry a kernel stack even
  * inside a syscall (cleared by gt_capture_forget_session). */

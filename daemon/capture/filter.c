@@ -1,6 +1,8 @@
-/* The in-kernel filters: traced thread groups and cgroups, each mapped to
- * a bit mask of sessions.  The BPF side consults the cgroup map only while
- * the global n_cgroup_sessions is non-zero, kept equal to its entry count. */
+/* The in-kernel filters: traced thread groups, cgroups and exec'd names,
+ * each mapped to a bit mask of sessions, and the masks of all-process
+ * sessions.  The BPF side consults the cgroup map only while the global
+ * n_cgroup_sessions is non-zero, kept equal to its entry count, and the
+ * names map only while name_sessions (the sessions with a name) is not 0. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,12 +92,50 @@ int gt_capture_trace_cgroup(struct gt_capture *c, uint64_t cgroup_id, int sessio
 	return rc < 0 && rc != -1 ? rc : 0;
 }
 
+static void set_bit_in(volatile uint32_t *mask, uint32_t bit, int on)
+{
+	if (on)
+		__atomic_or_fetch(mask, bit, __ATOMIC_SEQ_CST);
+	else
+		__atomic_and_fetch(mask, ~bit, __ATOMIC_SEQ_CST);
+}
+
+int gt_capture_trace_all(struct gt_capture *c, int session_bit, int kthreads, int on)
+{
+	int rc = check_bit(session_bit);
+
+	if (rc)
+		return rc;
+	set_bit_in(&c->skel->bss->all_kthread_sessions, 1u << session_bit, on && kthreads);
+	set_bit_in(&c->skel->bss->all_sessions, 1u << session_bit, on);
+	return 0;
+}
+
+int gt_capture_trace_name(struct gt_capture *c, const char *name, int session_bit, int on)
+{
+	char key[GT_COMM_LEN] = {0};
+	int rc = check_bit(session_bit);
+
+	if (rc)
+		return rc;
+	if (!name[0])
+		return -EINVAL;
+	/* the kernel keeps comm NUL-padded, 15 bytes at most */
+	strncpy(key, name, sizeof(key) - 1);
+	rc = update_mask(bpf_map__fd(c->skel->maps.names), key, session_bit, on);
+	if (rc < 0 && rc != -1)
+		return rc;
+	if (on)
+		set_bit_in(&c->skel->bss->name_sessions, 1u << session_bit, 1);
+	return 0;
+}
+
 /* Clears the bit from every key of one map (keys collected first: deleting
  * while walking a hash map can restart the walk). */
 static int forget_in(struct gt_capture *c, int fd, size_t ksz, int bit, int is_cgroup)
 {
 	size_t n = 0, cap = 1024;
-	uint8_t *keys = malloc(cap * ksz), key[8], *prev = NULL;
+	uint8_t *keys = malloc(cap * ksz), key[GT_COMM_LEN], *prev = NULL;
 	int rc = 0;
 
 	if (!keys)
@@ -144,6 +184,14 @@ int gt_capture_forget_session(struct gt_capture *c, int session_bit)
 {
 	int rc = check_bit(session_bit);
 
+	/* the ways in first (names, all), so that no tgid is added back
+	 * behind the walk of the tgids map */
+	if (!rc) {
+		set_bit_in(&c->skel->bss->name_sessions, 1u << session_bit, 0);
+		rc = forget_in(c, bpf_map__fd(c->skel->maps.names), GT_COMM_LEN, session_bit, 0);
+	}
+	if (!rc)
+		rc = gt_capture_trace_all(c, session_bit, 0, 0);
 	if (!rc)
 		rc = gt_capture_kernel_stacks(c, session_bit, 0);
 	if (!rc)

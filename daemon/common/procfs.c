@@ -51,6 +51,9 @@ int gt_proc_stat_parse(const char *line, struct gt_proc_stat *out)
 		len = sizeof(out->comm) - 1;
 	memcpy(out->comm, open + 1, len);
 	out->state = close[2];
+	p = field_after(close + 2, 4 - 3);
+	if (p)
+		out->ppid = (pid_t)atoi(p);
 	p = field_after(close + 2, 9 - 3);
 	if (p)
 		out->flags = strtoul(p, NULL, 10);

@@ -18,6 +18,7 @@ int gt_proc_read_small(const char *path, char *buf, size_t size);
 struct gt_proc_stat {
 	char comm[16];
 	char state;            /* R S D T t Z X I ... */
+	pid_t ppid;            /* field 4 */
 	unsigned long flags;   /* field 9: PF_* (PF_KTHREAD) */
 	int cpu;               /* field 39: CPU it last ran on, -1 unknown */
 };

@@ -91,8 +91,12 @@ int gt_proto_encode_record(void *buf, size_t cap, const struct gt_msg_record *r)
 {
 	struct wbuf w;
 
-	if (r->npids > GT_PROTO_MAX_PIDS || strnlen(r->cgroup, GT_PROTO_MAX_PATH + 1) > GT_PROTO_MAX_PATH)
+	if (r->npids > GT_PROTO_MAX_PIDS || strnlen(r->cgroup, GT_PROTO_MAX_PATH + 1) > GT_PROTO_MAX_PATH ||
+	    r->nnames > GT_MAX_NAMES)
 		return -EINVAL;
+	for (uint32_t i = 0; i < r->nnames; i++)
+		if (strnlen(r->names[i], GT_MAX_NAME_LEN + 1) > GT_MAX_NAME_LEN)
+			return -EINVAL;
 	begin(&w, buf, cap, GT_MSG_RECORD);
 	put_u32(&w, r->flags | switch_flags(r));
 #define PUT_NUMBER_(type, name, wire, max, what) put_##wire(&w, (uint64_t)r->name);
@@ -103,6 +107,9 @@ int gt_proto_encode_record(void *buf, size_t cap, const struct gt_msg_record *r)
 		put_u32(&w, (uint32_t)r->pids[i]);
 	put_str(&w, r->cgroup, GT_PROTO_MAX_PATH);
 	put_str(&w, r->label, GT_PROTO_MAX_LABEL);
+	put_u32(&w, r->nnames);
+	for (uint32_t i = 0; i < r->nnames; i++)
+		put_str(&w, r->names[i], GT_MAX_NAME_LEN);
 	return finish(&w);
 }
 
@@ -258,6 +265,29 @@ static void get_stats(struct rbuf *r, struct gt_msg_stats *s)
 #undef GET_COUNTER_
 }
 
+static int decode_names(struct rbuf *r, struct gt_msg_record *rec, char *why, size_t whylen)
+{
+	rec->nnames = get_u32(r, "name count");
+	if (r->bad)
+		return -EBADMSG;
+	if (rec->nnames > GT_MAX_NAMES) {
+		snprintf(why, whylen, "%u names, limit %d", rec->nnames, GT_MAX_NAMES);
+		return -EBADMSG;
+	}
+	for (uint32_t i = 0; i < rec->nnames; i++) {
+		if (get_str(r, rec->names[i], GT_MAX_NAME_LEN, "name", why, whylen))
+			return -EBADMSG;
+		rec->name_ptrs[i] = rec->names[i];
+	}
+	return 0;
+}
+
+static int target_kinds(const struct gt_msg_record *rec)
+{
+	return (rec->npids > 0) + (rec->cgroup[0] != '\0') + (rec->nnames > 0) +
+	       !!rec->all_processes;
+}
+
 static int decode_record(struct rbuf *r, struct gt_msg_record *rec, char *why, size_t whylen)
 {
 	struct gt_session_opts o;
@@ -293,11 +323,12 @@ static int decode_record(struct rbuf *r, struct gt_msg_record *rec, char *why, s
 		}
 	}
 	if (get_str(r, rec->cgroup, GT_PROTO_MAX_PATH, "cgroup path", why, whylen) ||
-	    get_str(r, rec->label, GT_PROTO_MAX_LABEL, "label", why, whylen))
+	    get_str(r, rec->label, GT_PROTO_MAX_LABEL, "label", why, whylen) ||
+	    decode_names(r, rec, why, whylen))
 		return -EBADMSG;
-	if ((rec->npids > 0) == (rec->cgroup[0] != '\0')) {
-		snprintf(why, whylen, "a recording needs either pids or a cgroup, not %s",
-			 rec->npids ? "both" : "neither");
+	if (target_kinds(rec) != 1) {
+		snprintf(why, whylen, "a recording needs one of pids, a cgroup, names or all "
+			 "processes, not %s", target_kinds(rec) ? "several" : "neither of them");
 		return -EBADMSG;
 	}
 	if (rec->cgroup[0] && rec->cgroup[0] != '/') {
@@ -461,12 +492,19 @@ int gt_proto_record_from_opts(struct gt_msg_record *m, const struct gt_session_o
 	for (int i = 0; i < o->npids; i++)
 		m->pids[i] = o->pids[i];
 	snprintf(m->cgroup, sizeof(m->cgroup), "%s", o->cgroup_path ? o->cgroup_path : "");
+	m->nnames = (uint32_t)o->nnames; /* bounds checked by gt_session_opts_check */
+	for (int i = 0; i < o->nnames; i++) {
+		snprintf(m->names[i], sizeof(m->names[i]), "%s", o->names[i]);
+		m->name_ptrs[i] = m->names[i];
+	}
 	return 0;
 }
 
 void gt_proto_opts_from_record(struct gt_session_opts *o, const struct gt_msg_record *r)
 {
 	memset(o, 0, sizeof(*o));
+	o->names = r->nnames ? r->name_ptrs : NULL;
+	o->nnames = (int)r->nnames;
 	GT_SESSION_OPTIONS_COPY(o, r);
 	o->pids = r->npids ? r->pids : NULL;
 	o->npids = (int)r->npids;

@@ -74,9 +74,11 @@ struct gt_msg_hdr {
  * asking an older daemon for something it cannot do). */
 #define GT_REC_KNOWN_FLAGS (GT_REC_PROGRESS GT_SESSION_SWITCHES(GT_REC_SWITCH_BIT_))
 
-/* RECORD: exactly one of pids (npids > 0) or cgroup (absolute path).  On
- * the wire: flags (u32), the numeric options in GT_SESSION_NUMBERS' order
- * and widths (the switches travel as flag bits), the pids, cgroup, label. */
+/* RECORD: exactly one of pids (npids > 0), cgroup (absolute path), names
+ * (nnames > 0) or the all_processes switch.  On the wire: flags (u32), the
+ * numeric options in GT_SESSION_NUMBERS' order and widths (the switches
+ * travel as flag bits), the pids, cgroup, label, then u32 nnames and the
+ * names (strings of at most GT_MAX_NAME_LEN bytes). */
 struct gt_msg_record {
 	uint32_t flags;             /* GT_REC_PROGRESS (switches: their fields) */
 	GT_SESSION_OPTION_FIELDS
@@ -84,6 +86,11 @@ struct gt_msg_record {
 	int32_t pids[GT_PROTO_MAX_PIDS];
 	char cgroup[GT_PROTO_MAX_PATH + 1];  /* "" = none */
 	char label[GT_PROTO_MAX_LABEL + 1];
+	uint32_t nnames;
+	char names[GT_MAX_NAMES][GT_MAX_NAME_LEN + 1];
+	/* not on the wire: names[i], set by the decoder and
+	 * gt_proto_record_from_opts (so a copied record must not be used) */
+	const char *name_ptrs[GT_MAX_NAMES];
 };
 
 /* Statistics of one session, as in PROGRESS, DONE and STATUS_REPLY: id,
@@ -152,7 +159,7 @@ int gt_proto_encode_status_reply(void *buf, size_t cap,
 int gt_proto_record_from_opts(struct gt_msg_record *m, const struct gt_session_opts *o,
 			      int want_progress, char *why, size_t whylen);
 /* The session options a decoded RECORD asks for; o points into r (pids,
- * cgroup), so r must outlive o.  out_fd and owner_uid are left 0. */
+ * cgroup, names), so r must outlive o.  out_fd and owner_uid are left 0. */
 void gt_proto_opts_from_record(struct gt_session_opts *o, const struct gt_msg_record *r);
 
 /* Checks the first GT_PROTO_HDR_SIZE bytes of buf: 0 and *hdr filled, or

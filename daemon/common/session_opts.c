@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 static int known_version(int v)
 {
@@ -22,6 +23,35 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 	if (!known_version(o->go_version)) {
 		snprintf(why, whylen, "trace format version %d is not one of 1.11, 1.19 or 1.21 "
 			 "(%d, %d, %d)", o->go_version, GT_V1_11, GT_V1_19, GT_V1_21);
+		return -EINVAL;
+	}
+	if (o->nnames < 0 || o->nnames > GT_MAX_NAMES || (o->nnames > 0 && !o->names)) {
+		snprintf(why, whylen, "%d names (at most %d)", o->nnames, GT_MAX_NAMES);
+		return -EINVAL;
+	}
+	for (int i = 0; i < o->nnames; i++) {
+		size_t n = strlen(o->names[i]);
+
+		if (n == 0 || n > GT_MAX_NAME_LEN || strchr(o->names[i], '/')) {
+			snprintf(why, whylen, "name '%.40s' is empty, longer than %d bytes or "
+				 "has a '/' (give a program name, not a path)",
+				 o->names[i], GT_MAX_NAME_LEN);
+			return -EINVAL;
+		}
+	}
+	if (o->kernel_threads && !o->all_processes) {
+		snprintf(why, whylen, "kernel threads are recorded only with -a");
+		return -EINVAL;
+	}
+	/* the memory object's filter has no all-processes mask (yet) */
+	if (o->all_processes && (o->heap == GT_HEAP_MALLOC || o->heap == GT_HEAP_RSS ||
+				 o->cpu_profile_hz || o->alloc_stack_every)) {
+		snprintf(why, whylen, "--heap, --cpu-profile and --alloc-stacks are not "
+			 "available with -a");
+		return -EINVAL;
+	}
+	if (o->children && o->npids == 0) {
+		snprintf(why, whylen, "--children needs -p PID");
 		return -EINVAL;
 	}
 	if (o->npids < 0 || (o->npids > 0 && !o->pids)) {

@@ -43,7 +43,10 @@ enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RS
 #define GT_SESSION_SWITCHES(X)                                                       \
 	X(kernel_stacks, 0x2u, "kernel stack at every blocking switch-out")          \
 	X(blocking_syscalls_only, 0x4u, "syscall entries only for syscalls that block") \
-	X(from_exec, 0x8u, "the pids are a command held before its exec: begin there")
+	X(from_exec, 0x8u, "the pids are a command held before its exec: begin there") \
+	X(all_processes, 0x10u, "every process of the machine (record -a)")       \
+	X(kernel_threads, 0x20u, "with -a, kernel threads too")                   \
+	X(children, 0x40u, "the pids' existing descendants too")
 
 #define GT_OPT_FIELD_(type, name, wire, max, what) type name;
 #define GT_OPT_SWITCH_FIELD_(name, bit, what) int name;
@@ -63,9 +66,16 @@ enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RS
 		GT_SESSION_SWITCHES(GT_OPT_SWITCH_COPY_)                             \
 	} while (0)
 
+/* record --name: how many names, and how long each (a comm is 15 bytes:
+ * longer names match existing processes by exe or argv[0] only). */
+#define GT_MAX_NAMES 32
+#define GT_MAX_NAME_LEN 255
+
 struct gt_session_opts {
 	const pid_t *pids;             /* processes to trace (all their threads) */
 	int npids;
+	const char *const *names;      /* or processes by comm, exe or argv[0] */
+	int nnames;
 	const char *cgroup_path;       /* or a cgroup v2 directory (absolute path) */
 	int out_fd;                    /* trace output; the session does not close it */
 	uid_t owner_uid;               /* who asked (for status) */

@@ -139,6 +139,7 @@ int cmd_record(int argc, char **argv)
 		opts.pids[0] = r.child.pid;
 		opts.npids = 1;
 	}
+	gt_record_warn_children(&opts);
 	started = gt_now_ns();
 	rc = run(&r);
 	r.fig.wall_ns = gt_now_ns() - started;

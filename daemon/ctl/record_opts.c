@@ -12,7 +12,8 @@
 #define DEFAULT_CPU_HZ 99 /* like perf: off the timer tick so samples don't alias */
 
 static const char usage_text[] =
-"usage: gotracectl record [OPTIONS] -o FILE -p PID[,PID...]\n"
+"usage: gotracectl record [OPTIONS] -o FILE -p PID[,PID...] [--children]\n"
+"       gotracectl record [OPTIONS] -o FILE -a | -n NAME [-n NAME...]\n"
 "       gotracectl record [OPTIONS] -o FILE --cgroup PATH | --container ID\n"
 "       gotracectl record [OPTIONS] -o FILE -- CMD [ARGS...]\n"
 "\n"
@@ -21,6 +22,13 @@ static const char usage_text[] =
 "\n"
 "targets:\n"
 "  -p, --pid PIDS         processes (all their threads, and what they create)\n"
+"      --children         with -p: also the processes' existing descendants\n"
+"  -a, --all              every process of the machine (root), including\n"
+"                         those started later; no kernel threads unless\n"
+"      --kernel-threads   is given too\n"
+"  -n, --name NAME        processes whose comm, or the basename of their\n"
+"                         executable or argv[0], is NAME (repeatable), and\n"
+"                         those that exec NAME while recording (root)\n"
 "      --cgroup PATH      a cgroup v2 subtree (absolute, or relative to the\n"
 "                         cgroup2 mount), including processes started later\n"
 "      --container ID     a Docker/containerd/CRI-O/Podman container id (or a\n"
@@ -29,8 +37,9 @@ static const char usage_text[] =
 "output:\n"
 "  -o, --output FILE      the trace; written atomically: an interrupted or\n"
 "                         failed recording leaves no partial file behind\n"
-"  -d, --duration D       stop after D (750ms, 10s, 2m, 1h); default: until\n"
-"                         Ctrl-C, SIGTERM, or every target exited\n"
+"  -d, --duration D       stop after D (750ms, 10s, 2m, 1h; a bare number is\n"
+"                         seconds); default: until Ctrl-C, SIGTERM, or every\n"
+"                         target exited (never for -a, -n or --cgroup)\n"
 "      --go-version V     trace format 1.11, 1.19 (default) or 1.21\n"
 "      --syscalls MODE    all (default): GoSysCall at every syscall entry;\n"
 "                         blocking: only syscalls that block, and no BPF\n"
@@ -94,10 +103,14 @@ static int parse_heap(const char *s, enum gt_heap_mode *h)
 }
 
 enum { O_CGROUP = 256, O_CONTAINER, O_GOVER, O_HEAP, O_CPU, O_ALLOC, O_STANDALONE,
-       O_DAEMON, O_SOCKET, O_RING, O_KSTACKS, O_SYSCALLS };
+       O_DAEMON, O_SOCKET, O_RING, O_KSTACKS, O_SYSCALLS, O_KTHREADS, O_CHILDREN };
 
 static const struct option longopts[] = {
 	{"pid", required_argument, NULL, 'p'},
+	{"all", no_argument, NULL, 'a'},
+	{"name", required_argument, NULL, 'n'},
+	{"kernel-threads", no_argument, NULL, O_KTHREADS},
+	{"children", no_argument, NULL, O_CHILDREN},
 	{"output", required_argument, NULL, 'o'},
 	{"duration", required_argument, NULL, 'd'},
 	{"cgroup", required_argument, NULL, O_CGROUP},
@@ -131,9 +144,19 @@ static int parse_one(int c, struct gt_record_opts *o)
 			return bad("bad PID list (want PID[,PID...])", optarg);
 		o->npids += n;
 		return 0;
+	case 'a': o->all_processes = 1; return 0;
+	case 'n':
+		if (o->nnames == GT_MAX_NAMES)
+			return bad("too many names (at most 32) at", optarg);
+		o->names[o->nnames++] = optarg;
+		return 0;
+	case O_KTHREADS: o->kernel_threads = 1; return 0;
+	case O_CHILDREN: o->children = 1; return 0;
 	case 'o': o->out = optarg; return 0;
 	case 'd':
-		return gt_parse_duration(optarg, &o->duration_ns) ? bad("bad duration (want e.g. 500ms, 10s, 2m)", optarg) : 0;
+		return gt_parse_duration(optarg, &o->duration_ns) ?
+			bad("bad duration (want a number and a unit: ns, us, ms, s, m or h; "
+			    "e.g. 500ms, 10s, 2m; a bare number is seconds)", optarg) : 0;
 	case O_CGROUP: o->cgroup = optarg; return 0;
 	case O_CONTAINER: o->container = optarg; return 0;
 	case O_GOVER:
@@ -167,18 +190,19 @@ static int parse_one(int c, struct gt_record_opts *o)
 
 static int check_targets(struct gt_record_opts *o)
 {
-	int kinds = (o->npids > 0) + !!o->cgroup + !!o->container + !!o->cmd;
+	int kinds = (o->npids > 0) + !!o->cgroup + !!o->container + !!o->cmd +
+		    !!o->all_processes + (o->nnames > 0);
 
 	if (!o->out) {
 		fprintf(stderr, "gotracectl record: no output file: give -o FILE\n");
 		return 2;
 	}
 	if (kinds == 0) {
-		fprintf(stderr, "gotracectl record: nothing to record: give -p PID, --cgroup, --container or -- CMD\n");
+		fprintf(stderr, "gotracectl record: nothing to record: give -p PID, -a, -n NAME, --cgroup, --container or -- CMD\n");
 		return 2;
 	}
 	if (kinds > 1) {
-		fprintf(stderr, "gotracectl record: give only one of -p, --cgroup, --container, -- CMD\n");
+		fprintf(stderr, "gotracectl record: give only one of -p, -a, -n, --cgroup, --container, -- CMD\n");
 		return 2;
 	}
 	return 0;
@@ -206,7 +230,7 @@ int gt_record_parse(int argc, char **argv, struct gt_record_opts *o)
 	optind = 1;
 	opterr = 1;
 	/* '+': stop at the first non-option, so CMD's own flags stay its own. */
-	while ((c = getopt_long(argc, argv, "+p:o:d:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:an:o:d:qvh", longopts, NULL)) != -1) {
 		rc = parse_one(c, o);
 		if (rc)
 			return rc;
@@ -229,6 +253,8 @@ void gt_record_session_opts(const struct gt_record_opts *o, struct gt_session_op
 	memset(so, 0, sizeof(*so));
 	so->pids = o->npids ? o->pids : NULL;
 	so->npids = o->npids;
+	so->names = o->nnames ? o->names : NULL;
+	so->nnames = o->nnames;
 	so->cgroup_path = o->cgroup_path[0] ? o->cgroup_path : NULL;
 	GT_SESSION_OPTIONS_COPY(so, o);
 	so->from_exec = o->cmd != NULL; /* the child is held before its exec */

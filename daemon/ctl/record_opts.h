@@ -14,6 +14,8 @@ enum gt_record_mode { GT_MODE_AUTO, GT_MODE_STANDALONE, GT_MODE_DAEMON };
 struct gt_record_opts {
 	pid_t pids[GT_RECORD_MAX_PIDS];
 	int npids;
+	const char *names[GT_MAX_NAMES]; /* -n NAME, repeatable */
+	int nnames;
 	const char *cgroup;       /* as given */
 	const char *container;    /* as given */
 	char cgroup_path[4096];   /* resolved absolute cgroup directory */

@@ -31,5 +31,8 @@ int gt_record_via_daemon(struct gt_record_run *r, int sock);
 
 /* -- CMD mode: lets the held child exec; 0 or -errno (r->why says). */
 int gt_record_release_child(struct gt_record_run *r);
+/* record_select.c: says on stderr which existing child processes of the
+ * -p targets are left out (without --children). */
+void gt_record_warn_children(const struct gt_record_opts *o);
 
 #endif

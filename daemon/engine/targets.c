@@ -1,7 +1,12 @@
-/* A session's targets: processes by PID or a cgroup v2 subtree.  Attaching
- * sets the BPF filters first and reads /proc afterwards, so that nothing
- * happening after the snapshot is missed; events stamped before the
- * snapshot's time are dropped by the dispatcher. */
+/* A session's targets: processes by PID (and their descendants), a cgroup
+ * v2 subtree, processes by name, or every process.  Attaching sets the BPF
+ * filters first and reads /proc afterwards, so that nothing happening after
+ * the snapshot is missed; events stamped before the snapshot's time are
+ * dropped by the dispatcher.
+ *
+ * A cgroup, name or all-process session has an open set of targets
+ * (s->by_cgroup): processes join it while it records, so it never ends
+ * because "the targets exited". */
 #include "internal.h"
 
 #include <dirent.h>
@@ -14,6 +19,7 @@
 
 #include "common/parse_args.h"
 #include "proc_snapshot.h"
+#include "common/proc_select.h"
 #include "common/procfs.h"
 #include "sym/symbolize.h"
 #include "translate/translate.h"
@@ -51,8 +57,122 @@ static void see_process(struct gt_engine *e, pid_t pid)
 		gt_symbolizer_add_process(e->sym, pid);
 }
 
+/* Adds one process found in /proc (already in the BPF filter) to the
+ * initial snapshot; a process gone meanwhile is fine. */
+static void take_found(struct gt_engine *e, struct snapshot *snap, const struct gt_proc_entry *p)
+{
+	if (!p->kthread) /* no user memory to symbolize */
+		see_process(e, p->pid);
+	add_process_snapshot(snap, p->pid);
+}
+
+/* record -a: the BPF filter takes every task from now on, /proc gives the
+ * ones already there. */
+static int attach_all(struct gt_session *s, const struct gt_session_opts *o,
+		      struct snapshot *snap)
+{
+	struct gt_engine *e = s->engine;
+	struct gt_proc_entry *list;
+	int n, err;
+
+	s->by_cgroup = 1;
+	err = gt_capture_trace_all(e->capture, s->bit, o->kernel_threads, 1);
+	if (!err)
+		err = gt_proc_list(&list, &n);
+	if (err) {
+		snprintf(e->err, sizeof(e->err), "cannot record every process: %s", strerror(-err));
+		return err;
+	}
+	for (int i = 0; i < n; i++)
+		if (list[i].pid != 2 && (!list[i].kthread || o->kernel_threads)) /* 2: kthreadd */
+			take_found(e, snap, &list[i]);
+	free(list);
+	return 0;
+}
+
+/* record --name: new processes are recognised by BPF at their exec (by
+ * comm), those already running here (by comm, exe or argv[0]). */
+static int attach_names(struct gt_session *s, const struct gt_session_opts *o,
+			struct snapshot *snap)
+{
+	struct gt_engine *e = s->engine;
+	struct gt_proc_entry *list;
+	int n, err = 0;
+
+	s->by_cgroup = 1;
+	for (int i = 0; i < o->nnames && !err; i++)
+		err = gt_capture_trace_name(e->capture, o->names[i], s->bit, 1);
+	if (!err)
+		err = gt_proc_list(&list, &n);
+	if (err) {
+		snprintf(e->err, sizeof(e->err), "cannot record processes by name: %s", strerror(-err));
+		return err;
+	}
+	for (int i = 0; i < n; i++) {
+		int named = 0;
+
+		for (int j = 0; j < o->nnames && !named && !list[i].kthread; j++)
+			named = gt_proc_is_named(list[i].pid, o->names[j]);
+		if (named && !gt_capture_trace_tgid(e->capture, (uint32_t)list[i].pid, s->bit, 1))
+			take_found(e, snap, &list[i]);
+	}
+	free(list);
+	return 0;
+}
+
+/* --children: the targets and their descendants alive now (the ones
+ * forked later follow their parent in BPF).  *all is malloc'ed. */
+static int with_descendants(struct gt_engine *e, const struct gt_session_opts *o,
+			    pid_t **all, int *nall)
+{
+	struct gt_proc_entry *list;
+	int n, found, err = gt_proc_list(&list, &n);
+
+	*all = NULL;
+	if (!err && !(*all = malloc(((size_t)n + (size_t)o->npids) * sizeof(pid_t))))
+		err = -ENOMEM;
+	if (err) {
+		free(list);
+		snprintf(e->err, sizeof(e->err), "cannot find the child processes: %s", strerror(-err));
+		return err;
+	}
+	memcpy(*all, o->pids, (size_t)o->npids * sizeof(pid_t));
+	found = gt_proc_descendants(list, n, o->pids, o->npids, *all + o->npids);
+	free(list);
+	if (found < 0) {
+		free(*all);
+		snprintf(e->err, sizeof(e->err), "cannot find the child processes: %s", strerror(-found));
+		return found;
+	}
+	*nall = o->npids + found;
+	return 0;
+}
+
+/* Attaches o's pids; those from index required on (descendants found in
+ * /proc) may have exited meanwhile. */
+static int attach_pid_list(struct gt_session *s, const struct gt_session_opts *o,
+			   int required, struct snapshot *snap);
+
 static int attach_pids(struct gt_session *s, const struct gt_session_opts *o,
 		       struct snapshot *snap)
+{
+	struct gt_session_opts wide = *o;
+	pid_t *all;
+	int err;
+
+	if (!o->children || o->from_exec)
+		return attach_pid_list(s, o, o->npids, snap);
+	err = with_descendants(s->engine, o, &all, &wide.npids);
+	if (err)
+		return err;
+	wide.pids = all;
+	err = attach_pid_list(s, &wide, o->npids, snap);
+	free(all);
+	return err;
+}
+
+static int attach_pid_list(struct gt_session *s, const struct gt_session_opts *o,
+			   int required, struct snapshot *snap)
 {
 	struct gt_engine *e = s->engine;
 	char why[256];
@@ -65,6 +185,8 @@ static int attach_pids(struct gt_session *s, const struct gt_session_opts *o,
 		pid_t pid = o->pids[i];
 		int err = gt_check_target_pid(pid, why, sizeof(why));
 
+		if (err && i >= required)
+			continue; /* a descendant that exited since /proc was read */
 		if (!err) {
 			err = gt_capture_trace_tgid(e->capture, (uint32_t)pid, s->bit, 1);
 			if (!err && gt_tgid_set_add(&s->targets, (uint32_t)pid) < 0)
@@ -164,6 +286,10 @@ int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts
 	gt_capture_kernel_stacks(s->engine->capture, s->bit, o->kernel_stacks);
 	if (o->cgroup_path && *o->cgroup_path)
 		err = attach_cgroup(s, o->cgroup_path, &snap);
+	else if (o->all_processes)
+		err = attach_all(s, o, &snap);
+	else if (o->nnames > 0)
+		err = attach_names(s, o, &snap);
 	else
 		err = attach_pids(s, o, &snap);
 	/* a launched command's trace begins at its exec (window.c) */

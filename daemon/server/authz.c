@@ -69,3 +69,12 @@ int gt_authz_cgroup(uid_t uid, const char *path, char *why, size_t whylen)
 	}
 	return 0;
 }
+
+int gt_authz_machine(uid_t uid, const char *what, char *why, size_t whylen)
+{
+	if (uid == 0)
+		return 0;
+	snprintf(why, whylen, "uid %u may not record with %s: it selects every user's "
+		 "processes; run as root, or select your own with -p", (unsigned)uid, what);
+	return -EPERM;
+}

@@ -14,6 +14,9 @@
 
 int gt_authz_pid(uid_t uid, pid_t pid, char *why, size_t whylen);
 int gt_authz_cgroup(uid_t uid, const char *path, char *why, size_t whylen);
+/* Selections that reach other users' processes (what: "-a", "--name"):
+ * root only. */
+int gt_authz_machine(uid_t uid, const char *what, char *why, size_t whylen);
 
 /* Reads the Uid: line of /proc/PID/status (real, effective, saved, fs). */
 int gt_proc_uids(pid_t pid, uid_t uids[4]);

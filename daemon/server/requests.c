@@ -124,6 +124,10 @@ static int authorize(const struct gt_srv_client *c, const struct gt_msg_record *
 {
 	int rc;
 
+	if (r->all_processes)
+		return gt_authz_machine(c->uid, "-a", why, whylen);
+	if (r->nnames)
+		return gt_authz_machine(c->uid, "--name", why, whylen);
 	for (uint32_t i = 0; i < r->npids; i++) {
 		rc = gt_authz_pid(c->uid, r->pids[i], why, whylen);
 		if (rc)
@@ -143,6 +147,16 @@ static void describe_targets(const struct gt_msg_record *r, const char *cgroup,
 
 	if (cgroup[0]) {
 		snprintf(out, len, "cgroup %s", cgroup);
+		return;
+	}
+	if (r->all_processes) {
+		snprintf(out, len, "all processes");
+		return;
+	}
+	if (r->nnames) {
+		off = (size_t)snprintf(out, len, "name");
+		for (uint32_t i = 0; i < r->nnames && off < len; i++)
+			off += (size_t)snprintf(out + off, len - off, "%s%s", i ? "," : " ", r->names[i]);
 		return;
 	}
 	off = (size_t)snprintf(out, len, "pid");

@@ -45,6 +45,8 @@ step bench_reader tests/bench/bench_reader.sh "$build"
 step bench_report tests/bench/bench_report.sh "$build"
 # Append further steps here, e.g.:  step overhead_redis tests/bench/overhead.sh "$build"
 step overhead tests/bench/overhead.sh "$build"
+# record -a next to perf sched record -a on a switch-heavy program.
+step overhead_all tests/bench/overhead_all.sh "$build"
 
 # ---- summary -----------------------------------------------------------------
 echo

@@ -6,7 +6,7 @@
 #    is refused: the daemon never opens a path;
 #  - a non-root user (created here) cannot trace root's process, can trace its
 #    own, cannot stop or see root's session, and cannot get a file written
-#    where it could not write itself.
+#    where it could not write itself, nor record with -a or --name.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
@@ -114,6 +114,25 @@ elif ! wait "$REC"; then
 	fail daemon_root_session_after_user "record exited non-zero: $(cat "$GT_TMP/rootsess.out")"
 elif gt_valid daemon_root_session_after_user "$GT_TMP/rootsess.trace"; then
 	ok daemon_root_session_after_user
+fi
+
+# -a and --name select every user's processes: root only.
+for sel in "-a" "-n sleeper"; do
+	out=$(as_user "$UCTL" record --daemon --socket "$SOCK" $sel -o "$UDIR/sel.trace" -d 1s 2>&1); rc=$?
+	if [ $rc != 0 ] && [ ! -s "$UDIR/sel.trace" ] && echo "$out" | grep -q "may not record with"; then
+		ok "daemon_user_cannot_record_${sel%% *}"
+	else
+		fail "daemon_user_cannot_record_${sel%% *}" "rc=$rc: $out"
+	fi
+done
+# root may, through the daemon too: -n sleeper finds the running sleepers
+if "$GTCTL" record --daemon --socket "$SOCK" -n sleeper -o "$GT_TMP/byname.trace" -d 1s \
+	2>"$GT_TMP/byname.err" && gt_valid daemon_root_records_by_name "$GT_TMP/byname.trace"; then
+	if gt_truth daemon_root_records_by_name tids "$GT_TMP/byname.trace.json" "$ROOT_TARGET" "$USER_TARGET"; then
+		ok daemon_root_records_by_name
+	fi
+else
+	fail daemon_root_records_by_name "$(tail -3 "$GT_TMP/byname.err")"
 fi
 
 # cgroups: a root-owned cgroup is not the user's

@@ -53,10 +53,11 @@ HEAP_MALLOC = 2
 
 
 def record_payload(pids=(), cgroup="", duration_ns=0, label="daemon_proto", flags=0,
-                   heap=0, cpu_hz=0):
+                   heap=0, cpu_hz=0, names=()):
     p = struct.pack("<IQIIIII", flags, duration_ns, 0, heap, cpu_hz, 0, len(pids))
     p += b"".join(struct.pack("<i", x) for x in pids)
-    return p + pstr(cgroup) + pstr(label)
+    p += pstr(cgroup) + pstr(label) + struct.pack("<I", len(names))
+    return p + b"".join(pstr(n) for n in names)
 
 
 def connect(path):
@@ -134,7 +135,7 @@ def abuse(path):
     expect_error("proto_reply_as_request", path, msg(OK, struct.pack("<I", 1)), "reply")
     expect_error("proto_stop_unknown", path, msg(STOP, struct.pack("<I", 999999)), "no session")
     expect_error("proto_both_targets", path,
-                 msg(RECORD, record_payload([pid], cgroup="/sys/fs/cgroup")), "both")
+                 msg(RECORD, record_payload([pid], cgroup="/sys/fs/cgroup")), "several")
     # a header then silence, then close: the daemon must not wait forever
     s = connect(path)
     s.sendall(msg(STATUS, length=100)[:HDR] + b"xx")

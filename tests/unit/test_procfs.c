@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "gt_test.h"
+#include "common/proc_select.h"
 #include "common/procfs.h"
 
 static void test_stat_parse_hostile_comm(void)
@@ -20,6 +21,7 @@ static void test_stat_parse_hostile_comm(void)
 	GT_CHECK(st.state == 'S', "state %c", st.state);
 	GT_CHECK(st.flags == 4194560ul, "flags %lu", st.flags);
 	GT_CHECK(st.cpu == 3, "cpu %d", st.cpu);
+	GT_CHECK(st.ppid == 1, "ppid %d", (int)st.ppid);
 }
 
 static void test_stat_parse_refuses_garbage(void)
@@ -52,6 +54,36 @@ static void test_stat_of_self(void)
 	GT_CHECK(gt_proc_stat(0x3fffffff, 0, &st) == -ENOENT, "no such process");
 }
 
+/* A tree 1 -> 10 -> {11, 12 -> 13}, and 20 beside it, listed out of
+ * order: the descendants of 10 are 11, 12 and 13, found whatever the
+ * order; none of 13 (a leaf). */
+static void test_descendants(void)
+{
+	const struct gt_proc_entry list[] = {
+		{13, 12, 0}, {1, 0, 0}, {20, 1, 0}, {11, 10, 0}, {12, 10, 0}, {10, 1, 0},
+	};
+	pid_t root = 10, leaf = 13, out[6] = {0};
+	int n = gt_proc_descendants(list, 6, &root, 1, out), seen = 0;
+
+	GT_REQUIRE(n == 3, "descendants of 10: %d, want 3", n);
+	for (int i = 0; i < n; i++)
+		seen |= out[i] == 11 ? 1 : out[i] == 12 ? 2 : out[i] == 13 ? 4 : 8;
+	GT_CHECK(seen == 7, "found 11, 12 and 13 only (mask %d)", seen);
+	GT_CHECK(gt_proc_descendants(list, 6, &leaf, 1, NULL) == 0, "a leaf has none");
+}
+
+/* This process by its comm and by its executable's name; not by another. */
+static void test_named_self(void)
+{
+	struct gt_proc_stat st;
+
+	GT_REQUIRE(gt_proc_stat(getpid(), 0, &st) == 0, "own stat");
+	GT_CHECK(gt_proc_is_named(getpid(), st.comm), "by comm '%s'", st.comm);
+	GT_CHECK(gt_proc_is_named(getpid(), "test_procfs"), "by executable");
+	GT_CHECK(!gt_proc_is_named(getpid(), "no-such-name"), "not by another name");
+	GT_CHECK(!gt_proc_is_named(0x3fffffff, st.comm), "not a missing process");
+}
+
 static void test_cgroup_of_self(void)
 {
 	char want[4096] = "", got[4096], line[4096];
@@ -78,5 +110,7 @@ int main(void)
 	GT_RUN(test_stat_parse_refuses_garbage);
 	GT_RUN(test_stat_of_self);
 	GT_RUN(test_cgroup_of_self);
+	GT_RUN(test_descendants);
+	GT_RUN(test_named_self);
 	return gt_test_done();
 }

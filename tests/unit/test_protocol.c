@@ -234,7 +234,7 @@ static void test_record_semantics_refused(void)
 
 	strcpy(r.cgroup, "/sys/fs/cgroup/unified/x");
 	n = encode_raw_record(&r);
-	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "both"), "both: %s", why);
+	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "several"), "both: %s", why);
 	r.npids = 0;
 	r.cgroup[0] = '\0';
 	n = encode_raw_record(&r);
@@ -338,8 +338,51 @@ static void test_inner_lengths_refused(void)
 	/* a NUL inside the label */
 	r = sample_record();
 	n = encode_raw_record(&r);
-	buf[n - 3] = '\0';
+	buf[n - 4 - 3] = '\0'; /* before the name count */
 	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "NUL"), "NUL: %s", why);
+}
+
+/* record -n: the names travel; -a: the switch alone is a target. */
+static void test_names_and_all_round_trip(void)
+{
+	static const char *names[] = {"nginx", "a-name-longer-than-a-comm"};
+	struct gt_session_opts o, back;
+	struct gt_msg_record r;
+	int n;
+
+	memset(&o, 0, sizeof(o));
+	o.names = names;
+	o.nnames = 2;
+	GT_REQUIRE(gt_proto_record_from_opts(&r, &o, 0, why, sizeof(why)) == 0, "%s", why);
+	n = encode_raw_record(&r);
+	GT_REQUIRE(decode_exact(buf, (size_t)n) == 0, "decode names: %s", why);
+	gt_proto_opts_from_record(&back, &msg.u.record);
+	GT_CHECK(back.nnames == 2 && !strcmp(back.names[0], "nginx") &&
+		 !strcmp(back.names[1], names[1]) && back.npids == 0, "names after the trip");
+	memset(&o, 0, sizeof(o));
+	o.all_processes = 1;
+	o.kernel_threads = 1;
+	GT_REQUIRE(gt_proto_record_from_opts(&r, &o, 0, why, sizeof(why)) == 0, "%s", why);
+	n = encode_raw_record(&r);
+	GT_REQUIRE(decode_exact(buf, (size_t)n) == 0, "decode -a: %s", why);
+	gt_proto_opts_from_record(&back, &msg.u.record);
+	GT_CHECK(back.all_processes && back.kernel_threads && !back.nnames, "-a after the trip");
+	/* -a and names together: two targets */
+	r.nnames = 1;
+	strcpy(r.names[0], "x");
+	n = encode_raw_record(&r);
+	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "several"), "-a and -n: %s", why);
+	/* a name with a '/' (a path) or too many names */
+	memset(&o, 0, sizeof(o));
+	names[0] = "/usr/sbin/nginx";
+	o.names = names;
+	o.nnames = 1;
+	GT_CHECK(gt_proto_record_from_opts(&r, &o, 0, why, sizeof(why)) == -EINVAL &&
+		 strstr(why, "'/'"), "path refused: %s", why);
+	names[0] = "nginx";
+	r.all_processes = 0;
+	r.nnames = GT_MAX_NAMES + 1;
+	GT_CHECK(encode_raw_record(&r) == -EINVAL, "encoder refuses too many names");
 }
 
 static void test_status_reply_lies_refused(void)
@@ -378,6 +421,7 @@ int main(void)
 	GT_RUN(test_option_bounds_refused);
 	GT_RUN(test_switches_round_trip);
 	GT_RUN(test_inner_lengths_refused);
+	GT_RUN(test_names_and_all_round_trip);
 	GT_RUN(test_status_reply_lies_refused);
 	GT_RUN(test_type_names);
 	return gt_test_done();
