@@ -11,8 +11,8 @@
 
 static int explicit_request(const struct gt_session_opts *o)
 {
-	return o->heap == GT_HEAP_MALLOC || o->heap == GT_HEAP_RSS || o->cpu_profile_hz ||
-	       o->alloc_stack_every;
+	return o->heap == GT_HEAP_MALLOC || o->heap == GT_HEAP_RSS ||
+	       o->heap == GT_HEAP_INTERPOSE || o->cpu_profile_hz || o->alloc_stack_every;
 }
 
 int gt_session_mem_start(struct gt_session *s, const struct gt_session_opts *o)
@@ -81,6 +81,31 @@ void gt_engine_mem_event(struct gt_engine *e, const struct gt_kev_hdr *ev)
 	 * goes on (the message is kept for the user) */
 	if (gt_memtrack_exec(e->mem, (pid_t)ev->tgid, why, sizeof(why)))
 		snprintf(e->err, sizeof(e->err), "memory tracking after exec: %s", why);
+}
+
+/* How often the heap records of --heap interpose are read: each phase of a
+ * program's heap that lasts longer shows in the trace. */
+#define GT_INTERPOSE_TICK_MS 5
+
+int gt_engine_mem_timeout(struct gt_engine *e, int timeout_ms)
+{
+	if (!e->mem || !gt_memtrack_ticks(e->mem))
+		return timeout_ms;
+	return timeout_ms < 0 || timeout_ms > GT_INTERPOSE_TICK_MS ? GT_INTERPOSE_TICK_MS
+								  : timeout_ms;
+}
+
+void gt_engine_mem_tick(struct gt_engine *e)
+{
+	uint64_t now;
+
+	if (!e->mem || !gt_memtrack_ticks(e->mem))
+		return;
+	/* stamped after the rings were drained up to now */
+	now = gt_now_ns();
+	for (int i = 0; i < GT_MAX_SESSIONS; i++)
+		if (e->active[i] && e->active[i]->mem_active)
+			gt_memtrack_tick(e->mem, i, now, deliver, e->active[i]);
 }
 
 struct gt_memtrack *gt_engine_memtrack(struct gt_engine *e)

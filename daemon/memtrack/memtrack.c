@@ -206,6 +206,32 @@ static void seed_proc(struct gt_memtrack *m, pid_t pid)
 	bpf_map_update_elem(fd, &tgid, &v, BPF_ANY);
 }
 
+/* --heap interpose: the command counts its own heap into the record
+ * (s->ip); a Go program keeps RSS (its heap is not malloc's). */
+static int start_interposed(struct gt_memtrack *m, struct gt_mt_session *s, struct gt_mt_proc *p,
+			    const struct gt_alloc_target *t)
+{
+	seed_proc(m, p->pid);
+	p->mode = t->is_go ? GT_HEAP_RSS : GT_HEAP_INTERPOSE;
+	gt_mt_interpose_exclude(s->ip, p->pid, t->is_go);
+	return 0;
+}
+
+/* The record of the first of the session's processes that has one. */
+static int open_record(struct gt_mt_session *s, const struct gt_memtrack_req *r,
+		       char *err, size_t errlen)
+{
+	int rc = -ENOENT;
+
+	if (r->npids < 1) {
+		snprintf(err, errlen, "--heap interpose needs a command (record -- CMD)");
+		return -EINVAL;
+	}
+	for (int i = 0; i < r->npids && rc == -ENOENT; i++)
+		rc = gt_mt_interpose_open(r->pids[i], &s->ip, err, errlen);
+	return rc;
+}
+
 /* Chooses the mode of one process and attaches its probes. */
 static int start_process(struct gt_memtrack *m, struct gt_mt_session *s, struct gt_mt_proc *p,
 			 char *err, size_t errlen)
@@ -224,6 +250,8 @@ static int start_process(struct gt_memtrack *m, struct gt_mt_session *s, struct 
 			 strerror(-rc));
 		return rc;
 	}
+	if (s->heap == GT_HEAP_INTERPOSE)
+		return start_interposed(m, s, p, &t);
 	seed_proc(m, p->pid);
 	/* Allocator probes only when asked (--heap malloc, or allocation
 	 * samples): a uprobe trap costs ~15 us a call on a VM like the test
@@ -275,6 +303,8 @@ int gt_memtrack_start(struct gt_memtrack *m, const struct gt_memtrack_req *r,
 		return -ENOMEM;
 	}
 	s->active = 1;
+	if (r->heap == GT_HEAP_INTERPOSE)
+		rc = open_record(s, r, err, errlen);
 	for (int i = 0; i < r->npids && !rc; i++) {
 		s->procs[i].pid = r->pids[i];
 		s->nprocs++;
@@ -343,7 +373,7 @@ static void emit_final(struct gt_memtrack *m, int bit, const struct gt_mt_proc *
 	} ev;
 	struct gt_kev_hdr *h = &ev.heap.hdr;
 
-	if (p->mode == GT_HEAP_OFF ||
+	if (p->mode == GT_HEAP_OFF || p->mode == GT_HEAP_INTERPOSE ||
 	    bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.procs), &tgid, &v))
 		return;
 	memset(&ev, 0, sizeof(ev));
@@ -372,6 +402,24 @@ int gt_memtrack_final(struct gt_memtrack *m, int bit, uint64_t ts,
 	s = &m->s[bit];
 	for (int i = 0; i < s->nprocs; i++)
 		emit_final(m, bit, &s->procs[i], ts, fn, ctx);
+	if (s->ip) /* what changed since the last tick: the translator has the rest */
+		gt_mt_interpose_poll(s->ip, bit, ts, fn, ctx);
+	return 0;
+}
+
+int gt_memtrack_tick(struct gt_memtrack *m, int bit, uint64_t ts,
+		     gt_memtrack_emit_fn fn, void *ctx)
+{
+	if (bit < 0 || bit >= GT_MAX_SESSIONS || !m->s[bit].active || !m->s[bit].ip)
+		return 0;
+	return gt_mt_interpose_poll(m->s[bit].ip, bit, ts, fn, ctx);
+}
+
+int gt_memtrack_ticks(const struct gt_memtrack *m)
+{
+	for (int i = 0; i < GT_MAX_SESSIONS; i++)
+		if (m->s[i].active && m->s[i].ip)
+			return 1;
 	return 0;
 }
 
@@ -421,6 +469,7 @@ void gt_memtrack_stop(struct gt_memtrack *m, int bit)
 			gt_mt_forget_process(m, s->procs[i].pid);
 	}
 	free(s->procs);
+	gt_mt_interpose_close(s->ip);
 	memset(s, 0, sizeof(*s));
 	apply(m, err, sizeof(err)); /* only detaches: cannot fail */
 	if (!any_active(m)) {

@@ -67,6 +67,14 @@ typedef int (*gt_memtrack_emit_fn)(void *ctx, const struct gt_kev_hdr *ev, size_
 int gt_memtrack_final(struct gt_memtrack *m, int bit, uint64_t ts,
 		      gt_memtrack_emit_fn fn, void *ctx);
 
+/* --heap interpose: reads the command's heap record and delivers the
+ * processes' changed live bytes as GT_KEV_HEAP events stamped ts (the
+ * engine calls it every few ms while gt_memtrack_ticks says some session
+ * has a record).  Returns how many events. */
+int gt_memtrack_tick(struct gt_memtrack *m, int bit, uint64_t ts,
+		     gt_memtrack_emit_fn fn, void *ctx);
+int gt_memtrack_ticks(const struct gt_memtrack *m);
+
 /* A process of some session called exec (GT_KEV_EXEC): its allocators and
  * whether it is a Go program are decided again for the new image (e.g.
  * `record -- CMD` starts from a forked recorder, not yet CMD). */

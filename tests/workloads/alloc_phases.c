@@ -3,8 +3,10 @@
  *   free:  every other block                          -> 32 MiB live
  *   regrow: 64 more blocks                            -> 96 MiB live
  * After each phase it sleeps 100 ms and prints
- *   `phase NAME live=BYTES rss=BYTES t=NS` (VmRSS from /proc/self/status,
- *   t = CLOCK_MONOTONIC), so a test can hold the trace to both.
+ *   `phase NAME live=BYTES rss=BYTES t=NS usable=BYTES` (VmRSS from
+ *   /proc/self/status, t = CLOCK_MONOTONIC, usable = the allocator's
+ *   malloc_usable_size of the live blocks: what --heap interpose counts),
+ *   so a test can hold the trace to them.
  * Protocol of wl_common.h (--wait: start on a byte from stdin, park after
  * `done`, exit on a second byte or EOF). */
 #include <malloc.h>
@@ -38,10 +40,20 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static long usable_bytes(void)
+{
+	long sum = 0;
+
+	for (int i = 0; i < NBLOCKS; i++)
+		sum += blocks[i] ? (long)malloc_usable_size(blocks[i]) : 0;
+	return sum;
+}
+
 static void phase(const char *name, long live)
 {
 	usleep(100000);
-	wl_say("phase %s live=%ld rss=%ld t=%lld\n", name, live, vm_rss_bytes(), now_ns());
+	wl_say("phase %s live=%ld rss=%ld t=%lld usable=%ld\n", name, live, vm_rss_bytes(),
+	       now_ns(), usable_bytes());
 }
 
 static void *alloc_block(void)

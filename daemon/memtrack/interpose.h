@@ -1,0 +1,36 @@
+/* The recorder's side of --heap interpose: finds the heap record
+ * (interpose/heap_shm.h) a launched command inherited, maps it read-only,
+ * and turns its per-process sums into GT_KEV_HEAP events when they change.
+ * Private to memtrack/ (memtrack.c drives it). */
+#ifndef GT_MEMTRACK_INTERPOSE_H
+#define GT_MEMTRACK_INTERPOSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memtrack.h"
+
+struct gt_mt_interpose;
+
+/* Maps the heap record open in pid (a memfd named GT_HEAP_SHM_NAME among
+ * its descriptors).  0; -ENOENT if it has none; -errno with err set. */
+int gt_mt_interpose_open(pid_t pid, struct gt_mt_interpose **out, char *err, size_t errlen);
+void gt_mt_interpose_close(struct gt_mt_interpose *ip);
+
+/* Whether tgid's heap comes from this record: a process that exec'd a Go
+ * program does not (set by the caller, RSS mode then). */
+void gt_mt_interpose_exclude(struct gt_mt_interpose *ip, pid_t tgid, int excluded);
+
+/* Emits a GT_KEV_HEAP (sessions = 1 << bit, stamped ts) for every process
+ * of the record whose live bytes changed since the last call (all of them
+ * the first time), skipping processes that are gone.  Returns how many. */
+int gt_mt_interpose_poll(struct gt_mt_interpose *ip, int bit, uint64_t ts,
+			 gt_memtrack_emit_fn fn, void *ctx);
+
+struct gt_mt_interpose_stats {
+	uint32_t slots_used, full, bypassed;
+};
+void gt_mt_interpose_stats(const struct gt_mt_interpose *ip, struct gt_mt_interpose_stats *st);
+
+#endif
