@@ -11,12 +11,10 @@
  * uprobe trap and single-step cost, which on a virtual machine without
  * fast exceptions dominates.  Needs root. */
 #include <inttypes.h>
-#include <limits.h>
 
 #include <bpf/bpf.h>
 
-#include "../unit/mem_test_util.h"
-#include "interpose/heap_shm.h"
+#include "../unit/heap_shm_util.h"
 
 struct mode {
 	const char *name;
@@ -25,27 +23,6 @@ struct mode {
 	int traced;
 	const char *rounds;
 };
-
-/* --heap interpose: what gotracectl does for -- CMD, for a workload this
- * bench spawns itself: the record, and the environment that names it.
- * Returns the record's descriptor (the caller closes it), or -1. */
-static int interpose_env(void)
-{
-	char lib[PATH_MAX + 64], fdv[32], dir[PATH_MAX];
-	int fd = gt_heap_shm_create();
-
-	if (fd < 0) {
-		fprintf(stderr, "bench_malloc: heap record: %s\n", strerror(-fd));
-		return -1;
-	}
-	/* absolute: the workload may change directory */
-	snprintf(lib, sizeof(lib), "%s/%s", realpath(mt_build, dir) ? dir : mt_build,
-		 GT_HEAP_LIB_NAME);
-	snprintf(fdv, sizeof(fdv), "%d", fd);
-	setenv("LD_PRELOAD", lib, 1);
-	setenv(GT_HEAP_SHM_ENV_FD, fdv, 1);
-	return fd;
-}
 
 /* One run of the loop; returns its ns (from the workload) or -1. */
 static long long run_once(struct gt_engine *e, const struct mode *m, long *allocs)
@@ -60,14 +37,11 @@ static long long run_once(struct gt_engine *e, const struct mode *m, long *alloc
 	int shm = -1, spawned;
 
 	snprintf(path, sizeof(path), "%s/workloads/malloc_loop", mt_build);
-	if (m->heap == GT_HEAP_INTERPOSE && (shm = interpose_env()) < 0)
-		return -1;
-	spawned = mt_spawn(&c, argv);
-	if (shm >= 0) {
-		unsetenv("LD_PRELOAD");
-		unsetenv(GT_HEAP_SHM_ENV_FD);
+	/* --heap interpose: the record and the preload, as gotracectl does */
+	spawned = m->heap == GT_HEAP_INTERPOSE ? mt_spawn_interposed(&c, argv, NULL, NULL, &shm)
+					       : mt_spawn(&c, argv);
+	if (shm >= 0)
 		close(shm); /* the workload holds it; the session finds it there */
-	}
 	if (spawned || mt_expect(&c, "pid", line, sizeof(line), 10000) ||
 	    mt_expect(&c, "ready", line, sizeof(line), 10000)) {
 		fprintf(stderr, "bench_malloc: %s did not start\n", path);
