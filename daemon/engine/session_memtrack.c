@@ -103,9 +103,14 @@ void gt_engine_mem_tick(struct gt_engine *e)
 		return;
 	/* stamped after the rings were drained up to now */
 	now = gt_now_ns();
-	for (int i = 0; i < GT_MAX_SESSIONS; i++)
-		if (e->active[i] && e->active[i]->mem_active)
-			gt_memtrack_tick(e->mem, i, now, deliver, e->active[i]);
+	for (int i = 0; i < GT_MAX_SESSIONS; i++) {
+		struct gt_session *s = e->active[i];
+
+		/* not before the trace begins (a held command's exec): the
+		 * reader writes each value once, and the window would drop it */
+		if (s && s->mem_active && !s->awaiting_exec.count && s->started_ns)
+			gt_memtrack_tick(e->mem, i, now, deliver, s);
+	}
 }
 
 struct gt_memtrack *gt_engine_memtrack(struct gt_engine *e)

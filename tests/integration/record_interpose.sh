@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# record_interpose.sh: `gotracectl record --heap interpose -- CMD` writes the
+# live heap that build/libgotraced-heap.so counts inside CMD, exactly:
+#
+#   interpose_phases    alloc_phases: each phase's HeapAlloc is the first
+#                       value plus the usable bytes of the live blocks the
+#                       workload prints (malloc_usable_size), in order;
+#   interpose_threads   heap_mix threads: frees crossing threads, exited
+#                       threads: the heap moves by exactly the bytes left;
+#   interpose_fork      heap_mix fork: the session's total is the parent's
+#                       plus the forked child's own count;
+#   interpose_jemalloc  heap_mix threads built against jemalloc (linked),
+#                       and with jemalloc in LD_PRELOAD: counted the same;
+#   interpose_go        a Go program keeps RSS (no uprobe, no interposer
+#                       value: its HeapAlloc is MiBs of resident memory).
+# Every trace must pass gt_valid.  Embedded mode (--standalone).
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+READ="python3 tests/integration/trace_read.py"
+JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+CASES="interpose_phases interpose_threads interpose_fork interpose_jemalloc interpose_go"
+gt_require_bpf $CASES
+
+if [ ! -r "$GT_BUILD/libgotraced-heap.so" ]; then
+	fail interpose_phases "$GT_BUILD/libgotraced-heap.so not built (make BUILD=$GT_BUILD all)"
+	gt_finish
+fi
+
+# heap_values FILE: the trace's HeapAlloc values in time order, one a line.
+heap_values() { $READ heap "$1" | cut -f2; }
+
+# in_order NAME VALUES_FILE V1 V2 ...: each Vi appears after V(i-1).
+in_order() {
+	local name=$1 file=$2
+	shift 2
+	python3 - "$file" "$@" <<'EOF'
+import sys
+vals = [int(l) for l in open(sys.argv[1]) if l.strip()]
+want, at = [int(v) for v in sys.argv[2:]], 0
+for w in want:
+    while at < len(vals) and vals[at] != w:
+        at += 1
+    if at == len(vals):
+        print("missing %d (after the earlier ones); values: %s" % (w, vals[:60]))
+        sys.exit(1)
+sys.exit(0)
+EOF
+}
+
+# from_small VALUES_FILE EXPR: some small value b (< 64 KiB: start-up, stdio)
+# is followed later by the value EXPR computes from b (python, b bound).
+from_small() {
+	python3 - "$1" "$2" <<'EOF'
+import sys
+vals = [int(l) for l in open(sys.argv[1]) if l.strip()]
+for i, b in enumerate(vals):
+    if b < 65536 and eval(sys.argv[2]) in vals[i + 1:]:
+        sys.exit(0)
+print("no small b followed by %s; values: %s" % (sys.argv[2], vals[:60]))
+sys.exit(1)
+EOF
+}
+
+# rec NAME CMD...: records CMD with --heap interpose into $GT_TMP/NAME.trace
+# (stdout in NAME.out, stderr NAME.err); its stdin is the caller's.
+rec() {
+	local name=$1
+	shift
+	timeout 60 "$GTCTL" record --standalone --heap interpose -o "$GT_TMP/$name.trace" \
+		-- "$@" >"$GT_TMP/$name.out" 2>"$GT_TMP/$name.err"
+}
+
+# feed: the go byte after 0.4 s, EOF (exit) after 0.4 s more: each state
+# lasts many of the recorder's 5 ms readings.
+feed() { sleep 0.4; printf g; sleep 0.4; }
+
+# ---- alloc_phases: every phase exactly ----
+n=interpose_phases
+if ! rec $n "$WL/alloc_phases"; then
+	fail $n "record failed: $(tail -3 "$GT_TMP/$n.err")"
+elif gt_valid $n "$GT_TMP/$n.trace"; then
+	heap_values "$GT_TMP/$n.trace" >"$GT_TMP/$n.vals"
+	mapfile -t usable < <(sed -n 's/^phase .* usable=\([0-9]*\)$/\1/p' "$GT_TMP/$n.out")
+	base=$(head -1 "$GT_TMP/$n.vals")
+	if [ "${#usable[@]}" != 4 ] || [ -z "$base" ]; then
+		fail $n "${#usable[@]} phase lines, first HeapAlloc '${base}'"
+	elif [ "$base" -ge 65536 ]; then
+		fail $n "the first HeapAlloc is $base bytes: more than start-up and stdio"
+	elif why=$(in_order $n "$GT_TMP/$n.vals" $((base + usable[0])) $((base + usable[1])) \
+		$((base + usable[2])) $((base + usable[3]))); then
+		ok $n
+	else
+		fail $n "phases (usable ${usable[*]} over $base): $why"
+	fi
+fi
+
+# ---- heap_mix threads, fork ----
+mix_case() {
+	local n=$1 bin=$2 mode=$3 expr out
+	if ! feed | rec "$n" "$bin" --wait "$mode"; then
+		fail "$n" "record failed: $(tail -3 "$GT_TMP/$n.err")"
+		return
+	fi
+	gt_valid "$n" "$GT_TMP/$n.trace" || return
+	heap_values "$GT_TMP/$n.trace" >"$GT_TMP/$n.vals"
+	local d c
+	d=$(sed -n 's/^mark after delta=\([0-9]*\)$/\1/p' "$GT_TMP/$n.out")
+	c=$(sed -n 's/^child [0-9]* delta=\([0-9]*\)$/\1/p' "$GT_TMP/$n.out")
+	if [ -z "$d" ]; then
+		fail "$n" "no 'mark after' line: $(tail -3 "$GT_TMP/$n.out")"
+		return
+	fi
+	# threads: b + d; fork: the parent (b + d) plus the child (b + c)
+	expr="b + $d"
+	[ "$mode" = fork ] && expr="2 * b + $d + ${c:-0}"
+	if out=$(from_small "$GT_TMP/$n.vals" "$expr"); then
+		ok "$n"
+	else
+		fail "$n" "$out"
+	fi
+}
+mix_case interpose_threads "$WL/heap_mix" threads
+mix_case interpose_fork "$WL/heap_mix" fork
+
+# ---- jemalloc: linked, and preloaded ----
+n=interpose_jemalloc
+if [ ! -r "$JEMALLOC" ]; then
+	echo "skip $n: no $JEMALLOC (apt-get install libjemalloc2)"
+elif ! cc -std=c11 -D_GNU_SOURCE -O1 -pthread tests/workloads/heap_mix.c "$JEMALLOC" \
+	-o "$GT_TMP/heap_mix_je" 2>"$GT_TMP/je.cc"; then
+	fail $n "cannot link heap_mix to jemalloc: $(head -3 "$GT_TMP/je.cc")"
+elif ! ldd "$GT_TMP/heap_mix_je" | grep -q jemalloc; then
+	fail $n "heap_mix_je is not linked to jemalloc"
+else
+	before=$gt_failures
+	mix_case ${n}_linked "$GT_TMP/heap_mix_je" threads >"$GT_TMP/je1"
+	LD_PRELOAD=$JEMALLOC mix_case ${n}_preloaded "$WL/heap_mix" threads >"$GT_TMP/je2"
+	if [ "$gt_failures" = "$before" ]; then
+		ok $n
+	else
+		fail $n "$(grep -h FAIL "$GT_TMP/je1" "$GT_TMP/je2" | head -4)"
+		gt_failures=$((before + 1))
+	fi
+fi
+
+# ---- Go: RSS, never the interposer ----
+n=interpose_go
+gobin=$GT_BUILD/workloads/memgo
+mkdir -p "$GT_BUILD/go-mem"
+if ! (export GOCACHE=$PWD/$GT_BUILD/go-mem/cache GOPATH=$PWD/$GT_BUILD/go-mem/gopath \
+	GO111MODULE=off GOFLAGS= CGO_ENABLED=0 && go build -o "$gobin" tests/workloads/go/memgo/main.go) \
+	2>"$GT_TMP/go.err"; then
+	fail $n "go build failed: $(head -3 "$GT_TMP/go.err")"
+elif ! feed | rec $n "$gobin" --wait; then
+	fail $n "record failed: $(tail -3 "$GT_TMP/$n.err")"
+elif gt_valid $n "$GT_TMP/$n.trace"; then
+	max=$(heap_values "$GT_TMP/$n.trace" | sort -n | tail -1)
+	if [ -z "$max" ] || [ "$max" -lt $((4 * 1024 * 1024)) ]; then
+		fail $n "HeapAlloc peaks at '${max}' bytes: not the Go program's RSS"
+	else
+		ok $n
+	fi
+fi
+
+gt_finish
