@@ -2,6 +2,7 @@
 #include "interpose.h"
 
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -234,4 +235,29 @@ void gt_mt_interpose_stats(const struct gt_mt_interpose *ip, struct gt_mt_interp
 	st->slots_used = atomic_load(&h->used);
 	st->full = atomic_load(&h->full);
 	st->bypassed = atomic_load(&h->bypassed);
+}
+
+int gt_mt_elf_is_static(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 1;
+
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(ph)) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	for (unsigned i = 0; i < eh.e_phnum && rc == 1; i++) {
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			rc = -EIO;
+		else if (ph.p_type == PT_INTERP)
+			rc = 0;
+	}
+	close(fd);
+	return rc;
 }

@@ -28,6 +28,10 @@ void gt_mt_interpose_exclude(struct gt_mt_interpose *ip, pid_t tgid, int exclude
 int gt_mt_interpose_poll(struct gt_mt_interpose *ip, int bit, uint64_t ts,
 			 gt_memtrack_emit_fn fn, void *ctx);
 
+/* 1 if the ELF file at path has no program interpreter (a static
+ * program: LD_PRELOAD means nothing to it), 0 if it has one, -errno. */
+int gt_mt_elf_is_static(const char *path);
+
 struct gt_mt_interpose_stats {
 	uint32_t slots_used, full, bypassed;
 };

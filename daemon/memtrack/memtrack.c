@@ -207,13 +207,19 @@ static void seed_proc(struct gt_memtrack *m, pid_t pid)
 }
 
 /* --heap interpose: the command counts its own heap into the record
- * (s->ip); a Go program keeps RSS (its heap is not malloc's). */
+ * (s->ip); a Go program keeps RSS (its heap is not malloc's), and so does
+ * a static program (the dynamic loader never loads the interposer). */
 static int start_interposed(struct gt_memtrack *m, struct gt_mt_session *s, struct gt_mt_proc *p,
 			    const struct gt_alloc_target *t)
 {
+	char exe[64];
+	int rss;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)p->pid);
+	rss = t->is_go || gt_mt_elf_is_static(exe) == 1;
 	seed_proc(m, p->pid);
-	p->mode = t->is_go ? GT_HEAP_RSS : GT_HEAP_INTERPOSE;
-	gt_mt_interpose_exclude(s->ip, p->pid, t->is_go);
+	p->mode = rss ? GT_HEAP_RSS : GT_HEAP_INTERPOSE;
+	gt_mt_interpose_exclude(s->ip, p->pid, rss);
 	return 0;
 }
 
@@ -225,6 +231,11 @@ static int open_record(struct gt_mt_session *s, const struct gt_memtrack_req *r,
 
 	if (r->npids < 1) {
 		snprintf(err, errlen, "--heap interpose needs a command (record -- CMD)");
+		return -EINVAL;
+	}
+	if (r->alloc_every) {
+		snprintf(err, errlen, "--alloc-stacks needs --heap malloc: the interposer counts "
+			 "bytes but does not sample stacks yet");
 		return -EINVAL;
 	}
 	for (int i = 0; i < r->npids && rc == -ENOENT; i++)
@@ -325,6 +336,8 @@ static int exec_changes(const struct gt_mt_proc *p)
 
 	if (gt_alloc_find(p->pid, &t))
 		return 0; /* gone: its exit ends it */
+	if (p->mode == GT_HEAP_INTERPOSE)
+		return 1; /* the new image may be Go or static: RSS then */
 	if (t.is_go || t.nlibs != p->nlibs)
 		return 1;
 	for (int i = 0; i < t.nlibs; i++)

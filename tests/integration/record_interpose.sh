@@ -12,14 +12,17 @@
 #   interpose_jemalloc  heap_mix threads built against jemalloc (linked),
 #                       and with jemalloc in LD_PRELOAD: counted the same;
 #   interpose_go        a Go program keeps RSS (no uprobe, no interposer
-#                       value: its HeapAlloc is MiBs of resident memory).
+#                       value: its HeapAlloc is MiBs of resident memory);
+#   interpose_static    so does a static C program (alloc_phases -static:
+#                       the loader that would preload us never runs).
 # Every trace must pass gt_valid.  Embedded mode (--standalone).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 READ="python3 tests/integration/trace_read.py"
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
-CASES="interpose_phases interpose_threads interpose_fork interpose_jemalloc interpose_go"
+CASES="interpose_phases interpose_threads interpose_fork interpose_jemalloc interpose_go
+interpose_static"
 gt_require_bpf $CASES
 
 if [ ! -r "$GT_BUILD/libgotraced-heap.so" ]; then
@@ -71,13 +74,26 @@ rec() {
 		-- "$@" >"$GT_TMP/$name.out" 2>"$GT_TMP/$name.err"
 }
 
-# feed: the go byte after 0.4 s, EOF (exit) after 0.4 s more: each state
-# lasts many of the recorder's 5 ms readings.
-feed() { sleep 0.4; printf g; sleep 0.4; }
+# feed NAME: once NAME.out says `ready` (the recorder runs: the command was
+# held until then), the go byte 0.4 s later, EOF (exit) 0.4 s after that:
+# each state lasts many of the recorder's 5 ms readings.
+feed() {
+	local i
+	for i in $(seq 300); do
+		grep -q '^ready' "$GT_TMP/$1.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 0.4
+	printf g
+	sleep 0.4
+}
 
 # ---- alloc_phases: every phase exactly ----
 n=interpose_phases
-if ! rec $n "$WL/alloc_phases"; then
+# --wait: its start is held until the recorder reads the record (the first
+# readings come once the trace has begun, which takes the recorder a
+# moment after the exec on a busy machine)
+if ! feed $n | rec $n "$WL/alloc_phases" --wait; then
 	fail $n "record failed: $(tail -3 "$GT_TMP/$n.err")"
 elif gt_valid $n "$GT_TMP/$n.trace"; then
 	heap_values "$GT_TMP/$n.trace" >"$GT_TMP/$n.vals"
@@ -98,7 +114,8 @@ fi
 # ---- heap_mix threads, fork ----
 mix_case() {
 	local n=$1 bin=$2 mode=$3 expr out
-	if ! feed | rec "$n" "$bin" --wait "$mode"; then
+	rm -f "$GT_TMP/$n.out"
+	if ! feed "$n" | rec "$n" "$bin" --wait "$mode"; then
 		fail "$n" "record failed: $(tail -3 "$GT_TMP/$n.err")"
 		return
 	fi
@@ -152,12 +169,29 @@ if ! (export GOCACHE=$PWD/$GT_BUILD/go-mem/cache GOPATH=$PWD/$GT_BUILD/go-mem/go
 	GO111MODULE=off GOFLAGS= CGO_ENABLED=0 && go build -o "$gobin" tests/workloads/go/memgo/main.go) \
 	2>"$GT_TMP/go.err"; then
 	fail $n "go build failed: $(head -3 "$GT_TMP/go.err")"
-elif ! feed | rec $n "$gobin" --wait; then
+elif ! feed $n | rec $n "$gobin" --wait; then
 	fail $n "record failed: $(tail -3 "$GT_TMP/$n.err")"
 elif gt_valid $n "$GT_TMP/$n.trace"; then
 	max=$(heap_values "$GT_TMP/$n.trace" | sort -n | tail -1)
 	if [ -z "$max" ] || [ "$max" -lt $((4 * 1024 * 1024)) ]; then
 		fail $n "HeapAlloc peaks at '${max}' bytes: not the Go program's RSS"
+	else
+		ok $n
+	fi
+fi
+
+# ---- a static program: RSS ----
+n=interpose_static
+if ! cc -std=c11 -D_GNU_SOURCE -O1 -static -pthread tests/workloads/alloc_phases.c \
+	-o "$GT_TMP/alloc_phases_static" 2>"$GT_TMP/static.cc"; then
+	echo "skip $n: cannot link statically: $(head -1 "$GT_TMP/static.cc")"
+elif ! rec $n "$GT_TMP/alloc_phases_static"; then
+	fail $n "record failed: $(tail -3 "$GT_TMP/$n.err")"
+elif gt_valid $n "$GT_TMP/$n.trace"; then
+	max=$(heap_values "$GT_TMP/$n.trace" | sort -n | tail -1)
+	# RSS of 96 MiB of touched blocks (the interposer would say nothing)
+	if [ -z "$max" ] || [ "$max" -lt $((90 * 1024 * 1024)) ]; then
+		fail $n "HeapAlloc peaks at '${max}' bytes: not the static program's RSS"
 	else
 		ok $n
 	fi
