@@ -45,7 +45,7 @@ static int prepare_heap(struct gt_child *c, struct gt_child_env *ce, int *shm_fd
 	*shm_fd = -1;
 	if (!c->heap_interpose)
 		return 0;
-	*shm_fd = gt_heap_shm_create();
+	*shm_fd = gt_heap_shm_create(c->alloc_every);
 	if (*shm_fd < 0) {
 		rc = *shm_fd;
 		snprintf(why, whylen, "--heap interpose: creating the heap record (memfd): %s",

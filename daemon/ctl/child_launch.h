@@ -11,6 +11,7 @@
 
 struct gt_child {
 	int heap_interpose; /* in: preload the heap interposer (--heap interpose) */
+	unsigned alloc_every; /* in: with it, sample every Nth allocation */
 	pid_t pid;
 	int go_fd;     /* write a byte: exec now */
 	int err_fd;    /* EOF: exec succeeded; an int: exec's errno */

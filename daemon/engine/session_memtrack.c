@@ -9,6 +9,11 @@
 #include "internal.h"
 #include "testing.h"
 
+static int user_stack(void *ctx, int32_t id, uint64_t *ips, int max)
+{
+	return gt_memtrack_user_stack(((struct gt_engine *)ctx)->mem, id, ips, max);
+}
+
 static int explicit_request(const struct gt_session_opts *o)
 {
 	return o->heap == GT_HEAP_MALLOC || o->heap == GT_HEAP_RSS ||
@@ -35,6 +40,9 @@ int gt_session_mem_start(struct gt_session *s, const struct gt_session_opts *o)
 		err = gt_memtrack_open(&e->mem, e->capture, why, sizeof(why));
 		if (err)
 			goto fail;
+		/* allocation samples of --heap interpose: stacks taken in-process */
+		e->resolver.user_stack = user_stack;
+		e->resolver.user_ctx = e;
 	}
 	err = gt_memtrack_start(e->mem, &r, why, sizeof(why));
 	if (!err) {

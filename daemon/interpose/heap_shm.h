@@ -24,6 +24,15 @@
  * new owner.  `used` is the high-water mark of slots ever claimed, so the
  * reader scans only [0, used).
  *
+ * Allocation samples (--alloc-stacks N): every Nth allocation of a thread
+ * (sample_every, written by the launcher) goes into a ring of
+ * GT_HEAP_RING entries after the slots, with its stack as return
+ * addresses (backtrace()).  A writer takes index i = head++ (atomic), sets
+ * the entry's seq to 2i+1 (being written), fills it, then sets 2i+2
+ * (release).  The reader keeps its own tail: an entry whose seq is not
+ * 2i+2 when read, or changed while copied, is lost (counted), never
+ * misread; a ring overrun loses the oldest.
+ *
  * Fixed widths and explicit padding: both sides may be built apart; the
  * sizes are checked below (the size table of this record). */
 #ifndef GT_INTERPOSE_HEAP_SHM_H
@@ -41,6 +50,8 @@
 #define GT_HEAP_SHM_VERSION 1u
 #define GT_HEAP_SHM_SLOTS 4096u
 #define GT_HEAP_LIB_NAME "libgotraced-heap.so"
+#define GT_HEAP_RING 1024u
+#define GT_HEAP_SAMPLE_PCS 30
 
 struct gt_heap_slot {
 	_Atomic int32_t tgid;      /* 0 free, -1 being claimed, else owner */
@@ -57,16 +68,36 @@ struct gt_heap_shm {
 	_Atomic uint32_t full;     /* claims that found no slot (counting stopped) */
 	_Atomic uint32_t bypassed; /* processes whose malloc was not ours (another
 				    * allocator came first): not counted */
-	uint32_t pad0;
-	uint8_t pad[32];
+	uint32_t sample_every;     /* 0 = no allocation samples */
+	_Atomic uint64_t head;     /* samples ever written (next ring index) */
+	uint8_t pad[24];
 	struct gt_heap_slot slot[];
+};
+
+struct gt_heap_sample {
+	_Atomic uint64_t seq;      /* 2i+1 being written, 2i+2 entry i complete */
+	uint64_t ts;               /* CLOCK_MONOTONIC ns */
+	int32_t tgid, tid;
+	uint32_t cpu;              /* where the allocation ran */
+	uint32_t npcs;             /* return addresses in pcs, innermost first */
+	uint64_t size;             /* bytes asked for */
+	uint64_t addr;
+	uint64_t pcs[GT_HEAP_SAMPLE_PCS];
 };
 
 _Static_assert(sizeof(struct gt_heap_slot) == 64, "gt_heap_slot is one cache line");
 _Static_assert(sizeof(struct gt_heap_shm) == 64, "gt_heap_shm header is 64 bytes");
+_Static_assert(sizeof(struct gt_heap_sample) == 48 + 8 * GT_HEAP_SAMPLE_PCS,
+	       "gt_heap_sample has no hidden padding");
 
-#define GT_HEAP_SHM_BYTES \
+#define GT_HEAP_RING_OFFSET \
 	(sizeof(struct gt_heap_shm) + GT_HEAP_SHM_SLOTS * sizeof(struct gt_heap_slot))
+#define GT_HEAP_SHM_BYTES (GT_HEAP_RING_OFFSET + GT_HEAP_RING * sizeof(struct gt_heap_sample))
+
+static inline struct gt_heap_sample *gt_heap_shm_ring(const struct gt_heap_shm *h)
+{
+	return (struct gt_heap_sample *)((char *)h + GT_HEAP_RING_OFFSET);
+}
 
 /* Live bytes of process tgid: the sum of its slots (0 if it has none);
  * *found says whether it had any.  Lock-free: a slot changing while it is
@@ -92,8 +123,9 @@ static inline int64_t gt_heap_shm_live(const struct gt_heap_shm *h, int32_t tgid
 }
 
 /* Writes the header of a zeroed record (the magic last). */
-static inline void gt_heap_shm_init(struct gt_heap_shm *h)
+static inline void gt_heap_shm_init(struct gt_heap_shm *h, uint32_t sample_every)
 {
+	h->sample_every = sample_every;
 	h->version = GT_HEAP_SHM_VERSION;
 	h->nslots = GT_HEAP_SHM_SLOTS;
 	atomic_store_explicit(&h->used, 0, memory_order_relaxed);
@@ -102,8 +134,9 @@ static inline void gt_heap_shm_init(struct gt_heap_shm *h)
 }
 
 /* The launcher's side: a fresh record in a memfd (not close-on-exec: the
- * command inherits it).  Returns the descriptor or -errno. */
-static inline int gt_heap_shm_create(void)
+ * command inherits it), sampling every Nth allocation of each thread
+ * (0 = none).  Returns the descriptor or -errno. */
+static inline int gt_heap_shm_create(uint32_t sample_every)
 {
 	int fd = memfd_create(GT_HEAP_SHM_NAME, 0), err;
 	void *p;
@@ -115,7 +148,7 @@ static inline int gt_heap_shm_create(void)
 	p = mmap(NULL, GT_HEAP_SHM_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		goto fail;
-	gt_heap_shm_init(p);
+	gt_heap_shm_init(p, sample_every);
 	munmap(p, GT_HEAP_SHM_BYTES);
 	return fd;
 fail:

@@ -18,8 +18,16 @@
  * exec (the new image starts from zero; LD_PRELOAD stays in the
  * environment, so the new image is counted again).
  *
+ * Allocation samples (--alloc-stacks N): a per-thread countdown; every
+ * Nth allocation takes its stack with backtrace() (the unwinder needs no
+ * frame pointers; warmed up at start so that its first-use dlopen does not
+ * happen inside a malloc) and writes it to the record's ring.
+ *
  * This file must not link the daemon's code: libc only. */
 #include <dlfcn.h>
+#include <execinfo.h>
+#include <sched.h>
+#include <time.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -34,6 +42,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 struct real_fns {
 	void *(*malloc)(size_t);
@@ -54,11 +63,14 @@ static struct gt_heap_slot *base;   /* this process's base slot */
 static int32_t me;                  /* this process's pid */
 static pthread_key_t exit_key;
 static int64_t fork_live;           /* the parent's live bytes at fork */
+static uint32_t sample_every;       /* 0 = no samples */
 
 /* 0 = no slot yet; 1 = tslot is ours; 2 = count into the base slot
  * (no slot free, or the thread is exiting) */
 static __thread struct gt_heap_slot *tslot __attribute__((tls_model("initial-exec")));
 static __thread int tstate __attribute__((tls_model("initial-exec")));
+static __thread int64_t tcountdown __attribute__((tls_model("initial-exec")));
+static __thread int tsampling __attribute__((tls_model("initial-exec")));
 
 /* ---- bootstrap: dlsym may allocate before the real functions are known */
 
@@ -222,6 +234,56 @@ static inline int64_t usable(void *p)
 	return p && real.usable ? (int64_t)real.usable(p) : 0;
 }
 
+/* ---- allocation samples ------------------------------------------------- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Frames of backtrace() that are ours: sample() and the malloc wrapper. */
+#define OWN_FRAMES 2
+
+__attribute__((noinline)) static void sample(void *p, size_t n)
+{
+	void *pcs[GT_HEAP_SAMPLE_PCS + OWN_FRAMES];
+	struct gt_heap_sample *e;
+	uint64_t i;
+	int got;
+
+	tcountdown = sample_every;
+	if (tsampling || !shm)
+		return; /* an allocation of the unwinder itself */
+	tsampling = 1;
+	got = backtrace(pcs, GT_HEAP_SAMPLE_PCS + OWN_FRAMES);
+	i = atomic_fetch_add(&shm->head, 1);
+	e = &gt_heap_shm_ring(shm)[i % GT_HEAP_RING];
+	atomic_store_explicit(&e->seq, 2 * i + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	e->ts = mono_ns();
+	e->tgid = me;
+	e->tid = (int32_t)gettid();
+	e->cpu = (uint32_t)sched_getcpu();
+	e->size = n;
+	e->addr = (uint64_t)(uintptr_t)p;
+	e->npcs = got > OWN_FRAMES ? (uint32_t)(got - OWN_FRAMES) : 0;
+	for (uint32_t k = 0; k < e->npcs; k++)
+		e->pcs[k] = (uint64_t)(uintptr_t)pcs[k + OWN_FRAMES];
+	atomic_store_explicit(&e->seq, 2 * i + 2, memory_order_release);
+	tsampling = 0;
+}
+
+/* Counts an allocation of n bytes (asked) at p, and samples it. */
+static inline __attribute__((always_inline)) void allocated(void *p, size_t n)
+{
+	account(usable(p));
+	if (UNLIKELY(sample_every) && --tcountdown <= 0)
+		sample(p, n);
+}
+
 /* ---- fork and startup ------------------------------------------------------ */
 
 static void before_fork(void)
@@ -302,6 +364,12 @@ __attribute__((constructor(101))) static void gt_heap_start(void)
 		munmap(h, GT_HEAP_SHM_BYTES);
 		return;
 	}
+	if (h->sample_every) {
+		void *warm[4];
+
+		backtrace(warm, 4); /* loads the unwinder now, not inside a malloc */
+		sample_every = h->sample_every;
+	}
 	shm = h;
 	me = (int32_t)getpid();
 	release_stale(me);
@@ -321,7 +389,7 @@ EXPORT void *malloc(size_t n)
 	}
 	p = real.malloc(n);
 	if (p)
-		account(usable(p));
+		allocated(p, n);
 	return p;
 }
 
@@ -346,7 +414,7 @@ EXPORT void *calloc(size_t n, size_t m)
 	}
 	p = real.calloc(n, m);
 	if (p)
-		account(usable(p));
+		allocated(p, n * m);
 	return p;
 }
 
@@ -374,8 +442,11 @@ EXPORT void *realloc(void *p, size_t n)
 		resolve();
 	before = usable(p);
 	q = real.realloc(p, n);
-	if (q)
+	if (q) {
 		account(usable(q) - before);
+		if (UNLIKELY(sample_every) && --tcountdown <= 0)
+			sample(q, n);
+	}
 	else if (n == 0)
 		account(-before); /* glibc: realloc(p, 0) freed p */
 	return q;
@@ -392,36 +463,36 @@ EXPORT void *reallocarray(void *p, size_t n, size_t m)
 
 /* The aligned allocators: passed on (when the next allocator has them) and
  * counted like malloc. */
-#define COUNTED(call)                        \
+#define COUNTED(call, n)                     \
 	do {                                 \
 		void *p_;                    \
 		if (!real.malloc)            \
 			resolve();           \
 		p_ = (call);                 \
 		if (p_)                      \
-			account(usable(p_)); \
+			allocated(p_, n);    \
 		return p_;                   \
 	} while (0)
 
 EXPORT void *memalign(size_t align, size_t n)
 {
-	COUNTED(real.memalign ? real.memalign(align, n) : NULL);
+	COUNTED(real.memalign ? real.memalign(align, n) : NULL, n);
 }
 
 EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	COUNTED(real.aligned_alloc ? real.aligned_alloc(align, n)
-		: real.memalign ? real.memalign(align, n) : NULL);
+		: real.memalign ? real.memalign(align, n) : NULL, n);
 }
 
 EXPORT void *valloc(size_t n)
 {
-	COUNTED(real.valloc ? real.valloc(n) : NULL);
+	COUNTED(real.valloc ? real.valloc(n) : NULL, n);
 }
 
 EXPORT void *pvalloc(size_t n)
 {
-	COUNTED(real.pvalloc ? real.pvalloc(n) : NULL);
+	COUNTED(real.pvalloc ? real.pvalloc(n) : NULL, n);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t n)
@@ -434,7 +505,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		return ENOMEM;
 	rc = real.posix_memalign(out, align, n);
 	if (rc == 0)
-		account(usable(*out));
+		allocated(*out, n);
 	return rc;
 }
 

@@ -50,6 +50,7 @@ struct gt_memtrack {
 	struct bpf_link *exec_link;  /* sched_process_exec (accounting reset), while
 				      * some session is active */
 	struct gt_cpu_sampler cpu;   /* open while cpu_mask != 0 */
+	struct gt_mt_pcs *pcs;       /* interposer samples' stacks (first use) */
 };
 
 /* memtrack_attach.c: one process's uprobes */

@@ -28,6 +28,8 @@ struct gt_ip_proc {
 
 struct gt_mt_interpose {
 	const struct gt_heap_shm *h;
+	uint64_t tail;       /* next sample to read */
+	uint64_t samples, lost;
 	struct gt_ip_proc procs[GT_IP_MAX_PROCS];
 	int nprocs;
 };
@@ -195,7 +197,75 @@ static int emit(struct gt_ip_proc *p, int64_t live, int bit, uint64_t ts,
 	return 1;
 }
 
-int gt_mt_interpose_poll(struct gt_mt_interpose *ip, int bit, uint64_t ts,
+/* Copies ring entry i if it is complete and stays so while copied. */
+static int read_sample(const struct gt_heap_shm *h, uint64_t i, struct gt_heap_sample *out)
+{
+	struct gt_heap_sample *e = &gt_heap_shm_ring(h)[i % GT_HEAP_RING];
+	uint64_t want = 2 * i + 2, seq = atomic_load_explicit(&e->seq, memory_order_acquire);
+
+	if (seq != want)
+		return seq < want ? -EAGAIN : -ESTALE; /* being written / overwritten */
+	memcpy((char *)out + sizeof(out->seq), (char *)e + sizeof(e->seq),
+	       sizeof(*e) - sizeof(e->seq));
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&e->seq, memory_order_relaxed) == want ? 0 : -ESTALE;
+}
+
+static void emit_sample(struct gt_mt_interpose *ip, struct gt_mt_pcs *pcs,
+			const struct gt_heap_sample *s, int bit, gt_memtrack_emit_fn fn, void *ctx)
+{
+	struct gt_ip_proc *p = proc_of(ip, s->tgid, 0);
+	struct gt_kev_alloc_sample ev;
+	int n = s->npcs < GT_HEAP_SAMPLE_PCS ? (int)s->npcs : GT_HEAP_SAMPLE_PCS;
+
+	if (s->tgid <= 0 || (p && p->excluded))
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.hdr.ts = s->ts;
+	ev.hdr.type = GT_KEV_ALLOC_SAMPLE;
+	ev.hdr.cpu = 0xffff; /* read late: where it runs now is not known */
+	ev.hdr.tid = (uint32_t)s->tid;
+	ev.hdr.tgid = (uint32_t)s->tgid;
+	ev.hdr.sessions = 1u << bit;
+	ev.size = s->size;
+	ev.addr = s->addr;
+	ev.ustack = pcs ? gt_mt_pcs_intern(pcs, (uint32_t)s->tgid, s->pcs, n) : -1;
+	ip->samples++;
+	fn(ctx, &ev.hdr, sizeof(ev));
+}
+
+/* New samples of the ring, oldest first. */
+static int read_samples(struct gt_mt_interpose *ip, struct gt_mt_pcs *pcs, int bit,
+			gt_memtrack_emit_fn fn, void *ctx)
+{
+	uint64_t head = atomic_load_explicit(&((struct gt_heap_shm *)ip->h)->head,
+					     memory_order_acquire);
+	struct gt_heap_sample s;
+	int n = 0;
+
+	if (head - ip->tail > GT_HEAP_RING) { /* overrun: the oldest are gone */
+		ip->lost += head - ip->tail - GT_HEAP_RING;
+		ip->tail = head - GT_HEAP_RING;
+	}
+	while (ip->tail < head) {
+		int rc = read_sample(ip->h, ip->tail, &s);
+
+		/* a writer mid-entry: wait for it, unless it seems to have died
+		 * there (half the ring written since) */
+		if (rc == -EAGAIN && head - ip->tail < GT_HEAP_RING / 2)
+			break;
+		ip->tail++;
+		if (rc) {
+			ip->lost++;
+			continue;
+		}
+		emit_sample(ip, pcs, &s, bit, fn, ctx);
+		n++;
+	}
+	return n;
+}
+
+int gt_mt_interpose_poll(struct gt_mt_interpose *ip, struct gt_mt_pcs *pcs, int bit, uint64_t ts,
 			 gt_memtrack_emit_fn fn, void *ctx)
 {
 	uint32_t used = atomic_load_explicit(&((struct gt_heap_shm *)ip->h)->used,
@@ -225,7 +295,7 @@ int gt_mt_interpose_poll(struct gt_mt_interpose *ip, int bit, uint64_t ts,
 		if (p && found)
 			n += emit(p, live, bit, ts, fn, ctx);
 	}
-	return n;
+	return n + read_samples(ip, pcs, bit, fn, ctx);
 }
 
 void gt_mt_interpose_stats(const struct gt_mt_interpose *ip, struct gt_mt_interpose_stats *st)
@@ -235,6 +305,8 @@ void gt_mt_interpose_stats(const struct gt_mt_interpose *ip, struct gt_mt_interp
 	st->slots_used = atomic_load(&h->used);
 	st->full = atomic_load(&h->full);
 	st->bypassed = atomic_load(&h->bypassed);
+	st->samples = ip->samples;
+	st->samples_lost = ip->lost;
 }
 
 int gt_mt_elf_is_static(const char *path)

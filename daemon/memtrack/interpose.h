@@ -22,10 +22,24 @@ void gt_mt_interpose_close(struct gt_mt_interpose *ip);
  * program does not (set by the caller, RSS mode then). */
 void gt_mt_interpose_exclude(struct gt_mt_interpose *ip, pid_t tgid, int excluded);
 
+/* Stacks of allocation samples, interned: the same return addresses in the
+ * same process get the same id (GT_STACK_INTERPOSED | index), shared by
+ * every session (the engine's stack resolver reads them back). */
+struct gt_mt_pcs;
+struct gt_mt_pcs *gt_mt_pcs_new(void);
+void gt_mt_pcs_free(struct gt_mt_pcs *t);
+/* The id of (tgid, pcs), added if new; -1 when the table is full. */
+int32_t gt_mt_pcs_intern(struct gt_mt_pcs *t, uint32_t tgid, const uint64_t *pcs, int n);
+/* Copies the return addresses of id into ips; their count or -ENOENT. */
+int gt_mt_pcs_get(const struct gt_mt_pcs *t, int32_t id, uint64_t *ips, int max);
+
 /* Emits a GT_KEV_HEAP (sessions = 1 << bit, stamped ts) for every process
  * of the record whose live bytes changed since the last call (all of them
- * the first time), skipping processes that are gone.  Returns how many. */
-int gt_mt_interpose_poll(struct gt_mt_interpose *ip, int bit, uint64_t ts,
+ * the first time), skipping processes that are gone; then a
+ * GT_KEV_ALLOC_SAMPLE (stamped when it was taken, hdr.cpu = 0xffff: the
+ * thread may run elsewhere by now) for each new sample of the ring, its
+ * stack interned in pcs.  Returns how many events. */
+int gt_mt_interpose_poll(struct gt_mt_interpose *ip, struct gt_mt_pcs *pcs, int bit, uint64_t ts,
 			 gt_memtrack_emit_fn fn, void *ctx);
 
 /* 1 if the ELF file at path has no program interpreter (a static
@@ -34,6 +48,7 @@ int gt_mt_elf_is_static(const char *path);
 
 struct gt_mt_interpose_stats {
 	uint32_t slots_used, full, bypassed;
+	uint64_t samples, samples_lost;
 };
 void gt_mt_interpose_stats(const struct gt_mt_interpose *ip, struct gt_mt_interpose_stats *st);
 

@@ -74,6 +74,9 @@ int gt_memtrack_final(struct gt_memtrack *m, int bit, uint64_t ts,
 int gt_memtrack_tick(struct gt_memtrack *m, int bit, uint64_t ts,
 		     gt_memtrack_emit_fn fn, void *ctx);
 int gt_memtrack_ticks(const struct gt_memtrack *m);
+/* The return addresses of an allocation sample's stack taken by the
+ * interposer (ids with GT_STACK_INTERPOSED): their count, or -ENOENT. */
+int gt_memtrack_user_stack(const struct gt_memtrack *m, int32_t id, uint64_t *ips, int max);
 
 /* A process of some session called exec (GT_KEV_EXEC): its allocators and
  * whether it is a Go program are decided again for the new image (e.g.

@@ -38,7 +38,7 @@ static long long run_once(struct gt_engine *e, const struct mode *m, long *alloc
 
 	snprintf(path, sizeof(path), "%s/workloads/malloc_loop", mt_build);
 	/* --heap interpose: the record and the preload, as gotracectl does */
-	spawned = m->heap == GT_HEAP_INTERPOSE ? mt_spawn_interposed(&c, argv, NULL, NULL, &shm)
+	spawned = m->heap == GT_HEAP_INTERPOSE ? mt_spawn_interposed(&c, argv, NULL, NULL, 0, &shm)
 					       : mt_spawn(&c, argv);
 	if (shm >= 0)
 		close(shm); /* the workload holds it; the session finds it there */

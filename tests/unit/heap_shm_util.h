@@ -11,14 +11,15 @@
 
 /* Spawns argv with the interposer preloaded (after the preload list
  * `before`, if not NULL; then `after`) and a record; the record's
- * descriptor is returned in *shm (the caller closes it) or -1. */
+ * descriptor is returned in *shm; every sample_every-th allocation of a
+ * thread is sampled (0: none) (the caller closes it) or -1. */
 static inline int mt_spawn_interposed(struct mt_child *c, char *const argv[], const char *before,
-				      const char *after, int *shm)
+				      const char *after, unsigned sample_every, int *shm)
 {
 	char lib[PATH_MAX + 64], dir[PATH_MAX], list[3 * PATH_MAX], fdv[32];
 	int rc;
 
-	*shm = gt_heap_shm_create();
+	*shm = gt_heap_shm_create(sample_every);
 	if (*shm < 0)
 		return *shm;
 	/* absolute: the workload may change directory */

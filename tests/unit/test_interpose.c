@@ -16,7 +16,7 @@
 
 static void test_shm_create(void)
 {
-	int fd = gt_heap_shm_create();
+	int fd = gt_heap_shm_create(0);
 	struct gt_heap_shm *h;
 	struct stat st;
 
@@ -48,7 +48,7 @@ static void test_shm_sums(void)
 	int64_t v;
 
 	GT_REQUIRE(h, "out of memory");
-	gt_heap_shm_init(h);
+	gt_heap_shm_init(h, 0);
 	set_slot(h, 0, 100, 10);   /* base slot of 100 */
 	set_slot(h, 1, 100, -3);   /* a thread that freed more than it allocated */
 	set_slot(h, 2, 200, 7);
@@ -100,7 +100,7 @@ static int collect(void *ctx, const struct gt_kev_hdr *ev, size_t len)
 /* tgid's live bytes as the reader last delivered them (-1: never). */
 static int64_t value_of(struct gt_mt_interpose *ip, struct seen *s, pid_t tgid)
 {
-	gt_mt_interpose_poll(ip, 3, 1, collect, s);
+	gt_mt_interpose_poll(ip, NULL, 3, 1, collect, s);
 	for (int i = 0; i < s->n; i++)
 		if (s->tgid[i] == (int32_t)tgid)
 			return s->live[i];
@@ -117,7 +117,7 @@ static int start_mix(struct mt_child *c, const char *mode, const char *before,
 	int shm, rc;
 
 	snprintf(path, sizeof(path), "%s/workloads/heap_mix", mt_build);
-	rc = mt_spawn_interposed(c, argv, before, after, &shm);
+	rc = mt_spawn_interposed(c, argv, before, after, 0, &shm);
 	if (shm >= 0)
 		close(shm);
 	if (rc || mt_expect(c, "pid", line, sizeof(line), 10000) ||
