@@ -11,6 +11,9 @@
 #                       plus the forked child's own count;
 #   interpose_jemalloc  heap_mix threads built against jemalloc (linked),
 #                       and with jemalloc in LD_PRELOAD: counted the same;
+#   interpose_stacks    --alloc-stacks 4: at least 128 / 4 allocation
+#                       samples, whose stacks (taken by the interposer)
+#                       name alloc_block and main;
 #   interpose_go        a Go program keeps RSS (no uprobe, no interposer
 #                       value: its HeapAlloc is MiBs of resident memory);
 #   interpose_static    so does a static C program (alloc_phases -static:
@@ -22,7 +25,7 @@ cd "$(dirname "$0")/../.." || exit 1
 READ="python3 tests/integration/trace_read.py"
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 CASES="interpose_phases interpose_threads interpose_fork interpose_jemalloc interpose_go
-interpose_static"
+interpose_static interpose_stacks"
 gt_require_bpf $CASES
 
 if [ ! -r "$GT_BUILD/libgotraced-heap.so" ]; then
@@ -67,11 +70,13 @@ EOF
 
 # rec NAME CMD...: records CMD with --heap interpose into $GT_TMP/NAME.trace
 # (stdout in NAME.out, stderr NAME.err); its stdin is the caller's.
+# ($REC_OPTS: more options)
 rec() {
 	local name=$1
 	shift
-	timeout 60 "$GTCTL" record --standalone --heap interpose -o "$GT_TMP/$name.trace" \
-		-- "$@" >"$GT_TMP/$name.out" 2>"$GT_TMP/$name.err"
+	# shellcheck disable=SC2086
+	timeout 60 "$GTCTL" record --standalone --heap interpose ${REC_OPTS:-} \
+		-o "$GT_TMP/$name.trace" -- "$@" >"$GT_TMP/$name.out" 2>"$GT_TMP/$name.err"
 }
 
 # feed NAME: once NAME.out says `ready` (the recorder runs: the command was
@@ -108,6 +113,27 @@ elif gt_valid $n "$GT_TMP/$n.trace"; then
 		ok $n
 	else
 		fail $n "phases (usable ${usable[*]} over $base): $why"
+	fi
+fi
+
+# ---- allocation samples: stacks taken in the process ----
+n=interpose_stacks
+if ! feed $n | REC_OPTS="--alloc-stacks 4" rec $n "$WL/alloc_phases" --wait; then
+	fail $n "record failed: $(tail -3 "$GT_TMP/$n.err")"
+elif gt_valid $n "$GT_TMP/$n.trace"; then
+	$READ frames "$GT_TMP/$n.trace" >"$GT_TMP/$n.frames"
+	logs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["counts"].get("UserLog", 0))' \
+		"$GT_TMP/$n.trace.json" 2>/dev/null)
+	# the stacks of the samples in alloc_block: their id's frames hold main too
+	named=$(awk -F'\t' '$3 == "alloc_block" {s[$1] = 1} $3 == "main" && s[$1] {n++} END {print n + 0}' \
+		"$GT_TMP/$n.frames")
+	if [ "$named" -lt 1 ]; then
+		fail $n "no sample stack names alloc_block then main (UserLog: ${logs:-?})"
+	elif [ "${logs:-0}" -lt 32 ]; then
+		# 128 blocks (and a few stdio buffers), every 4th of each thread
+		fail $n "${logs:-no} allocation samples, want at least 128 / 4"
+	else
+		ok $n
 	fi
 fi
 

@@ -108,8 +108,9 @@ static int64_t value_of(struct gt_mt_interpose *ip, struct seen *s, pid_t tgid)
 }
 
 /* Spawns heap_mix MODE with the interposer and opens its record. */
-static int start_mix(struct mt_child *c, const char *mode, const char *before,
-		     const char *after, struct gt_mt_interpose **ip, char *why, size_t whylen)
+static int start_mix_every(struct mt_child *c, const char *mode, const char *before,
+			   const char *after, unsigned every, struct gt_mt_interpose **ip,
+			   char *why, size_t whylen)
 {
 	static char path[600];
 	char *argv[] = { path, "--wait", (char *)mode, NULL };
@@ -117,7 +118,7 @@ static int start_mix(struct mt_child *c, const char *mode, const char *before,
 	int shm, rc;
 
 	snprintf(path, sizeof(path), "%s/workloads/heap_mix", mt_build);
-	rc = mt_spawn_interposed(c, argv, before, after, 0, &shm);
+	rc = mt_spawn_interposed(c, argv, before, after, every, &shm);
 	if (shm >= 0)
 		close(shm);
 	if (rc || mt_expect(c, "pid", line, sizeof(line), 10000) ||
@@ -127,6 +128,12 @@ static int start_mix(struct mt_child *c, const char *mode, const char *before,
 	}
 	rc = gt_mt_interpose_open(c->target, ip, why, whylen);
 	return rc;
+}
+
+static int start_mix(struct mt_child *c, const char *mode, const char *before,
+		     const char *after, struct gt_mt_interpose **ip, char *why, size_t whylen)
+{
+	return start_mix_every(c, mode, before, after, 0, ip, why, whylen);
 }
 
 /* Reads lines until one starts with prefix; its `delta=` into *delta and
@@ -270,6 +277,91 @@ static void test_exec_starts_fresh(void)
 	gt_mt_interpose_close(ip);
 }
 
+/* ---- allocation samples ---- */
+
+struct samples {
+	struct gt_mt_pcs *pcs;
+	pid_t tgid;
+	int n, heap, stackless, foreign, sizes[64];
+};
+
+static int collect_samples(void *ctx, const struct gt_kev_hdr *ev, size_t len)
+{
+	struct samples *s = ctx;
+	const struct gt_kev_alloc_sample *a = (const void *)ev;
+	uint64_t ips[GT_STACK_DEPTH];
+
+	if (ev->type == GT_KEV_HEAP) {
+		s->heap++;
+		return 0;
+	}
+	if (ev->type != GT_KEV_ALLOC_SAMPLE || len != sizeof(*a) || ev->tgid != (uint32_t)s->tgid) {
+		s->foreign++;
+		return 0;
+	}
+	s->n++;
+	if (gt_mt_pcs_get(s->pcs, a->ustack, ips, GT_STACK_DEPTH) <= 0)
+		s->stackless++;
+	/* heap_mix threads: block j of a thread is 1000 + 16 j bytes */
+	if (a->size >= 1000 && a->size < 1000 + 16 * 64 && (a->size - 1000) % 16 == 0)
+		s->sizes[(a->size - 1000) / 16]++;
+	return 0;
+}
+
+/* Every allocation sampled (N = 1): each of the 4 x 64 blocks with a
+ * stack, none lost, the same stack interned once. */
+static void test_samples(void)
+{
+	struct gt_mt_interpose *ip = NULL;
+	struct gt_mt_interpose_stats st;
+	struct samples s = { .n = 0 };
+	struct mt_child c;
+	char why[600];
+	int missing = 0;
+
+	s.pcs = gt_mt_pcs_new();
+	GT_REQUIRE(s.pcs, "out of memory");
+	GT_REQUIRE(start_mix_every(&c, "threads", NULL, NULL, 1, &ip, why, sizeof(why)) == 0, "%s",
+		   why);
+	s.tgid = c.target;
+	GT_CHECK(mt_expect(&c, "mark before", why, sizeof(why), 10000) == 0, "no mark before");
+	GT_CHECK(write(c.in, "g", 1) == 1, "cannot start the workload");
+	GT_CHECK(mt_expect(&c, "done", why, sizeof(why), 10000) == 0, "no done");
+	gt_mt_interpose_poll(ip, s.pcs, 3, 1, collect_samples, &s);
+	gt_mt_interpose_stats(ip, &st);
+	for (int j = 0; j < 64; j++)
+		missing += s.sizes[j] != 4;
+	GT_CHECK(missing == 0, "%d block sizes not sampled exactly 4 times (size 1000: %d)",
+		 missing, s.sizes[0]);
+	GT_CHECK(s.n >= 256 && (uint64_t)s.n == st.samples && st.samples_lost == 0,
+		 "%d samples (stats %" PRIu64 ", lost %" PRIu64 ")", s.n, st.samples,
+		 st.samples_lost);
+	GT_CHECK(s.stackless == 0 && s.foreign == 0 && s.heap > 0,
+		 "%d without a stack, %d foreign events, %d heap events", s.stackless, s.foreign,
+		 s.heap);
+	mt_reap(&c);
+	gt_mt_interpose_close(ip);
+	gt_mt_pcs_free(s.pcs);
+}
+
+static void test_pcs_intern(void)
+{
+	struct gt_mt_pcs *t = gt_mt_pcs_new();
+	uint64_t a[3] = { 0x1000, 0x2000, 0x3000 }, out[8];
+	int32_t x, y, z;
+
+	GT_REQUIRE(t, "out of memory");
+	x = gt_mt_pcs_intern(t, 7, a, 3);
+	y = gt_mt_pcs_intern(t, 7, a, 3);
+	z = gt_mt_pcs_intern(t, 8, a, 3);
+	GT_CHECK(x >= 0 && (x & GT_STACK_INTERPOSED) && x == y, "ids %d %d", x, y);
+	GT_CHECK(z >= 0 && z != x, "another process shares the id: %d", z);
+	GT_CHECK(gt_mt_pcs_get(t, x, out, 8) == 3 && out[2] == 0x3000, "read back");
+	GT_CHECK(gt_mt_pcs_get(t, 5, out, 8) == -ENOENT, "a BPF id is not ours");
+	GT_CHECK(gt_mt_pcs_intern(t, 7, a, 0) == -1, "an empty stack has no id");
+	gt_mt_pcs_free(t);
+}
+
 static void test_no_record(void)
 {
 	struct gt_mt_interpose *ip = (void *)1;
@@ -292,5 +384,7 @@ int main(int argc, char **argv)
 	GT_RUN(test_jemalloc_after);
 	GT_RUN(test_jemalloc_first);
 	GT_RUN(test_tcmalloc_after);
+	GT_RUN(test_pcs_intern);
+	GT_RUN(test_samples);
 	return gt_test_done();
 }
