@@ -199,6 +199,8 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BUILD)/gotracectl $(DESTDIR)$(PREFIX)/bin/gotracectl
 	install -m 0755 $(BUILD)/gotraced $(DESTDIR)$(PREFIX)/sbin/gotraced
+	install -d $(DESTDIR)$(PREFIX)/lib/gotraced
+	install -m 0644 $(BUILD)/libgotraced-heap.so $(DESTDIR)$(PREFIX)/lib/gotraced/
 	for f in systemd/*.service systemd/*.socket; do [ -f "$$f" ] || continue; \
 		sed 's|@PREFIX@|$(PREFIX)|g' "$$f" > $(DESTDIR)/lib/systemd/system/$$(basename $$f); done
 	for f in systemd/*.8; do [ -f "$$f" ] || continue; \
