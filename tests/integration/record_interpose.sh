@@ -10,7 +10,8 @@
 #   interpose_fork      heap_mix fork: the session's total is the parent's
 #                       plus the forked child's own count;
 #   interpose_jemalloc  heap_mix threads built against jemalloc (linked),
-#                       and with jemalloc in LD_PRELOAD: counted the same;
+#                       and with jemalloc in LD_PRELOAD after ours (set by
+#                       a shell that execs it): counted the same;
 #   interpose_stacks    --alloc-stacks 4: at least 128 / 4 allocation
 #                       samples, whose stacks (taken by the interposer)
 #                       name alloc_block and main;
@@ -178,7 +179,13 @@ elif ! ldd "$GT_TMP/heap_mix_je" | grep -q jemalloc; then
 else
 	before=$gt_failures
 	mix_case ${n}_linked "$GT_TMP/heap_mix_je" threads >"$GT_TMP/je1"
-	LD_PRELOAD=$JEMALLOC mix_case ${n}_preloaded "$WL/heap_mix" threads >"$GT_TMP/je2"
+	# preloaded after ours, by a shell CMD runs first (not in gotracectl's
+	# own environment: a sanitizer build refuses a preload before it);
+	# the exec keeps ours in front
+	printf '#!/bin/sh\nLD_PRELOAD="$LD_PRELOAD:%s" exec "%s" "$@"\n' "$JEMALLOC" \
+		"$PWD/$WL/heap_mix" >"$GT_TMP/je_preload.sh"
+	chmod +x "$GT_TMP/je_preload.sh"
+	mix_case ${n}_preloaded "$GT_TMP/je_preload.sh" threads >"$GT_TMP/je2"
 	if [ "$gt_failures" = "$before" ]; then
 		ok $n
 	else
