@@ -15,6 +15,8 @@
 #   interpose_stacks    --alloc-stacks 4: at least 128 / 4 allocation
 #                       samples, whose stacks (taken by the interposer)
 #                       name alloc_block and main;
+#   interpose_daemon    alloc_phases through gotraced (which reads the heap
+#                       records at its 100 ms tick): its last phase exact;
 #   interpose_go        a Go program keeps RSS (no uprobe, no interposer
 #                       value: its HeapAlloc is MiBs of resident memory);
 #   interpose_static    so does a static C program (alloc_phases -static:
@@ -26,7 +28,7 @@ cd "$(dirname "$0")/../.." || exit 1
 READ="python3 tests/integration/trace_read.py"
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 CASES="interpose_phases interpose_threads interpose_fork interpose_jemalloc interpose_go
-interpose_static interpose_stacks"
+interpose_static interpose_stacks interpose_daemon"
 gt_require_bpf $CASES
 
 if [ ! -r "$GT_BUILD/libgotraced-heap.so" ]; then
@@ -71,17 +73,18 @@ EOF
 
 # rec NAME CMD...: records CMD with --heap interpose into $GT_TMP/NAME.trace
 # (stdout in NAME.out, stderr NAME.err); its stdin is the caller's.
-# ($REC_OPTS: more options)
+# ($REC_OPTS: more options; $REC_ENGINE: how to reach the engine)
 rec() {
 	local name=$1
 	shift
 	# shellcheck disable=SC2086
-	timeout 60 "$GTCTL" record --standalone --heap interpose ${REC_OPTS:-} \
+	timeout 60 "$GTCTL" record ${REC_ENGINE:---standalone} --heap interpose ${REC_OPTS:-} \
 		-o "$GT_TMP/$name.trace" -- "$@" >"$GT_TMP/$name.out" 2>"$GT_TMP/$name.err"
 }
 
 # feed NAME: once NAME.out says `ready` (the recorder runs: the command was
-# held until then), the go byte 0.4 s later, EOF (exit) 0.4 s after that:
+# held until then), the go byte 0.4 s later, EOF (exit) $FEED_HOLD (0.4) s
+# after that:
 # each state lasts many of the recorder's 5 ms readings.
 feed() {
 	local i
@@ -91,7 +94,7 @@ feed() {
 	done
 	sleep 0.4
 	printf g
-	sleep 0.4
+	sleep "${FEED_HOLD:-0.4}"
 }
 
 # ---- alloc_phases: every phase exactly ----
@@ -227,6 +230,29 @@ elif gt_valid $n "$GT_TMP/$n.trace"; then
 		fail $n "HeapAlloc peaks at '${max}' bytes: not the static program's RSS"
 	else
 		ok $n
+	fi
+fi
+
+# ---- through the daemon ----
+n=interpose_daemon
+if [ ! -x "$GT_BUILD/gotraced" ]; then
+	fail $n "$GT_BUILD/gotraced not built"
+else
+	gt_start_daemon
+	# the last phase held 1.5 s: many of the daemon's 100 ms ticks
+	if ! feed $n | FEED_HOLD=1.5 REC_ENGINE="--daemon --socket $SOCK" \
+		rec $n "$WL/alloc_phases" --wait; then
+		fail $n "record failed: $(tail -3 "$GT_TMP/$n.err")"
+	elif gt_valid $n "$GT_TMP/$n.trace"; then
+		heap_values "$GT_TMP/$n.trace" >"$GT_TMP/$n.vals"
+		last=$(sed -n 's/^phase regrow .* usable=\([0-9]*\)$/\1/p' "$GT_TMP/$n.out")
+		if [ -z "$last" ]; then
+			fail $n "no regrow phase line: $(tail -2 "$GT_TMP/$n.out")"
+		elif out=$(from_small "$GT_TMP/$n.vals" "b + $last"); then
+			ok $n
+		else
+			fail $n "$out"
+		fi
 	fi
 fi
 

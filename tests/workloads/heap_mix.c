@@ -33,6 +33,15 @@
 static void *blocks[NTHREADS][PER_THREAD];
 static pthread_barrier_t go_barrier;
 
+/* A child dies with its parent (PR_SET_PDEATHSIG), also when the parent
+ * was gone before the child asked for it. */
+static void die_with(pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(0);
+}
+
 static long usable(void *p)
 {
 	return p ? (long)malloc_usable_size(p) : 0;
@@ -84,8 +93,8 @@ static void mode_threads(int wait)
 static void mode_fork(int wait)
 {
 	void *big, *small[16], *more;
+	pid_t pid, parent = getpid();
 	long delta;
-	pid_t pid;
 
 	wl_say("mark before\n");
 	go_or_exit(wait);
@@ -101,7 +110,7 @@ static void mode_fork(int wait)
 	if (pid < 0)
 		wl_die("fork");
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		die_with(parent);
 		if (!(more = malloc(512 * 1024)))
 			wl_die("malloc");
 		wl_say("child %d delta=%ld\n", (int)getpid(), delta + usable(more));
@@ -113,8 +122,8 @@ static void mode_fork(int wait)
 
 static void mode_exec(int wait)
 {
+	pid_t pid, parent = getpid();
 	void *big;
-	pid_t pid;
 
 	go_or_exit(wait);
 	if (!(big = malloc(MIB)))
@@ -123,7 +132,7 @@ static void mode_exec(int wait)
 	if (pid < 0)
 		wl_die("fork");
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0); /* kept across exec */
+		die_with(parent); /* kept across exec */
 		execl("/proc/self/exe", "heap_mix", "exec-child", (char *)NULL);
 		_exit(127);
 	}
