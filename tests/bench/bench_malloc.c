@@ -38,7 +38,7 @@ static long long run_once(struct gt_engine *e, const struct mode *m, long *alloc
 
 	snprintf(path, sizeof(path), "%s/workloads/malloc_loop", mt_build);
 	/* --heap interpose: the record and the preload, as gotracectl does */
-	spawned = m->heap == GT_HEAP_INTERPOSE ? mt_spawn_interposed(&c, argv, NULL, NULL, 0, &shm)
+	spawned = m->heap == GT_HEAP_INTERPOSE ? mt_spawn_interposed(&c, argv, NULL, NULL, m->alloc_every, &shm)
 					       : mt_spawn(&c, argv);
 	if (shm >= 0)
 		close(shm); /* the workload holds it; the session finds it there */
@@ -140,6 +140,7 @@ int main(int argc, char **argv)
 		{ "heap=rss", GT_HEAP_RSS, 0, 1, "20000" },
 		{ "untraced (2M rounds)", GT_HEAP_OFF, 0, 0, "2000000" },
 		{ "heap=interpose (2M rounds)", GT_HEAP_INTERPOSE, 0, 1, "2000000" },
+		{ "heap=interpose alloc-stacks=100", GT_HEAP_INTERPOSE, 100, 1, "2000000" },
 	};
 	struct gt_engine *e = NULL;
 	long long base = -1;
