@@ -4,8 +4,10 @@
  *
  * Memory and CPU-profile tracking of a recording session (issue 5):
  * allocator uprobes (--heap=malloc), the rss_stat tracepoint (--heap=rss,
- * the default, and always for Go programs), allocation samples
- * (--alloc-stacks N, malloc probes too)
+ * the default, and always for Go and static programs), the heap record of
+ * a command launched with the interposer preloaded (--heap=interpose,
+ * interpose.c: read every few ms, no probe at all), allocation samples
+ * (--alloc-stacks N: malloc probes, or the interposer's ring)
  * and perf-event CPU samples (--cpu-profile HZ).
  *
  * The BPF side is bpf/memory.bpf.c, a separate object loaded on first use;
