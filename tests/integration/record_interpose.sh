@@ -17,6 +17,9 @@
 #                       name alloc_block and main;
 #   interpose_daemon    alloc_phases through gotraced (which reads the heap
 #                       records at its 100 ms tick): its last phase exact;
+# (alloc_phases holds each phase 1 s here: the recorder reads the record
+# every 5 ms, or 100 ms in the daemon, and a busy machine may hold it off
+# for longer than the usual 100 ms phase)
 #   interpose_go        a Go program keeps RSS (no uprobe, no interposer
 #                       value: its HeapAlloc is MiBs of resident memory);
 #   interpose_static    so does a static C program (alloc_phases -static:
@@ -83,7 +86,9 @@ rec() {
 }
 
 # feed NAME: once NAME.out says `ready` (the recorder runs: the command was
-# held until then), the go byte 0.4 s later, EOF (exit) $FEED_HOLD (0.4) s
+# held until then), the go byte 1 s later (the recorder begins reading the
+# record once it has handled the exec, which a busy machine delays: the
+# value before the go must be in the trace), EOF (exit) $FEED_HOLD (0.4) s
 # after that:
 # each state lasts many of the recorder's 5 ms readings.
 feed() {
@@ -92,7 +97,7 @@ feed() {
 		grep -q '^ready' "$GT_TMP/$1.out" 2>/dev/null && break
 		sleep 0.1
 	done
-	sleep 0.4
+	sleep 1
 	printf g
 	sleep "${FEED_HOLD:-0.4}"
 }
@@ -102,7 +107,8 @@ n=interpose_phases
 # --wait: its start is held until the recorder reads the record (the first
 # readings come once the trace has begun, which takes the recorder a
 # moment after the exec on a busy machine)
-if ! feed $n | rec $n "$WL/alloc_phases" --wait; then
+# --pause 1000: each phase holds 1 s, many readings even on a busy machine
+if ! FEED_HOLD=5 feed $n | rec $n "$WL/alloc_phases" --wait --pause 1000; then
 	fail $n "record failed: $(tail -3 "$GT_TMP/$n.err")"
 elif gt_valid $n "$GT_TMP/$n.trace"; then
 	heap_values "$GT_TMP/$n.trace" >"$GT_TMP/$n.vals"
@@ -239,9 +245,9 @@ if [ ! -x "$GT_BUILD/gotraced" ]; then
 	fail $n "$GT_BUILD/gotraced not built"
 else
 	gt_start_daemon
-	# the last phase held 1.5 s: many of the daemon's 100 ms ticks
-	if ! feed $n | FEED_HOLD=1.5 REC_ENGINE="--daemon --socket $SOCK" \
-		rec $n "$WL/alloc_phases" --wait; then
+	# each phase held 1 s: many of the daemon's 100 ms ticks
+	if ! FEED_HOLD=5 feed $n | REC_ENGINE="--daemon --socket $SOCK" \
+		rec $n "$WL/alloc_phases" --wait --pause 1000; then
 		fail $n "record failed: $(tail -3 "$GT_TMP/$n.err")"
 	elif gt_valid $n "$GT_TMP/$n.trace"; then
 		heap_values "$GT_TMP/$n.trace" >"$GT_TMP/$n.vals"
