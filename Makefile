@@ -64,7 +64,7 @@ LIBSERVER    := $(BUILD)/libgtserver.a
 LIBCTL       := $(BUILD)/libgtctl.a
 # Tests reach every layer.
 TEST_LIBS    := $(LIBSERVER) $(LIBCTL) $(LIBCORE) $(LIBFORMAT)
-PROGRAMS     := $(BUILD)/gotracectl $(BUILD)/gotraced
+PROGRAMS     := $(BUILD)/gotracectl $(BUILD)/gotraced $(BUILD)/libgotraced-heap.so
 TESTS        := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOADS    := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
 BENCHES      := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
@@ -129,6 +129,16 @@ $(BUILD)/gotraced: $(BUILD)/obj/daemon/server/gotraced.o $(LIBSERVER) $(LIBCORE)
 $(BUILD)/gotracectl: $(BUILD)/obj/daemon/ctl/gotracectl.o $(LIBCTL) $(LIBCORE) $(LIBFORMAT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The heap interposer preloaded into `record -- CMD` (daemon/interpose/):
+# libc only, never the daemon's code, never a sanitizer (it runs inside the
+# traced program, before and under its allocator).
+$(BUILD)/libgotraced-heap.so: daemon/interpose/preload.c daemon/interpose/heap_shm.h
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -fPIC -shared \
+		-fvisibility=hidden -ftls-model=initial-exec -fno-builtin-malloc \
+		$< -o $@
 
 # Format tests link the format library alone, so they build while the
 # engine is being changed (format/ knows nothing of BPF); `inspect` is
@@ -202,6 +212,8 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BUILD)/gotracectl $(DESTDIR)$(PREFIX)/bin/gotracectl
 	install -m 0755 $(BUILD)/gotraced $(DESTDIR)$(PREFIX)/sbin/gotraced
+	install -d $(DESTDIR)$(PREFIX)/lib/gotraced
+	install -m 0644 $(BUILD)/libgotraced-heap.so $(DESTDIR)$(PREFIX)/lib/gotraced/
 	for f in systemd/*.service systemd/*.socket; do [ -f "$$f" ] || continue; \
 		sed 's|@PREFIX@|$(PREFIX)|g' "$$f" > $(DESTDIR)/lib/systemd/system/$$(basename $$f); done
 	for f in systemd/*.8; do [ -f "$$f" ] || continue; \

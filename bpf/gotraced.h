@@ -20,6 +20,10 @@
 /* A stack id with this bit is in the spill map (see stack_id() in
  * bpf/common.bpf.h), the rest of it the id there. */
 #define GT_STACK_SPILL 0x40000000
+/* A user stack id with this bit was not taken by BPF: the heap interposer
+ * took the allocation's stack in the process (--heap interpose), and
+ * memtrack keeps its return addresses under the rest of the id. */
+#define GT_STACK_INTERPOSED 0x20000000
 
 /* User space takes the fixed-width types from the kernel's UAPI header, the
  * same one libbpf's headers include, so any include order works. */

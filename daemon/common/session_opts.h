@@ -20,7 +20,10 @@
 
 #include "gt_events.h" /* GT_V1_*: trace format versions */
 
-enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RSS };
+/* INTERPOSE: live heap counted by build/libgotraced-heap.so inside a command
+ * that `record -- CMD` launched (daemon/interpose/). */
+enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RSS,
+		    GT_HEAP_INTERPOSE };
 
 #define GT_MAX_CPU_HZ 100000u            /* perf's own ceiling is lower still */
 #define GT_MAX_ALLOC_EVERY (1u << 30)
@@ -34,7 +37,7 @@ enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RS
 #define GT_SESSION_NUMBERS(X)                                                        \
 	X(uint64_t, duration_ns, u64, GT_MAX_DURATION_NS, "duration (ns)")           \
 	X(int, go_version, u32, GT_V1_21, "trace format version")                           \
-	X(enum gt_heap_mode, heap, u32, GT_HEAP_RSS, "heap mode")                    \
+	X(enum gt_heap_mode, heap, u32, GT_HEAP_INTERPOSE, "heap mode")              \
 	X(unsigned, cpu_profile_hz, u32, GT_MAX_CPU_HZ, "CPU profile rate (Hz)")     \
 	X(unsigned, alloc_stack_every, u32, GT_MAX_ALLOC_EVERY, "allocation sampling")
 

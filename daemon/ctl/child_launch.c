@@ -10,7 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void child_main(char **argv, int go_rd, int err_wr)
+#include "child_env.h"
+#include "interpose/heap_shm.h"
+
+static void child_main(char **argv, char **envp, int go_rd, int err_wr)
 {
 	char byte;
 	int e;
@@ -22,16 +25,47 @@ static void child_main(char **argv, int go_rd, int err_wr)
 	if (read(go_rd, &byte, 1) != 1)
 		_exit(127); /* the recorder gave up before releasing us */
 	close(go_rd);
-	execvp(argv[0], argv);
+	if (envp)
+		execvpe(argv[0], argv, envp);
+	else
+		execvp(argv[0], argv);
 	e = errno;
 	if (write(err_wr, &e, sizeof(e)) < 0)
 		_exit(127);
 	_exit(127);
 }
 
+/* --heap interpose: the heap record (the child inherits it) and the
+ * environment naming it. */
+static int prepare_heap(struct gt_child *c, struct gt_child_env *ce, int *shm_fd,
+			char *why, size_t whylen)
+{
+	int rc;
+
+	*shm_fd = -1;
+	if (!c->heap_interpose)
+		return 0;
+	*shm_fd = gt_heap_shm_create(c->alloc_every);
+	if (*shm_fd < 0) {
+		rc = *shm_fd;
+		snprintf(why, whylen, "--heap interpose: creating the heap record (memfd): %s",
+			 strerror(-rc));
+		return rc;
+	}
+	rc = gt_child_env_build(ce, *shm_fd, why, whylen);
+	if (rc) {
+		close(*shm_fd);
+		*shm_fd = -1;
+	}
+	return rc;
+}
+
+static int fork_held(struct gt_child *c, char **argv, char **envp, char *why, size_t whylen);
+
 int gt_child_prepare(struct gt_child *c, char **argv, char *why, size_t whylen)
 {
-	int go[2], errp[2];
+	struct gt_child_env ce = { 0 };
+	int shm_fd, rc;
 
 	c->pid = -1;
 	c->go_fd = c->err_fd = -1;
@@ -39,6 +73,21 @@ int gt_child_prepare(struct gt_child *c, char **argv, char *why, size_t whylen)
 		snprintf(why, whylen, "no command given after --");
 		return -EINVAL;
 	}
+	rc = prepare_heap(c, &ce, &shm_fd, why, whylen);
+	if (rc)
+		return rc;
+	rc = fork_held(c, argv, ce.envp, why, whylen);
+	/* the child holds the record now; the recorder finds it there */
+	if (shm_fd >= 0)
+		close(shm_fd);
+	gt_child_env_free(&ce);
+	return rc;
+}
+
+static int fork_held(struct gt_child *c, char **argv, char **envp, char *why, size_t whylen)
+{
+	int go[2], errp[2];
+
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		int err = errno;
 		snprintf(why, whylen, "cannot start %s: pipe: %s", argv[0], strerror(err));
@@ -54,7 +103,7 @@ int gt_child_prepare(struct gt_child *c, char **argv, char *why, size_t whylen)
 	if (c->pid == 0) {
 		close(go[1]);
 		close(errp[0]);
-		child_main(argv, go[0], errp[1]);
+		child_main(argv, envp, go[0], errp[1]);
 	}
 	close(go[0]);
 	close(errp[1]);

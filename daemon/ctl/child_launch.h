@@ -10,12 +10,19 @@
 #include <sys/types.h>
 
 struct gt_child {
+	int heap_interpose; /* in: preload the heap interposer (--heap interpose) */
+	unsigned alloc_every; /* in: with it, sample every Nth allocation */
 	pid_t pid;
 	int go_fd;     /* write a byte: exec now */
 	int err_fd;    /* EOF: exec succeeded; an int: exec's errno */
 };
 
-/* Forks the held child.  0 or -errno with a message in why. */
+/* Forks the held child.  With heap_interpose, CMD runs with
+ * libgotraced-heap.so first in LD_PRELOAD (found next to gotracectl, or in
+ * ../lib/gotraced/, or at $GOTRACED_HEAP_LIB) and a fresh heap record
+ * (interpose/heap_shm.h) open at the descriptor GOTRACED_HEAP_FD names;
+ * the recorder finds the record through /proc/PID/fd.
+ * 0 or -errno with a message in why. */
 int gt_child_prepare(struct gt_child *c, char **argv, char *why, size_t whylen);
 
 /* Lets it exec; 0, or -errno (exec failed: why says so; the child is reaped). */

@@ -130,6 +130,8 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	}
 	if (opts.cmd) {
+		r.child.heap_interpose = opts.heap == GT_HEAP_INTERPOSE;
+		r.child.alloc_every = opts.alloc_stack_every;
 		if (gt_child_prepare(&r.child, opts.cmd, r.why, sizeof(r.why))) {
 			fprintf(stderr, "gotracectl: %s\n", r.why);
 			gt_output_discard(&r.out);

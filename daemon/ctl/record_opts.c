@@ -48,10 +48,12 @@ static const char usage_text[] =
 "                         default only where no syscall explains the block:\n"
 "                         page faults, I/O waits); about 1 us per switch\n"
 "memory and CPU:\n"
-"      --heap MODE        off | malloc | rss: resident memory (default), or\n"
-"                         the live heap from allocator uprobes, exact but a\n"
-"                         uprobe trap per call (~15 us on a VM): only for\n"
-"                         programs that allocate little; Go is always rss\n"
+"      --heap MODE        off | malloc | rss | interpose: resident memory\n"
+"                         (default); the live heap from allocator uprobes,\n"
+"                         exact but a uprobe trap per call (~15 us on a VM):\n"
+"                         only for programs that allocate little; or, for\n"
+"                         -- CMD, counted inside CMD by a preloaded library\n"
+"                         (exact, tens of ns per call); Go is always rss\n"
 "      --cpu-profile[=HZ] CPU samples with stacks (default %d Hz)\n"
 "      --alloc-stacks N   every Nth allocation as a log event with its stack\n"
 "engine:\n"
@@ -98,6 +100,7 @@ static int parse_heap(const char *s, enum gt_heap_mode *h)
 	if (!strcmp(s, "off")) *h = GT_HEAP_OFF;
 	else if (!strcmp(s, "malloc")) *h = GT_HEAP_MALLOC;
 	else if (!strcmp(s, "rss")) *h = GT_HEAP_RSS;
+	else if (!strcmp(s, "interpose")) *h = GT_HEAP_INTERPOSE;
 	else return -EINVAL;
 	return 0;
 }
@@ -162,7 +165,7 @@ static int parse_one(int c, struct gt_record_opts *o)
 	case O_GOVER:
 		return parse_version(optarg, &o->go_version) ? bad("unknown trace version (want 1.11, 1.19 or 1.21)", optarg) : 0;
 	case O_HEAP:
-		return parse_heap(optarg, &o->heap) ? bad("bad --heap (want off, malloc or rss)", optarg) : 0;
+		return parse_heap(optarg, &o->heap) ? bad("bad --heap (want off, malloc, rss or interpose)", optarg) : 0;
 	case O_CPU:
 		o->cpu_profile_hz = DEFAULT_CPU_HZ;
 		return optarg && parse_uint(optarg, 1, GT_MAX_CPU_HZ, &o->cpu_profile_hz) ? bad("bad --cpu-profile rate (1 to 100000 Hz)", optarg) : 0;

@@ -191,8 +191,9 @@ static void end_due_sessions(struct gt_engine *e)
 
 int gt_engine_poll(struct gt_engine *e, int timeout_ms)
 {
-	int n = gt_capture_poll(e->capture, timeout_ms, on_event, e);
+	int n = gt_capture_poll(e->capture, gt_engine_mem_timeout(e, timeout_ms), on_event, e);
 
+	gt_engine_mem_tick(e); /* --heap interpose: the heap records */
 	end_due_sessions(e);
 	return n;
 }

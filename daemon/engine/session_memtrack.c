@@ -9,10 +9,15 @@
 #include "internal.h"
 #include "testing.h"
 
+static int user_stack(void *ctx, int32_t id, uint64_t *ips, int max)
+{
+	return gt_memtrack_user_stack(((struct gt_engine *)ctx)->mem, id, ips, max);
+}
+
 static int explicit_request(const struct gt_session_opts *o)
 {
-	return o->heap == GT_HEAP_MALLOC || o->heap == GT_HEAP_RSS || o->cpu_profile_hz ||
-	       o->alloc_stack_every;
+	return o->heap == GT_HEAP_MALLOC || o->heap == GT_HEAP_RSS ||
+	       o->heap == GT_HEAP_INTERPOSE || o->cpu_profile_hz || o->alloc_stack_every;
 }
 
 int gt_session_mem_start(struct gt_session *s, const struct gt_session_opts *o)
@@ -35,6 +40,9 @@ int gt_session_mem_start(struct gt_session *s, const struct gt_session_opts *o)
 		err = gt_memtrack_open(&e->mem, e->capture, why, sizeof(why));
 		if (err)
 			goto fail;
+		/* allocation samples of --heap interpose: stacks taken in-process */
+		e->resolver.user_stack = user_stack;
+		e->resolver.user_ctx = e;
 	}
 	err = gt_memtrack_start(e->mem, &r, why, sizeof(why));
 	if (!err) {
@@ -81,6 +89,36 @@ void gt_engine_mem_event(struct gt_engine *e, const struct gt_kev_hdr *ev)
 	 * goes on (the message is kept for the user) */
 	if (gt_memtrack_exec(e->mem, (pid_t)ev->tgid, why, sizeof(why)))
 		snprintf(e->err, sizeof(e->err), "memory tracking after exec: %s", why);
+}
+
+/* How often the heap records of --heap interpose are read: each phase of a
+ * program's heap that lasts longer shows in the trace. */
+#define GT_INTERPOSE_TICK_MS 5
+
+int gt_engine_mem_timeout(struct gt_engine *e, int timeout_ms)
+{
+	if (!e->mem || !gt_memtrack_ticks(e->mem))
+		return timeout_ms;
+	return timeout_ms < 0 || timeout_ms > GT_INTERPOSE_TICK_MS ? GT_INTERPOSE_TICK_MS
+								  : timeout_ms;
+}
+
+void gt_engine_mem_tick(struct gt_engine *e)
+{
+	uint64_t now;
+
+	if (!e->mem || !gt_memtrack_ticks(e->mem))
+		return;
+	/* stamped after the rings were drained up to now */
+	now = gt_now_ns();
+	for (int i = 0; i < GT_MAX_SESSIONS; i++) {
+		struct gt_session *s = e->active[i];
+
+		/* not before the trace begins (a held command's exec): the
+		 * reader writes each value once, and the window would drop it */
+		if (s && s->mem_active && !s->awaiting_exec.count && s->started_ns)
+			gt_memtrack_tick(e->mem, i, now, deliver, s);
+	}
 }
 
 struct gt_memtrack *gt_engine_memtrack(struct gt_engine *e)

@@ -20,6 +20,10 @@ void gt_engine_mem_close(struct gt_engine *e);
 /* For every event before it is dispatched: an exec re-decides the
  * process's probes (cheap for any other event). */
 void gt_engine_mem_event(struct gt_engine *e, const struct gt_kev_hdr *ev);
+/* --heap interpose: the poll timeout shortened so the heap records are
+ * read every few ms, and the reading itself (after the rings' events). */
+int gt_engine_mem_timeout(struct gt_engine *e, int timeout_ms);
+void gt_engine_mem_tick(struct gt_engine *e);
 
 
 #endif

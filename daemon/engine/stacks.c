@@ -33,9 +33,22 @@ static int tracer_frame(const char *func)
  * the stack there (garbage frames were 26% of nginx's).  Symbolizes
  * frame i into *s otherwise. */
 static int broken_chain(struct gt_stack_resolver *r, uint32_t tgid, const uint64_t *ips, int i,
-			struct gt_sym *s)
+			int depth, struct gt_sym *s)
 {
-	return gt_symbolize_user(r->sym, (pid_t)tgid, lookup_ip(ips[i], i), s) == -EFAULT;
+	return gt_symbolize_user(r->sym, (pid_t)tgid, lookup_ip(ips[i], depth), s) == -EFAULT;
+}
+
+/* The ips of a stack id: BPF's stack maps, or the interposer's (whose
+ * frames are all return addresses: *first_depth = 1). */
+static int stack_ips(struct gt_stack_resolver *r, int32_t id, int kernel, uint64_t *ips,
+		     int *first_depth)
+{
+	*first_depth = 0;
+	if (!kernel && (id & GT_STACK_INTERPOSED)) {
+		*first_depth = 1;
+		return r->user_stack ? r->user_stack(r->user_ctx, id, ips, GT_STACK_DEPTH) : -ENOENT;
+	}
+	return gt_capture_stack(r->capture, id, ips, GT_STACK_DEPTH);
 }
 
 /* A frame pointer that points at itself makes the kernel's walk repeat one
@@ -57,11 +70,11 @@ static int append_frames(struct gt_stack_resolver *r, uint32_t tgid, int32_t id,
 			 int kernel, struct gt_frame *out, int n, int max)
 {
 	uint64_t ips[GT_STACK_DEPTH];
-	int got;
+	int got, d0;
 
 	if (id < 0 || n >= max)
 		return n;
-	got = gt_capture_stack(r->capture, id, ips, GT_STACK_DEPTH);
+	got = stack_ips(r, id, kernel, ips, &d0);
 	if (got < 0) {
 		r->unknown_ids++;
 		return n;
@@ -77,8 +90,8 @@ static int append_frames(struct gt_stack_resolver *r, uint32_t tgid, int32_t id,
 		if (ips[i] == 0)
 			continue;
 		if (kernel) {
-			gt_symbolize_kernel(r->sym, lookup_ip(ips[i], i), &s);
-		} else if (broken_chain(r, tgid, ips, i, &s)) {
+			gt_symbolize_kernel(r->sym, lookup_ip(ips[i], i + d0), &s);
+		} else if (broken_chain(r, tgid, ips, i, i + d0, &s)) {
 			r->truncated++;
 			break;
 		}

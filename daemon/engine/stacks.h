@@ -14,6 +14,10 @@ struct gt_symbolizer;
 struct gt_stack_resolver {
 	struct gt_capture *capture;
 	struct gt_symbolizer *sym;
+	/* stacks the heap interposer took in the process (ids with
+	 * GT_STACK_INTERPOSED): their return addresses, or -ENOENT */
+	int (*user_stack)(void *ctx, int32_t id, uint64_t *ips, int max);
+	void *user_ctx;
 	uint64_t unknown_ids;  /* ids the stack map no longer knew */
 	uint64_t truncated;    /* user stacks cut at a frame in no mapping */
 };

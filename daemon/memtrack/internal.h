@@ -7,6 +7,7 @@
 
 #include "alloc_syms.h"
 #include "cpu_sample.h"
+#include "interpose.h"
 #include "memtrack.h"
 
 struct memory_bpf;
@@ -22,7 +23,7 @@ struct bpf_link;
 
 struct gt_mt_proc {
 	pid_t pid;
-	enum gt_heap_mode mode;      /* GT_HEAP_MALLOC, GT_HEAP_RSS or OFF */
+	enum gt_heap_mode mode;      /* GT_HEAP_MALLOC, _RSS, _INTERPOSE or _OFF */
 	int nlinks, nuprobes, nuretprobes;
 	struct bpf_link *links[GT_MT_MAX_LINKS];
 	unsigned char is_ret[GT_MT_MAX_LINKS];
@@ -38,6 +39,7 @@ struct gt_mt_session {
 	struct gt_mt_proc *procs;
 	int nprocs;
 	int nprobed;                 /* procs in GT_HEAP_MALLOC mode */
+	struct gt_mt_interpose *ip;  /* --heap interpose: the command's record */
 };
 
 struct gt_memtrack {
@@ -48,6 +50,7 @@ struct gt_memtrack {
 	struct bpf_link *exec_link;  /* sched_process_exec (accounting reset), while
 				      * some session is active */
 	struct gt_cpu_sampler cpu;   /* open while cpu_mask != 0 */
+	struct gt_mt_pcs *pcs;       /* interposer samples' stacks (first use) */
 };
 
 /* memtrack_attach.c: one process's uprobes */

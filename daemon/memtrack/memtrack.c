@@ -120,6 +120,7 @@ void gt_memtrack_close(struct gt_memtrack *m)
 	bpf_link__destroy(m->rss_link);
 	detach_exec(m);
 	gt_cpu_sampler_stop(&m->cpu);
+	gt_mt_pcs_free(m->pcs);
 	memory_bpf__destroy(m->skel);
 	free(m);
 }
@@ -210,6 +211,42 @@ static void seed_proc(struct gt_memtrack *m, pid_t pid)
 	bpf_map_update_elem(fd, &tgid, &v, BPF_ANY);
 }
 
+/* --heap interpose: the command counts its own heap into the record
+ * (s->ip); a Go program keeps RSS (its heap is not malloc's), and so does
+ * a static program (the dynamic loader never loads the interposer). */
+static int start_interposed(struct gt_memtrack *m, struct gt_mt_session *s, struct gt_mt_proc *p,
+			    const struct gt_alloc_target *t)
+{
+	char exe[64];
+	int rss;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)p->pid);
+	rss = t->is_go || gt_mt_elf_is_static(exe) == 1;
+	seed_proc(m, p->pid);
+	p->mode = rss ? GT_HEAP_RSS : GT_HEAP_INTERPOSE;
+	gt_mt_interpose_exclude(s->ip, p->pid, rss);
+	return 0;
+}
+
+/* The record of the first of the session's processes that has one. */
+static int open_record(struct gt_memtrack *m, struct gt_mt_session *s,
+		       const struct gt_memtrack_req *r, char *err, size_t errlen)
+{
+	int rc = -ENOENT;
+
+	if (r->npids < 1) {
+		snprintf(err, errlen, "--heap interpose needs a command (record -- CMD)");
+		return -EINVAL;
+	}
+	if (r->alloc_every && !m->pcs && !(m->pcs = gt_mt_pcs_new())) {
+		snprintf(err, errlen, "out of memory for allocation stacks");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < r->npids && rc == -ENOENT; i++)
+		rc = gt_mt_interpose_open(r->pids[i], &s->ip, err, errlen);
+	return rc;
+}
+
 /* Chooses the mode of one process and attaches its probes. */
 static int start_process(struct gt_memtrack *m, struct gt_mt_session *s, struct gt_mt_proc *p,
 			 char *err, size_t errlen)
@@ -228,6 +265,8 @@ static int start_process(struct gt_memtrack *m, struct gt_mt_session *s, struct 
 			 strerror(-rc));
 		return rc;
 	}
+	if (s->heap == GT_HEAP_INTERPOSE)
+		return start_interposed(m, s, p, &t);
 	seed_proc(m, p->pid);
 	/* Allocator probes only when asked (--heap malloc, or allocation
 	 * samples): a uprobe trap costs ~15 us a call on a VM like the test
@@ -279,6 +318,8 @@ int gt_memtrack_start(struct gt_memtrack *m, const struct gt_memtrack_req *r,
 		return -ENOMEM;
 	}
 	s->active = 1;
+	if (r->heap == GT_HEAP_INTERPOSE)
+		rc = open_record(m, s, r, err, errlen);
 	for (int i = 0; i < r->npids && !rc; i++) {
 		s->procs[i].pid = r->pids[i];
 		s->nprocs++;
@@ -299,6 +340,8 @@ static int exec_changes(const struct gt_mt_proc *p)
 
 	if (gt_alloc_find(p->pid, &t))
 		return 0; /* gone: its exit ends it */
+	if (p->mode == GT_HEAP_INTERPOSE)
+		return 1; /* the new image may be Go or static: RSS then */
 	if (t.is_go || t.nlibs != p->nlibs)
 		return 1;
 	for (int i = 0; i < t.nlibs; i++)
@@ -347,7 +390,7 @@ static void emit_final(struct gt_memtrack *m, int bit, const struct gt_mt_proc *
 	} ev;
 	struct gt_kev_hdr *h = &ev.heap.hdr;
 
-	if (p->mode == GT_HEAP_OFF ||
+	if (p->mode == GT_HEAP_OFF || p->mode == GT_HEAP_INTERPOSE ||
 	    bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.procs), &tgid, &v))
 		return;
 	memset(&ev, 0, sizeof(ev));
@@ -376,6 +419,29 @@ int gt_memtrack_final(struct gt_memtrack *m, int bit, uint64_t ts,
 	s = &m->s[bit];
 	for (int i = 0; i < s->nprocs; i++)
 		emit_final(m, bit, &s->procs[i], ts, fn, ctx);
+	if (s->ip) /* what changed since the last tick: the translator has the rest */
+		gt_mt_interpose_poll(s->ip, m->pcs, bit, ts, fn, ctx);
+	return 0;
+}
+
+int gt_memtrack_tick(struct gt_memtrack *m, int bit, uint64_t ts,
+		     gt_memtrack_emit_fn fn, void *ctx)
+{
+	if (bit < 0 || bit >= GT_MAX_SESSIONS || !m->s[bit].active || !m->s[bit].ip)
+		return 0;
+	return gt_mt_interpose_poll(m->s[bit].ip, m->pcs, bit, ts, fn, ctx);
+}
+
+int gt_memtrack_user_stack(const struct gt_memtrack *m, int32_t id, uint64_t *ips, int max)
+{
+	return m ? gt_mt_pcs_get(m->pcs, id, ips, max) : -ENOENT;
+}
+
+int gt_memtrack_ticks(const struct gt_memtrack *m)
+{
+	for (int i = 0; i < GT_MAX_SESSIONS; i++)
+		if (m->s[i].active && m->s[i].ip)
+			return 1;
 	return 0;
 }
 
@@ -425,6 +491,7 @@ void gt_memtrack_stop(struct gt_memtrack *m, int bit)
 			gt_mt_forget_process(m, s->procs[i].pid);
 	}
 	free(s->procs);
+	gt_mt_interpose_close(s->ip);
 	memset(s, 0, sizeof(*s));
 	apply(m, err, sizeof(err)); /* only detaches: cannot fail */
 	if (!any_active(m)) {

@@ -4,8 +4,10 @@
  *
  * Memory and CPU-profile tracking of a recording session (issue 5):
  * allocator uprobes (--heap=malloc), the rss_stat tracepoint (--heap=rss,
- * the default, and always for Go programs), allocation samples
- * (--alloc-stacks N, malloc probes too)
+ * the default, and always for Go and static programs), the heap record of
+ * a command launched with the interposer preloaded (--heap=interpose,
+ * interpose.c: read every few ms, no probe at all), allocation samples
+ * (--alloc-stacks N: malloc probes, or the interposer's ring)
  * and perf-event CPU samples (--cpu-profile HZ).
  *
  * The BPF side is bpf/memory.bpf.c, a separate object loaded on first use;
@@ -66,6 +68,17 @@ int gt_memtrack_start(struct gt_memtrack *m, const struct gt_memtrack_req *r,
 typedef int (*gt_memtrack_emit_fn)(void *ctx, const struct gt_kev_hdr *ev, size_t len);
 int gt_memtrack_final(struct gt_memtrack *m, int bit, uint64_t ts,
 		      gt_memtrack_emit_fn fn, void *ctx);
+
+/* --heap interpose: reads the command's heap record and delivers the
+ * processes' changed live bytes as GT_KEV_HEAP events stamped ts (the
+ * engine calls it every few ms while gt_memtrack_ticks says some session
+ * has a record).  Returns how many events. */
+int gt_memtrack_tick(struct gt_memtrack *m, int bit, uint64_t ts,
+		     gt_memtrack_emit_fn fn, void *ctx);
+int gt_memtrack_ticks(const struct gt_memtrack *m);
+/* The return addresses of an allocation sample's stack taken by the
+ * interposer (ids with GT_STACK_INTERPOSED): their count, or -ENOENT. */
+int gt_memtrack_user_stack(const struct gt_memtrack *m, int32_t id, uint64_t *ips, int max);
 
 /* A process of some session called exec (GT_KEV_EXEC): its allocators and
  * whether it is a Go program are decided again for the new image (e.g.

@@ -14,8 +14,13 @@ void gt_tr_on_alloc_sample(struct gt_translator *t, const struct gt_kev_alloc_sa
 	uint64_t key, stack;
 	int p = 0;
 
-	/* the allocating thread is running (it is inside malloc) on hdr.cpu */
+	/* the allocating thread is running (it is inside malloc) on hdr.cpu;
+	 * a sample read late (the heap interposer's, no CPU) goes where its
+	 * thread runs now, if it does, else on P 0 */
 	if (e->hdr.cpu < t->ncpus && (th = gt_tr_current(t, &e->hdr, NULL)))
+		p = th->cpu;
+	else if (e->hdr.cpu >= t->ncpus && (th = gt_tr_lookup(t, e->hdr.tid)) &&
+		 th->state == GT_TH_RUNNING)
 		p = th->cpu;
 	if (t->err)
 		return;

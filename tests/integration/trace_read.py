@@ -5,6 +5,7 @@ code that wrote it.
 
   trace_read.py frames FILE   every frame of every stack, one line each:
                               STACK_ID<TAB>PC<TAB>FUNC<TAB>FILE<TAB>LINE
+  trace_read.py heap FILE     every HeapAlloc, in time order: TIME<TAB>BYTES
   trace_read.py span FILE     FIRST LAST TYPES: the first and last event
                               times as written (ticks; gotraced writes
                               CLOCK_MONOTONIC nanoseconds) and the types of
@@ -102,9 +103,25 @@ def span(recs):
     print("%d %d %s" % (first, last, ",".join(at_last)))
 
 
+def heap(recs):
+    """HeapAlloc values (event 33: [delta, bytes]) sorted by time."""
+    out, now = [], 0
+    for typ, args in recs:
+        if typ == EV_BATCH:
+            now = args[1]
+            continue
+        if typ in (EV_FREQUENCY, EV_STACK, EV_STRING):
+            continue
+        now += args[0]
+        if typ == 33:
+            out.append((now, args[1]))
+    for ts, v in sorted(out, key=lambda e: e[0]):
+        print("%d\t%d" % (ts, v))
+
+
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("frames", "span"):
-        sys.stderr.write("usage: trace_read.py frames|span FILE\n")
+    if len(argv) != 3 or argv[1] not in ("frames", "span", "heap"):
+        sys.stderr.write("usage: trace_read.py frames|span|heap FILE\n")
         return 2
     with open(argv[2], "rb") as f:
         buf = f.read()
@@ -113,7 +130,7 @@ def main(argv):
         return 1
     try:
         recs = list(records(buf))
-        (frames if argv[1] == "frames" else span)(recs)
+        {"frames": frames, "span": span, "heap": heap}[argv[1]](recs)
     except (ValueError, IndexError) as e:
         sys.stderr.write("%s: %s\n" % (argv[2], e))
         return 1

@@ -19,10 +19,12 @@ ALLOWED = {
     "sym": {"common"},
     "capture": {"common"},
     "translate": {"common"},
-    "memtrack": {"common", "sym", "capture"},
+    # the preload library: libc only (it runs inside the traced program)
+    "interpose": set(),
+    "memtrack": {"common", "sym", "capture", "interpose"},
     "engine": {"common", "sym", "capture", "translate", "memtrack"},
     "server": {"common", "engine"},
-    "ctl": {"common", "engine"},
+    "ctl": {"common", "engine", "interpose"},
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

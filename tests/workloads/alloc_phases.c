@@ -2,9 +2,11 @@
  *   grow:  64 blocks of 1 MiB (malloc, touched)     -> 64 MiB live
  *   free:  every other block                          -> 32 MiB live
  *   regrow: 64 more blocks                            -> 96 MiB live
- * After each phase it sleeps 100 ms and prints
- *   `phase NAME live=BYTES rss=BYTES t=NS` (VmRSS from /proc/self/status,
- *   t = CLOCK_MONOTONIC), so a test can hold the trace to both.
+ * After each phase it sleeps 100 ms (`--pause MS` after --wait: MS) and prints
+ *   `phase NAME live=BYTES rss=BYTES t=NS usable=BYTES` (VmRSS from
+ *   /proc/self/status, t = CLOCK_MONOTONIC, usable = the allocator's
+ *   malloc_usable_size of the live blocks: what --heap interpose counts),
+ *   so a test can hold the trace to them.
  * Protocol of wl_common.h (--wait: start on a byte from stdin, park after
  * `done`, exit on a second byte or EOF). */
 #include <malloc.h>
@@ -15,6 +17,7 @@
 #define NBLOCKS 128
 
 static void *blocks[NBLOCKS];
+static long pause_ms = 100;
 
 static long vm_rss_bytes(void)
 {
@@ -38,10 +41,20 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static long usable_bytes(void)
+{
+	long sum = 0;
+
+	for (int i = 0; i < NBLOCKS; i++)
+		sum += blocks[i] ? (long)malloc_usable_size(blocks[i]) : 0;
+	return sum;
+}
+
 static void phase(const char *name, long live)
 {
-	usleep(100000);
-	wl_say("phase %s live=%ld rss=%ld t=%lld\n", name, live, vm_rss_bytes(), now_ns());
+	usleep((useconds_t)pause_ms * 1000);
+	wl_say("phase %s live=%ld rss=%ld t=%lld usable=%ld\n", name, live, vm_rss_bytes(),
+	       now_ns(), usable_bytes());
 }
 
 static void *alloc_block(void)
@@ -61,6 +74,8 @@ int main(int argc, char **argv)
 	int wait = wl_take_wait_flag(&argc, &argv);
 	long live = 0;
 
+	if (argc > 2 && !strcmp(argv[1], "--pause"))
+		pause_ms = wl_arg(argc, argv, 2, 100);
 	/* a fixed threshold: glibc's dynamic one would move blocks between
 	 * mmap and the brk heap from one phase to the next */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
