@@ -13,6 +13,7 @@ pkgs=(
 	procps psmisc util-linux                 # ps, pkill, setpriv, runuser for tests
 	binutils python3 passwd                  # addr2line; truth.py; useradd
 	redis-server redis-tools                 # a real program nobody here wrote
+	libjemalloc2 libtcmalloc-minimal4        # allocators --heap interpose must pass through
 	systemd                                  # systemd-analyze verify of the units
 )
 

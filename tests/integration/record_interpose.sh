@@ -179,7 +179,7 @@ mix_case interpose_fork "$WL/heap_mix" fork
 # ---- jemalloc: linked, and preloaded ----
 n=interpose_jemalloc
 if [ ! -r "$JEMALLOC" ]; then
-	echo "skip $n: no $JEMALLOC (apt-get install libjemalloc2)"
+	fail $n "no $JEMALLOC (make deps installs libjemalloc2)"
 elif ! cc -std=c11 -D_GNU_SOURCE -O1 -pthread tests/workloads/heap_mix.c "$JEMALLOC" \
 	-o "$GT_TMP/heap_mix_je" 2>"$GT_TMP/je.cc"; then
 	fail $n "cannot link heap_mix to jemalloc: $(head -3 "$GT_TMP/je.cc")"
@@ -226,7 +226,7 @@ fi
 n=interpose_static
 if ! cc -std=c11 -D_GNU_SOURCE -O1 -static -pthread tests/workloads/alloc_phases.c \
 	-o "$GT_TMP/alloc_phases_static" 2>"$GT_TMP/static.cc"; then
-	echo "skip $n: cannot link statically: $(head -1 "$GT_TMP/static.cc")"
+	fail $n "cannot link statically (libc6-dev has libc.a): $(head -1 "$GT_TMP/static.cc")"
 elif ! rec $n "$GT_TMP/alloc_phases_static"; then
 	fail $n "record failed: $(tail -3 "$GT_TMP/$n.err")"
 elif gt_valid $n "$GT_TMP/$n.trace"; then

@@ -196,7 +196,7 @@ static void test_threads_exact(void)
 static void test_jemalloc_after(void)
 {
 	if (access(JEMALLOC, R_OK)) {
-		printf("# no %s: skipped\n", JEMALLOC);
+		GT_CHECK(0, "no %s (make deps installs libjemalloc2)", JEMALLOC);
 		return;
 	}
 	threads_under(NULL, JEMALLOC, 1); /* ours passes on to jemalloc */
@@ -205,7 +205,7 @@ static void test_jemalloc_after(void)
 static void test_jemalloc_first(void)
 {
 	if (access(JEMALLOC, R_OK)) {
-		printf("# no %s: skipped\n", JEMALLOC);
+		GT_CHECK(0, "no %s (make deps installs libjemalloc2)", JEMALLOC);
 		return;
 	}
 	threads_under(JEMALLOC, NULL, 0); /* jemalloc's malloc wins: we stand aside */
@@ -214,7 +214,7 @@ static void test_jemalloc_first(void)
 static void test_tcmalloc_after(void)
 {
 	if (access(TCMALLOC, R_OK)) {
-		printf("# no %s: skipped\n", TCMALLOC);
+		GT_CHECK(0, "no %s (make deps installs libtcmalloc-minimal4)", TCMALLOC);
 		return;
 	}
 	threads_under(NULL, TCMALLOC, 1);
