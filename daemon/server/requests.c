@@ -194,6 +194,7 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	o.cgroup_path = cgroup[0] ? cgroup : NULL; /* as resolved and authorized */
 	o.out_fd = out_fd;
 	o.owner_uid = c->uid;
+	o.owner_gid = c->gid;
 	rc = gt_session_start(sv->engine, &o, &ss->s);
 	if (rc) {
 		const char *e = gt_engine_error(sv->engine);
