@@ -314,12 +314,16 @@ static void end_left(struct gt_translator *t, struct gt_thread *th, int c)
 
 	if (th->state == GT_TH_DEAD)
 		return;
-	if (th->state != GT_TH_RUNNING) {
-		p = gt_tr_g0_p(t, c);
-		gt_tr_make_runnable(t, th, p, 0);
-		gt_tr_start(t, th, p);
+	if (th->state == GT_TH_RUNNING) {
+		gt_tr_end_g(t, th);
+		return;
 	}
+	p = gt_tr_g0_p(t, c);
+	gt_tr_make_runnable(t, th, p, 0);
+	gt_tr_start(t, th, p);
 	gt_tr_end_g(t, th);
+	if (p >= t->ncpus) /* every CPU was busy: no event will stop this P */
+		gt_tr_stop_p(t, p);
 }
 
 /* The process left the session (it gained privileges its owner may not
