@@ -135,10 +135,62 @@ static __always_inline __u32 cgroup_mask(struct task_struct *t)
 	return mask;
 }
 
+/* Non-root sessions follow only what their owner could ptrace: bit i of
+ * owner_sessions is set (by user space, before the session's first tgid)
+ * when session i belongs to uid owner_uid[i], gid owner_gid[i].  In
+ * .data.filter with maybe_tgid, so both objects see the same values. */
+__u32 owner_sessions SEC(".data.filter");
+__u32 owner_uid[GT_MAX_SESSIONS] SEC(".data.filter");
+__u32 owner_gid[GT_MAX_SESSIONS] SEC(".data.filter");
+
+#define GT_SUID_DUMP_USER 1 /* include/linux/sched/coredump.h */
+#define GT_MMF_DUMPABLE_MASK 3
+
+/* The non-root sessions among `want` whose owner may not ptrace t (see
+ * ptrace_may_access: real, effective and saved ids all the owner's, and
+ * dumpable); *why gets GT_LEAVE_*.  CO-RE reads: cred is an RCU pointer. */
+static __always_inline __u32 unfollowable(struct task_struct *t, __u32 want, __u32 *why)
+{
+	const struct cred *cr = BPF_CORE_READ(t, cred);
+	struct mm_struct *mm = BPF_CORE_READ(t, mm);
+	__u32 uid = BPF_CORE_READ(cr, uid.val), euid = BPF_CORE_READ(cr, euid.val);
+	__u32 suid = BPF_CORE_READ(cr, suid.val), gid = BPF_CORE_READ(cr, gid.val);
+	__u32 egid = BPF_CORE_READ(cr, egid.val), sgid = BPF_CORE_READ(cr, sgid.val);
+	unsigned long mmf = GT_SUID_DUMP_USER;
+	__u32 lost = 0;
+
+	/* mm->flags is an unsigned long before 6.17, a bitmap of them since:
+	 * the dumpable bits are in its first word either way.  No mm: a
+	 * thread past exit_mm, judged by its ids alone. */
+	if (mm)
+		bpf_core_read(&mmf, sizeof(mmf), &mm->flags);
+	if ((mmf & GT_MMF_DUMPABLE_MASK) != GT_SUID_DUMP_USER) {
+		*why = GT_LEAVE_UNDUMPABLE;
+		return want;
+	}
+	/* branch-free: a branch per session would double the verifier's
+	 * paths at each of them */
+#pragma unroll
+	for (int i = 0; i < GT_MAX_SESSIONS; i++) {
+		__u32 u = owner_uid[i], g = owner_gid[i];
+		__u64 d = (uid ^ u) | (euid ^ u) | (suid ^ u) | (gid ^ g) | (egid ^ g) | (sgid ^ g);
+
+		/* the compiler would turn a comparison back into a branch: it
+		 * may not know d < 2^32 after the barrier, so it cannot */
+		asm volatile("" : "+r"(d));
+		lost |= (__u32)(((d + 0xffffffffull) >> 32) & 1) << i; /* d != 0 */
+	}
+	*why = GT_LEAVE_CREDS;
+	return lost & want;
+}
+
+__noinline __u32 gt_leave_if_privileged(__u64 task, __u32 mask);
+
 /* Session mask of a task; 0 = untraced.  The idle tasks (pid 0) never are.
  * Task pointers here are BTF pointers (tracepoint arguments, current), read
  * by plain loads: a bpf_probe_read per field would cost a helper call, on
- * every event of every process. */
+ * every event of every process.  Root sessions and untraced tasks pay one
+ * load of owner_sessions for the privilege rule. */
 static __always_inline __u32 task_mask(struct task_struct *t)
 {
 	__u32 tgid = gt_task_tgid(t);
@@ -155,6 +207,13 @@ static __always_inline __u32 task_mask(struct task_struct *t)
 		mask |= cgroup_mask(t);
 	if (all_sessions)
 		mask |= (t->flags & GT_PF_KTHREAD) ? all_kthread_sessions : all_sessions;
+	if (mask & owner_sessions) {
+		/* a global function takes scalars: the address, copied */
+		__u64 addr = 0;
+
+		bpf_probe_read_kernel(&addr, sizeof(addr), &t);
+		mask = gt_leave_if_privileged(addr, mask);
+	}
 	return mask;
 }
 
@@ -202,6 +261,45 @@ static __always_inline void fill_hdr(struct gt_kev_hdr *h, __u16 type,
 	h->tid = gt_task_pid(t);
 	h->tgid = gt_task_tgid(t);
 	h->sessions = sessions;
+}
+
+/* Drops from `mask` the non-root sessions that may no longer follow the
+ * task at address `task`.  Those that followed its tgid forget it here,
+ * before anything of it is emitted, and are told once by a GT_KEV_LEAVE
+ * record; cgroup sessions just stop seeing it while it stays privileged.
+ * A global function, verified once on its own (inlined into every caller,
+ * the verifier's paths multiply past its limit); hence an address, read
+ * with CO-RE probes. */
+__noinline __u32 gt_leave_if_privileged(__u64 task, __u32 mask)
+{
+	struct task_struct *t = (struct task_struct *)task;
+	__u32 why = 0, lost = unfollowable(t, mask & owner_sessions, &why);
+	__u32 tgid = BPF_CORE_READ(t, tgid), *m, left = 0, keep;
+	struct gt_kev_leave *e;
+
+	if (!lost)
+		return mask;
+	m = bpf_map_lookup_elem(&tgids, &tgid);
+	if (m) {
+		left = *m & lost;
+		keep = *m & ~lost;
+		if (left && keep)
+			bpf_map_update_elem(&tgids, &tgid, &keep, BPF_EXIST);
+		else if (left)
+			bpf_map_delete_elem(&tgids, &tgid);
+	}
+	if (left && (e = reserve(sizeof(*e)))) {
+		e->hdr.ts = bpf_ktime_get_ns();
+		e->hdr.type = GT_KEV_LEAVE;
+		e->hdr.cpu = bpf_get_smp_processor_id();
+		e->hdr.tid = BPF_CORE_READ(t, pid);
+		e->hdr.tgid = tgid;
+		e->hdr.sessions = left;
+		e->why = why;
+		e->pad = 0;
+		submit(e);
+	}
+	return mask & ~lost;
 }
 
 /* Stack id of the current task (user stack, or kernel with flags 0);

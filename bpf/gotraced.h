@@ -13,7 +13,7 @@
 #ifndef GOTRACED_BPF_ABI_H
 #define GOTRACED_BPF_ABI_H
 
-#define GT_KEV_ABI_VERSION 4
+#define GT_KEV_ABI_VERSION 5
 #define GT_COMM_LEN 16
 #define GT_MAX_SESSIONS 32
 #define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
@@ -43,6 +43,7 @@ enum gt_kev_type {
 	GT_KEV_RSS,           /* rss_stat: resident memory of a process changed */
 	GT_KEV_CPU_SAMPLE,    /* perf cpu-clock sample */
 	GT_KEV_ALLOC_SAMPLE,  /* a sampled allocation, with its stack */
+	GT_KEV_LEAVE,         /* a process left non-root sessions (privileges) */
 	GT_KEV_TYPE_MAX,
 };
 
@@ -126,6 +127,17 @@ struct gt_kev_exit {
 	__u32 group_dead;     /* the last thread of its process */
 };
 
+/* hdr = the thread whose credentials were found changed; hdr.sessions =
+ * the non-root sessions its whole process just left: from this record on,
+ * nothing of that process reaches them (bpf/common.bpf.h, leave_if_privileged). */
+#define GT_LEAVE_CREDS       0x1 /* ids differ from the session owner's */
+#define GT_LEAVE_UNDUMPABLE  0x2 /* not dumpable (setuid/setgid/capability exec) */
+struct gt_kev_leave {
+	struct gt_kev_hdr hdr;
+	__u32 why;            /* GT_LEAVE_* */
+	__u32 pad;
+};
+
 /* hdr = current. */
 struct gt_kev_sys_enter {
 	struct gt_kev_hdr hdr;
@@ -192,6 +204,7 @@ union gt_kev_any {
 	struct gt_kev_rss rss;
 	struct gt_kev_cpu_sample cs;
 	struct gt_kev_alloc_sample as;
+	struct gt_kev_leave leave;
 };
 
 /* User space: the size of event type `type`'s struct, 0 if unknown. */
@@ -209,6 +222,7 @@ static inline unsigned long gt_kev_size(unsigned type)
 	case GT_KEV_RSS: return sizeof(struct gt_kev_rss);
 	case GT_KEV_CPU_SAMPLE: return sizeof(struct gt_kev_cpu_sample);
 	case GT_KEV_ALLOC_SAMPLE: return sizeof(struct gt_kev_alloc_sample);
+	case GT_KEV_LEAVE: return sizeof(struct gt_kev_leave);
 	}
 	return 0;
 }

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "gotraced.h"
 
@@ -91,6 +92,12 @@ int gt_capture_forget_session(struct gt_capture *c, int session_bit);
 /* Whether the session's blocking switch-outs carry a kernel stack even
  * inside a syscall (cleared by gt_capture_forget_session). */
 int gt_capture_kernel_stacks(struct gt_capture *c, int session_bit, int on);
+/* A non-root session (uid != 0) follows a process only while uid could
+ * ptrace it: same real, effective and saved uid and gid, and dumpable.
+ * BPF drops a process that stops qualifying from the session at once
+ * (GT_KEV_LEAVE).  Set before the session's first tgid; uid 0 = root,
+ * unrestricted (also what gt_capture_forget_session restores). */
+int gt_capture_session_owner(struct gt_capture *c, int session_bit, uid_t uid, gid_t gid);
 
 /* Called once per event, in non-decreasing hdr.ts order.  `ev` points into
  * the merge buffer (valid only during the call; len is the record length,

@@ -180,6 +180,24 @@ int gt_capture_kernel_stacks(struct gt_capture *c, int session_bit, int on)
 	return 0;
 }
 
+int gt_capture_session_owner(struct gt_capture *c, int session_bit, uid_t uid, gid_t gid)
+{
+	uint32_t bit = 1u << session_bit;
+	int rc = check_bit(session_bit);
+
+	if (rc)
+		return rc;
+	if (!uid) {
+		__atomic_and_fetch(&c->skel->data_filter->owner_sessions, ~bit, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	/* the ids before the bit: BPF reads them once it sees the bit */
+	c->skel->data_filter->owner_uid[session_bit] = (uint32_t)uid;
+	c->skel->data_filter->owner_gid[session_bit] = (uint32_t)gid;
+	__atomic_or_fetch(&c->skel->data_filter->owner_sessions, bit, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
 int gt_capture_forget_session(struct gt_capture *c, int session_bit)
 {
 	int rc = check_bit(session_bit);
@@ -194,6 +212,8 @@ int gt_capture_forget_session(struct gt_capture *c, int session_bit)
 		rc = gt_capture_trace_all(c, session_bit, 0, 0);
 	if (!rc)
 		rc = gt_capture_kernel_stacks(c, session_bit, 0);
+	if (!rc)
+		rc = gt_capture_session_owner(c, session_bit, 0, 0);
 	if (!rc)
 		rc = forget_in(c, c->tgids_fd, sizeof(uint32_t), session_bit, 0);
 	if (!rc)

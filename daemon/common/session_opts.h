@@ -81,7 +81,8 @@ struct gt_session_opts {
 	int nnames;
 	const char *cgroup_path;       /* or a cgroup v2 directory (absolute path) */
 	int out_fd;                    /* trace output; the session does not close it */
-	uid_t owner_uid;               /* who asked (for status) */
+	uid_t owner_uid;               /* who asked (status; non-root: ptrace's rules) */
+	gid_t owner_gid;               /* its gid, for ptrace's rules */
 	GT_SESSION_OPTION_FIELDS
 };
 
@@ -97,7 +98,8 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 	X(bytes, "bytes written")                                                    \
 	X(drops, "events the kernel dropped")                                        \
 	X(threads, "threads seen")                                                   \
-	X(repairs, "model repairs by the translator")
+	X(repairs, "model repairs by the translator")                                \
+	X(left, "processes that left the recording (privileges)")
 
 #define GT_COUNTER_FIELD_(name, what) uint64_t name;
 #define GT_SESSION_COUNTER_FIELDS GT_SESSION_COUNTERS(GT_COUNTER_FIELD_)

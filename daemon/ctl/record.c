@@ -100,7 +100,9 @@ static int run(struct gt_record_run *r)
 		return gt_record_embedded(r);
 	sock = gt_client_connect(o->socket, err, sizeof(err));
 	if (sock >= 0) {
-		rc = gt_record_via_daemon(r, sock);
+		rc = gt_output_name_partial(&r->out, r->why, sizeof(r->why));
+		if (!rc)
+			rc = gt_record_via_daemon(r, sock);
 		close(sock);
 		return rc;
 	}

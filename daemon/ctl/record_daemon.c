@@ -18,6 +18,17 @@ static int send_request(struct gt_record_run *r, int sock)
 	return gt_client_record(sock, &so, 1, r->out.fd, &id, r->why, sizeof(r->why));
 }
 
+/* The daemon went away (or spoke nonsense) before its DONE: it cannot
+ * have finished the file, and the caller discards it.  Say so. */
+static void say_lost(struct gt_record_run *r)
+{
+	size_t n = strlen(r->why);
+
+	snprintf(r->why + n, sizeof(r->why) - n, " before the trace was finished (gotraced "
+		 "stopped or crashed?): the recording is lost, nothing was saved at %s",
+		 r->opts->out);
+}
+
 int gt_record_via_daemon(struct gt_record_run *r, int sock)
 {
 	struct gt_client_event ev;
@@ -37,8 +48,10 @@ int gt_record_via_daemon(struct gt_record_run *r, int sock)
 		err = gt_client_next(sock, 200, &ev, r->why, sizeof(r->why));
 		if (err == -ETIMEDOUT || err == -EINTR)
 			continue;
-		if (err)
+		if (err) {
+			say_lost(r);
 			break;
+		}
 		GT_SESSION_COUNTERS_COPY(&r->fig, &ev.stats);
 		if (ev.kind == GT_CLIENT_DONE) {
 			snprintf(r->reason, sizeof(r->reason), "%s", ev.reason);

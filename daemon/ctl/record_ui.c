@@ -62,6 +62,12 @@ void gt_record_summary(const struct gt_record_figures *f, const char *reason,
 		PRIu64 " bytes, %" PRIu64 " dropped in %.2fs (%s%s) -> %s\n",
 		f->threads, f->trace_events, f->bytes, f->drops, f->elapsed_ns / 1e9,
 		reason && *reason ? reason : "done", extra, path);
+	if (f->left)
+		fprintf(stderr, "gotracectl: %" PRIu64 " process%s left the recording: %s gained "
+			"privileges you may not trace (a set-user-ID, set-group-ID or file-capability "
+			"program, or changed credentials); nothing %s did after that is in the trace\n",
+			f->left, f->left == 1 ? "" : "es", f->left == 1 ? "it" : "they",
+			f->left == 1 ? "it" : "they");
 	if (f->drops)
 		fprintf(stderr, "gotracectl: warning: %" PRIu64 " kernel events were lost because "
 			"the ring buffers were full; the trace is valid but incomplete "

@@ -93,6 +93,32 @@ int gt_output_open(struct gt_output *o, const char *path, char *why, size_t whyl
 	return 0;
 }
 
+int gt_output_name_partial(struct gt_output *o, char *why, size_t whylen)
+{
+	char partial[sizeof(o->tmp)];
+	int fd;
+
+	snprintf(partial, sizeof(partial), "%s.partial", o->path);
+	fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int err = -errno;
+
+		if (err == -EEXIST)
+			snprintf(why, whylen, "%s exists: a recording that was cut short (its "
+				 "gotracectl killed?); move it away or remove it", partial);
+		else
+			snprintf(why, whylen, "cannot create %s: %s", partial, strerror(-err));
+		return err;
+	}
+	if (o->tmp[0])
+		unlink(o->tmp);
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = fd;
+	snprintf(o->tmp, sizeof(o->tmp), "%s", partial);
+	return 0;
+}
+
 /* The finished trace cannot go to its path: it stays beside it under a
  * name of ours (the named temporary, or the anonymous file linked as
  * PATH.partial-PID), and why says where. */

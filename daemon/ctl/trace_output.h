@@ -1,7 +1,9 @@
 /* The output file of a recording, made so that no truncated or invalid trace
  * is ever left at the user's path: the trace is written to an anonymous file
  * (O_TMPFILE) in the target directory and only linked into place by
- * gt_output_commit once its footer is written.  Where O_TMPFILE is not
+ * gt_output_commit once its footer is written.  In daemon mode it is
+ * PATH.partial instead (gt_output_name_partial): the daemon finishes a
+ * trace whose client died, and it must stay on disk under a name.  Where O_TMPFILE is not
  * supported, a hidden temporary name in the same directory is used and
  * renamed over the target. */
 #ifndef GT_TRACE_OUTPUT_H
@@ -20,6 +22,12 @@ struct gt_output {
  * nothing yet: a directory, device, FIFO, socket or symbolic link is
  * refused and left untouched. */
 int gt_output_open(struct gt_output *o, const char *path, char *why, size_t whylen);
+
+/* Daemon mode: the trace goes to a file named PATH.partial instead,
+ * created here (never over an existing one: -EEXIST, why says so), so that
+ * if this process dies the daemon still finishes the trace there.  Commit
+ * renames it to PATH; discard removes it. */
+int gt_output_name_partial(struct gt_output *o, char *why, size_t whylen);
 
 /* Makes the finished trace appear at o->path (replacing an old regular
  * file).  If something other than a regular file took the path meanwhile,

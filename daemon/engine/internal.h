@@ -40,6 +40,7 @@ struct gt_session {
 	uint64_t last_bytes;
 	uint64_t threads;
 	uint64_t repairs;
+	uint64_t left;              /* processes that left (GT_KEV_LEAVE) */
 	int ended;
 	int err;                    /* first write/translate error, -errno */
 	char end_reason[128];

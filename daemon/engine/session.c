@@ -110,9 +110,10 @@ static void track_targets(struct gt_session *s, const struct gt_kev_hdr *ev)
 		const struct gt_kev_fork *f = (const void *)ev;
 		if (f->child_tgid != ev->tgid)
 			gt_tgid_set_add(&s->targets, f->child_tgid);
-	} else if (ev->type == GT_KEV_EXIT) {
+	} else if (ev->type == GT_KEV_EXIT || ev->type == GT_KEV_LEAVE) {
 		const struct gt_kev_exit *x = (const void *)ev;
-		if (x->group_dead && gt_tgid_set_del(&s->targets, ev->tgid) == 1 &&
+		int gone = ev->type == GT_KEV_LEAVE || x->group_dead;
+		if (gone && gt_tgid_set_del(&s->targets, ev->tgid) == 1 &&
 		    s->targets.count == 0)
 			gt_session_targets_gone(s, ev->ts);
 	}
@@ -153,7 +154,12 @@ int gt_session_deliver(struct gt_session *s, const struct gt_kev_hdr *ev, size_t
 {
 	int err;
 
-	if (s->ended || s->err || !s->tr || !gt_session_in_window(s, ev))
+	if (s->ended || s->err || !s->tr)
+		return 0;
+	/* counted even before the window opens: a `--` command that execs a
+	 * set-user-ID program leaves before its trace can begin */
+	s->left += ev->type == GT_KEV_LEAVE;
+	if (!gt_session_in_window(s, ev))
 		return 0;
 	s->kernel_events++;
 	track_targets(s, ev);
@@ -287,6 +293,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	if (err)
 		snprintf(e->err, sizeof(e->err), "cannot start the translator: %s", strerror(-err));
 	else if ((err = session_enter(e, s)) == 0 &&
+		 (err = gt_capture_session_owner(e->capture, bit, o->owner_uid, o->owner_gid)) == 0 &&
 		 (err = gt_session_attach_targets(s, o)) == 0)
 		err = gt_session_mem_start(s, o); /* --heap, --cpu-profile */
 	if (err) {
@@ -323,6 +330,7 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 	else if (!s->awaiting_exec.count && gt_now_ns() > s->started_ns)
 		st->elapsed_ns = gt_now_ns() - s->started_ns;
 	st->kernel_events = s->kernel_events;
+	st->left = s->left;
 	st->owner_uid = s->owner_uid;
 	if (s->ended) {
 		st->trace_events = s->last_trace_events;

@@ -27,6 +27,31 @@ int gt_proc_uids(pid_t pid, uid_t uids[4])
 	return 0;
 }
 
+/* ptrace's other rule: the process must be dumpable.  The kernel gives a
+ * process that is not (it changed credentials, or runs a set-user-ID,
+ * set-group-ID or file-capability program) a /proc/PID/environ owned by
+ * root (the directory itself may keep the owner's uid).
+ * Gids and later changes are BPF's to check (gt_capture_session_owner). */
+static int authz_dumpable(uid_t uid, pid_t pid, char *why, size_t whylen)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	if (stat(path, &st)) {
+		int rc = errno == ENOENT ? -ESRCH : -errno;
+
+		snprintf(why, whylen, "cannot stat %s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (st.st_uid != uid) {
+		snprintf(why, whylen, "uid %u may not trace process %d: it is not dumpable "
+			 "(it changed credentials or runs a privileged program)", (unsigned)uid, (int)pid);
+		return -EPERM;
+	}
+	return 0;
+}
+
 int gt_authz_pid(uid_t uid, pid_t pid, char *why, size_t whylen)
 {
 	uid_t u[4];
@@ -48,7 +73,7 @@ int gt_authz_pid(uid_t uid, pid_t pid, char *why, size_t whylen)
 			 (unsigned)u[0], (unsigned)u[1], (unsigned)u[2]);
 		return -EPERM;
 	}
-	return 0;
+	return authz_dumpable(uid, pid, why, whylen);
 }
 
 int gt_authz_cgroup(uid_t uid, const char *path, char *why, size_t whylen)

@@ -1,7 +1,8 @@
 /* Who may trace what, decided from the peer's SO_PEERCRED uid:
  * root may trace anything; anyone else only processes whose real, effective
- * and saved uids are all theirs (the ptrace rule), and cgroups whose
- * directory they own.
+ * and saved uids are all theirs and that are dumpable (the ptrace rule),
+ * and cgroups whose directory they own.  This is the check at the start;
+ * BPF applies the same rule for the rest of the session (gids too). 
  *
  * Return convention: 0 allowed, or -errno (-EPERM refused, -ESRCH no such
  * process, ...); why gets a message for the client and the log.

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,7 @@ static void send_done(struct gt_srv_client *c, const struct gt_session_stats *st
 }
 
 /* Ends a session (footer written), tells its client, frees everything. */
-static void finish_session(struct gt_server *sv, int slot, const char *reason)
+static int finish_session(struct gt_server *sv, int slot, const char *reason)
 {
 	struct gt_srv_session *ss = sv->sessions[slot];
 	struct gt_session_stats st;
@@ -59,6 +60,7 @@ static void finish_session(struct gt_server *sv, int slot, const char *reason)
 	gt_session_free(ss->s);
 	free(ss);
 	sv->sessions[slot] = NULL;
+	return err;
 }
 
 static int slot_of_session(const struct gt_server *sv, int id)
@@ -208,6 +210,7 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	o.cgroup_path = cgroup[0] ? cgroup : NULL; /* as resolved and authorized */
 	o.out_fd = out_fd;
 	o.owner_uid = c->uid;
+	o.owner_gid = c->gid;
 	rc = gt_session_start(sv->engine, &o, &ss->s);
 	if (rc) {
 		const char *e = gt_engine_error(sv->engine);
@@ -339,14 +342,54 @@ void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct g
 
 /* ---- time and departures ---------------------------------------------------- */
 
+/* What the client's file is called, for the log: the link of our own
+ * descriptor (the daemon never opens a path of a client's choosing). */
+static void name_of_fd(int fd, char *buf, size_t len)
+{
+	char proc[64];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, len - 1);
+	if (n < 0)
+		snprintf(buf, len, "descriptor %d (%s)", fd, strerror(errno));
+	else
+		buf[n] = 0;
+}
+
+/* Whether the client closed its whole connection (killed, or it exited),
+ * not just its sending side (a half-close: it still reads). */
+static int peer_closed(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
+/* A client that goes away mid-recording (killed, even by SIGKILL) gets its
+ * trace finished all the same, footer included, in the file it passed:
+ * gotracectl names it FILE.partial in daemon mode, so it stays on disk. */
 void gt_srv_client_gone(struct gt_server *sv, struct gt_srv_client *c, const char *reason)
 {
 	struct gt_srv_session *ss = c->session;
-	int slot = ss ? slot_of_session(sv, ss->id) : -1;
+	int slot = ss ? slot_of_session(sv, ss->id) : -1, id, err;
+	char where[4200];
 
-	if (slot >= 0)
-		finish_session(sv, slot, reason);
 	c->session = NULL;
+	if (slot < 0)
+		return;
+	if (!peer_closed(c->fd)) { /* a half-close: the client waits for DONE */
+		finish_session(sv, slot, reason);
+		return;
+	}
+	id = ss->id;
+	name_of_fd(ss->out_fd, where, sizeof(where));
+	err = finish_session(sv, slot, reason);
+	if (err)
+		gt_log("session %d: its client is gone and its trace could not be finished "
+		       "(%s): %s", id, strerror(-err), where);
+	else
+		gt_log("session %d: its client is gone; the finished trace stays in %s", id, where);
 }
 
 static void send_progress(struct gt_srv_session *ss)

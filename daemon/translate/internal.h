@@ -148,6 +148,7 @@ void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e);
 void gt_tr_on_fork(struct gt_translator *t, const struct gt_kev_fork *e);
 void gt_tr_on_exec(struct gt_translator *t, const struct gt_kev_exec *e);
 void gt_tr_on_exit(struct gt_translator *t, const struct gt_kev_exit *e);
+void gt_tr_on_leave(struct gt_translator *t, const struct gt_kev_leave *e);
 void gt_tr_on_rename(struct gt_translator *t, const struct gt_kev_rename *e);
 void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *e);
 void gt_tr_on_heap(struct gt_translator *t, const struct gt_kev_heap *e);

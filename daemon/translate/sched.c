@@ -306,6 +306,42 @@ void gt_tr_on_exit(struct gt_translator *t, const struct gt_kev_exit *e)
 	gt_tr_end_g(t, th);
 }
 
+/* One goroutine of a process that left: a running one ends where it runs,
+ * any other is woken by G 0, started and ended on a free P. */
+static void end_left(struct gt_translator *t, struct gt_thread *th, int c)
+{
+	int p;
+
+	if (th->state == GT_TH_DEAD)
+		return;
+	if (th->state == GT_TH_RUNNING) {
+		gt_tr_end_g(t, th);
+		return;
+	}
+	p = gt_tr_g0_p(t, c);
+	gt_tr_make_runnable(t, th, p, 0);
+	gt_tr_start(t, th, p);
+	gt_tr_end_g(t, th);
+	if (p >= t->ncpus) /* every CPU was busy: no event will stop this P */
+		gt_tr_stop_p(t, p);
+}
+
+/* The process left the session (it gained privileges its owner may not
+ * trace, see bpf/common.bpf.h): nothing of it comes any more, so each of
+ * its goroutines ends now, the one that noticed first. */
+void gt_tr_on_leave(struct gt_translator *t, const struct gt_kev_leave *e)
+{
+	struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
+
+	gt_tr_heap_process_gone(t, e->hdr.tgid, e->hdr.cpu);
+	if (th && th->tgid == e->hdr.tgid)
+		end_left(t, th, e->hdr.cpu);
+	for (size_t i = 0; i < t->nbuckets && !t->err; i++)
+		for (th = t->buckets[i]; th; th = th->hnext)
+			if (th->tgid == e->hdr.tgid)
+				end_left(t, th, e->hdr.cpu);
+}
+
 /* A rename writes no event: the goroutine's identity stack is defined
  * when it ends, with the last name (a worker renamed right after
  * pthread_create is one goroutine named as the worker). */

@@ -131,6 +131,7 @@ static void dispatch(struct gt_translator *t, const struct gt_kev_hdr *ev)
 	case GT_KEV_RSS: gt_tr_on_rss(t, (const void *)ev); break;
 	case GT_KEV_CPU_SAMPLE: gt_tr_on_cpu_sample(t, (const void *)ev); break;
 	case GT_KEV_ALLOC_SAMPLE: gt_tr_on_alloc_sample(t, (const void *)ev); break;
+	case GT_KEV_LEAVE: gt_tr_on_leave(t, (const void *)ev); break;
 	default: break;
 	}
 }

@@ -641,6 +641,29 @@ static void test_exit_then_preempted(void)
 	tt_close(&x);
 }
 
+/* A process that left the session (GT_KEV_LEAVE: it gained privileges):
+ * every goroutine of it ends there, the running one and the sleeping one
+ * (woken by G 0 to end), with no repair; nothing of it is written after. */
+static void test_leave_ends_process(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'S', 35, 1);
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open"); /* 101 runs on CPU 0 */
+	struct gt_kev_leave e = {0};
+	hdr(&e.hdr, GT_KEV_LEAVE, 2100, 0, 101);
+	e.why = GT_LEAVE_UNDUMPABLE;
+	feed(&x, &e, sizeof(e));
+	if (tt_finish(&x, 5000) == 0) {
+		GT_CHECK(count_lines(&x, "GoEnd") == 2, "GoEnd count:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoUnblock p=0 g=0") == 1, "the sleeper not woken by G 0:\n%s",
+			 x.dump);
+	}
+	expect_no_repairs(&x);
+	tt_close(&x);
+}
+
 /* Snapshot: running, runnable, sleeping, in a blocking syscall, in futex,
  * zombie (skipped), then the one Gomaxprocs. */
 static void test_snapshot_states(void)
@@ -1262,6 +1285,7 @@ static void test_proc_snapshot_self(void)
 int main(void)
 {
 	GT_RUN(test_pipe_ping_pong);
+	GT_RUN(test_leave_ends_process);
 	GT_RUN(test_futex_block);
 	GT_RUN(test_sleep);
 	GT_RUN(test_nanosleep);

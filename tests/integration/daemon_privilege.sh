@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# daemon_privilege.sh: a non-root session follows a process only while its
+# owner could ptrace it (bpf/common.bpf.h, leave_if_privileged):
+#  - `-- SETUID-PROGRAM` (a root-owned 4755 copy of the sleeper workload,
+#    and /usr/bin/passwd -S): nothing after the exec is in the trace, the
+#    process's goroutines end, the summary says it left; gotracectl still
+#    exits 0 (the trace is valid, and says what it holds);
+#  - its own process that makes itself undumpable while recorded leaves
+#    the recording at that instant (none of its later sleeps is written);
+#  - a root process that setuid()s to the user is not recordable by -p;
+#  - a root session of the same setuid command sees everything.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+USER_NAME=gt_test_user
+N=300
+
+gt_require_daemon daemon_privilege
+gt_start_daemon
+
+if ! id "$USER_NAME" >/dev/null 2>&1; then
+	useradd --system --no-create-home --shell /usr/sbin/nologin "$USER_NAME" ||
+		{ fail daemon_privilege "useradd $USER_NAME failed"; gt_finish; }
+fi
+UID_U=$(id -u "$USER_NAME")
+GID_U=$(id -g "$USER_NAME")
+chmod 0755 "$GT_TMP"
+chmod 0666 "$SOCK"
+UDIR=$GT_TMP/user
+mkdir -p "$UDIR" && chown "$USER_NAME" "$UDIR"
+as_user() { setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@"; }
+mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" "$WL/credchange" "$GT_TMP/bin/" && chmod 0755 "$GT_TMP/bin"
+UCTL=$GT_TMP/bin/gotracectl
+# the setuid-root program: root-owned, mode 4755, on a file system that honours it
+SUID=$GT_TMP/bin/suidsleep
+cp "$WL/sleeper" "$SUID" && chown root:root "$SUID" && chmod 4755 "$SUID"
+if findmnt -no OPTIONS --target "$SUID" | grep -qw nosuid; then
+	fail daemon_privilege "$GT_TMP is mounted nosuid: no setuid test possible"
+	gt_finish
+fi
+
+# count FILE.json EVENT: how many EVENT events the trace holds
+count() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["counts"].get(sys.argv[2], 0))' "$1" "$2"; }
+
+# --- a non-root user records a setuid-root program ---------------------------------
+out=$(as_user "$UCTL" record --daemon --socket "$SOCK" -o "$UDIR/suid.trace" -- "$SUID" $N 1000 2>&1); rc=$?
+if [ $rc != 0 ]; then
+	fail daemon_privilege_setuid_exec "rc=$rc: $out"
+elif gt_valid daemon_privilege_setuid_exec "$UDIR/suid.trace"; then
+	sleeps=$(count "$UDIR/suid.trace.json" GoSleep)
+	if [ "$sleeps" != 0 ]; then
+		fail daemon_privilege_setuid_exec "the trace holds $sleeps of the setuid program's $N sleeps"
+	elif ! echo "$out" | grep -q "1 process left the recording: it gained privileges"; then
+		fail daemon_privilege_setuid_exec "the summary does not say why: $out"
+	elif grep -q suidsleep "$UDIR/suid.trace"; then
+		fail daemon_privilege_setuid_exec "the program's name (after its exec) is in the trace"
+	else
+		ok daemon_privilege_setuid_exec
+	fi
+fi
+
+# root sees the same program whole
+out=$("$GTCTL" record --daemon --socket "$SOCK" -o "$GT_TMP/root.trace" -- "$SUID" $N 1000 2>&1); rc=$?
+if [ $rc != 0 ]; then
+	fail daemon_privilege_root_unchanged "rc=$rc: $out"
+elif gt_valid daemon_privilege_root_unchanged "$GT_TMP/root.trace"; then
+	sleeps=$(count "$GT_TMP/root.trace.json" GoSleep)
+	if [ "$sleeps" -lt $N ] || echo "$out" | grep -q "left the recording"; then
+		fail daemon_privilege_root_unchanged "$sleeps sleeps of $N: $out"
+	else
+		ok daemon_privilege_root_unchanged
+	fi
+fi
+
+# passwd -S, the real thing (its own exit status does not matter here)
+out=$(as_user "$UCTL" record --daemon --socket "$SOCK" -o "$UDIR/passwd.trace" -- /usr/bin/passwd -S "$USER_NAME" 2>&1); rc=$?
+if [ $rc != 0 ]; then
+	fail daemon_privilege_passwd "rc=$rc: $out"
+elif gt_valid daemon_privilege_passwd "$UDIR/passwd.trace"; then
+	sys=$(count "$UDIR/passwd.trace.json" GoSysCall)
+	# the child between fork and exec makes a few dozen syscalls; passwd, hundreds
+	if [ "$sys" -gt 100 ] || ! echo "$out" | grep -q "left the recording"; then
+		fail daemon_privilege_passwd "$sys syscalls recorded: $out"
+	else
+		ok daemon_privilege_passwd
+	fi
+fi
+
+# --- its own process becomes undumpable while recorded ----------------------------
+gt_start_workload undump setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- \
+	"$GT_TMP/bin/credchange" --wait undumpable $N 1000 || { fail daemon_privilege_undumpable "no workload"; gt_finish; }
+UPID=$(awk '$1 == "pid" { print $2 }' "$GT_TMP/undump.out")
+as_user "$UCTL" record --daemon --socket "$SOCK" -p "$UPID" -o "$UDIR/undump.trace" >"$GT_TMP/undump.rec.out" 2>&1 &
+REC_PID=$!
+gt_pids+=("$REC_PID")
+for i in $(seq 1 200); do
+	grep -q "session .* started for uid $UID_U .*process $UPID" "$GT_TMP/daemon.log" && break
+	sleep 0.05
+done
+sleep 0.3
+gt_go undump
+gt_wait_line undump '^done' 60 || fail daemon_privilege_undumpable "the workload did not finish"
+gt_leave undump
+wait "$REC_PID"; rc=$?
+out=$(cat "$GT_TMP/undump.rec.out")
+if [ $rc != 0 ]; then
+	fail daemon_privilege_undumpable "rc=$rc: $out"
+elif gt_valid daemon_privilege_undumpable "$UDIR/undump.trace"; then
+	sleeps=$(count "$UDIR/undump.trace.json" GoSleep)
+	# its goroutine ends there (GoEnd), it is not left blocked
+	ended=$(python3 -c 'import json,sys; print(all(g["ended"] for g in json.load(open(sys.argv[1]))["goroutines"] if g["tid"] == int(sys.argv[2])))' "$UDIR/undump.trace.json" "$UPID")
+	if [ "$sleeps" != 0 ] || ! echo "$out" | grep -q "1 process left the recording"; then
+		fail daemon_privilege_undumpable "$sleeps sleeps after PR_SET_DUMPABLE 0 recorded: $out"
+	elif [ "$ended" != True ]; then
+		fail daemon_privilege_undumpable "the process's goroutine did not end"
+	else
+		ok daemon_privilege_undumpable
+	fi
+fi
+
+# --- a root process that becomes the user -------------------------------------------
+gt_start_workload drop "$GT_TMP/bin/credchange" --wait "$UID_U:$GID_U" 100000 1000 ||
+	{ fail daemon_privilege_setuid_call "no workload"; gt_finish; }
+DPID=$(awk '$1 == "pid" { print $2 }' "$GT_TMP/drop.out")
+gt_go drop
+gt_wait_line drop '^changed' 30 || fail daemon_privilege_setuid_call "the workload did not change"
+out=$(as_user "$UCTL" record --daemon --socket "$SOCK" -p "$DPID" -o "$UDIR/drop.trace" -d 1s 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$out" | grep -q "not dumpable"; then
+	ok daemon_privilege_setuid_call
+else
+	fail daemon_privilege_setuid_call "rc=$rc: $out"
+fi
+kill "$DPID" 2>/dev/null
+
+gt_finish
