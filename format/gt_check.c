@@ -45,7 +45,7 @@ int gt_ctx_design_rules(const struct gt_ctx *c)
 	return !(c->flags & (GT_CHECK_PARSER_ONLY | GT_CHECK_GO_TOOLS));
 }
 
-static int ctx_init(struct gt_ctx *c, const uint8_t *data, size_t len, unsigned flags,
+int gt_check_ctx_init(struct gt_ctx *c, const uint8_t *data, size_t len, unsigned flags,
 		    struct gt_check_report *rep)
 {
 	memset(c, 0, sizeof(*c));
@@ -64,8 +64,9 @@ static int ctx_init(struct gt_ctx *c, const uint8_t *data, size_t len, unsigned 
 	return 0;
 }
 
-static void ctx_free(struct gt_ctx *c)
+void gt_check_ctx_free(struct gt_ctx *c)
 {
+	free(c->segs);
 	free(c->raw);
 	free(c->ev);
 	free(c->order);
@@ -76,8 +77,8 @@ static void ctx_free(struct gt_ctx *c)
 	gt_map_free(&c->batch_of);
 }
 
-int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
-		 struct gt_check_report *rep, gt_goroutine_fn fn, void *arg)
+int gt_check_run_mem(const uint8_t *data, size_t len, unsigned flags,
+		     struct gt_check_report *rep, gt_goroutine_fn fn, void *arg)
 {
 	struct gt_ctx c;
 	int rc;
@@ -85,7 +86,7 @@ int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
 	memset(rep, 0, sizeof(*rep));
 	rep->bytes = len;
 	rep->ok = 1;
-	rc = ctx_init(&c, data, len, flags, rep);
+	rc = gt_check_ctx_init(&c, data, len, flags, rep);
 	if (!rc)
 		rc = gt_check_decode(&c);
 	if (!rc)
@@ -96,7 +97,7 @@ int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
 		rc = gt_check_state(&c, fn, arg);
 	if (!rc)
 		rc = gt_check_go122(&c);
-	ctx_free(&c);
+	gt_check_ctx_free(&c);
 	if (rc < 0) {
 		snprintf(rep->error, sizeof(rep->error), "checker: %s", strerror(-rc));
 		rep->ok = 0;
