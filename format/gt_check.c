@@ -35,6 +35,21 @@ int gt_ctx_fail(struct gt_ctx *c, int type, uint64_t off, const char *fmt, ...)
 	return 1;
 }
 
+void gt_check_release(struct gt_ctx *c, uint64_t nbytes)
+{
+	uintptr_t lo, hi;
+	long pg;
+
+	if (!c->mapped || (c->read_since += nbytes) < GT_RELEASE_EVERY)
+		return;
+	c->read_since = 0;
+	pg = sysconf(_SC_PAGESIZE);
+	lo = (uintptr_t)c->data & ~(uintptr_t)(pg - 1);
+	hi = (uintptr_t)c->data + c->len;
+	/* only a hint: if it fails the pages just stay */
+	(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 int gt_ctx_viewer_rules(const struct gt_ctx *c)
 {
 	return !(c->flags & GT_CHECK_PARSER_ONLY);
@@ -158,7 +173,7 @@ int gt_check_file_run(const char *path, unsigned flags, struct gt_check_report *
 
 	if (rc < 0)
 		return rc;
-	rc = gt_check_run(len ? data : empty, len, flags, rep, fn, arg);
+	rc = gt_check_run_mapped(len ? data : empty, len, flags, len > 0, rep, fn, arg);
 	if (len)
 		munmap((void *)data, len);
 	return rc;

@@ -413,6 +413,7 @@ int gt_check_decode(struct gt_ctx *c)
 	if (c->stream && seg_add(c, st.cur, r.pos, 0) < 0)
 		return -ENOMEM;
 	while ((rc = gt_reader_next(&r, c->raw)) == 1) {
+		gt_check_release(c, c->raw->end - c->raw->off);
 		rc = on_record(c, &st, c->raw);
 		if (rc)
 			return rc;

@@ -106,7 +106,9 @@ struct gt_ctx {
 	 * samples (in ev); the merge decodes each P's next event again from
 	 * its runs of records. */
 	int stream;
+	int mapped;             /* data is a private file mapping (may drop pages) */
 	uint64_t nall;          /* events decoded, samples included */
+	uint64_t read_since;    /* bytes decoded since pages were last dropped */
 	struct gt_seg *segs;
 	uint32_t nsegs, capsegs;
 };
@@ -170,6 +172,16 @@ int gt_go122_open(struct gt_ctx *c, int64_t min_ts, struct gt_conv **out);
 int gt_go122_event(struct gt_conv *v, const struct gt_cev *e);
 /* The end rules when run is set; frees v either way. */
 int gt_go122_close(struct gt_conv *v, int run);
+
+/* A file mapping's pages count in the process's RSS once read: every
+ * GT_RELEASE_EVERY bytes decoded, drop them (they come back from the page
+ * cache if read again).  No-op unless c->mapped. */
+#define GT_RELEASE_EVERY (32u << 20)
+void gt_check_release(struct gt_ctx *c, uint64_t nbytes);
+
+/* gt_check_run, telling whether data is a file mapping (gt_check_release). */
+int gt_check_run_mapped(const uint8_t *data, size_t len, unsigned flags, int mapped,
+			struct gt_check_report *rep, gt_goroutine_fn fn, void *arg);
 
 /* The whole check in memory (every event decoded into c->ev). */
 int gt_check_run_mem(const uint8_t *data, size_t len, unsigned flags,

@@ -199,6 +199,7 @@ static void cursor_fill(struct merge *m, uint32_t b)
 			}
 			continue;
 		}
+		gt_check_release(c, raw->end - k->pos);
 		k->pos = raw->end;
 		if (raw->type == GT_EV_STRING || raw->type == GT_EV_STACK ||
 		    raw->type == GT_EV_FREQUENCY || raw->type == GT_EV_TIMER_GOROUTINE)

@@ -288,8 +288,8 @@ static int needs_memory(const struct gt_ctx *c)
 	return c->version < 1007 || c->rep->count_by_type[GT_EV_FUTILE_WAKEUP] > 0;
 }
 
-int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
-		 struct gt_check_report *rep, gt_goroutine_fn fn, void *arg)
+int gt_check_run_mapped(const uint8_t *data, size_t len, unsigned flags, int mapped,
+			struct gt_check_report *rep, gt_goroutine_fn fn, void *arg)
 {
 	struct gt_ctx c;
 	int rc, mem = 0;
@@ -299,6 +299,7 @@ int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
 	rep->ok = 1;
 	rc = gt_check_ctx_init(&c, data, len, flags, rep);
 	c.stream = 1;
+	c.mapped = mapped;
 	if (!rc)
 		rc = gt_check_decode(&c);
 	if (!rc && needs_memory(&c))
@@ -314,4 +315,10 @@ int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
 		return rc;
 	}
 	return rep->ok ? 0 : 1;
+}
+
+int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
+		 struct gt_check_report *rep, gt_goroutine_fn fn, void *arg)
+{
+	return gt_check_run_mapped(data, len, flags, 0, rep, fn, arg);
 }
