@@ -176,7 +176,7 @@ int gt_go122_close(struct gt_conv *v, int run);
 /* A file mapping's pages count in the process's RSS once read: every
  * GT_RELEASE_EVERY bytes decoded, drop them (they come back from the page
  * cache if read again).  No-op unless c->mapped. */
-#define GT_RELEASE_EVERY (32u << 20)
+#define GT_RELEASE_EVERY (16u << 20)
 void gt_check_release(struct gt_ctx *c, uint64_t nbytes);
 
 /* gt_check_run, telling whether data is a file mapping (gt_check_release). */

@@ -29,11 +29,6 @@
 
 enum { ST_MERGE, ST_TIME, ST_SYSEXIT, ST_STATE, ST_GO122, ST_N };
 
-struct rentry {
-	uint64_t seq; /* position in the merged order: ties keep it */
-	struct gt_cev e;
-};
-
 struct stream {
 	struct gt_ctx sc[ST_N];            /* per phase: shared tables, own report */
 	struct gt_check_report srep[ST_N];
@@ -41,9 +36,8 @@ struct stream {
 	uint64_t prev_off;
 	uint8_t prev_type, has_prev;
 	struct gt_map last_block;          /* g -> ts of GoSysBlock/GoInSyscall */
-	struct rentry *heap;
-	uint32_t nheap;
-	uint64_t seq;
+	struct gt_cev *ring;               /* held events, sorted by time */
+	uint32_t head, nheld;
 	int64_t out_ts;                    /* time of the last event let out */
 	uint64_t nout;
 	int64_t first_ts;
@@ -62,43 +56,28 @@ static int ok(const struct stream *s, int upto)
 	return 1;
 }
 
-static int rless(const struct rentry *a, const struct rentry *b)
+/* Holds e in time order.  Events come sorted but for GoSysExits moved
+ * back to their real time: those go before the held events that are
+ * later (ties keep the merged order, as Go's stable sort). */
+static void hold(struct stream *s, const struct gt_cev *e)
 {
-	return a->e.ts < b->e.ts || (a->e.ts == b->e.ts && a->seq < b->seq);
-}
+	uint32_t i = s->nheld++;
 
-static void rpush(struct stream *s, const struct rentry *x)
-{
-	uint32_t i = s->nheap++;
+	for (; i > 0; i--) {
+		const struct gt_cev *prev = &s->ring[(s->head + i - 1) % (REORDER_MAX + 1)];
 
-	while (i > 0 && rless(x, &s->heap[(i - 1) / 2])) {
-		s->heap[i] = s->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	s->heap[i] = *x;
-}
-
-static void rpop(struct stream *s, struct rentry *out)
-{
-	struct rentry last = s->heap[--s->nheap];
-	uint32_t i = 0;
-
-	*out = s->heap[0];
-	for (;;) {
-		uint32_t l = 2 * i + 1, m = i;
-		const struct rentry *best = &last;
-
-		if (l < s->nheap && rless(&s->heap[l], best))
-			best = &s->heap[m = l];
-		if (l + 1 < s->nheap && rless(&s->heap[l + 1], best))
-			m = l + 1;
-		if (m == i)
+		if (prev->ts <= e->ts)
 			break;
-		s->heap[i] = s->heap[m];
-		i = m;
+		s->ring[(s->head + i) % (REORDER_MAX + 1)] = *prev;
 	}
-	if (s->nheap)
-		s->heap[i] = last;
+	s->ring[(s->head + i) % (REORDER_MAX + 1)] = *e;
+}
+
+static void release(struct stream *s, struct gt_cev *out)
+{
+	*out = s->ring[s->head];
+	s->head = (s->head + 1) % (REORDER_MAX + 1);
+	s->nheld--;
 }
 
 /* The state pass and the conversion open on the first event's time. */
@@ -177,33 +156,33 @@ static int fix_sysexit(struct stream *s, struct gt_cev *e)
 static int on_merged(void *arg, struct gt_cev *ev)
 {
 	struct stream *s = arg;
-	struct rentry x = {s->seq++, *ev};
+	struct gt_cev x = *ev;
 	int rc;
 
 	check_time(s, ev);
 	if (!ok(s, ST_TIME))
 		return 0; /* the merge goes on: an error of its own comes first */
-	if ((rc = fix_sysexit(s, &x.e)) < 0)
+	if ((rc = fix_sysexit(s, &x)) < 0)
 		return rc;
 	if (!ok(s, ST_SYSEXIT))
 		return 0;
-	if (s->nout && x.e.ts < s->out_ts)
+	if (s->nout && x.ts < s->out_ts)
 		return -E2BIG; /* moves back past what was let out already */
-	rpush(s, &x);
-	if (s->nheap <= REORDER_MAX)
+	hold(s, &x);
+	if (s->nheld <= REORDER_MAX)
 		return 0;
-	rpop(s, &x);
-	return deliver(s, &x.e);
+	release(s, &x);
+	return deliver(s, &x);
 }
 
 static int drain(struct stream *s)
 {
-	struct rentry x;
+	struct gt_cev x;
 	int rc = 0;
 
-	while (s->nheap && !rc) {
-		rpop(s, &x);
-		rc = deliver(s, &x.e);
+	while (s->nheld && !rc) {
+		release(s, &x);
+		rc = deliver(s, &x);
 	}
 	if (!rc && !s->state)
 		rc = open_passes(s, 0);
@@ -213,8 +192,9 @@ static int drain(struct stream *s)
 /* The verdict: the first phase with an error, as if they ran in turn. */
 static void conclude(struct stream *s, struct gt_check_report *rep, int64_t last_ts)
 {
-	rep->goroutines = s->srep[ST_STATE].goroutines;
+	/* in memory the state pass never began if an earlier phase failed */
 	if (ok(s, ST_SYSEXIT)) {
+		rep->goroutines = s->srep[ST_STATE].goroutines;
 		rep->events = s->nout;
 		rep->duration_ticks = (uint64_t)last_ts - (uint64_t)s->first_ts;
 	}
@@ -246,7 +226,7 @@ static int stream_close(struct stream *s, struct gt_ctx *c, int rc)
 			rc = rc2;
 	}
 	gt_map_free(&s->last_block);
-	free(s->heap);
+	free(s->ring);
 	return rc;
 }
 
@@ -267,8 +247,8 @@ static int stream_run(struct gt_ctx *c, gt_goroutine_fn fn, void *arg)
 	s->fn = fn;
 	s->arg = arg;
 	s->go122 = gt_ctx_viewer_rules(c) && c->version >= 1011;
-	s->heap = malloc(((size_t)REORDER_MAX + 1) * sizeof(*s->heap));
-	rc = s->heap ? gt_map_init(&s->last_block, sizeof(int64_t)) : -ENOMEM;
+	s->ring = malloc(((size_t)REORDER_MAX + 1) * sizeof(*s->ring));
+	rc = s->ring ? gt_map_init(&s->last_block, sizeof(int64_t)) : -ENOMEM;
 	if (!rc)
 		rc = gt_check_merge_stream(&s->sc[ST_MERGE], on_merged, s);
 	if (rc == 1)

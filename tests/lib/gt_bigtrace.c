@@ -154,7 +154,7 @@ long long gt_bigtrace_write(int fd, uint64_t bytes)
 }
 
 int gt_run_measured(char *const argv[], char *out, size_t outlen, int *status,
-		    long *maxrss_kib, double *secs)
+		    long *maxrss_kib, double *secs, double *cpu)
 {
 	struct timespec t0, t1;
 	struct rusage ru;
@@ -185,6 +185,8 @@ int gt_run_measured(char *const argv[], char *out, size_t outlen, int *status,
 		return -errno;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	*maxrss_kib = ru.ru_maxrss;
+	*cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 	*secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	return 0;
 }

@@ -14,8 +14,9 @@ long long gt_bigtrace_write(int fd, uint64_t bytes);
 
 /* Runs argv[0] (a path) with argv, its stdout into out (NUL-terminated,
  * cut to outlen - 1), and waits: *status as wait(2), *maxrss_kib its peak
- * RSS (ru_maxrss), *secs the wall time.  0 or -errno. */
+ * RSS (ru_maxrss), *secs the wall time, *cpu its user + system time (the
+ * figure that holds on a busy machine).  0 or -errno. */
 int gt_run_measured(char *const argv[], char *out, size_t outlen, int *status,
-		    long *maxrss_kib, double *secs);
+		    long *maxrss_kib, double *secs, double *cpu);
 
 #endif
