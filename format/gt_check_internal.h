@@ -107,6 +107,7 @@ struct gt_ctx {
 	 * its runs of records. */
 	int stream;
 	int mapped;             /* data is a private file mapping (may drop pages) */
+	uint32_t window;        /* events held to re-sort moved GoSysExits */
 	uint64_t nall;          /* events decoded, samples included */
 	uint64_t read_since;    /* bytes decoded since pages were last dropped */
 	struct gt_seg *segs;
@@ -182,6 +183,11 @@ void gt_check_release(struct gt_ctx *c, uint64_t nbytes);
 /* gt_check_run, telling whether data is a file mapping (gt_check_release). */
 int gt_check_run_mapped(const uint8_t *data, size_t len, unsigned flags, int mapped,
 			struct gt_check_report *rep, gt_goroutine_fn fn, void *arg);
+
+/* The same with a re-sort window of that many events (tests: a small one
+ * wraps the ring and sends files with moved GoSysExits to memory). */
+int gt_check_run_window(const uint8_t *data, size_t len, unsigned flags, int mapped,
+			uint32_t window, struct gt_check_report *rep, gt_goroutine_fn fn, void *arg);
 
 /* The whole check in memory (every event decoded into c->ev). */
 int gt_check_run_mem(const uint8_t *data, size_t len, unsigned flags,

@@ -37,7 +37,7 @@ struct stream {
 	uint8_t prev_type, has_prev;
 	struct gt_map last_block;          /* g -> ts of GoSysBlock/GoInSyscall */
 	struct gt_cev *ring;               /* held events, sorted by time */
-	uint32_t head, nheld;
+	uint32_t head, nheld, window;      /* ring: window + 1 slots */
 	int64_t out_ts;                    /* time of the last event let out */
 	uint64_t nout;
 	int64_t first_ts;
@@ -64,19 +64,19 @@ static void hold(struct stream *s, const struct gt_cev *e)
 	uint32_t i = s->nheld++;
 
 	for (; i > 0; i--) {
-		const struct gt_cev *prev = &s->ring[(s->head + i - 1) % (REORDER_MAX + 1)];
+		const struct gt_cev *prev = &s->ring[(s->head + i - 1) % (s->window + 1)];
 
 		if (prev->ts <= e->ts)
 			break;
-		s->ring[(s->head + i) % (REORDER_MAX + 1)] = *prev;
+		s->ring[(s->head + i) % (s->window + 1)] = *prev;
 	}
-	s->ring[(s->head + i) % (REORDER_MAX + 1)] = *e;
+	s->ring[(s->head + i) % (s->window + 1)] = *e;
 }
 
 static void release(struct stream *s, struct gt_cev *out)
 {
 	*out = s->ring[s->head];
-	s->head = (s->head + 1) % (REORDER_MAX + 1);
+	s->head = (s->head + 1) % (s->window + 1);
 	s->nheld--;
 }
 
@@ -169,7 +169,7 @@ static int on_merged(void *arg, struct gt_cev *ev)
 	if (s->nout && x.ts < s->out_ts)
 		return -E2BIG; /* moves back past what was let out already */
 	hold(s, &x);
-	if (s->nheld <= REORDER_MAX)
+	if (s->nheld <= s->window)
 		return 0;
 	release(s, &x);
 	return deliver(s, &x);
@@ -247,7 +247,8 @@ static int stream_run(struct gt_ctx *c, gt_goroutine_fn fn, void *arg)
 	s->fn = fn;
 	s->arg = arg;
 	s->go122 = gt_ctx_viewer_rules(c) && c->version >= 1011;
-	s->ring = malloc(((size_t)REORDER_MAX + 1) * sizeof(*s->ring));
+	s->window = c->window;
+	s->ring = malloc(((size_t)s->window + 1) * sizeof(*s->ring));
 	rc = s->ring ? gt_map_init(&s->last_block, sizeof(int64_t)) : -ENOMEM;
 	if (!rc)
 		rc = gt_check_merge_stream(&s->sc[ST_MERGE], on_merged, s);
@@ -268,8 +269,8 @@ static int needs_memory(const struct gt_ctx *c)
 	return c->version < 1007 || c->rep->count_by_type[GT_EV_FUTILE_WAKEUP] > 0;
 }
 
-int gt_check_run_mapped(const uint8_t *data, size_t len, unsigned flags, int mapped,
-			struct gt_check_report *rep, gt_goroutine_fn fn, void *arg)
+int gt_check_run_window(const uint8_t *data, size_t len, unsigned flags, int mapped,
+			uint32_t window, struct gt_check_report *rep, gt_goroutine_fn fn, void *arg)
 {
 	struct gt_ctx c;
 	int rc, mem = 0;
@@ -280,6 +281,7 @@ int gt_check_run_mapped(const uint8_t *data, size_t len, unsigned flags, int map
 	rc = gt_check_ctx_init(&c, data, len, flags, rep);
 	c.stream = 1;
 	c.mapped = mapped;
+	c.window = window ? window : 1;
 	if (!rc)
 		rc = gt_check_decode(&c);
 	if (!rc && needs_memory(&c))
@@ -301,4 +303,10 @@ int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
 		 struct gt_check_report *rep, gt_goroutine_fn fn, void *arg)
 {
 	return gt_check_run_mapped(data, len, flags, 0, rep, fn, arg);
+}
+
+int gt_check_run_mapped(const uint8_t *data, size_t len, unsigned flags, int mapped,
+			struct gt_check_report *rep, gt_goroutine_fn fn, void *arg)
+{
+	return gt_check_run_window(data, len, flags, mapped, REORDER_MAX, rep, fn, arg);
 }

@@ -41,7 +41,10 @@ static int compare(const char *what, const uint8_t *data, size_t len, char *why,
 
 	for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
 		uint64_t ha = 14695981039346656037ull, hb = ha;
-		int ra = gt_check_run(data, len, flags[f], &a, digest, &ha);
+		/* the smallest re-sort window every other time: the ring wraps,
+		 * and moved GoSysExits go to the in-memory check */
+		int ra = gt_check_run_window(data, len, flags[f], 0, f == 1 ? 1 : 1u << 18, &a,
+					     digest, &ha);
 		int rb = gt_check_run_mem(data, len, flags[f], &b, digest, &hb);
 
 		if (ra != rb || a.ok != b.ok || strcmp(a.error, b.error) ||
@@ -78,8 +81,8 @@ static int compare_variants(const uint8_t *data, size_t len, char *why, size_t w
 		snprintf(what, sizeof(what), "cut to %zu bytes", cut);
 		rc = compare(what, data, cut, why, wl);
 	}
-	for (int k = 0; !rc && k < 24 && len > 16; k++) {
-		size_t at = 16 + (len - 16) * (size_t)k / 24;
+	for (int k = 0; !rc && k < 16 && len > 16; k++) {
+		size_t at = 16 + (len - 16) * (size_t)k / 16;
 
 		memcpy(copy, data, len);
 		copy[at] ^= (uint8_t)(0x5a + k);
