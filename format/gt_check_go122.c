@@ -285,6 +285,9 @@ static int settle_syscall(struct gt_conv *v, uint64_t id, struct g122 *g,
 			  const struct gt_cev *next)
 {
 	struct gt_cev e = {0};
+	struct p122 *pp;
+	uint64_t other = 0;
+	int rc;
 
 	g->sys_pending = 0;
 	v->npending--;
@@ -293,7 +296,15 @@ static int settle_syscall(struct gt_conv *v, uint64_t id, struct g122 *g,
 	e.type = GT_EV_GO_SYSCALL;
 	e.off = g->sys_off;
 	e.p = g->sys_p;
-	return transition(v, &e, id, S_SYSCALL, S_RUNNING, g->sys_p, g->sys_thread);
+	/* Done at once, this would have cleared only its own mark on the P:
+	 * keep one another goroutine's status event put there since. */
+	pp = g->sys_p >= 0 ? gt_map_get(&v->ps, (uint64_t)g->sys_p) : NULL;
+	if (pp && pp->in_syscall != id + 1)
+		other = pp->in_syscall;
+	rc = transition(v, &e, id, S_SYSCALL, S_RUNNING, g->sys_p, g->sys_thread);
+	if (pp && other)
+		pp->in_syscall = other;
+	return rc;
 }
 
 static int convert(struct gt_conv *v, const struct gt_cev *e)
