@@ -35,6 +35,21 @@ int gt_ctx_fail(struct gt_ctx *c, int type, uint64_t off, const char *fmt, ...)
 	return 1;
 }
 
+void gt_check_release(struct gt_ctx *c, uint64_t nbytes)
+{
+	uintptr_t lo, hi;
+	long pg;
+
+	if (!c->mapped || (c->read_since += nbytes) < GT_RELEASE_EVERY)
+		return;
+	c->read_since = 0;
+	pg = sysconf(_SC_PAGESIZE);
+	lo = (uintptr_t)c->data & ~(uintptr_t)(pg - 1);
+	hi = (uintptr_t)c->data + c->len;
+	/* only a hint: if it fails the pages just stay */
+	(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 int gt_ctx_viewer_rules(const struct gt_ctx *c)
 {
 	return !(c->flags & GT_CHECK_PARSER_ONLY);
@@ -45,7 +60,7 @@ int gt_ctx_design_rules(const struct gt_ctx *c)
 	return !(c->flags & (GT_CHECK_PARSER_ONLY | GT_CHECK_GO_TOOLS));
 }
 
-static int ctx_init(struct gt_ctx *c, const uint8_t *data, size_t len, unsigned flags,
+int gt_check_ctx_init(struct gt_ctx *c, const uint8_t *data, size_t len, unsigned flags,
 		    struct gt_check_report *rep)
 {
 	memset(c, 0, sizeof(*c));
@@ -64,8 +79,9 @@ static int ctx_init(struct gt_ctx *c, const uint8_t *data, size_t len, unsigned 
 	return 0;
 }
 
-static void ctx_free(struct gt_ctx *c)
+void gt_check_ctx_free(struct gt_ctx *c)
 {
+	free(c->segs);
 	free(c->raw);
 	free(c->ev);
 	free(c->order);
@@ -76,8 +92,8 @@ static void ctx_free(struct gt_ctx *c)
 	gt_map_free(&c->batch_of);
 }
 
-int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
-		 struct gt_check_report *rep, gt_goroutine_fn fn, void *arg)
+int gt_check_run_mem(const uint8_t *data, size_t len, unsigned flags,
+		     struct gt_check_report *rep, gt_goroutine_fn fn, void *arg)
 {
 	struct gt_ctx c;
 	int rc;
@@ -85,7 +101,7 @@ int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
 	memset(rep, 0, sizeof(*rep));
 	rep->bytes = len;
 	rep->ok = 1;
-	rc = ctx_init(&c, data, len, flags, rep);
+	rc = gt_check_ctx_init(&c, data, len, flags, rep);
 	if (!rc)
 		rc = gt_check_decode(&c);
 	if (!rc)
@@ -96,7 +112,7 @@ int gt_check_run(const uint8_t *data, size_t len, unsigned flags,
 		rc = gt_check_state(&c, fn, arg);
 	if (!rc)
 		rc = gt_check_go122(&c);
-	ctx_free(&c);
+	gt_check_ctx_free(&c);
 	if (rc < 0) {
 		snprintf(rep->error, sizeof(rep->error), "checker: %s", strerror(-rc));
 		rep->ok = 0;
@@ -157,7 +173,7 @@ int gt_check_file_run(const char *path, unsigned flags, struct gt_check_report *
 
 	if (rc < 0)
 		return rc;
-	rc = gt_check_run(len ? data : empty, len, flags, rep, fn, arg);
+	rc = gt_check_run_mapped(len ? data : empty, len, flags, len > 0, rep, fn, arg);
 	if (len)
 		munmap((void *)data, len);
 	return rc;

@@ -11,8 +11,10 @@
  * and what makes Go 1.23's viewer panic on the result (gt_check_go122.c).
  *
  * Every error names the event type, its byte offset and the rule broken.
- * The check reads the buffer in place: no per-event allocation; its tables
- * are sized from the input length, never from a length field.
+ * The check reads the buffer in place, in two passes (gt_check_stream.c):
+ * its memory grows with goroutines, Ps, stacks, strings, batches and CPU
+ * samples, never with events, so a file of any size fits; files of Go 1.5
+ * and 1.6 and files with FutileWakeup records are checked in memory.
  */
 #ifndef GT_CHECK_H
 #define GT_CHECK_H

@@ -12,8 +12,7 @@
 #define GT_STACK_MAX_FRAMES 128
 #define GT_STACK_MAX_BYTES 2048
 
-/* internal/trace argNum: values a record of this type must carry. */
-static size_t arg_num(int ver, const struct gt_raw_event *raw)
+size_t gt_check_arg_num(int ver, const struct gt_raw_event *raw)
 {
 	const struct gt_event_desc *d = &gt_event_descs[raw->type];
 	size_t n = (size_t)d->nargs + (size_t)d->has_stack;
@@ -64,9 +63,36 @@ static struct gt_batch *batch_for(struct gt_ctx *c, int64_t p, uint32_t *idx)
 		*slot = c->nbatches++;
 		memset(&c->batches[*slot], 0, sizeof(c->batches[0]));
 		c->batches[*slot].p = p;
+		c->batches[*slot].seg_first = c->batches[*slot].seg_last = UINT32_MAX;
 	}
 	*idx = *slot;
 	return &c->batches[*slot];
+}
+
+/* Streaming: notes that a run of batch bi's records starts at off. */
+static int seg_add(struct gt_ctx *c, uint32_t bi, uint64_t off, int64_t base_ts)
+{
+	struct gt_batch *b = &c->batches[bi];
+	struct gt_seg *sg;
+
+	if (c->nsegs == c->capsegs) {
+		uint32_t cap = c->capsegs ? c->capsegs * 2 : 64;
+
+		if (cap < c->capsegs || !(sg = realloc(c->segs, (size_t)cap * sizeof(*sg))))
+			return -ENOMEM;
+		c->segs = sg;
+		c->capsegs = cap;
+	}
+	sg = &c->segs[c->nsegs];
+	sg->off = off;
+	sg->base_ts = base_ts;
+	sg->next = UINT32_MAX;
+	if (b->seg_last == UINT32_MAX)
+		b->seg_first = c->nsegs;
+	else
+		c->segs[b->seg_last].next = c->nsegs;
+	b->seg_last = c->nsegs++;
+	return 0;
 }
 
 static struct gt_cev *new_event(struct gt_ctx *c)
@@ -75,6 +101,9 @@ static struct gt_cev *new_event(struct gt_ctx *c)
 		/* Real traces take about 4 bytes an event: one allocation
 		 * sized from the input usually suffices. */
 		uint32_t cap = c->capev ? c->capev * 2 : (uint32_t)(c->len / 4 < 1u << 30 ? c->len / 4 + 64 : 1u << 30);
+
+		if (!c->capev && c->stream)
+			cap = 1024; /* only the samples: never sized from the input */
 		struct gt_cev *e;
 
 		if (cap < c->capev)
@@ -89,13 +118,6 @@ static struct gt_cev *new_event(struct gt_ctx *c)
 	return &c->ev[c->nev++];
 }
 
-/* The parse state parseEvents carries from record to record. */
-struct decode_state {
-	int64_t last_p, last_ts, last_seq;
-	uint64_t last_g;
-	uint32_t cur;  /* batch index of last_p */
-	uint64_t skew_off; /* a CPUSample of this batch with a time delta, or 0 */
-};
 
 static int on_string(struct gt_ctx *c, const struct gt_raw_event *raw)
 {
@@ -175,7 +197,7 @@ static int on_stack(struct gt_ctx *c, const struct gt_raw_event *raw)
 	return 0;
 }
 
-static int on_batch(struct gt_ctx *c, struct decode_state *st,
+static int on_batch(struct gt_ctx *c, struct gt_decode_state *st,
 		    const struct gt_raw_event *raw)
 {
 	struct gt_batch *b = &c->batches[st->cur];
@@ -200,25 +222,18 @@ static int on_batch(struct gt_ctx *c, struct decode_state *st,
 	b->last_ts = st->last_ts;
 	b->has_ts = 1;
 	c->seen_batch = 1;
-	return 0;
+	return c->stream ? seg_add(c, st->cur, raw->end, st->last_ts) : 0;
 }
 
 /* The per-type fixups of parseEvents' default case. */
-static int fix_event(struct gt_ctx *c, struct decode_state *st, struct gt_cev *e)
+void gt_check_fix_event(struct gt_decode_state *st, struct gt_cev *e)
 {
 	switch (e->type) {
 	case GT_EV_GO_START: case GT_EV_GO_START_LOCAL: case GT_EV_GO_START_LABEL:
 		st->last_g = e->args[0];
 		e->g = st->last_g;
 		break;
-	case GT_EV_GC_STW_START:
-		e->g = 0;
-		if (c->version < 1021 && e->args[0] > 1)
-			return gt_ctx_fail(c, e->type, e->off,
-					   "unknown STW kind %llu (0 or 1 before Go 1.21)",
-					   (unsigned long long)e->args[0]);
-		break;
-	case GT_EV_GC_START: case GT_EV_GC_DONE: case GT_EV_GC_STW_DONE:
+	case GT_EV_GC_START: case GT_EV_GC_DONE: case GT_EV_GC_STW_START: case GT_EV_GC_STW_DONE:
 		e->g = 0;
 		break;
 	case GT_EV_GO_END: case GT_EV_GO_STOP: case GT_EV_GO_SCHED:
@@ -239,21 +254,15 @@ static int fix_event(struct gt_ctx *c, struct decode_state *st, struct gt_cev *e
 		e->args[0] = 0;
 		break;
 	}
-	return 0;
 }
 
-static int on_event(struct gt_ctx *c, struct decode_state *st,
-		    const struct gt_raw_event *raw, size_t narg)
+void gt_check_fill_event(const struct gt_ctx *c, struct gt_decode_state *st,
+			 const struct gt_raw_event *raw, size_t narg, struct gt_cev *e)
 {
 	int has_stack = gt_event_descs[raw->type].has_stack;
 	size_t argoff = 1;
-	struct gt_cev *e = new_event(c);
-	struct gt_batch *b;
-	uint32_t bi;
-	int rc;
 
-	if (!e)
-		return -ENOMEM;
+	memset(e, 0, sizeof(*e));
 	e->off = raw->off;
 	e->type = raw->type;
 	e->p = st->last_p;
@@ -262,11 +271,40 @@ static int on_event(struct gt_ctx *c, struct decode_state *st,
 	if (c->version < 1007) {
 		e->seq = (int64_t)((uint64_t)st->last_seq + raw->args[0]);
 		e->ts = (int64_t)((uint64_t)st->last_ts + raw->args[1]);
-		st->last_seq = e->seq;
 		argoff = 2;
 	} else {
 		e->ts = (int64_t)((uint64_t)st->last_ts + raw->args[0]);
 	}
+	for (size_t i = argoff; i < narg; i++) {
+		if (i == narg - 1 && has_stack)
+			e->stk = raw->args[i];
+		else
+			e->args[i - argoff] = raw->args[i];
+	}
+}
+
+/* Where the event goes: a new entry of c->ev, or (streaming, not a
+ * sample) a scratch one that is only checked. */
+static struct gt_cev *event_slot(struct gt_ctx *c, const struct gt_raw_event *raw,
+				 struct gt_cev *scratch)
+{
+	c->nall++;
+	if (c->stream && raw->type != GT_EV_CPU_SAMPLE)
+		return scratch;
+	return new_event(c);
+}
+
+static int on_event(struct gt_ctx *c, struct gt_decode_state *st,
+		    const struct gt_raw_event *raw, size_t narg)
+{
+	struct gt_cev scratch, *e = event_slot(c, raw, &scratch);
+	struct gt_batch *b;
+	uint32_t bi;
+
+	if (!e)
+		return -ENOMEM;
+	gt_check_fill_event(c, st, raw, narg, e);
+	st->last_seq = e->seq;
 	/* Go 1.19 adds a CPUSample's delta to the P's clock, Go 1.22+ skips
 	 * it (oldtrace loadBatch): the batch's later events disagree. */
 	if (raw->type == GT_EV_CPU_SAMPLE && raw->args[0])
@@ -279,15 +317,11 @@ static int on_event(struct gt_ctx *c, struct decode_state *st,
 		return gt_ctx_fail(c, e->type, e->off, "time goes backwards on p %lld: %lld after %lld (the delta overflows)",
 				   (long long)st->last_p, (long long)e->ts, (long long)st->last_ts);
 	st->last_ts = e->ts;
-	for (size_t i = argoff; i < narg; i++) {
-		if (i == narg - 1 && has_stack)
-			e->stk = raw->args[i];
-		else
-			e->args[i - argoff] = raw->args[i];
-	}
-	rc = fix_event(c, st, e);
-	if (rc)
-		return rc;
+	if (e->type == GT_EV_GC_STW_START && c->version < 1021 && e->args[0] > 1)
+		return gt_ctx_fail(c, e->type, e->off,
+				   "unknown STW kind %llu (0 or 1 before Go 1.21)",
+				   (unsigned long long)e->args[0]);
+	gt_check_fix_event(st, e);
 	if (e->type == GT_EV_CPU_SAMPLE) {
 		b = batch_for(c, GT_PROFILE_P, &bi);
 		if (!b)
@@ -303,7 +337,7 @@ static int on_event(struct gt_ctx *c, struct decode_state *st,
 	return 0;
 }
 
-static int on_record(struct gt_ctx *c, struct decode_state *st,
+static int on_record(struct gt_ctx *c, struct gt_decode_state *st,
 		     const struct gt_raw_event *raw)
 {
 	size_t narg;
@@ -312,7 +346,7 @@ static int on_record(struct gt_ctx *c, struct decode_state *st,
 	c->rep->count_by_type[raw->type]++;
 	if (raw->type == GT_EV_STRING)
 		return on_string(c, raw);
-	narg = arg_num(c->version, raw);
+	narg = gt_check_arg_num(c->version, raw);
 	if (raw->nargs != narg)
 		return gt_ctx_fail(c, raw->type, raw->off, "wrong number of arguments: want %zu, got %zu",
 				   narg, raw->nargs);
@@ -335,7 +369,8 @@ static int on_record(struct gt_ctx *c, struct decode_state *st,
 	return on_event(c, st, raw, narg);
 }
 
-/* Groups the event indices by batch (stable), as Go's batches map. */
+/* Groups the event indices by batch (stable), as Go's batches map.  When
+ * streaming only the samples are in c->ev: the Ps keep their counts. */
 static int group_by_batch(struct gt_ctx *c)
 {
 	uint32_t pos = 0;
@@ -344,6 +379,8 @@ static int group_by_batch(struct gt_ctx *c)
 	if (!c->order)
 		return -ENOMEM;
 	for (uint32_t b = 0; b < c->nbatches; b++) {
+		if (c->stream && c->batches[b].p != GT_PROFILE_P)
+			continue;
 		c->batches[b].first = pos;
 		pos += c->batches[b].n;
 		c->batches[b].n = 0;
@@ -362,7 +399,7 @@ static int group_by_batch(struct gt_ctx *c)
 
 int gt_check_decode(struct gt_ctx *c)
 {
-	struct decode_state st = {0};
+	struct gt_decode_state st = {0};
 	struct gt_reader r;
 	int rc;
 
@@ -373,14 +410,17 @@ int gt_check_decode(struct gt_ctx *c)
 	/* Before any Batch, Go files events under P 0. */
 	if (!batch_for(c, 0, &st.cur))
 		return -ENOMEM;
+	if (c->stream && seg_add(c, st.cur, r.pos, 0) < 0)
+		return -ENOMEM;
 	while ((rc = gt_reader_next(&r, c->raw)) == 1) {
+		gt_check_release(c, c->raw->end - c->raw->off);
 		rc = on_record(c, &st, c->raw);
 		if (rc)
 			return rc;
 	}
 	if (rc < 0)
 		return gt_ctx_fail(c, -1, r.error_offset, "%s", r.error);
-	if (c->nev == 0)
+	if (c->nall == 0)
 		return gt_ctx_fail(c, -1, c->len, "trace is empty (no events)");
 	if (c->ticks_per_sec == 0)
 		return gt_ctx_fail(c, -1, c->len, "no Frequency event (the footer must give ticks per second)");

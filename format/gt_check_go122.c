@@ -39,6 +39,11 @@ struct g122 {
 	uint8_t thr_exec;    /* threadgen: executing on a real thread */
 	uint8_t thr_unset;
 	uint64_t off;        /* event that last started it, for the message */
+	/* A GoSysCall whose G has had no event since: blocking if the next
+	 * one is GoSysBlock (oldtrace's lookahead), else 1 ns long. */
+	uint8_t sys_pending, sys_thread;
+	int64_t sys_p;
+	uint64_t sys_off;
 };
 
 struct p122 {
@@ -47,10 +52,10 @@ struct p122 {
 	uint64_t in_syscall; /* procgen inSyscall[p]: goroutine id + 1, or 0 */
 };
 
-struct conv {
+struct gt_conv {
 	struct gt_ctx *c;
 	struct gt_map gs, ps;
-	uint32_t *next_of_g; /* index in order of the G's next event */
+	uint64_t npending;   /* goroutines with sys_pending set */
 	int64_t min_ts;
 	int preinit;
 	uint64_t npreinit;   /* goroutines created in preInit, no status yet */
@@ -61,7 +66,7 @@ struct conv {
 
 static int is_exec(int s) { return s == S_RUNNING || s == S_SYSCALL; }
 
-static struct g122 *g_of(struct conv *v, uint64_t id)
+static struct g122 *g_of(struct gt_conv *v, uint64_t id)
 {
 	int isnew;
 	struct g122 *g = gt_map_put(&v->gs, id, &isnew);
@@ -73,14 +78,14 @@ static struct g122 *g_of(struct conv *v, uint64_t id)
 	return g;
 }
 
-static struct p122 *p_of(struct conv *v, int64_t p)
+static struct p122 *p_of(struct gt_conv *v, int64_t p)
 {
 	int isnew;
 
 	return gt_map_put(&v->ps, (uint64_t)p, &isnew);
 }
 
-static int viewer_panic(struct conv *v, const struct gt_cev *e, uint64_t id, const char *view,
+static int viewer_panic(struct gt_conv *v, const struct gt_cev *e, uint64_t id, const char *view,
 			const char *why)
 {
 	return gt_ctx_fail(v->c, e->type, e->off,
@@ -89,7 +94,7 @@ static int viewer_panic(struct conv *v, const struct gt_cev *e, uint64_t id, con
 }
 
 /* gState.stop in one view. */
-static int stop(struct conv *v, const struct gt_cev *e, uint64_t id, uint8_t *exec,
+static int stop(struct gt_conv *v, const struct gt_cev *e, uint64_t id, uint8_t *exec,
 		uint8_t *unset, const char *view)
 {
 	if (*unset)
@@ -105,7 +110,7 @@ static int stop(struct conv *v, const struct gt_cev *e, uint64_t id, uint8_t *ex
 
 /* The transition from -> to of goroutine id by event e on P p, through
  * procgen then threadgen (their GoroutineTransition). */
-static int transition(struct conv *v, const struct gt_cev *e, uint64_t id, int from, int to,
+static int transition(struct gt_conv *v, const struct gt_cev *e, uint64_t id, int from, int to,
 		      int64_t p, int thread_ok)
 {
 	struct g122 *g = g_of(v, id);
@@ -155,7 +160,7 @@ static int transition(struct conv *v, const struct gt_cev *e, uint64_t id, int f
 
 /* ProcStart / ProcStop as converted (ProcStatus the first time a P shows)
  * and procgen's ProcTransition: a stopping P stops its blocked syscall. */
-static int proc_event(struct conv *v, const struct gt_cev *e)
+static int proc_event(struct gt_conv *v, const struct gt_cev *e)
 {
 	struct p122 *pp = p_of(v, e->p);
 	int seen;
@@ -181,7 +186,7 @@ static int proc_event(struct conv *v, const struct gt_cev *e)
 	return 0;
 }
 
-static int thread_of(struct conv *v, int64_t p)
+static int thread_of(struct gt_conv *v, int64_t p)
 {
 	struct p122 *pp = gt_map_get(&v->ps, (uint64_t)p);
 
@@ -189,7 +194,7 @@ static int thread_of(struct conv *v, int64_t p)
 }
 
 /* Notes a kept event: the first one fixes the viewer's start time. */
-static void kept(struct conv *v, const struct gt_cev *e)
+static void kept(struct gt_conv *v, const struct gt_cev *e)
 {
 	v->ev_unset = !v->emitted && e->ts == v->min_ts;
 	if (!v->emitted)
@@ -209,7 +214,7 @@ static void end_preinit(uint64_t id, void *val, void *arg)
 	}
 }
 
-static int gomaxprocs(struct conv *v, const struct gt_cev *e)
+static int gomaxprocs(struct gt_conv *v, const struct gt_cev *e)
 {
 	if (!v->preinit) {
 		kept(v, e);
@@ -224,7 +229,7 @@ static int gomaxprocs(struct conv *v, const struct gt_cev *e)
 	return 0;
 }
 
-static int go_create(struct conv *v, const struct gt_cev *e)
+static int go_create(struct gt_conv *v, const struct gt_cev *e)
 {
 	struct g122 *g = g_of(v, e->args[0]);
 
@@ -241,7 +246,7 @@ static int go_create(struct conv *v, const struct gt_cev *e)
 }
 
 /* GoStart, GoWaiting, GoInSyscall as GoStatus (from undetermined). */
-static int go_status(struct conv *v, const struct gt_cev *e, uint64_t id, int to)
+static int go_status(struct gt_conv *v, const struct gt_cev *e, uint64_t id, int to)
 {
 	struct g122 *g = g_of(v, id);
 
@@ -253,24 +258,66 @@ static int go_status(struct conv *v, const struct gt_cev *e, uint64_t id, int to
 	return transition(v, e, id, S_UNDET, to, e->p, thread_of(v, e->p));
 }
 
-static int go_syscall(struct conv *v, uint32_t i, const struct gt_cev *e)
+/* GoSysCall: into the syscall now; out of it at once (below) unless the
+ * G's next event is GoSysBlock. */
+static int go_syscall(struct gt_conv *v, const struct gt_cev *e)
 {
-	uint32_t n = v->next_of_g[i];
-	int blocked = n != UINT32_MAX && v->c->ev[v->c->order[n]].type == GT_EV_GO_SYSBLOCK;
+	struct g122 *g;
 	int rc;
 
 	kept(v, e);
 	rc = transition(v, e, e->g, S_RUNNING, S_SYSCALL, e->p, thread_of(v, e->p));
-	if (!rc && !blocked)
-		rc = transition(v, e, e->g, S_SYSCALL, S_RUNNING, e->p, thread_of(v, e->p));
+	if (rc)
+		return rc;
+	if (!(g = g_of(v, e->g)))
+		return -ENOMEM;
+	g->sys_pending = 1;
+	g->sys_thread = (uint8_t)thread_of(v, e->p);
+	g->sys_p = e->p;
+	g->sys_off = e->off;
+	v->npending++;
+	return 0;
+}
+
+/* The pending GoSysCall of g ends: it did not block unless next is its
+ * GoSysBlock (next NULL: the trace ended). */
+static int settle_syscall(struct gt_conv *v, uint64_t id, struct g122 *g,
+			  const struct gt_cev *next)
+{
+	struct gt_cev e = {0};
+	struct p122 *pp;
+	uint64_t other = 0;
+	int rc;
+
+	g->sys_pending = 0;
+	v->npending--;
+	if (next && next->type == GT_EV_GO_SYSBLOCK)
+		return 0;
+	e.type = GT_EV_GO_SYSCALL;
+	e.off = g->sys_off;
+	e.p = g->sys_p;
+	/* Done at once, this would have cleared only its own mark on the P:
+	 * keep one another goroutine's status event put there since. */
+	pp = g->sys_p >= 0 ? gt_map_get(&v->ps, (uint64_t)g->sys_p) : NULL;
+	if (pp && pp->in_syscall != id + 1)
+		other = pp->in_syscall;
+	rc = transition(v, &e, id, S_SYSCALL, S_RUNNING, g->sys_p, g->sys_thread);
+	if (pp && other)
+		pp->in_syscall = other;
 	return rc;
 }
 
-static int convert(struct conv *v, uint32_t i)
+static int convert(struct gt_conv *v, const struct gt_cev *e)
 {
-	const struct gt_cev *e = &v->c->ev[v->c->order[i]];
 	int to = S_WAITING;
 
+	if (v->npending) {
+		struct g122 *g = gt_map_get(&v->gs, e->g);
+		int rc;
+
+		if (g && g->sys_pending && (rc = settle_syscall(v, e->g, g, e)))
+			return rc;
+	}
 	switch (e->type) {
 	case GT_EV_GOMAXPROCS:
 		return gomaxprocs(v, e);
@@ -293,7 +340,7 @@ static int convert(struct conv *v, uint32_t i)
 	case GT_EV_GO_IN_SYSCALL:
 		return go_status(v, e, e->args[0], S_SYSCALL);
 	case GT_EV_GO_SYSCALL:
-		return go_syscall(v, i, e);
+		return go_syscall(v, e);
 	case GT_EV_GO_SYSEXIT: case GT_EV_GO_SYSEXIT_LOCAL:
 		kept(v, e);
 		return transition(v, e, e->g, S_SYSCALL, S_RUNNABLE, GT_SYSCALL_P, 0);
@@ -317,34 +364,8 @@ static int convert(struct conv *v, uint32_t i)
 	}
 }
 
-/* next_of_g[i]: position in the merged order of the next event of the
- * goroutine the i-th event is about (for GoSysCall's lookahead, which
- * goes by the event's own G). */
-static int link_next(struct conv *v)
-{
-	struct gt_map last;
-	int rc = gt_map_init(&last, sizeof(uint32_t));
-
-	if (rc)
-		return rc;
-	for (uint32_t i = v->c->norder; i-- > 0;) {
-		const struct gt_cev *e = &v->c->ev[v->c->order[i]];
-		int isnew;
-		uint32_t *n = gt_map_put(&last, e->g, &isnew);
-
-		if (!n) {
-			gt_map_free(&last);
-			return -ENOMEM;
-		}
-		v->next_of_g[i] = isnew ? UINT32_MAX : *n;
-		*n = i;
-	}
-	gt_map_free(&last);
-	return 0;
-}
-
 struct finish_arg {
-	struct conv *v;
+	struct gt_conv *v;
 	int rc;
 };
 
@@ -365,15 +386,24 @@ static void finish_one(uint64_t id, void *val, void *arg)
 		a->rc = stop(a->v, &e, id, &g->thr_exec, &g->thr_unset, "thread");
 }
 
-static int replay(struct conv *v)
+static void settle_one(uint64_t id, void *val, void *arg)
+{
+	struct g122 *g = val;
+	struct finish_arg *a = arg;
+
+	if (!a->rc && g->sys_pending)
+		a->rc = settle_syscall(a->v, id, g, NULL);
+}
+
+/* The end: pending syscalls end, the file must keep an event, and
+ * whatever still executes is stopped. */
+static int finish(struct gt_conv *v)
 {
 	struct finish_arg fa = {v, 0};
-	int rc = link_next(v);
 
-	for (uint32_t i = 0; !rc && i < v->c->norder; i++)
-		rc = convert(v, i);
-	if (rc)
-		return rc;
+	gt_map_each(&v->gs, settle_one, &fa);
+	if (fa.rc)
+		return fa.rc;
 	if (!v->emitted)
 		return gt_ctx_fail(v->c, -1, v->c->len,
 				   "no event left once Go 1.22+ drops the snapshot's GoCreates and Gomaxprocs (Go 1.23's viewer: \"failed to parse any useful part of the trace\")");
@@ -381,23 +411,57 @@ static int replay(struct conv *v)
 	return fa.rc;
 }
 
+int gt_go122_open(struct gt_ctx *c, int64_t min_ts, struct gt_conv **out)
+{
+	struct gt_conv *v = calloc(1, sizeof(*v));
+
+	*out = NULL;
+	if (!v)
+		return -ENOMEM;
+	v->c = c;
+	v->preinit = 1;
+	v->min_ts = min_ts;
+	if (gt_map_init(&v->gs, sizeof(struct g122)) < 0 ||
+	    gt_map_init(&v->ps, sizeof(struct p122)) < 0) {
+		gt_map_free(&v->gs);
+		gt_map_free(&v->ps);
+		free(v);
+		return -ENOMEM;
+	}
+	*out = v;
+	return 0;
+}
+
+int gt_go122_event(struct gt_conv *v, const struct gt_cev *e)
+{
+	return convert(v, e);
+}
+
+int gt_go122_close(struct gt_conv *v, int run)
+{
+	int rc = run ? finish(v) : 0;
+
+	gt_map_free(&v->gs);
+	gt_map_free(&v->ps);
+	free(v);
+	return rc;
+}
+
 int gt_check_go122(struct gt_ctx *c)
 {
-	struct conv v = {.c = c, .preinit = 1};
+	struct gt_conv *v;
 	int rc;
 
 	if (!gt_ctx_viewer_rules(c) || c->version < 1011 || c->norder == 0)
 		return 0;
-	v.min_ts = c->ev[c->order[0]].ts;
-	v.next_of_g = malloc(((size_t)c->norder + 1) * sizeof(*v.next_of_g));
-	rc = v.next_of_g ? gt_map_init(&v.gs, sizeof(struct g122)) : -ENOMEM;
-	if (!rc && (rc = gt_map_init(&v.ps, sizeof(struct p122))))
-		gt_map_free(&v.gs);
-	if (!rc) {
-		rc = replay(&v);
-		gt_map_free(&v.gs);
-		gt_map_free(&v.ps);
+	rc = gt_go122_open(c, c->ev[c->order[0]].ts, &v);
+	for (uint32_t i = 0; !rc && i < c->norder; i++)
+		rc = convert(v, &c->ev[c->order[i]]);
+	if (v) {
+		int rc2 = gt_go122_close(v, !rc);
+
+		if (!rc)
+			rc = rc2;
 	}
-	free(v.next_of_g);
 	return rc;
 }

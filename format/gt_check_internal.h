@@ -62,8 +62,16 @@ struct gt_stack {
 	uint64_t top_pc, top_fn, top_file, top_line;
 };
 
+/* A run of one P's records, from just past a Batch header (streaming). */
+struct gt_seg {
+	uint64_t off;
+	int64_t base_ts;
+	uint32_t next;   /* next run of the same P, or UINT32_MAX */
+};
+
 struct gt_batch {
 	int64_t p;
+	uint32_t seg_first, seg_last; /* streaming: its runs, or UINT32_MAX */
 	uint64_t last_g; /* parseEvents' lastGs[p] */
 	uint32_t first;  /* into ctx->order, after grouping */
 	uint32_t n;
@@ -93,7 +101,42 @@ struct gt_ctx {
 	int seen_batch;
 
 	struct gt_raw_event *raw;
+
+	/* Streaming (gt_check_stream.c): decode keeps no events but CPU
+	 * samples (in ev); the merge decodes each P's next event again from
+	 * its runs of records. */
+	int stream;
+	int mapped;             /* data is a private file mapping (may drop pages) */
+	uint32_t window;        /* events held to re-sort moved GoSysExits */
+	uint64_t nall;          /* events decoded, samples included */
+	uint64_t read_since;    /* bytes decoded since pages were last dropped */
+	struct gt_seg *segs;
+	uint32_t nsegs, capsegs;
 };
+
+/* The parse state parseEvents carries from record to record (per P when
+ * streaming). */
+struct gt_decode_state {
+	int64_t last_p, last_ts, last_seq;
+	uint64_t last_g;
+	uint32_t cur;      /* batch index of last_p */
+	uint64_t skew_off; /* a CPUSample of this batch with a time delta, or 0 */
+};
+
+/* The event of record raw (narg values) as parseEvents builds it, from the
+ * P's parse state st (advanced).  No rule checked: decode did that. */
+void gt_check_fill_event(const struct gt_ctx *c, struct gt_decode_state *st,
+			 const struct gt_raw_event *raw, size_t narg, struct gt_cev *e);
+/* parseEvents' per-type fixups (the G an event is about, samples' time). */
+void gt_check_fix_event(struct gt_decode_state *st, struct gt_cev *e);
+/* internal/trace argNum: values a record of this type must carry. */
+size_t gt_check_arg_num(int ver, const struct gt_raw_event *raw);
+
+/* The context's tables (0 or -ENOMEM; free in any case) for a check of
+ * data[0..len) into rep. */
+int gt_check_ctx_init(struct gt_ctx *c, const uint8_t *data, size_t len, unsigned flags,
+		      struct gt_check_report *rep);
+void gt_check_ctx_free(struct gt_ctx *c);
 
 /* Records the first error: "<Event> at offset N: <rule>".  Returns 1. */
 int gt_ctx_fail(struct gt_ctx *c, int type, uint64_t off, const char *fmt, ...)
@@ -109,5 +152,45 @@ int gt_check_order(struct gt_ctx *c);      /* order1007 / order1005 */
 int gt_check_futile(struct gt_ctx *c);     /* removeFutile */
 int gt_check_state(struct gt_ctx *c, gt_goroutine_fn fn, void *arg); /* postProcessTrace + viewer rules */
 int gt_check_go122(struct gt_ctx *c);      /* Go 1.22+ conversion, Go 1.23 viewer */
+
+/* Pass 2 when streaming: order1007's merge of the Ps' runs (and of the
+ * samples in c->ev), each event handed to sink in merged order.  0, 1
+ * (ordering error, in c->rep), or what sink returned when not 0. */
+typedef int (*gt_merge_sink)(void *arg, struct gt_cev *e);
+int gt_check_merge_stream(struct gt_ctx *c, gt_merge_sink sink, void *arg);
+
+/* The state pass one event at a time: open with the first event's time,
+ * then every event in order, then close (end rules if viewer rules, the
+ * goroutine report if fn).  Each returns 0, 1 (error set) or -ENOMEM. */
+struct gt_state;
+int gt_state_open(struct gt_ctx *c, int64_t min_ts, struct gt_state **out);
+int gt_state_event(struct gt_state *s, struct gt_cev *e);
+int gt_state_close(struct gt_state *s, int end_rules, gt_goroutine_fn fn, void *arg);
+
+/* The Go 1.22+ pass one event at a time, likewise. */
+struct gt_conv;
+int gt_go122_open(struct gt_ctx *c, int64_t min_ts, struct gt_conv **out);
+int gt_go122_event(struct gt_conv *v, const struct gt_cev *e);
+/* The end rules when run is set; frees v either way. */
+int gt_go122_close(struct gt_conv *v, int run);
+
+/* A file mapping's pages count in the process's RSS once read: every
+ * GT_RELEASE_EVERY bytes decoded, drop them (they come back from the page
+ * cache if read again).  No-op unless c->mapped. */
+#define GT_RELEASE_EVERY (16u << 20)
+void gt_check_release(struct gt_ctx *c, uint64_t nbytes);
+
+/* gt_check_run, telling whether data is a file mapping (gt_check_release). */
+int gt_check_run_mapped(const uint8_t *data, size_t len, unsigned flags, int mapped,
+			struct gt_check_report *rep, gt_goroutine_fn fn, void *arg);
+
+/* The same with a re-sort window of that many events (tests: a small one
+ * wraps the ring and sends files with moved GoSysExits to memory). */
+int gt_check_run_window(const uint8_t *data, size_t len, unsigned flags, int mapped,
+			uint32_t window, struct gt_check_report *rep, gt_goroutine_fn fn, void *arg);
+
+/* The whole check in memory (every event decoded into c->ev). */
+int gt_check_run_mem(const uint8_t *data, size_t len, unsigned flags,
+		     struct gt_check_report *rep, gt_goroutine_fn fn, void *arg);
 
 #endif

@@ -38,8 +38,19 @@ struct fentry { /* a frontier event */
 	struct gstate init, next;
 };
 
+/* Streaming: a P's position in its runs of records, and its next event. */
+struct cursor {
+	uint32_t seg;
+	uint64_t pos;
+	struct gt_decode_state st;
+	struct gt_cev head;
+	uint8_t has_head, done;
+};
+
 struct merge {
 	struct gt_ctx *c;
+	struct gt_reader rd;  /* streaming: opened on the input */
+	struct cursor *cur;   /* streaming: per batch */
 	struct gt_map gs;    /* g -> struct ostate */
 	uint32_t *cursor;    /* per batch: events taken */
 	uint8_t *selected;
@@ -165,18 +176,75 @@ static struct fentry heap_pop(struct merge *m)
 	return top;
 }
 
+/* Streaming: decodes P batch b's next event into its cursor's head. */
+static void cursor_fill(struct merge *m, uint32_t b)
+{
+	struct cursor *k = &m->cur[b];
+	struct gt_ctx *c = m->c;
+	const struct gt_raw_event *raw = c->raw;
+	struct gt_cev tmp;
+
+	while (!k->has_head && !k->done) {
+		if (k->seg == UINT32_MAX) {
+			k->done = 1;
+			break;
+		}
+		m->rd.pos = k->pos; /* one reader, moved from P to P */
+		if (gt_reader_next(&m->rd, c->raw) <= 0 || raw->type == GT_EV_BATCH) {
+			/* this run ends (decode read it all: no error here) */
+			k->seg = c->segs[k->seg].next;
+			if (k->seg != UINT32_MAX) {
+				k->pos = c->segs[k->seg].off;
+				k->st.last_ts = c->segs[k->seg].base_ts;
+			}
+			continue;
+		}
+		gt_check_release(c, raw->end - k->pos);
+		k->pos = raw->end;
+		if (raw->type == GT_EV_STRING || raw->type == GT_EV_STACK ||
+		    raw->type == GT_EV_FREQUENCY || raw->type == GT_EV_TIMER_GOROUTINE)
+			continue;
+		gt_check_fill_event(c, &k->st, raw, gt_check_arg_num(c->version, raw), &tmp);
+		k->st.last_ts = tmp.ts; /* a sample's delta moves the P's clock too */
+		if (raw->type == GT_EV_CPU_SAMPLE)
+			continue; /* merged from the sample batch */
+		gt_check_fix_event(&k->st, &tmp);
+		tmp.pidx = b;
+		k->head = tmp;
+		k->has_head = 1;
+	}
+}
+
+static int streamed(const struct merge *m, uint32_t b)
+{
+	return m->cur && m->c->batches[b].p != GT_PROFILE_P;
+}
+
+/* Batch b's next event not yet merged, or NULL; *ev its index in c->ev. */
+static struct gt_cev *head_of(struct merge *m, uint32_t b, uint32_t *ev)
+{
+	const struct gt_batch *bt = &m->c->batches[b];
+
+	*ev = UINT32_MAX;
+	if (streamed(m, b)) {
+		cursor_fill(m, b);
+		return m->cur[b].has_head ? &m->cur[b].head : NULL;
+	}
+	if (m->cursor[b] >= bt->n)
+		return NULL;
+	*ev = m->c->order[bt->first + m->cursor[b]];
+	return &m->c->ev[*ev];
+}
+
 /* Looks at the head of batch b: into the frontier, or onto a wait list. */
 static int scan_batch(struct merge *m, uint32_t b)
 {
-	struct gt_batch *bt = &m->c->batches[b];
 	struct gt_cev *e;
 	struct fentry f;
 	struct ostate *o;
 
-	if (m->selected[b] || m->cursor[b] >= bt->n)
+	if (m->selected[b] || !(e = head_of(m, b, &f.ev)))
 		return 0;
-	f.ev = m->c->order[bt->first + m->cursor[b]];
-	e = &m->c->ev[f.ev];
 	state_transition(e, &f.g, &f.init, &f.next);
 	if (f.g != UNORDERED) {
 		o = ostate_of(m, f.g);
@@ -205,7 +273,7 @@ static int scan_batch(struct merge *m, uint32_t b)
 }
 
 /* order.go transition, then wakes the batches waiting on g. */
-static int apply(struct merge *m, const struct fentry *f)
+static int apply(struct merge *m, const struct fentry *f, const struct gt_cev *e)
 {
 	struct ostate *o;
 	struct gstate next = f->next;
@@ -217,7 +285,7 @@ static int apply(struct merge *m, const struct fentry *f)
 	if (!o)
 		return -ENOMEM;
 	if (!ready(f->g, o->st, f->init))
-		return gt_ctx_fail(m->c, m->c->ev[f->ev].type, m->c->ev[f->ev].off,
+		return gt_ctx_fail(m->c, e->type, e->off,
 				   "event sequences are broken for g %llu (Go 1.19 panics here)",
 				   (unsigned long long)f->g);
 	if (next.seq == NOSEQ)
@@ -251,6 +319,7 @@ static int merge_alloc(struct merge *m, struct gt_ctx *c)
 
 static void merge_free(struct merge *m)
 {
+	free(m->cur);
 	free(m->cursor);
 	free(m->selected);
 	free(m->wnext);
@@ -259,16 +328,20 @@ static void merge_free(struct merge *m)
 	gt_map_free(&m->gs);
 }
 
-static int merge_run(struct merge *m, uint32_t *out)
+/* Merges every event: into out (indices into c->ev), or when streaming
+ * to sink. */
+static int merge_run(struct merge *m, uint32_t *out, gt_merge_sink sink, void *arg)
 {
 	struct gt_ctx *c = m->c;
-	uint32_t done = 0;
+	uint64_t done = 0, total = m->cur ? c->nall : c->nev;
+	uint32_t idx;
 	int rc;
 
 	for (uint32_t b = 0; b < c->nbatches; b++)
 		m->queue[m->nqueue++] = b;
-	while (done < c->nev) {
+	while (done < total) {
 		uint32_t n = m->nqueue;
+		struct gt_cev *e = NULL;
 		struct fentry f;
 
 		/* scan_batch may append to the queue only via apply, not here. */
@@ -279,20 +352,24 @@ static int merge_run(struct merge *m, uint32_t *out)
 				return rc;
 		}
 		if (m->nheap == 0) {
-			const struct gt_cev *e = NULL;
-
 			for (uint32_t b = 0; b < c->nbatches && !e; b++)
-				if (m->cursor[b] < c->batches[b].n)
-					e = &c->ev[c->order[c->batches[b].first + m->cursor[b]]];
+				e = head_of(m, b, &idx);
 			return gt_ctx_fail(c, e ? e->type : -1, e ? e->off : 0,
 					   "no consistent ordering of events possible (sequence numbers or states across Ps do not fit; first stuck event g %llu)",
 					   e ? (unsigned long long)e->g : 0ULL);
 		}
 		f = heap_pop(m);
-		out[done++] = f.ev;
-		rc = apply(m, &f);
+		e = streamed(m, f.batch) ? &m->cur[f.batch].head : &c->ev[f.ev];
+		rc = apply(m, &f, e);
 		if (rc)
 			return rc;
+		done++;
+		if (sink && (rc = sink(arg, e)))
+			return rc;
+		if (!sink)
+			out[done - 1] = f.ev;
+		if (streamed(m, f.batch))
+			m->cur[f.batch].has_head = 0;
 		m->selected[f.batch] = 0;
 		m->queue[m->nqueue++] = f.batch;
 	}
@@ -418,7 +495,7 @@ static int order1007(struct gt_ctx *c, uint32_t *out, uint32_t *tmp)
 		sort_stable(c, c->order + prof->first, tmp, prof->n, 0);
 	rc = merge_alloc(&m, c);
 	if (!rc)
-		rc = merge_run(&m, out);
+		rc = merge_run(&m, out, NULL, NULL);
 	merge_free(&m);
 	if (!rc)
 		rc = check_time_sorted(c, out, "after merging the Ps");
@@ -447,4 +524,43 @@ int gt_check_order(struct gt_ctx *c)
 	c->norder = c->nev;
 	c->rep->duration_ticks = (uint64_t)c->ev[out[c->nev - 1]].ts - (uint64_t)c->ev[out[0]].ts;
 	return 0;
+}
+
+/* Streaming order1007: the Ps' runs are read again, one head each. */
+int gt_check_merge_stream(struct gt_ctx *c, gt_merge_sink sink, void *arg)
+{
+	struct gt_batch *prof = NULL;
+	uint32_t *pidx = gt_map_get(&c->batch_of, (uint64_t)GT_PROFILE_P);
+	uint32_t *tmp = malloc(((size_t)c->nev + 1) * sizeof(*tmp));
+	struct merge m;
+	int rc;
+
+	if (pidx)
+		prof = &c->batches[*pidx];
+	if (!tmp)
+		return -ENOMEM;
+	/* CPU samples are re-sorted by the time the signal handler took. */
+	if (prof && prof->n > 1)
+		sort_stable(c, c->order + prof->first, tmp, prof->n, 0);
+	free(tmp);
+	rc = merge_alloc(&m, c);
+	if (!rc && !(m.cur = calloc(c->nbatches, sizeof(*m.cur))))
+		rc = -ENOMEM;
+	if (!rc && gt_reader_open(&m.rd, c->data, c->len) < 0)
+		rc = -EINVAL; /* decode opened it already */
+	for (uint32_t b = 0; !rc && b < c->nbatches; b++) {
+		struct cursor *k = &m.cur[b];
+		const struct gt_batch *bt = &c->batches[b];
+
+		k->seg = bt->seg_first;
+		k->st.last_p = bt->p;
+		if (k->seg != UINT32_MAX) {
+			k->pos = c->segs[k->seg].off;
+			k->st.last_ts = c->segs[k->seg].base_ts;
+		}
+	}
+	if (!rc)
+		rc = merge_run(&m, NULL, sink, arg);
+	merge_free(&m);
+	return rc;
 }

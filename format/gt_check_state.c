@@ -430,7 +430,7 @@ static int step(struct gt_state *s, struct gt_cev *e)
 	return 0;
 }
 
-static int state_init(struct gt_state *s, struct gt_ctx *c)
+static int state_init(struct gt_state *s, struct gt_ctx *c, int64_t min_ts)
 {
 	struct gt_gdesc *g0;
 	int isnew;
@@ -446,7 +446,7 @@ static int state_init(struct gt_state *s, struct gt_ctx *c)
 		return -ENOMEM;
 	g0->state = G_RUNNING; /* g 0 stands for "no goroutine": always running */
 	g0->region_top = -1;
-	s->min_ts = c->norder ? c->ev[c->order[0]].ts : 0;
+	s->min_ts = min_ts;
 	s->ns_per_tick = 1e9 / (double)c->ticks_per_sec;
 	return 0;
 }
@@ -459,21 +459,58 @@ static void state_free(struct gt_state *s)
 	free(s->regions);
 }
 
-int gt_check_state(struct gt_ctx *c, gt_goroutine_fn fn, void *arg)
+/* The end of the pass: end rules, then the report (also after an error). */
+static int state_finish(struct gt_state *s, int rc, int end_rules, gt_goroutine_fn fn, void *arg)
 {
-	struct gt_state s;
-	int rc = state_init(&s, c);
-
-	for (uint32_t i = 0; i < c->norder && !rc; i++)
-		rc = step(&s, &c->ev[c->order[i]]);
-	if (!rc && gt_ctx_viewer_rules(c))
-		rc = gt_state_check_end(&s);
-	if (rc >= 0 && fn && s.gs.cap) {
-		int rc2 = gt_state_report(&s, fn, arg);
+	if (!rc && end_rules)
+		rc = gt_state_check_end(s);
+	if (rc >= 0 && fn && s->gs.cap) {
+		int rc2 = gt_state_report(s, fn, arg);
 
 		if (rc2)
 			rc = rc2;
 	}
-	state_free(&s);
+	state_free(s);
+	return rc;
+}
+
+int gt_check_state(struct gt_ctx *c, gt_goroutine_fn fn, void *arg)
+{
+	struct gt_state s;
+	int rc = state_init(&s, c, c->norder ? c->ev[c->order[0]].ts : 0);
+
+	for (uint32_t i = 0; i < c->norder && !rc; i++)
+		rc = step(&s, &c->ev[c->order[i]]);
+	return state_finish(&s, rc, gt_ctx_viewer_rules(c), fn, arg);
+}
+
+int gt_state_open(struct gt_ctx *c, int64_t min_ts, struct gt_state **out)
+{
+	struct gt_state *s = malloc(sizeof(*s));
+	int rc;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	rc = state_init(s, c, min_ts);
+	if (rc) {
+		state_free(s);
+		free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int gt_state_event(struct gt_state *s, struct gt_cev *e)
+{
+	return step(s, e);
+}
+
+int gt_state_close(struct gt_state *s, int end_rules, gt_goroutine_fn fn, void *arg)
+{
+	int rc = state_finish(s, 0, end_rules, fn, arg);
+
+	free(s);
 	return rc;
 }
