@@ -49,6 +49,7 @@ void gt_engine_forget_followed(struct gt_engine *e)
 		if (pid)
 			gt_symbolizer_forget_process(e->sym, (pid_t)pid);
 	}
+	gt_titles_free(&e->titles);
 	gt_tgid_set_free(&e->symbolized);
 	gt_tgid_set_free(&e->dying);
 }
