@@ -13,6 +13,8 @@ pkgs=(
 	procps psmisc util-linux                 # ps, pkill, setpriv, runuser for tests
 	binutils python3 passwd                  # addr2line; truth.py; useradd
 	redis-server redis-tools                 # a real program nobody here wrote
+	nginx-light wrk memcached postgresql-15  # record_servers.sh's servers and loads
+	iproute2                                 # ss: a server's open connections
 	systemd                                  # systemd-analyze verify of the units
 )
 
