@@ -62,6 +62,13 @@ static int title_of(void *ctx, uint32_t tgid, char title[GT_TITLE_LEN], char com
 	return 0;
 }
 
+void gt_titles_note(struct gt_titles *ts, uint32_t tgid)
+{
+	char title[GT_TITLE_LEN], comm[GT_COMM_LEN];
+
+	title_of(ts, tgid, title, comm);
+}
+
 const struct gt_title_source *gt_titles_source(struct gt_titles *ts)
 {
 	ts->src.title = title_of;

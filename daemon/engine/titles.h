@@ -24,6 +24,10 @@ struct gt_titles {
 
 /* The source to hand a translator (its ctx is titles). */
 const struct gt_title_source *gt_titles_source(struct gt_titles *titles);
+/* Reads tgid's title now unless it is known: the engine calls it for the
+ * processes it follows, so that one that ends before the recording does
+ * (a PostgreSQL backend) is still named by the title it had. */
+void gt_titles_note(struct gt_titles *titles, uint32_t tgid);
 /* Forgets tgid's title: after its exec, or once it is gone. */
 void gt_titles_forget(struct gt_titles *titles, uint32_t tgid);
 void gt_titles_free(struct gt_titles *titles);
