@@ -45,6 +45,8 @@ step bench_reader tests/bench/bench_reader.sh "$build"
 step bench_report tests/bench/bench_report.sh "$build"
 # Append further steps here, e.g.:  step overhead_redis tests/bench/overhead.sh "$build"
 step overhead tests/bench/overhead.sh "$build"
+# nginx's req/s untraced and under each recorder; where drops begin.
+step servers tests/bench/servers.sh "$build"
 
 # ---- summary -----------------------------------------------------------------
 echo
