@@ -29,6 +29,7 @@ for s in $SERVERS; do CASES="$CASES ${s}_valid ${s}_switches ${s}_names ${s}_fra
 # postgres's workers are backends that live for one client connection:
 # there is no /proc reading of them before the burst
 CASES=${CASES/ postgres_switches/}
+# shellcheck disable=SC2086
 gt_require_bpf $CASES
 # shellcheck disable=SC2086
 gt_expect $CASES
