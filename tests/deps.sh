@@ -14,6 +14,8 @@ pkgs=(
 	binutils python3 passwd                  # addr2line; truth.py; useradd
 	redis-server redis-tools                 # a real program nobody here wrote
 	libjemalloc2 libtcmalloc-minimal4        # allocators --heap interpose must pass through
+	nginx-light wrk memcached postgresql-15  # record_servers.sh's servers and loads
+	iproute2                                 # ss: a server's open connections
 	systemd                                  # systemd-analyze verify of the units
 )
 

@@ -43,6 +43,7 @@ int gt_record_via_daemon(struct gt_record_run *r, int sock)
 	for (;;) {
 		if (gt_record_interrupted && !asked_stop) {
 			gt_client_finish(sock);
+			gt_progress_stopping(&prog);
 			asked_stop = 1;
 		}
 		err = gt_client_next(sock, 200, &ev, r->why, sizeof(r->why));
@@ -53,6 +54,10 @@ int gt_record_via_daemon(struct gt_record_run *r, int sock)
 			break;
 		}
 		GT_SESSION_COUNTERS_COPY(&r->fig, &ev.stats);
+		/* the daemon ends it for its duration: say so before it does */
+		if (r->opts->duration_ns &&
+		    r->fig.elapsed_ns + 500000000ull >= r->opts->duration_ns)
+			gt_progress_stopping(&prog);
 		if (ev.kind == GT_CLIENT_DONE) {
 			snprintf(r->reason, sizeof(r->reason), "%s", ev.reason);
 			err = ev.error;

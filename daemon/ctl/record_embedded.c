@@ -9,6 +9,8 @@
 
 #include "engine/session.h"
 
+#define POLL_MS 100
+
 static int start_session(struct gt_record_run *r, struct gt_engine *e, struct gt_session **s)
 {
 	struct gt_session_opts so;
@@ -24,14 +26,24 @@ static int start_session(struct gt_record_run *r, struct gt_engine *e, struct gt
 	return err;
 }
 
-static void record_loop(struct gt_record_run *r, struct gt_engine *e, struct gt_session *s)
+/* Whether the engine may end the session for its duration within the
+ * next poll (it stops it inside gt_engine_poll). */
+static int duration_due(const struct gt_record_run *r, const struct gt_session_stats *st)
 {
-	struct gt_progress prog;
-	struct gt_session_stats st;
+	uint64_t d = r->opts->duration_ns;
 
-	gt_progress_init(&prog, r->opts->quiet);
+	return d && st->elapsed_ns + POLL_MS * 1000000ull >= d;
+}
+
+static void record_loop(struct gt_record_run *r, struct gt_engine *e, struct gt_session *s,
+			struct gt_progress *prog)
+{
+	struct gt_session_stats st = {0};
+
 	while (!gt_session_ended(s) && !gt_record_interrupted) {
-		int n = gt_engine_poll(e, 100);
+		if (duration_due(r, &st))
+			gt_progress_stopping(prog);
+		int n = gt_engine_poll(e, POLL_MS);
 
 		if (n < 0 && n != -EINTR) {
 			snprintf(r->why, sizeof(r->why), "reading kernel events failed: %s", strerror(-n));
@@ -39,9 +51,8 @@ static void record_loop(struct gt_record_run *r, struct gt_engine *e, struct gt_
 		}
 		gt_session_stats(s, &st);
 		GT_SESSION_COUNTERS_COPY(&r->fig, &st);
-		gt_progress_show(&prog, &r->fig);
+		gt_progress_show(prog, &r->fig);
 	}
-	gt_progress_clear(&prog);
 }
 
 int gt_record_embedded(struct gt_record_run *r)
@@ -50,6 +61,7 @@ int gt_record_embedded(struct gt_record_run *r)
 	struct gt_engine *e = NULL;
 	struct gt_session *s = NULL;
 	struct gt_session_stats st;
+	struct gt_progress prog;
 	int err;
 
 	eo.ring_bytes_per_cpu = r->opts->ring_bytes;
@@ -67,8 +79,11 @@ int gt_record_embedded(struct gt_record_run *r)
 		return err;
 	}
 	r->why[0] = 0;
-	record_loop(r, e, s);
+	gt_progress_init(&prog, r->opts->quiet);
+	record_loop(r, e, s, &prog);
+	gt_progress_stopping(&prog);
 	err = gt_session_stop(s, gt_record_interrupted ? "interrupted" : r->why[0] ? "error" : "stopped");
+	gt_progress_clear(&prog);
 	gt_session_stats(s, &st);
 	GT_SESSION_COUNTERS_COPY(&r->fig, &st);
 	snprintf(r->reason, sizeof(r->reason), "%s", st.end_reason ? st.end_reason : "");

@@ -23,6 +23,7 @@ void gt_progress_init(struct gt_progress *p, int quiet)
 	p->enabled = !quiet && isatty(STDERR_FILENO);
 	p->last_ns = 0;
 	p->shown = 0;
+	p->stopping = 0;
 }
 
 void gt_progress_show(struct gt_progress *p, const struct gt_record_figures *f)
@@ -30,7 +31,7 @@ void gt_progress_show(struct gt_progress *p, const struct gt_record_figures *f)
 	uint64_t now = gt_now_ns();
 	char b[32];
 
-	if (!p->enabled || now - p->last_ns < 500000000ull)
+	if (!p->enabled || p->stopping || now - p->last_ns < 500000000ull)
 		return;
 	p->last_ns = now;
 	p->shown = 1;
@@ -40,11 +41,22 @@ void gt_progress_show(struct gt_progress *p, const struct gt_record_figures *f)
 	fflush(stderr);
 }
 
+void gt_progress_stopping(struct gt_progress *p)
+{
+	if (!p->enabled || p->stopping)
+		return;
+	p->stopping = 1;
+	p->shown = 1;
+	fprintf(stderr, "\r\033[Kstopping\xe2\x80\xa6");
+	fflush(stderr);
+}
+
 void gt_progress_clear(struct gt_progress *p)
 {
 	if (p->enabled && p->shown)
 		fprintf(stderr, "\r\033[K");
 	p->shown = 0;
+	p->stopping = 0;
 }
 
 /* "in X s" is the trace's span; loading, attaching and the teardown

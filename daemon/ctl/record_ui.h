@@ -18,11 +18,15 @@ struct gt_progress {
 	int enabled;          /* stderr is a terminal and not --quiet */
 	uint64_t last_ns;
 	int shown;
+	int stopping;         /* "stopping…" is shown: nothing redraws it */
 };
 
 void gt_progress_init(struct gt_progress *p, int quiet);
 /* Redraws the progress line at most twice a second. */
 void gt_progress_show(struct gt_progress *p, const struct gt_record_figures *f);
+/* Replaces the line by "stopping…" (once; the teardown, detaching probes
+ * included, can take a moment: the line must not look frozen). */
+void gt_progress_stopping(struct gt_progress *p);
 void gt_progress_clear(struct gt_progress *p);
 
 void gt_record_summary(const struct gt_record_figures *f, const char *reason,

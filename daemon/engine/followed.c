@@ -5,7 +5,8 @@
  *
  * A process that has died is forgotten at the second liveness check that
  * finds it dead (so events still in the rings resolve first); everything
- * is forgotten when the last session has finished its file. */
+ * is forgotten when the last session has finished its file.  A live
+ * process's title is read at the first check that finds it alive. */
 #include "internal.h"
 
 #include <errno.h>
@@ -34,8 +35,10 @@ void gt_engine_prune_followed(struct gt_engine *e)
 
 		if (!pid)
 			continue;
-		if (!process_gone(pid))
+		if (!process_gone(pid)) {
 			gt_tgid_set_del(&e->dying, pid); /* a reused pid lives again */
+			gt_titles_note(&e->titles, pid);
+		}
 		else if (gt_tgid_set_add(&e->dying, pid) == 0)
 			forget(e, pid); /* dead at the last check too */
 	}
@@ -49,6 +52,7 @@ void gt_engine_forget_followed(struct gt_engine *e)
 		if (pid)
 			gt_symbolizer_forget_process(e->sym, (pid_t)pid);
 	}
+	gt_titles_free(&e->titles);
 	gt_tgid_set_free(&e->symbolized);
 	gt_tgid_set_free(&e->dying);
 }

@@ -9,6 +9,7 @@
 #include "session.h"
 #include "stacks.h"
 #include "tgid_set.h"
+#include "titles.h"
 #include "translate/translate.h"
 
 struct gt_writer;
@@ -53,6 +54,7 @@ struct gt_engine {
 	struct gt_capture *capture;
 	struct gt_symbolizer *sym;
 	struct gt_stack_resolver resolver;
+	struct gt_titles titles;    /* process titles for goroutine names */
 	struct gt_session *active[GT_MAX_SESSIONS]; /* by session bit */
 	int nactive;                /* sessions in active[]: BPF attached while > 0 */
 	uint32_t syscall_sessions;  /* active sessions that want syscall entries */

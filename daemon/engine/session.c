@@ -67,6 +67,7 @@ void gt_engine_close(struct gt_engine *e)
 	gt_engine_mem_close(e); /* before the maps it shares go */
 	gt_capture_close(e->capture);
 	gt_symbolizer_free(e->sym);
+	gt_titles_free(&e->titles);
 	gt_tgid_set_free(&e->symbolized);
 	gt_tgid_set_free(&e->dying);
 	free(e);
@@ -87,6 +88,7 @@ const char *gt_engine_error(struct gt_engine *e)
 static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 {
 	if (ev->type == GT_KEV_EXEC) {
+		gt_titles_forget(&e->titles, ev->tgid);
 		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
 		gt_tgid_set_add(&e->symbolized, ev->tgid);
 		return;
@@ -287,6 +289,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	s->stack_src.frames = gt_resolve_stack;
 	s->stack_src.ctx = &e->resolver;
 	to.stacks = &s->stack_src;
+	to.titles = gt_titles_source(&e->titles);
 	to.go_version = o->go_version ? o->go_version : GT_V1_19;
 	to.session_mask = 1u << bit;
 	err = gt_translator_new(&s->tr, s->writer, &to);

@@ -80,6 +80,9 @@ struct gt_translator {
 	struct gt_writer *w;
 	int ncpus;              /* real Ps; P ncpus is a virtual one for G 0 */
 	const struct gt_stack_source *stacks;
+	const struct gt_title_source *titles;
+	struct gt_comm_owner *owners; /* names.c: which comms processes share */
+	size_t nowners, nowners_used;
 	int version;
 	uint32_t mask;
 	struct gt_cpu *cpus;    /* ncpus + 1 */
@@ -115,7 +118,7 @@ void gt_tr_emit(struct gt_translator *t, int p, int type, const uint64_t *args, 
 void gt_tr_repair(struct gt_translator *t, enum gt_repair_kind k);
 bool gt_tr_traced(const struct gt_translator *t, uint32_t sessions);
 int gt_tr_g0_p(struct gt_translator *t, int hint);
-void gt_tr_set_comm(struct gt_thread *th, const char *comm);
+void gt_tr_set_comm(struct gt_translator *t, struct gt_thread *th, const char *comm);
 
 /* translate_stack.c: stack ids -> writer stacks, identity stacks */
 uint64_t gt_tr_stack(struct gt_translator *t, uint32_t tgid, int32_t ustack, int32_t kstack);
@@ -125,6 +128,16 @@ uint64_t gt_tr_comm_pc(const char *comm);
 uint64_t gt_tr_irq_stack(struct gt_translator *t, uint32_t wakeup_flags);
 uint64_t gt_tr_named_stack(struct gt_translator *t, struct gt_thread *th, uint64_t stack);
 void gt_tr_stack_free(struct gt_translator *t);
+
+/* names.c: comms shared between processes, and a goroutine's name */
+struct gt_comm_owner {
+	uint64_t hash;          /* gt_tr_comm_pc of the comm; 0 = free slot */
+	uint32_t tgid;          /* the first process seen with it */
+	bool shared;            /* another process had it too */
+};
+void gt_tr_note_comm(struct gt_translator *t, const struct gt_thread *th);
+void gt_tr_name(struct gt_translator *t, const struct gt_thread *th, char *out, size_t len);
+void gt_tr_names_free(struct gt_translator *t);
 
 /* translate_goroutine.c: goroutine transitions (each writes its event) */
 struct gt_thread *gt_tr_create(struct gt_translator *t, int p, uint64_t creator_stack,

@@ -78,7 +78,7 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 		return;
 	}
 	if (!strcmp(th->comm, GT_UNKNOWN_COMM) && e->prev_comm[0])
-		gt_tr_set_comm(th, e->prev_comm);
+		gt_tr_set_comm(t, th, e->prev_comm);
 	gt_tr_ensure_running(t, th, c);
 	if (dying(e)) {
 		gt_tr_repair(t, GT_REPAIR_LOST_EXIT);
@@ -129,7 +129,7 @@ static void switch_next(struct gt_translator *t, const struct gt_kev_switch *e, 
 		return;
 	}
 	if (!strcmp(th->comm, GT_UNKNOWN_COMM) && e->next_comm[0])
-		gt_tr_set_comm(th, e->next_comm);
+		gt_tr_set_comm(t, th, e->next_comm);
 	if (th->state == GT_TH_WAITING || th->state == GT_TH_WAITING_SYS) {
 		gt_tr_repair(t, GT_REPAIR_LOST_WAKEUP);
 		gt_tr_make_runnable(t, th, gt_tr_g0_p(t, c), 0);
@@ -292,7 +292,7 @@ void gt_tr_on_exec(struct gt_translator *t, const struct gt_kev_exec *e)
 		return;
 	th->tgid = h->tgid;
 	if (e->comm[0])
-		gt_tr_set_comm(th, e->comm); /* same goroutine, named at its end */
+		gt_tr_set_comm(t, th, e->comm); /* same goroutine, named at its end */
 }
 
 void gt_tr_on_exit(struct gt_translator *t, const struct gt_kev_exit *e)
@@ -350,5 +350,5 @@ void gt_tr_on_rename(struct gt_translator *t, const struct gt_kev_rename *e)
 	struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
 	if (!th || th->state == GT_TH_DEAD || !e->newcomm[0])
 		return;
-	gt_tr_set_comm(th, e->newcomm);
+	gt_tr_set_comm(t, th, e->newcomm);
 }

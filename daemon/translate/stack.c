@@ -72,7 +72,7 @@ uint64_t gt_tr_stack(struct gt_translator *t, uint32_t tgid, int32_t ustack, int
 uint64_t gt_tr_comm_pc(const char *comm)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < GT_COMM_LEN && comm[i]; i++) {
+	for (size_t i = 0; comm[i]; i++) {
 		h ^= (unsigned char)comm[i];
 		h *= 0x100000001b3ull;
 	}
@@ -136,17 +136,20 @@ uint64_t gt_tr_named_stack(struct gt_translator *t, struct gt_thread *th, uint64
 	return id;
 }
 
-/* Defines th's identity stack {pc = hash of its last comm, func = comm,
- * file "[thread]", line = tid} once (and its rooted stack, if it took
- * one); later calls do nothing. */
+/* Defines th's identity stack {pc = hash of its name, func = name, file
+ * "[thread]", line = tid} once (and its rooted stack, if it took one);
+ * later calls do nothing.  The name is its last comm, or its process's
+ * title where processes share that comm (names.c). */
 void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th)
 {
+	char name[GT_TITLE_LEN + GT_COMM_LEN + 4];
+
 	if (!th->ident)
 		return;
-	const char *comm = th->comm[0] ? th->comm : GT_UNKNOWN_COMM;
+	gt_tr_name(t, th, name, sizeof(name));
 	struct gt_frame f = {
-		.pc = gt_tr_comm_pc(comm),
-		.func = comm,
+		.pc = gt_tr_comm_pc(name),
+		.func = name,
 		.file = "[thread]",
 		.line = th->tid,
 	};

@@ -65,11 +65,12 @@ static void maybe_grow(struct gt_translator *t)
 	t->nbuckets = n;
 }
 
-void gt_tr_set_comm(struct gt_thread *th, const char *comm)
+void gt_tr_set_comm(struct gt_translator *t, struct gt_thread *th, const char *comm)
 {
 	size_t len = strnlen(comm, GT_COMM_LEN - 1);
 	memcpy(th->comm, comm, len);
 	th->comm[len] = '\0';
+	gt_tr_note_comm(t, th);
 }
 
 /* A record for a thread not in the table; no event is written here. */
@@ -89,7 +90,7 @@ struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid
 	th->state = GT_TH_RUNNABLE;
 	th->cpu = -1;
 	th->fresh = true;
-	gt_tr_set_comm(th, comm && comm[0] ? comm : GT_UNKNOWN_COMM);
+	gt_tr_set_comm(t, th, comm && comm[0] ? comm : GT_UNKNOWN_COMM);
 	maybe_grow(t);
 	link_thread(t, th);
 	t->nthreads++;

@@ -18,6 +18,7 @@ int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 	t->w = w;
 	t->ncpus = o->ncpus;
 	t->stacks = o->stacks;
+	t->titles = o->titles;
 	t->version = o->go_version ? o->go_version : GT_V1_19;
 	t->mask = o->session_mask;
 	t->next_goid = 1; /* 0 is G 0, never a thread */
@@ -49,6 +50,7 @@ void gt_translator_free(struct gt_translator *t)
 	free(t->cpus);
 	free(t->frames);
 	gt_tr_stack_free(t);
+	gt_tr_names_free(t);
 	free(t);
 }
 

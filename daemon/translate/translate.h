@@ -29,6 +29,12 @@
  *    defined at GoEnd or gt_translator_end with the thread's LAST comm
  *    and tid (a worker renamed after clone shows the worker's name; a
  *    `record -- CMD` child shows the command after exec);
+ *  - where threads of different processes have shared a comm (postgres,
+ *    nginx's master and workers), that name is the process's title
+ *    (gt_title_source: "nginx: worker process"), followed by the
+ *    thread's own comm in brackets where it differs from the process's;
+ *    the frame's pc hashes that whole name, so each title is its own
+ *    group on the Goroutines pages;
  *  - a thread blocked in a syscall shows the syscall's GoSysCall, then a
  *    GoBlock* (syscall_class.h), so that its waker's GoUnblock can name
  *    the waker (GoSysExit cannot);
@@ -79,9 +85,21 @@ struct gt_stack_source {
 	void *ctx;
 };
 
+/* Names a process for goroutine names: its title, as /proc/PID/cmdline
+ * shows what the program set (arguments joined by spaces: "postgres:
+ * checkpointer"), into title, and its main thread's comm into comm.
+ * Returns 0, or -1 when the process is unknown (gone, no access). */
+#define GT_TITLE_LEN 96
+struct gt_title_source {
+	int (*title)(void *ctx, uint32_t tgid, char title[GT_TITLE_LEN],
+		     char comm[GT_COMM_LEN]);
+	void *ctx;
+};
+
 struct gt_translator_opts {
 	int ncpus;                           /* P count = EvGomaxprocs; > 0 */
 	const struct gt_stack_source *stacks; /* NULL = no stacks */
+	const struct gt_title_source *titles; /* NULL = names are comms */
 	int go_version;                      /* writer's version, 0 = GT_V1_19
 						(CPUSample needs >= 1.19) */
 	uint32_t session_mask;               /* this session's bit in the

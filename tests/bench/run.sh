@@ -47,6 +47,8 @@ step bench_report tests/bench/bench_report.sh "$build"
 step overhead tests/bench/overhead.sh "$build"
 # record -a next to perf sched record -a on a switch-heavy program.
 step overhead_all tests/bench/overhead_all.sh "$build"
+# nginx's req/s untraced and under each recorder; where drops begin.
+step servers tests/bench/servers.sh "$build"
 
 # ---- summary -----------------------------------------------------------------
 echo

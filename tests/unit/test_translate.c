@@ -64,6 +64,9 @@ static int tt_open(struct tt *x, const struct gt_thread_snapshot *snap, int n)
 	return tt_open_version(x, snap, n, GT_V1_19);
 }
 
+/* The process titles tt_open's translator asks (NULL: none). */
+static const struct gt_title_source *tt_titles;
+
 static int tt_open_version(struct tt *x, const struct gt_thread_snapshot *snap, int n,
 			   int version)
 {
@@ -77,7 +80,7 @@ static int tt_open_version(struct tt *x, const struct gt_thread_snapshot *snap, 
 	int r = gt_writer_open(&x->w, x->fd, version, 1000000000ull);
 	if (r < 0)
 		return r;
-	struct gt_translator_opts o = {.ncpus = NCPU, .go_version = version};
+	struct gt_translator_opts o = {.ncpus = NCPU, .go_version = version, .titles = tt_titles};
 	if ((r = gt_translator_new(&x->t, x->w, &o)) < 0)
 		return r;
 	return gt_translator_begin(x->t, 1000, snap, n);
@@ -353,7 +356,7 @@ static void expect_no_repairs(const struct tt *x)
 
 struct names {
 	int n;
-	char name[8][16];
+	char name[8][128];
 	int64_t tid[8];
 };
 
@@ -1127,6 +1130,69 @@ static void test_identity_stacks(void)
 	tt_close(&x);
 }
 
+/* Fake /proc for test_shared_comm_titles: processes 100 and 102 are
+ * "postgres" with their titles, 106 is "other", 104 is unknown (gone). */
+static int fake_title(void *ctx, uint32_t tgid, char title[GT_TITLE_LEN], char comm[GT_COMM_LEN])
+{
+	(void)ctx;
+	if (tgid == 100 || tgid == 102) {
+		snprintf(title, GT_TITLE_LEN, "postgres: %s", tgid == 100 ? "checkpointer" : "walwriter");
+		snprintf(comm, GT_COMM_LEN, "postgres");
+	} else if (tgid == 106) {
+		snprintf(title, GT_TITLE_LEN, "other -x");
+		snprintf(comm, GT_COMM_LEN, "other");
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+/* Threads of different processes sharing a comm are named by their
+ * process's title (and their own comm where it is not the process's);
+ * a comm only one process has stays the name; a process the title
+ * source no longer knows keeps the comm. */
+static void test_shared_comm_titles(void)
+{
+	static const struct { uint32_t tid, tgid; const char *comm, *want; } th[] = {
+		{101, 100, "postgres", "postgres: checkpointer"},
+		{102, 102, "postgres", "postgres: walwriter"},
+		{103, 102, "solo", "solo"},
+		{104, 104, "postgres", "postgres"},
+		{105, 102, "pg_worker", "postgres: walwriter [pg_worker]"},
+		{106, 106, "pg_worker", "other -x [pg_worker]"},
+	};
+	const int n = (int)(sizeof(th) / sizeof(th[0]));
+	struct gt_title_source src = {fake_title, NULL};
+	struct gt_thread_snapshot s[6];
+	struct tt x;
+
+	for (int i = 0; i < n; i++) {
+		snap(&s[i], th[i].tid, 'S', -1, 0);
+		s[i].tgid = th[i].tgid;
+		snprintf(s[i].comm, sizeof(s[i].comm), "%s", th[i].comm);
+	}
+	tt_titles = &src;
+	int r = tt_open(&x, s, n);
+	tt_titles = NULL;
+	GT_REQUIRE(r == 0, "open");
+	if (tt_finish(&x, 5000) != 0) {
+		tt_close(&x);
+		return;
+	}
+	struct names nm = {0};
+	struct gt_check_report rep;
+	GT_CHECK(gt_check_file_run(x.path, 0, &rep, collect_name, &nm) == 0, "%s", rep.error);
+	GT_CHECK(nm.n == n, "%d goroutines", nm.n);
+	for (int i = 0; i < n && i < nm.n; i++)
+		GT_CHECK(!strcmp(nm.name[i], th[i].want) && nm.tid[i] == th[i].tid,
+			 "g%d named \"%s\" (tid %lld), want \"%s\"", i + 1, nm.name[i],
+			 (long long)nm.tid[i], th[i].want);
+	uint64_t pcs[8] = {0};
+	GT_CHECK(create_pcs(x.path, pcs, 8) == n, "GoCreate records");
+	GT_CHECK(pcs[0] != pcs[1], "two titles share a PC: the Goroutines page merges them");
+	tt_close(&x);
+}
+
 /* pthread_create + pthread_setname_np: each worker is ONE goroutine named
  * by its last comm (renamed while running and while off CPU, or still
  * alive at the end); same names share the identity PC. */
@@ -1305,6 +1371,7 @@ int main(void)
 	GT_RUN(test_exit_then_preempted);
 	GT_RUN(test_snapshot_states);
 	GT_RUN(test_go123_names);
+	GT_RUN(test_shared_comm_titles);
 	GT_RUN(test_wakeup_untraced_busy_cpu);
 	GT_RUN(test_irq_wakeup_busy_cpu);
 	GT_RUN(test_irq_wakeup_kinds);
