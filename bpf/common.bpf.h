@@ -163,7 +163,7 @@ static __always_inline __u32 unfollowable(struct task_struct *t, __u32 want, __u
 	 * the dumpable bits are in its first word either way.  No mm: a
 	 * thread past exit_mm, judged by its ids alone. */
 	if (mm)
-		bpf_core_read(&mmf, sizeof(mmf), &mm->flags);
+		mmf = gt_mm_flags_word(mm);
 	if ((mmf & GT_MMF_DUMPABLE_MASK) != GT_SUID_DUMP_USER) {
 		*why = GT_LEAVE_UNDUMPABLE;
 		return want;

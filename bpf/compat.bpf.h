@@ -344,4 +344,24 @@ static __always_inline __u64 gt_ustack_key(struct pt_regs *regs, int depth)
 }
 #endif
 
+/* The first word of mm_struct.flags (its dumpable bits).  Linux 6.17
+ * (commit "mm: convert mm_struct.flags to a bitmap", mm_flags_t) made the
+ * unsigned long a struct holding an array of them: a CO-RE read of one type
+ * does not relocate against the other, so each layout is read only where
+ * it exists. */
+struct mm_struct___flags_word {
+	unsigned long flags;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned long gt_mm_flags_word(struct mm_struct *mm)
+{
+	unsigned long w = 0;
+
+	if (bpf_core_field_exists(((struct mm_struct___flags_word *)mm)->flags))
+		bpf_core_read(&w, sizeof(w), &((struct mm_struct___flags_word *)mm)->flags);
+	else
+		bpf_core_read(&w, sizeof(w), &mm->flags);
+	return w;
+}
+
 #endif
