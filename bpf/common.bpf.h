@@ -206,7 +206,8 @@ static __always_inline __u32 task_mask(struct task_struct *t)
 	if (n_cgroup_sessions)
 		mask |= cgroup_mask(t);
 	if (all_sessions)
-		mask |= (t->flags & GT_PF_KTHREAD) ? all_kthread_sessions : all_sessions;
+		/* GT_TASK_FIELD: no BTF task pointer before 5.11 */
+		mask |= (GT_TASK_FIELD(t, flags) & GT_PF_KTHREAD) ? all_kthread_sessions : all_sessions;
 	if (mask & owner_sessions) {
 		/* a global function takes scalars: the address, copied */
 		__u64 addr = 0;
