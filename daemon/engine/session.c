@@ -96,8 +96,12 @@ static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 	if (ev->type == GT_KEV_FORK) {
 		const struct gt_kev_fork *f = (const void *)ev;
 		if (f->child_tgid != ev->tgid &&
-		    gt_tgid_set_add(&e->symbolized, f->child_tgid) == 1)
+		    gt_tgid_set_add(&e->symbolized, f->child_tgid) == 1) {
+			/* the parent's maps first: a child gone before its own
+			 * are read keeps them (an empty read keeps ours) */
+			gt_symbolizer_clone_process(e->sym, (pid_t)ev->tgid, (pid_t)f->child_tgid);
 			gt_symbolizer_add_process(e->sym, (pid_t)f->child_tgid);
+		}
 		return;
 	}
 	if (ev->tgid && gt_tgid_set_add(&e->symbolized, ev->tgid) == 1)

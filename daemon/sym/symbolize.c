@@ -371,6 +371,28 @@ int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid)
 	return 0;
 }
 
+int gt_symbolizer_clone_process(struct gt_symbolizer *s, pid_t parent, pid_t child)
+{
+	struct proc *from = *proc_slot(s, parent), *p;
+	struct proc **slot = proc_slot(s, child);
+
+	if (!from || !from->n || *slot)
+		return 0;
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->maps = malloc(from->n * sizeof(*p->maps)))) {
+		free(p);
+		return -ENOMEM;
+	}
+	memcpy(p->maps, from->maps, from->n * sizeof(*p->maps));
+	p->n = from->n;
+	for (size_t i = 0; i < p->n; i++)
+		hold_binary(s, p->maps[i].bin);
+	p->pid = child;
+	p->read_ns = gt_now_ns();
+	*slot = p;
+	return 0;
+}
+
 void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid)
 {
 	struct proc **slot = proc_slot(s, pid);

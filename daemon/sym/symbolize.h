@@ -52,6 +52,12 @@ void gt_symbolizer_free(struct gt_symbolizer *s);
  * Returns 0, or -errno if the maps cannot be read (-ENOENT, -ESRCH: gone). */
 int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid);
 
+/* A forked child maps what its parent mapped until it execs: child gets a
+ * copy of parent's snapshot (nothing if parent is unknown), so that the
+ * stacks of a child that is gone before its own maps are read (a short
+ * PostgreSQL backend) still resolve.  0 or -errno. */
+int gt_symbolizer_clone_process(struct gt_symbolizer *s, pid_t parent, pid_t child);
+
 /* Drops the pid's snapshot (binaries stay cached for other processes). */
 void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid);
 
