@@ -10,15 +10,20 @@
 
 int64_t gt_an_ns(const struct gt_analysis *a, int64_t ts)
 {
-	/* exactly Go 1.19's parser: int64(float64(ts-minTs) * (1e9/freq)),
-	 * its int64 difference wrapping, and an out-of-range float giving
-	 * what amd64's conversion gives (INT64_MIN) instead of C's undefined
-	 * behaviour: hostile files reach both */
+	/* Go 1.19's parser: int64(float64(ts-minTs) * (1e9/freq)), its int64
+	 * difference wrapping.  Hostile files reach absurd times: they are
+	 * held within +-2^62 ns (146 years), so that a difference of two times
+	 * never overflows (undefined in C) and real traces are untouched. */
 	int64_t d = (int64_t)((uint64_t)ts - (uint64_t)a->priv->min_ts);
 	double ns = (double)d * a->priv->ns_per_tick;
+	const double lim = 4611686018427387904.0; /* 2^62 */
 
-	if (!(ns > -9223372036854775808.0 && ns < 9223372036854775808.0))
-		return INT64_MIN;
+	if (ns != ns)
+		return 0; /* NaN: a frequency that is not one */
+	if (ns >= lim)
+		return INT64_C(1) << 62;
+	if (ns <= -lim)
+		return -(INT64_C(1) << 62);
 	return (int64_t)ns;
 }
 
@@ -225,7 +230,8 @@ int gt_analyze(struct gt_analysis *a, const uint8_t *data, size_t len,
 	if (rc)
 		return rc;
 	gt_an_finish(a);
-	qsort(a->threads, a->nthreads, sizeof(*a->threads), by_id);
+	if (a->nthreads) /* qsort of NULL is undefined even for 0 items */
+		qsort(a->threads, a->nthreads, sizeof(*a->threads), by_id);
 	for (size_t i = 0; i < a->nthreads; i++)
 		if (a->threads[i].delay.oom) {
 			snprintf(a->error, sizeof(a->error), "out of memory in a histogram");
