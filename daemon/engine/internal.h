@@ -14,6 +14,8 @@
 
 struct gt_writer;
 struct gt_translator;
+struct gt_mt_interpose;
+struct gt_mt_pcs;
 struct gt_symbolizer;
 
 struct gt_session {
@@ -47,6 +49,9 @@ struct gt_session {
 	char end_reason[128];
 	uid_t owner_uid;
 	int mem_active;             /* memtrack attached for this session */
+	struct gt_mt_interpose *heap_record; /* --heap interpose, taken from
+				       memtrack: the engine's thread alone reads
+				       it, until the session's end closes it */
 	int syscall_entries;        /* GoSysCall at every syscall entry */
 };
 
@@ -63,6 +68,8 @@ struct gt_engine {
 	int next_id;
 	uint64_t last_liveness_ns;
 	struct gt_memtrack *mem;    /* memory/CPU programs, loaded on first use */
+	struct gt_mt_pcs *mem_stacks; /* stacks of the heap records' samples
+				       (the engine's thread's, like the records) */
 	char err[512];
 };
 
