@@ -264,6 +264,8 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 		return -ENOMEM;
 	s->engine = e;
 	s->bit = bit;
+	/* before the bit is in any filter: every loss after counts */
+	s->drops_at_start = gt_capture_session_drops(e->capture, bit);
 	s->id = e->next_id++;
 	s->duration_ns = o->duration_ns;
 	s->owner_uid = o->owner_uid;
@@ -300,7 +302,6 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 		free(s);
 		return err;
 	}
-	s->drops_at_start = gt_capture_drops(e->capture);
 	*out = s;
 	return 0;
 }
@@ -337,7 +338,7 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 	st->bytes = ws.bytes;
 	st->threads = ts.threads;
 	st->repairs = ts.repairs;
-	st->drops = gt_capture_drops(s->engine->capture) - s->drops_at_start;
+	st->drops = gt_capture_session_drops(s->engine->capture, s->bit) - s->drops_at_start;
 }
 
 /* Bytes in the finished file (the footer included), when fd is a file. */
@@ -386,7 +387,7 @@ int gt_session_stop(struct gt_session *s, const char *reason)
 	}
 	gt_writer_stats(s->writer, &ws);
 	s->last_trace_events = ws.events;
-	s->drops = gt_capture_drops(e->capture) - s->drops_at_start;
+	s->drops = gt_capture_session_drops(e->capture, s->bit) - s->drops_at_start;
 	if (s->err) {
 		gt_writer_free(s->writer);
 	} else {
