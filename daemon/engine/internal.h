@@ -10,6 +10,7 @@
 #include "stacks.h"
 #include "tgid_set.h"
 #include "translate/translate.h"
+#include "worker.h"
 
 struct gt_writer;
 struct gt_translator;
@@ -45,6 +46,11 @@ struct gt_session {
 	char end_reason[128];
 	uid_t owner_uid;
 	int mem_active;             /* memtrack attached for this session */
+	int mem_pending;            /* memtrack jobs of this session in flight */
+	int starting;               /* memtrack's attach not done yet */
+	int start_err;              /* it failed (an explicit request) */
+	char start_why[448];
+	int closing;                /* out of the rings, memtrack detaching */
 	int syscall_entries;        /* GoSysCall at every syscall entry */
 };
 
@@ -59,7 +65,10 @@ struct gt_engine {
 	struct gt_tgid_set dying;   /* of those, found dead at the last check */
 	int next_id;
 	uint64_t last_liveness_ns;
-	struct gt_memtrack *mem;    /* memory/CPU programs, loaded on first use */
+	struct gt_memtrack *mem;    /* memory/CPU programs, loaded on first use
+				       (by the worker, the only one to touch it) */
+	int mem_used;               /* some session asked memtrack for something */
+	struct gt_worker worker;    /* the slow parts of start and stop */
 	char err[512];
 };
 

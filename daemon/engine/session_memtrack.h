@@ -1,7 +1,8 @@
 /* Glue between recording sessions (session.c) and memtrack: the engine
  * loads the memory programs on first use; each session attaches what its
  * options ask for (--heap, --cpu-profile, --alloc-stacks) and, at its end,
- * writes the exact final heap values before detaching. */
+ * writes the exact final heap values before detaching.  Both run on the
+ * engine's worker (worker.h); with no worker thread, at once. */
 #ifndef GT_ENGINE_SESSION_MEMTRACK_H
 #define GT_ENGINE_SESSION_MEMTRACK_H
 
@@ -10,16 +11,21 @@
 struct gt_memtrack;
 struct gt_kev_hdr;
 
-/* After the session's targets are attached.  An explicit request that
- * cannot be honoured is an error (message in the engine's error); the
- * default heap mode only does its best. */
+/* After the session's targets are attached: posts the attach, and marks
+ * the session starting until it is done.  An explicit request that cannot
+ * be honoured fails the session (start_err; at once without a thread, an
+ * error returned with the message in the engine's error); the default heap
+ * mode only does its best. */
 int gt_session_mem_start(struct gt_session *s, const struct gt_session_opts *o);
-/* Before the translator ends: final values, then detach. */
-void gt_session_mem_stop(struct gt_session *s);
+/* After the session left the rings: posts the final values (stamped at
+ * its end) and the detach.  Returns non-zero while that is pending; the
+ * session is finished by gt_session_mem_settled. */
+int gt_session_mem_stop(struct gt_session *s);
+/* session.c: a memtrack job of s completed (on the engine's thread). */
+void gt_session_mem_settled(struct gt_session *s);
 void gt_engine_mem_close(struct gt_engine *e);
 /* For every event before it is dispatched: an exec re-decides the
- * process's probes (cheap for any other event). */
+ * process's probes (posted, cheap for any other event). */
 void gt_engine_mem_event(struct gt_engine *e, const struct gt_kev_hdr *ev);
-
 
 #endif

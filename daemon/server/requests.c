@@ -38,12 +38,11 @@ static void send_done(struct gt_srv_client *c, const struct gt_session_stats *st
 	gt_client_queue(c, buf, gt_proto_encode_done(buf, sizeof(buf), &d));
 }
 
-/* Ends a session (footer written), tells its client, frees everything. */
-static void finish_session(struct gt_server *sv, int slot, const char *reason)
+/* A session the engine has finished: tells its client, frees everything. */
+static void complete_session(struct gt_server *sv, int slot, int err)
 {
 	struct gt_srv_session *ss = sv->sessions[slot];
 	struct gt_session_stats st;
-	int err = gt_session_stop(ss->s, reason);
 
 	gt_session_stats(ss->s, &st);
 	gt_log("session %d ended (%s)%s%s: %llu threads, %llu events, %llu bytes, %llu dropped",
@@ -59,6 +58,17 @@ static void finish_session(struct gt_server *sv, int slot, const char *reason)
 	gt_session_free(ss->s);
 	free(ss);
 	sv->sessions[slot] = NULL;
+}
+
+/* Ends a session: its trace ends now; the engine finishes the file (at
+ * once, or in the background: then gt_srv_tick_ended completes it). */
+static void finish_session(struct gt_server *sv, int slot, const char *reason)
+{
+	struct gt_srv_session *ss = sv->sessions[slot];
+	int err = gt_session_stop(ss->s, reason);
+
+	if (gt_session_ended(ss->s) && !ss->ok_pending)
+		complete_session(sv, slot, err);
 }
 
 static int slot_of_session(const struct gt_server *sv, int id)
@@ -208,6 +218,7 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	ss->owner = c->uid;
 	ss->owner_pid = c->pid;
 	ss->want_progress = !!(r->flags & GT_REC_PROGRESS);
+	ss->ok_pending = gt_session_starting(ss->s);
 	ss->client = c;
 	c->session = ss;
 	sv->sessions[slot] = ss;
@@ -242,10 +253,45 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 		refuse(c, -rc, why);
 		return;
 	}
-	gt_log("session %d started for uid %u (pid %d): %s, %.3f s%s", c->session->id,
-	       (unsigned)c->uid, (int)c->pid, c->session->targets, r->duration_ns / 1e9,
-	       r->duration_ns ? "" : " (until stopped)");
-	gt_client_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)c->session->id));
+	gt_log("session %d %s for uid %u (pid %d): %s, %.3f s%s", c->session->id,
+	       c->session->ok_pending ? "starting" : "started", (unsigned)c->uid, (int)c->pid,
+	       c->session->targets, r->duration_ns / 1e9, r->duration_ns ? "" : " (until stopped)");
+	if (!c->session->ok_pending)
+		gt_client_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)c->session->id));
+}
+
+/* A start that went on in the background is over: OK, or the error that
+ * ended it (as if RECORD had been refused: no DONE then). */
+static void settle_start(struct gt_server *sv, int slot)
+{
+	struct gt_srv_session *ss = sv->sessions[slot];
+	unsigned char buf[GT_PROTO_HDR_SIZE + 4];
+	struct gt_session_stats st;
+	int err;
+
+	if (gt_session_starting(ss->s))
+		return;
+	err = gt_session_ended(ss->s) ? gt_session_stop(ss->s, NULL) : 0;
+	if (!err) {
+		ss->ok_pending = 0;
+		gt_log("session %d started", ss->id);
+		if (ss->client)
+			gt_client_queue(ss->client, buf,
+					gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)ss->id));
+		return;
+	}
+	if (!gt_session_ended(ss->s))
+		return; /* failed: its file is being finished */
+	gt_session_stats(ss->s, &st);
+	if (ss->client) {
+		refuse(ss->client, -err, st.end_reason && *st.end_reason ? st.end_reason :
+		       strerror(-err));
+		ss->client->session = NULL;
+	}
+	close(ss->out_fd);
+	gt_session_free(ss->s);
+	free(ss);
+	sv->sessions[slot] = NULL;
 }
 
 /* ---- STATUS, STOP ----------------------------------------------------------- */
@@ -332,6 +378,8 @@ void gt_srv_client_gone(struct gt_server *sv, struct gt_srv_client *c, const cha
 
 	if (slot >= 0)
 		finish_session(sv, slot, reason);
+	if (slot >= 0 && sv->sessions[slot])
+		sv->sessions[slot]->client = NULL; /* finished in the background */
 	c->session = NULL;
 }
 
@@ -355,7 +403,9 @@ void gt_srv_tick(struct gt_server *sv)
 
 		if (!ss)
 			continue;
-		if (gt_session_ended(ss->s))
+		if (ss->ok_pending)
+			settle_start(sv, i);
+		else if (gt_session_ended(ss->s))
 			finish_session(sv, i, NULL);
 		else if (progress_due && ss->client && ss->want_progress)
 			send_progress(ss);
@@ -364,14 +414,25 @@ void gt_srv_tick(struct gt_server *sv)
 
 void gt_srv_tick_ended(struct gt_server *sv)
 {
-	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++)
-		if (sv->sessions[i] && gt_session_ended(sv->sessions[i]->s))
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++) {
+		if (sv->sessions[i] && sv->sessions[i]->ok_pending)
+			settle_start(sv, i);
+		else if (sv->sessions[i] && gt_session_ended(sv->sessions[i]->s))
 			finish_session(sv, i, NULL);
+	}
 }
 
+/* Every trace ends at the same instant, the files are finished together
+ * (SIGTERM: not one after another, each recording while it waits). */
 void gt_srv_stop_all(struct gt_server *sv, const char *reason)
 {
-	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++)
+	gt_engine_stop_all(sv->engine, reason);
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++) {
+		if (!sv->sessions[i])
+			continue;
+		if (sv->sessions[i]->ok_pending)
+			settle_start(sv, i);
 		if (sv->sessions[i])
 			finish_session(sv, i, reason);
+	}
 }
