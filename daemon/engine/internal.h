@@ -68,7 +68,10 @@ struct gt_engine {
 	struct gt_memtrack *mem;    /* memory/CPU programs, loaded on first use
 				       (by the worker, the only one to touch it) */
 	int mem_used;               /* some session asked memtrack for something */
+	uint32_t mem_bits;          /* session bits memtrack still holds (a
+				       detach pending): not given out again */
 	struct gt_worker worker;    /* the slow parts of start and stop */
+	int nclosing;               /* sessions out of the rings, not finished */
 	char err[512];
 };
 

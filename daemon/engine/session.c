@@ -263,7 +263,7 @@ static void session_leave(struct gt_engine *e, struct gt_session *s)
 static int free_bit(struct gt_engine *e)
 {
 	for (int i = 0; i < GT_MAX_SESSIONS; i++)
-		if (!e->active[i])
+		if (!e->active[i] && !(e->mem_bits & (1u << i)))
 			return i;
 	return -1;
 }
@@ -388,6 +388,7 @@ static void leave_rings(struct gt_session *s, const char *reason)
 	gt_capture_forget_session(e->capture, s->bit);
 	session_leave(e, s);
 	s->closing = 1;
+	e->nclosing++;
 	s->drops = gt_capture_session_drops(e->capture, s->bit) - s->drops_at_start;
 	if (reason && !s->end_reason[0])
 		snprintf(s->end_reason, sizeof(s->end_reason), "%s", reason);
@@ -403,6 +404,7 @@ static void finish(struct gt_session *s)
 
 	s->ended = 1;
 	s->ended_ns = s->end_ns;
+	e->nclosing--;
 	gt_translator_stats(s->tr, &ts);
 	s->threads = ts.threads;
 	s->repairs = ts.repairs;
@@ -477,7 +479,9 @@ void gt_engine_stop_all(struct gt_engine *e, const char *reason)
 	for (int i = 0; i < GT_MAX_SESSIONS; i++)
 		if (e->active[i])
 			close_session(e->active[i], reason);
-	gt_worker_settle(&e->worker);
+	/* until every file is finished; probes may still be going down */
+	while (e->nclosing > 0 && gt_worker_reap_wait(&e->worker) >= 0)
+		;
 }
 
 int gt_session_ended(const struct gt_session *s)

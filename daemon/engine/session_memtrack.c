@@ -15,7 +15,10 @@
 #include "internal.h"
 #include "testing.h"
 
-enum mem_job_kind { MEM_START, MEM_EXEC, MEM_STOP };
+/* STOP reads the final values; DETACH, posted once they are in the trace
+ * and the file finished, takes the probes down (seconds with uprobes: the
+ * kernel unregisters them one by one, threads or not). */
+enum mem_job_kind { MEM_START, MEM_EXEC, MEM_STOP, MEM_DETACH };
 
 struct mem_job {
 	struct gt_job job;
@@ -24,6 +27,7 @@ struct mem_job {
 	enum mem_job_kind kind;
 	struct gt_memtrack_req req;  /* START (its pids owned by the job) */
 	int explicit_req;
+	int bit;                     /* STOP, DETACH */
 	pid_t pid;                   /* EXEC */
 	uint64_t end_ns;             /* STOP: the final values' stamp */
 	int err;
@@ -93,13 +97,12 @@ static void run_mem_job(struct gt_job *job)
 	m = j->e->mem;
 	if (!m)
 		return;
-	if (j->kind == MEM_EXEC) {
+	if (j->kind == MEM_EXEC)
 		j->err = gt_memtrack_exec(m, j->pid, j->why, sizeof(j->why));
-		return;
-	}
-	/* read now, stamped at the trace's end (before the probes' teardown) */
-	gt_memtrack_final(m, j->s->bit, j->end_ns, keep_final, j);
-	gt_memtrack_stop(m, j->s->bit);
+	else if (j->kind == MEM_DETACH)
+		gt_memtrack_stop(m, j->bit);
+	else /* read now, stamped at the trace's end (before the teardown) */
+		gt_memtrack_final(m, j->bit, j->end_ns, keep_final, j);
 }
 
 /* ---- back on the engine's thread ------------------------------------------- */
@@ -114,11 +117,14 @@ static void start_done(struct mem_job *j)
 		s->mem_active = 1;
 		return;
 	}
+	s->engine->mem_bits &= ~(1u << s->bit); /* memtrack let it go */
 	if (!j->explicit_req)
 		return; /* the default heap mode is best effort */
 	snprintf(s->start_why, sizeof(s->start_why), "memory/CPU tracking: %s", j->why);
 	s->start_err = j->err;
 }
+
+static void post_detach(struct gt_engine *e, int bit);
 
 static void stop_done(struct mem_job *j)
 {
@@ -128,6 +134,7 @@ static void stop_done(struct mem_job *j)
 		gt_session_deliver(s, &j->finals[i].hdr, j->lens[i]);
 	s->mem_active = 0;
 	s->mem_pending--;
+	post_detach(j->e, j->bit);
 }
 
 static void mem_job_done(struct gt_job *job)
@@ -139,6 +146,8 @@ static void mem_job_done(struct gt_job *job)
 		start_done(j);
 	else if (j->kind == MEM_STOP)
 		stop_done(j);
+	else if (j->kind == MEM_DETACH)
+		j->e->mem_bits &= ~(1u << j->bit); /* the bit may serve again */
 	else if (j->err) /* the process stays in RSS mode or unprobed */
 		snprintf(j->e->err, sizeof(j->e->err), "memory tracking after exec: %s", j->why);
 	free_job(j);
@@ -188,6 +197,7 @@ int gt_session_mem_start(struct gt_session *s, const struct gt_session_opts *o)
 	}
 	j->explicit_req = explicit_request(o);
 	e->mem_used = 1;
+	e->mem_bits |= 1u << s->bit;
 	s->mem_pending++;
 	s->starting = 1;
 	gt_worker_post(&e->worker, &j->job);
@@ -210,9 +220,20 @@ int gt_session_mem_stop(struct gt_session *s)
 	if (!j)
 		return 0; /* no final values; probes go with the next stop or the engine */
 	j->end_ns = s->end_ns;
+	j->bit = s->bit;
 	s->mem_pending++;
 	gt_worker_post(&s->engine->worker, &j->job);
 	return s->mem_pending;
+}
+
+static void post_detach(struct gt_engine *e, int bit)
+{
+	struct mem_job *j = new_job(e, NULL, MEM_DETACH);
+
+	if (!j)
+		return; /* the probes stay until the engine closes: so does the bit */
+	j->bit = bit;
+	gt_worker_post(&e->worker, &j->job);
 }
 
 void gt_engine_mem_close(struct gt_engine *e)

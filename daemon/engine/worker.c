@@ -33,6 +33,7 @@ static void *worker_main(void *arg)
 		j->next = NULL;
 		*w->done_tail = j;
 		w->done_tail = &j->next;
+		pthread_cond_broadcast(&w->idle); /* gt_worker_reap_wait */
 		if (w->efd >= 0) {
 			uint64_t one = 1;
 
@@ -108,6 +109,20 @@ int gt_worker_reap(struct gt_worker *w)
 		count++;
 	}
 	return count;
+}
+
+int gt_worker_reap_wait(struct gt_worker *w)
+{
+	int idle;
+
+	if (!w->threaded)
+		return -1;
+	pthread_mutex_lock(&w->lock);
+	while (!w->done && (w->todo || w->running))
+		pthread_cond_wait(&w->idle, &w->lock);
+	idle = !w->done;
+	pthread_mutex_unlock(&w->lock);
+	return idle ? -1 : gt_worker_reap(w);
 }
 
 void gt_worker_settle(struct gt_worker *w)

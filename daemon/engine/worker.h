@@ -39,6 +39,9 @@ int gt_worker_start(struct gt_worker *w);
 void gt_worker_post(struct gt_worker *w, struct gt_job *j);
 /* Runs done() of every finished job; returns how many. */
 int gt_worker_reap(struct gt_worker *w);
+/* Waits until some job has finished, then reaps; -1 if nothing is posted
+ * (or no thread). */
+int gt_worker_reap_wait(struct gt_worker *w);
 /* Waits until every posted job has run, then reaps them all. */
 void gt_worker_settle(struct gt_worker *w);
 /* Settles, then ends the thread. */
