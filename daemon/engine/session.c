@@ -440,7 +440,8 @@ static void finish(struct gt_session *s)
 static int close_session(struct gt_session *s, const char *reason)
 {
 	leave_rings(s, reason);
-	if (!gt_session_mem_stop(s))
+	gt_session_mem_stop(s); /* without a worker thread: done already */
+	if (!s->ended && !s->mem_pending)
 		finish(s);
 	return s->ended ? s->err : 0;
 }
