@@ -448,6 +448,10 @@ static int close_session(struct gt_session *s, const char *reason)
 
 void gt_session_mem_settled(struct gt_session *s)
 {
+	/* a refused start fails the session even if it is ending already
+	 * (its duration can pass while probes are attached) */
+	if (s->start_err && !s->err && !s->ended)
+		fail_start(s);
 	if (s->closing && !s->ended && !s->mem_pending)
 		finish(s);
 }
