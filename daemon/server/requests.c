@@ -254,7 +254,7 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 		return;
 	}
 	gt_log("session %d %s for uid %u (pid %d): %s, %.3f s%s", c->session->id,
-	       c->session->ok_pending ? "starting" : "started", (unsigned)c->uid, (int)c->pid,
+	       c->session->ok_pending ? "attaching probes" : "started", (unsigned)c->uid, (int)c->pid,
 	       c->session->targets, r->duration_ns / 1e9, r->duration_ns ? "" : " (until stopped)");
 	if (!c->session->ok_pending)
 		gt_client_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)c->session->id));
@@ -274,7 +274,8 @@ static void settle_start(struct gt_server *sv, int slot)
 	err = gt_session_ended(ss->s) ? gt_session_stop(ss->s, NULL) : 0;
 	if (!err) {
 		ss->ok_pending = 0;
-		gt_log("session %d started", ss->id);
+		gt_log("session %d started for uid %u (pid %d): %s, probes attached", ss->id,
+		       (unsigned)ss->owner, (int)ss->owner_pid, ss->targets);
 		if (ss->client)
 			gt_client_queue(ss->client, buf,
 					gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)ss->id));
