@@ -307,8 +307,10 @@ static void handle_status(struct gt_server *sv, struct gt_srv_client *c)
 		struct gt_srv_session *ss = sv->sessions[i];
 		struct gt_session_stats st;
 
-		/* non-root users see their own sessions only */
-		if (!ss || (c->uid != 0 && ss->owner != c->uid))
+		/* non-root users see their own sessions only; a session still
+		 * attaching its probes is not recording yet (its client has
+		 * not had OK) */
+		if (!ss || ss->ok_pending || (c->uid != 0 && ss->owner != c->uid))
 			continue;
 		gt_session_stats(ss->s, &st);
 		to_msg_stats(&st, &r.sessions[r.count].stats);
