@@ -107,6 +107,17 @@ struct {
 	__type(value, struct gt_bpf_stats);
 } stats SEC(".maps");
 
+/* Failed reservations per session bit: a session's drops are the events
+ * it wanted and lost, not the machine's (an idle session beside a busy one
+ * reported the busy one's losses as its own).  User space reads a bit's
+ * sum when a session starts and again when it ends. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GT_MAX_SESSIONS);
+	__type(key, __u32);
+	__type(value, __u64);
+} session_drops SEC(".maps");
+
 static __always_inline struct gt_bpf_stats *my_stats(void)
 {
 	__u32 zero = 0;
@@ -218,8 +229,23 @@ static __always_inline __u32 task_mask(struct task_struct *t)
 	return mask;
 }
 
-/* Reserves `size` bytes in this CPU's ring; counts a drop on failure. */
-static __always_inline void *reserve(__u32 size)
+/* Counts a lost record of the sessions in mask, one per session. */
+static __always_inline void count_drop(__u32 mask)
+{
+	for (__u32 bit = 0; bit < GT_MAX_SESSIONS; bit++) {
+		__u64 *n;
+
+		if (!(mask & (1u << bit)))
+			continue;
+		n = bpf_map_lookup_elem(&session_drops, &bit);
+		if (n)
+			__sync_fetch_and_add(n, 1);
+	}
+}
+
+/* Reserves `size` bytes in this CPU's ring for a record of the sessions in
+ * mask; counts a drop on failure (all CPUs' total, and each session's). */
+static __always_inline void *reserve(__u32 size, __u32 mask)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct gt_bpf_stats *st;
@@ -232,6 +258,7 @@ static __always_inline void *reserve(__u32 size)
 		st = my_stats();
 		if (st)
 			__sync_fetch_and_add(&st->drops, 1);
+		count_drop(mask);
 	}
 	return e;
 }
@@ -289,7 +316,7 @@ __noinline __u32 gt_leave_if_privileged(__u64 task, __u32 mask)
 		else if (left)
 			bpf_map_delete_elem(&tgids, &tgid);
 	}
-	if (left && (e = reserve(sizeof(*e)))) {
+	if (left && (e = reserve(sizeof(*e), left))) {
 		e->hdr.ts = bpf_ktime_get_ns();
 		e->hdr.type = GT_KEV_LEAVE;
 		e->hdr.cpu = bpf_get_smp_processor_id();
