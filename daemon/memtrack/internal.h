@@ -69,7 +69,9 @@ int gt_mt_attach_process(struct gt_memtrack *m, struct gt_mt_proc *p,
 			 const struct gt_alloc_target *t, char *err, size_t errlen);
 void gt_mt_detach_process(struct gt_mt_proc *p);
 
-/* detach.c: the probes of n processes, entry probes before return probes. */
+/* detach.c: the probes of n processes at once, on several threads (each
+ * link's teardown waits for the kernel's grace periods: together they
+ * overlap), entry probes before return probes. */
 void gt_mt_detach_procs(struct gt_mt_proc *procs, int n);
 /* Drops a process's accounting (procs entry, live allocations). */
 void gt_mt_forget_process(struct gt_memtrack *m, pid_t pid);

@@ -505,7 +505,7 @@ void gt_memtrack_stop(struct gt_memtrack *m, int bit)
 	if (bit < 0 || bit >= GT_MAX_SESSIONS || !m->s[bit].active)
 		return;
 	s = &m->s[bit];
-	gt_mt_detach_procs(s->procs, s->nprocs);
+	gt_mt_detach_procs(s->procs, s->nprocs); /* all at once: see detach.c */
 	for (int i = 0; i < s->nprocs; i++) {
 		if (s->procs[i].mode != GT_HEAP_OFF && !pid_in_use(m, bit, s->procs[i].pid))
 			gt_mt_forget_process(m, s->procs[i].pid);
