@@ -10,15 +10,15 @@
 #   each:        the trace's HeapAlloc values follow alloc_phases' exact
 #                live bytes (grow, free, regrow: probes, not RSS), and the
 #                daemon holds no uprobe link once the session stopped;
-#   uprobes_stopping_line: on a terminal, the live line still says
-#                "stopping" while the probes are taken away.
+#   uprobes_stopping_line(_daemon): on a terminal, the live line still
+#                says "stopping" while the probes are taken away.
 # How long stopping takes is a figure of make bench (bench_uprobe_stop).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 READ="python3 tests/integration/trace_read.py"
 CASES="uprobes_auto uprobes_fallback uprobes_daemon_auto uprobes_daemon_fallback
-uprobes_stopping_line"
+uprobes_stopping_line uprobes_stopping_line_daemon"
 gt_require_daemon uprobes
 gt_expect $CASES
 unset GOTRACED_NO_UPROBE_MULTI # the auto cases take what the kernel has
@@ -141,17 +141,24 @@ GOTRACED_NO_UPROBE_MULTI=1 gt_start_daemon
 one_run uprobes_daemon_fallback perf --daemon --socket "$SOCK"
 
 # --- the live line while stopping (on a terminal: script(1)) -------------
-if ! gt_start_workload live "$WL/alloc_phases" --wait; then
-	fail uprobes_stopping_line "alloc_phases did not start"
-elif ! script -qec "$GTCTL record --standalone --heap malloc -p $WL_PID -d 2s -o $GT_TMP/live.trace" \
-	"$GT_TMP/live.tty" >/dev/null 2>&1 </dev/null; then
-	fail uprobes_stopping_line "record on a terminal failed: $(tail -c 300 "$GT_TMP/live.tty")"
-elif ! grep -q 'stopping' "$GT_TMP/live.tty"; then
-	fail uprobes_stopping_line "no \"stopping\" on the terminal: $(tr '\r' '\n' <"$GT_TMP/live.tty" | tail -3)"
-elif ! grep -q 'gotracectl: recorded' "$GT_TMP/live.tty"; then
-	fail uprobes_stopping_line "no summary line on the terminal"
-else
-	ok uprobes_stopping_line
-fi
+# stopping_line NAME ARGS...: a 2 s recording of a parked alloc_phases.
+stopping_line() {
+	local name=$1
+	shift
+	if ! gt_start_workload "$name" "$WL/alloc_phases" --wait; then
+		fail "$name" "alloc_phases did not start"
+	elif ! script -qec "$GTCTL record $* --heap malloc -p $WL_PID -d 2s -o $GT_TMP/$name.trace" \
+		"$GT_TMP/$name.tty" >/dev/null 2>&1 </dev/null; then
+		fail "$name" "record on a terminal failed: $(tail -c 300 "$GT_TMP/$name.tty")"
+	elif ! grep -q 'stopping' "$GT_TMP/$name.tty"; then
+		fail "$name" "no \"stopping\" on the terminal: $(tr '\r' '\n' <"$GT_TMP/$name.tty" | tail -3)"
+	elif ! grep -q 'gotracectl: recorded' "$GT_TMP/$name.tty"; then
+		fail "$name" "no summary line on the terminal"
+	else
+		ok "$name"
+	fi
+}
+stopping_line uprobes_stopping_line --standalone
+stopping_line uprobes_stopping_line_daemon --daemon --socket "$SOCK" # perf-event links
 
 gt_finish
