@@ -18,7 +18,7 @@ struct bpf_link;
 #define GT_MT_MAX_LINKS (GT_ALLOC_MAX_LIBS * (2 * GT_AF_COUNT - 1))
 /* Processes of one session that get allocator uprobes: each costs up to
  * GT_MT_MAX_LINKS links (descriptors) and their teardown is slow (an RCU
- * grace period or two per link, 100-300 ms each on a 6.18 VM), so a
+ * grace period or two per link, 100-700 ms each on a 6.18 VM), so a
  * request cannot make the daemon attach thousands. */
 #define GT_MT_MAX_PROBED_PROCS 64
 
@@ -64,17 +64,17 @@ struct gt_memtrack {
 	struct gt_mt_pcs *pcs;       /* interposer samples' stacks (first use) */
 };
 
-/* memtrack_attach.c: one process's uprobes */
+/* attach.c: one process's uprobes */
 int gt_mt_attach_process(struct gt_memtrack *m, struct gt_mt_proc *p,
 			 const struct gt_alloc_target *t, char *err, size_t errlen);
-void gt_mt_detach_process(struct gt_mt_proc *p);
+/* Drops a process's accounting (procs entry, live allocations). */
+void gt_mt_forget_process(struct gt_memtrack *m, pid_t pid);
 
 /* detach.c: the probes of n processes at once, on several threads (each
  * link's teardown waits for the kernel's grace periods: together they
- * overlap), entry probes before return probes. */
+ * overlap), entry probes before return probes; or of one process. */
 void gt_mt_detach_procs(struct gt_mt_proc *procs, int n);
-/* Drops a process's accounting (procs entry, live allocations). */
-void gt_mt_forget_process(struct gt_memtrack *m, pid_t pid);
+void gt_mt_detach_process(struct gt_mt_proc *p);
 
 /* memtrack_limit.c: the tightest memory.max on the process's cgroup path,
  * 0 if none ("max" everywhere) or unknown. */
