@@ -16,7 +16,10 @@
  * GT_KEV_RSS, GT_KEV_ALLOC_SAMPLE, GT_KEV_CPU_SAMPLE).
  *
  * Uprobes are attached per process (that pid only), only while a session
- * needs them, and detached when the session stops.  A Go program never
+ * needs them, and detached when the session stops: as uprobe_multi links
+ * where the kernel has them (one per program and binary), else one
+ * perf-event link per function (uprobe_multi.h), and all of a session's
+ * links are closed at once (detach.c: each waits for grace periods).  A Go program never
  * gets a uprobe or uretprobe (Go moves goroutine stacks: a uretprobe
  * crashes it): it is recorded in RSS mode.
  *

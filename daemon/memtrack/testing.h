@@ -14,4 +14,8 @@ enum gt_heap_mode gt_memtrack_mode(const struct gt_memtrack *m, int bit, pid_t p
 void gt_memtrack_probe_count(const struct gt_memtrack *m, pid_t pid, int *uprobes,
 			     int *uretprobes);
 
+/* 1 if the allocator probes are uprobe_multi links (one per program and
+ * binary), 0 if perf-event links (one per function). */
+int gt_memtrack_uses_multi(const struct gt_memtrack *m);
+
 #endif

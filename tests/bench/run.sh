@@ -49,6 +49,9 @@ step overhead tests/bench/overhead.sh "$build"
 step overhead_all tests/bench/overhead_all.sh "$build"
 # nginx's req/s untraced and under each recorder; where drops begin.
 step servers tests/bench/servers.sh "$build"
+# Stopping a --heap malloc recording (SIGINT -> exit), embedded and daemon,
+# uprobe_multi vs perf-event links (bench_uprobe_stop: the probes alone).
+step uprobe_stop tests/bench/uprobe_stop.sh "$build"
 
 # ---- summary -----------------------------------------------------------------
 echo
