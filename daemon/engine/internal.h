@@ -48,6 +48,8 @@ struct gt_session {
 	uid_t owner_uid;
 	int mem_active;             /* memtrack attached for this session */
 	int syscall_entries;        /* GoSysCall at every syscall entry */
+	int malloc_probes;          /* asked for allocator probes: its stats
+				       carry what a probed call costs */
 };
 
 struct gt_engine {

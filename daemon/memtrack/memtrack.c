@@ -303,6 +303,13 @@ static int start_process(struct gt_memtrack *m, struct gt_mt_session *s, struct 
 			 GT_MT_MAX_PROBED_PROCS, (int)p->pid, s->nprobed + 1);
 		return -E2BIG;
 	}
+	if (!s->nprobed) {
+		char why[160] = "";
+		/* measured before the first probe, told to the user */
+		if (!gt_memtrack_call_cost_ns(why, sizeof(why)))
+			fprintf(stderr, "memtrack: cannot measure what a probed malloc "
+				"costs: %s\n", why);
+	}
 	rc = gt_mt_attach_process(m, p, &t, err, errlen);
 	if (rc)
 		return rc;
