@@ -111,19 +111,42 @@ static int syscall_sites(const uint8_t *fn, size_t size, uint64_t *out, int max)
 	return n;
 }
 
-static void test_libc_read_slots(void)
+/* libc's own read(), not a sanitizer's interceptor of it. */
+static void *libc_read(void)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *fn = libc ? dlsym(libc, "read") : NULL;
+
+	if (libc)
+		dlclose(libc);
+	return fn;
+}
+
+/* The symbolizer of this process for one test case (freed by it). */
+static struct gt_symbolizer *self_symbolizer(void)
 {
 	struct gt_symbolizer *s = gt_symbolizer_new();
-	void *fn = dlsym(RTLD_DEFAULT, "read");
+	int rc = s ? gt_symbolizer_add_process(s, getpid()) : -ENOMEM;
+
+	GT_CHECK(rc == 0, "symbolizer of this process: %s", strerror(-rc));
+	if (rc && s) {
+		gt_symbolizer_free(s);
+		s = NULL;
+	}
+	return s;
+}
+
+static void check_read_slots(struct gt_symbolizer *s)
+{
+	void *fn = libc_read();
 	const ElfW(Sym) *sym = NULL;
 	Dl_info info;
 	uint64_t sites[16];
 	int n, on_sp0 = 0;
 
-	GT_REQUIRE(s && fn, "setup: %s", dlerror());
+	GT_REQUIRE(fn, "no read() in libc.so.6: %s", dlerror());
 	GT_REQUIRE(dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size,
 		   "dladdr1(read) gave no symbol size");
-	GT_REQUIRE(gt_symbolizer_add_process(s, getpid()) == 0, "add_process(self)");
 	n = syscall_sites(fn, sym->st_size, sites, 16);
 	GT_REQUIRE(n > 0, "no syscall instruction in read() (%s)", info.dli_fname);
 	for (int i = 0; i < n; i++) {
@@ -139,6 +162,14 @@ static void test_libc_read_slots(void)
 	}
 	/* Debian's libc: read() pushes nothing on its single-threaded path */
 	GT_CHECK(on_sp0 > 0, "no syscall of read() with its return address at sp or in LR");
+}
+
+static void test_libc_read_slots(void)
+{
+	struct gt_symbolizer *s = self_symbolizer();
+
+	if (s)
+		check_read_slots(s);
 	gt_symbolizer_free(s);
 }
 
@@ -160,12 +191,13 @@ __attribute__((noinline)) static uint64_t with_frame_pointer(void)
 
 static void test_frame_pointer_function(void)
 {
-	struct gt_symbolizer *s = gt_symbolizer_new();
+	struct gt_symbolizer *s = self_symbolizer();
 	uint64_t body = with_frame_pointer();
 	uint64_t entry = (uint64_t)(uintptr_t)with_frame_pointer;
 	int slot;
 
-	GT_REQUIRE(s && gt_symbolizer_add_process(s, getpid()) == 0, "setup");
+	if (!s)
+		return;
 	slot = gt_caller_slot(s, (uint32_t)getpid(), body);
 	GT_CHECK(slot == GT_RA_NONE, "inside a frame-pointer function: slot %d", slot);
 	/* at its first instruction nothing is pushed yet */
@@ -187,18 +219,28 @@ static void test_frame_pointer_function(void)
 
 static const char rodata[] = "not code";
 
+static void check_insert(struct gt_symbolizer *s, void *heap);
+
 static void test_insert(void)
 {
-	struct gt_symbolizer *s = gt_symbolizer_new();
+	struct gt_symbolizer *s = self_symbolizer();
+	void *heap = malloc(64);
+
+	if (s && heap)
+		check_insert(s, heap);
+	free(heap);
+	gt_symbolizer_free(s);
+}
+
+static void check_insert(struct gt_symbolizer *s, void *heap)
+{
 	uint32_t me = (uint32_t)getpid();
-	uint64_t frame0 = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "read") + 4;
+	uint64_t frame0 = (uint64_t)(uintptr_t)libc_read() + 4;
 	uint64_t code = with_frame_pointer(); /* a real return address of ours */
 	uint64_t grand = (uint64_t)(uintptr_t)test_insert + 8;
 	uint64_t ips[4];
 	int local, n;
-	void *heap = malloc(64);
 
-	GT_REQUIRE(s && heap && gt_symbolizer_add_process(s, getpid()) == 0, "setup");
 #define RESET() (ips[0] = frame0, ips[1] = grand, ips[2] = 0, ips[3] = 0)
 	RESET();
 	n = gt_caller_insert(s, me, ips, 2, 4, code);
@@ -230,8 +272,6 @@ static void test_insert(void)
 	RESET();
 	n = gt_caller_insert(s, me + 1, ips, 2, 4, code);
 	GT_CHECK(n == 2 && ips[1] == grand, "an unknown process got a caller: n %d", n);
-	free(heap);
-	gt_symbolizer_free(s);
 }
 
 /* The translator's pick from a stack top: only words BPF could read. */
