@@ -294,6 +294,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	}
 	to.ncpus = gt_capture_ncpus(e->capture);
 	s->stack_src.frames = gt_resolve_stack;
+	s->stack_src.ra_slot = gt_resolve_ra_slot;
 	s->stack_src.ctx = &e->resolver;
 	to.stacks = &s->stack_src;
 	to.titles = gt_titles_source(&e->titles);
