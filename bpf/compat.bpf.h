@@ -5,7 +5,10 @@
 #define GOTRACED_COMPAT_BPF_H
 
 #include <vmlinux.h>
+#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+
+#include "gotraced.h" /* struct gt_utop */
 
 /* Linux 5.14 (commit 2f064a59a11f, "sched: Change task_struct::state")
  * renamed task_struct.state to __state (and made it unsigned int). */
@@ -152,6 +155,26 @@ static __always_inline long gt_regs_syscall(struct pt_regs *regs)
 
 	return nr >= 0 && (long)GT_REGS_FIELD(regs, ax) == -GT_ENOSYS ? nr : -1;
 #endif
+}
+
+/* The top of the user stack (struct gt_utop) from a task's saved user
+ * registers: the words at its stack pointer (one probe-read), and on arm64
+ * the link register.  x86-64 and arm64 name the stack pointer `sp` alike. */
+static __always_inline void gt_read_utop(struct pt_regs *regs, struct gt_utop *top)
+{
+	__u64 sp;
+
+	top->lr = 0;
+	top->nwords = 0;
+	top->pad = 0;
+	if (!regs)
+		return;
+#if defined(__TARGET_ARCH_arm64)
+	top->lr = GT_REGS_FIELD(regs, regs[30]);
+#endif
+	sp = GT_REGS_FIELD(regs, sp);
+	if (sp && !bpf_probe_read_user(top->words, sizeof(top->words), (void *)sp))
+		top->nwords = GT_UTOP_WORDS;
 }
 
 /* Before bpf_task_pt_regs(): the arch's task_pt_regs(), the pt_regs at the

@@ -301,6 +301,7 @@ int BPF_PROG(gt_sys_enter, struct pt_regs *regs, long id)
 	e->nr = id;
 	e->ustack = ustack_id(ctx, regs);
 	e->pad = 0;
+	gt_read_utop(regs, &e->top);
 	submit(e);
 	return 0;
 }

@@ -13,7 +13,7 @@
 #ifndef GOTRACED_BPF_ABI_H
 #define GOTRACED_BPF_ABI_H
 
-#define GT_KEV_ABI_VERSION 5
+#define GT_KEV_ABI_VERSION 6
 #define GT_COMM_LEN 16
 #define GT_MAX_SESSIONS 32
 #define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
@@ -138,12 +138,29 @@ struct gt_kev_leave {
 	__u32 pad;
 };
 
+/* The top of a user stack at syscall entry, for the one frame a
+ * frame-pointer walk loses there: the caller of a function built without
+ * frame pointers (libc's syscall wrappers).  Its return address is in one
+ * of these words, or in the link register, while the function runs; user
+ * space reads which one from the function's DWARF CFI (daemon/engine/
+ * caller.c).  64 bytes hold it in glibc's wrappers of the calls that block
+ * (read, write, recv*, send*, accept4, poll, epoll_wait: sp+0 single-
+ * threaded, sp+24..sp+56 on their cancellable path). */
+#define GT_UTOP_WORDS 8
+struct gt_utop {
+	__u64 lr;             /* arm64: the link register (x30); 0 elsewhere */
+	__u32 nwords;         /* words read: GT_UTOP_WORDS, or 0 (unreadable) */
+	__u32 pad;
+	__u64 words[GT_UTOP_WORDS]; /* [sp, sp + 8 * GT_UTOP_WORDS) */
+};
+
 /* hdr = current. */
 struct gt_kev_sys_enter {
 	struct gt_kev_hdr hdr;
 	__s64 nr;
 	__s32 ustack;
 	__u32 pad;
+	struct gt_utop top;
 };
 
 /* hdr = the renamed task (current). */

@@ -99,7 +99,8 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 	X(drops, "events the kernel dropped")                                        \
 	X(threads, "threads seen")                                                   \
 	X(repairs, "model repairs by the translator")                                \
-	X(left, "processes that left the recording (privileges)")
+	X(left, "processes that left the recording (privileges)")                    \
+	X(probe_call_ns, "what one probed allocator call costs here (ns)")
 
 #define GT_COUNTER_FIELD_(name, what) uint64_t name;
 #define GT_SESSION_COUNTER_FIELDS GT_SESSION_COUNTERS(GT_COUNTER_FIELD_)

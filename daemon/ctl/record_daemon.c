@@ -58,6 +58,7 @@ int gt_record_via_daemon(struct gt_record_run *r, int sock)
 		if (r->opts->duration_ns &&
 		    r->fig.elapsed_ns + 500000000ull >= r->opts->duration_ns)
 			gt_progress_stopping(&prog);
+		gt_progress_show(&prog, &r->fig);
 		if (ev.kind == GT_CLIENT_DONE) {
 			snprintf(r->reason, sizeof(r->reason), "%s", ev.reason);
 			err = ev.error;
@@ -66,7 +67,6 @@ int gt_record_via_daemon(struct gt_record_run *r, int sock)
 					 ev.reason);
 			break;
 		}
-		gt_progress_show(&prog, &r->fig);
 	}
 	gt_progress_clear(&prog);
 	return err;

@@ -24,6 +24,22 @@ void gt_progress_init(struct gt_progress *p, int quiet)
 	p->last_ns = 0;
 	p->shown = 0;
 	p->stopping = 0;
+	p->quiet = quiet;
+	p->cost_told = 0;
+}
+
+/* --heap malloc: a user who asked for probes learns at once what they cost
+ * the target here (measured by the recorder: machines differ 10x). */
+static void tell_call_cost(struct gt_progress *p, const struct gt_record_figures *f)
+{
+	if (p->quiet || p->cost_told || !f->probe_call_ns)
+		return;
+	p->cost_told = 1;
+	fprintf(stderr, "%sgotracectl: --heap malloc: every malloc, free, calloc or realloc in "
+		"the target now traps into the kernel twice, %.1f us a call on this machine "
+		"(measured); --heap rss costs nothing per call\n",
+		p->shown ? "\r\033[K" : "", f->probe_call_ns / 1e3);
+	p->last_ns = 0; /* redraw the progress line below it */
 }
 
 void gt_progress_show(struct gt_progress *p, const struct gt_record_figures *f)
@@ -31,6 +47,7 @@ void gt_progress_show(struct gt_progress *p, const struct gt_record_figures *f)
 	uint64_t now = gt_now_ns();
 	char b[32];
 
+	tell_call_cost(p, f);
 	if (!p->enabled || p->stopping || now - p->last_ns < 500000000ull)
 		return;
 	p->last_ns = now;

@@ -19,10 +19,13 @@ struct gt_progress {
 	uint64_t last_ns;
 	int shown;
 	int stopping;         /* "stopping…" is shown: nothing redraws it */
+	int quiet;
+	int cost_told;        /* the probed-call cost line is printed */
 };
 
 void gt_progress_init(struct gt_progress *p, int quiet);
-/* Redraws the progress line at most twice a second. */
+/* Redraws the progress line at most twice a second; the first time the
+ * figures carry what a probed malloc costs, says it (terminal or not). */
 void gt_progress_show(struct gt_progress *p, const struct gt_record_figures *f);
 /* Replaces the line by "stopping…" (once; the teardown, detaching probes
  * included, can take a moment: the line must not look frozen). */

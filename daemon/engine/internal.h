@@ -61,6 +61,8 @@ struct gt_session {
 				       reads it and closes it before the
 				       session's stop is posted */
 	int syscall_entries;        /* GoSysCall at every syscall entry */
+	int malloc_probes;          /* asked for allocator probes: its stats
+				       carry what a probed call costs */
 };
 
 struct gt_engine {

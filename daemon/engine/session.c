@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "gt_writer.h"
+#include "memtrack/memtrack.h"
 #include "session_memtrack.h"
 #include "sym/symbolize.h"
 #include "translate/translate.h"
@@ -305,6 +306,8 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	s->duration_ns = o->duration_ns;
 	s->owner_uid = o->owner_uid;
 	s->syscall_entries = !o->blocking_syscalls_only;
+	s->malloc_probes = o->heap == GT_HEAP_MALLOC ||
+			   (o->alloc_stack_every && o->heap != GT_HEAP_INTERPOSE);
 	s->end_ns = UINT64_MAX;
 	s->out_fd = o->out_fd;
 	err = gt_writer_open(&s->writer, o->out_fd, o->go_version ? o->go_version : GT_V1_19, 1000000000ull);
@@ -315,6 +318,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	}
 	to.ncpus = gt_capture_ncpus(e->capture);
 	s->stack_src.frames = gt_resolve_stack;
+	s->stack_src.ra_slot = gt_resolve_ra_slot;
 	s->stack_src.ctx = &e->resolver;
 	to.stacks = &s->stack_src;
 	to.titles = gt_titles_source(&e->titles);
@@ -361,6 +365,9 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 		st->elapsed_ns = gt_now_ns() - s->started_ns;
 	st->kernel_events = s->kernel_events;
 	st->left = s->left;
+	/* measured when its first probe attached (0 until then, and when
+	 * every target turned out to be Go or static: no probe at all) */
+	st->probe_call_ns = s->malloc_probes ? gt_memtrack_call_cost_known() : 0;
 	st->owner_uid = s->owner_uid;
 	if (s->ended) {
 		st->trace_events = s->last_trace_events;

@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "caller.h"
 #include "capture/capture.h"
 #include "sym/symbolize.h"
+#include "translate/translate.h"
 
 /* Frame 0 is where the task was interrupted; deeper frames are return
  * addresses, looked up one byte earlier so the call's line is reported. */
@@ -67,9 +69,9 @@ static int trim_loop(const uint64_t *ips, int got)
 }
 
 static int append_frames(struct gt_stack_resolver *r, uint32_t tgid, int32_t id,
-			 int kernel, struct gt_frame *out, int n, int max)
+			 int kernel, uint64_t caller, struct gt_frame *out, int n, int max)
 {
-	uint64_t ips[GT_STACK_DEPTH];
+	uint64_t ips[GT_STACK_DEPTH + 1]; /* + the caller a walk lost */
 	int got, d0;
 
 	if (id < 0 || n >= max)
@@ -83,6 +85,13 @@ static int append_frames(struct gt_stack_resolver *r, uint32_t tgid, int32_t id,
 
 	if (!kernel)
 		got = trim_loop(ips, got);
+	/* frame 0 of BPF's user stacks is the interrupted instruction */
+	if (!kernel && d0 == 0) {
+		int had = got;
+
+		got = gt_caller_insert(r->sym, tgid, ips, got, GT_STACK_DEPTH + 1, caller);
+		r->callers += got > had;
+	}
 
 	for (int i = 0; i < got && n < max; i++) {
 		struct gt_sym s;
@@ -107,10 +116,22 @@ static int append_frames(struct gt_stack_resolver *r, uint32_t tgid, int32_t id,
 }
 
 int gt_resolve_stack(void *resolver, uint32_t tgid, int32_t ustack_id,
-		     int32_t kstack_id, struct gt_frame *out, int max)
+		     int32_t kstack_id, uint64_t caller, struct gt_frame *out, int max)
 {
 	struct gt_stack_resolver *r = resolver;
-	int n = append_frames(r, tgid, kstack_id, 1, out, 0, max);
+	int n = append_frames(r, tgid, kstack_id, 1, 0, out, 0, max);
 
-	return append_frames(r, tgid, ustack_id, 0, out, n, max);
+	return append_frames(r, tgid, ustack_id, 0, caller, out, n, max);
+}
+
+int gt_resolve_ra_slot(void *resolver, uint32_t tgid, int32_t ustack_id)
+{
+	struct gt_stack_resolver *r = resolver;
+	uint64_t ip;
+
+	/* the interposer's stacks hold return addresses only */
+	if (ustack_id < 0 || (ustack_id & GT_STACK_INTERPOSED) ||
+	    gt_capture_stack(r->capture, ustack_id, &ip, 1) != 1)
+		return GT_RA_NONE;
+	return gt_caller_slot(r->sym, tgid, ip);
 }

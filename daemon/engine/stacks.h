@@ -20,10 +20,16 @@ struct gt_stack_resolver {
 	void *user_ctx;
 	uint64_t unknown_ids;  /* ids the stack map no longer knew */
 	uint64_t truncated;    /* user stacks cut at a frame in no mapping */
+	uint64_t callers;      /* user stacks given the caller a walk lost */
 };
 
-/* Fills out (at most max frames); returns the number of frames. */
+/* Fills out (at most max frames); returns the number of frames.  caller:
+ * see gt_stack_source (translate.h) and caller.h. */
 int gt_resolve_stack(void *resolver, uint32_t tgid, int32_t ustack_id,
-		     int32_t kstack_id, struct gt_frame *out, int max);
+		     int32_t kstack_id, uint64_t caller, struct gt_frame *out, int max);
+
+/* gt_stack_source.ra_slot: where frame 0 of a user stack the BPF programs
+ * took keeps its return address (caller.h), GT_RA_NONE if unknown. */
+int gt_resolve_ra_slot(void *resolver, uint32_t tgid, int32_t ustack_id);
 
 #endif

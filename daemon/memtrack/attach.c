@@ -1,5 +1,7 @@
 /* One process's allocator probes: entry uprobes and return uprobes on each
- * allocator binary it maps, for that pid only. */
+ * allocator binary it maps, for that pid only: a uprobe_multi link per
+ * program and binary where the kernel has them (m->multi), else a
+ * perf-event link per function. */
 #include "internal.h"
 
 #include <errno.h>
@@ -11,6 +13,7 @@
 
 #include "memory.skel.h"
 #include "memory.h"
+#include "uprobe_multi.h"
 
 static struct bpf_program *entry_prog(struct memory_bpf *skel, enum gt_alloc_fn f)
 {
@@ -27,6 +30,16 @@ static struct bpf_program *entry_prog(struct memory_bpf *skel, enum gt_alloc_fn 
 	default: return NULL;
 	}
 }
+
+static void count(struct gt_mt_proc *p, int ret, int nfuncs)
+{
+	if (ret)
+		p->nuretprobes += nfuncs;
+	else
+		p->nuprobes += nfuncs;
+}
+
+/* ---- one perf-event link per function (any kernel) ---- */
 
 static int attach_one(struct gt_mt_proc *p, struct bpf_program *prog, const char *path,
 		      uint64_t off, int ret, char *err, size_t errlen)
@@ -45,12 +58,8 @@ static int attach_one(struct gt_mt_proc *p, struct bpf_program *prog, const char
 			 (int)p->pid, strerror(-rc));
 		return rc;
 	}
-	p->is_ret[p->nlinks] = (unsigned char)ret;
-	p->links[p->nlinks++] = l;
-	if (ret)
-		p->nuretprobes++;
-	else
-		p->nuprobes++;
+	p->links[p->nlinks++] = (struct gt_mt_link){ .bl = l, .fd = -1, .is_ret = (unsigned char)ret };
+	count(p, ret, 1);
 	return 0;
 }
 
@@ -77,6 +86,66 @@ static int attach_lib(struct gt_memtrack *m, struct gt_mt_proc *p,
 	return 0;
 }
 
+/* ---- one uprobe_multi link per program (Linux 6.6+) ---- */
+
+/* The offsets in lib of the functions prog probes on entry, or of every
+ * function but free for the return program. */
+static int prog_offsets(struct gt_memtrack *m, const struct gt_alloc_lib *lib, int ret,
+			const struct bpf_program *prog, uint64_t offs[GT_AF_COUNT])
+{
+	int n = 0;
+
+	for (int f = 0; f < GT_AF_COUNT; f++) {
+		if (!lib->offset[f])
+			continue;
+		if (ret ? f != GT_AF_FREE : entry_prog(m->skel, f) == prog)
+			offs[n++] = lib->offset[f];
+	}
+	return n;
+}
+
+static int attach_multi(struct gt_memtrack *m, struct gt_mt_proc *p,
+			const struct gt_alloc_lib *lib, int ret, struct bpf_program *prog,
+			char *err, size_t errlen)
+{
+	uint64_t offs[GT_AF_COUNT];
+	int n = prog_offsets(m, lib, ret, prog, offs), fd;
+
+	if (!n)
+		return 0;
+	if (p->nlinks >= GT_MT_MAX_LINKS)
+		return -E2BIG;
+	fd = gt_mt_multi_link(bpf_program__fd(prog), lib->path, offs, n, ret, p->pid);
+	if (fd < 0) {
+		snprintf(err, errlen, "attaching %s (%d %s, one uprobe_multi link) to %s in pid %d: %s",
+			 bpf_program__name(prog), n, ret ? "uretprobes" : "uprobes", lib->path,
+			 (int)p->pid, strerror(-fd));
+		return fd;
+	}
+	p->links[p->nlinks++] = (struct gt_mt_link){ .bl = NULL, .fd = fd, .is_ret = (unsigned char)ret };
+	count(p, ret, n);
+	return 0;
+}
+
+/* The return link first, as in attach_lib; then one link per entry
+ * program (memalign's and valloc's serve two functions each). */
+static int attach_lib_multi(struct gt_memtrack *m, struct gt_mt_proc *p,
+			    const struct gt_alloc_lib *lib, char *err, size_t errlen)
+{
+	int rc = attach_multi(m, p, lib, 1, m->skel->progs.gt_alloc_ret, err, errlen);
+
+	for (int f = 0; f < GT_AF_COUNT && !rc; f++) {
+		struct bpf_program *prog = entry_prog(m->skel, f);
+		int first = 1;
+
+		for (int g = 0; g < f; g++)
+			first &= entry_prog(m->skel, g) != prog;
+		if (first)
+			rc = attach_multi(m, p, lib, 0, prog, err, errlen);
+	}
+	return rc;
+}
+
 int gt_mt_attach_process(struct gt_memtrack *m, struct gt_mt_proc *p,
 			 const struct gt_alloc_target *t, char *err, size_t errlen)
 {
@@ -86,7 +155,8 @@ int gt_mt_attach_process(struct gt_memtrack *m, struct gt_mt_proc *p,
 		return -EPERM;
 	}
 	for (int i = 0; i < t->nlibs; i++) {
-		int rc = attach_lib(m, p, &t->libs[i], err, errlen);
+		int rc = m->multi ? attach_lib_multi(m, p, &t->libs[i], err, errlen)
+				  : attach_lib(m, p, &t->libs[i], err, errlen);
 
 		if (rc) {
 			gt_mt_detach_process(p);
@@ -96,20 +166,6 @@ int gt_mt_attach_process(struct gt_memtrack *m, struct gt_mt_proc *p,
 	}
 	p->nlibs = t->nlibs;
 	return 0;
-}
-
-/* Entry probes go first, for the same reason as in attach_lib. */
-void gt_mt_detach_process(struct gt_mt_proc *p)
-{
-	for (int ret = 0; ret < 2; ret++) {
-		for (int i = 0; i < p->nlinks; i++) {
-			if (!p->links[i] || p->is_ret[i] != ret)
-				continue;
-			bpf_link__destroy(p->links[i]);
-			p->links[i] = NULL;
-		}
-	}
-	p->nlinks = p->nuprobes = p->nuretprobes = p->nlibs = 0;
 }
 
 void gt_mt_forget_process(struct gt_memtrack *m, pid_t pid)

@@ -14,19 +14,29 @@ struct memory_bpf;
 struct bpf_link;
 
 /* per library: an entry probe per function, a return probe per function
- * but free */
+ * but free (perf-event links; uprobe_multi needs 8 per library) */
 #define GT_MT_MAX_LINKS (GT_ALLOC_MAX_LIBS * (2 * GT_AF_COUNT - 1))
 /* Processes of one session that get allocator uprobes: each costs up to
- * GT_MT_MAX_LINKS links (descriptors) and their teardown is slow (tens of
- * ms per link), so a request cannot make the daemon attach thousands. */
+ * GT_MT_MAX_LINKS links (descriptors) and their teardown is slow (an RCU
+ * grace period or two per link, 100-700 ms each on a 6.18 VM), so a
+ * request cannot make the daemon attach thousands. */
 #define GT_MT_MAX_PROBED_PROCS 64
+
+/* One attachment: a libbpf perf-event link (one function), or the
+ * descriptor of a uprobe_multi link (one program on several functions of
+ * one binary, uprobe_multi.h). */
+struct gt_mt_link {
+	struct bpf_link *bl;         /* NULL for a uprobe_multi link */
+	int fd;                      /* the uprobe_multi link */
+	unsigned char is_ret;
+};
 
 struct gt_mt_proc {
 	pid_t pid;
 	enum gt_heap_mode mode;      /* GT_HEAP_MALLOC, _RSS, _INTERPOSE or _OFF */
-	int nlinks, nuprobes, nuretprobes;
-	struct bpf_link *links[GT_MT_MAX_LINKS];
-	unsigned char is_ret[GT_MT_MAX_LINKS];
+	int nlinks;                  /* links[0..nlinks) are attached */
+	int nuprobes, nuretprobes;   /* functions probed (not links) */
+	struct gt_mt_link links[GT_MT_MAX_LINKS];
 	int nlibs;                   /* binaries probed (exec compares them) */
 	char libs[GT_ALLOC_MAX_LIBS][256];
 };
@@ -45,6 +55,7 @@ struct gt_mt_session {
 
 struct gt_memtrack {
 	struct memory_bpf *skel;
+	int multi;                   /* allocator programs loaded for uprobe_multi */
 	int ncpus;
 	struct gt_mt_session s[GT_MAX_SESSIONS];
 	struct bpf_link *rss_link;   /* rss_stat, attached while rss_mask != 0 */
@@ -53,12 +64,17 @@ struct gt_memtrack {
 	struct gt_cpu_sampler cpu;   /* open while cpu_mask != 0 */
 };
 
-/* memtrack_attach.c: one process's uprobes */
+/* attach.c: one process's uprobes */
 int gt_mt_attach_process(struct gt_memtrack *m, struct gt_mt_proc *p,
 			 const struct gt_alloc_target *t, char *err, size_t errlen);
-void gt_mt_detach_process(struct gt_mt_proc *p);
 /* Drops a process's accounting (procs entry, live allocations). */
 void gt_mt_forget_process(struct gt_memtrack *m, pid_t pid);
+
+/* detach.c: the probes of n processes at once, on several threads (each
+ * link's teardown waits for the kernel's grace periods: together they
+ * overlap), entry probes before return probes; or of one process. */
+void gt_mt_detach_procs(struct gt_mt_proc *procs, int n);
+void gt_mt_detach_process(struct gt_mt_proc *p);
 
 /* memtrack_limit.c: the tightest memory.max on the process's cgroup path,
  * 0 if none ("max" everywhere) or unknown. */

@@ -16,6 +16,7 @@
 #include "memory.skel.h"
 #include "memory.h"
 #include "testing.h"
+#include "uprobe_multi.h"
 
 static int reuse(struct bpf_map *map, int fd, const char *name, char *err, size_t errlen)
 {
@@ -47,6 +48,22 @@ static int share_maps(struct memory_bpf *skel, struct gt_capture *c, char *err, 
 	return 0;
 }
 
+/* Where the kernel has uprobe_multi links, the allocator programs (the
+ * object's kprobe-type programs) are loaded for them: they can then no
+ * longer go through perf events, so this is decided once, here. */
+static void choose_uprobe_links(struct gt_memtrack *m)
+{
+	struct bpf_program *p;
+
+	m->multi = gt_mt_multi_available();
+	if (!m->multi)
+		return;
+	bpf_object__for_each_program(p, m->skel->obj)
+		if (bpf_program__type(p) == BPF_PROG_TYPE_KPROBE)
+			bpf_program__set_expected_attach_type(
+				p, (enum bpf_attach_type)GT_BPF_TRACE_UPROBE_MULTI);
+}
+
 int gt_memtrack_open(struct gt_memtrack **out, struct gt_capture *c, char *err, size_t errlen)
 {
 	struct gt_memtrack *m = calloc(1, sizeof(*m));
@@ -69,11 +86,14 @@ int gt_memtrack_open(struct gt_memtrack **out, struct gt_capture *c, char *err, 
 	 * capacity, its memory pinned from load (see memory.bpf.c) */
 	if (!gt_capture_kernel_runtime_alloc_ok())
 		bpf_map__set_map_flags(m->skel->maps.live, 0);
+	choose_uprobe_links(m);
 	rc = share_maps(m->skel, c, err, errlen);
 	if (!rc) {
 		rc = memory_bpf__load(m->skel);
 		if (rc)
-			snprintf(err, errlen, "loading the memory BPF programs: %s%s", strerror(-rc),
+			snprintf(err, errlen, "loading the memory BPF programs%s: %s%s",
+				 m->multi ? " (for uprobe_multi links; " GT_NO_UPROBE_MULTI_ENV
+				 "=1 loads them for perf-event links)" : "", strerror(-rc),
 				 rc == -EPERM ? " (need root or CAP_BPF + CAP_PERFMON)" : "");
 	}
 	if (rc) {
@@ -280,6 +300,13 @@ static int start_process(struct gt_memtrack *m, struct gt_mt_session *s, struct 
 			 GT_MT_MAX_PROBED_PROCS, (int)p->pid, s->nprobed + 1);
 		return -E2BIG;
 	}
+	if (!s->nprobed) {
+		char why[160] = "";
+		/* measured before the first probe, told to the user */
+		if (!gt_memtrack_call_cost_ns(why, sizeof(why)))
+			fprintf(stderr, "memtrack: cannot measure what a probed malloc "
+				"costs: %s\n", why);
+	}
 	rc = gt_mt_attach_process(m, p, &t, err, errlen);
 	if (rc)
 		return rc;
@@ -459,8 +486,8 @@ void gt_memtrack_stop(struct gt_memtrack *m, int bit)
 	if (bit < 0 || bit >= GT_MAX_SESSIONS || !m->s[bit].active)
 		return;
 	s = &m->s[bit];
+	gt_mt_detach_procs(s->procs, s->nprocs); /* all at once: see detach.c */
 	for (int i = 0; i < s->nprocs; i++) {
-		gt_mt_detach_process(&s->procs[i]);
 		if (s->procs[i].mode != GT_HEAP_OFF && !pid_in_use(m, bit, s->procs[i].pid))
 			gt_mt_forget_process(m, s->procs[i].pid);
 	}
@@ -503,6 +530,11 @@ void gt_memtrack_probe_count(const struct gt_memtrack *m, pid_t pid, int *uprobe
 			*uretprobes += p->nuretprobes;
 		}
 	}
+}
+
+int gt_memtrack_uses_multi(const struct gt_memtrack *m)
+{
+	return m->multi;
 }
 
 void gt_memtrack_stats(const struct gt_memtrack *m, struct gt_memtrack_stats *st)

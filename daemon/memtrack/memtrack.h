@@ -16,7 +16,10 @@
  * GT_KEV_RSS, GT_KEV_ALLOC_SAMPLE, GT_KEV_CPU_SAMPLE).
  *
  * Uprobes are attached per process (that pid only), only while a session
- * needs them, and detached when the session stops.  A Go program never
+ * needs them, and detached when the session stops: as uprobe_multi links
+ * where the kernel has them (one per program and binary), else one
+ * perf-event link per function (uprobe_multi.h), and all of a session's
+ * links are closed at once (detach.c: each waits for grace periods).  A Go program never
  * gets a uprobe or uretprobe (Go moves goroutine stacks: a uretprobe
  * crashes it): it is recorded in RSS mode.
  *
@@ -53,6 +56,14 @@ struct gt_memtrack_req {
 int gt_memtrack_open(struct gt_memtrack **out, struct gt_capture *c,
 		     char *err, size_t errlen);
 void gt_memtrack_close(struct gt_memtrack *m); /* detaches everything */
+
+/* What one allocator call costs the target under --heap malloc's probes
+ * (a uprobe and a uretprobe trap), in ns, measured on this machine the
+ * first time it is asked (about 10 ms of trapping, in call_cost.c); 0 with
+ * why filled when it cannot be measured.  The first malloc probe of a
+ * process asks for it.  _known() never measures: 0 until measured. */
+uint64_t gt_memtrack_call_cost_ns(char *why, size_t whylen);
+uint64_t gt_memtrack_call_cost_known(void);
 
 /* Whether a session with these options needs memtrack at all. */
 int gt_memtrack_wanted(enum gt_heap_mode heap, unsigned cpu_hz, unsigned alloc_every);

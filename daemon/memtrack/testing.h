@@ -11,4 +11,8 @@
 void gt_memtrack_probe_count(const struct gt_memtrack *m, pid_t pid, int *uprobes,
 			     int *uretprobes);
 
+/* 1 if the allocator probes are uprobe_multi links (one per program and
+ * binary), 0 if perf-event links (one per function). */
+int gt_memtrack_uses_multi(const struct gt_memtrack *m);
+
 #endif

@@ -295,6 +295,7 @@ static int load_parts(struct gt_binary *b, Elf *elf)
 		return err;
 	gt_symtab_finish(&b->syms);
 	set_flags(b, elf);
+	gt_cfi_open(&b->cfi, elf); /* .eh_frame is in the file itself */
 	return 0;
 }
 
@@ -383,8 +384,14 @@ int gt_binary_lookup(const struct gt_binary *b, uint64_t vaddr,
 	return out->func ? 0 : -ENOENT;
 }
 
+int gt_binary_ra(const struct gt_binary *b, uint64_t vaddr, struct gt_ra_rule *out)
+{
+	return gt_cfi_ra(&b->cfi, vaddr, out);
+}
+
 void gt_binary_close(struct gt_binary *b)
 {
+	gt_cfi_close(&b->cfi);
 	gt_dwarf_close(&b->dwarf);
 	if (b->debug_elf)
 		elf_end(b->debug_elf);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cfi.h"
 #include "dwarf.h"
 #include "pclntab.h"
 #include "table.h"
@@ -24,6 +25,7 @@ struct gt_binary {
 	size_t nsegs;
 	struct gt_symtab syms;
 	struct gt_dwarf dwarf;
+	struct gt_cfi cfi;      /* return-address rules (.eh_frame) */
 	void *map;              /* whole file, only for Go binaries */
 	size_t map_len;
 	void *image;            /* in-memory ELF (the vDSO), owned copy */
@@ -52,6 +54,10 @@ struct gt_binary_sym {
 /* Symbolizes a link-time address.  Returns 0 if func is known. */
 int gt_binary_lookup(const struct gt_binary *b, uint64_t vaddr,
 		     struct gt_binary_sym *out);
+
+/* Where the code at a link-time address keeps its return address; 0 or
+ * -ENOENT (see gt_cfi_ra). */
+int gt_binary_ra(const struct gt_binary *b, uint64_t vaddr, struct gt_ra_rule *out);
 
 void gt_binary_close(struct gt_binary *b);
 

@@ -486,23 +486,34 @@ static int refresh_maps(struct gt_symbolizer *s, struct proc **pp, pid_t pid, ui
 	return 1;
 }
 
+/* The executable mapping of pid at ip (re-reading the maps once if none
+ * is known there), or NULL with *err: -EFAULT in none of the mappings we
+ * know, -ESRCH when we know none (read too late, after the process
+ * exited: that says nothing about the address). */
+static const struct proc_map *map_at(struct gt_symbolizer *s, pid_t pid, uint64_t ip, int *err)
+{
+	struct proc *p = *proc_slot(s, pid);
+	const struct proc_map *m = p ? find_map(p, ip) : NULL;
+
+	if (!m && p && refresh_maps(s, &p, pid, ip))
+		m = find_map(p, ip);
+	*err = m ? 0 : p && p->n ? -EFAULT : -ESRCH;
+	return m;
+}
+
 int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 		      struct gt_sym *out)
 {
-	struct proc *p = *proc_slot(s, pid);
 	const struct proc_map *m;
 	struct gt_binary_sym bs = { 0 };
 	uint64_t off, vaddr;
+	int err;
 
 	*out = (struct gt_sym){ NULL, "", 0, "?" };
-	m = p ? find_map(p, ip) : NULL;
-	if (!m && p && refresh_maps(s, &p, pid, ip))
-		m = find_map(p, ip);
+	m = map_at(s, pid, ip, &err);
 	if (!m) {
 		out->func = fallback(s, NULL, ip);
-		/* in none of the mappings we know; knowing none (read too late,
-		 * after the process exited) says nothing about the address */
-		return p && p->n ? -EFAULT : -ESRCH;
+		return err;
 	}
 	out->module = m->module;
 	off = ip - m->start + m->offset;
@@ -521,6 +532,21 @@ int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 		out->line = bs.line;
 	}
 	return bs.func ? 0 : -ENOENT;
+}
+
+int gt_symbolize_ra(struct gt_symbolizer *s, pid_t pid, uint64_t ip, struct gt_ra_rule *out)
+{
+	const struct proc_map *m;
+	uint64_t vaddr;
+	int err;
+
+	m = map_at(s, pid, ip, &err);
+	if (!m)
+		return err;
+	if (!m->bin || !m->bin->loaded ||
+	    gt_binary_vaddr(&m->bin->b, ip - m->start + m->offset, &vaddr))
+		return -ENOENT;
+	return gt_binary_ra(&m->bin->b, vaddr, out);
 }
 
 static int load_kernel(struct gt_symbolizer *s)

@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cfi.h" /* struct gt_ra_rule */
+
 struct gt_symbolizer;
 
 /* Strings are owned by the symbolizer and valid until gt_symbolizer_free;
@@ -68,6 +70,15 @@ void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid);
  * it.  *out is always filled. */
 int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 		      struct gt_sym *out);
+
+/* Where the function running at ip keeps its return address at that
+ * instruction (ip as frame 0 of a stack: the interrupted instruction),
+ * from its binary's call-frame information: on the stack at sp +
+ * out->sp_off, or still in the link register.  Returns 0, -ENOENT when
+ * unknown (no CFI there, or the frame is addressed from a frame pointer,
+ * which a frame-pointer walk already follows), -EFAULT or -ESRCH as
+ * gt_symbolize_user. */
+int gt_symbolize_ra(struct gt_symbolizer *s, pid_t pid, uint64_t ip, struct gt_ra_rule *out);
 
 /* Returns 0 if a kernel symbol covers ip, -ENOENT if not (out gets
  * "0xADDR"), -EACCES if kallsyms shows only zero addresses (not root). */

@@ -43,6 +43,12 @@ struct gt_thread {
 	 * event about it, is about to write. */
 	bool wake_pending;
 	struct gt_kev_wakeup pending;
+	/* Its last syscall entry's user stack and the caller found in its
+	 * stack top (0: none): later events of that same stack (its switch
+	 * out of the syscall, a wakeup or fork it does there) take that
+	 * caller, the function at frame 0 not having returned. */
+	int32_t sys_ustack;
+	uint64_t sys_caller;
 	struct gt_thread *hnext;
 };
 
@@ -58,11 +64,18 @@ struct gt_cpu {
 	uint64_t sys_ts, sys_stack;
 };
 
+/* A cache of stack lookups by (tgid, ustack, kstack, caller): writer
+ * stack ids, or (ra_slots) the source's ra_slot answers. */
 struct gt_stack_slot {
 	uint32_t tgid;
 	int32_t ustack, kstack;
 	bool used;
+	uint64_t caller;
 	uint64_t id;
+};
+struct gt_stack_cache {
+	struct gt_stack_slot *slots;
+	size_t n, used;
 };
 
 /* heap.c: the last heap (or RSS) value of each process of the session */
@@ -88,8 +101,8 @@ struct gt_translator {
 	struct gt_cpu *cpus;    /* ncpus + 1 */
 	struct gt_thread **buckets;
 	size_t nbuckets, nthreads;
-	struct gt_stack_slot *slots;
-	size_t nslots, nslots_used;
+	struct gt_stack_cache stack_ids;
+	struct gt_stack_cache ra_slots;
 	struct gt_frame *frames; /* scratch, GT_MAX_STACK_FRAMES */
 	uint64_t next_goid;
 	uint64_t now;           /* time of the event being translated */
@@ -122,6 +135,16 @@ void gt_tr_set_comm(struct gt_translator *t, struct gt_thread *th, const char *c
 
 /* translate_stack.c: stack ids -> writer stacks, identity stacks */
 uint64_t gt_tr_stack(struct gt_translator *t, uint32_t tgid, int32_t ustack, int32_t kstack);
+/* ... with caller inserted as user frame 1 where the source finds it fits */
+uint64_t gt_tr_stack_caller(struct gt_translator *t, uint32_t tgid, int32_t ustack,
+			    int32_t kstack, uint64_t caller);
+/* The caller in a user stack's top (gt_stack_source.ra_slot), 0 if none */
+uint64_t gt_tr_caller(struct gt_translator *t, uint32_t tgid, int32_t ustack,
+		      const struct gt_utop *top);
+/* A stack of thread th, with the caller of its last syscall entry when
+ * ustack is that entry's (struct gt_thread) */
+uint64_t gt_tr_thread_stack(struct gt_translator *t, const struct gt_thread *th, int32_t ustack,
+			    int32_t kstack);
 uint64_t gt_tr_identity_reserve(struct gt_translator *t);
 void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th);
 uint64_t gt_tr_comm_pc(const char *comm);

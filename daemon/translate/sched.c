@@ -87,7 +87,7 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 		return;
 	}
 	int type = switch_out_type(e);
-	uint64_t stk = gt_tr_stack(t, th->tgid, e->prev_ustack, e->prev_kstack);
+	uint64_t stk = gt_tr_thread_stack(t, th, e->prev_ustack, e->prev_kstack);
 	if (generic_syscall_wait(type)) {
 		/* The syscall stays in the syscall profile: its GoSysCall right
 		 * before the block, with the switch's fuller stack (the kernel's
@@ -184,7 +184,7 @@ static int waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, uint6
 	wh.sessions = e->waker_sessions;
 	struct gt_thread *w = gt_tr_current(t, &wh, NULL);
 	if (w) {
-		*stack = gt_tr_stack(t, w->tgid, e->waker_ustack, -1);
+		*stack = gt_tr_thread_stack(t, w, e->waker_ustack, -1);
 		return c;
 	}
 	/* An untraced task or the idle task is current on c. */
@@ -205,7 +205,7 @@ static void wake_pending(struct gt_translator *t, struct gt_thread *th)
 	else if (e->hdr.tid && e->waker_sessions)
 		w = gt_tr_lookup(t, e->hdr.tid);
 	if (w && w->state != GT_TH_DEAD)
-		stack = gt_tr_stack(t, w->tgid, e->waker_ustack, -1);
+		stack = gt_tr_thread_stack(t, w, e->waker_ustack, -1);
 	int p = w && w->state == GT_TH_RUNNING ? w->cpu : gt_tr_g0_p(t, e->hdr.cpu);
 	gt_tr_make_runnable(t, th, p, stack);
 }
@@ -266,7 +266,7 @@ void gt_tr_on_fork(struct gt_translator *t, const struct gt_kev_fork *e)
 		gt_tr_retire(t, child);
 	}
 	int p = parent ? parent->cpu : gt_tr_g0_p(t, e->hdr.cpu);
-	uint64_t stk = parent ? gt_tr_stack(t, parent->tgid, e->parent_ustack, -1) : 0;
+	uint64_t stk = parent ? gt_tr_thread_stack(t, parent, e->parent_ustack, -1) : 0;
 	if (!parent)
 		gt_tr_repair(t, GT_REPAIR_MIDFLIGHT); /* creator not ours: G 0 */
 	gt_tr_create(t, p, stk, e->child_tid, e->child_tgid, e->child_comm);
@@ -291,6 +291,7 @@ void gt_tr_on_exec(struct gt_translator *t, const struct gt_kev_exec *e)
 	if (!th)
 		return;
 	th->tgid = h->tgid;
+	th->sys_caller = 0; /* a caller in the old program's code */
 	if (e->comm[0])
 		gt_tr_set_comm(t, th, e->comm); /* same goroutine, named at its end */
 }

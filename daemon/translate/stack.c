@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t slot_hash(uint32_t tgid, int32_t u, int32_t k)
+static size_t slot_hash(uint32_t tgid, int32_t u, int32_t k, uint64_t caller)
 {
 	uint64_t h = ((uint64_t)tgid << 32) ^ ((uint64_t)(uint32_t)u << 16) ^ (uint32_t)k;
+	h ^= caller * 0x9e3779b97f4a7c15ull;
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
@@ -16,55 +17,98 @@ static size_t slot_hash(uint32_t tgid, int32_t u, int32_t k)
 }
 
 static struct gt_stack_slot *find_slot(struct gt_stack_slot *slots, size_t n,
-				       uint32_t tgid, int32_t u, int32_t k)
+				       uint32_t tgid, int32_t u, int32_t k, uint64_t caller)
 {
-	size_t i = slot_hash(tgid, u, k) & (n - 1);
+	size_t i = slot_hash(tgid, u, k, caller) & (n - 1);
 	while (slots[i].used &&
-	       !(slots[i].tgid == tgid && slots[i].ustack == u && slots[i].kstack == k))
+	       !(slots[i].tgid == tgid && slots[i].ustack == u && slots[i].kstack == k &&
+		 slots[i].caller == caller))
 		i = (i + 1) & (n - 1);
 	return &slots[i];
 }
 
 /* Keeps the open-addressing table at most half full. */
-static int grow_slots(struct gt_translator *t)
+static int grow_slots(struct gt_stack_cache *c)
 {
-	if (t->nslots && t->nslots_used * 2 < t->nslots)
+	if (c->n && c->used * 2 < c->n)
 		return 0;
-	size_t n = t->nslots ? t->nslots * 2 : 256;
+	size_t n = c->n ? c->n * 2 : 256;
 	struct gt_stack_slot *ns = calloc(n, sizeof(*ns));
 	if (!ns)
 		return -1;
-	for (size_t i = 0; i < t->nslots; i++)
-		if (t->slots[i].used)
-			*find_slot(ns, n, t->slots[i].tgid, t->slots[i].ustack,
-				   t->slots[i].kstack) = t->slots[i];
-	free(t->slots);
-	t->slots = ns;
-	t->nslots = n;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct gt_stack_slot *o = &c->slots[i];
+		if (o->used)
+			*find_slot(ns, n, o->tgid, o->ustack, o->kstack, o->caller) = *o;
+	}
+	free(c->slots);
+	c->slots = ns;
+	c->n = n;
 	return 0;
 }
 
-uint64_t gt_tr_stack(struct gt_translator *t, uint32_t tgid, int32_t ustack, int32_t kstack)
+/* The slot of a key (used: a hit; else the caller fills it in and sets
+ * used), or NULL without memory for the table. */
+static struct gt_stack_slot *cache_slot(struct gt_stack_cache *c, uint32_t tgid, int32_t u,
+					int32_t k, uint64_t caller)
+{
+	if (grow_slots(c) < 0)
+		return NULL;
+	return find_slot(c->slots, c->n, tgid, u, k, caller);
+}
+
+uint64_t gt_tr_stack_caller(struct gt_translator *t, uint32_t tgid, int32_t ustack,
+			    int32_t kstack, uint64_t caller)
 {
 	if (!t->stacks || !t->stacks->frames || (ustack < 0 && kstack < 0) || t->err)
 		return 0;
-	if (ustack < 0)
+	if (ustack < 0) {
 		ustack = -1;
+		caller = 0;
+	}
 	if (kstack < 0)
 		kstack = -1;
-	if (grow_slots(t) < 0)
+	struct gt_stack_slot *s = cache_slot(&t->stack_ids, tgid, ustack, kstack, caller);
+	if (!s)
 		return 0; /* no cache memory: write the event without a stack */
-	struct gt_stack_slot *s = find_slot(t->slots, t->nslots, tgid, ustack, kstack);
 	if (s->used)
 		return s->id;
-	int n = t->stacks->frames(t->stacks->ctx, tgid, ustack, kstack, t->frames,
+	int n = t->stacks->frames(t->stacks->ctx, tgid, ustack, kstack, caller, t->frames,
 				  GT_MAX_STACK_FRAMES);
 	if (n > GT_MAX_STACK_FRAMES)
 		n = GT_MAX_STACK_FRAMES;
 	uint64_t id = n > 0 ? gt_writer_stack(t->w, t->frames, n) : 0;
-	*s = (struct gt_stack_slot){tgid, ustack, kstack, true, id};
-	t->nslots_used++;
+	*s = (struct gt_stack_slot){tgid, ustack, kstack, true, caller, id};
+	t->stack_ids.used++;
 	return id;
+}
+
+uint64_t gt_tr_stack(struct gt_translator *t, uint32_t tgid, int32_t ustack, int32_t kstack)
+{
+	return gt_tr_stack_caller(t, tgid, ustack, kstack, 0);
+}
+
+uint64_t gt_tr_caller(struct gt_translator *t, uint32_t tgid, int32_t ustack,
+		      const struct gt_utop *top)
+{
+	if (!t->stacks || !t->stacks->ra_slot || ustack < 0 || t->err)
+		return 0;
+	struct gt_stack_slot *s = cache_slot(&t->ra_slots, tgid, ustack, -1, 0);
+	if (!s)
+		return 0;
+	if (!s->used) {
+		int slot = t->stacks->ra_slot(t->stacks->ctx, tgid, ustack);
+		*s = (struct gt_stack_slot){tgid, ustack, -1, true, 0, (uint64_t)(int64_t)slot};
+		t->ra_slots.used++;
+	}
+	return gt_utop_pick(top, (int)(int64_t)s->id);
+}
+
+uint64_t gt_tr_thread_stack(struct gt_translator *t, const struct gt_thread *th, int32_t ustack,
+			    int32_t kstack)
+{
+	uint64_t caller = ustack >= 0 && ustack == th->sys_ustack ? th->sys_caller : 0;
+	return gt_tr_stack_caller(t, th->tgid, ustack, kstack, caller);
 }
 
 /* FNV-1a of the name: threads with the same name share the PC, so the
@@ -164,7 +208,8 @@ void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th)
 
 void gt_tr_stack_free(struct gt_translator *t)
 {
-	free(t->slots);
-	t->slots = NULL;
-	t->nslots = t->nslots_used = 0;
+	free(t->stack_ids.slots);
+	free(t->ra_slots.slots);
+	t->stack_ids = (struct gt_stack_cache){0};
+	t->ra_slots = (struct gt_stack_cache){0};
 }

@@ -10,7 +10,9 @@ void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *
 	gt_tr_flush_syscall(t, th->cpu); /* the last one returned */
 	c->sys_pending = true;
 	c->sys_ts = t->now;
-	c->sys_stack = gt_tr_named_stack(t, th, gt_tr_stack(t, th->tgid, e->ustack, -1));
+	th->sys_ustack = e->ustack;
+	th->sys_caller = gt_tr_caller(t, th->tgid, e->ustack, &e->top);
+	c->sys_stack = gt_tr_named_stack(t, th, gt_tr_thread_stack(t, th, e->ustack, -1));
 }
 
 /* CPUSample [real ts, p, g, stack]; only traces >= 1.19 have it. */

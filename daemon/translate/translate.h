@@ -76,12 +76,33 @@ struct gt_thread_snapshot {
  * int64 and deltas would overflow; such events take the current time. */
 #define GT_TS_MAX ((uint64_t)1 << 61)
 
+/* Where the function at frame 0 of a user stack keeps its return address
+ * (see daemon/engine/caller.h): a word of struct gt_utop (its index), the
+ * link register, or nowhere known. */
+#define GT_RA_NONE (-1)
+#define GT_RA_LR (-2)
+
+/* The candidate caller in slot `slot` of a stack top, 0 if none. */
+static inline uint64_t gt_utop_pick(const struct gt_utop *top, int slot)
+{
+	if (slot == GT_RA_LR)
+		return top->lr;
+	if (slot >= 0 && slot < GT_UTOP_WORDS && (uint32_t)slot < top->nwords)
+		return top->words[slot];
+	return 0;
+}
+
 /* Resolves kernel stack ids to frames (symbolized; kernel frames marked by
  * the source).  Returns the number of frames written to out (<= max), 0 if
- * none.  Results are cached by (tgid, ustack_id, kstack_id). */
+ * none.  caller: the return address ra_slot pointed at in the stack top
+ * taken with the user stack (0: none), which the source inserts as user
+ * frame 1 where it fits.  Results are cached by (tgid, ustack_id,
+ * kstack_id, caller), and ra_slot's by (tgid, ustack_id). */
 struct gt_stack_source {
 	int (*frames)(void *ctx, uint32_t tgid, int32_t ustack_id, int32_t kstack_id,
-		      struct gt_frame *out, int max);
+		      uint64_t caller, struct gt_frame *out, int max);
+	/* GT_RA_* or a word index for user stack ustack_id; NULL = never */
+	int (*ra_slot)(void *ctx, uint32_t tgid, int32_t ustack_id);
 	void *ctx;
 };
 

@@ -52,6 +52,9 @@ step servers tests/bench/servers.sh "$build"
 # Sessions of one gotraced beside each other: a busy one's drops alone and
 # beside 8 that start and stop every second, spans, status latency, SIGTERM.
 step isolation env GT_BUILD="$build" ISOLATION_BENCH=1 tests/integration/daemon_isolation.sh
+# Stopping a --heap malloc recording (SIGINT -> exit), embedded and daemon,
+# uprobe_multi vs perf-event links (bench_uprobe_stop: the probes alone).
+step uprobe_stop tests/bench/uprobe_stop.sh "$build"
 
 # ---- summary -----------------------------------------------------------------
 echo

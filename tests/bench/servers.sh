@@ -5,7 +5,11 @@
 # busy machine's drift hits every mode alike:
 #
 #   untraced | gotraced default | --heap=off | --heap=rss | --heap=malloc |
-#   `perf sched record`
+#   --syscalls=blocking | `perf sched record`
+#
+# (the default records every syscall entry with its stack, which perf
+# sched does not; --syscalls=blocking records what perf sched records:
+# switches, wakeups and the syscalls that block)
 #
 # each recorder attached to the running nginx (-p master,workers) before the
 # load starts.  Printed: the median req/s of each mode and its cost against
@@ -20,7 +24,7 @@ build=${1:-build}
 GTCTL=$build/gotracectl
 RUNS=${SERVERS_RUNS:-3}
 SECS=${SERVERS_SECONDS:-3}
-MODES="untraced default heap-off heap-rss heap-malloc perf-sched"
+MODES="untraced default heap-off heap-rss heap-malloc blocking perf-sched"
 tmp=$(mktemp -d /tmp/gt-bench-servers.XXXXXX)
 chmod 755 "$tmp"
 pids=()
@@ -73,6 +77,7 @@ start() {
 	heap-off) flags=(--heap=off) ;;
 	heap-rss) flags=(--heap=rss) ;;
 	heap-malloc) flags=(--heap=malloc) ;;
+	blocking) flags=(--syscalls=blocking) ;;
 	esac
 	"$GTCTL" record -q "${flags[@]}" -p "$targets" -o "$tmp/t.trace" 2>"$tmp/rec.err" &
 	REC=$!

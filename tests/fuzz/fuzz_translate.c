@@ -27,13 +27,23 @@
 
 static const int64_t nrs[] = {-1, 0, 1, 7, 24, 35, 45, 202, 230, 232, 288, 61};
 
-static int frames(void *ctx, uint32_t tgid, int32_t u, int32_t k, struct gt_frame *out, int max)
+static int frames(void *ctx, uint32_t tgid, int32_t u, int32_t k, uint64_t caller,
+		  struct gt_frame *out, int max)
 {
 	(void)ctx;
 	int n = (int)(((uint32_t)u ^ (uint32_t)k ^ tgid) % 5u);
 	for (int i = 0; i < n && i < max; i++)
 		out[i] = (struct gt_frame){0x1000u + (uint64_t)i, "fn", "f.c", (uint64_t)i};
+	if (caller && n > 0 && n < max) /* one frame more, as the engine inserts */
+		out[n++] = (struct gt_frame){caller, "caller", "f.c", 1};
 	return n;
+}
+
+/* Where frame 0 keeps its return address: every kind, by the id. */
+static int ra_slot(void *ctx, uint32_t tgid, int32_t u)
+{
+	(void)ctx;
+	return (int)(((uint32_t)u + tgid) % (GT_UTOP_WORDS + 3u)) - 2; /* LR, none, words, past */
 }
 
 static uint32_t fold_tid(uint32_t v)
@@ -96,6 +106,11 @@ static void fold(union rec *r, int type, int ncpus, uint64_t *ts)
 		struct gt_kev_sys_enter *e = (void *)r;
 		e->nr = nrs[(uint64_t)e->nr % (sizeof(nrs) / sizeof(nrs[0]))];
 		e->ustack %= 8;
+		/* callers that collide: a few distinct addresses, or none */
+		e->top.nwords %= GT_UTOP_WORDS + 2;
+		e->top.lr %= 4;
+		for (int i = 0; i < GT_UTOP_WORDS; i++)
+			e->top.words[i] %= 4;
 		break;
 	}
 	case GT_KEV_CPU_SAMPLE: {
@@ -171,7 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	struct gt_writer *w = NULL;
 	struct gt_translator *t = NULL;
-	struct gt_stack_source src = {frames, NULL};
+	struct gt_stack_source src = {frames, ra_slot, NULL};
 	struct gt_translator_opts o = {.ncpus = ncpus, .stacks = &src};
 	if (gt_writer_open(&w, fd, GT_V1_19, 1000000000ull) < 0)
 		__builtin_trap();

@@ -10,9 +10,9 @@
 #    with the kernel's fault path and the workload's own function in the
 #    stacks;
 #  - a blocking pipe read is a block in read() (GoBlockRecv, a sync block
-#    to inspect, after its GoSysCall) whose stack (glibc's read;
-#    its caller is lost to the frame-pointer walk) has no kernel frames by
-#    default, and the kernel's read path (vfs_read) with --kernel-stacks.
+#    to inspect, after its GoSysCall) whose stack (glibc's read, and its
+#    caller: record_callers.sh) has no kernel frames by default, and the
+#    kernel's read path (vfs_read) with --kernel-stacks.
 # Each workload is recorded with -p while it lives (the --wait protocol),
 # so its maps can be read for the symbols.
 cd "$(dirname "$0")/../.."

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 CASES="readers_busy_at_start readers_syscall_throughout readers_cpu_profile readers_heap_malloc
-readers_names_go123"
+readers_heap_malloc_cost readers_names_go123"
 gt_require_bpf $CASES
 
 GO123=${GOCHECK_GO123:-/usr/lib/go-1.23/bin/go}
@@ -144,6 +144,19 @@ if "$GTCTL" record --heap malloc -o "$heap" -- "$WL/threads" 8 >"$GT_TMP/heap.ou
 	fi
 else
 	fail readers_heap_malloc "record --heap malloc exited $?: $(tail -3 "$GT_TMP/heap.err")"
+fi
+
+# --heap malloc says at the start what a probed call costs here, measured:
+# a positive figure; the default (rss) says nothing of the kind.
+cost=$(sed -n 's/.*twice, \([0-9.]*\) us a call on this machine (measured).*/\1/p' "$GT_TMP/heap.err")
+if [ -z "$cost" ]; then
+	fail readers_heap_malloc_cost "no measured cost line: $(head -3 "$GT_TMP/heap.err")"
+elif ! awk -v c="$cost" 'BEGIN { exit !(c > 0) }'; then
+	fail readers_heap_malloc_cost "a probed call costs $cost us?"
+elif others=$(cd "$GT_TMP" && grep -l "a call on this machine" busy.err idle.err cpu.err); then
+	fail readers_heap_malloc_cost "recorded without --heap malloc, yet printed the cost: $others"
+else
+	ok readers_heap_malloc_cost
 fi
 
 # --- Go 1.23 names goroutines after the thread, not a frame ---------------

@@ -21,6 +21,13 @@ shows.  Each subcommand prints one line per check and exits 1 on a mismatch
   field INSPECT KEY                 prints a top-level field (e.g. valid)
   frames JSONTRACE FUNC...          viewer stack frames name these functions
   noframes JSONTRACE FUNC...        viewer stack frames name none of these
+  calls JSONTRACE EVENT MIN F0 F1 F2
+                                    at least MIN viewer events named EVENT
+                                    (or slices of goroutines named EVENT)
+                                    have F0, F1, F2 in a row in their stack
+                                    (innermost first: F0 called by F1, by
+                                    F2), and no event's stack goes from F0
+                                    straight to F2 (F1 lost)
   groups GOROUTINES_HTML NAME...    the Goroutines page lists these names
   group_sizes GOROUTINES_HTML NAME=N...
                                     the Goroutines page's group NAME has
@@ -129,6 +136,46 @@ def named(inspect, name):
     return [g for g in load(inspect).get("goroutines", []) if g.get("name") == name]
 
 
+def stack_of(frames, fid):
+    """The function names of a viewer stack, innermost first."""
+    out = []
+    while fid is not None and str(fid) in frames and len(out) < 200:
+        f = frames[str(fid)]
+        out.append(str(f.get("name", "")).rsplit(":", 1)[0])
+        fid = f.get("parent")
+    return out
+
+
+def in_a_row(stack, want):
+    return any(stack[i:i + len(want)] == want for i in range(len(stack)))
+
+
+def calls(jsontrace, event, least, want):
+    d = load(jsontrace)
+    frames = d.get("stackFrames", {})
+    hits, lost, names = 0, [], {}
+    for e in d.get("traceEvents", []):
+        name = str(e.get("name"))
+        # a goroutine's slice is named "G<id> <name>"
+        ours = name == event or re.fullmatch(r"G\d+ " + re.escape(event), name)
+        for key in ("sf", "esf"):
+            if key not in e:
+                continue
+            st = stack_of(frames, e[key])
+            if ours and in_a_row(st, want):
+                hits += 1
+            if in_a_row(st, [want[0], want[2]]):
+                lost.append(name)
+            if want[0] in st:
+                names[name] = names.get(name, 0) + 1
+    print(f"  {event} events with {' <- '.join(want)}: {hits} (want >= {least}); "
+          f"events with {want[0]} in their stack: {names}")
+    if lost:
+        print(f"  {len(lost)} events lose {want[1]} between {want[0]} and {want[2]}: "
+              f"{sorted(set(str(n) for n in lost))}")
+    return 0 if hits >= least and not lost else 1
+
+
 def in_range(label, value, lo, hi):
     good = lo <= value <= hi
     print(f"  {label}: {value} (want {lo}..{hi}){'' if good else '  <-- MISMATCH'}")
@@ -186,6 +233,8 @@ def main(argv):
             print(f"  functions missing from the viewer's stacks: {missing}; "
                   f"{len(fns)} functions seen, e.g. {sorted(fns)[:15]}")
         return 1 if missing else 0
+    if cmd == "calls":
+        return calls(args[0], args[1], int(args[2]), args[3:6])
     if cmd == "groups":
         with open(args[0]) as f:
             page = f.read()

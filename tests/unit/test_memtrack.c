@@ -1,5 +1,7 @@
 /* Memory tracking on the real kernel (issue 5): allocator discovery, live
- * heap bytes from malloc probes following a workload's known phases, RSS
+ * heap bytes from malloc probes following a workload's known phases (on
+ * uprobe_multi links where the kernel has them, and on the perf-event
+ * links of older kernels: issue 11), RSS
  * following /proc VmRSS, allocation samples with stacks, a Go program
  * recorded in RSS mode with no uretprobe ever attached, and the cgroup
  * limit as HeapGoal.  Needs BPF (root); GOTRACED_SKIP_BPF=1 skips. */
@@ -7,6 +9,7 @@
 #include <dlfcn.h>
 #include <bpf/bpf.h>
 #include <inttypes.h>
+#include <sys/utsname.h>
 
 #include "memtrack/alloc_syms.h"
 #include "common/cgroup_resolve.h"
@@ -14,6 +17,7 @@
 #include "engine/session_memtrack.h"
 #include "mem_test_util.h"
 #include "memtrack/testing.h"
+#include "memtrack/uprobe_multi.h"
 #include "engine/testing.h"
 
 #define MIB (1024ull * 1024)
@@ -109,7 +113,8 @@ static uint64_t max_value(const struct mt_trace *t, size_t from, size_t to)
 struct probe_seen {
 	int uprobes, uretprobes;
 	enum gt_heap_mode mode;
-	int kernel_ret_links;
+	int kernel_ret_links;   /* functions under gt_alloc_ret, as the kernel lists them */
+	int multi_links, perf_links; /* gt_alloc_ret links of each kind */
 };
 
 static int prog_is_alloc_ret(uint32_t prog_id)
@@ -128,17 +133,20 @@ static int prog_is_alloc_ret(uint32_t prog_id)
 
 /* BPF links of this process (its descriptors, as the kernel describes them
  * in /proc/self/fdinfo) whose program is gt_alloc_ret: the kernel's view,
- * independent of memtrack's bookkeeping, and blind to other processes. */
-static int kernel_ret_links(void)
+ * independent of memtrack's bookkeeping, and blind to other processes.
+ * Returns the functions they probe (a perf link probes one, a
+ * uprobe_multi link says how many: uprobe_cnt); ps (may be NULL) gets the
+ * links of each kind. */
+static int kernel_ret_links(struct probe_seen *ps)
 {
 	DIR *d = opendir("/proc/self/fdinfo");
 	struct dirent *de;
 	int n = 0;
 
 	while (d && (de = readdir(d))) {
-		char path[300], line[256];
+		char path[300], line[256], type[64] = "";
 		unsigned prog = 0;
-		int is_link = 0;
+		int cnt = 1;
 		FILE *f;
 
 		if (de->d_name[0] == '.')
@@ -146,13 +154,19 @@ static int kernel_ret_links(void)
 		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", de->d_name);
 		f = fopen(path, "r");
 		while (f && fgets(line, sizeof(line), f)) {
-			is_link |= !strncmp(line, "link_type:", 10);
+			sscanf(line, "link_type: %63s", type);
 			sscanf(line, "prog_id: %u", &prog);
+			sscanf(line, "uprobe_cnt: %d", &cnt);
 		}
 		if (f)
 			fclose(f);
-		if (is_link && prog && prog_is_alloc_ret(prog))
-			n++;
+		if (!type[0] || !prog || !prog_is_alloc_ret(prog))
+			continue;
+		n += cnt;
+		if (ps && strstr(type, "probe_multi")) /* uprobe_multi, uretprobe_multi */
+			ps->multi_links++;
+		else if (ps)
+			ps->perf_links++;
 	}
 	if (d)
 		closedir(d);
@@ -168,7 +182,8 @@ static void note_probes(struct gt_engine *e, struct mt_child *c, void *arg)
 		return;
 	gt_memtrack_probe_count(m, c->target, &ps->uprobes, &ps->uretprobes);
 	ps->mode = gt_memtrack_mode(m, 0, c->target);
-	ps->kernel_ret_links = kernel_ret_links();
+	ps->multi_links = ps->perf_links = 0;
+	ps->kernel_ret_links = kernel_ret_links(ps);
 }
 
 /* ---- malloc mode ---- */
@@ -194,11 +209,20 @@ static void test_heap_phases_malloc(void)
 	GT_CHECK(ps.uprobes >= 9 && ps.uretprobes >= 8, "probes while recording: %d entry, %d return",
 		 ps.uprobes, ps.uretprobes);
 	GT_CHECK(ps.kernel_ret_links >= ps.uretprobes,
-		 "the kernel lists %d gt_alloc_ret links of ours, bookkeeping %d", ps.kernel_ret_links,
+		 "the kernel lists %d gt_alloc_ret probes of ours, bookkeeping %d", ps.kernel_ret_links,
 		 ps.uretprobes);
+	/* the kind of link memtrack chose is the kind the kernel lists */
+	if (gt_memtrack_uses_multi(gt_engine_memtrack(engine)))
+		GT_CHECK(ps.multi_links > 0 && ps.perf_links == 0,
+			 "uprobe_multi chosen, the kernel lists %d uprobe_multi and %d other "
+			 "gt_alloc_ret links", ps.multi_links, ps.perf_links);
+	else
+		GT_CHECK(ps.perf_links > 0 && ps.multi_links == 0,
+			 "perf-event links chosen, the kernel lists %d uprobe_multi and %d other "
+			 "gt_alloc_ret links", ps.multi_links, ps.perf_links);
 	gt_memtrack_probe_count(gt_engine_memtrack(engine), 0, &up, &ret);
 	GT_CHECK(up == 0 && ret == 0, "probes left after the session: %d + %d", up, ret);
-	GT_CHECK(kernel_ret_links() == 0, "the kernel still lists gt_alloc_ret links");
+	GT_CHECK(kernel_ret_links(NULL) == 0, "the kernel still lists gt_alloc_ret links");
 	mt_check_valid(path);
 	GT_REQUIRE(mt_scan(path, trace) == 0, "cannot read back %s", path);
 	GT_REQUIRE(trace->nheap > 0, "no HeapAlloc in the trace");
@@ -222,6 +246,55 @@ static void test_heap_phases_malloc(void)
 	printf("# malloc mode: %zu HeapAlloc events, final %" PRIu64 " bytes\n", trace->nheap,
 	       trace->heap[trace->nheap - 1]);
 	mt_free(trace);
+}
+
+/* The same on the other kind of link: perf-event links, one per function
+ * (what kernels before 6.6 get; forced here by the environment), on a
+ * fresh load of the memory programs. */
+static void test_heap_phases_malloc_fallback(void)
+{
+	const char *was = getenv(GT_NO_UPROBE_MULTI_ENV);
+	char keep[16];
+
+	snprintf(keep, sizeof(keep), "%s", was ? was : "");
+	setenv(GT_NO_UPROBE_MULTI_ENV, "1", 1);
+	gt_engine_mem_close(engine); /* the next session loads them again */
+	test_heap_phases_malloc();
+	GT_CHECK(!gt_memtrack_uses_multi(gt_engine_memtrack(engine)),
+		 "%s=1, yet the probes were uprobe_multi links", GT_NO_UPROBE_MULTI_ENV);
+	if (was)
+		setenv(GT_NO_UPROBE_MULTI_ENV, keep, 1);
+	else
+		unsetenv(GT_NO_UPROBE_MULTI_ENV);
+	gt_engine_mem_close(engine);
+}
+
+/* uprobe_multi links are chosen where the kernel filters them by process:
+ * Linux 6.10 and later (6.6 to 6.9 only with a stable update: either is
+ * right there), never before 6.6, never when the environment says no. */
+static void test_uprobe_multi_choice(void)
+{
+	const char *no = getenv(GT_NO_UPROBE_MULTI_ENV);
+	struct utsname u;
+	int major = 0, minor = 0, v;
+
+	GT_REQUIRE(uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2,
+		   "cannot read the kernel version");
+	v = major * 1000 + minor;
+	if (no && !strcmp(no, "1"))
+		GT_CHECK(gt_mt_multi_available() == 0, "chosen although %s=1", GT_NO_UPROBE_MULTI_ENV);
+	else if (v >= 6010)
+		GT_CHECK(gt_mt_multi_available() == 1, "not found on Linux %s", u.release);
+	else if (v < 6006)
+		GT_CHECK(gt_mt_multi_available() == 0, "found on Linux %s, which has none", u.release);
+	setenv(GT_NO_UPROBE_MULTI_ENV, "1", 1);
+	GT_CHECK(gt_mt_multi_available() == 0, "%s=1 does not turn it off", GT_NO_UPROBE_MULTI_ENV);
+	if (no)
+		setenv(GT_NO_UPROBE_MULTI_ENV, no, 1);
+	else
+		unsetenv(GT_NO_UPROBE_MULTI_ENV);
+	printf("# Linux %s: %s links\n", u.release,
+	       gt_mt_multi_available() ? "uprobe_multi" : "perf-event");
 }
 
 /* ---- allocation samples ---- */
@@ -549,7 +622,9 @@ int main(int argc, char **argv)
 	trace = malloc(sizeof(*trace));
 	engine = mt_engine();
 	if (engine && trace) {
+		GT_RUN(test_uprobe_multi_choice);
 		GT_RUN(test_heap_phases_malloc);
+		GT_RUN(test_heap_phases_malloc_fallback);
 		GT_RUN(test_default_is_rss);
 	GT_RUN(test_heap_phases_rss);
 		GT_RUN(test_alloc_stacks);

@@ -64,8 +64,9 @@ static int tt_open(struct tt *x, const struct gt_thread_snapshot *snap, int n)
 	return tt_open_version(x, snap, n, GT_V1_19);
 }
 
-/* The process titles tt_open's translator asks (NULL: none). */
+/* The process titles and stacks tt_open's translator asks (NULL: none). */
 static const struct gt_title_source *tt_titles;
+static const struct gt_stack_source *tt_stacks;
 
 static int tt_open_version(struct tt *x, const struct gt_thread_snapshot *snap, int n,
 			   int version)
@@ -80,7 +81,8 @@ static int tt_open_version(struct tt *x, const struct gt_thread_snapshot *snap, 
 	int r = gt_writer_open(&x->w, x->fd, version, 1000000000ull);
 	if (r < 0)
 		return r;
-	struct gt_translator_opts o = {.ncpus = NCPU, .go_version = version, .titles = tt_titles};
+	struct gt_translator_opts o = {.ncpus = NCPU, .go_version = version, .titles = tt_titles,
+				       .stacks = tt_stacks};
 	if ((r = gt_translator_new(&x->t, x->w, &o)) < 0)
 		return r;
 	return gt_translator_begin(x->t, 1000, snap, n);
@@ -92,8 +94,18 @@ static void feed(struct tt *x, const void *ev, size_t len)
 	GT_CHECK(r == 0, "gt_translator_event: %d", r);
 }
 
+static void sw_stack(struct tt *x, uint64_t ts, int cpu, uint32_t prev, int64_t state,
+		     uint32_t flags, uint32_t next, int32_t prev_ustack);
+
 static void sw(struct tt *x, uint64_t ts, int cpu, uint32_t prev, int64_t state,
 	       uint32_t flags, uint32_t next)
+{
+	sw_stack(x, ts, cpu, prev, state, flags, next, -1);
+}
+
+/* A switch whose prev (traced) stopped with user stack prev_ustack. */
+static void sw_stack(struct tt *x, uint64_t ts, int cpu, uint32_t prev, int64_t state,
+		     uint32_t flags, uint32_t next, int32_t prev_ustack)
 {
 	struct gt_kev_switch e = {0};
 	hdr(&e.hdr, GT_KEV_SWITCH, ts, cpu, prev);
@@ -103,7 +115,8 @@ static void sw(struct tt *x, uint64_t ts, int cpu, uint32_t prev, int64_t state,
 	e.prev_state = state;
 	e.prev_sessions = sess(prev);
 	e.next_sessions = sess(next);
-	e.prev_ustack = e.prev_kstack = -1;
+	e.prev_ustack = prev_ustack;
+	e.prev_kstack = -1;
 	e.prev_sysnr = sess(prev) ? (int32_t)x->sysnr[prev] : -1;
 	e.flags = flags;
 	snprintf(e.prev_comm, sizeof(e.prev_comm), "t%u", prev);
@@ -140,15 +153,24 @@ static void irq_wake(struct tt *x, uint64_t ts, int cpu, uint32_t current, uint3
 	feed(x, &e, sizeof(e));
 }
 
-static void sys_enter(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr)
+/* A syscall entry with user stack ustack and stack top top (NULL: none). */
+static void sys_enter_top(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr,
+			  int32_t ustack, const struct gt_utop *top)
 {
 	struct gt_kev_sys_enter e = {0};
 	hdr(&e.hdr, GT_KEV_SYS_ENTER, ts, cpu, tid);
 	e.nr = nr;
-	e.ustack = -1;
+	e.ustack = ustack;
+	if (top)
+		e.top = *top;
 	if (sess(tid))
 		x->sysnr[tid] = nr;
 	feed(x, &e, sizeof(e));
+}
+
+static void sys_enter(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr)
+{
+	sys_enter_top(x, ts, cpu, tid, nr, -1, NULL);
 }
 
 /* The kernel reports no syscall exit (a switch-out carries the syscall it
@@ -1097,6 +1119,130 @@ static int create_pcs(const char *path, uint64_t *pcs, int max)
 	return ncreate;
 }
 
+/* Stacks for test_syscall_caller: user stack u is {0x1000 + u, caller if
+ * given, 0x2000}; frame 0 of stack 1 and 4 keeps its return address in
+ * word 2 of the stack top, of stack 3 in the link register, of stack 2
+ * nowhere known. */
+static int caller_frames(void *ctx, uint32_t tgid, int32_t u, int32_t k, uint64_t caller,
+			 struct gt_frame *out, int max)
+{
+	int n = 0;
+	(void)ctx, (void)tgid, (void)k;
+	if (u < 0 || max < 3)
+		return 0;
+	out[n++] = (struct gt_frame){0x1000 + (uint64_t)u, "leaf", "l.c", 1};
+	if (caller)
+		out[n++] = (struct gt_frame){caller, "caller", "c.c", 2};
+	out[n++] = (struct gt_frame){0x2000, "root", "r.c", 3};
+	return n;
+}
+
+static int caller_slot(void *ctx, uint32_t tgid, int32_t u)
+{
+	(void)ctx, (void)tgid;
+	return u == 1 || u == 4 ? 2 : u == 3 ? GT_RA_LR : GT_RA_NONE;
+}
+
+/* The pcs of the stack of each event of type `type`, in file order: up to
+ * max stacks of 3 pcs (0 = no frame); returns how many events. */
+static int event_stacks(const struct tt *x, int type, uint64_t (*pcs)[3], int max)
+{
+	static uint8_t data[1 << 16];
+	static struct gt_raw_event ev;
+	uint64_t ids[16];
+	int n = 0;
+	FILE *f = fopen(x->path, "rb");
+	if (!f)
+		return -1;
+	size_t len = fread(data, 1, sizeof(data), f);
+	fclose(f);
+	struct gt_reader r;
+	for (int pass = 1; pass <= 2 && gt_reader_open(&r, data, len) == 0; pass++)
+		while (gt_reader_next(&r, &ev) == 1) {
+			if (pass == 1 && ev.type == type && n < max && n < 16 && ev.nargs >= 1)
+				ids[n++] = ev.args[ev.nargs - 1];
+			for (int i = 0; pass == 2 && ev.type == GT_EV_STACK && i < n; i++)
+				if (ids[i] == ev.args[0])
+					for (uint64_t k = 0; k < 3; k++)
+						pcs[i][k] = k < ev.args[1] ? ev.args[2 + 4 * k] : 0;
+		}
+	return n;
+}
+
+/* Frame 1 of the stack among pcs[0..n) whose frame 0 is leaf; 0 if none. */
+static uint64_t frame1_of(uint64_t (*pcs)[3], int n, uint64_t leaf)
+{
+	for (int i = 0; i < n; i++)
+		if (pcs[i][0] == leaf)
+			return pcs[i][1];
+	return 0;
+}
+
+/* The caller found in a syscall's stack top goes into its GoSysCall's
+ * stack, and into the stacks of later events of the same thread with the
+ * same user stack (its block in the syscall, a wakeup it does there):
+ * not into another thread's, not into another stack's, not where the
+ * source knows no slot or the top has no word there. */
+static void test_syscall_caller(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	struct gt_stack_source src = {caller_frames, caller_slot, NULL};
+	struct gt_utop top = {.lr = 0x7000, .nwords = GT_UTOP_WORDS};
+	uint64_t sys[4][3] = {{0}}, blk[2][3] = {{0}}, unb[4][3] = {{0}};
+
+	top.words[2] = 0x5000;
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'R', -1, 1);
+	tt_stacks = &src;
+	int r = tt_open(&x, s, 2);
+	tt_stacks = NULL;
+	GT_REQUIRE(r == 0, "open");
+	sys_enter_top(&x, 2000, 0, 101, 0, 1, &top);  /* read: caller in word 2 */
+	sw_stack(&x, 2100, 0, 101, S_SLEEP, 0, 0, 1);  /* blocks in it */
+	sys_enter_top(&x, 2200, 1, 102, 1, 3, &top);  /* write: caller in LR */
+	struct gt_kev_wakeup w = {0};
+	hdr(&w.hdr, GT_KEV_WAKEUP, 2300, 1, 102);
+	w.target_tid = 101;
+	w.target_tgid = TGID;
+	w.target_cpu = 0;
+	w.waker_sessions = 1;
+	w.waker_ustack = 3;                             /* in that write */
+	feed(&x, &w, sizeof(w));
+	sys_exit(&x, 102);
+	sw(&x, 2400, 0, 0, 0, 0, 101);
+	sys_exit(&x, 101);
+	sys_enter_top(&x, 2500, 0, 101, 0, 2, &top);  /* no slot known */
+	top.nwords = 0;
+	sys_enter_top(&x, 2600, 1, 102, 39, 4, &top); /* words unreadable */
+	sw_stack(&x, 2700, 0, 101, S_SLEEP, 0, 0, 5);  /* another stack */
+	wake(&x, 2800, 1, 1001, 101);
+	if (tt_finish(&x, 5000) == 0) {
+		int ns = event_stacks(&x, GT_EV_GO_SYSCALL, sys, 4);
+		int nb = event_stacks(&x, GT_EV_GO_BLOCK_RECV, blk, 2);
+		int nu = event_stacks(&x, GT_EV_GO_UNBLOCK, unb, 4);
+		GT_CHECK(ns == 4 && nb == 2 && nu >= 1, "%d syscalls, %d blocks, %d unblocks", ns, nb,
+			 nu);
+		/* events of both Ps are in file order, not in time order: each
+		 * stack is known by its frame 0 (0x1000 + its id) */
+		GT_CHECK(frame1_of(sys, ns, 0x1001) == 0x5000,
+			 "read's syscall: caller %#llx", (unsigned long long)frame1_of(sys, ns, 0x1001));
+		GT_CHECK(frame1_of(blk, nb, 0x1001) == 0x5000, "the block in read: caller %#llx",
+			 (unsigned long long)frame1_of(blk, nb, 0x1001));
+		GT_CHECK(frame1_of(sys, ns, 0x1003) == 0x7000, "write's syscall: caller %#llx, not the LR",
+			 (unsigned long long)frame1_of(sys, ns, 0x1003));
+		GT_CHECK(frame1_of(unb, nu, 0x1003) == 0x7000, "the wakeup in write: caller %#llx",
+			 (unsigned long long)frame1_of(unb, nu, 0x1003));
+		GT_CHECK(frame1_of(sys, ns, 0x1002) == 0x2000, "no slot known, yet caller %#llx",
+			 (unsigned long long)frame1_of(sys, ns, 0x1002));
+		GT_CHECK(frame1_of(sys, ns, 0x1004) == 0x2000, "no words read, yet caller %#llx",
+			 (unsigned long long)frame1_of(sys, ns, 0x1004));
+		GT_CHECK(frame1_of(blk, nb, 0x1005) == 0x2000, "another stack took caller %#llx",
+			 (unsigned long long)frame1_of(blk, nb, 0x1005));
+	}
+	tt_close(&x);
+}
+
 /* Identity stacks: threads with the same name share the PC (the Goroutines
  * page groups by it), the frame names the thread and carries its tid. */
 static void test_identity_stacks(void)
@@ -1383,6 +1529,7 @@ int main(void)
 	GT_RUN(test_heap_is_the_sessions_sum);
 	GT_RUN(test_versions);
 	GT_RUN(test_identity_stacks);
+	GT_RUN(test_syscall_caller);
 	GT_RUN(test_rename_names_by_last_comm);
 	GT_RUN(test_exec_keeps_goroutine);
 	GT_RUN(test_retired_thread_named);

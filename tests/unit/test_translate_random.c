@@ -201,6 +201,10 @@ static void do_syscall(struct sim *s, int c)
 	hdr(s, &e.hdr, GT_KEV_SYS_ENTER, c, t);
 	e.nr = sys_nrs[rnd(&s->r, sizeof(sys_nrs) / sizeof(sys_nrs[0]))];
 	e.ustack = (int32_t)rnd(&s->r, 8) - 1;
+	e.top.nwords = rnd(&s->r, 2) ? GT_UTOP_WORDS : 0;
+	e.top.lr = rnd(&s->r, 3) ? 0x401000 + 16 * rnd(&s->r, 4) : 0;
+	for (int i = 0; i < GT_UTOP_WORDS; i++)
+		e.top.words[i] = rnd(&s->r, 2) ? 0x402000 + 16 * rnd(&s->r, 4) : 0;
 	th->sys = e.nr;
 	emit(s, &e.hdr, sizeof(e));
 }
@@ -319,9 +323,18 @@ static void reorder(struct sim *s, uint8_t *out)
 	s->offs = noffs;
 }
 
+/* Where a user stack's frame 0 keeps its return address: derived from
+ * the id, every kind (a word, beyond the words, the link register, none). */
+static int fake_ra_slot(void *ctx, uint32_t tgid, int32_t u)
+{
+	static const int slots[] = {0, 5, GT_UTOP_WORDS, GT_RA_LR, GT_RA_NONE};
+	(void)ctx;
+	return slots[((uint32_t)u + tgid) % 5u];
+}
+
 /* Synthetic symbolized stacks: depth and names derived from the ids. */
-static int fake_frames(void *ctx, uint32_t tgid, int32_t u, int32_t k, struct gt_frame *out,
-		       int max)
+static int fake_frames(void *ctx, uint32_t tgid, int32_t u, int32_t k, uint64_t caller,
+		       struct gt_frame *out, int max)
 {
 	static const char *const fn[] = {"main", "worker_loop", "read_request", "[k] schedule"};
 	(void)ctx;
@@ -332,6 +345,12 @@ static int fake_frames(void *ctx, uint32_t tgid, int32_t u, int32_t k, struct gt
 		out[i] = (struct gt_frame){0x400000 + 16u * ((uint64_t)i + (uint32_t)u * 31u + (uint32_t)k * 7u),
 					   fn[((uint32_t)i + tgid) % 4],
 					   "/src/w.c", (uint64_t)i + 1};
+	/* the caller a syscall's stack top named, as user frame 1 */
+	if (caller && n >= 2 && n < max) {
+		memmove(&out[2], &out[1], (size_t)(n - 1) * sizeof(*out));
+		out[1] = (struct gt_frame){caller, "read_blocking", "/src/w.c", 7};
+		n++;
+	}
 	return n < max ? n : max;
 }
 
@@ -408,7 +427,7 @@ static int run_stream(uint64_t seed, char *why, size_t whylen)
 	int fd = mkstemp(path), rc = -1;
 	struct gt_writer *w = NULL;
 	struct gt_translator *t = NULL;
-	struct gt_stack_source src = {fake_frames, NULL};
+	struct gt_stack_source src = {fake_frames, fake_ra_slot, NULL};
 	struct gt_translator_opts o = {.ncpus = s.ncpus, .stacks = &src};
 	int r = fd < 0 ? -errno : gt_writer_open(&w, fd, GT_V1_19, 1000000000ull);
 	if (!r)

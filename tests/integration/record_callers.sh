@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# record_callers.sh: the caller of a libc syscall wrapper is in the stacks.
+# Debian's libc has no frame pointers: at the syscall instruction inside
+# read() the frame-pointer register still holds read's caller's frame, so
+# the kernel's walk goes from read straight to read's caller's caller.  The
+# recorder gives the lost frame back from the stack top (or link register)
+# BPF copies at syscall entry, where libc's CFI says the return address is
+# (daemon/engine/caller.h).  blockread's reader calls read_blocking(),
+# which read()s a pipe 100 times (multi-threaded: glibc's cancellable path,
+# whose frame is 40 bytes deep); its feeder write()s from feed_slowly().
+# In Go's own viewer (the /jsontrace of `go tool trace`):
+#  - callers_syscall: the reader's syscall events show read <- read_blocking
+#    <- reader, and no stack anywhere goes from read straight to reader;
+#  - callers_block: so do the reader's blocks in read (the switch-out's
+#    stack takes the caller of the syscall it sleeps in);
+#  - callers_waker: who woke the reader: write <- feed_slowly <- feeder;
+#  - callers_kstacks: with --kernel-stacks the syscall's stack is the
+#    switch's, kernel frames first, and still has read <- read_blocking.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+CASES="callers_syscall callers_block callers_waker callers_kstacks"
+# shellcheck disable=SC2086
+gt_require_bpf $CASES
+# shellcheck disable=SC2086
+gt_expect $CASES
+
+R=100
+
+# record_br NAME TAG [RECORD FLAGS]: records blockread's R reads with -p
+# while it lives (the --wait protocol); leaves a valid $GT_TMP/TAG.trace
+# and its .jsontrace, or fails NAME saying why and returns 1.
+record_br() {
+	local name=$1 tag=$2 done=1 rc
+	shift 2
+	if ! gt_start_workload "$tag" "$WL/blockread" --wait $R 1000 2>>"$GT_TMP/$tag.err"; then
+		fail "$name" "blockread did not start: $(head -3 "$GT_TMP/$tag.err")"
+		return 1
+	fi
+	if ! gt_record_bg "$tag" "$@" -p "$WL_PID" -o "$GT_TMP/$tag.trace"; then
+		fail "$name" "gotracectl record did not start: $(tail -5 "$GT_TMP/$tag.rec.err")"
+		return 1
+	fi
+	gt_go "$tag"
+	gt_wait_line "$tag" '^done' 60 || done=0
+	gt_stop_record INT
+	rc=$?
+	gt_leave "$tag"
+	wait "$WL_PID"
+	if [ $done = 0 ]; then
+		fail "$name" "blockread did not finish its work in 60 s"
+		return 1
+	fi
+	if [ $rc != 0 ]; then
+		fail "$name" "gotracectl record exited $rc after SIGINT: $(tail -5 "$GT_TMP/$tag.rec.err")"
+		return 1
+	fi
+	gt_valid "$name" "$GT_TMP/$tag.trace" || return 1
+	if ! gt_viewer_pages "$GT_TMP/$tag.trace"; then
+		fail "$name" "could not fetch the viewer's pages: $(tail -3 "$GT_TMP/$tag.trace.viewer.log")"
+		return 1
+	fi
+}
+
+# Half the reads at least: on a busy machine the feeder may find the
+# reader not yet asleep and the read not block (the events still carry the
+# stacks; the count only guards against a stack seen once by chance).
+if record_br callers_syscall br; then
+	j=$GT_TMP/br.trace.jsontrace
+	gt_truth callers_syscall calls "$j" syscall $((R / 2)) read read_blocking reader &&
+		ok callers_syscall
+	gt_truth callers_block calls "$j" reader $((R / 2)) read read_blocking reader &&
+		ok callers_block
+	gt_truth callers_waker calls "$j" unblock $((R / 2)) write feed_slowly feeder &&
+		ok callers_waker
+else
+	fail callers_block "no recording (see callers_syscall)"
+	fail callers_waker "no recording (see callers_syscall)"
+fi
+
+if record_br callers_kstacks brk --kernel-stacks; then
+	j=$GT_TMP/brk.trace.jsontrace
+	gt_truth callers_kstacks frames "$j" vfs_read &&
+		gt_truth callers_kstacks calls "$j" syscall $((R / 2)) read read_blocking reader &&
+		ok callers_kstacks
+fi
+gt_finish
