@@ -102,7 +102,7 @@ static int waits(int type)
  * poll do), it ends when the goroutine is woken instead (GoSysExit,
  * GoUnblock, or its next event if no wakeup was written). */
 static int sys_track(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g,
-		     const struct gt_an_ev *e, int64_t ns)
+		     const struct gt_pev *e, int64_t ns)
 {
 	if (t->sys_open && !t->sys_blocked && waits(e->type)) {
 		t->sys_blocked = 1;
@@ -119,7 +119,7 @@ static void runnable(struct gt_an_thread *t, int64_t ns, int wake, uint64_t wake
 	t->waker = waker;
 }
 
-static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_an_ev *e,
+static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_pev *e,
 		    int64_t ns)
 {
 	int in = in_window(a, ns);
@@ -180,7 +180,7 @@ static int stop_reason(int type)
 	}
 }
 
-static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_an_ev *e,
+static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_pev *e,
 		   int64_t ns)
 {
 	int r = stop_reason(e->type);
@@ -211,7 +211,7 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 }
 
 /* Events that change another goroutine than the one running. */
-static int on_other(struct gt_analysis *a, const struct gt_an_ev *e, int64_t ns)
+static int on_other(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 {
 	struct gt_an_thread *t = gt_an_thread_get(a, e->args[0]);
 
@@ -231,7 +231,7 @@ static int on_other(struct gt_analysis *a, const struct gt_an_ev *e, int64_t ns)
 	return 0;
 }
 
-int gt_an_event(struct gt_analysis *a, const struct gt_an_ev *e, int64_t ns)
+int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 {
 	struct gt_an_thread *t;
 	int rc;
@@ -277,7 +277,7 @@ int gt_an_event(struct gt_analysis *a, const struct gt_an_ev *e, int64_t ns)
 	return 0;
 }
 
-int gt_an_sample(struct gt_analysis *a, const struct gt_an_ev *e)
+int gt_an_sample(struct gt_analysis *a, const struct gt_pev *e)
 {
 	a->samples++;
 	a->events++;

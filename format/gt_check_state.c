@@ -47,7 +47,7 @@ static int block_reason(int type)
 }
 
 static int check_running(struct gt_state *s, const struct gt_pdesc *p, const struct gt_gdesc *g,
-			 const struct gt_cev *e, int allow_g0)
+			 const struct gt_pev *e, int allow_g0)
 {
 	if (g->state != G_RUNNING)
 		return gt_ctx_fail(s->c, e->type, e->off, "g %llu is not running while %s (it is %s)",
@@ -75,7 +75,7 @@ static void make_runnable(struct gt_state *s, struct gt_gdesc *g)
 	g->runnable_known = 1;
 }
 
-static int on_create(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_create(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	struct gt_gdesc *ng;
 	int isnew, rc = check_running(s, p, g, e, 1);
@@ -112,7 +112,7 @@ static int on_create(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g,
 	return 0;
 }
 
-static int on_start(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_start(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	if (g->state != G_RUNNABLE)
 		return gt_ctx_fail(s->c, e->type, e->off, "g %llu is not runnable before start (it is %s)",
@@ -134,7 +134,7 @@ static int on_start(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, 
 	return 0;
 }
 
-static int on_unblock(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_unblock(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	struct gt_gdesc *t;
 	int isnew;
@@ -161,7 +161,7 @@ static int on_unblock(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g
 	return 0;
 }
 
-static int on_sysexit(struct gt_state *s, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_sysexit(struct gt_state *s, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	if (g->state != G_WAITING)
 		return gt_ctx_fail(s->c, e->type, e->off, "g %llu is not waiting during syscall exit (it is %s)",
@@ -179,7 +179,7 @@ static int on_sysexit(struct gt_state *s, struct gt_gdesc *g, const struct gt_ce
 }
 
 /* GoEnd, GoStop, GoSched, GoPreempt, GoSysBlock and the blocks. */
-static int on_stop(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_stop(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	int rc = check_running(s, p, g, e, 0);
 
@@ -212,7 +212,7 @@ static int on_stop(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, c
 	return 0;
 }
 
-static int on_proc(struct gt_state *s, struct gt_pdesc *p, const struct gt_cev *e)
+static int on_proc(struct gt_state *s, struct gt_pdesc *p, const struct gt_pev *e)
 {
 	if (e->type == GT_EV_PROC_START) {
 		if (p->running)
@@ -232,7 +232,7 @@ static int on_proc(struct gt_state *s, struct gt_pdesc *p, const struct gt_cev *
 	return 0;
 }
 
-static int on_gc(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_gc(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	/* Before 1.10 STW was per P. */
 	uint8_t gstw = (uint8_t)s->stw;
@@ -298,7 +298,7 @@ static int same_string(const struct gt_ctx *c, uint64_t a, uint64_t b)
 	return lx == ly && (lx == 0 || memcmp(c->data + x->off, c->data + y->off, lx) == 0);
 }
 
-static int on_user(struct gt_state *s, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_user(struct gt_state *s, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	int isnew;
 
@@ -352,7 +352,7 @@ static int on_user(struct gt_state *s, struct gt_gdesc *g, const struct gt_cev *
 	return 0;
 }
 
-static int dispatch(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
+static int dispatch(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	switch (e->type) {
 	case GT_EV_PROC_START: case GT_EV_PROC_STOP:
@@ -395,7 +395,7 @@ static int dispatch(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, 
 /* One event: Go reads gs[ev.G] and ps[ev.P] by value and stores them back
  * at the end, so the entries exist from then on (it matters for "g already
  * exists"). */
-static int step(struct gt_state *s, struct gt_cev *e)
+static int step(struct gt_state *s, struct gt_pev *e)
 {
 	struct gt_gdesc g, *gp;
 	struct gt_pdesc p, *pp;
@@ -502,7 +502,7 @@ int gt_state_open(struct gt_ctx *c, int64_t min_ts, struct gt_state **out)
 	return 0;
 }
 
-int gt_state_event(struct gt_state *s, struct gt_cev *e)
+int gt_state_event(struct gt_state *s, struct gt_pev *e)
 {
 	return step(s, e);
 }
