@@ -10,10 +10,6 @@
 
 #include "gt_check_state.h"
 
-const char *const gt_block_reason_names[GT_BLK_COUNT] = {
-	"sync", "sleep", "select", "net", "syscall", "block", "preempt", "sched",
-};
-
 const char *const gt_gstate_names[4] = { "dead", "runnable", "running", "waiting" };
 
 static const char *ev_name(int type)
@@ -28,22 +24,6 @@ static int64_t to_ns(const struct gt_state *s, int64_t ts)
 	if (!(v > 0))
 		return 0;
 	return v > 9.0e18 ? (int64_t)9.0e18 : (int64_t)v;
-}
-
-static int block_reason(int type)
-{
-	switch (type) {
-	case GT_EV_GO_BLOCK_SYNC: case GT_EV_GO_BLOCK_COND:
-	case GT_EV_GO_BLOCK_SEND: case GT_EV_GO_BLOCK_RECV:
-		return GT_BLK_SYNC;
-	case GT_EV_GO_SLEEP: return GT_BLK_SLEEP;
-	case GT_EV_GO_BLOCK_SELECT: return GT_BLK_SELECT;
-	case GT_EV_GO_BLOCK_NET: return GT_BLK_NET;
-	case GT_EV_GO_SYSBLOCK: return GT_BLK_SYSCALL;
-	case GT_EV_GO_PREEMPT: return GT_BLK_PREEMPT;
-	case GT_EV_GO_SCHED: return GT_BLK_SCHED;
-	}
-	return GT_BLK_BLOCK;
 }
 
 static int check_running(struct gt_state *s, const struct gt_pdesc *p, const struct gt_gdesc *g,
@@ -199,14 +179,14 @@ static int on_stop(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, c
 	case GT_EV_GO_SCHED: case GT_EV_GO_PREEMPT:
 		make_runnable(s, g);
 		g->ev_type = e->type;
-		g->blocks[block_reason(e->type)]++;
+		g->blocks[gt_block_reason_of(e->type)]++;
 		break;
 	default:
 		g->state = G_WAITING;
 		/* Unlike Go's g.ev, this remembers GoSysBlock too: the strict
 		 * GoSysExit rule needs to know why the goroutine waits. */
 		g->ev_type = e->type;
-		g->blocks[block_reason(e->type)]++;
+		g->blocks[gt_block_reason_of(e->type)]++;
 		break;
 	}
 	return 0;
@@ -354,6 +334,8 @@ static int on_user(struct gt_state *s, struct gt_gdesc *g, const struct gt_pev *
 
 static int dispatch(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
+	if (gt_parse_stops(e->type))
+		return on_stop(s, p, g, e);
 	switch (e->type) {
 	case GT_EV_PROC_START: case GT_EV_PROC_STOP:
 		return on_proc(s, p, e);
@@ -374,12 +356,6 @@ static int dispatch(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, 
 		return on_create(s, p, g, e);
 	case GT_EV_GO_START: case GT_EV_GO_START_LABEL:
 		return on_start(s, p, g, e);
-	case GT_EV_GO_END: case GT_EV_GO_STOP: case GT_EV_GO_SCHED: case GT_EV_GO_PREEMPT:
-	case GT_EV_GO_SLEEP: case GT_EV_GO_BLOCK: case GT_EV_GO_BLOCK_SEND:
-	case GT_EV_GO_BLOCK_RECV: case GT_EV_GO_BLOCK_SELECT: case GT_EV_GO_BLOCK_SYNC:
-	case GT_EV_GO_BLOCK_COND: case GT_EV_GO_BLOCK_NET: case GT_EV_GO_BLOCK_GC:
-	case GT_EV_GO_SYSBLOCK:
-		return on_stop(s, p, g, e);
 	case GT_EV_GO_UNBLOCK:
 		return on_unblock(s, p, g, e);
 	case GT_EV_GO_SYSCALL:
