@@ -195,6 +195,21 @@ static void mk_unblock_not_waiting(struct buf *b)
 	EV(b, GT_EV_GO_UNBLOCK, 1, 2, 1, 0);  /* g2 is runnable, not waiting */
 	base_tail(b, 0);
 }
+/* g2 started on two other Ps (GoStartLocal: any sequence number), both
+ * waiting for g2 to exist: its GoCreate makes both ready at once, and the
+ * later start finds g2 running already: Go 1.19 panics ("event sequences
+ * are broken") where it merges them. */
+static void mk_start_on_two_ps(struct buf *b)
+{
+	base_head(b);
+	EV(b, GT_EV_GO_CREATE, 1, 2, 1, 0);   /* 1005 */
+	EV(b, GT_EV_BATCH, 1, 1010);
+	EV(b, GT_EV_GO_START_LOCAL, 1, 2);    /* 1011 */
+	EV(b, GT_EV_BATCH, 2, 1012);
+	EV(b, GT_EV_GO_START_LOCAL, 1, 2);    /* 1013 */
+	EV(b, GT_EV_BATCH, 0, 1006);
+	base_tail(b, 0);
+}
 static void mk_sysexit_after_block(struct buf *b)
 {
 	base_head(b);
@@ -409,6 +424,7 @@ static const struct broken cases[] = {
 	{ "gostart_of_running_g", mk_start_running, "no consistent ordering", 1, 1, NULL },
 	{ "gostart_on_busy_p", mk_start_busy_p, "is already running g 1 while start g 2", 1, 1, NULL },
 	{ "unblock_not_waiting", mk_unblock_not_waiting, "no consistent ordering", 1, 1, NULL },
+	{ "gostart_on_two_ps", mk_start_on_two_ps, "event sequences are broken for g 2", 1, 1, NULL },
 	{ "sysexit_after_plain_block", mk_sysexit_after_block, "not GoSysBlock or GoInSyscall", 0, 1,
 	  "go tool trace -d accepts it; the viewer's in-syscall count goes negative" },
 	{ "procstop_with_running_g", mk_proc_stop_running, "is running a goroutine 1 during stop", 1, 1, NULL },
