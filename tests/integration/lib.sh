@@ -10,6 +10,7 @@ GT_BUILD=${GT_BUILD:-build}
 GTCTL=$GT_BUILD/gotracectl
 WL=$GT_BUILD/workloads
 TRUTH="python3 tests/integration/truth.py"
+GT_GO123=${GOCHECK_GO123:-/usr/lib/go-1.23/bin/go}  # Go 1.23, for its viewer
 GT_TMP=$(mktemp -d /tmp/gt-integration.XXXXXX)
 gt_failures=0
 gt_pids=()          # background processes to end at exit (ours only)
@@ -314,4 +315,29 @@ gt_viewer_pages() {
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	return $rc
+}
+
+# gt_go123_page FILE: serves FILE with Go 1.23's `go tool trace` and saves
+# its Goroutines page to FILE.go123.html (log: FILE.go123.log).  The viewer
+# parses the whole file before it answers: no deadline while it lives;
+# another port when one is taken.  0 once it answered, else 1.
+gt_go123_page() {
+	local file=$1 port pid up=1
+	for _ in 1 2 3 4 5; do
+		port=$(( (RANDOM % 20000) + 30000 ))
+		BROWSER=true GOTOOLCHAIN=local "$GT_GO123" tool trace -http="127.0.0.1:$port" "$file" \
+			>"$file.go123.log" 2>&1 &
+		pid=$!
+		while kill -0 "$pid" 2>/dev/null; do
+			curl -s -o /dev/null "http://127.0.0.1:$port/" && { up=0; break; }
+			sleep 0.1
+		done
+		[ $up = 0 ] && break
+		wait "$pid" 2>/dev/null
+		grep -q 'address already in use' "$file.go123.log" || break
+	done
+	[ $up = 0 ] && curl -s --max-time 600 -o "$file.go123.html" "http://127.0.0.1:$port/goroutines"
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return $up
 }
