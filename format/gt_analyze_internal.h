@@ -1,5 +1,6 @@
 /* Shared by the gt_analyze*.c files only: the id maps, the dictionaries and
- * the per-P cursors of the streaming merge.  Not a public API. */
+ * the Ps (their runs of records and cursors, gt_pcursor.h).  Not a public
+ * API. */
 #ifndef GT_ANALYZE_INTERNAL_H
 #define GT_ANALYZE_INTERNAL_H
 

@@ -141,7 +141,7 @@ static int scan(struct merge *m, uint32_t s)
 	int rc;
 
 	if (m->selected[s])
-		return 0;
+		return 0; /* its head is in the heap already: one a stream */
 	rc = m->ops->head(m->arg, s, &f.ev);
 	if (rc || !f.ev)
 		return rc;
