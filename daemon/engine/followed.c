@@ -5,8 +5,12 @@
  *
  * A process that has died is forgotten at the second liveness check that
  * finds it dead (so events still in the rings resolve first); everything
- * is forgotten when the last session has finished its file.  A live
- * process's title is read at the first check that finds it alive. */
+ * is forgotten when the last session has finished its file, and again at
+ * every check while no session records: events already in the rings when
+ * the last one detached arrive after it, and would otherwise keep their
+ * processes (live ones, never pruned) and their binaries' files open
+ * until some later session ends.  A live process's title is read at the
+ * first check that finds it alive. */
 #include "internal.h"
 
 #include <errno.h>
@@ -30,6 +34,11 @@ static void forget(struct gt_engine *e, uint32_t pid)
 
 void gt_engine_prune_followed(struct gt_engine *e)
 {
+	if (e->nactive == 0) {
+		if (e->symbolized.count)
+			gt_engine_forget_followed(e);
+		return;
+	}
 	for (uint32_t i = 0; i < e->symbolized.cap; i++) {
 		uint32_t pid = gt_tgid_set_slot(&e->symbolized, i);
 
