@@ -49,6 +49,8 @@ step overhead tests/bench/overhead.sh "$build"
 step overhead_all tests/bench/overhead_all.sh "$build"
 # nginx's req/s untraced and under each recorder; where drops begin.
 step servers tests/bench/servers.sh "$build"
+# 1 000 sequential sessions on fresh processes: the daemon's RSS and fds.
+step daemon_sessions tests/bench/daemon_sessions.sh "$build"
 
 # ---- summary -----------------------------------------------------------------
 echo
