@@ -64,7 +64,8 @@ void gt_merge_release(struct gt_merge *m)
 	if (!m->touched || m->nbuf)
 		return;
 	for (int i = 0; i < m->nq; i++)
-		madvise(m->q[i].slots, m->q[i].cap * sizeof(struct gt_slot), MADV_DONTNEED);
+		(void)madvise(m->q[i].slots, m->q[i].cap * sizeof(struct gt_slot),
+			      MADV_DONTNEED); /* our own mapping: cannot fail */
 	m->touched = 0;
 }
 
@@ -178,9 +179,12 @@ size_t gt_capture_merge_resident(const struct gt_capture *c)
 		size_t pages = (c->m.q[i].cap * sizeof(struct gt_slot) + page - 1) / page;
 		unsigned char *vec = malloc(pages);
 
-		if (vec && mincore(c->m.q[i].slots, pages * page, vec) == 0)
-			for (size_t p = 0; p < pages; p++)
-				n += vec[p] & 1;
+		if (!vec || mincore(c->m.q[i].slots, pages * page, vec)) {
+			free(vec);
+			return SIZE_MAX; /* unknown: never "none" */
+		}
+		for (size_t p = 0; p < pages; p++)
+			n += vec[p] & 1;
 		free(vec);
 	}
 	return n;

@@ -16,7 +16,8 @@ int gt_capture_attached(const struct gt_capture *c);
 int gt_capture_tgid_sessions(struct gt_capture *c, uint32_t tgid, uint32_t *mask);
 
 /* Pages of the merge queues resident now (mincore): what buffering events
- * cost in memory; 0 once the capture is detached and polled empty. */
+ * cost in memory; 0 once the capture is detached and polled empty;
+ * SIZE_MAX if mincore fails. */
 size_t gt_capture_merge_resident(const struct gt_capture *c);
 
 /* gt_capture_kernel_check() of the raw BTF file `path` instead of the
