@@ -6,10 +6,11 @@
  * A process that has died is forgotten at the second liveness check that
  * finds it dead (so events still in the rings resolve first); everything
  * is forgotten when the last session has finished its file, and again at
- * every check while no session records: events already in the rings when
- * the last one detached arrive after it, and would otherwise keep their
- * processes (live ones, never pruned) and their binaries' files open
- * until some later session ends.  A live process's title is read at the
+ * every check while no session records, should anything have been
+ * followed since: live processes are never pruned, and would keep their
+ * binaries' files open until some later session ends (events of ended
+ * sessions, still in the rings after the last one detached, did that
+ * before on_event ignored them).  A live process's title is read at the
  * first check that finds it alive. */
 #include "internal.h"
 
