@@ -5,8 +5,9 @@
 # count check is tests/integration/daemon_soak.sh.
 #
 # For each variant, a private gotraced; its baseline (VmRSS, RssAnon,
-# RssFile, open fds) after warm-up sessions (the first session loads
-# kallsyms, the first --heap one the memory programs), then SOAK_SESSIONS
+# RssFile, open fds) after warm-up sessions (the first kernel stack loads
+# kallsyms, 8 MB kept for good, so the first warm-up has --kernel-stacks;
+# the first --heap session loads the memory programs), then SOAK_SESSIONS
 # (1000) sequential sessions of 100 ms, each on a freshly started process
 # (a C program of 4 threads, python3, sh forking /bin/sleep, a C program
 # that exits mid-session: tests/lib/sessions.sh), with the daemon's figures
@@ -48,7 +49,8 @@ variant() {
 	local name=$1 every=$2 i args failed=0 t0 spent=0 first_err=
 	SOCK=$GT_TMP/$name.sock
 	gt_start_daemon
-	soak_record 0 >/dev/null || { echo "$name: warm-up failed: $(cat "$GT_TMP/soak.rec.err")"; return 1; }
+	soak_record 0 --kernel-stacks ||
+		{ echo "$name: warm-up failed: $(cat "$GT_TMP/soak.rec.err")"; return 1; }
 	if [ "$every" -gt 0 ]; then
 		soak_record 0 --heap malloc ||
 			{ echo "$name: warm-up failed: $(cat "$GT_TMP/soak.rec.err")"; return 1; }
