@@ -28,6 +28,21 @@ soak_fds_settle() {
 	return 1
 }
 
+# soak_held_files PID LOG: the files (not devices, pipes, sockets or BPF
+# objects) PID holds open beyond its stdin, stdout, stderr and LOG, one a
+# line: those of traced processes (binaries, debug files) it kept.
+soak_held_files() {
+	local f t
+	for f in /proc/"$1"/fd/*; do
+		[ "${f##*/}" -gt 2 ] || continue
+		t=$(readlink "$f") || continue
+		case $t in
+		/dev/* | "$2") ;;
+		/*) echo "$t" ;;
+		esac
+	done
+}
+
 soak_procs=()       # the processes of the session under way, ended at exit
 soak_end_procs() {
 	local p
