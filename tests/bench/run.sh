@@ -52,6 +52,8 @@ step servers tests/bench/servers.sh "$build"
 # Stopping a --heap malloc recording (SIGINT -> exit), embedded and daemon,
 # uprobe_multi vs perf-event links (bench_uprobe_stop: the probes alone).
 step uprobe_stop tests/bench/uprobe_stop.sh "$build"
+# 1 000 sequential sessions on fresh processes: the daemon's RSS and fds.
+step daemon_sessions tests/bench/daemon_sessions.sh "$build"
 
 # ---- summary -----------------------------------------------------------------
 echo
