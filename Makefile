@@ -168,18 +168,24 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 		-Wall -Wextra -Werror -pthread $< -o $@
 
 # ---- fuzzing (libFuzzer needs clang) -----------------------------------------
-# Each fuzz target links the format library plus the daemon sources it names
-# in a line `// fuzz-links: daemon/folder/x.c ...`.
+# Each fuzz target links the format library (FORMAT_SRCS, as the main build)
+# plus the daemon sources it names in a line `// fuzz-links: ...`: a folder
+# (every .c file in it, as the main build takes a folder, so a file added
+# there is linked too), a pattern (daemon/ctl/report_*.c) or a file.
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
                -Iformat -Ibpf -Idaemon -Itests/lib -Ibuild/gen
+
+# The sources fuzz target $(1) names, each folder or pattern expanded (a
+# name that matches nothing is kept, for the compiler to say so).
+fuzz_links = $(foreach w,$(shell sed -n 's|^// fuzz-links: ||p' $(1)),\
+	$(or $(wildcard $(w)/*.c),$(wildcard $(w)),$(w)))
 
 fuzz: $(FUZZERS)
 
 build/fuzz/%: tests/fuzz/%.c $(FORMAT_SRCS) $(wildcard format/*.h daemon/*/*.h daemon/*/*.c) build/gen/syscall_names.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FORMAT_SRCS) \
-		$$(sed -n 's|^// fuzz-links: ||p' $<) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FORMAT_SRCS) $(call fuzz_links,$<) -o $@
 
 # ---- entry points ------------------------------------------------------------
 check:

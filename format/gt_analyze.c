@@ -43,7 +43,6 @@ struct gt_an_thread *gt_an_thread_get(struct gt_analysis *a, uint64_t g)
 	t->id = g;
 	t->last_p = -1;
 	t->stop_sys = -1;
-	t->wait_head = -1;
 	return t;
 }
 
@@ -262,7 +261,7 @@ void gt_analysis_free(struct gt_analysis *a)
 		gt_an_map_free(&pv->pmap);
 		free(pv->strs);
 		free(pv->stks);
-		free(pv->segs);
+		gt_psegs_free(&pv->segs);
 		free(pv->procs);
 		free(pv->raw);
 		free(pv);

@@ -101,9 +101,6 @@ struct gt_an_thread {
 	int sys_open, sys_blocked;
 	int64_t sys_ns;
 	uint64_t sys_stk;
-	uint64_t ord_seq;    /* order1007 state */
-	int ord_status;
-	int32_t wait_head;   /* first P whose head waits on this goroutine */
 };
 
 /* Stack-weighted totals: on-CPU samples and off-CPU time. */

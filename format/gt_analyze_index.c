@@ -9,12 +9,6 @@
 #include "gt_analyze_internal.h"
 #include "gt_events.h"
 
-struct idx_state {
-	int64_t ts, seq;
-	int64_t p;
-	uint32_t proc; /* index into priv->procs */
-};
-
 /* The proc record of P p, created on first sight. */
 static int proc_of(struct gt_an_priv *pv, int64_t p, uint32_t *out)
 {
@@ -32,27 +26,19 @@ static int proc_of(struct gt_an_priv *pv, int64_t p, uint32_t *out)
 	return 0;
 }
 
-/* A new run of records for P p, starting at off. */
+/* A new run of records for P p, starting at off; st takes its clocks. */
 static int add_segment(struct gt_an_priv *pv, int64_t p, uint64_t off, int64_t ts, int64_t seq,
-		       struct idx_state *st)
+		       struct gt_pstate *st)
 {
 	struct gt_an_proc *pr;
-	uint32_t s = (uint32_t)pv->nsegs;
+	uint32_t i;
 
-	if (proc_of(pv, p, &st->proc) ||
-	    gt_an_grow(&pv->segs, &pv->capsegs, pv->nsegs + 1, sizeof(*pv->segs)))
+	if (proc_of(pv, p, &i))
 		return -ENOMEM;
-	pv->segs[s] = (struct gt_an_seg){ off, ts, seq, UINT32_MAX };
-	pv->nsegs++;
-	pr = &pv->procs[st->proc];
-	if (pr->last == UINT32_MAX)
-		pr->first = s;
-	else
-		pv->segs[pr->last].next = s;
-	pr->last = s;
-	st->ts = ts;
-	st->seq = seq;
-	st->p = p;
+	pr = &pv->procs[i];
+	if (gt_psegs_add(&pv->segs, &pr->first, &pr->last, off, ts, seq))
+		return -ENOMEM;
+	*st = (struct gt_pstate){ .p = p, .ts = ts, .seq = seq };
 	return 0;
 }
 
@@ -87,7 +73,7 @@ static int64_t sort_ts(const struct gt_raw_event *r, int version, int64_t ts)
 	return ts;
 }
 
-static int on_event(struct gt_analysis *a, const struct gt_raw_event *r, struct idx_state *st)
+static int on_event(struct gt_analysis *a, const struct gt_raw_event *r, struct gt_pstate *st)
 {
 	struct gt_an_priv *pv = a->priv;
 	int64_t ts;
@@ -97,14 +83,7 @@ static int on_event(struct gt_analysis *a, const struct gt_raw_event *r, struct 
 			 gt_event_descs[r->type].name, (unsigned long long)r->off);
 		return -EINVAL;
 	}
-	/* Go's int64 sums wrap; so do ours, in unsigned arithmetic (a signed
-	 * overflow is undefined in C: hostile files reach it) */
-	if (a->version < 1007) {
-		st->seq = (int64_t)((uint64_t)st->seq + r->args[0]);
-		st->ts = (int64_t)((uint64_t)st->ts + r->args[1]);
-	} else {
-		st->ts = (int64_t)((uint64_t)st->ts + r->args[0]);
-	}
+	gt_parse_clock(a->version, st, r);
 	ts = sort_ts(r, a->version, st->ts);
 	if (!pv->has_min || ts < pv->min_ts)
 		pv->min_ts = ts;
@@ -114,7 +93,7 @@ static int on_event(struct gt_analysis *a, const struct gt_raw_event *r, struct 
 	return 0;
 }
 
-static int on_record(struct gt_analysis *a, const struct gt_raw_event *r, struct idx_state *st)
+static int on_record(struct gt_analysis *a, const struct gt_raw_event *r, struct gt_pstate *st)
 {
 	struct gt_an_priv *pv = a->priv;
 	int old = a->version < 1007;
@@ -144,7 +123,7 @@ int gt_an_index(struct gt_analysis *a)
 {
 	struct gt_an_priv *pv = a->priv;
 	struct gt_reader r = pv->rd;
-	struct idx_state st = {0};
+	struct gt_pstate st = {0};
 	int rc;
 
 	/* Before any Batch, Go files events under P 0. */

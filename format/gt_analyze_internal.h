@@ -1,5 +1,6 @@
 /* Shared by the gt_analyze*.c files only: the id maps, the dictionaries and
- * the per-P cursors of the streaming merge.  Not a public API. */
+ * the Ps (their runs of records and cursors, gt_pcursor.h).  Not a public
+ * API. */
 #ifndef GT_ANALYZE_INTERNAL_H
 #define GT_ANALYZE_INTERNAL_H
 
@@ -7,6 +8,8 @@
 #include <stdint.h>
 
 #include "gt_analyze.h"
+#include "gt_parse.h"
+#include "gt_pcursor.h"
 #include "gt_reader.h"
 
 /* Open-addressing map from a key of three 64-bit words to an index. */
@@ -40,35 +43,11 @@ struct gt_an_stk {
 	int32_t sys;     /* syscall name index; -1 not computed yet */
 };
 
-/* A run of one P's records: from a Batch header to the next Batch. */
-struct gt_an_seg {
-	uint64_t off;     /* first record after the Batch header */
-	int64_t base_ts;
-	int64_t base_seq;
-	uint32_t next;    /* next segment of the same P, or UINT32_MAX */
-};
-
-/* One event as the merge hands it over (Go's parseEvents view). */
-struct gt_an_ev {
-	int64_t ts;      /* ticks; GoSysExit's real time already applied */
-	int64_t seq;     /* 1.5 traces */
-	int64_t p;
-	uint64_t g;      /* the goroutine on that P (ev.G in Go) */
-	uint64_t args[3];
-	uint64_t stk;
-	uint8_t type;
-};
-
-/* A P's position in its stream during the merge. */
+/* A P: where its runs of records lie (pass 1), its cursor in them (pass 2). */
 struct gt_an_proc {
 	int64_t p;
-	uint32_t first, last, seg; /* segments; seg = current */
-	uint64_t pos;
-	int64_t last_ts, last_seq;
-	uint64_t last_g;
-	int done, has_head;
-	int32_t wnext;     /* next P waiting on the same goroutine, or -1 */
-	struct gt_an_ev head;
+	uint32_t first, last; /* its runs in priv->segs, or UINT32_MAX */
+	struct gt_pcursor cur;
 };
 
 struct gt_an_priv {
@@ -86,8 +65,7 @@ struct gt_an_priv {
 	size_t nstrs, capstrs;
 	struct gt_an_stk *stks;
 	size_t nstks, capstks;
-	struct gt_an_seg *segs;
-	size_t nsegs, capsegs;
+	struct gt_psegs segs;
 	struct gt_an_proc *procs;
 	size_t nprocs, capprocs;
 	size_t capthreads, capaggs, capnames;
@@ -98,9 +76,9 @@ int gt_an_index(struct gt_analysis *a);
 /* Pass 2: the merged events, each handed to gt_an_event. */
 int gt_an_merge(struct gt_analysis *a);
 /* The state machine; ns = event time since the first event. */
-int gt_an_event(struct gt_analysis *a, const struct gt_an_ev *e, int64_t ns);
+int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns);
 /* A CPU sample (outside the merge: its order does not matter). */
-int gt_an_sample(struct gt_analysis *a, const struct gt_an_ev *e);
+int gt_an_sample(struct gt_analysis *a, const struct gt_pev *e);
 /* Closes what is open at the end of the trace. */
 void gt_an_finish(struct gt_analysis *a);
 

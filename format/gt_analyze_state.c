@@ -86,15 +86,8 @@ static int sys_close(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g, 
  * it (not a preemption or a yield: those leave it runnable). */
 static int waits(int type)
 {
-	switch (type) {
-	case GT_EV_GO_STOP: case GT_EV_GO_SLEEP: case GT_EV_GO_BLOCK:
-	case GT_EV_GO_BLOCK_SEND: case GT_EV_GO_BLOCK_RECV:
-	case GT_EV_GO_BLOCK_SELECT: case GT_EV_GO_BLOCK_SYNC:
-	case GT_EV_GO_BLOCK_COND: case GT_EV_GO_BLOCK_NET:
-	case GT_EV_GO_SYSBLOCK: case GT_EV_GO_BLOCK_GC:
-		return 1;
-	}
-	return 0;
+	return gt_parse_stops(type) && type != GT_EV_GO_END && type != GT_EV_GO_SCHED &&
+	       type != GT_EV_GO_PREEMPT;
 }
 
 /* A syscall ends at its goroutine's next event; when that event is a
@@ -102,7 +95,7 @@ static int waits(int type)
  * poll do), it ends when the goroutine is woken instead (GoSysExit,
  * GoUnblock, or its next event if no wakeup was written). */
 static int sys_track(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g,
-		     const struct gt_an_ev *e, int64_t ns)
+		     const struct gt_pev *e, int64_t ns)
 {
 	if (t->sys_open && !t->sys_blocked && waits(e->type)) {
 		t->sys_blocked = 1;
@@ -119,7 +112,7 @@ static void runnable(struct gt_an_thread *t, int64_t ns, int wake, uint64_t wake
 	t->waker = waker;
 }
 
-static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_an_ev *e,
+static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_pev *e,
 		    int64_t ns)
 {
 	int in = in_window(a, ns);
@@ -163,27 +156,11 @@ static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct 
 	return 0;
 }
 
-static int stop_reason(int type)
-{
-	switch (type) {
-	case GT_EV_GO_BLOCK_SYNC: case GT_EV_GO_BLOCK_COND:
-	case GT_EV_GO_BLOCK_SEND: case GT_EV_GO_BLOCK_RECV:
-		return GT_BLK_SYNC;
-	case GT_EV_GO_SLEEP: return GT_BLK_SLEEP;
-	case GT_EV_GO_BLOCK_SELECT: return GT_BLK_SELECT;
-	case GT_EV_GO_BLOCK_NET: return GT_BLK_NET;
-	case GT_EV_GO_SYSBLOCK: return GT_BLK_SYSCALL;
-	case GT_EV_GO_PREEMPT: return GT_BLK_PREEMPT;
-	case GT_EV_GO_SCHED: return GT_BLK_SCHED;
-	case GT_EV_GO_END: return -1;
-	default: return GT_BLK_BLOCK; /* GoBlock, GoBlockGC, GoStop */
-	}
-}
-
-static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_an_ev *e,
+static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_pev *e,
 		   int64_t ns)
 {
-	int r = stop_reason(e->type);
+	/* GoEnd: no reason, the goroutine is gone */
+	int r = e->type == GT_EV_GO_END ? -1 : (int)gt_block_reason_of(e->type);
 
 	if (t->state == GT_AN_RUNNING)
 		t->oncpu_ns += overlap(a, t->since_ns, ns);
@@ -211,7 +188,7 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 }
 
 /* Events that change another goroutine than the one running. */
-static int on_other(struct gt_analysis *a, const struct gt_an_ev *e, int64_t ns)
+static int on_other(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 {
 	struct gt_an_thread *t = gt_an_thread_get(a, e->args[0]);
 
@@ -231,7 +208,7 @@ static int on_other(struct gt_analysis *a, const struct gt_an_ev *e, int64_t ns)
 	return 0;
 }
 
-int gt_an_event(struct gt_analysis *a, const struct gt_an_ev *e, int64_t ns)
+int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 {
 	struct gt_an_thread *t;
 	int rc;
@@ -252,16 +229,11 @@ int gt_an_event(struct gt_analysis *a, const struct gt_an_ev *e, int64_t ns)
 	if (rc)
 		return rc;
 	t = gt_an_thread_get(a, e->g);
+	if (gt_parse_stops(e->type))
+		return on_stop(a, t, e, ns);
 	switch (e->type) {
 	case GT_EV_GO_START: case GT_EV_GO_START_LABEL:
 		return on_start(a, t, e, ns);
-	case GT_EV_GO_END: case GT_EV_GO_STOP: case GT_EV_GO_SCHED:
-	case GT_EV_GO_PREEMPT: case GT_EV_GO_SLEEP: case GT_EV_GO_BLOCK:
-	case GT_EV_GO_BLOCK_SEND: case GT_EV_GO_BLOCK_RECV:
-	case GT_EV_GO_BLOCK_SELECT: case GT_EV_GO_BLOCK_SYNC:
-	case GT_EV_GO_BLOCK_COND: case GT_EV_GO_BLOCK_NET:
-	case GT_EV_GO_SYSBLOCK: case GT_EV_GO_BLOCK_GC:
-		return on_stop(a, t, e, ns);
 	case GT_EV_GO_SYSCALL:
 		t->sys_open = 1;
 		t->sys_ns = ns;
@@ -277,7 +249,7 @@ int gt_an_event(struct gt_analysis *a, const struct gt_an_ev *e, int64_t ns)
 	return 0;
 }
 
-int gt_an_sample(struct gt_analysis *a, const struct gt_an_ev *e)
+int gt_an_sample(struct gt_analysis *a, const struct gt_pev *e)
 {
 	a->samples++;
 	a->events++;

@@ -81,7 +81,7 @@ int gt_check_ctx_init(struct gt_ctx *c, const uint8_t *data, size_t len, unsigne
 
 void gt_check_ctx_free(struct gt_ctx *c)
 {
-	free(c->segs);
+	gt_psegs_free(&c->segs);
 	free(c->raw);
 	free(c->ev);
 	free(c->order);

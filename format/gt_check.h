@@ -85,6 +85,10 @@ enum gt_block_reason {
 /* "sync", "sleep", "select", "net", "syscall", "block", "preempt", "sched" */
 extern const char *const gt_block_reason_names[GT_BLK_COUNT];
 
+/* The reason a goroutine stopped by an event of this type stopped
+ * (GT_BLK_BLOCK for GoBlock, GoBlockGC, GoStop and any other type). */
+enum gt_block_reason gt_block_reason_of(int type);
+
 enum gt_gstate { GT_G_DEAD, GT_G_RUNNABLE, GT_G_RUNNING, GT_G_WAITING };
 
 /* "dead", "runnable", "running", "waiting" */

@@ -12,7 +12,8 @@
 #define GT_STACK_MAX_FRAMES 128
 #define GT_STACK_MAX_BYTES 2048
 
-size_t gt_check_arg_num(int ver, const struct gt_raw_event *raw)
+/* internal/trace argNum: values a record of this type must carry. */
+static size_t arg_num(int ver, const struct gt_raw_event *raw)
 {
 	const struct gt_event_desc *d = &gt_event_descs[raw->type];
 	size_t n = (size_t)d->nargs + (size_t)d->has_stack;
@@ -70,32 +71,14 @@ static struct gt_batch *batch_for(struct gt_ctx *c, int64_t p, uint32_t *idx)
 }
 
 /* Streaming: notes that a run of batch bi's records starts at off. */
-static int seg_add(struct gt_ctx *c, uint32_t bi, uint64_t off, int64_t base_ts)
+static int seg_add(struct gt_ctx *c, uint32_t bi, uint64_t off, const struct gt_pstate *ps)
 {
 	struct gt_batch *b = &c->batches[bi];
-	struct gt_seg *sg;
 
-	if (c->nsegs == c->capsegs) {
-		uint32_t cap = c->capsegs ? c->capsegs * 2 : 64;
-
-		if (cap < c->capsegs || !(sg = realloc(c->segs, (size_t)cap * sizeof(*sg))))
-			return -ENOMEM;
-		c->segs = sg;
-		c->capsegs = cap;
-	}
-	sg = &c->segs[c->nsegs];
-	sg->off = off;
-	sg->base_ts = base_ts;
-	sg->next = UINT32_MAX;
-	if (b->seg_last == UINT32_MAX)
-		b->seg_first = c->nsegs;
-	else
-		c->segs[b->seg_last].next = c->nsegs;
-	b->seg_last = c->nsegs++;
-	return 0;
+	return gt_psegs_add(&c->segs, &b->seg_first, &b->seg_last, off, ps->ts, ps->seq);
 }
 
-static struct gt_cev *new_event(struct gt_ctx *c)
+static struct gt_pev *new_event(struct gt_ctx *c)
 {
 	if (c->nev == c->capev) {
 		/* Real traces take about 4 bytes an event: one allocation
@@ -104,7 +87,7 @@ static struct gt_cev *new_event(struct gt_ctx *c)
 
 		if (!c->capev && c->stream)
 			cap = 1024; /* only the samples: never sized from the input */
-		struct gt_cev *e;
+		struct gt_pev *e;
 
 		if (cap < c->capev)
 			return NULL;
@@ -202,91 +185,33 @@ static int on_batch(struct gt_ctx *c, struct gt_decode_state *st,
 {
 	struct gt_batch *b = &c->batches[st->cur];
 
-	b->last_g = st->last_g;
-	st->last_p = (int64_t)raw->args[0];
-	b = batch_for(c, st->last_p, &st->cur);
+	b->last_g = st->ps.g;
+	st->ps.p = (int64_t)raw->args[0];
+	b = batch_for(c, st->ps.p, &st->cur);
 	if (!b)
 		return -ENOMEM;
-	st->last_g = b->last_g;
+	st->ps.g = b->last_g;
 	st->skew_off = 0;
 	if (c->version < 1007) {
-		st->last_seq = (int64_t)raw->args[1];
-		st->last_ts = (int64_t)raw->args[2];
+		st->ps.seq = (int64_t)raw->args[1];
+		st->ps.ts = (int64_t)raw->args[2];
 	} else {
-		st->last_ts = (int64_t)raw->args[1];
+		st->ps.ts = (int64_t)raw->args[1];
 	}
-	if (gt_ctx_design_rules(c) && b->has_ts && st->last_ts < b->last_ts)
+	if (gt_ctx_design_rules(c) && b->has_ts && st->ps.ts < b->last_ts)
 		return gt_ctx_fail(c, raw->type, raw->off,
 				   "time goes backwards on p %lld: batch starts at %lld, the p's previous event or batch was at %lld",
-				   (long long)st->last_p, (long long)st->last_ts, (long long)b->last_ts);
-	b->last_ts = st->last_ts;
+				   (long long)st->ps.p, (long long)st->ps.ts, (long long)b->last_ts);
+	b->last_ts = st->ps.ts;
 	b->has_ts = 1;
 	c->seen_batch = 1;
-	return c->stream ? seg_add(c, st->cur, raw->end, st->last_ts) : 0;
-}
-
-/* The per-type fixups of parseEvents' default case. */
-void gt_check_fix_event(struct gt_decode_state *st, struct gt_cev *e)
-{
-	switch (e->type) {
-	case GT_EV_GO_START: case GT_EV_GO_START_LOCAL: case GT_EV_GO_START_LABEL:
-		st->last_g = e->args[0];
-		e->g = st->last_g;
-		break;
-	case GT_EV_GC_START: case GT_EV_GC_DONE: case GT_EV_GC_STW_START: case GT_EV_GC_STW_DONE:
-		e->g = 0;
-		break;
-	case GT_EV_GO_END: case GT_EV_GO_STOP: case GT_EV_GO_SCHED:
-	case GT_EV_GO_PREEMPT: case GT_EV_GO_SLEEP: case GT_EV_GO_BLOCK:
-	case GT_EV_GO_BLOCK_SEND: case GT_EV_GO_BLOCK_RECV:
-	case GT_EV_GO_BLOCK_SELECT: case GT_EV_GO_BLOCK_SYNC:
-	case GT_EV_GO_BLOCK_COND: case GT_EV_GO_BLOCK_NET:
-	case GT_EV_GO_SYSBLOCK: case GT_EV_GO_BLOCK_GC:
-		st->last_g = 0;
-		break;
-	case GT_EV_GO_SYSEXIT: case GT_EV_GO_WAITING: case GT_EV_GO_IN_SYSCALL:
-		e->g = e->args[0];
-		break;
-	case GT_EV_CPU_SAMPLE:
-		e->ts = (int64_t)e->args[0];
-		e->p = (int64_t)e->args[1];
-		e->g = e->args[2];
-		e->args[0] = 0;
-		break;
-	}
-}
-
-void gt_check_fill_event(const struct gt_ctx *c, struct gt_decode_state *st,
-			 const struct gt_raw_event *raw, size_t narg, struct gt_cev *e)
-{
-	int has_stack = gt_event_descs[raw->type].has_stack;
-	size_t argoff = 1;
-
-	memset(e, 0, sizeof(*e));
-	e->off = raw->off;
-	e->type = raw->type;
-	e->p = st->last_p;
-	e->g = st->last_g;
-	e->wnext = UINT32_MAX;
-	if (c->version < 1007) {
-		e->seq = (int64_t)((uint64_t)st->last_seq + raw->args[0]);
-		e->ts = (int64_t)((uint64_t)st->last_ts + raw->args[1]);
-		argoff = 2;
-	} else {
-		e->ts = (int64_t)((uint64_t)st->last_ts + raw->args[0]);
-	}
-	for (size_t i = argoff; i < narg; i++) {
-		if (i == narg - 1 && has_stack)
-			e->stk = raw->args[i];
-		else
-			e->args[i - argoff] = raw->args[i];
-	}
+	return c->stream ? seg_add(c, st->cur, raw->end, &st->ps) : 0;
 }
 
 /* Where the event goes: a new entry of c->ev, or (streaming, not a
  * sample) a scratch one that is only checked. */
-static struct gt_cev *event_slot(struct gt_ctx *c, const struct gt_raw_event *raw,
-				 struct gt_cev *scratch)
+static struct gt_pev *event_slot(struct gt_ctx *c, const struct gt_raw_event *raw,
+				 struct gt_pev *scratch)
 {
 	c->nall++;
 	if (c->stream && raw->type != GT_EV_CPU_SAMPLE)
@@ -295,16 +220,16 @@ static struct gt_cev *event_slot(struct gt_ctx *c, const struct gt_raw_event *ra
 }
 
 static int on_event(struct gt_ctx *c, struct gt_decode_state *st,
-		    const struct gt_raw_event *raw, size_t narg)
+		    const struct gt_raw_event *raw)
 {
-	struct gt_cev scratch, *e = event_slot(c, raw, &scratch);
+	struct gt_pev scratch, *e = event_slot(c, raw, &scratch);
+	int64_t prev_ts = st->ps.ts;
 	struct gt_batch *b;
 	uint32_t bi;
 
 	if (!e)
 		return -ENOMEM;
-	gt_check_fill_event(c, st, raw, narg, e);
-	st->last_seq = e->seq;
+	gt_parse_event(c->version, &st->ps, raw, e);
 	/* Go 1.19 adds a CPUSample's delta to the P's clock, Go 1.22+ skips
 	 * it (oldtrace loadBatch): the batch's later events disagree. */
 	if (raw->type == GT_EV_CPU_SAMPLE && raw->args[0])
@@ -313,23 +238,22 @@ static int on_event(struct gt_ctx *c, struct gt_decode_state *st,
 		return gt_ctx_fail(c, e->type, e->off,
 				   "after a CPUSample with a time delta (offset %llu) in its batch: Go 1.22+ skips a sample's delta and puts this event earlier than Go 1.19 does (time stamps out of order)",
 				   (unsigned long long)st->skew_off);
-	if (gt_ctx_design_rules(c) && e->ts < st->last_ts)
+	if (gt_ctx_design_rules(c) && e->ts < prev_ts)
 		return gt_ctx_fail(c, e->type, e->off, "time goes backwards on p %lld: %lld after %lld (the delta overflows)",
-				   (long long)st->last_p, (long long)e->ts, (long long)st->last_ts);
-	st->last_ts = e->ts;
+				   (long long)st->ps.p, (long long)e->ts, (long long)prev_ts);
 	if (e->type == GT_EV_GC_STW_START && c->version < 1021 && e->args[0] > 1)
 		return gt_ctx_fail(c, e->type, e->off,
 				   "unknown STW kind %llu (0 or 1 before Go 1.21)",
 				   (unsigned long long)e->args[0]);
-	gt_check_fix_event(st, e);
+	gt_parse_fix(&st->ps, e);
 	if (e->type == GT_EV_CPU_SAMPLE) {
 		b = batch_for(c, GT_PROFILE_P, &bi);
 		if (!b)
 			return -ENOMEM;
-		e->pidx = bi;
+		e->src = bi;
 	} else {
 		b = &c->batches[st->cur];
-		e->pidx = st->cur;
+		e->src = st->cur;
 		b->last_ts = e->ts;
 		b->has_ts = 1;
 	}
@@ -346,7 +270,7 @@ static int on_record(struct gt_ctx *c, struct gt_decode_state *st,
 	c->rep->count_by_type[raw->type]++;
 	if (raw->type == GT_EV_STRING)
 		return on_string(c, raw);
-	narg = gt_check_arg_num(c->version, raw);
+	narg = arg_num(c->version, raw);
 	if (raw->nargs != narg)
 		return gt_ctx_fail(c, raw->type, raw->off, "wrong number of arguments: want %zu, got %zu",
 				   narg, raw->nargs);
@@ -366,7 +290,7 @@ static int on_record(struct gt_ctx *c, struct gt_decode_state *st,
 	case GT_EV_STACK:
 		return on_stack(c, raw);
 	}
-	return on_event(c, st, raw, narg);
+	return on_event(c, st, raw);
 }
 
 /* Groups the event indices by batch (stable), as Go's batches map.  When
@@ -386,7 +310,7 @@ static int group_by_batch(struct gt_ctx *c)
 		c->batches[b].n = 0;
 	}
 	for (uint32_t i = 0; i < c->nev; i++) {
-		struct gt_batch *b = &c->batches[c->ev[i].pidx];
+		struct gt_batch *b = &c->batches[c->ev[i].src];
 
 		c->order[b->first + b->n++] = i;
 	}
@@ -410,7 +334,7 @@ int gt_check_decode(struct gt_ctx *c)
 	/* Before any Batch, Go files events under P 0. */
 	if (!batch_for(c, 0, &st.cur))
 		return -ENOMEM;
-	if (c->stream && seg_add(c, st.cur, r.pos, 0) < 0)
+	if (c->stream && seg_add(c, st.cur, r.pos, &st.ps) < 0)
 		return -ENOMEM;
 	while ((rc = gt_reader_next(&r, c->raw)) == 1) {
 		gt_check_release(c, c->raw->end - c->raw->off);

@@ -4,6 +4,7 @@
  * `go tool trace` never shows them. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "gt_check_internal.h"
 
@@ -11,16 +12,22 @@
  * dropped whole (unblock, starts, preemptions, the marker, the block). */
 struct fut {
 	int futile;
-	uint32_t head, tail; /* wakeup list through gt_cev.wnext */
+	uint32_t head, tail; /* wakeup list through wnext */
 };
 
-static void fut_append(struct gt_ctx *c, struct fut *g, uint32_t ev)
+/* Per event of c->ev: the next of the same wakeup list, and the verdict. */
+struct marks {
+	uint32_t *wnext;
+	uint8_t *futile;
+};
+
+static void fut_append(struct marks *k, struct fut *g, uint32_t ev)
 {
-	c->ev[ev].wnext = UINT32_MAX;
+	k->wnext[ev] = UINT32_MAX;
 	if (g->head == UINT32_MAX)
 		g->head = ev;
 	else
-		c->ev[g->tail].wnext = ev;
+		k->wnext[g->tail] = ev;
 	g->tail = ev;
 }
 
@@ -34,11 +41,11 @@ static struct fut *fut_of(struct gt_map *m, uint64_t g)
 	return f;
 }
 
-static int mark_futile(struct gt_ctx *c, struct gt_map *gs)
+static int mark_futile(struct gt_ctx *c, struct gt_map *gs, struct marks *k)
 {
 	for (uint32_t i = 0; i < c->norder; i++) {
 		uint32_t idx = c->order[i];
-		struct gt_cev *e = &c->ev[idx];
+		struct gt_pev *e = &c->ev[idx];
 		struct fut *g;
 
 		switch (e->type) {
@@ -46,12 +53,12 @@ static int mark_futile(struct gt_ctx *c, struct gt_map *gs)
 			if (!(g = fut_of(gs, e->args[0])))
 				return -ENOMEM;
 			g->head = UINT32_MAX;
-			fut_append(c, g, idx);
+			fut_append(k, g, idx);
 			break;
 		case GT_EV_GO_START: case GT_EV_GO_PREEMPT: case GT_EV_FUTILE_WAKEUP:
 			if (!(g = fut_of(gs, e->g)))
 				return -ENOMEM;
-			fut_append(c, g, idx);
+			fut_append(k, g, idx);
 			if (e->type == GT_EV_FUTILE_WAKEUP)
 				g->futile = 1;
 			break;
@@ -59,9 +66,9 @@ static int mark_futile(struct gt_ctx *c, struct gt_map *gs)
 		case GT_EV_GO_BLOCK_SELECT: case GT_EV_GO_BLOCK_SYNC: case GT_EV_GO_BLOCK_COND:
 			g = gt_map_get(gs, e->g);
 			if (g && g->futile) {
-				e->futile = 1;
-				for (uint32_t w = g->head; w != UINT32_MAX; w = c->ev[w].wnext)
-					c->ev[w].futile = 1;
+				k->futile[idx] = 1;
+				for (uint32_t w = g->head; w != UINT32_MAX; w = k->wnext[w])
+					k->futile[w] = 1;
 			}
 			if (g) { /* delete(gs, ev.G) */
 				g->futile = 0;
@@ -75,19 +82,23 @@ static int mark_futile(struct gt_ctx *c, struct gt_map *gs)
 
 int gt_check_futile(struct gt_ctx *c)
 {
+	struct marks k = { calloc((size_t)c->nev + 1, sizeof(*k.wnext)),
+			   calloc((size_t)c->nev + 1, 1) };
 	struct gt_map gs;
 	uint32_t n = 0;
-	int rc;
+	int rc = -ENOMEM;
 
-	if (gt_map_init(&gs, sizeof(struct fut)) < 0)
-		return -ENOMEM;
-	rc = mark_futile(c, &gs);
-	gt_map_free(&gs);
+	if (k.wnext && k.futile && gt_map_init(&gs, sizeof(struct fut)) == 0) {
+		rc = mark_futile(c, &gs, &k);
+		gt_map_free(&gs);
+	}
+	for (uint32_t i = 0; !rc && i < c->norder; i++)
+		if (!k.futile[c->order[i]])
+			c->order[n++] = c->order[i];
+	free(k.wnext);
+	free(k.futile);
 	if (rc)
 		return rc;
-	for (uint32_t i = 0; i < c->norder; i++)
-		if (!c->ev[c->order[i]].futile)
-			c->order[n++] = c->order[i];
 	c->norder = n;
 	c->rep->events = n;
 	return 0;

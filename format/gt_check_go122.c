@@ -85,7 +85,7 @@ static struct p122 *p_of(struct gt_conv *v, int64_t p)
 	return gt_map_put(&v->ps, (uint64_t)p, &isnew);
 }
 
-static int viewer_panic(struct gt_conv *v, const struct gt_cev *e, uint64_t id, const char *view,
+static int viewer_panic(struct gt_conv *v, const struct gt_pev *e, uint64_t id, const char *view,
 			const char *why)
 {
 	return gt_ctx_fail(v->c, e->type, e->off,
@@ -94,7 +94,7 @@ static int viewer_panic(struct gt_conv *v, const struct gt_cev *e, uint64_t id, 
 }
 
 /* gState.stop in one view. */
-static int stop(struct gt_conv *v, const struct gt_cev *e, uint64_t id, uint8_t *exec,
+static int stop(struct gt_conv *v, const struct gt_pev *e, uint64_t id, uint8_t *exec,
 		uint8_t *unset, const char *view)
 {
 	if (*unset)
@@ -110,7 +110,7 @@ static int stop(struct gt_conv *v, const struct gt_cev *e, uint64_t id, uint8_t 
 
 /* The transition from -> to of goroutine id by event e on P p, through
  * procgen then threadgen (their GoroutineTransition). */
-static int transition(struct gt_conv *v, const struct gt_cev *e, uint64_t id, int from, int to,
+static int transition(struct gt_conv *v, const struct gt_pev *e, uint64_t id, int from, int to,
 		      int64_t p, int thread_ok)
 {
 	struct g122 *g = g_of(v, id);
@@ -160,7 +160,7 @@ static int transition(struct gt_conv *v, const struct gt_cev *e, uint64_t id, in
 
 /* ProcStart / ProcStop as converted (ProcStatus the first time a P shows)
  * and procgen's ProcTransition: a stopping P stops its blocked syscall. */
-static int proc_event(struct gt_conv *v, const struct gt_cev *e)
+static int proc_event(struct gt_conv *v, const struct gt_pev *e)
 {
 	struct p122 *pp = p_of(v, e->p);
 	int seen;
@@ -194,7 +194,7 @@ static int thread_of(struct gt_conv *v, int64_t p)
 }
 
 /* Notes a kept event: the first one fixes the viewer's start time. */
-static void kept(struct gt_conv *v, const struct gt_cev *e)
+static void kept(struct gt_conv *v, const struct gt_pev *e)
 {
 	v->ev_unset = !v->emitted && e->ts == v->min_ts;
 	if (!v->emitted)
@@ -214,7 +214,7 @@ static void end_preinit(uint64_t id, void *val, void *arg)
 	}
 }
 
-static int gomaxprocs(struct gt_conv *v, const struct gt_cev *e)
+static int gomaxprocs(struct gt_conv *v, const struct gt_pev *e)
 {
 	if (!v->preinit) {
 		kept(v, e);
@@ -229,7 +229,7 @@ static int gomaxprocs(struct gt_conv *v, const struct gt_cev *e)
 	return 0;
 }
 
-static int go_create(struct gt_conv *v, const struct gt_cev *e)
+static int go_create(struct gt_conv *v, const struct gt_pev *e)
 {
 	struct g122 *g = g_of(v, e->args[0]);
 
@@ -246,7 +246,7 @@ static int go_create(struct gt_conv *v, const struct gt_cev *e)
 }
 
 /* GoStart, GoWaiting, GoInSyscall as GoStatus (from undetermined). */
-static int go_status(struct gt_conv *v, const struct gt_cev *e, uint64_t id, int to)
+static int go_status(struct gt_conv *v, const struct gt_pev *e, uint64_t id, int to)
 {
 	struct g122 *g = g_of(v, id);
 
@@ -260,7 +260,7 @@ static int go_status(struct gt_conv *v, const struct gt_cev *e, uint64_t id, int
 
 /* GoSysCall: into the syscall now; out of it at once (below) unless the
  * G's next event is GoSysBlock. */
-static int go_syscall(struct gt_conv *v, const struct gt_cev *e)
+static int go_syscall(struct gt_conv *v, const struct gt_pev *e)
 {
 	struct g122 *g;
 	int rc;
@@ -282,9 +282,9 @@ static int go_syscall(struct gt_conv *v, const struct gt_cev *e)
 /* The pending GoSysCall of g ends: it did not block unless next is its
  * GoSysBlock (next NULL: the trace ended). */
 static int settle_syscall(struct gt_conv *v, uint64_t id, struct g122 *g,
-			  const struct gt_cev *next)
+			  const struct gt_pev *next)
 {
-	struct gt_cev e = {0};
+	struct gt_pev e = {0};
 	struct p122 *pp;
 	uint64_t other = 0;
 	int rc;
@@ -307,7 +307,7 @@ static int settle_syscall(struct gt_conv *v, uint64_t id, struct g122 *g,
 	return rc;
 }
 
-static int convert(struct gt_conv *v, const struct gt_cev *e)
+static int convert(struct gt_conv *v, const struct gt_pev *e)
 {
 	int to = S_WAITING;
 
@@ -374,7 +374,7 @@ static void finish_one(uint64_t id, void *val, void *arg)
 {
 	struct g122 *g = val;
 	struct finish_arg *a = arg;
-	struct gt_cev e = {0};
+	struct gt_pev e = {0};
 
 	if (a->rc)
 		return;
@@ -432,7 +432,7 @@ int gt_go122_open(struct gt_ctx *c, int64_t min_ts, struct gt_conv **out)
 	return 0;
 }
 
-int gt_go122_event(struct gt_conv *v, const struct gt_cev *e)
+int gt_go122_event(struct gt_conv *v, const struct gt_pev *e)
 {
 	return convert(v, e);
 }

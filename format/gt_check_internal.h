@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #include "gt_check.h"
+#include "gt_parse.h"
+#include "gt_pcursor.h"
 #include "gt_reader.h"
 
 /* Go's fake P ids (internal/trace: FakeP + iota). */
@@ -14,21 +16,6 @@
 #define GT_NETPOLL_P 1000002
 #define GT_SYSCALL_P 1000003
 #define GT_PROFILE_P 1000005
-
-/* One event as Go's parseEvents builds it (Event), compact. */
-struct gt_cev {
-	int64_t ts;       /* ticks; after ordering, GoSysExit may take args[2] */
-	int64_t seq;      /* 1.5 only: batch seq + delta */
-	uint64_t g;
-	uint64_t args[3];
-	uint64_t stk;
-	int64_t p;
-	uint64_t off;
-	uint32_t pidx;    /* batch (per P) index */
-	uint32_t wnext;   /* next event of the same futile-wakeup list, or ~0 */
-	uint8_t type;
-	uint8_t futile;
-};
 
 /* Open-addressing map from a 64-bit id to a fixed-size value. */
 struct gt_map {
@@ -62,13 +49,6 @@ struct gt_stack {
 	uint64_t top_pc, top_fn, top_file, top_line;
 };
 
-/* A run of one P's records, from just past a Batch header (streaming). */
-struct gt_seg {
-	uint64_t off;
-	int64_t base_ts;
-	uint32_t next;   /* next run of the same P, or UINT32_MAX */
-};
-
 struct gt_batch {
 	int64_t p;
 	uint32_t seg_first, seg_last; /* streaming: its runs, or UINT32_MAX */
@@ -86,7 +66,7 @@ struct gt_ctx {
 	int version;
 	struct gt_check_report *rep;
 
-	struct gt_cev *ev;   /* in file order */
+	struct gt_pev *ev;   /* in file order (src: the batch) */
 	uint32_t nev, capev;
 	uint32_t *order;     /* event indices: grouped, then merged order */
 	uint32_t norder;
@@ -110,27 +90,15 @@ struct gt_ctx {
 	uint32_t window;        /* events held to re-sort moved GoSysExits */
 	uint64_t nall;          /* events decoded, samples included */
 	uint64_t read_since;    /* bytes decoded since pages were last dropped */
-	struct gt_seg *segs;
-	uint32_t nsegs, capsegs;
+	struct gt_psegs segs;   /* each batch's runs of records */
 };
 
-/* The parse state parseEvents carries from record to record (per P when
- * streaming). */
+/* Decode's parse state: the current P's, and where its batch stands. */
 struct gt_decode_state {
-	int64_t last_p, last_ts, last_seq;
-	uint64_t last_g;
-	uint32_t cur;      /* batch index of last_p */
+	struct gt_pstate ps;
+	uint32_t cur;      /* batch index of ps.p */
 	uint64_t skew_off; /* a CPUSample of this batch with a time delta, or 0 */
 };
-
-/* The event of record raw (narg values) as parseEvents builds it, from the
- * P's parse state st (advanced).  No rule checked: decode did that. */
-void gt_check_fill_event(const struct gt_ctx *c, struct gt_decode_state *st,
-			 const struct gt_raw_event *raw, size_t narg, struct gt_cev *e);
-/* parseEvents' per-type fixups (the G an event is about, samples' time). */
-void gt_check_fix_event(struct gt_decode_state *st, struct gt_cev *e);
-/* internal/trace argNum: values a record of this type must carry. */
-size_t gt_check_arg_num(int ver, const struct gt_raw_event *raw);
 
 /* The context's tables (0 or -ENOMEM; free in any case) for a check of
  * data[0..len) into rep. */
@@ -156,21 +124,33 @@ int gt_check_go122(struct gt_ctx *c);      /* Go 1.22+ conversion, Go 1.23 viewe
 /* Pass 2 when streaming: order1007's merge of the Ps' runs (and of the
  * samples in c->ev), each event handed to sink in merged order.  0, 1
  * (ordering error, in c->rep), or what sink returned when not 0. */
-typedef int (*gt_merge_sink)(void *arg, struct gt_cev *e);
-int gt_check_merge_stream(struct gt_ctx *c, gt_merge_sink sink, void *arg);
+typedef int (*gt_check_sink)(void *arg, struct gt_pev *e);
+int gt_check_merge_stream(struct gt_ctx *c, gt_check_sink sink, void *arg);
+
+/* order1007's check that the merged stream's time never goes back: e
+ * comes right after prev.  0 or 1 (error set, saying "... out of order
+ * <when>: ..."). */
+int gt_check_later(struct gt_ctx *c, const struct gt_pev *prev, const struct gt_pev *e,
+		   const char *when);
+
+/* order1007's last part, one event at a time in merged order: a GoSysExit
+ * takes its real exit time, which must follow its goroutine's last
+ * GoSysBlock or GoInSyscall (last_block: g -> int64_t ts).  0, 1 (error
+ * set) or -ENOMEM. */
+int gt_check_sysexit(struct gt_ctx *c, struct gt_map *last_block, struct gt_pev *e);
 
 /* The state pass one event at a time: open with the first event's time,
  * then every event in order, then close (end rules if viewer rules, the
  * goroutine report if fn).  Each returns 0, 1 (error set) or -ENOMEM. */
 struct gt_state;
 int gt_state_open(struct gt_ctx *c, int64_t min_ts, struct gt_state **out);
-int gt_state_event(struct gt_state *s, struct gt_cev *e);
+int gt_state_event(struct gt_state *s, struct gt_pev *e);
 int gt_state_close(struct gt_state *s, int end_rules, gt_goroutine_fn fn, void *arg);
 
 /* The Go 1.22+ pass one event at a time, likewise. */
 struct gt_conv;
 int gt_go122_open(struct gt_ctx *c, int64_t min_ts, struct gt_conv **out);
-int gt_go122_event(struct gt_conv *v, const struct gt_cev *e);
+int gt_go122_event(struct gt_conv *v, const struct gt_pev *e);
 /* The end rules when run is set; frees v either way. */
 int gt_go122_close(struct gt_conv *v, int run);
 

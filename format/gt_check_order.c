@@ -1,379 +1,119 @@
 /* Phase 2, as Go 1.19's order1007 / order1005: merge the
  * per-P batches into one stream that respects every goroutine's sequence
- * numbers, check that time then never goes backwards, and move syscall
- * exits to their real time.
- *
- * Go rescans every batch for each event it merges; here a batch whose head
- * waits for a goroutine's state sleeps on that goroutine's wait list and is
- * rescanned only when that goroutine moves, so merging stays O(n log P)
- * even on inputs with thousands of Ps. */
+ * numbers (gt_merge.c), check that time then never goes backwards, and
+ * move syscall exits to their real time. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gt_check_internal.h"
+#include "gt_merge.h"
 
-enum { ST_DEAD, ST_RUNNABLE, ST_RUNNING, ST_WAITING };
-
-#define UNORDERED UINT64_MAX
-#define GARBAGE (UINT64_MAX - 1)
-#define NOSEQ UINT64_MAX
-#define SEQINC (UINT64_MAX - 1)
-
-struct gstate {
-	uint64_t seq;
-	int status;
-};
-
-struct ostate { /* value of the per-goroutine ordering map */
-	struct gstate st;
-	int64_t wait_head; /* first batch waiting on this goroutine, or -1 */
-};
-
-struct fentry { /* a frontier event */
-	int64_t ts;
-	uint64_t tie;
-	uint32_t ev, batch;
-	uint64_t g;
-	struct gstate init, next;
-};
-
-/* Streaming: a P's position in its runs of records, and its next event. */
-struct cursor {
-	uint32_t seg;
-	uint64_t pos;
-	struct gt_decode_state st;
-	struct gt_cev head;
-	uint8_t has_head, done;
-};
-
+/* The batches as the merge's streams: in memory (c->ev), or when
+ * streaming read again from the input, all but the samples' batch. */
 struct merge {
 	struct gt_ctx *c;
-	struct gt_reader rd;  /* streaming: opened on the input */
-	struct cursor *cur;   /* streaming: per batch */
-	struct gt_map gs;    /* g -> struct ostate */
-	uint32_t *cursor;    /* per batch: events taken */
-	uint8_t *selected;
-	int64_t *wnext;      /* per batch: next on the same wait list */
-	uint32_t *queue, nqueue;
-	struct fentry *heap;
-	uint32_t nheap;
-	uint64_t tie;
+	struct gt_reader rd;      /* streaming: opened on the input */
+	struct gt_pcursor *cur;   /* streaming: per batch */
+	struct gt_map gs;         /* g -> struct gt_merge_g */
+	uint32_t *cursor;         /* per batch in memory: events taken */
+	uint32_t *out, nout;      /* in memory: the merged order */
+	gt_check_sink sink;       /* streaming: where merged events go */
+	void *arg;
 };
-
-/* order.go stateTransition. */
-static void state_transition(const struct gt_cev *e, uint64_t *g,
-			     struct gstate *init, struct gstate *next)
-{
-	*g = UNORDERED;
-	*init = *next = (struct gstate){0, ST_DEAD};
-	switch (e->type) {
-	case GT_EV_GO_CREATE:
-		*g = e->args[0];
-		*init = (struct gstate){0, ST_DEAD};
-		*next = (struct gstate){1, ST_RUNNABLE};
-		break;
-	case GT_EV_GO_WAITING: case GT_EV_GO_IN_SYSCALL:
-		*g = e->g;
-		*init = (struct gstate){1, ST_RUNNABLE};
-		*next = (struct gstate){2, ST_WAITING};
-		break;
-	case GT_EV_GO_START: case GT_EV_GO_START_LABEL:
-		*g = e->g;
-		*init = (struct gstate){e->args[1], ST_RUNNABLE};
-		*next = (struct gstate){e->args[1] + 1, ST_RUNNING};
-		break;
-	case GT_EV_GO_START_LOCAL:
-		*g = e->g;
-		*init = (struct gstate){NOSEQ, ST_RUNNABLE};
-		*next = (struct gstate){SEQINC, ST_RUNNING};
-		break;
-	case GT_EV_GO_BLOCK: case GT_EV_GO_BLOCK_SEND: case GT_EV_GO_BLOCK_RECV:
-	case GT_EV_GO_BLOCK_SELECT: case GT_EV_GO_BLOCK_SYNC: case GT_EV_GO_BLOCK_COND:
-	case GT_EV_GO_BLOCK_NET: case GT_EV_GO_SLEEP: case GT_EV_GO_SYSBLOCK:
-	case GT_EV_GO_BLOCK_GC:
-		*g = e->g;
-		*init = (struct gstate){NOSEQ, ST_RUNNING};
-		*next = (struct gstate){NOSEQ, ST_WAITING};
-		break;
-	case GT_EV_GO_SCHED: case GT_EV_GO_PREEMPT:
-		*g = e->g;
-		*init = (struct gstate){NOSEQ, ST_RUNNING};
-		*next = (struct gstate){NOSEQ, ST_RUNNABLE};
-		break;
-	case GT_EV_GO_UNBLOCK: case GT_EV_GO_SYSEXIT:
-		*g = e->args[0];
-		*init = (struct gstate){e->args[1], ST_WAITING};
-		*next = (struct gstate){e->args[1] + 1, ST_RUNNABLE};
-		break;
-	case GT_EV_GO_UNBLOCK_LOCAL: case GT_EV_GO_SYSEXIT_LOCAL:
-		*g = e->args[0];
-		*init = (struct gstate){NOSEQ, ST_WAITING};
-		*next = (struct gstate){SEQINC, ST_RUNNABLE};
-		break;
-	case GT_EV_GC_START:
-		*g = GARBAGE;
-		*init = (struct gstate){e->args[0], ST_DEAD};
-		*next = (struct gstate){e->args[0] + 1, ST_DEAD};
-		break;
-	}
-}
-
-static int ready(uint64_t g, struct gstate cur, struct gstate init)
-{
-	return g == UNORDERED ||
-	       ((init.seq == NOSEQ || init.seq == cur.seq) && init.status == cur.status);
-}
-
-static struct ostate *ostate_of(struct merge *m, uint64_t g)
-{
-	int isnew;
-	struct ostate *o = gt_map_put(&m->gs, g, &isnew);
-
-	if (o && isnew)
-		o->wait_head = -1;
-	return o;
-}
-
-static int fless(const struct fentry *a, const struct fentry *b)
-{
-	return a->ts < b->ts || (a->ts == b->ts && a->tie < b->tie);
-}
-
-static void heap_push(struct merge *m, struct fentry f)
-{
-	uint32_t i = m->nheap++;
-
-	while (i > 0 && fless(&f, &m->heap[(i - 1) / 2])) {
-		m->heap[i] = m->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	m->heap[i] = f;
-}
-
-static struct fentry heap_pop(struct merge *m)
-{
-	struct fentry top = m->heap[0], last = m->heap[--m->nheap];
-	uint32_t i = 0;
-
-	for (;;) {
-		uint32_t l = 2 * i + 1, s = i;
-		const struct fentry *best = &last;
-
-		if (l < m->nheap && fless(&m->heap[l], best)) {
-			s = l;
-			best = &m->heap[l];
-		}
-		if (l + 1 < m->nheap && fless(&m->heap[l + 1], best))
-			s = l + 1;
-		if (s == i)
-			break;
-		m->heap[i] = m->heap[s];
-		i = s;
-	}
-	if (m->nheap)
-		m->heap[i] = last;
-	return top;
-}
-
-/* Streaming: decodes P batch b's next event into its cursor's head. */
-static void cursor_fill(struct merge *m, uint32_t b)
-{
-	struct cursor *k = &m->cur[b];
-	struct gt_ctx *c = m->c;
-	const struct gt_raw_event *raw = c->raw;
-	struct gt_cev tmp;
-
-	while (!k->has_head && !k->done) {
-		if (k->seg == UINT32_MAX) {
-			k->done = 1;
-			break;
-		}
-		m->rd.pos = k->pos; /* one reader, moved from P to P */
-		if (gt_reader_next(&m->rd, c->raw) <= 0 || raw->type == GT_EV_BATCH) {
-			/* this run ends (decode read it all: no error here) */
-			k->seg = c->segs[k->seg].next;
-			if (k->seg != UINT32_MAX) {
-				k->pos = c->segs[k->seg].off;
-				k->st.last_ts = c->segs[k->seg].base_ts;
-			}
-			continue;
-		}
-		gt_check_release(c, raw->end - k->pos);
-		k->pos = raw->end;
-		if (raw->type == GT_EV_STRING || raw->type == GT_EV_STACK ||
-		    raw->type == GT_EV_FREQUENCY || raw->type == GT_EV_TIMER_GOROUTINE)
-			continue;
-		gt_check_fill_event(c, &k->st, raw, gt_check_arg_num(c->version, raw), &tmp);
-		k->st.last_ts = tmp.ts; /* a sample's delta moves the P's clock too */
-		if (raw->type == GT_EV_CPU_SAMPLE)
-			continue; /* merged from the sample batch */
-		gt_check_fix_event(&k->st, &tmp);
-		tmp.pidx = b;
-		k->head = tmp;
-		k->has_head = 1;
-	}
-}
 
 static int streamed(const struct merge *m, uint32_t b)
 {
 	return m->cur && m->c->batches[b].p != GT_PROFILE_P;
 }
 
-/* Batch b's next event not yet merged, or NULL; *ev its index in c->ev. */
-static struct gt_cev *head_of(struct merge *m, uint32_t b, uint32_t *ev)
+static int head_of(void *arg, uint32_t b, struct gt_pev **e)
 {
+	struct merge *m = arg;
 	const struct gt_batch *bt = &m->c->batches[b];
+	struct gt_pcursor *k;
+	uint64_t nread;
+	int rc;
 
-	*ev = UINT32_MAX;
-	if (streamed(m, b)) {
-		cursor_fill(m, b);
-		return m->cur[b].has_head ? &m->cur[b].head : NULL;
+	*e = NULL;
+	if (!streamed(m, b)) {
+		if (m->cursor[b] < bt->n)
+			*e = &m->c->ev[m->c->order[bt->first + m->cursor[b]]];
+		return 0;
 	}
-	if (m->cursor[b] >= bt->n)
-		return NULL;
-	*ev = m->c->order[bt->first + m->cursor[b]];
-	return &m->c->ev[*ev];
+	k = &m->cur[b];
+	nread = k->nread;
+	/* samples are merged from their own batch, in memory */
+	rc = gt_pcursor_fill(k, &m->c->segs, &m->rd, m->c->raw, NULL, NULL);
+	gt_check_release(m->c, k->nread - nread);
+	if (k->has_head)
+		*e = &k->head;
+	return rc;
 }
 
-/* Looks at the head of batch b: into the frontier, or onto a wait list. */
-static int scan_batch(struct merge *m, uint32_t b)
+static struct gt_merge_g *gstate_of(void *arg, uint64_t g)
 {
-	struct gt_cev *e;
-	struct fentry f;
-	struct ostate *o;
+	struct merge *m = arg;
+	int isnew;
+	struct gt_merge_g *o = gt_map_put(&m->gs, g, &isnew);
 
-	if (m->selected[b] || !(e = head_of(m, b, &f.ev)))
-		return 0;
-	state_transition(e, &f.g, &f.init, &f.next);
-	if (f.g != UNORDERED) {
-		o = ostate_of(m, f.g);
-		if (!o)
-			return -ENOMEM;
-		if (!ready(f.g, o->st, f.init)) {
-			m->wnext[b] = o->wait_head;
-			o->wait_head = b;
-			return 0;
-		}
-	}
-	f.ts = e->ts;
-	f.tie = m->tie++;
-	f.batch = b;
-	heap_push(m, f);
-	m->cursor[b]++;
-	m->selected[b] = 1;
-	/* "Local" events only serve ordering. */
-	if (e->type == GT_EV_GO_START_LOCAL)
-		e->type = GT_EV_GO_START;
-	else if (e->type == GT_EV_GO_UNBLOCK_LOCAL)
-		e->type = GT_EV_GO_UNBLOCK;
-	else if (e->type == GT_EV_GO_SYSEXIT_LOCAL)
-		e->type = GT_EV_GO_SYSEXIT;
+	if (o && isnew)
+		o->wait_head = -1;
+	return o;
+}
+
+static int take(void *arg, uint32_t b, struct gt_pev *e)
+{
+	struct merge *m = arg;
+
+	if (streamed(m, b))
+		m->cur[b].has_head = 0;
+	else
+		m->cursor[b]++;
+	if (m->sink)
+		return m->sink(m->arg, e);
+	m->out[m->nout++] = (uint32_t)(e - m->c->ev);
 	return 0;
 }
 
-/* order.go transition, then wakes the batches waiting on g. */
-static int apply(struct merge *m, const struct fentry *f, const struct gt_cev *e)
+static int merge_init(struct merge *m, struct gt_ctx *c)
 {
-	struct ostate *o;
-	struct gstate next = f->next;
-	int64_t w;
-
-	if (f->g == UNORDERED)
-		return 0;
-	o = ostate_of(m, f->g);
-	if (!o)
-		return -ENOMEM;
-	if (!ready(f->g, o->st, f->init))
-		return gt_ctx_fail(m->c, e->type, e->off,
-				   "event sequences are broken for g %llu (Go 1.19 panics here)",
-				   (unsigned long long)f->g);
-	if (next.seq == NOSEQ)
-		next.seq = o->st.seq;
-	else if (next.seq == SEQINC)
-		next.seq = o->st.seq + 1;
-	o->st = next;
-	for (w = o->wait_head; w >= 0; w = m->wnext[w])
-		m->queue[m->nqueue++] = (uint32_t)w;
-	o->wait_head = -1;
-	return 0;
-}
-
-static int merge_alloc(struct merge *m, struct gt_ctx *c)
-{
-	uint32_t nb = c->nbatches;
-
 	memset(m, 0, sizeof(*m));
 	m->c = c;
-	m->cursor = calloc(nb, sizeof(*m->cursor));
-	m->selected = calloc(nb, 1);
-	m->wnext = calloc(nb, sizeof(*m->wnext));
-	/* A batch is queued at most once per wake-up, and is on at most
-	 * one wait list: nb entries suffice for both. */
-	m->queue = calloc(nb, sizeof(*m->queue));
-	m->heap = calloc(nb, sizeof(*m->heap));
-	if (!m->cursor || !m->selected || !m->wnext || !m->queue || !m->heap)
+	m->cursor = calloc(c->nbatches ? c->nbatches : 1, sizeof(*m->cursor));
+	if (!m->cursor)
 		return -ENOMEM;
-	return gt_map_init(&m->gs, sizeof(struct ostate));
+	return gt_map_init(&m->gs, sizeof(struct gt_merge_g));
 }
 
 static void merge_free(struct merge *m)
 {
 	free(m->cur);
 	free(m->cursor);
-	free(m->selected);
-	free(m->wnext);
-	free(m->queue);
-	free(m->heap);
 	gt_map_free(&m->gs);
 }
 
-/* Merges every event: into out (indices into c->ev), or when streaming
- * to sink. */
-static int merge_run(struct merge *m, uint32_t *out, gt_merge_sink sink, void *arg)
+/* Merges every event (strictly, as Go: a goroutine moved on before its
+ * event's turn is an error); the stops as Go words them. */
+static int merge_run(struct merge *m)
 {
+	static const struct gt_merge_ops ops = { head_of, gstate_of, take };
 	struct gt_ctx *c = m->c;
-	uint64_t done = 0, total = m->cur ? c->nall : c->nev;
-	uint32_t idx;
-	int rc;
+	struct gt_merge_cfg cfg = { .nsrc = c->nbatches, .strict = 1 };
+	struct gt_merge_stop stop = { NULL, 0, 0 };
+	uint64_t merged, total = m->cur ? c->nall : c->nev;
+	int rc = gt_merge_run(&cfg, &ops, m, &merged, &stop);
+	const struct gt_pev *e = stop.ev;
 
-	for (uint32_t b = 0; b < c->nbatches; b++)
-		m->queue[m->nqueue++] = b;
-	while (done < total) {
-		uint32_t n = m->nqueue;
-		struct gt_cev *e = NULL;
-		struct fentry f;
-
-		/* scan_batch may append to the queue only via apply, not here. */
-		m->nqueue = 0;
-		for (uint32_t i = 0; i < n; i++) {
-			rc = scan_batch(m, m->queue[i]);
-			if (rc)
-				return rc;
-		}
-		if (m->nheap == 0) {
-			for (uint32_t b = 0; b < c->nbatches && !e; b++)
-				e = head_of(m, b, &idx);
-			return gt_ctx_fail(c, e ? e->type : -1, e ? e->off : 0,
-					   "no consistent ordering of events possible (sequence numbers or states across Ps do not fit; first stuck event g %llu)",
-					   e ? (unsigned long long)e->g : 0ULL);
-		}
-		f = heap_pop(m);
-		e = streamed(m, f.batch) ? &m->cur[f.batch].head : &c->ev[f.ev];
-		rc = apply(m, &f, e);
-		if (rc)
-			return rc;
-		done++;
-		if (sink && (rc = sink(arg, e)))
-			return rc;
-		if (!sink)
-			out[done - 1] = f.ev;
-		if (streamed(m, f.batch))
-			m->cur[f.batch].has_head = 0;
-		m->selected[f.batch] = 0;
-		m->queue[m->nqueue++] = f.batch;
-	}
-	return 0;
+	if (rc == GT_MERGE_BROKEN)
+		return gt_ctx_fail(c, e->type, e->off,
+				   "event sequences are broken for g %llu (Go 1.19 panics here)",
+				   (unsigned long long)stop.g);
+	if (rc == GT_MERGE_STUCK || (!rc && merged < total))
+		return gt_ctx_fail(c, e ? e->type : -1, e ? e->off : 0,
+				   "no consistent ordering of events possible (sequence numbers or states across Ps do not fit; first stuck event g %llu)",
+				   e ? (unsigned long long)e->g : 0ULL);
+	return rc;
 }
 
 static int64_t key_of(const struct gt_ctx *c, uint32_t i, int by_seq)
@@ -398,7 +138,7 @@ static void sort_stable(struct gt_ctx *c, uint32_t *a, uint32_t *tmp, uint32_t n
 			uint32_t i = lo, j = mid, k = lo;
 
 			while (i < mid && j < hi) {
-				const struct gt_cev *x = &c->ev[a[i]], *y = &c->ev[a[j]];
+				const struct gt_pev *x = &c->ev[a[i]], *y = &c->ev[a[j]];
 				int64_t kx = by_seq ? x->seq : x->ts, ky = by_seq ? y->seq : y->ts;
 
 				tmp[k++] = ky < kx ? a[j++] : a[i++];
@@ -412,17 +152,48 @@ static void sort_stable(struct gt_ctx *c, uint32_t *a, uint32_t *tmp, uint32_t n
 	}
 }
 
+int gt_check_later(struct gt_ctx *c, const struct gt_pev *prev, const struct gt_pev *e,
+		   const char *when)
+{
+	if (e->ts >= prev->ts)
+		return 0;
+	return gt_ctx_fail(c, e->type, e->off,
+			   "time stamps out of order %s: ts %lld after ts %lld (%s at offset %llu)",
+			   when, (long long)e->ts, (long long)prev->ts,
+			   gt_event_descs[prev->type].name, (unsigned long long)prev->off);
+}
+
 static int check_time_sorted(struct gt_ctx *c, const uint32_t *a, const char *when)
 {
-	for (uint32_t i = 1; i < c->nev; i++) {
-		const struct gt_cev *p = &c->ev[a[i - 1]], *e = &c->ev[a[i]];
+	int rc = 0;
 
-		if (e->ts < p->ts)
-			return gt_ctx_fail(c, e->type, e->off,
-					   "time stamps out of order %s: ts %lld after ts %lld (%s at offset %llu)",
-					   when, (long long)e->ts, (long long)p->ts,
-					   gt_event_descs[p->type].name, (unsigned long long)p->off);
+	for (uint32_t i = 1; i < c->nev && !rc; i++)
+		rc = gt_check_later(c, &c->ev[a[i - 1]], &c->ev[a[i]], when);
+	return rc;
+}
+
+int gt_check_sysexit(struct gt_ctx *c, struct gt_map *last_block, struct gt_pev *e)
+{
+	int64_t *blk, ts;
+	int isnew;
+
+	if (e->type == GT_EV_GO_SYSBLOCK || e->type == GT_EV_GO_IN_SYSCALL) {
+		if (!(blk = gt_map_put(last_block, e->g, &isnew)))
+			return -ENOMEM;
+		*blk = e->ts;
+		return 0;
 	}
+	if (e->type != GT_EV_GO_SYSEXIT || e->args[2] == 0)
+		return 0;
+	ts = (int64_t)e->args[2];
+	blk = gt_map_get(last_block, e->g);
+	if (!blk || *blk == 0)
+		return gt_ctx_fail(c, e->type, e->off, "stray syscall exit of g %llu (no GoSysBlock or GoInSyscall before)",
+				   (unsigned long long)e->g);
+	if (ts < *blk)
+		return gt_ctx_fail(c, e->type, e->off, "time stamps out of order: syscall exit at %lld before its block at %lld",
+				   (long long)ts, (long long)*blk);
+	e->ts = ts;
 	return 0;
 }
 
@@ -434,32 +205,8 @@ static int fix_sysexit_times(struct gt_ctx *c, const uint32_t *a)
 
 	if (gt_map_init(&last_block, sizeof(int64_t)) < 0)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < c->nev && !rc; i++) {
-		struct gt_cev *e = &c->ev[a[i]];
-		int64_t *blk, ts;
-		int isnew;
-
-		if (e->type == GT_EV_GO_SYSBLOCK || e->type == GT_EV_GO_IN_SYSCALL) {
-			blk = gt_map_put(&last_block, e->g, &isnew);
-			if (!blk)
-				rc = -ENOMEM;
-			else
-				*blk = e->ts;
-			continue;
-		}
-		if (e->type != GT_EV_GO_SYSEXIT || e->args[2] == 0)
-			continue;
-		ts = (int64_t)e->args[2];
-		blk = gt_map_get(&last_block, e->g);
-		if (!blk || *blk == 0)
-			rc = gt_ctx_fail(c, e->type, e->off, "stray syscall exit of g %llu (no GoSysBlock or GoInSyscall before)",
-					 (unsigned long long)e->g);
-		else if (ts < *blk)
-			rc = gt_ctx_fail(c, e->type, e->off, "time stamps out of order: syscall exit at %lld before its block at %lld",
-					 (long long)ts, (long long)*blk);
-		else
-			e->ts = ts;
-	}
+	for (uint32_t i = 0; i < c->nev && !rc; i++)
+		rc = gt_check_sysexit(c, &last_block, &c->ev[a[i]]);
 	gt_map_free(&last_block);
 	return rc;
 }
@@ -468,7 +215,7 @@ static int order1005(struct gt_ctx *c, uint32_t *out, uint32_t *tmp)
 {
 	memcpy(out, c->order, (size_t)c->nev * sizeof(*out));
 	for (uint32_t i = 0; i < c->nev; i++) {
-		struct gt_cev *e = &c->ev[i];
+		struct gt_pev *e = &c->ev[i];
 
 		if (e->type == GT_EV_GO_SYSEXIT) {
 			e->seq = (int64_t)e->args[1];
@@ -480,22 +227,26 @@ static int order1005(struct gt_ctx *c, uint32_t *out, uint32_t *tmp)
 	return check_time_sorted(c, out, "after ordering by sequence");
 }
 
-static int order1007(struct gt_ctx *c, uint32_t *out, uint32_t *tmp)
+/* CPU samples are re-sorted by the time the signal handler took. */
+static void sort_samples(struct gt_ctx *c, uint32_t *tmp)
 {
-	struct gt_batch *prof = NULL;
-	struct merge m;
-	uint32_t *pidx;
-	int rc;
+	uint32_t *pidx = gt_map_get(&c->batch_of, (uint64_t)GT_PROFILE_P);
+	struct gt_batch *prof = pidx ? &c->batches[*pidx] : NULL;
 
-	pidx = gt_map_get(&c->batch_of, (uint64_t)GT_PROFILE_P);
-	if (pidx)
-		prof = &c->batches[*pidx];
-	/* CPU samples are re-sorted by the time the signal handler took. */
 	if (prof && prof->n > 1)
 		sort_stable(c, c->order + prof->first, tmp, prof->n, 0);
-	rc = merge_alloc(&m, c);
+}
+
+static int order1007(struct gt_ctx *c, uint32_t *out, uint32_t *tmp)
+{
+	struct merge m;
+	int rc;
+
+	sort_samples(c, tmp);
+	rc = merge_init(&m, c);
+	m.out = out;
 	if (!rc)
-		rc = merge_run(&m, out, NULL, NULL);
+		rc = merge_run(&m);
 	merge_free(&m);
 	if (!rc)
 		rc = check_time_sorted(c, out, "after merging the Ps");
@@ -527,40 +278,27 @@ int gt_check_order(struct gt_ctx *c)
 }
 
 /* Streaming order1007: the Ps' runs are read again, one head each. */
-int gt_check_merge_stream(struct gt_ctx *c, gt_merge_sink sink, void *arg)
+int gt_check_merge_stream(struct gt_ctx *c, gt_check_sink sink, void *arg)
 {
-	struct gt_batch *prof = NULL;
-	uint32_t *pidx = gt_map_get(&c->batch_of, (uint64_t)GT_PROFILE_P);
 	uint32_t *tmp = malloc(((size_t)c->nev + 1) * sizeof(*tmp));
 	struct merge m;
 	int rc;
 
-	if (pidx)
-		prof = &c->batches[*pidx];
 	if (!tmp)
 		return -ENOMEM;
-	/* CPU samples are re-sorted by the time the signal handler took. */
-	if (prof && prof->n > 1)
-		sort_stable(c, c->order + prof->first, tmp, prof->n, 0);
+	sort_samples(c, tmp);
 	free(tmp);
-	rc = merge_alloc(&m, c);
-	if (!rc && !(m.cur = calloc(c->nbatches, sizeof(*m.cur))))
+	rc = merge_init(&m, c);
+	m.sink = sink;
+	m.arg = arg;
+	if (!rc && !(m.cur = calloc(c->nbatches ? c->nbatches : 1, sizeof(*m.cur))))
 		rc = -ENOMEM;
 	if (!rc && gt_reader_open(&m.rd, c->data, c->len) < 0)
 		rc = -EINVAL; /* decode opened it already */
-	for (uint32_t b = 0; !rc && b < c->nbatches; b++) {
-		struct cursor *k = &m.cur[b];
-		const struct gt_batch *bt = &c->batches[b];
-
-		k->seg = bt->seg_first;
-		k->st.last_p = bt->p;
-		if (k->seg != UINT32_MAX) {
-			k->pos = c->segs[k->seg].off;
-			k->st.last_ts = c->segs[k->seg].base_ts;
-		}
-	}
+	for (uint32_t b = 0; !rc && b < c->nbatches; b++)
+		gt_pcursor_start(&m.cur[b], &c->segs, c->batches[b].seg_first, c->batches[b].p, b);
 	if (!rc)
-		rc = merge_run(&m, NULL, sink, arg);
+		rc = merge_run(&m);
 	merge_free(&m);
 	return rc;
 }

@@ -10,10 +10,6 @@
 
 #include "gt_check_state.h"
 
-const char *const gt_block_reason_names[GT_BLK_COUNT] = {
-	"sync", "sleep", "select", "net", "syscall", "block", "preempt", "sched",
-};
-
 const char *const gt_gstate_names[4] = { "dead", "runnable", "running", "waiting" };
 
 static const char *ev_name(int type)
@@ -30,24 +26,8 @@ static int64_t to_ns(const struct gt_state *s, int64_t ts)
 	return v > 9.0e18 ? (int64_t)9.0e18 : (int64_t)v;
 }
 
-static int block_reason(int type)
-{
-	switch (type) {
-	case GT_EV_GO_BLOCK_SYNC: case GT_EV_GO_BLOCK_COND:
-	case GT_EV_GO_BLOCK_SEND: case GT_EV_GO_BLOCK_RECV:
-		return GT_BLK_SYNC;
-	case GT_EV_GO_SLEEP: return GT_BLK_SLEEP;
-	case GT_EV_GO_BLOCK_SELECT: return GT_BLK_SELECT;
-	case GT_EV_GO_BLOCK_NET: return GT_BLK_NET;
-	case GT_EV_GO_SYSBLOCK: return GT_BLK_SYSCALL;
-	case GT_EV_GO_PREEMPT: return GT_BLK_PREEMPT;
-	case GT_EV_GO_SCHED: return GT_BLK_SCHED;
-	}
-	return GT_BLK_BLOCK;
-}
-
 static int check_running(struct gt_state *s, const struct gt_pdesc *p, const struct gt_gdesc *g,
-			 const struct gt_cev *e, int allow_g0)
+			 const struct gt_pev *e, int allow_g0)
 {
 	if (g->state != G_RUNNING)
 		return gt_ctx_fail(s->c, e->type, e->off, "g %llu is not running while %s (it is %s)",
@@ -75,7 +55,7 @@ static void make_runnable(struct gt_state *s, struct gt_gdesc *g)
 	g->runnable_known = 1;
 }
 
-static int on_create(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_create(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	struct gt_gdesc *ng;
 	int isnew, rc = check_running(s, p, g, e, 1);
@@ -112,7 +92,7 @@ static int on_create(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g,
 	return 0;
 }
 
-static int on_start(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_start(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	if (g->state != G_RUNNABLE)
 		return gt_ctx_fail(s->c, e->type, e->off, "g %llu is not runnable before start (it is %s)",
@@ -134,7 +114,7 @@ static int on_start(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, 
 	return 0;
 }
 
-static int on_unblock(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_unblock(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	struct gt_gdesc *t;
 	int isnew;
@@ -161,7 +141,7 @@ static int on_unblock(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g
 	return 0;
 }
 
-static int on_sysexit(struct gt_state *s, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_sysexit(struct gt_state *s, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	if (g->state != G_WAITING)
 		return gt_ctx_fail(s->c, e->type, e->off, "g %llu is not waiting during syscall exit (it is %s)",
@@ -179,7 +159,7 @@ static int on_sysexit(struct gt_state *s, struct gt_gdesc *g, const struct gt_ce
 }
 
 /* GoEnd, GoStop, GoSched, GoPreempt, GoSysBlock and the blocks. */
-static int on_stop(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_stop(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	int rc = check_running(s, p, g, e, 0);
 
@@ -199,20 +179,20 @@ static int on_stop(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, c
 	case GT_EV_GO_SCHED: case GT_EV_GO_PREEMPT:
 		make_runnable(s, g);
 		g->ev_type = e->type;
-		g->blocks[block_reason(e->type)]++;
+		g->blocks[gt_block_reason_of(e->type)]++;
 		break;
 	default:
 		g->state = G_WAITING;
 		/* Unlike Go's g.ev, this remembers GoSysBlock too: the strict
 		 * GoSysExit rule needs to know why the goroutine waits. */
 		g->ev_type = e->type;
-		g->blocks[block_reason(e->type)]++;
+		g->blocks[gt_block_reason_of(e->type)]++;
 		break;
 	}
 	return 0;
 }
 
-static int on_proc(struct gt_state *s, struct gt_pdesc *p, const struct gt_cev *e)
+static int on_proc(struct gt_state *s, struct gt_pdesc *p, const struct gt_pev *e)
 {
 	if (e->type == GT_EV_PROC_START) {
 		if (p->running)
@@ -232,7 +212,7 @@ static int on_proc(struct gt_state *s, struct gt_pdesc *p, const struct gt_cev *
 	return 0;
 }
 
-static int on_gc(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_gc(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	/* Before 1.10 STW was per P. */
 	uint8_t gstw = (uint8_t)s->stw;
@@ -298,7 +278,7 @@ static int same_string(const struct gt_ctx *c, uint64_t a, uint64_t b)
 	return lx == ly && (lx == 0 || memcmp(c->data + x->off, c->data + y->off, lx) == 0);
 }
 
-static int on_user(struct gt_state *s, struct gt_gdesc *g, const struct gt_cev *e)
+static int on_user(struct gt_state *s, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	int isnew;
 
@@ -352,8 +332,10 @@ static int on_user(struct gt_state *s, struct gt_gdesc *g, const struct gt_cev *
 	return 0;
 }
 
-static int dispatch(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_cev *e)
+static int dispatch(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
+	if (gt_parse_stops(e->type))
+		return on_stop(s, p, g, e);
 	switch (e->type) {
 	case GT_EV_PROC_START: case GT_EV_PROC_STOP:
 		return on_proc(s, p, e);
@@ -374,12 +356,6 @@ static int dispatch(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, 
 		return on_create(s, p, g, e);
 	case GT_EV_GO_START: case GT_EV_GO_START_LABEL:
 		return on_start(s, p, g, e);
-	case GT_EV_GO_END: case GT_EV_GO_STOP: case GT_EV_GO_SCHED: case GT_EV_GO_PREEMPT:
-	case GT_EV_GO_SLEEP: case GT_EV_GO_BLOCK: case GT_EV_GO_BLOCK_SEND:
-	case GT_EV_GO_BLOCK_RECV: case GT_EV_GO_BLOCK_SELECT: case GT_EV_GO_BLOCK_SYNC:
-	case GT_EV_GO_BLOCK_COND: case GT_EV_GO_BLOCK_NET: case GT_EV_GO_BLOCK_GC:
-	case GT_EV_GO_SYSBLOCK:
-		return on_stop(s, p, g, e);
 	case GT_EV_GO_UNBLOCK:
 		return on_unblock(s, p, g, e);
 	case GT_EV_GO_SYSCALL:
@@ -395,7 +371,7 @@ static int dispatch(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, 
 /* One event: Go reads gs[ev.G] and ps[ev.P] by value and stores them back
  * at the end, so the entries exist from then on (it matters for "g already
  * exists"). */
-static int step(struct gt_state *s, struct gt_cev *e)
+static int step(struct gt_state *s, struct gt_pev *e)
 {
 	struct gt_gdesc g, *gp;
 	struct gt_pdesc p, *pp;
@@ -502,7 +478,7 @@ int gt_state_open(struct gt_ctx *c, int64_t min_ts, struct gt_state **out)
 	return 0;
 }
 
-int gt_state_event(struct gt_state *s, struct gt_cev *e)
+int gt_state_event(struct gt_state *s, struct gt_pev *e)
 {
 	return step(s, e);
 }

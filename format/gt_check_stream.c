@@ -32,11 +32,10 @@ enum { ST_MERGE, ST_TIME, ST_SYSEXIT, ST_STATE, ST_GO122, ST_N };
 struct stream {
 	struct gt_ctx sc[ST_N];            /* per phase: shared tables, own report */
 	struct gt_check_report srep[ST_N];
-	int64_t prev_ts;                   /* the previous merged event */
-	uint64_t prev_off;
-	uint8_t prev_type, has_prev;
+	struct gt_pev prev;                /* the previous merged event */
+	int has_prev;
 	struct gt_map last_block;          /* g -> ts of GoSysBlock/GoInSyscall */
-	struct gt_cev *ring;               /* held events, sorted by time */
+	struct gt_pev *ring;               /* held events, sorted by time */
 	uint32_t head, nheld, window;      /* ring: window + 1 slots */
 	int64_t out_ts;                    /* time of the last event let out */
 	uint64_t nout;
@@ -59,12 +58,12 @@ static int ok(const struct stream *s, int upto)
 /* Holds e in time order.  Events come sorted but for GoSysExits moved
  * back to their real time: those go before the held events that are
  * later (ties keep the merged order, as Go's stable sort). */
-static void hold(struct stream *s, const struct gt_cev *e)
+static void hold(struct stream *s, const struct gt_pev *e)
 {
 	uint32_t i = s->nheld++;
 
 	for (; i > 0; i--) {
-		const struct gt_cev *prev = &s->ring[(s->head + i - 1) % (s->window + 1)];
+		const struct gt_pev *prev = &s->ring[(s->head + i - 1) % (s->window + 1)];
 
 		if (prev->ts <= e->ts)
 			break;
@@ -73,7 +72,7 @@ static void hold(struct stream *s, const struct gt_cev *e)
 	s->ring[(s->head + i) % (s->window + 1)] = *e;
 }
 
-static void release(struct stream *s, struct gt_cev *out)
+static void release(struct stream *s, struct gt_pev *out)
 {
 	*out = s->ring[s->head];
 	s->head = (s->head + 1) % (s->window + 1);
@@ -91,7 +90,7 @@ static int open_passes(struct stream *s, int64_t min_ts)
 }
 
 /* One event in the final order (after GoSysExits moved). */
-static int deliver(struct stream *s, struct gt_cev *e)
+static int deliver(struct stream *s, struct gt_pev *e)
 {
 	int rc;
 
@@ -112,57 +111,25 @@ static int deliver(struct stream *s, struct gt_cev *e)
 }
 
 /* order1007's check that the merged stream's time never goes back. */
-static void check_time(struct stream *s, const struct gt_cev *e)
+static void check_time(struct stream *s, const struct gt_pev *e)
 {
-	if (s->has_prev && e->ts < s->prev_ts)
-		gt_ctx_fail(&s->sc[ST_TIME], e->type, e->off,
-			    "time stamps out of order %s: ts %lld after ts %lld (%s at offset %llu)",
-			    "after merging the Ps", (long long)e->ts, (long long)s->prev_ts,
-			    gt_event_descs[s->prev_type].name, (unsigned long long)s->prev_off);
-	s->prev_ts = e->ts;
-	s->prev_off = e->off;
-	s->prev_type = e->type;
+	if (s->has_prev)
+		gt_check_later(&s->sc[ST_TIME], &s->prev, e, "after merging the Ps");
+	s->prev = *e;
 	s->has_prev = 1;
 }
 
-/* order1007: a GoSysExit takes its real exit time. */
-static int fix_sysexit(struct stream *s, struct gt_cev *e)
-{
-	struct gt_ctx *c = &s->sc[ST_SYSEXIT];
-	int64_t *blk, ts;
-	int isnew;
-
-	if (e->type == GT_EV_GO_SYSBLOCK || e->type == GT_EV_GO_IN_SYSCALL) {
-		if (!(blk = gt_map_put(&s->last_block, e->g, &isnew)))
-			return -ENOMEM;
-		*blk = e->ts;
-		return 0;
-	}
-	if (e->type != GT_EV_GO_SYSEXIT || e->args[2] == 0)
-		return 0;
-	ts = (int64_t)e->args[2];
-	blk = gt_map_get(&s->last_block, e->g);
-	if (!blk || *blk == 0)
-		return gt_ctx_fail(c, e->type, e->off, "stray syscall exit of g %llu (no GoSysBlock or GoInSyscall before)",
-				   (unsigned long long)e->g);
-	if (ts < *blk)
-		return gt_ctx_fail(c, e->type, e->off, "time stamps out of order: syscall exit at %lld before its block at %lld",
-				   (long long)ts, (long long)*blk);
-	e->ts = ts;
-	return 0;
-}
-
 /* The merge's sink: every phase after the merge, for one event. */
-static int on_merged(void *arg, struct gt_cev *ev)
+static int on_merged(void *arg, struct gt_pev *ev)
 {
 	struct stream *s = arg;
-	struct gt_cev x = *ev;
+	struct gt_pev x = *ev;
 	int rc;
 
 	check_time(s, ev);
 	if (!ok(s, ST_TIME))
 		return 0; /* the merge goes on: an error of its own comes first */
-	if ((rc = fix_sysexit(s, &x)) < 0)
+	if ((rc = gt_check_sysexit(&s->sc[ST_SYSEXIT], &s->last_block, &x)) < 0)
 		return rc;
 	if (!ok(s, ST_SYSEXIT))
 		return 0;
@@ -177,7 +144,7 @@ static int on_merged(void *arg, struct gt_cev *ev)
 
 static int drain(struct stream *s)
 {
-	struct gt_cev x;
+	struct gt_pev x;
 	int rc = 0;
 
 	while (s->nheld && !rc) {

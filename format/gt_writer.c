@@ -376,22 +376,23 @@ uint64_t gt_writer_stack_reserve(struct gt_writer *w)
 	return id;
 }
 
-int gt_writer_stack_define(struct gt_writer *w, uint64_t id, const struct gt_frame *frames,
-			   int n)
+/* 0 if id is reserved and still without frames, else -EINVAL (not
+ * reserved) or -EALREADY (defined). */
+static int gt_stack_open(const struct gt_writer *w, uint64_t id)
 {
-	uint64_t words[4 * GT_MAX_STACK_FRAMES];
-	int err, cut;
-
-	if (w->err)
-		return w->err;
-	if (n <= 0 || !frames)
-		return -EINVAL;
-	/* Refuse a bad id before interning any string for it. */
 	if (id == 0 || id > w->stks.n || !(w->stks.ents[id - 1].flags & GT_INTERN_RESERVED))
 		return -EINVAL;
 	if (w->stks.ents[id - 1].len)
 		return -EALREADY;
-	n = gt_stack_words(w, frames, n, words, &cut);
+	return 0;
+}
+
+/* Gives reserved stack id its n frames (words; cut: some were dropped). */
+static int gt_stack_fill(struct gt_writer *w, uint64_t id, const uint64_t *words, int n,
+			 int cut)
+{
+	int err;
+
 	if (n == 0)
 		return w->err;
 	err = gt_stacktab_define(&w->stks, id, words, (uint32_t)n);
@@ -404,6 +405,24 @@ int gt_writer_stack_define(struct gt_writer *w, uint64_t id, const struct gt_fra
 		w->st.trimmed++;
 	w->reserved_open--;
 	return 0;
+}
+
+int gt_writer_stack_define(struct gt_writer *w, uint64_t id, const struct gt_frame *frames,
+			   int n)
+{
+	uint64_t words[4 * GT_MAX_STACK_FRAMES];
+	int err, cut;
+
+	if (w->err)
+		return w->err;
+	if (n <= 0 || !frames)
+		return -EINVAL;
+	/* Refuse a bad id before interning any string for it. */
+	err = gt_stack_open(w, id);
+	if (err)
+		return err;
+	n = gt_stack_words(w, frames, n, words, &cut);
+	return gt_stack_fill(w, id, words, n, cut);
 }
 
 /* Base's frames (words) with root appended as the outermost frame: inner
@@ -449,26 +468,15 @@ int gt_writer_stack_define_rooted(struct gt_writer *w, uint64_t id, uint64_t bas
 
 	if (w->err)
 		return w->err;
-	if (!root || id == 0 || id > w->stks.n ||
-	    !(w->stks.ents[id - 1].flags & GT_INTERN_RESERVED))
+	if (!root)
 		return -EINVAL;
-	if (w->stks.ents[id - 1].len)
-		return -EALREADY;
+	err = gt_stack_open(w, id);
+	if (err)
+		return err;
 	if (base && (base > w->stks.n || w->stks.ents[base - 1].len == 0))
 		return -EINVAL; /* unknown, or reserved and not defined yet */
 	n = gt_rooted_words(w, base, root, words, &cut);
-	if (n == 0)
-		return w->err;
-	err = gt_stacktab_define(&w->stks, id, words, (uint32_t)n);
-	if (err) {
-		if (err == -ENOMEM)
-			w->err = err;
-		return err;
-	}
-	if (cut)
-		w->st.trimmed++;
-	w->reserved_open--;
-	return 0;
+	return gt_stack_fill(w, id, words, n, cut);
 }
 
 /* Every reserved id left without frames gets the fallback frame, so each

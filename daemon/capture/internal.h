@@ -46,6 +46,7 @@ struct gt_merge {
 	uint32_t nbuf;             /* events buffered, all queues */
 	uint64_t seq;
 	uint64_t last_ts;          /* last delivered timestamp */
+	int touched;               /* slots written since the last release */
 };
 
 struct gt_capture {
@@ -90,5 +91,7 @@ void gt_merge_push(struct gt_merge *m, int q, struct gt_slot *s);
 /* Delivers buffered events with ts <= upto (UINT64_MAX: all). */
 int gt_merge_deliver(struct gt_capture *c, uint64_t upto, gt_capture_cb cb,
 		     void *ctx, int *stopped);
+/* Returns the slots' pages to the system if nothing is buffered. */
+void gt_merge_release(struct gt_merge *m);
 
 #endif

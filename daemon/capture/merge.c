@@ -10,8 +10,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
+#include "testing.h"
 
 #define MIN_QUEUE 4096 /* slots per ring, whatever the number of CPUs */
 
@@ -27,12 +30,16 @@ int gt_merge_init(struct gt_merge *m, int nq, uint32_t nslots)
 		return -ENOMEM;
 	m->nq = nq;
 	for (int i = 0; i < nq; i++) {
-		/* calloc: a light load touches only the first pages */
-		m->q[i].slots = calloc(cap, sizeof(struct gt_slot));
-		if (!m->q[i].slots) {
+		/* mapped, not malloc'd: a light load touches only the first
+		 * pages, and gt_merge_release gives pages back */
+		void *v = mmap(NULL, cap * sizeof(struct gt_slot), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (v == MAP_FAILED) {
 			gt_merge_free(m);
 			return -ENOMEM;
 		}
+		m->q[i].slots = v;
 		m->q[i].cap = cap;
 	}
 	return 0;
@@ -41,9 +48,25 @@ int gt_merge_init(struct gt_merge *m, int nq, uint32_t nslots)
 void gt_merge_free(struct gt_merge *m)
 {
 	for (int i = 0; m->q && i < m->nq; i++)
-		free(m->q[i].slots);
+		if (m->q[i].slots)
+			munmap(m->q[i].slots, m->q[i].cap * sizeof(struct gt_slot));
 	free(m->q);
 	memset(m, 0, sizeof(*m));
+}
+
+/* A queue that empties starts again at its first slot (see
+ * gt_merge_deliver), but one that never quite empties while a session
+ * records walks all of its slots (6 MiB a CPU on 2 CPUs): that many pages
+ * would stay resident for the life of the daemon.  The capture gives them
+ * back once detached and drained. */
+void gt_merge_release(struct gt_merge *m)
+{
+	if (!m->touched || m->nbuf)
+		return;
+	for (int i = 0; i < m->nq; i++)
+		(void)madvise(m->q[i].slots, m->q[i].cap * sizeof(struct gt_slot),
+			      MADV_DONTNEED); /* our own mapping: cannot fail */
+	m->touched = 0;
 }
 
 static inline struct gt_slot *at(struct gt_fifo *f, uint32_t i)
@@ -70,6 +93,7 @@ void gt_merge_push(struct gt_merge *m, int q, struct gt_slot *s)
 
 	s->seq = m->seq++;
 	m->nbuf++;
+	m->touched = 1;
 	/* rare: a record older than the one before it (nested programs);
 	 * move it back among the undelivered ones */
 	while (i != f->head && s->ev.hdr.ts < at(f, i - 1)->ev.hdr.ts) {
@@ -134,6 +158,8 @@ int gt_merge_deliver(struct gt_capture *c, uint64_t upto, gt_capture_cb cb,
 			rc = cb(ctx, &s->ev.hdr, s->len);
 			f->head++;
 			m->nbuf--;
+			if (f->head == f->tail) /* empty: the first pages again */
+				f->head = f->tail = 0;
 			n++;
 			c->st.events++;
 			if (rc) {
@@ -141,6 +167,25 @@ int gt_merge_deliver(struct gt_capture *c, uint64_t upto, gt_capture_cb cb,
 				return n;
 			}
 		} while (f->head != f->tail && (!second || before(at(f, f->head), second)));
+	}
+	return n;
+}
+
+size_t gt_capture_merge_resident(const struct gt_capture *c)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0;
+
+	for (int i = 0; i < c->m.nq; i++) {
+		size_t pages = (c->m.q[i].cap * sizeof(struct gt_slot) + page - 1) / page;
+		unsigned char *vec = malloc(pages);
+
+		if (!vec || mincore(c->m.q[i].slots, pages * page, vec)) {
+			free(vec);
+			return SIZE_MAX; /* unknown: never "none" */
+		}
+		for (size_t p = 0; p < pages; p++)
+			n += vec[p] & 1;
+		free(vec);
 	}
 	return n;
 }

@@ -84,6 +84,8 @@ int gt_capture_poll(struct gt_capture *c, int timeout_ms, gt_capture_cb cb, void
 	if (n < 0)
 		return -errno; /* -EINTR: a signal, a clean exit for the caller */
 	n = drain_deliver(c, 0, cb, ctx, &stopped);
+	if (!c->attached) /* idle: what the last session buffered goes back */
+		gt_merge_release(&c->m);
 	return stopped ? stopped : n;
 }
 

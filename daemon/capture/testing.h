@@ -2,6 +2,7 @@
 #ifndef GT_CAPTURE_TESTING_H
 #define GT_CAPTURE_TESTING_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "capture.h"
@@ -13,6 +14,11 @@ int gt_capture_attached(const struct gt_capture *c);
  * (never added, removed, or gone: BPF drops a process from the filter at
  * the last switch-out of its last thread, so a reused pid is not traced). */
 int gt_capture_tgid_sessions(struct gt_capture *c, uint32_t tgid, uint32_t *mask);
+
+/* Pages of the merge queues resident now (mincore): what buffering events
+ * cost in memory; 0 once the capture is detached and polled empty;
+ * SIZE_MAX if mincore fails. */
+size_t gt_capture_merge_resident(const struct gt_capture *c);
 
 /* gt_capture_kernel_check() of the raw BTF file `path` instead of the
  * running kernel's. */

@@ -153,7 +153,8 @@ static int on_event(void *ctx, const struct gt_kev_hdr *ev, size_t len)
 		const struct gt_kev_switch *sw = (const void *)ev;
 		mask |= sw->prev_sessions | sw->next_sessions;
 	}
-	follow_process(e, ev);
+	if (e->nactive) /* else events of ended sessions: nobody resolves them */
+		follow_process(e, ev);
 	gt_engine_mem_event(e, ev); /* exec re-decides allocator probes */
 	while (mask) {
 		int bit = __builtin_ctz(mask);

@@ -73,6 +73,7 @@ struct cache_slot {
 
 struct gt_symbolizer {
 	struct proc *procs[BUCKETS];
+	size_t nprocs;
 	struct bin_entry *bins[BUCKETS];
 	struct gt_intern strings;
 	struct gt_symtab ksyms;
@@ -80,6 +81,7 @@ struct gt_symbolizer {
 	struct bin_entry *vdso; /* our own vDSO: the kernel maps the same one
 				 * into every 64-bit process */
 	struct cache_slot cache[CACHE_SLOTS];
+	char unmapped[24];     /* "0xADDR" of the last -EFAULT lookup */
 };
 
 struct gt_symbolizer *gt_symbolizer_new(void)
@@ -366,6 +368,8 @@ int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid)
 		}
 		p->next = (*slot)->next;
 		free_proc(s, *slot);
+	} else {
+		s->nprocs++;
 	}
 	*slot = p;
 	return 0;
@@ -390,7 +394,18 @@ int gt_symbolizer_clone_process(struct gt_symbolizer *s, pid_t parent, pid_t chi
 	p->pid = child;
 	p->read_ns = gt_now_ns();
 	*slot = p;
+	s->nprocs++;
 	return 0;
+}
+
+/* With no process left, nothing refers to the names learned from them
+ * (paths, demangled names, fallbacks) but the lookup cache: both go.  The
+ * binaries went with their last process; the vDSO and the kernel's
+ * symbols stay, they are the same for every process. */
+static void drop_names(struct gt_symbolizer *s)
+{
+	memset(s->cache, 0, sizeof(s->cache));
+	gt_intern_free(&s->strings);
 }
 
 void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid)
@@ -401,6 +416,8 @@ void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid)
 	if (p) {
 		*slot = p->next;
 		free_proc(s, p);
+		if (--s->nprocs == 0)
+			drop_names(s);
 	}
 }
 
@@ -511,7 +528,14 @@ int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 
 	*out = (struct gt_sym){ NULL, "", 0, "?" };
 	m = map_at(s, pid, ip, &err);
+	if (!m && err == -EFAULT) { /* garbage: not interned (see symbolize.h) */
+		snprintf(s->unmapped, sizeof(s->unmapped), "0x%" PRIx64, ip);
+		out->func = s->unmapped;
+		return err;
+	}
 	if (!m) {
+		/* in none of the mappings we know; knowing none (read too late,
+		 * after the process exited) says nothing about the address */
 		out->func = fallback(s, NULL, ip);
 		return err;
 	}
@@ -593,4 +617,9 @@ int gt_symbolizer_binary_info(struct gt_symbolizer *s, pid_t pid, uint64_t ip)
 	if (!m)
 		return -ENOENT;
 	return m->bin && m->bin->loaded ? (int)m->bin->b.flags : 0;
+}
+
+size_t gt_symbolizer_names(const struct gt_symbolizer *s)
+{
+	return s->strings.n;
 }

@@ -35,8 +35,11 @@
 
 struct gt_symbolizer;
 
-/* Strings are owned by the symbolizer and valid until gt_symbolizer_free;
- * never NULL.  line is 0 and file "" when unknown. */
+/* Strings are owned by the symbolizer and valid until gt_symbolizer_free,
+ * or until it holds no process any more (the last one forgotten: what was
+ * learned from processes goes, so that a daemon's symbolizer comes back
+ * to its first size between sessions); never NULL.  line is 0 and file ""
+ * when unknown. */
 struct gt_sym {
 	const char *func;   /* function; unknown: "module+0xOFF" or "0xADDR" */
 	const char *file;   /* source file, "[kernel]" for kernel frames */
@@ -67,7 +70,9 @@ void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid);
  * (or forgotten) or its maps were read too late to hold anything, -EFAULT
  * if ip is in no executable mapping of the process (a broken frame-pointer
  * chain: nothing is there), -ENOENT if it is mapped but no symbol covers
- * it.  *out is always filled. */
+ * it.  *out is always filled; after -EFAULT, out->func ("0xADDR") is
+ * valid only until the next lookup: such addresses are garbage, countless
+ * with ASLR, and kept they would grow the symbolizer without end. */
 int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 		      struct gt_sym *out);
 

@@ -9,7 +9,7 @@
  * [selector][struct bytes...]; the selector picks the type and, with its
  * high bit, a truncated record.
  */
-// fuzz-links: daemon/translate/translate.c daemon/translate/state.c daemon/translate/stack.c daemon/translate/goroutine.c daemon/translate/sched.c daemon/translate/syscall.c daemon/translate/alloc.c daemon/translate/heap.c daemon/translate/names.c daemon/translate/syscall_class.c
+// fuzz-links: daemon/translate
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -10,6 +10,7 @@ GT_BUILD=${GT_BUILD:-build}
 GTCTL=$GT_BUILD/gotracectl
 WL=$GT_BUILD/workloads
 TRUTH="python3 tests/integration/truth.py"
+GT_GO123=${GOCHECK_GO123:-/usr/lib/go-1.23/bin/go}  # Go 1.23, for its viewer
 GT_TMP=$(mktemp -d /tmp/gt-integration.XXXXXX)
 gt_failures=0
 gt_pids=()          # background processes to end at exit (ours only)
@@ -289,29 +290,54 @@ gt_stop_record() {
 	wait "$REC_PID"
 }
 
+# gt_serve_trace GO FILE LOG POLLS: serves FILE with GO's `go tool trace`
+# on a random local port (another when one is taken; output in LOG) and
+# waits until it answers: at most POLLS tenths of a second, or while it
+# lives if POLLS is 0.  0 once it answered, else 1; either way gt_port and
+# gt_server (its pid, for the caller to kill) are set.
+gt_serve_trace() {
+	local go=$1 file=$2 log=$3 polls=$4 i
+	for _ in 1 2 3 4 5; do
+		gt_port=$(( (RANDOM % 20000) + 30000 ))
+		BROWSER=true GOTOOLCHAIN=local "$go" tool trace -http="127.0.0.1:$gt_port" "$file" \
+			>"$log" 2>&1 &
+		gt_server=$!
+		for ((i = 0; polls == 0 || i < polls; i++)); do
+			curl -s -o /dev/null "http://127.0.0.1:$gt_port/" && return 0
+			kill -0 "$gt_server" 2>/dev/null || break
+			sleep 0.1
+		done
+		wait "$gt_server" 2>/dev/null
+		grep -q 'address already in use' "$log" || return 1
+	done
+	return 1
+}
+
 # gt_viewer_pages FILE: serves FILE with `go tool trace` and saves
 # /jsontrace and /goroutines to FILE.jsontrace and FILE.goroutines.html.
 gt_viewer_pages() {
-	local file=$1 port pid i try rc=1
-	# a random port may be taken (another test's viewer): try another
-	for try in 1 2 3 4 5; do
-		port=$(( (RANDOM % 20000) + 30000 ))
-		BROWSER=true go tool trace -http="127.0.0.1:$port" "$file" >"$file.viewer.log" 2>&1 &
-		pid=$!
-		for i in $(seq 1 600); do
-			curl -s -o /dev/null "http://127.0.0.1:$port/" && { rc=0; break; }
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		[ $rc = 0 ] && break
-		wait "$pid" 2>/dev/null
-		grep -q 'address already in use' "$file.viewer.log" || break
-	done
-	if [ $rc = 0 ]; then
-		curl -s --max-time 120 -o "$file.jsontrace" "http://127.0.0.1:$port/jsontrace" || rc=1
-		curl -s --max-time 120 -o "$file.goroutines.html" "http://127.0.0.1:$port/goroutines" || rc=1
+	local file=$1 rc=1
+	if gt_serve_trace go "$file" "$file.viewer.log" 600; then
+		rc=0
+		curl -s --max-time 120 -o "$file.jsontrace" "http://127.0.0.1:$gt_port/jsontrace" || rc=1
+		curl -s --max-time 120 -o "$file.goroutines.html" "http://127.0.0.1:$gt_port/goroutines" || rc=1
 	fi
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	kill "$gt_server" 2>/dev/null
+	wait "$gt_server" 2>/dev/null
 	return $rc
+}
+
+# gt_go123_page FILE: serves FILE with Go 1.23's `go tool trace` and saves
+# its Goroutines page to FILE.go123.html (log: FILE.go123.log).  The viewer
+# parses the whole file before it answers: no deadline while it lives.
+# 0 once it answered, else 1.
+gt_go123_page() {
+	local file=$1 up=1
+	if gt_serve_trace "$GT_GO123" "$file" "$file.go123.log" 0; then
+		up=0
+		curl -s --max-time 600 -o "$file.go123.html" "http://127.0.0.1:$gt_port/goroutines"
+	fi
+	kill "$gt_server" 2>/dev/null
+	wait "$gt_server" 2>/dev/null
+	return $up
 }

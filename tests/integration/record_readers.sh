@@ -19,36 +19,17 @@ CASES="readers_busy_at_start readers_syscall_throughout readers_cpu_profile read
 readers_heap_malloc_cost readers_names_go123"
 gt_require_bpf $CASES
 
-GO123=${GOCHECK_GO123:-/usr/lib/go-1.23/bin/go}
-
 # count FILE EVENT: how many EVENT records inspect counts in FILE.
 count() {
 	"$GTCTL" inspect "$1" | awk -v e="$2" '$1 == e { n = $2 } END { print n + 0 }'
 }
 
 # go123_groups FILE: the group names of Go 1.23's Goroutines page, one a
-# line (the viewer parses the whole file before it answers: no deadline
-# while it lives; another port when one is taken).
+# line.
 go123_groups() {
-	local file=$1 port pid try up=1
-	for try in 1 2 3 4 5; do
-		port=$(( (RANDOM % 20000) + 30000 ))
-		BROWSER=true GOTOOLCHAIN=local "$GO123" tool trace -http="127.0.0.1:$port" "$file" \
-			>"$file.go123.log" 2>&1 &
-		pid=$!
-		while kill -0 "$pid" 2>/dev/null; do
-			curl -s -o /dev/null "http://127.0.0.1:$port/" && { up=0; break; }
-			sleep 0.1
-		done
-		[ $up = 0 ] && break
-		wait "$pid" 2>/dev/null
-		grep -q 'address already in use' "$file.go123.log" || break
-	done
-	[ $up = 0 ] || return 1
-	curl -s --max-time 600 "http://127.0.0.1:$port/goroutines" |
-		grep -o 'href="/goroutine?name=[^"]*"' | sed -e 's/^href="\/goroutine?name=//' -e 's/"$//'
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	gt_go123_page "$1" || return 1
+	grep -o 'href="/goroutine?name=[^"]*"' "$1.go123.html" 2>/dev/null |
+		sed -e 's/^href="\/goroutine?name=//' -e 's/"$//'
 	return 0
 }
 

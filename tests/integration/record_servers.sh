@@ -34,7 +34,6 @@ gt_require_bpf $CASES
 # shellcheck disable=SC2086
 gt_expect $CASES
 
-GO123=${GOCHECK_GO123:-/usr/lib/go-1.23/bin/go}
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 CHECK="python3 tests/integration/servers_check.py"
 chmod 755 "$GT_TMP"
@@ -163,7 +162,7 @@ check() {
 		fail "${tag}_names" "Go 1.19's viewer did not serve $T: $(tail -3 "$T.viewer.log")"
 	elif ! gt_truth "${tag}_names" groups "$T.goroutines.html" "$@"; then
 		:
-	elif ! go123_page "$T"; then
+	elif ! gt_go123_page "$T"; then
 		fail "${tag}_names" "Go 1.23's viewer did not serve $T: $(tail -3 "$T.go123.log")"
 	elif ! out=$($CHECK go123 "$T.go123.html" "$@"); then
 		fail "${tag}_names" "$out"
@@ -173,28 +172,6 @@ check() {
 	out=$($CHECK frames "$T" "$GT_TMP/$tag".maps.*)
 	if [ $? = 0 ]; then ok "${tag}_frames"; else fail "${tag}_frames" "$out"; fi
 	echo "# $tag: $($CHECK stats "$T.json" "$GT_TMP/$tag.rec.err")  frames: ${out%%$'\n'*}"
-}
-
-# go123_page FILE: Go 1.23's Goroutines page into FILE.go123.html.
-go123_page() {
-	local file=$1 port pid up=1
-	for _ in 1 2 3 4 5; do
-		port=$(( (RANDOM % 20000) + 30000 ))
-		BROWSER=true GOTOOLCHAIN=local "$GO123" tool trace -http="127.0.0.1:$port" "$file" \
-			>"$file.go123.log" 2>&1 &
-		pid=$!
-		while kill -0 "$pid" 2>/dev/null; do
-			curl -s -o /dev/null "http://127.0.0.1:$port/" && { up=0; break; }
-			sleep 0.1
-		done
-		[ $up = 0 ] && break
-		wait "$pid" 2>/dev/null
-		grep -q 'address already in use' "$file.go123.log" || break
-	done
-	[ $up = 0 ] && curl -s --max-time 600 -o "$file.go123.html" "http://127.0.0.1:$port/goroutines"
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	return $up
 }
 
 need() {

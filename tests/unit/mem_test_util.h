@@ -192,6 +192,41 @@ static inline int mt_record(struct gt_engine *e, struct gt_session_opts *o, stru
 	return rc;
 }
 
+/* Starts build/workloads/NAME --wait ARG (ARG may be NULL) and waits for
+ * its `pid` and `ready`: 0 or -1. */
+static inline int mt_start_workload(struct mt_child *c, const char *name, char *arg)
+{
+	static char path[600];
+	char *argv[] = { path, "--wait", arg, NULL };
+	char line[256];
+
+	snprintf(path, sizeof(path), "%s/workloads/%s", mt_build, name);
+	if (mt_spawn(c, argv) || mt_expect(c, "pid", line, sizeof(line), 10000) ||
+	    mt_expect(c, "ready", line, sizeof(line), 10000))
+		return -1;
+	return 0;
+}
+
+/* mt_record into the file path (created or emptied), then the workload
+ * reaped: 0, or not 0 with why. */
+static inline int mt_record_file(struct gt_engine *e, struct gt_session_opts *o,
+				 struct mt_child *c, const char *path, struct mt_lines *lines,
+				 mt_during_fn during, void *arg, char *why, size_t whylen)
+{
+	int rc;
+
+	o->out_fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (o->out_fd < 0) {
+		snprintf(why, whylen, "cannot create %.400s: %s", path, strerror(errno));
+		mt_reap(c);
+		return -1;
+	}
+	rc = mt_record(e, o, c, lines, during, arg, why, whylen);
+	close(o->out_fd);
+	mt_reap(c);
+	return rc;
+}
+
 /* Opens the engine or explains why not (BPF is required). */
 static inline struct gt_engine *mt_engine(void)
 {
@@ -359,6 +394,25 @@ static inline void mt_check_valid(const char *path)
 	GT_CHECK(rc == 0, "gt_check rejects %s: %s", path, rep.error);
 	rc = gt_test_gocheck(path, why, sizeof(why));
 	GT_CHECK(rc == 0, "go tool trace rejects %s: %s", path, why);
+}
+
+/* The BPF part of a test's main: skipped when GOTRACED_SKIP_BPF=1 says so
+ * (a `skip TEST` line), else cases() runs with an engine in *e and a trace
+ * buffer in *t, closed and freed after. */
+static inline void mt_run_bpf(const char *test, struct gt_engine **e, struct mt_trace **t,
+			      void (*cases)(void))
+{
+	if (gt_test_skip_bpf()) {
+		printf("skip %s: BPF cases skipped (GOTRACED_SKIP_BPF=1)\n", test);
+		return;
+	}
+	*t = malloc(sizeof(**t));
+	*e = mt_engine();
+	if (*e && *t) {
+		cases();
+		gt_engine_close(*e);
+	}
+	free(*t);
 }
 
 #endif

@@ -1020,12 +1020,16 @@ static void test_attach_on_demand(void)
 	GT_CHECK(gt_capture_attach(c, err, sizeof(err)) == 0, "second attach: %s", err);
 	n = events_beyond(c, p, 100);
 	GT_CHECK(n > 100, "only %zu events while attached", n);
+	GT_CHECK(gt_capture_merge_resident(c) > 0, "no merge page resident after %zu events", n);
 
 	gt_capture_detach(c);
 	GT_CHECK(!gt_capture_attached(c), "attached after detach");
 	GT_CHECK(count_links() == links0, "%d links after detach (%d before)", count_links(),
 		 links0);
 	events_of(c, p, 20); /* what was in the rings at the detach */
+	/* and what buffering them took goes back (a daemon kept 12 MiB) */
+	GT_CHECK(gt_capture_merge_resident(c) == 0, "%zu merge pages resident once idle",
+		 gt_capture_merge_resident(c));
 	n = events_of(c, p, 200);
 	GT_CHECK(n == 0, "%zu events after detaching", n);
 

@@ -19,19 +19,6 @@
 static struct gt_engine *engine;
 static struct mt_trace *trace;
 
-static int start_hot(struct mt_child *c, const char *ms)
-{
-	static char path[600];
-	char *argv[] = { path, "--wait", (char *)ms, NULL };
-	char line[256];
-
-	snprintf(path, sizeof(path), "%s/workloads/cpu_hot", mt_build);
-	if (mt_spawn(c, argv) || mt_expect(c, "pid", line, sizeof(line), 10000) ||
-	    mt_expect(c, "ready", line, sizeof(line), 10000))
-		return -1;
-	return 0;
-}
-
 static void note_open(struct gt_engine *e, struct mt_child *c, void *arg)
 {
 	struct gt_memtrack_stats st;
@@ -69,16 +56,13 @@ static void test_hot_function_sampled(void)
 	int open_during = 0;
 	pthread_t by;
 
-	GT_REQUIRE(start_hot(&c, "500") == 0, "cpu_hot did not start");
+	GT_REQUIRE(mt_start_workload(&c, "cpu_hot", "500") == 0, "cpu_hot did not start");
 	snprintf(path, sizeof(path), "%s/tests/cpu_sample.trace", mt_build);
-	o.out_fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	GT_REQUIRE(o.out_fd >= 0, "cannot create %s", path);
 	pthread_create(&by, NULL, bystander, (void *)&stop);
-	int rc = mt_record(engine, &o, &c, &lines, note_open, &open_during, why, sizeof(why));
+	int rc = mt_record_file(engine, &o, &c, path, &lines, note_open, &open_during, why,
+				sizeof(why));
 	stop = 1;
 	pthread_join(by, NULL);
-	close(o.out_fd);
-	mt_reap(&c);
 	GT_REQUIRE(rc == 0, "%s", why);
 	GT_CHECK(open_during == libbpf_num_possible_cpus() || open_during > 0,
 		 "%d perf events open while recording", open_during);
@@ -120,13 +104,9 @@ static void test_old_version_no_samples(void)
 	struct mt_child c;
 	char path[700], why[600];
 
-	GT_REQUIRE(start_hot(&c, "100") == 0, "cpu_hot did not start");
+	GT_REQUIRE(mt_start_workload(&c, "cpu_hot", "100") == 0, "cpu_hot did not start");
 	snprintf(path, sizeof(path), "%s/tests/cpu_sample_111.trace", mt_build);
-	o.out_fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	GT_REQUIRE(o.out_fd >= 0, "cannot create %s", path);
-	int rc = mt_record(engine, &o, &c, NULL, NULL, NULL, why, sizeof(why));
-	close(o.out_fd);
-	mt_reap(&c);
+	int rc = mt_record_file(engine, &o, &c, path, NULL, NULL, NULL, why, sizeof(why));
 	GT_REQUIRE(rc == 0, "%s", why);
 	mt_check_valid(path);
 	GT_REQUIRE(mt_scan(path, trace) == 0, "cannot read back %s", path);
@@ -134,20 +114,15 @@ static void test_old_version_no_samples(void)
 	mt_free(trace);
 }
 
+static void bpf_cases(void)
+{
+	GT_RUN(test_hot_function_sampled);
+	GT_RUN(test_old_version_no_samples);
+}
+
 int main(int argc, char **argv)
 {
 	mt_find_build(argc, argv);
-	if (gt_test_skip_bpf()) {
-		printf("skip test_cpu_sample: GOTRACED_SKIP_BPF=1\n");
-		return gt_test_done();
-	}
-	trace = malloc(sizeof(*trace));
-	engine = mt_engine();
-	if (engine && trace) {
-		GT_RUN(test_hot_function_sampled);
-		GT_RUN(test_old_version_no_samples);
-		gt_engine_close(engine);
-	}
-	free(trace);
+	mt_run_bpf("test_cpu_sample", &engine, &trace, bpf_cases);
 	return gt_test_done();
 }

@@ -106,21 +106,32 @@ static void header(struct buf *b, const char *ver)
 }
 
 /* The valid base: a thread g1 (identity stack: comm "worker", tid 42)
- * created by g 0, started on p 0, preempted, p stopped; then the footer. */
+ * created by g 0, started on p 0, preempted, p stopped; then the footer.
+ * The flags break one thing each, in the head or the tail. */
 enum {
 	NO_DESCHEDULE = 1, NO_PROC_STOP = 2, NO_FREQUENCY = 4, NO_STACK = 8, PC_ZERO = 16,
-	NO_FOOTER_STRINGS = 32,
+	STRINGS_FIRST = 32, /* the strings right after the header, not in the footer */
+	NO_GOMAXPROCS = 64,
 };
 
-static void base_head(struct buf *b)
+/* The base's head in a file of version ver, g1 started with sequence
+ * number seq (1 is right). */
+static void head_at(struct buf *b, const char *ver, uint64_t seq, int flags)
 {
-	header(b, "1.19");
+	header(b, ver);
+	if (flags & STRINGS_FIRST) {
+		str(b, 1, "worker");
+		str(b, 2, "[thread]");
+	}
 	EV(b, GT_EV_BATCH, 0, 1000);
 	EV(b, GT_EV_GO_CREATE, 1, 1, 1, 0);    /* dt, g, new stack, stack */
-	EV(b, GT_EV_GOMAXPROCS, 1, 2, 0);
+	if (!(flags & NO_GOMAXPROCS))
+		EV(b, GT_EV_GOMAXPROCS, 1, 2, 0);
 	EV(b, GT_EV_PROC_START, 1, 100);
-	EV(b, GT_EV_GO_START, 1, 1, 1);        /* dt, g, seq */
+	EV(b, GT_EV_GO_START, 1, 1, seq);      /* dt, g, seq */
 }
+
+static void base_head(struct buf *b) { head_at(b, "1.19", 1, 0); }
 
 static void base_tail(struct buf *b, int flags)
 {
@@ -131,7 +142,7 @@ static void base_tail(struct buf *b, int flags)
 	EV(b, GT_EV_BATCH, 0, 5000);
 	if (!(flags & NO_FREQUENCY))
 		EV(b, GT_EV_FREQUENCY, 1000000000);
-	if (!(flags & NO_FOOTER_STRINGS)) {
+	if (!(flags & STRINGS_FIRST)) {
 		str(b, 1, "worker");
 		str(b, 2, "[thread]");
 	}
@@ -161,12 +172,7 @@ static void mk_unknown_type(struct buf *b)
 }
 static void mk_wrong_seq(struct buf *b)
 {
-	header(b, "1.19");
-	EV(b, GT_EV_BATCH, 0, 1000);
-	EV(b, GT_EV_GO_CREATE, 1, 1, 1, 0);
-	EV(b, GT_EV_GOMAXPROCS, 1, 2, 0);
-	EV(b, GT_EV_PROC_START, 1, 100);
-	EV(b, GT_EV_GO_START, 1, 1, 5);       /* seq 5, the goroutine is at 1 */
+	head_at(b, "1.19", 5, 0);             /* seq 5, the goroutine is at 1 */
 	base_tail(b, 0);
 }
 static void mk_start_running(struct buf *b)
@@ -187,6 +193,21 @@ static void mk_unblock_not_waiting(struct buf *b)
 	base_head(b);
 	EV(b, GT_EV_GO_CREATE, 1, 2, 1, 0);
 	EV(b, GT_EV_GO_UNBLOCK, 1, 2, 1, 0);  /* g2 is runnable, not waiting */
+	base_tail(b, 0);
+}
+/* g2 started on two other Ps (GoStartLocal: any sequence number), both
+ * waiting for g2 to exist: its GoCreate makes both ready at once, and the
+ * later start finds g2 running already: Go 1.19 panics ("event sequences
+ * are broken") where it merges them. */
+static void mk_start_on_two_ps(struct buf *b)
+{
+	base_head(b);
+	EV(b, GT_EV_GO_CREATE, 1, 2, 1, 0);   /* 1005 */
+	EV(b, GT_EV_BATCH, 1, 1010);
+	EV(b, GT_EV_GO_START_LOCAL, 1, 2);    /* 1011 */
+	EV(b, GT_EV_BATCH, 2, 1012);
+	EV(b, GT_EV_GO_START_LOCAL, 1, 2);    /* 1013 */
+	EV(b, GT_EV_BATCH, 0, 1006);
 	base_tail(b, 0);
 }
 static void mk_sysexit_after_block(struct buf *b)
@@ -212,11 +233,7 @@ static void mk_zero_frequency(struct buf *b)
 }
 static void mk_no_gomaxprocs(struct buf *b)
 {
-	header(b, "1.19");
-	EV(b, GT_EV_BATCH, 0, 1000);
-	EV(b, GT_EV_GO_CREATE, 1, 1, 1, 0);
-	EV(b, GT_EV_PROC_START, 1, 100);
-	EV(b, GT_EV_GO_START, 1, 1, 1);
+	head_at(b, "1.19", 1, NO_GOMAXPROCS);
 	base_tail(b, 0);
 }
 static void mk_empty(struct buf *b)
@@ -226,15 +243,8 @@ static void mk_empty(struct buf *b)
 }
 static void mk_string_first(struct buf *b)
 {
-	header(b, "1.19");
-	str(b, 1, "worker");
-	str(b, 2, "[thread]");
-	EV(b, GT_EV_BATCH, 0, 1000);
-	EV(b, GT_EV_GO_CREATE, 1, 1, 1, 0);
-	EV(b, GT_EV_GOMAXPROCS, 1, 2, 0);
-	EV(b, GT_EV_PROC_START, 1, 100);
-	EV(b, GT_EV_GO_START, 1, 1, 1);
-	base_tail(b, NO_FOOTER_STRINGS);
+	head_at(b, "1.19", 1, STRINGS_FIRST);
+	base_tail(b, STRINGS_FIRST);
 }
 static void mk_still_running(struct buf *b)
 {
@@ -284,10 +294,28 @@ static void mk_dup_string(struct buf *b)
 /* ---- Shapes that Go 1.22+ converts and Go 1.23's viewer cannot show:
  * every parser accepts them; the 1.23 viewer panics or refuses. */
 
+/* The start of the go123 cases: g1 created at the first timestamp (1000)
+ * on p 0. */
+static void go123_head(struct buf *b)
+{
+	header(b, "1.19");
+	EV(b, GT_EV_BATCH, 0, 1000);
+	EV(b, GT_EV_GO_CREATE, 0, 1, 1, 0);
+}
+
 /* The footer of the go123 cases: g's identity stack 1 ("worker"). */
 static void go123_tail(struct buf *b)
 {
 	base_tail(b, NO_DESCHEDULE | NO_PROC_STOP);
+}
+
+/* Their end: the running goroutine preempted dt later, its P stopped,
+ * the footer. */
+static void go123_end(struct buf *b, uint64_t dt)
+{
+	EV(b, GT_EV_GO_PREEMPT, dt, 0);
+	EV(b, GT_EV_PROC_STOP, 1);
+	go123_tail(b);
 }
 
 /* A goroutine running from the start, its GoStart at the trace's first
@@ -295,41 +323,31 @@ static void go123_tail(struct buf *b)
  * stops (what `record -p` of a busy process wrote). */
 static void mk_go123_start_at_first_ts(struct buf *b)
 {
-	header(b, "1.19");
-	EV(b, GT_EV_BATCH, 0, 1000);
-	EV(b, GT_EV_GO_CREATE, 0, 1, 1, 0);
+	go123_head(b);
 	EV(b, GT_EV_PROC_START, 0, 100);
 	EV(b, GT_EV_GO_START, 0, 1, 1);
 	EV(b, GT_EV_GOMAXPROCS, 0, 1, 0);
-	EV(b, GT_EV_GO_PREEMPT, 10, 0);
-	EV(b, GT_EV_PROC_STOP, 1);
-	go123_tail(b);
+	go123_end(b, 10);
 }
 
 /* In a syscall from the start on P 0 (procgen: inSyscall[0]); it returns,
  * runs and stops, then P 0 stops and stops it again (`record -- CMD`). */
 static void mk_go123_insyscall_p_stops(struct buf *b)
 {
-	header(b, "1.19");
-	EV(b, GT_EV_BATCH, 0, 1000);
-	EV(b, GT_EV_GO_CREATE, 0, 1, 1, 0);
+	go123_head(b);
 	EV(b, GT_EV_PROC_START, 1, 100);
 	EV(b, GT_EV_GO_IN_SYSCALL, 0, 1);       /* g1 c=1 */
 	EV(b, GT_EV_GOMAXPROCS, 0, 1, 0);
 	EV(b, GT_EV_GO_SYSEXIT, 5, 1, 2, 0);    /* g1 c=2, by G 0 */
 	EV(b, GT_EV_GO_START, 1, 1, 3);
-	EV(b, GT_EV_GO_PREEMPT, 5, 0);
-	EV(b, GT_EV_PROC_STOP, 1);
-	go123_tail(b);
+	go123_end(b, 5);
 }
 
 /* In a syscall from the start on a P never started: no M, so the thread
  * view has it executing nowhere and panics when the syscall returns. */
 static void mk_go123_insyscall_no_thread(struct buf *b)
 {
-	header(b, "1.19");
-	EV(b, GT_EV_BATCH, 0, 1000);
-	EV(b, GT_EV_GO_CREATE, 0, 1, 1, 0);
+	go123_head(b);
 	EV(b, GT_EV_BATCH, 1, 1001);
 	EV(b, GT_EV_GO_IN_SYSCALL, 0, 1);       /* g1 c=1, on p 1 */
 	EV(b, GT_EV_BATCH, 0, 1002);
@@ -337,9 +355,7 @@ static void mk_go123_insyscall_no_thread(struct buf *b)
 	EV(b, GT_EV_PROC_START, 4, 100);
 	EV(b, GT_EV_GO_SYSEXIT, 1, 1, 2, 0);
 	EV(b, GT_EV_GO_START, 1, 1, 3);
-	EV(b, GT_EV_GO_PREEMPT, 1, 0);
-	EV(b, GT_EV_PROC_STOP, 1);
-	go123_tail(b);
+	go123_end(b, 1);
 }
 
 /* A CPUSample with a time delta, then the start of a goroutine woken on
@@ -347,9 +363,7 @@ static void mk_go123_insyscall_no_thread(struct buf *b)
  * at 1050), Go 1.22+ does not (1002): "time stamps out of order". */
 static void mk_go123_cpu_sample_delta(struct buf *b)
 {
-	header(b, "1.19");
-	EV(b, GT_EV_BATCH, 0, 1000);
-	EV(b, GT_EV_GO_CREATE, 0, 1, 1, 0);
+	go123_head(b);
 	EV(b, GT_EV_GO_CREATE, 0, 2, 1, 0);
 	EV(b, GT_EV_GO_WAITING, 1, 2);          /* g2 c=1 */
 	EV(b, GT_EV_GOMAXPROCS, 0, 2, 0);
@@ -363,9 +377,7 @@ static void mk_go123_cpu_sample_delta(struct buf *b)
 	EV(b, GT_EV_PROC_START, 0, 100);
 	EV(b, GT_EV_CPU_SAMPLE, 100, 1005, 0, 0, 0);
 	EV(b, GT_EV_GO_START, 1, 2, 3);
-	EV(b, GT_EV_GO_PREEMPT, 1, 0);
-	EV(b, GT_EV_PROC_STOP, 1);
-	go123_tail(b);
+	go123_end(b, 1);
 }
 
 /* Only what the conversion drops (the first Gomaxprocs): the 1.23
@@ -381,12 +393,7 @@ static void mk_go123_nothing_left(struct buf *b)
 /* A GC with an STW of kind 5: Go 1.21 names many STW reasons, 1.19 two. */
 static void mk_stw_kind5(struct buf *b, const char *ver)
 {
-	header(b, ver);
-	EV(b, GT_EV_BATCH, 0, 1000);
-	EV(b, GT_EV_GO_CREATE, 1, 1, 1, 0);
-	EV(b, GT_EV_GOMAXPROCS, 1, 2, 0);
-	EV(b, GT_EV_PROC_START, 1, 100);
-	EV(b, GT_EV_GO_START, 1, 1, 1);
+	head_at(b, ver, 1, 0);
 	EV(b, GT_EV_GC_STW_START, 1, 5);
 	EV(b, GT_EV_GC_STW_DONE, 1);
 	base_tail(b, 0);
@@ -417,6 +424,7 @@ static const struct broken cases[] = {
 	{ "gostart_of_running_g", mk_start_running, "no consistent ordering", 1, 1, NULL },
 	{ "gostart_on_busy_p", mk_start_busy_p, "is already running g 1 while start g 2", 1, 1, NULL },
 	{ "unblock_not_waiting", mk_unblock_not_waiting, "no consistent ordering", 1, 1, NULL },
+	{ "gostart_on_two_ps", mk_start_on_two_ps, "event sequences are broken for g 2", 1, 1, NULL },
 	{ "sysexit_after_plain_block", mk_sysexit_after_block, "not GoSysBlock or GoInSyscall", 0, 1,
 	  "go tool trace -d accepts it; the viewer's in-syscall count goes negative" },
 	{ "procstop_with_running_g", mk_proc_stop_running, "is running a goroutine 1 during stop", 1, 1, NULL },

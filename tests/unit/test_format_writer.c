@@ -180,6 +180,54 @@ static const struct rec *find_type(const struct decoded *dec, int type, int nth)
 	return NULL;
 }
 
+/* A test's trace file: a writer (Go 1.19, 1 GHz) on tmpdir/NAME, then the
+ * records it wrote. */
+struct wfile {
+	char path[128];
+	int fd;
+	struct gt_writer *w;
+	struct decoded dec;
+	uint8_t *data;
+	size_t len;
+};
+
+/* Opens the file and a writer on it: 0, or -1 with dec.err saying why. */
+static int wf_open(struct wfile *f, const char *name)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = tmp_open(name, f->path, sizeof(f->path));
+	if (f->fd < 0) {
+		snprintf(f->dec.err, sizeof(f->dec.err), "open %s: %s", f->path, strerror(errno));
+		return -1;
+	}
+	if (gt_writer_open(&f->w, f->fd, GT_V1_19, 1000000000) != 0) {
+		snprintf(f->dec.err, sizeof(f->dec.err), "gt_writer_open on %s failed", f->path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Closes the writer, then decodes the file: 0, or -1 with dec.err. */
+static int wf_close(struct wfile *f)
+{
+	int err = gt_writer_close(f->w);
+
+	f->w = NULL;
+	if (err) {
+		snprintf(f->dec.err, sizeof(f->dec.err), "close: %s", strerror(-err));
+		return -1;
+	}
+	return decode_file(f->path, &f->dec, &f->data, &f->len);
+}
+
+static void wf_free(struct wfile *f)
+{
+	free(f->dec.r);
+	free(f->data);
+	if (f->fd >= 0)
+		close(f->fd);
+}
+
 /* ---- varints -------------------------------------------------------------- */
 
 static void test_varint_edges(void)
@@ -245,54 +293,45 @@ static void test_header_per_version(void)
 
 static void test_arg_count_encoding(void)
 {
-	struct gt_writer *w;
-	struct decoded dec = {0};
-	uint8_t *data = NULL;
-	size_t len;
-	char path[256];
-	int fd = tmp_open("enc", path, sizeof(path));
+	struct wfile tf;
 	const struct rec *r;
 
-	GT_REQUIRE(fd >= 0, "open: %s", strerror(errno));
-	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
-	GT_CHECK(EV0(w, 0, GT_EV_PROC_STOP, 1000) == 0, "ProcStop");           /* 1 varint */
-	GT_CHECK(EV(w, 0, GT_EV_PROC_START, 1005, 77) == 0, "ProcStart");     /* 2 */
-	GT_CHECK(EV(w, 0, GT_EV_GO_START, 1300, 5, 1) == 0, "GoStart");       /* 3 */
-	GT_CHECK(EV(w, 0, GT_EV_GO_UNBLOCK, 1400, 6, 2, 0) == 0, "GoUnblock"); /* 4: length */
-	GT_CHECK(EV(w, 0, GT_EV_GO_SYSEXIT, 1500, 6, 3, 0) == 0, "GoSysExit"); /* 4: length */
-	GT_REQUIRE(gt_writer_close(w) == 0, "close");
-	GT_REQUIRE(decode_file(path, &dec, &data, &len) == 0, "decode: %s", dec.err);
-	GT_REQUIRE(dec.n >= 8, "only %d records", dec.n);
+	GT_REQUIRE(wf_open(&tf, "enc") == 0, "%s", tf.dec.err);
+	GT_CHECK(EV0(tf.w, 0, GT_EV_PROC_STOP, 1000) == 0, "ProcStop");           /* 1 varint */
+	GT_CHECK(EV(tf.w, 0, GT_EV_PROC_START, 1005, 77) == 0, "ProcStart");     /* 2 */
+	GT_CHECK(EV(tf.w, 0, GT_EV_GO_START, 1300, 5, 1) == 0, "GoStart");       /* 3 */
+	GT_CHECK(EV(tf.w, 0, GT_EV_GO_UNBLOCK, 1400, 6, 2, 0) == 0, "GoUnblock"); /* 4: length */
+	GT_CHECK(EV(tf.w, 0, GT_EV_GO_SYSEXIT, 1500, 6, 3, 0) == 0, "GoSysExit"); /* 4: length */
+	GT_REQUIRE(wf_close(&tf) == 0, "%s", tf.dec.err);
+	GT_REQUIRE(tf.dec.n >= 8, "only %d records", tf.dec.n);
 	/* Batch [p, ticks] with n = 1, first, absolute time of the first event. */
-	GT_CHECK(data[16] == (GT_EV_BATCH | 1 << 6), "batch byte %02x", data[16]);
-	GT_CHECK(dec.r[0].args[0] == 0 && dec.r[0].args[1] == 1000, "batch [%llu %llu]",
-		 (unsigned long long)dec.r[0].args[0], (unsigned long long)dec.r[0].args[1]);
-	r = &dec.r[1];
-	GT_CHECK(data[r->off] == GT_EV_PROC_STOP && r->args[0] == 0, "ProcStop: %02x delta %llu",
-		 data[r->off], (unsigned long long)r->args[0]);
-	r = &dec.r[2];
-	GT_CHECK(data[r->off] == (GT_EV_PROC_START | 1 << 6) && r->args[0] == 5 && r->args[1] == 77,
-		 "ProcStart encoded as %02x", data[r->off]);
-	r = &dec.r[3];
-	GT_CHECK(data[r->off] == (GT_EV_GO_START | 2 << 6) && r->args[0] == 295 && r->nargs == 3,
-		 "GoStart encoded as %02x delta %llu", data[r->off], (unsigned long long)r->args[0]);
+	GT_CHECK(tf.data[16] == (GT_EV_BATCH | 1 << 6), "batch byte %02x", tf.data[16]);
+	GT_CHECK(tf.dec.r[0].args[0] == 0 && tf.dec.r[0].args[1] == 1000, "batch [%llu %llu]",
+		 (unsigned long long)tf.dec.r[0].args[0], (unsigned long long)tf.dec.r[0].args[1]);
+	r = &tf.dec.r[1];
+	GT_CHECK(tf.data[r->off] == GT_EV_PROC_STOP && r->args[0] == 0, "ProcStop: %02x delta %llu",
+		 tf.data[r->off], (unsigned long long)r->args[0]);
+	r = &tf.dec.r[2];
+	GT_CHECK(tf.data[r->off] == (GT_EV_PROC_START | 1 << 6) && r->args[0] == 5 && r->args[1] == 77,
+		 "ProcStart encoded as %02x", tf.data[r->off]);
+	r = &tf.dec.r[3];
+	GT_CHECK(tf.data[r->off] == (GT_EV_GO_START | 2 << 6) && r->args[0] == 295 && r->nargs == 3,
+		 "GoStart encoded as %02x delta %llu", tf.data[r->off], (unsigned long long)r->args[0]);
 	/* 295 needs two bytes: 0xa7 0x02. */
-	GT_CHECK(data[r->off + 1] == 0xa7 && data[r->off + 2] == 0x02, "delta bytes %02x %02x",
-		 data[r->off + 1], data[r->off + 2]);
-	r = &dec.r[4];
-	GT_CHECK(data[r->off] == (GT_EV_GO_UNBLOCK | 3 << 6) && r->lenfield == 4 && r->nargs == 4,
-		 "GoUnblock %02x len %zu nargs %d", data[r->off], r->lenfield, r->nargs);
+	GT_CHECK(tf.data[r->off + 1] == 0xa7 && tf.data[r->off + 2] == 0x02, "delta bytes %02x %02x",
+		 tf.data[r->off + 1], tf.data[r->off + 2]);
+	r = &tf.dec.r[4];
+	GT_CHECK(tf.data[r->off] == (GT_EV_GO_UNBLOCK | 3 << 6) && r->lenfield == 4 && r->nargs == 4,
+		 "GoUnblock %02x len %zu nargs %d", tf.data[r->off], r->lenfield, r->nargs);
 	GT_CHECK(r->args[1] == 6 && r->args[2] == 2 && r->args[3] == 0, "GoUnblock args");
-	r = &dec.r[5];
+	r = &tf.dec.r[5];
 	GT_CHECK(r->type == GT_EV_GO_SYSEXIT && r->nargs == 4 && r->args[3] == 0, "GoSysExit");
 	/* Footer: Batch p=0 at the latest time, then Frequency. */
-	r = &dec.r[6];
+	r = &tf.dec.r[6];
 	GT_CHECK(r->type == GT_EV_BATCH && r->args[0] == 0 && r->args[1] == 1500,
 		 "footer batch [%llu %llu]", (unsigned long long)r->args[0], (unsigned long long)r->args[1]);
-	GT_CHECK(dec.r[7].type == GT_EV_FREQUENCY && dec.r[7].args[0] == 1000000000, "frequency");
-	free(dec.r);
-	free(data);
-	close(fd);
+	GT_CHECK(tf.dec.r[7].type == GT_EV_FREQUENCY && tf.dec.r[7].args[0] == 1000000000, "frequency");
+	wf_free(&tf);
 }
 
 /* ---- batching and time ----------------------------------------------------- */
@@ -306,40 +345,33 @@ static uint64_t batch_test_time(uint64_t i)
 
 static void test_batches_across_buffers(void)
 {
+	struct wfile tf;
 	enum { N = 200000 };
-	struct gt_writer *w;
 	struct gt_writer_stats st;
-	struct decoded dec = {0};
-	uint8_t *data = NULL;
-	size_t len;
-	char path[256];
-	int fd = tmp_open("batches", path, sizeof(path));
 	int batches[3] = {0}, seen[3] = {0};
 	uint64_t last[3] = {0};
 	int bad = 0;
 
-	GT_REQUIRE(fd >= 0, "open: %s", strerror(errno));
-	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
+	GT_REQUIRE(wf_open(&tf, "batches") == 0, "%s", tf.dec.err);
 	/* Three Ps interleaved; times with big jumps so deltas vary in size. */
 	for (int i = 0; i < N; i++) {
 		int p = i % 3;
 		uint64_t ts = batch_test_time((uint64_t)i);
 
-		GT_REQUIRE(EV(w, p, GT_EV_HEAP_ALLOC, ts, (uint64_t)i) == 0, "event %d", i);
+		GT_REQUIRE(EV(tf.w, p, GT_EV_HEAP_ALLOC, ts, (uint64_t)i) == 0, "event %d", i);
 	}
-	gt_writer_stats(w, &st);
+	gt_writer_stats(tf.w, &st);
 	GT_CHECK(st.events == N, "events %llu", (unsigned long long)st.events);
 	GT_CHECK(st.batches > 3, "only %llu batches flushed before close",
 		 (unsigned long long)st.batches);
 	GT_CHECK(st.bytes < 16 + (uint64_t)N * 16, "bytes %llu", (unsigned long long)st.bytes);
-	GT_REQUIRE(gt_writer_close(w) == 0, "close");
-	GT_REQUIRE(decode_file(path, &dec, &data, &len) == 0, "decode: %s", dec.err);
+	GT_REQUIRE(wf_close(&tf) == 0, "%s", tf.dec.err);
 	/* Streaming: all but the last 64 KiB batch of each P (and the footer)
 	 * reached the file before close, so memory does not grow with length. */
-	GT_CHECK(st.bytes + 3 * 65536 + 64 >= len, "only %llu of %zu bytes written before close",
-		 (unsigned long long)st.bytes, len);
-	for (int i = 0; i < dec.n; i++) {
-		const struct rec *r = &dec.r[i];
+	GT_CHECK(st.bytes + 3 * 65536 + 64 >= tf.len, "only %llu of %zu bytes written before close",
+		 (unsigned long long)st.bytes, tf.len);
+	for (int i = 0; i < tf.dec.n; i++) {
+		const struct rec *r = &tf.dec.r[i];
 		int p = r->p;
 
 		if (r->type == GT_EV_FREQUENCY)
@@ -353,7 +385,7 @@ static void test_batches_across_buffers(void)
 		last[p] = r->ts;
 		if (r->type == GT_EV_BATCH) {
 			batches[p]++;
-			GT_CHECK(r->off == 16 || dec.r[i - 1].type != GT_EV_BATCH, "empty batch");
+			GT_CHECK(r->off == 16 || tf.dec.r[i - 1].type != GT_EV_BATCH, "empty batch");
 			continue;
 		}
 		/* Event k of P p carries value k*3+p: order and content kept. */
@@ -368,87 +400,71 @@ static void test_batches_across_buffers(void)
 		GT_CHECK(batches[p] >= 2, "P%d has %d batches", p, batches[p]);
 		GT_CHECK(seen[p] == (N + 2 - p) / 3, "P%d has %d events", p, seen[p]);
 	}
-	free(dec.r);
-	free(data);
-	close(fd);
+	wf_free(&tf);
 }
 
 static void test_time_clamped_forward(void)
 {
-	struct gt_writer *w;
+	struct wfile tf;
 	struct gt_writer_stats st;
-	struct decoded dec = {0};
-	uint8_t *data = NULL;
-	size_t len;
-	char path[256];
-	int fd = tmp_open("clamp", path, sizeof(path));
 	const uint64_t in[] = {5000, 4000, 6000, 5999, 1, 7000};
 	const uint64_t want[] = {5000, 5000, 6000, 6000, 6000, 7000};
 	int k = 0;
 
-	GT_REQUIRE(fd >= 0, "open: %s", strerror(errno));
-	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
+	GT_REQUIRE(wf_open(&tf, "clamp") == 0, "%s", tf.dec.err);
 	for (int i = 0; i < 6; i++)
-		GT_CHECK(EV(w, 1, GT_EV_HEAP_GOAL, in[i], 1) == 0, "event %d", i);
+		GT_CHECK(EV(tf.w, 1, GT_EV_HEAP_GOAL, in[i], 1) == 0, "event %d", i);
 	/* Another P is independent: its early time is not clamped. */
-	GT_CHECK(EV(w, 2, GT_EV_HEAP_GOAL, 10, 1) == 0, "P2 event");
-	gt_writer_stats(w, &st);
+	GT_CHECK(EV(tf.w, 2, GT_EV_HEAP_GOAL, 10, 1) == 0, "P2 event");
+	gt_writer_stats(tf.w, &st);
 	GT_CHECK(st.clamped == 3, "clamped %llu, want 3", (unsigned long long)st.clamped);
-	GT_REQUIRE(gt_writer_close(w) == 0, "close");
-	GT_REQUIRE(decode_file(path, &dec, &data, &len) == 0, "decode: %s", dec.err);
-	for (int i = 0; i < dec.n; i++) {
-		if (dec.r[i].type != GT_EV_HEAP_GOAL)
+	GT_REQUIRE(wf_close(&tf) == 0, "%s", tf.dec.err);
+	for (int i = 0; i < tf.dec.n; i++) {
+		if (tf.dec.r[i].type != GT_EV_HEAP_GOAL)
 			continue;
-		if (dec.r[i].p == 1) {
-			GT_CHECK(k < 6 && dec.r[i].ts == want[k], "event %d at %llu, want %llu", k,
-				 (unsigned long long)dec.r[i].ts, (unsigned long long)want[k]);
+		if (tf.dec.r[i].p == 1) {
+			GT_CHECK(k < 6 && tf.dec.r[i].ts == want[k], "event %d at %llu, want %llu", k,
+				 (unsigned long long)tf.dec.r[i].ts, (unsigned long long)want[k]);
 			k++;
 		} else {
-			GT_CHECK(dec.r[i].p == 2 && dec.r[i].ts == 10, "P2 event at %llu",
-				 (unsigned long long)dec.r[i].ts);
+			GT_CHECK(tf.dec.r[i].p == 2 && tf.dec.r[i].ts == 10, "P2 event at %llu",
+				 (unsigned long long)tf.dec.r[i].ts);
 		}
 	}
 	GT_CHECK(k == 6, "%d P1 events", k);
 	/* The footer batch (P0's stream) is not earlier than anything. */
-	GT_CHECK(find_type(&dec, GT_EV_BATCH, 2) && find_type(&dec, GT_EV_BATCH, 2)->ts == 7000,
+	GT_CHECK(find_type(&tf.dec, GT_EV_BATCH, 2) && find_type(&tf.dec, GT_EV_BATCH, 2)->ts == 7000,
 		 "footer batch time");
-	free(dec.r);
-	free(data);
-	close(fd);
+	wf_free(&tf);
 }
 
 /* ---- dictionaries ------------------------------------------------------------- */
 
 static void test_string_interning(void)
 {
-	struct gt_writer *w;
+	struct wfile tf;
 	struct gt_writer_stats st;
-	struct decoded dec = {0};
-	uint8_t *data = NULL;
-	size_t len;
-	char path[256];
-	int fd = tmp_open("strings", path, sizeof(path));
 	char *big = malloc(GT_MAX_STRING_LEN + 100);
 	char *utf = malloc(GT_MAX_STRING_LEN + 100);
 	uint64_t a, b, a2, idbig, idutf;
 	int nstr = 0;
 
-	GT_REQUIRE(fd >= 0 && big && utf, "setup");
+	GT_REQUIRE(big && utf, "setup");
+	GT_REQUIRE(wf_open(&tf, "strings") == 0, "%s", tf.dec.err);
 	memset(big, 'x', GT_MAX_STRING_LEN + 99);
 	big[GT_MAX_STRING_LEN + 99] = 0;
 	/* A 3-byte character straddling the 1e6 cut must go whole. */
 	memset(utf, 'y', GT_MAX_STRING_LEN + 99);
 	utf[GT_MAX_STRING_LEN + 99] = 0;
 	memcpy(utf + GT_MAX_STRING_LEN - 2, "\xe2\x82\xac", 3);
-	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
-	a = gt_writer_string(w, "main");
-	b = gt_writer_string(w, "worker");
-	a2 = gt_writer_string(w, "main");
+	a = gt_writer_string(tf.w, "main");
+	b = gt_writer_string(tf.w, "worker");
+	a2 = gt_writer_string(tf.w, "main");
 	GT_CHECK(a > 0 && b > 0 && a != b, "ids %llu %llu", (unsigned long long)a, (unsigned long long)b);
 	GT_CHECK(a == a2, "same string got %llu then %llu", (unsigned long long)a, (unsigned long long)a2);
-	GT_CHECK(gt_writer_string(w, "") == 0 && gt_writer_string(w, NULL) == 0, "empty string id");
-	idbig = gt_writer_string(w, big);
-	idutf = gt_writer_string(w, utf);
+	GT_CHECK(gt_writer_string(tf.w, "") == 0 && gt_writer_string(tf.w, NULL) == 0, "empty string id");
+	idbig = gt_writer_string(tf.w, big);
+	idutf = gt_writer_string(tf.w, utf);
 	GT_CHECK(idbig > b && idutf > idbig, "big ids %llu %llu", (unsigned long long)idbig,
 		 (unsigned long long)idutf);
 	/* Many strings force the table to grow; ids stay stable. */
@@ -456,9 +472,9 @@ static void test_string_interning(void)
 		char s[32];
 
 		snprintf(s, sizeof(s), "sym%d", i);
-		GT_CHECK(gt_writer_string(w, s) == idutf + 1 + (uint64_t)i, "id of %s", s);
+		GT_CHECK(gt_writer_string(tf.w, s) == idutf + 1 + (uint64_t)i, "id of %s", s);
 	}
-	GT_CHECK(gt_writer_string(w, "sym17") == idutf + 18, "re-intern after growth");
+	GT_CHECK(gt_writer_string(tf.w, "sym17") == idutf + 18, "re-intern after growth");
 	/* The same buffer with new contents is a new string (the writer caches
 	 * by address but must compare contents). */
 	{
@@ -466,22 +482,21 @@ static void test_string_interning(void)
 		uint64_t x, y;
 
 		strcpy(buf, "alpha");
-		x = gt_writer_string(w, buf);
+		x = gt_writer_string(tf.w, buf);
 		strcpy(buf, "alphabet");
-		y = gt_writer_string(w, buf);
+		y = gt_writer_string(tf.w, buf);
 		GT_CHECK(x != y && y == x + 1, "reused buffer: ids %llu %llu", (unsigned long long)x,
 			 (unsigned long long)y);
 		strcpy(buf, "alpha");
-		GT_CHECK(gt_writer_string(w, buf) == x, "reused buffer back to alpha");
-		GT_CHECK(gt_writer_string(w, "alphabet") == y, "other address, same string");
+		GT_CHECK(gt_writer_string(tf.w, buf) == x, "reused buffer back to alpha");
+		GT_CHECK(gt_writer_string(tf.w, "alphabet") == y, "other address, same string");
 	}
-	gt_writer_stats(w, &st);
+	gt_writer_stats(tf.w, &st);
 	GT_CHECK(st.strings == 5006, "strings %llu", (unsigned long long)st.strings);
-	GT_CHECK(EV(w, 0, GT_EV_HEAP_ALLOC, 1, 1) == 0, "event");
-	GT_REQUIRE(gt_writer_close(w) == 0, "close");
-	GT_REQUIRE(decode_file(path, &dec, &data, &len) == 0, "decode: %s", dec.err);
-	for (int i = 0; i < dec.n; i++) {
-		const struct rec *r = &dec.r[i];
+	GT_CHECK(EV(tf.w, 0, GT_EV_HEAP_ALLOC, 1, 1) == 0, "event");
+	GT_REQUIRE(wf_close(&tf) == 0, "%s", tf.dec.err);
+	for (int i = 0; i < tf.dec.n; i++) {
+		const struct rec *r = &tf.dec.r[i];
 
 		if (r->type != GT_EV_STRING)
 			continue;
@@ -496,61 +511,52 @@ static void test_string_interning(void)
 		if (r->args[0] == idutf)
 			GT_CHECK(r->slen == GT_MAX_STRING_LEN - 2, "utf string cut at %zu", r->slen);
 		/* Strings come after the footer batch, never before events. */
-		GT_CHECK(find_type(&dec, GT_EV_FREQUENCY, 0)->off < r->off, "string before footer");
+		GT_CHECK(find_type(&tf.dec, GT_EV_FREQUENCY, 0)->off < r->off, "string before footer");
 	}
 	GT_CHECK(nstr == 5006, "%d strings in footer", nstr);
-	free(dec.r);
-	free(data);
+	wf_free(&tf);
 	free(big);
 	free(utf);
-	close(fd);
 }
 
 static void test_stack_interning_and_caps(void)
 {
-	struct gt_writer *w;
+	struct wfile tf;
 	struct gt_writer_stats st;
-	struct decoded dec = {0};
-	uint8_t *data = NULL;
-	size_t len;
-	char path[256];
-	int fd = tmp_open("stacks", path, sizeof(path));
 	struct gt_frame fr[300];
 	uint64_t s1, s1b, s2, sdeep, swide;
 	int nstk = 0;
 
-	GT_REQUIRE(fd >= 0, "open: %s", strerror(errno));
-	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
+	GT_REQUIRE(wf_open(&tf, "stacks") == 0, "%s", tf.dec.err);
 	for (int i = 0; i < 300; i++)
 		fr[i] = (struct gt_frame){0x400000 + (uint64_t)i * 16, "fn", "file.c", (uint64_t)i};
-	s1 = gt_writer_stack(w, fr, 3);
-	s1b = gt_writer_stack(w, fr, 3);
-	s2 = gt_writer_stack(w, fr + 1, 3);
+	s1 = gt_writer_stack(tf.w, fr, 3);
+	s1b = gt_writer_stack(tf.w, fr, 3);
+	s2 = gt_writer_stack(tf.w, fr + 1, 3);
 	GT_CHECK(s1 > 0 && s1 == s1b && s2 != s1, "ids %llu %llu %llu", (unsigned long long)s1,
 		 (unsigned long long)s1b, (unsigned long long)s2);
-	GT_CHECK(gt_writer_stack(w, fr, 0) == 0, "empty stack got an id");
+	GT_CHECK(gt_writer_stack(tf.w, fr, 0) == 0, "empty stack got an id");
 	/* 300 frames: capped to 128. */
-	sdeep = gt_writer_stack(w, fr, 300);
+	sdeep = gt_writer_stack(tf.w, fr, 300);
 	/* Frames with 10-byte PCs and lines: trimmed under 2048 bytes. */
 	for (int i = 0; i < 128; i++)
 		fr[i] = (struct gt_frame){UINT64_MAX - (uint64_t)i, "f", "g", UINT64_MAX - 1};
-	swide = gt_writer_stack(w, fr, 128);
+	swide = gt_writer_stack(tf.w, fr, 128);
 	GT_CHECK(sdeep > s2 && swide > sdeep, "ids %llu %llu", (unsigned long long)sdeep,
 		 (unsigned long long)swide);
-	gt_writer_stats(w, &st);
+	gt_writer_stats(tf.w, &st);
 	GT_CHECK(st.stacks == 4 && st.trimmed == 2, "stacks %llu trimmed %llu",
 		 (unsigned long long)st.stacks, (unsigned long long)st.trimmed);
 	/* Many stacks force the table to grow. */
 	for (int i = 0; i < 3000; i++) {
 		struct gt_frame f = {0x1000 + (uint64_t)i, "loop", NULL, 1};
 
-		GT_CHECK(gt_writer_stack(w, &f, 1) == swide + 1 + (uint64_t)i, "stack %d id", i);
+		GT_CHECK(gt_writer_stack(tf.w, &f, 1) == swide + 1 + (uint64_t)i, "stack %d id", i);
 	}
-	GT_CHECK(EV(w, 0, GT_EV_GO_CREATE, 10, 1, s1, s2) == 0, "GoCreate");
-	GT_REQUIRE(gt_writer_close(w) == 0, "close");
-	GT_REQUIRE(decode_file(path, &dec, &data, &len) == 0, "decode: %s", dec.err);
-	for (int i = 0; i < dec.n; i++) {
-		const struct rec *r = &dec.r[i];
+	GT_CHECK(EV(tf.w, 0, GT_EV_GO_CREATE, 10, 1, s1, s2) == 0, "GoCreate");
+	GT_REQUIRE(wf_close(&tf) == 0, "%s", tf.dec.err);
+	for (int i = 0; i < tf.dec.n; i++) {
+		const struct rec *r = &tf.dec.r[i];
 
 		if (r->type != GT_EV_STACK)
 			continue;
@@ -574,9 +580,7 @@ static void test_stack_interning_and_caps(void)
 				 (unsigned long long)r->args[1]);
 	}
 	GT_CHECK(nstk == 3004, "%d stacks in footer", nstk);
-	free(dec.r);
-	free(data);
-	close(fd);
+	wf_free(&tf);
 }
 
 /* ---- reserved stacks ------------------------------------------------------ */
@@ -623,85 +627,76 @@ static const char *find_string(const struct decoded *dec, uint64_t id, char *buf
  * gets the fallback frame, and Go and our checker read the names. */
 static void test_stack_reserve_define(void)
 {
-	struct gt_writer *w;
+	struct wfile tf;
 	struct gt_writer_stats st;
-	struct decoded dec = {0};
-	uint8_t *data = NULL;
-	size_t len;
-	char path[256], sbuf[64], why[2048];
-	int fd = tmp_open("reserve", path, sizeof(path));
+	char sbuf[64], why[2048];
 	struct gt_frame alpha = {0x1234, "alpha", "[thread]", 7}, deep[300];
 	uint64_t r1, r2, r3, s1, s1b, extra[2000];
 	struct gt_check_report rep;
 	struct gnames nm = {0};
 	const struct rec *r;
 
-	GT_REQUIRE(fd >= 0, "open: %s", strerror(errno));
-	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
-	r1 = gt_writer_stack_reserve(w);
-	r2 = gt_writer_stack_reserve(w);
-	r3 = gt_writer_stack_reserve(w);
+	GT_REQUIRE(wf_open(&tf, "reserve") == 0, "%s", tf.dec.err);
+	r1 = gt_writer_stack_reserve(tf.w);
+	r2 = gt_writer_stack_reserve(tf.w);
+	r3 = gt_writer_stack_reserve(tf.w);
 	GT_CHECK(r1 == 1 && r2 == 2 && r3 == 3, "ids %llu %llu %llu", (unsigned long long)r1,
 		 (unsigned long long)r2, (unsigned long long)r3);
-	GT_CHECK(EV(w, 0, GT_EV_GO_CREATE, 10, 1, r1, 0) == 0, "create 1");
-	GT_CHECK(EV(w, 0, GT_EV_GO_CREATE, 11, 2, r2, 0) == 0, "create 2");
-	GT_CHECK(EV(w, 0, GT_EV_GO_CREATE, 12, 3, r3, 0) == 0, "create 3");
-	GT_CHECK(EV(w, 0, GT_EV_GOMAXPROCS, 13, 2, 0) == 0, "gomaxprocs");
-	GT_CHECK(EV(w, 0, GT_EV_PROC_START, 20, 101) == 0, "procstart");
-	GT_CHECK(EV(w, 0, GT_EV_GO_START, 21, 1, 1) == 0, "start");
-	GT_CHECK(EV0(w, 0, GT_EV_GO_END, 30) == 0, "end");
-	GT_CHECK(EV0(w, 0, GT_EV_PROC_STOP, 31) == 0, "procstop");
+	GT_CHECK(EV(tf.w, 0, GT_EV_GO_CREATE, 10, 1, r1, 0) == 0, "create 1");
+	GT_CHECK(EV(tf.w, 0, GT_EV_GO_CREATE, 11, 2, r2, 0) == 0, "create 2");
+	GT_CHECK(EV(tf.w, 0, GT_EV_GO_CREATE, 12, 3, r3, 0) == 0, "create 3");
+	GT_CHECK(EV(tf.w, 0, GT_EV_GOMAXPROCS, 13, 2, 0) == 0, "gomaxprocs");
+	GT_CHECK(EV(tf.w, 0, GT_EV_PROC_START, 20, 101) == 0, "procstart");
+	GT_CHECK(EV(tf.w, 0, GT_EV_GO_START, 21, 1, 1) == 0, "start");
+	GT_CHECK(EV0(tf.w, 0, GT_EV_GO_END, 30) == 0, "end");
+	GT_CHECK(EV0(tf.w, 0, GT_EV_PROC_STOP, 31) == 0, "procstop");
 	/* Frames given after the events that use the id. */
-	GT_CHECK(gt_writer_stack_define(w, r1, &alpha, 1) == 0, "define r1");
-	GT_CHECK(gt_writer_stack_define(w, r1, &alpha, 1) == -EALREADY, "define r1 twice");
+	GT_CHECK(gt_writer_stack_define(tf.w, r1, &alpha, 1) == 0, "define r1");
+	GT_CHECK(gt_writer_stack_define(tf.w, r1, &alpha, 1) == -EALREADY, "define r1 twice");
 	/* Equal frames interned normally never return the reserved id. */
-	s1 = gt_writer_stack(w, &alpha, 1);
-	s1b = gt_writer_stack(w, &alpha, 1);
+	s1 = gt_writer_stack(tf.w, &alpha, 1);
+	s1b = gt_writer_stack(tf.w, &alpha, 1);
 	GT_CHECK(s1 > r3 && s1 == s1b, "interned %llu %llu", (unsigned long long)s1,
 		 (unsigned long long)s1b);
-	GT_CHECK(gt_writer_stack_define(w, s1, &alpha, 1) == -EINVAL, "defined an interned id");
-	GT_CHECK(gt_writer_stack_define(w, 0, &alpha, 1) == -EINVAL, "defined id 0");
-	GT_CHECK(gt_writer_stack_define(w, 9999, &alpha, 1) == -EINVAL, "defined a future id");
-	GT_CHECK(gt_writer_stack_define(w, r2, &alpha, 0) == -EINVAL, "defined 0 frames");
-	GT_CHECK(gt_writer_stack_define(w, r2, NULL, 1) == -EINVAL, "defined NULL frames");
+	GT_CHECK(gt_writer_stack_define(tf.w, s1, &alpha, 1) == -EINVAL, "defined an interned id");
+	GT_CHECK(gt_writer_stack_define(tf.w, 0, &alpha, 1) == -EINVAL, "defined id 0");
+	GT_CHECK(gt_writer_stack_define(tf.w, 9999, &alpha, 1) == -EINVAL, "defined a future id");
+	GT_CHECK(gt_writer_stack_define(tf.w, r2, &alpha, 0) == -EINVAL, "defined 0 frames");
+	GT_CHECK(gt_writer_stack_define(tf.w, r2, NULL, 1) == -EINVAL, "defined NULL frames");
 	for (int i = 0; i < 300; i++)
 		deep[i] = (struct gt_frame){0x500000 + (uint64_t)i, "deep", "d.c", (uint64_t)i};
-	GT_CHECK(gt_writer_stack_define(w, r2, deep, 300) == 0, "define r2");
+	GT_CHECK(gt_writer_stack_define(tf.w, r2, deep, 300) == 0, "define r2");
 	/* Enough reserved and interned stacks to grow the tables: reserved
 	 * entries must stay out of the rebuilt hash slots. */
 	for (int i = 0; i < 2000; i++) {
 		struct gt_frame f = {0x9000 + (uint64_t)i, "grow", NULL, 1};
 
-		extra[i] = gt_writer_stack_reserve(w);
-		GT_CHECK(gt_writer_stack_define(w, extra[i], &f, 1) == 0, "define extra %d", i);
-		GT_CHECK(gt_writer_stack(w, &f, 1) != extra[i], "interned got reserved id %d", i);
+		extra[i] = gt_writer_stack_reserve(tf.w);
+		GT_CHECK(gt_writer_stack_define(tf.w, extra[i], &f, 1) == 0, "define extra %d", i);
+		GT_CHECK(gt_writer_stack(tf.w, &f, 1) != extra[i], "interned got reserved id %d", i);
 	}
-	GT_CHECK(gt_writer_stack(w, &alpha, 1) == s1, "interned id changed after growth");
-	gt_writer_stats(w, &st);
+	GT_CHECK(gt_writer_stack(tf.w, &alpha, 1) == s1, "interned id changed after growth");
+	gt_writer_stats(tf.w, &st);
 	GT_CHECK(st.stacks == 3 + 1 + 4000, "stacks %llu", (unsigned long long)st.stacks);
 	GT_CHECK(st.trimmed == 1, "trimmed %llu", (unsigned long long)st.trimmed);
-	GT_REQUIRE(gt_writer_close(w) == 0, "close");
-	close(fd);
-
-	GT_REQUIRE(decode_file(path, &dec, &data, &len) == 0, "decode: %s", dec.err);
-	r = find_stack(&dec, r1);
+	GT_REQUIRE(wf_close(&tf) == 0, "%s", tf.dec.err);
+	r = find_stack(&tf.dec, r1);
 	GT_CHECK(r && r->args[1] == 1 && r->args[2] == 0x1234 && r->args[5] == 7 &&
-		 !strcmp(find_string(&dec, r->args[3], sbuf, sizeof(sbuf)), "alpha"),
+		 !strcmp(find_string(&tf.dec, r->args[3], sbuf, sizeof(sbuf)), "alpha"),
 		 "r1 record");
-	r = find_stack(&dec, r2);
+	r = find_stack(&tf.dec, r2);
 	GT_CHECK(r && r->args[1] == 128 && r->args[2] == 0x500000, "r2 record");
-	r = find_stack(&dec, r3);
+	r = find_stack(&tf.dec, r3);
 	GT_CHECK(r && r->args[1] == 1 && r->args[2] == GT_STACK_FALLBACK_PC &&
-		 !strcmp(find_string(&dec, r->args[3], sbuf, sizeof(sbuf)), GT_STACK_FALLBACK_FUNC),
+		 !strcmp(find_string(&tf.dec, r->args[3], sbuf, sizeof(sbuf)), GT_STACK_FALLBACK_FUNC),
 		 "r3 fallback record");
-	GT_CHECK(gt_check_file_run(path, 0, &rep, collect_gname, &nm) == 0, "checker: %s",
+	GT_CHECK(gt_check_file_run(tf.path, 0, &rep, collect_gname, &nm) == 0, "checker: %s",
 		 rep.error);
 	GT_CHECK(nm.n == 3 && !strcmp(nm.name[0], "alpha") && nm.tid[0] == 7 &&
 		 !strcmp(nm.name[1], "deep") && !strcmp(nm.name[2], GT_STACK_FALLBACK_FUNC),
 		 "names %d: %s %s %s", nm.n, nm.name[0], nm.name[1], nm.name[2]);
-	GT_CHECK(gt_test_gocheck(path, why, sizeof(why)) == 0, "go rejects: %s", why);
-	free(dec.r);
-	free(data);
+	GT_CHECK(gt_test_gocheck(tf.path, why, sizeof(why)) == 0, "go rejects: %s", why);
+	wf_free(&tf);
 }
 
 /* A reserved id defined as an interned stack plus a root frame: the
@@ -709,54 +704,45 @@ static void test_stack_reserve_define(void)
  * a base of 128 frames gives up its outermost one for the root. */
 static void test_stack_define_rooted(void)
 {
-	struct gt_writer *w;
-	struct decoded dec = {0};
-	uint8_t *data = NULL;
-	size_t len;
-	char path[256], sbuf[64];
-	int fd = tmp_open("rooted", path, sizeof(path));
+	struct wfile tf;
+	char sbuf[64];
 	struct gt_frame base[2] = {{0x401000, "read", "io.c", 7}, {0x402000, "main", "main.c", 9}};
 	struct gt_frame root = {0x77, "worker", "[thread]", 42}, deep[128];
 	uint64_t b, bdeep, r1, r2, r3, r4;
 	const struct rec *r;
 
-	GT_REQUIRE(fd >= 0, "open: %s", strerror(errno));
-	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
+	GT_REQUIRE(wf_open(&tf, "rooted") == 0, "%s", tf.dec.err);
 	for (int i = 0; i < 128; i++)
 		deep[i] = (struct gt_frame){0x500000 + (uint64_t)i, "deep", "d.c", (uint64_t)i};
-	b = gt_writer_stack(w, base, 2);
-	bdeep = gt_writer_stack(w, deep, 128);
-	r1 = gt_writer_stack_reserve(w);
-	r2 = gt_writer_stack_reserve(w);
-	r3 = gt_writer_stack_reserve(w);
-	r4 = gt_writer_stack_reserve(w);
-	GT_CHECK(EV(w, 0, GT_EV_HEAP_ALLOC, 10, 1) == 0, "event");
-	GT_CHECK(gt_writer_stack_define_rooted(w, r1, b, &root) == 0, "define r1");
-	GT_CHECK(gt_writer_stack_define_rooted(w, r1, b, &root) == -EALREADY, "define r1 twice");
-	GT_CHECK(gt_writer_stack_define_rooted(w, r2, 0, &root) == 0, "define r2 (no base)");
-	GT_CHECK(gt_writer_stack_define_rooted(w, r3, bdeep, &root) == 0, "define r3");
-	GT_CHECK(gt_writer_stack_define_rooted(w, b, b, &root) == -EINVAL, "defined an interned id");
-	GT_CHECK(gt_writer_stack_define_rooted(w, r4, r4, &root) == -EINVAL, "undefined base");
-	GT_CHECK(gt_writer_stack_define_rooted(w, r4, 9999, &root) == -EINVAL, "unknown base");
-	GT_CHECK(gt_writer_stack_define_rooted(w, r4, b, NULL) == -EINVAL, "no root");
-	GT_REQUIRE(gt_writer_close(w) == 0, "close");
-	close(fd);
-
-	GT_REQUIRE(decode_file(path, &dec, &data, &len) == 0, "decode: %s", dec.err);
-	r = find_stack(&dec, r1);
+	b = gt_writer_stack(tf.w, base, 2);
+	bdeep = gt_writer_stack(tf.w, deep, 128);
+	r1 = gt_writer_stack_reserve(tf.w);
+	r2 = gt_writer_stack_reserve(tf.w);
+	r3 = gt_writer_stack_reserve(tf.w);
+	r4 = gt_writer_stack_reserve(tf.w);
+	GT_CHECK(EV(tf.w, 0, GT_EV_HEAP_ALLOC, 10, 1) == 0, "event");
+	GT_CHECK(gt_writer_stack_define_rooted(tf.w, r1, b, &root) == 0, "define r1");
+	GT_CHECK(gt_writer_stack_define_rooted(tf.w, r1, b, &root) == -EALREADY, "define r1 twice");
+	GT_CHECK(gt_writer_stack_define_rooted(tf.w, r2, 0, &root) == 0, "define r2 (no base)");
+	GT_CHECK(gt_writer_stack_define_rooted(tf.w, r3, bdeep, &root) == 0, "define r3");
+	GT_CHECK(gt_writer_stack_define_rooted(tf.w, b, b, &root) == -EINVAL, "defined an interned id");
+	GT_CHECK(gt_writer_stack_define_rooted(tf.w, r4, r4, &root) == -EINVAL, "undefined base");
+	GT_CHECK(gt_writer_stack_define_rooted(tf.w, r4, 9999, &root) == -EINVAL, "unknown base");
+	GT_CHECK(gt_writer_stack_define_rooted(tf.w, r4, b, NULL) == -EINVAL, "no root");
+	GT_REQUIRE(wf_close(&tf) == 0, "%s", tf.dec.err);
+	r = find_stack(&tf.dec, r1);
 	GT_CHECK(r && r->args[1] == 3 && r->args[2] == 0x401000 && r->args[6] == 0x402000,
 		 "r1: base frames first");
-	GT_CHECK(r && data[r->off + r->size - 1] == 42,
+	GT_CHECK(r && tf.data[r->off + r->size - 1] == 42,
 		 "r1: root frame last (line 42)");
-	r = find_stack(&dec, r2);
+	r = find_stack(&tf.dec, r2);
 	GT_CHECK(r && r->args[1] == 1 && r->args[2] == 0x77 &&
-		 !strcmp(find_string(&dec, r->args[3], sbuf, sizeof(sbuf)), "worker"),
+		 !strcmp(find_string(&tf.dec, r->args[3], sbuf, sizeof(sbuf)), "worker"),
 		 "r2: the root alone");
-	r = find_stack(&dec, r3);
+	r = find_stack(&tf.dec, r3);
 	GT_CHECK(r && r->args[1] == 128 && r->args[2] == 0x500000 &&
-		 data[r->off + r->size - 1] == 42, "r3: 127 base frames and the root");
-	free(dec.r);
-	free(data);
+		 tf.data[r->off + r->size - 1] == 42, "r3: 127 base frames and the root");
+	wf_free(&tf);
 }
 
 /* A CPUSample's time is in its args: its delta is 0 and leaves the P's
@@ -764,29 +750,20 @@ static void test_stack_define_rooted(void)
  * put the P's next event at the same time. */
 static void test_cpu_sample_no_delta(void)
 {
-	struct gt_writer *w;
-	struct decoded dec = {0};
-	uint8_t *data = NULL;
-	size_t len;
-	char path[256];
-	int fd = tmp_open("sample", path, sizeof(path));
+	struct wfile tf;
 	const struct rec *s, *h;
 
-	GT_REQUIRE(fd >= 0, "open: %s", strerror(errno));
-	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
-	GT_CHECK(EV(w, 0, GT_EV_HEAP_ALLOC, 1000, 1) == 0, "heap 1");
-	GT_CHECK(EV(w, 0, GT_EV_CPU_SAMPLE, 1500, 1500, 0, 0, 0) == 0, "sample");
-	GT_CHECK(EV(w, 0, GT_EV_HEAP_GOAL, 1600, 2) == 0, "heap goal");
-	GT_REQUIRE(gt_writer_close(w) == 0, "close");
-	close(fd);
-	GT_REQUIRE(decode_file(path, &dec, &data, &len) == 0, "decode: %s", dec.err);
-	s = find_type(&dec, GT_EV_CPU_SAMPLE, 0);
-	h = find_type(&dec, GT_EV_HEAP_GOAL, 0);
+	GT_REQUIRE(wf_open(&tf, "sample") == 0, "%s", tf.dec.err);
+	GT_CHECK(EV(tf.w, 0, GT_EV_HEAP_ALLOC, 1000, 1) == 0, "heap 1");
+	GT_CHECK(EV(tf.w, 0, GT_EV_CPU_SAMPLE, 1500, 1500, 0, 0, 0) == 0, "sample");
+	GT_CHECK(EV(tf.w, 0, GT_EV_HEAP_GOAL, 1600, 2) == 0, "heap goal");
+	GT_REQUIRE(wf_close(&tf) == 0, "%s", tf.dec.err);
+	s = find_type(&tf.dec, GT_EV_CPU_SAMPLE, 0);
+	h = find_type(&tf.dec, GT_EV_HEAP_GOAL, 0);
 	GT_CHECK(s && s->ts == 1000 && s->args[1] == 1500, "sample: delta 0, real ts 1500");
 	GT_CHECK(h && h->ts == 1600, "next event at %llu, want 1600",
 		 h ? (unsigned long long)h->ts : 0ULL);
-	free(dec.r);
-	free(data);
+	wf_free(&tf);
 }
 
 /* ---- errors --------------------------------------------------------------- */
@@ -940,25 +917,16 @@ static void test_reject_bad_events(void)
  * for having no events; stats tell the caller). */
 static void test_empty_trace_footer(void)
 {
-	struct gt_writer *w;
+	struct wfile tf;
 	struct gt_writer_stats st;
-	struct decoded dec = {0};
-	uint8_t *data = NULL;
-	size_t len;
-	char path[256];
-	int fd = tmp_open("empty", path, sizeof(path));
 
-	GT_REQUIRE(fd >= 0, "open");
-	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
-	gt_writer_stats(w, &st);
+	GT_REQUIRE(wf_open(&tf, "empty") == 0, "%s", tf.dec.err);
+	gt_writer_stats(tf.w, &st);
 	GT_CHECK(st.events == 0, "events %llu", (unsigned long long)st.events);
-	GT_CHECK(gt_writer_close(w) == 0, "close");
-	GT_REQUIRE(decode_file(path, &dec, &data, &len) == 0, "decode: %s", dec.err);
-	GT_CHECK(dec.n == 2 && dec.r[0].type == GT_EV_BATCH && dec.r[1].type == GT_EV_FREQUENCY,
-		 "%d records", dec.n);
-	free(dec.r);
-	free(data);
-	close(fd);
+	GT_REQUIRE(wf_close(&tf) == 0, "%s", tf.dec.err);
+	GT_CHECK(tf.dec.n == 2 && tf.dec.r[0].type == GT_EV_BATCH && tf.dec.r[1].type == GT_EV_FREQUENCY,
+		 "%d records", tf.dec.n);
+	wf_free(&tf);
 }
 
 /* ---- every event kind in a legal scenario, held to Go ---------------------- */

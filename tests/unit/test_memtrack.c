@@ -73,22 +73,14 @@ static void test_alloc_find_self(void)
 
 /* ---- helpers ---- */
 
-static int start_workload(struct mt_child *c, const char *name, char *extra)
+static void trace_path(char *path, size_t len, const char *tag)
 {
-	static char path[600];
-	char *argv[] = { path, "--wait", extra, NULL };
-	char line[256];
-
-	snprintf(path, sizeof(path), "%s/workloads/%s", mt_build, name);
-	if (mt_spawn(c, argv) || mt_expect(c, "pid", line, sizeof(line), 10000) ||
-	    mt_expect(c, "ready", line, sizeof(line), 10000))
-		return -1;
-	return 0;
+	snprintf(path, len, "%s/tests/memtrack-%s.trace", mt_build, tag);
 }
 
 static int temp_trace(char *path, size_t len, const char *tag)
 {
-	snprintf(path, len, "%s/tests/memtrack-%s.trace", mt_build, tag);
+	trace_path(path, len, tag);
 	return open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
 
@@ -186,25 +178,40 @@ static void note_probes(struct gt_engine *e, struct mt_child *c, void *arg)
 	ps->kernel_ret_links = kernel_ret_links(ps);
 }
 
+/* One recording: its file, and why it failed. */
+struct run {
+	char path[700], why[600];
+};
+
+/* Starts alloc_phases and records it with o into memtrack-TAG.trace;
+ * lines and ps (note_probes, if not NULL) as mt_record takes them.  0, or
+ * not 0 with r->why. */
+static int record_phases(struct gt_session_opts *o, const char *tag, struct mt_lines *lines,
+			 struct probe_seen *ps, struct run *r)
+{
+	struct mt_child c;
+
+	trace_path(r->path, sizeof(r->path), tag);
+	if (mt_start_workload(&c, "alloc_phases", NULL) != 0) {
+		snprintf(r->why, sizeof(r->why), "alloc_phases did not start");
+		return -1;
+	}
+	return mt_record_file(engine, o, &c, r->path, lines, ps ? note_probes : NULL, ps, r->why,
+			      sizeof(r->why));
+}
+
 /* ---- malloc mode ---- */
 
 static void test_heap_phases_malloc(void)
 {
 	struct gt_session_opts o = { .heap = GT_HEAP_MALLOC };
 	struct probe_seen ps = { 0 };
-	struct mt_child c;
 	struct mt_lines lines = { .n = 0 };
-	char path[700], why[600];
+	struct run r;
 	long grow, freed, regrow;
 	int up = -1, ret = -1;
 
-	GT_REQUIRE(start_workload(&c, "alloc_phases", NULL) == 0, "alloc_phases did not start");
-	o.out_fd = temp_trace(path, sizeof(path), "malloc");
-	GT_REQUIRE(o.out_fd >= 0, "cannot create %s", path);
-	int rc = mt_record(engine, &o, &c, &lines, note_probes, &ps, why, sizeof(why));
-	close(o.out_fd);
-	mt_reap(&c);
-	GT_REQUIRE(rc == 0, "%s", why);
+	GT_REQUIRE(record_phases(&o, "malloc", &lines, &ps, &r) == 0, "%s", r.why);
 	GT_CHECK(ps.mode == GT_HEAP_MALLOC, "mode %d, want malloc", ps.mode);
 	GT_CHECK(ps.uprobes >= 9 && ps.uretprobes >= 8, "probes while recording: %d entry, %d return",
 		 ps.uprobes, ps.uretprobes);
@@ -223,8 +230,8 @@ static void test_heap_phases_malloc(void)
 	gt_memtrack_probe_count(gt_engine_memtrack(engine), 0, &up, &ret);
 	GT_CHECK(up == 0 && ret == 0, "probes left after the session: %d + %d", up, ret);
 	GT_CHECK(kernel_ret_links(NULL) == 0, "the kernel still lists gt_alloc_ret links");
-	mt_check_valid(path);
-	GT_REQUIRE(mt_scan(path, trace) == 0, "cannot read back %s", path);
+	mt_check_valid(r.path);
+	GT_REQUIRE(mt_scan(r.path, trace) == 0, "cannot read back %s", r.path);
 	GT_REQUIRE(trace->nheap > 0, "no HeapAlloc in the trace");
 	/* the phases, in order, each within HEAP_SLACK above the exact bytes */
 	grow = find_value(trace, 0, 64 * MIB, 64 * MIB + HEAP_SLACK);
@@ -302,19 +309,12 @@ static void test_uprobe_multi_choice(void)
 static void test_alloc_stacks(void)
 {
 	struct gt_session_opts o = { .heap = GT_HEAP_MALLOC, .alloc_stack_every = 4 };
-	struct mt_child c;
-	char path[700], why[600];
+	struct run r;
 	size_t named = 0, mib = 0;
 
-	GT_REQUIRE(start_workload(&c, "alloc_phases", NULL) == 0, "alloc_phases did not start");
-	o.out_fd = temp_trace(path, sizeof(path), "allocstacks");
-	GT_REQUIRE(o.out_fd >= 0, "cannot create %s", path);
-	int rc = mt_record(engine, &o, &c, NULL, NULL, NULL, why, sizeof(why));
-	close(o.out_fd);
-	mt_reap(&c);
-	GT_REQUIRE(rc == 0, "%s", why);
-	mt_check_valid(path);
-	GT_REQUIRE(mt_scan(path, trace) == 0, "cannot read back %s", path);
+	GT_REQUIRE(record_phases(&o, "allocstacks", NULL, NULL, &r) == 0, "%s", r.why);
+	mt_check_valid(r.path);
+	GT_REQUIRE(mt_scan(r.path, trace) == 0, "cannot read back %s", r.path);
 	/* 128 block allocations (+ a few small ones): every 4th is logged */
 	GT_CHECK(trace->nlogs >= 30 && trace->nlogs <= 60, "%zu allocation logs, want ~32",
 		 trace->nlogs);
@@ -337,43 +337,29 @@ static void test_default_is_rss(void)
 {
 	struct gt_session_opts o = { .heap = GT_HEAP_DEFAULT };
 	struct probe_seen ps = { .mode = GT_HEAP_OFF, .uprobes = -1, .uretprobes = -1 };
-	struct mt_child c;
 	struct mt_lines lines = { .n = 0 };
-	char path[700], why[600];
+	struct run r;
 
-	GT_REQUIRE(start_workload(&c, "alloc_phases", NULL) == 0, "alloc_phases did not start");
-	o.out_fd = temp_trace(path, sizeof(path), "default");
-	GT_REQUIRE(o.out_fd >= 0, "cannot create %s", path);
-	int rc = mt_record(engine, &o, &c, &lines, note_probes, &ps, why, sizeof(why));
-	close(o.out_fd);
-	mt_reap(&c);
-	GT_REQUIRE(rc == 0, "%s", why);
+	GT_REQUIRE(record_phases(&o, "default", &lines, &ps, &r) == 0, "%s", r.why);
 	GT_CHECK(ps.mode == GT_HEAP_RSS && ps.uprobes == 0 && ps.uretprobes == 0,
 		 "default: mode %d with %d+%d probes, want rss and none", ps.mode, ps.uprobes,
 		 ps.uretprobes);
-	mt_check_valid(path);
+	mt_check_valid(r.path);
 }
 
 static void test_heap_phases_rss(void)
 {
 	struct gt_session_opts o = { .heap = GT_HEAP_RSS };
 	struct probe_seen ps = { 0 };
-	struct mt_child c;
 	struct mt_lines lines = { .n = 0 };
-	char path[700], why[600];
+	struct run r;
 	size_t from = 0;
 
-	GT_REQUIRE(start_workload(&c, "alloc_phases", NULL) == 0, "alloc_phases did not start");
-	o.out_fd = temp_trace(path, sizeof(path), "rss");
-	GT_REQUIRE(o.out_fd >= 0, "cannot create %s", path);
-	int rc = mt_record(engine, &o, &c, &lines, note_probes, &ps, why, sizeof(why));
-	close(o.out_fd);
-	mt_reap(&c);
-	GT_REQUIRE(rc == 0, "%s", why);
+	GT_REQUIRE(record_phases(&o, "rss", &lines, &ps, &r) == 0, "%s", r.why);
 	GT_CHECK(ps.mode == GT_HEAP_RSS && ps.uprobes == 0 && ps.uretprobes == 0,
 		 "rss mode %d with %d+%d probes", ps.mode, ps.uprobes, ps.uretprobes);
-	mt_check_valid(path);
-	GT_REQUIRE(mt_scan(path, trace) == 0, "cannot read back %s", path);
+	mt_check_valid(r.path);
+	GT_REQUIRE(mt_scan(r.path, trace) == 0, "cannot read back %s", r.path);
 	GT_REQUIRE(lines.n == 4, "%d phase lines", lines.n);
 	/* each phase's VmRSS appears in order, within 2 MiB (per-CPU counter
 	 * batches and the 64 KiB coalescing step) */
@@ -592,16 +578,14 @@ static void test_cgroup_heap_goal(void)
 	GT_REQUIRE(f, "open %s: %s", file, strerror(errno));
 	fprintf(f, "%llu\n", 512 * MIB);
 	GT_REQUIRE(fclose(f) == 0, "writing %s failed", file);
-	GT_REQUIRE(start_workload(&c, "alloc_phases", NULL) == 0, "alloc_phases did not start");
+	GT_REQUIRE(mt_start_workload(&c, "alloc_phases", NULL) == 0, "alloc_phases did not start");
 	snprintf(file, sizeof(file), "%s/cgroup.procs", cg);
 	f = fopen(file, "r+");
 	GT_REQUIRE(f, "cannot open %s", file);
 	fprintf(f, "%d\n", (int)c.target);
 	GT_REQUIRE(fclose(f) == 0, "moving pid %d into %s failed", (int)c.target, cg);
-	o.out_fd = temp_trace(path, sizeof(path), "goal");
-	rc = mt_record(engine, &o, &c, NULL, NULL, NULL, why, sizeof(why));
-	close(o.out_fd);
-	mt_reap(&c);
+	trace_path(path, sizeof(path), "goal");
+	rc = mt_record_file(engine, &o, &c, path, NULL, NULL, NULL, why, sizeof(why));
 	rmdir(cg);
 	GT_REQUIRE(rc == 0, "%s", why);
 	mt_check_valid(path);
@@ -611,33 +595,28 @@ static void test_cgroup_heap_goal(void)
 	mt_free(trace);
 }
 
+static void bpf_cases(void)
+{
+	char cg[700];
+	const char *lf;
+
+	GT_RUN(test_uprobe_multi_choice);
+	GT_RUN(test_heap_phases_malloc);
+	GT_RUN(test_heap_phases_malloc_fallback);
+	GT_RUN(test_default_is_rss);
+	GT_RUN(test_heap_phases_rss);
+	GT_RUN(test_alloc_stacks);
+	GT_RUN(test_go_default_rss);
+	GT_RUN(test_go_malloc_asked_rss);
+	GT_RUN(test_exec_into_go);
+	if (memory_cgroup(cg, sizeof(cg), &lf))
+		GT_RUN(test_cgroup_heap_goal);
+}
+
 int main(int argc, char **argv)
 {
 	mt_find_build(argc, argv);
 	GT_RUN(test_alloc_find_self);
-	if (gt_test_skip_bpf()) {
-		printf("skip test_memtrack: BPF cases skipped (GOTRACED_SKIP_BPF=1)\n");
-		return gt_test_done();
-	}
-	trace = malloc(sizeof(*trace));
-	engine = mt_engine();
-	if (engine && trace) {
-		GT_RUN(test_uprobe_multi_choice);
-		GT_RUN(test_heap_phases_malloc);
-		GT_RUN(test_heap_phases_malloc_fallback);
-		GT_RUN(test_default_is_rss);
-	GT_RUN(test_heap_phases_rss);
-		GT_RUN(test_alloc_stacks);
-		GT_RUN(test_go_default_rss);
-		GT_RUN(test_go_malloc_asked_rss);
-		GT_RUN(test_exec_into_go);
-		char cg[700];
-		const char *lf;
-
-		if (memory_cgroup(cg, sizeof(cg), &lf))
-			GT_RUN(test_cgroup_heap_goal);
-		gt_engine_close(engine);
-	}
-	free(trace);
+	mt_run_bpf("test_memtrack", &engine, &trace, bpf_cases);
 	return gt_test_done();
 }

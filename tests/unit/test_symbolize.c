@@ -635,6 +635,54 @@ static void test_garbage(void)
 	gt_symbolizer_free(s);
 }
 
+/* A long-lived daemon's symbolizer keeps nothing of processes gone: the
+ * "0xADDR" of garbage frames (broken frame-pointer chains: countless with
+ * ASLR) is never kept, and the names learned from processes go with the
+ * last of them (1 000 sessions grew a daemon by 65 strings each). */
+static void test_names_dropped(void)
+{
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	uint64_t ip = (uint64_t)(uintptr_t)sym_probe;
+	struct gt_sym sym, kept;
+	size_t known, after;
+	int rc, bad = 0;
+	pid_t ghost = 0x3ffffff0;
+
+	GT_REQUIRE(s, "out of memory");
+	GT_REQUIRE(gt_symbolizer_add_process(s, getpid()) == 0, "add self");
+	GT_CHECK(gt_symbolize_user(s, getpid(), ip, &kept) == 0, "sym_probe: %s", kept.func);
+	known = gt_symbolizer_names(s);
+	for (uint64_t a = 0x10000; a < 0x10000 + 1000 * 16; a += 16) {
+		char want[24];
+
+		snprintf(want, sizeof(want), "0x%" PRIx64, a);
+		rc = gt_symbolize_user(s, getpid(), a, &sym);
+		bad += rc != -EFAULT || strcmp(sym.func, want);
+	}
+	after = gt_symbolizer_names(s);
+	GT_CHECK(!bad, "%d of 1000 garbage lookups not -EFAULT with their address", bad);
+	GT_CHECK(after == known, "1000 garbage lookups kept %zu strings", after - known);
+	/* an unknown process's frames are kept (they go into stacks as they are) */
+	rc = gt_symbolize_user(s, ghost, 0x401000, &sym);
+	GT_CHECK(rc == -ESRCH && gt_symbolizer_names(s) == known + 1,
+		 "unknown pid: rc %d, %zu strings, was %zu", rc, gt_symbolizer_names(s), known);
+	/* another process forgotten: ours keeps its names */
+	GT_CHECK(gt_symbolizer_clone_process(s, getpid(), ghost) == 0, "clone");
+	gt_symbolizer_forget_process(s, ghost);
+	GT_CHECK(gt_symbolizer_names(s) == known + 1 && strstr(kept.module, "test_symbolize"),
+		 "forgetting another process: %zu strings, module %s", gt_symbolizer_names(s),
+		 kept.module);
+	gt_symbolizer_forget_process(s, getpid());
+	GT_CHECK(gt_symbolizer_names(s) == 0, "no process left, %zu strings kept",
+		 gt_symbolizer_names(s));
+	/* and all works again from nothing */
+	GT_REQUIRE(gt_symbolizer_add_process(s, getpid()) == 0, "add self again");
+	rc = gt_symbolize_user(s, getpid(), ip, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "sym_probe") && strstr(sym.module, "test_symbolize"),
+		 "after the names were dropped: rc %d func %s module %s", rc, sym.func, sym.module);
+	gt_symbolizer_free(s);
+}
+
 /* ---- parsers on hand-made input -------------------------------------------- */
 
 static void test_maps_lines(void)
@@ -778,6 +826,7 @@ int main(int argc, char **argv)
 	GT_RUN(test_go_stripped_pie);
 	GT_RUN(test_kernel);
 	GT_RUN(test_garbage);
+	GT_RUN(test_names_dropped);
 	GT_RUN(test_maps_lines);
 	GT_RUN(test_pclntab_rejects);
 	GT_RUN(test_pclntab_seed);
