@@ -107,6 +107,17 @@ struct {
 	__type(value, struct gt_bpf_stats);
 } stats SEC(".maps");
 
+/* Failed reservations per session bit: a session's drops are the events
+ * it wanted and lost, not the machine's (an idle session beside a busy one
+ * reported the busy one's losses as its own).  User space reads a bit's
+ * sum when a session starts and again when it ends. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gt_bpf_session_drops);
+} session_drops SEC(".maps");
+
 static __always_inline struct gt_bpf_stats *my_stats(void)
 {
 	__u32 zero = 0;
@@ -218,8 +229,29 @@ static __always_inline __u32 task_mask(struct task_struct *t)
 	return mask;
 }
 
-/* Reserves `size` bytes in this CPU's ring; counts a drop on failure. */
-static __always_inline void *reserve(__u32 size)
+/* Counts a lost record of the sessions in mask, one per session.  One
+ * lookup and no loop left to the verifier: a loop whose counter is the
+ * key of a lookup lives on the stack, where Linux 5.10 to 6.12 lose its
+ * value and refuse the program ("infinite loop detected").  Atomic: a
+ * wakeup's program in an interrupt may run inside another on this CPU.
+ * The branches join with nothing live that differs: the verifier prunes
+ * them, one path per session, not two per session. */
+static __always_inline void count_drop(__u32 mask)
+{
+	__u32 zero = 0;
+	struct gt_bpf_session_drops *d = bpf_map_lookup_elem(&session_drops, &zero);
+
+	if (!d)
+		return;
+#pragma unroll
+	for (int i = 0; i < GT_MAX_SESSIONS; i++)
+		if (mask & (1u << i))
+			__sync_fetch_and_add(&d->n[i], 1);
+}
+
+/* Reserves `size` bytes in this CPU's ring for a record of the sessions in
+ * mask; counts a drop on failure (all CPUs' total, and each session's). */
+static __always_inline void *reserve(__u32 size, __u32 mask)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct gt_bpf_stats *st;
@@ -232,6 +264,7 @@ static __always_inline void *reserve(__u32 size)
 		st = my_stats();
 		if (st)
 			__sync_fetch_and_add(&st->drops, 1);
+		count_drop(mask);
 	}
 	return e;
 }
@@ -289,7 +322,7 @@ __noinline __u32 gt_leave_if_privileged(__u64 task, __u32 mask)
 		else if (left)
 			bpf_map_delete_elem(&tgids, &tgid);
 	}
-	if (left && (e = reserve(sizeof(*e)))) {
+	if (left && (e = reserve(sizeof(*e), left))) {
 		e->hdr.ts = bpf_ktime_get_ns();
 		e->hdr.type = GT_KEV_LEAVE;
 		e->hdr.cpu = bpf_get_smp_processor_id();

@@ -40,7 +40,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 
 	if (!(pm | nm))
 		return 0;
-	e = reserve(sizeof(*e));
+	e = reserve(sizeof(*e), pm | nm);
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_SWITCH, prev, pm | nm);
@@ -140,7 +140,7 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	if (p->on_cpu && (!p->on_rq || gt_sched_delayed(p)))
 		flags |= GT_WAKEUP_SWITCHING;
 	wm = task_mask(cur);
-	e = reserve(sizeof(*e));
+	e = reserve(sizeof(*e), tm);
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_WAKEUP, cur, tm);
@@ -191,7 +191,7 @@ int BPF_PROG(gt_sched_process_fork, struct task_struct *parent,
 		maybe_tgid[ctgid % GT_MAYBE_SLOTS] = 1; /* before the entry */
 		bpf_map_update_elem(&tgids, &ctgid, &m, BPF_ANY);
 	}
-	e = reserve(sizeof(*e));
+	e = reserve(sizeof(*e), pm);
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_FORK, parent, pm);
@@ -248,7 +248,7 @@ int BPF_PROG(gt_sched_process_exec, struct task_struct *p, pid_t old_pid,
 
 	if (!m)
 		return 0;
-	e = reserve(sizeof(*e));
+	e = reserve(sizeof(*e), m);
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_EXEC, p, m);
@@ -269,7 +269,7 @@ int BPF_PROG(gt_sched_process_exit, struct task_struct *p)
 
 	if (!m)
 		return 0;
-	e = reserve(sizeof(*e));
+	e = reserve(sizeof(*e), m);
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_EXIT, p, m);
@@ -294,7 +294,7 @@ int BPF_PROG(gt_sys_enter, struct pt_regs *regs, long id)
 
 	if (!m)
 		return 0;
-	e = reserve(sizeof(*e));
+	e = reserve(sizeof(*e), m);
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_SYS_ENTER, cur, m);
@@ -314,7 +314,7 @@ int BPF_PROG(gt_task_rename, struct task_struct *task, const char *comm)
 
 	if (!m)
 		return 0;
-	e = reserve(sizeof(*e));
+	e = reserve(sizeof(*e), m);
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_RENAME, task, m);

@@ -205,6 +205,12 @@ struct gt_bpf_stats {
 	__u64 stack_errors;   /* bpf_get_stackid() failures (map full, no stack) */
 };
 
+/* The same failures by session bit: those of the records each session
+ * wanted (one value per CPU, the session_drops map's only entry). */
+struct gt_bpf_session_drops {
+	__u64 n[GT_MAX_SESSIONS];
+};
+
 #ifndef __VMLINUX_H__
 /* User space: any one record, aligned (ring records may not be), big
  * enough for the largest struct above. */

@@ -127,7 +127,7 @@ static __always_inline void emit_heap(struct gt_mem_proc *p, __u32 mask)
 
 	if (!due(now, p->heap_emit_ts, live_now, p->heap_emitted, emit_interval_ns, emit_bytes))
 		return;
-	e = reserve(sizeof(*e));
+	e = reserve(sizeof(*e), mask);
 	if (!e)
 		return;
 	fill_hdr(&e->hdr, GT_KEV_HEAP, current_task(), mask);
@@ -142,7 +142,7 @@ static __always_inline void alloc_sample(void *ctx, __u64 size, __u64 addr, __u3
 {
 	struct gt_kev_alloc_sample *e;
 
-	e = reserve(sizeof(*e));
+	e = reserve(sizeof(*e), mask);
 	if (!e)
 		return;
 	fill_hdr(&e->hdr, GT_KEV_ALLOC_SAMPLE, current_task(), mask);
@@ -388,7 +388,7 @@ int BPF_PROG(gt_rss_stat, struct mm_struct *mm, int member)
 	now = bpf_ktime_get_ns();
 	if (!due(now, p->rss_emit_ts, rss, p->rss_emitted, rss_interval_ns, rss_bytes))
 		return 0;
-	e = reserve(sizeof(*e));
+	e = reserve(sizeof(*e), mask);
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_RSS, cur, mask);
@@ -409,7 +409,7 @@ int gt_cpu_sample(struct bpf_perf_event_data *ctx)
 
 	if (!mask)
 		return 0;
-	e = reserve(sizeof(*e));
+	e = reserve(sizeof(*e), mask);
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_CPU_SAMPLE, current_task(), mask);

@@ -127,6 +127,7 @@ int gt_capture_clear_stacks(struct gt_capture *c);
 struct gt_capture_maps {
 	int tgids, cgroups, rings, stacks, stacks_spill, stats;
 	int ustack_ids, filter;  /* filter: the maybe_tgid section (bpf/common.bpf.h) */
+	int session_drops;
 	uint64_t wakeup_bytes;   /* the rings' wakeup threshold, to set before load */
 };
 void gt_capture_shared_maps(struct gt_capture *c, struct gt_capture_maps *m);
@@ -143,5 +144,8 @@ void gt_capture_stats(struct gt_capture *c, struct gt_capture_stats *st);
 /* Failed ring reservations: total, or of one CPU with gt_capture_drops_cpu. */
 uint64_t gt_capture_drops(struct gt_capture *c);
 uint64_t gt_capture_drops_cpu(struct gt_capture *c, int cpu);
+/* Failed reservations of records session_bit wanted, since the capture
+ * was loaded (a session subtracts the count it found at its start). */
+uint64_t gt_capture_session_drops(struct gt_capture *c, int session_bit);
 
 #endif

@@ -355,6 +355,7 @@ void gt_capture_shared_maps(struct gt_capture *c, struct gt_capture_maps *m)
 	m->stats = c->stats_fd;
 	m->ustack_ids = bpf_map__fd(c->skel->maps.ustack_ids);
 	m->filter = bpf_map__fd(c->skel->maps.data_filter);
+	m->session_drops = bpf_map__fd(c->skel->maps.session_drops);
 	m->wakeup_bytes = c->skel->rodata->wakeup_bytes;
 }
 

@@ -102,3 +102,21 @@ uint64_t gt_capture_drops_cpu(struct gt_capture *c, int cpu)
 		return 0;
 	return read_bpf_stats(c, cpu, &b) == 0 ? b.drops : 0;
 }
+
+uint64_t gt_capture_session_drops(struct gt_capture *c, int session_bit)
+{
+	struct gt_bpf_session_drops *v;
+	uint32_t zero = 0;
+	uint64_t sum = 0;
+
+	if (session_bit < 0 || session_bit >= GT_MAX_SESSIONS)
+		return 0;
+	v = calloc(c->ncpus, sizeof(*v));
+	if (!v)
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.session_drops), &zero, v) == 0)
+		for (int i = 0; i < c->ncpus; i++)
+			sum += v[i].n[session_bit];
+	free(v);
+	return sum;
+}

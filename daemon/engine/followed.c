@@ -36,7 +36,9 @@ static void forget(struct gt_engine *e, uint32_t pid)
 
 void gt_engine_prune_followed(struct gt_engine *e)
 {
-	if (e->nactive == 0) {
+	/* a closing session may still read a heap record handed over after
+	 * its stop (session_memtrack.c): its last finish forgets them all */
+	if (e->nactive == 0 && e->nclosing == 0) {
 		if (e->symbolized.count)
 			gt_engine_forget_followed(e);
 		return;

@@ -11,9 +11,12 @@
 #include "tgid_set.h"
 #include "titles.h"
 #include "translate/translate.h"
+#include "worker.h"
 
 struct gt_writer;
 struct gt_translator;
+struct gt_mt_interpose;
+struct gt_mt_pcs;
 struct gt_symbolizer;
 
 struct gt_session {
@@ -47,6 +50,16 @@ struct gt_session {
 	char end_reason[128];
 	uid_t owner_uid;
 	int mem_active;             /* memtrack attached for this session */
+	int mem_pending;            /* memtrack jobs of this session in flight */
+	int starting;               /* memtrack's attach not done yet */
+	int start_err;              /* it failed (an explicit request) */
+	char start_why[448];
+	int closing;                /* out of the rings, memtrack detaching */
+	struct gt_mt_interpose *heap_record; /* --heap interpose: built on the
+				       worker, handed over by the attach's
+				       completion; the engine's thread alone
+				       reads it and closes it before the
+				       session's stop is posted */
 	int syscall_entries;        /* GoSysCall at every syscall entry */
 	int malloc_probes;          /* asked for allocator probes: its stats
 				       carry what a probed call costs */
@@ -64,7 +77,15 @@ struct gt_engine {
 	struct gt_tgid_set dying;   /* of those, found dead at the last check */
 	int next_id;
 	uint64_t last_liveness_ns;
-	struct gt_memtrack *mem;    /* memory/CPU programs, loaded on first use */
+	struct gt_memtrack *mem;    /* memory/CPU programs, loaded on first use
+				       (by the worker, the only one to touch it) */
+	int mem_used;               /* some session asked memtrack for something */
+	uint32_t mem_bits;          /* session bits memtrack still holds (a
+				       detach pending): not given out again */
+	struct gt_worker worker;    /* the slow parts of start and stop */
+	int nclosing;               /* sessions out of the rings, not finished */
+	struct gt_mt_pcs *mem_stacks; /* stacks of the heap records' samples
+				       (the engine's thread's, like the records) */
 	char err[512];
 };
 

@@ -54,6 +54,14 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 	e->resolver.capture = e->capture;
 	e->resolver.sym = e->sym;
 	e->next_id = 1;
+	err = opts && opts->background ? gt_worker_start(&e->worker) : 0;
+	if (err) {
+		snprintf(why, whylen, "starting the engine's worker thread: %s", strerror(-err));
+		gt_symbolizer_free(e->sym);
+		gt_capture_close(e->capture);
+		free(e);
+		return err;
+	}
 	*out = e;
 	return 0;
 }
@@ -62,9 +70,7 @@ void gt_engine_close(struct gt_engine *e)
 {
 	if (!e)
 		return;
-	for (int i = 0; i < GT_MAX_SESSIONS; i++)
-		if (e->active[i])
-			gt_session_stop(e->active[i], "engine closed");
+	gt_engine_stop_all(e, "engine closed");
 	gt_engine_mem_close(e); /* before the maps it shares go */
 	gt_capture_close(e->capture);
 	gt_symbolizer_free(e->sym);
@@ -77,6 +83,11 @@ void gt_engine_close(struct gt_engine *e)
 int gt_engine_fd(struct gt_engine *e)
 {
 	return gt_capture_fd(e->capture);
+}
+
+int gt_engine_notify_fd(struct gt_engine *e)
+{
+	return gt_worker_fd(&e->worker);
 }
 
 const char *gt_engine_error(struct gt_engine *e)
@@ -177,6 +188,14 @@ int gt_session_deliver(struct gt_session *s, const struct gt_kev_hdr *ev, size_t
 	return 0;
 }
 
+/* memtrack's attach, done in the background, failed (explicit request). */
+static void fail_start(struct gt_session *s)
+{
+	s->err = s->start_err;
+	snprintf(s->end_reason, sizeof(s->end_reason), "%.*s", (int)sizeof(s->end_reason) - 1,
+		 s->start_why);
+}
+
 static void end_due_sessions(struct gt_engine *e)
 {
 	uint64_t now = gt_now_ns();
@@ -193,6 +212,8 @@ static void end_due_sessions(struct gt_engine *e)
 			continue;
 		if (check)
 			gt_session_check_liveness(s);
+		if (s->start_err && !s->err)
+			fail_start(s);
 		if (s->err)
 			gt_session_stop(s, NULL);
 		else if (!s->by_cgroup && (s->targets.count == 0 || s->targets_dead))
@@ -207,6 +228,7 @@ int gt_engine_poll(struct gt_engine *e, int timeout_ms)
 {
 	int n = gt_capture_poll(e->capture, gt_engine_mem_timeout(e, timeout_ms), on_event, e);
 
+	gt_worker_reap(&e->worker); /* starts and stops finished meanwhile */
 	gt_engine_mem_tick(e); /* --heap interpose: the heap records */
 	end_due_sessions(e);
 	return n;
@@ -256,7 +278,7 @@ static void session_leave(struct gt_engine *e, struct gt_session *s)
 static int free_bit(struct gt_engine *e)
 {
 	for (int i = 0; i < GT_MAX_SESSIONS; i++)
-		if (!e->active[i])
+		if (!e->active[i] && !(e->mem_bits & (1u << i)))
 			return i;
 	return -1;
 }
@@ -279,6 +301,8 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 		return -ENOMEM;
 	s->engine = e;
 	s->bit = bit;
+	/* before the bit is in any filter: every loss after counts */
+	s->drops_at_start = gt_capture_session_drops(e->capture, bit);
 	s->id = e->next_id++;
 	s->duration_ns = o->duration_ns;
 	s->owner_uid = o->owner_uid;
@@ -320,7 +344,6 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 		free(s);
 		return err;
 	}
-	s->drops_at_start = gt_capture_drops(e->capture);
 	*out = s;
 	return 0;
 }
@@ -337,8 +360,8 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 	st->started_ns = s->started_ns;
 	/* the span of the trace: from its start (0 while a launched command
 	 * has not exec'd yet) to its end, or to now while recording */
-	if (s->ended)
-		st->elapsed_ns = s->ended_ns - s->started_ns;
+	if (s->ended || s->closing)
+		st->elapsed_ns = s->end_ns - s->started_ns;
 	else if (!s->awaiting_exec.count && gt_now_ns() > s->started_ns)
 		st->elapsed_ns = gt_now_ns() - s->started_ns;
 	st->kernel_events = s->kernel_events;
@@ -361,7 +384,8 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 	st->bytes = ws.bytes;
 	st->threads = ts.threads;
 	st->repairs = ts.repairs;
-	st->drops = gt_capture_drops(s->engine->capture) - s->drops_at_start;
+	st->drops = s->closing ? s->drops :
+		    gt_capture_session_drops(s->engine->capture, s->bit) - s->drops_at_start;
 }
 
 /* Bytes in the finished file (the footer included), when fd is a file. */
@@ -379,27 +403,32 @@ static int deliver_pending(void *ctx, const struct gt_kev_hdr *ev, size_t len)
 	return on_event(ctx, ev, len);
 }
 
-int gt_session_stop(struct gt_session *s, const char *reason)
+/* Out of the rings: what they hold up to the end was translated (by the
+ * caller's flush); the session's filters and BPF programs go. */
+static void leave_rings(struct gt_session *s, const char *reason)
+{
+	struct gt_engine *e = s->engine;
+
+	gt_capture_forget_session(e->capture, s->bit);
+	session_leave(e, s);
+	s->closing = 1;
+	e->nclosing++;
+	s->drops = gt_capture_session_drops(e->capture, s->bit) - s->drops_at_start;
+	if (reason && !s->end_reason[0])
+		snprintf(s->end_reason, sizeof(s->end_reason), "%s", reason);
+}
+
+/* The closing events at the end, the footer, the file closed. */
+static void finish(struct gt_session *s)
 {
 	struct gt_engine *e = s->engine;
 	struct gt_writer_stats ws = {0};
 	struct gt_translator_stats ts = {0};
 	int err;
 
-	if (s->ended)
-		return s->err;
-	/* The trace ends now (or earlier: see window.c), whatever the
-	 * teardown below costs.  What the rings still hold up to the end
-	 * is translated; what is stamped later is dropped. */
-	gt_session_window_close(s, gt_now_ns());
-	gt_capture_flush(e->capture, deliver_pending, e);
-	gt_session_mem_stop(s); /* final heap values at the end, detach probes */
-	gt_capture_forget_session(e->capture, s->bit);
-	session_leave(e, s);
 	s->ended = 1;
 	s->ended_ns = s->end_ns;
-	if (reason && !s->end_reason[0])
-		snprintf(s->end_reason, sizeof(s->end_reason), "%s", reason);
+	e->nclosing--;
 	gt_translator_stats(s->tr, &ts);
 	s->threads = ts.threads;
 	s->repairs = ts.repairs;
@@ -410,7 +439,6 @@ int gt_session_stop(struct gt_session *s, const char *reason)
 	}
 	gt_writer_stats(s->writer, &ws);
 	s->last_trace_events = ws.events;
-	s->drops = gt_capture_drops(e->capture) - s->drops_at_start;
 	if (s->err) {
 		gt_writer_free(s->writer);
 	} else {
@@ -424,17 +452,79 @@ int gt_session_stop(struct gt_session *s, const char *reason)
 	s->tr = NULL;
 	gt_tgid_set_free(&s->targets);
 	gt_tgid_set_free(&s->awaiting_exec);
+	/* not while another session is still closing: a heap record handed
+	 * over after its stop is read then, its samples' stacks symbolized */
+	if (e->nclosing > 0)
+		return;
 	for (int i = 0; i < GT_MAX_SESSIONS; i++)
 		if (e->active[i])
-			return s->err;
+			return;
 	gt_capture_clear_stacks(e->capture);
 	gt_engine_forget_followed(e); /* stack ids are gone: so are the maps */
-	return s->err;
+}
+
+/* After the rings: memtrack's final values and detach (in the background
+ * with a worker thread), then the file. */
+static int close_session(struct gt_session *s, const char *reason)
+{
+	leave_rings(s, reason);
+	gt_session_mem_stop(s); /* without a worker thread: done already */
+	if (!s->ended && !s->mem_pending)
+		finish(s);
+	return s->ended ? s->err : 0;
+}
+
+void gt_session_mem_settled(struct gt_session *s)
+{
+	/* a refused start fails the session even if it is ending already
+	 * (its duration can pass while probes are attached) */
+	if (s->start_err && !s->err && !s->ended)
+		fail_start(s);
+	if (s->closing && !s->ended && !s->mem_pending)
+		finish(s);
+}
+
+int gt_session_stop(struct gt_session *s, const char *reason)
+{
+	if (s->ended || s->closing)
+		return s->ended ? s->err : 0;
+	/* The trace ends now (or earlier: see window.c), whatever the
+	 * teardown below costs.  What the rings still hold up to the end
+	 * is translated; what is stamped later is dropped. */
+	gt_session_window_close(s, gt_now_ns());
+	gt_capture_flush(s->engine->capture, deliver_pending, s->engine);
+	return close_session(s, reason);
+}
+
+/* One instant for every session: the end of all their traces. */
+void gt_engine_stop_all(struct gt_engine *e, const char *reason)
+{
+	uint64_t now = gt_now_ns();
+	int any = 0;
+
+	for (int i = 0; i < GT_MAX_SESSIONS; i++)
+		if (e->active[i]) {
+			gt_session_window_close(e->active[i], now);
+			any = 1;
+		}
+	if (any)
+		gt_capture_flush(e->capture, deliver_pending, e);
+	for (int i = 0; i < GT_MAX_SESSIONS; i++)
+		if (e->active[i])
+			close_session(e->active[i], reason);
+	/* until every file is finished; probes may still be going down */
+	while (e->nclosing > 0 && gt_worker_reap_wait(&e->worker) >= 0)
+		;
 }
 
 int gt_session_ended(const struct gt_session *s)
 {
 	return s->ended;
+}
+
+int gt_session_starting(const struct gt_session *s)
+{
+	return s->starting;
 }
 
 void gt_session_free(struct gt_session *s)
@@ -443,5 +533,7 @@ void gt_session_free(struct gt_session *s)
 		return;
 	if (!s->ended)
 		gt_session_stop(s, "freed");
+	if (!s->ended)
+		gt_worker_settle(&s->engine->worker);
 	free(s);
 }

@@ -31,6 +31,9 @@ struct gt_engine_opts {
 	unsigned ring_bytes_per_cpu;   /* 0 = default (4 MiB) */
 	unsigned stack_map_entries;    /* 0 = default (16384) */
 	int verbose;                   /* libbpf debug output to stderr */
+	int background;                /* 1: start and stop without waiting
+					* (gotraced): see gt_session_starting,
+					* gt_session_ended */
 };
 
 /* Loads the BPF programs (attached only while a session records).  0, or
@@ -47,11 +50,25 @@ int gt_engine_fd(struct gt_engine *e);
  * Returns the number of events consumed, or -errno (-EINTR is not an error). */
 int gt_engine_poll(struct gt_engine *e, int timeout_ms);
 
+/* With opts.background: a descriptor readable when a session's start or
+ * stop finished in the background (gt_engine_poll then completes it);
+ * -1 otherwise. */
+int gt_engine_notify_fd(struct gt_engine *e);
+
+/* Stops every session at one instant (their traces all end now) and
+ * finishes them, waiting for what runs in the background. */
+void gt_engine_stop_all(struct gt_engine *e, const char *reason);
+
 /* Last error message of an open engine (empty string if none). */
 const char *gt_engine_error(struct gt_engine *e);
 
+/* Starts recording.  With opts.background, what is slow (memtrack's
+ * probes) goes on in the background: the session is starting until
+ * gt_engine_poll completes it, and if that fails it ends with an error and
+ * its reason (gt_session_stats). */
 int gt_session_start(struct gt_engine *e, const struct gt_session_opts *opts,
 		     struct gt_session **out);
+int gt_session_starting(const struct gt_session *s);
 
 enum gt_session_state { GT_SESSION_RUNNING, GT_SESSION_ENDED };
 
@@ -70,7 +87,10 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st);
  * target's exit came first (events stamped later are not written), however
  * long the teardown takes; the stats' elapsed_ns is the trace's span.  The
  * session stays allocated (for its stats) until freed.
- * Returns 0 or the write error that made the file unusable. */
+ * Returns 0 or the write error that made the file unusable.
+ * With opts.background the teardown may go on after it returns: the
+ * session is finished (and its return value known) once gt_session_ended;
+ * gt_session_free waits for it. */
 int gt_session_stop(struct gt_session *s, const char *reason);
 int gt_session_ended(const struct gt_session *s);
 void gt_session_free(struct gt_session *s);

@@ -49,7 +49,8 @@ struct gt_mt_session {
 	struct gt_mt_proc *procs;
 	int nprocs;
 	int nprobed;                 /* procs in GT_HEAP_MALLOC mode */
-	struct gt_mt_interpose *ip;  /* --heap interpose: the command's record */
+	struct gt_mt_interpose *ip;  /* --heap interpose: the command's record,
+				      * until gt_memtrack_take_record */
 };
 
 struct gt_memtrack {
@@ -61,7 +62,6 @@ struct gt_memtrack {
 	struct bpf_link *exec_link;  /* sched_process_exec (accounting reset), while
 				      * some session is active */
 	struct gt_cpu_sampler cpu;   /* open while cpu_mask != 0 */
-	struct gt_mt_pcs *pcs;       /* interposer samples' stacks (first use) */
 };
 
 /* attach.c: one process's uprobes */

@@ -41,7 +41,8 @@ static int share_maps(struct memory_bpf *skel, struct gt_capture *c, char *err, 
 	    (rc = reuse(skel->maps.stacks_spill, cm.stacks_spill, "stacks_spill", err, errlen)) ||
 	    (rc = reuse(skel->maps.stats, cm.stats, "stats", err, errlen)) ||
 	    (rc = reuse(skel->maps.ustack_ids, cm.ustack_ids, "ustack_ids", err, errlen)) ||
-	    (rc = reuse(skel->maps.data_filter, cm.filter, "maybe_tgid", err, errlen)))
+	    (rc = reuse(skel->maps.data_filter, cm.filter, "maybe_tgid", err, errlen)) ||
+	    (rc = reuse(skel->maps.session_drops, cm.session_drops, "session_drops", err, errlen)))
 		return rc;
 	skel->rodata->wakeup_bytes = cm.wakeup_bytes;
 	return 0;
@@ -140,7 +141,6 @@ void gt_memtrack_close(struct gt_memtrack *m)
 	bpf_link__destroy(m->rss_link);
 	detach_exec(m);
 	gt_cpu_sampler_stop(&m->cpu);
-	gt_mt_pcs_free(m->pcs);
 	memory_bpf__destroy(m->skel);
 	free(m);
 }
@@ -244,23 +244,20 @@ static int start_interposed(struct gt_memtrack *m, struct gt_mt_session *s, stru
 	rss = t->is_go || gt_mt_elf_is_static(exe) == 1;
 	seed_proc(m, p->pid);
 	p->mode = rss ? GT_HEAP_RSS : GT_HEAP_INTERPOSE;
-	gt_mt_interpose_exclude(s->ip, p->pid, rss);
+	if (s->ip) /* after the hand-over, its taker hears of it (record_mode) */
+		gt_mt_interpose_exclude(s->ip, p->pid, rss);
 	return 0;
 }
 
 /* The record of the first of the session's processes that has one. */
-static int open_record(struct gt_memtrack *m, struct gt_mt_session *s,
-		       const struct gt_memtrack_req *r, char *err, size_t errlen)
+static int open_record(struct gt_mt_session *s, const struct gt_memtrack_req *r,
+		       char *err, size_t errlen)
 {
 	int rc = -ENOENT;
 
 	if (r->npids < 1) {
 		snprintf(err, errlen, "--heap interpose needs a command (record -- CMD)");
 		return -EINVAL;
-	}
-	if (r->alloc_every && !m->pcs && !(m->pcs = gt_mt_pcs_new())) {
-		snprintf(err, errlen, "out of memory for allocation stacks");
-		return -ENOMEM;
 	}
 	for (int i = 0; i < r->npids && rc == -ENOENT; i++)
 		rc = gt_mt_interpose_open(r->pids[i], &s->ip, err, errlen);
@@ -346,7 +343,7 @@ int gt_memtrack_start(struct gt_memtrack *m, const struct gt_memtrack_req *r,
 	}
 	s->active = 1;
 	if (r->heap == GT_HEAP_INTERPOSE)
-		rc = open_record(m, s, r, err, errlen);
+		rc = open_record(s, r, err, errlen);
 	for (int i = 0; i < r->npids && !rc; i++) {
 		s->procs[i].pid = r->pids[i];
 		s->nprocs++;
@@ -446,29 +443,6 @@ int gt_memtrack_final(struct gt_memtrack *m, int bit, uint64_t ts,
 	s = &m->s[bit];
 	for (int i = 0; i < s->nprocs; i++)
 		emit_final(m, bit, &s->procs[i], ts, fn, ctx);
-	if (s->ip) /* what changed since the last tick: the translator has the rest */
-		gt_mt_interpose_poll(s->ip, m->pcs, bit, ts, fn, ctx);
-	return 0;
-}
-
-int gt_memtrack_tick(struct gt_memtrack *m, int bit, uint64_t ts,
-		     gt_memtrack_emit_fn fn, void *ctx)
-{
-	if (bit < 0 || bit >= GT_MAX_SESSIONS || !m->s[bit].active || !m->s[bit].ip)
-		return 0;
-	return gt_mt_interpose_poll(m->s[bit].ip, m->pcs, bit, ts, fn, ctx);
-}
-
-int gt_memtrack_user_stack(const struct gt_memtrack *m, int32_t id, uint64_t *ips, int max)
-{
-	return m ? gt_mt_pcs_get(m->pcs, id, ips, max) : -ENOENT;
-}
-
-int gt_memtrack_ticks(const struct gt_memtrack *m)
-{
-	for (int i = 0; i < GT_MAX_SESSIONS; i++)
-		if (m->s[i].active && m->s[i].ip)
-			return 1;
 	return 0;
 }
 

@@ -24,7 +24,8 @@
  * crashes it): it is recorded in RSS mode.
  *
  * Return convention: 0 or -errno; err/errlen get a message for the user.
- * Not thread-safe: the engine's thread drives it.
+ * Not thread-safe: one thread at a time drives it; a heap record taken out
+ * of it (gt_memtrack_take_record) is its taker's alone.
  */
 #ifndef GT_MEMTRACK_H
 #define GT_MEMTRACK_H
@@ -75,21 +76,39 @@ int gt_memtrack_start(struct gt_memtrack *m, const struct gt_memtrack_req *r,
 
 /* Delivers the exact final heap (or RSS) value of each of the session's
  * processes as GT_KEV_HEAP / GT_KEV_RSS events stamped ts, so the trace
- * ends on the true value whatever the coalescing skipped. */
+ * ends on the true value whatever the coalescing skipped (--heap
+ * interpose: the taker of the record reads it once more itself). */
 typedef int (*gt_memtrack_emit_fn)(void *ctx, const struct gt_kev_hdr *ev, size_t len);
 int gt_memtrack_final(struct gt_memtrack *m, int bit, uint64_t ts,
 		      gt_memtrack_emit_fn fn, void *ctx);
 
-/* --heap interpose: reads the command's heap record and delivers the
- * processes' changed live bytes as GT_KEV_HEAP events stamped ts (the
- * engine calls it every few ms while gt_memtrack_ticks says some session
- * has a record).  Returns how many events. */
-int gt_memtrack_tick(struct gt_memtrack *m, int bit, uint64_t ts,
-		     gt_memtrack_emit_fn fn, void *ctx);
-int gt_memtrack_ticks(const struct gt_memtrack *m);
-/* The return addresses of an allocation sample's stack taken by the
- * interposer (ids with GT_STACK_INTERPOSED): their count, or -ENOENT. */
-int gt_memtrack_user_stack(const struct gt_memtrack *m, int32_t id, uint64_t *ips, int max);
+/* --heap interpose: the session's heap record (the command's own counts,
+ * mapped read-only), handed over once gt_memtrack_start succeeded.  From
+ * then on memtrack keeps no pointer to it and never reads it: its taker
+ * may read it on another thread than the one driving memtrack, and closes
+ * it.  NULL when the session has none (or it was taken). */
+struct gt_mt_interpose;
+struct gt_mt_interpose *gt_memtrack_take_record(struct gt_memtrack *m, int bit);
+void gt_memtrack_record_close(struct gt_mt_interpose *rec);
+/* Delivers the processes' changed live bytes as GT_KEV_HEAP events stamped
+ * ts (the engine reads every few ms, and once at the session's end) and
+ * the record's new allocation samples, their stacks interned in stacks
+ * (NULL: samples without a stack).  Returns how many events. */
+struct gt_mt_pcs;
+int gt_memtrack_record_poll(struct gt_mt_interpose *rec, struct gt_mt_pcs *stacks, int bit,
+			    uint64_t ts, gt_memtrack_emit_fn fn, void *ctx);
+/* The heap mode chosen for a process of a session (GT_HEAP_OFF if it is
+ * not the session's, or gone). */
+enum gt_heap_mode gt_memtrack_mode(const struct gt_memtrack *m, int bit, pid_t pid);
+/* After an exec, pid's mode in the session (gt_memtrack_mode) told to its
+ * record: a Go or static image (GT_HEAP_RSS) is not counted from it. */
+void gt_memtrack_record_mode(struct gt_mt_interpose *rec, pid_t pid, enum gt_heap_mode mode);
+/* The interned stacks of the records' allocation samples (ids with
+ * GT_STACK_INTERPOSED), owned by the records' taker and shared by its
+ * sessions; get returns the return addresses' count, or -ENOENT. */
+struct gt_mt_pcs *gt_memtrack_stacks_new(void);
+void gt_memtrack_stacks_free(struct gt_mt_pcs *stacks);
+int gt_memtrack_stacks_get(const struct gt_mt_pcs *stacks, int32_t id, uint64_t *ips, int max);
 
 /* A process of some session called exec (GT_KEV_EXEC): its allocators and
  * whether it is a Go program are decided again for the new image (e.g.

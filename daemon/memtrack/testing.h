@@ -6,9 +6,6 @@
 
 #include "memtrack.h"
 
-/* Heap mode chosen for a process of a session (GT_HEAP_OFF if unknown). */
-enum gt_heap_mode gt_memtrack_mode(const struct gt_memtrack *m, int bit, pid_t pid);
-
 /* Bookkeeping of attached probes: uprobes and uretprobes now attached to
  * pid (all sessions), or in total when pid is 0. */
 void gt_memtrack_probe_count(const struct gt_memtrack *m, pid_t pid, int *uprobes,

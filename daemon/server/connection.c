@@ -217,7 +217,9 @@ void gt_client_flush(struct gt_server *sv, struct gt_srv_client *c)
 	}
 	if (!c->dead)
 		want_output(sv, c, c->outlen > 0);
-	if (c->outlen == 0 && c->closing)
+	/* a half-closed client whose session is still being finished (in
+	 * the background) waits for its DONE */
+	if (c->outlen == 0 && c->closing && !(c->read_closed && c->session))
 		c->dead = 1;
 }
 

@@ -50,6 +50,9 @@ struct gt_srv_session {
 	uid_t owner;
 	pid_t owner_pid;
 	int want_progress;
+	int ok_pending;              /* OK not sent: the start goes on in the engine */
+	int orphaned;                /* its client was killed: the log says where
+					the finished trace stays */
 	char targets[GT_PROTO_MAX_TARGETS + 1];
 	char label[GT_PROTO_MAX_LABEL + 1];
 	struct gt_srv_client *client; /* NULL once the client went away */

@@ -175,8 +175,10 @@ static int open_timer(struct gt_server *sv)
 
 static int setup(struct gt_server *sv, const struct gt_server_opts *o)
 {
+	/* background: a session's slow start or stop never holds the loop
+	 * (status, other clients) nor the rings (other sessions) */
 	struct gt_engine_opts eo = {.ring_bytes_per_cpu = o->ring_bytes_per_cpu,
-				    .verbose = o->verbose};
+				    .verbose = o->verbose, .background = 1};
 	char why[512];
 	int rc;
 
@@ -203,7 +205,8 @@ static int setup(struct gt_server *sv, const struct gt_server_opts *o)
 		return rc;
 	if ((rc = watch(sv, sv->listen_fd, &tag_listen)) || (rc = watch(sv, sv->signal_fd, &tag_signal)) ||
 	    (rc = watch(sv, sv->timer_fd, &tag_timer)) ||
-	    (rc = watch(sv, gt_engine_fd(sv->engine), &tag_engine)))
+	    (rc = watch(sv, gt_engine_fd(sv->engine), &tag_engine)) ||
+	    (rc = watch(sv, gt_engine_notify_fd(sv->engine), &tag_engine)))
 		return rc;
 	return 0;
 }

@@ -39,13 +39,43 @@ static void send_done(struct gt_srv_client *c, const struct gt_session_stats *st
 	gt_client_queue(c, buf, gt_proto_encode_done(buf, sizeof(buf), &d));
 }
 
-/* Ends a session (footer written), tells its client, frees everything. */
-static int finish_session(struct gt_server *sv, int slot, const char *reason)
+/* What the client's file is called, for the log: the link of our own
+ * descriptor (the daemon never opens a path of a client's choosing). */
+static void name_of_fd(int fd, char *buf, size_t len)
+{
+	char proc[64];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, len - 1);
+	if (n < 0)
+		snprintf(buf, len, "descriptor %d (%s)", fd, strerror(errno));
+	else
+		buf[n] = 0;
+}
+
+/* A killed client's trace is finished all the same: where it stays. */
+static void log_orphan(const struct gt_srv_session *ss, int err)
+{
+	char where[4200];
+
+	name_of_fd(ss->out_fd, where, sizeof(where));
+	if (err)
+		gt_log("session %d: its client is gone and its trace could not be finished "
+		       "(%s): %s", ss->id, strerror(-err), where);
+	else
+		gt_log("session %d: its client is gone; the finished trace stays in %s", ss->id,
+		       where);
+}
+
+/* A session the engine has finished: tells its client, frees everything. */
+static void complete_session(struct gt_server *sv, int slot, int err)
 {
 	struct gt_srv_session *ss = sv->sessions[slot];
 	struct gt_session_stats st;
-	int err = gt_session_stop(ss->s, reason);
 
+	if (ss->orphaned)
+		log_orphan(ss, err);
 	gt_session_stats(ss->s, &st);
 	gt_log("session %d ended (%s)%s%s: %llu threads, %llu events, %llu bytes, %llu dropped",
 	       ss->id, st.end_reason && *st.end_reason ? st.end_reason : "ended",
@@ -60,7 +90,17 @@ static int finish_session(struct gt_server *sv, int slot, const char *reason)
 	gt_session_free(ss->s);
 	free(ss);
 	sv->sessions[slot] = NULL;
-	return err;
+}
+
+/* Ends a session: its trace ends now; the engine finishes the file (at
+ * once, or in the background: then gt_srv_tick_ended completes it). */
+static void finish_session(struct gt_server *sv, int slot, const char *reason)
+{
+	struct gt_srv_session *ss = sv->sessions[slot];
+	int err = gt_session_stop(ss->s, reason);
+
+	if (gt_session_ended(ss->s) && !ss->ok_pending)
+		complete_session(sv, slot, err);
 }
 
 static int slot_of_session(const struct gt_server *sv, int id)
@@ -225,6 +265,7 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	ss->owner = c->uid;
 	ss->owner_pid = c->pid;
 	ss->want_progress = !!(r->flags & GT_REC_PROGRESS);
+	ss->ok_pending = gt_session_starting(ss->s);
 	ss->client = c;
 	c->session = ss;
 	sv->sessions[slot] = ss;
@@ -259,10 +300,48 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 		refuse(c, -rc, why);
 		return;
 	}
-	gt_log("session %d started for uid %u (pid %d): %s, %.3f s%s", c->session->id,
-	       (unsigned)c->uid, (int)c->pid, c->session->targets, r->duration_ns / 1e9,
-	       r->duration_ns ? "" : " (until stopped)");
-	gt_client_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)c->session->id));
+	gt_log("session %d %s for uid %u (pid %d): %s, %.3f s%s", c->session->id,
+	       c->session->ok_pending ? "attaching probes" : "started", (unsigned)c->uid, (int)c->pid,
+	       c->session->targets, r->duration_ns / 1e9, r->duration_ns ? "" : " (until stopped)");
+	if (!c->session->ok_pending)
+		gt_client_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)c->session->id));
+}
+
+/* A start that went on in the background is over: OK, or the error that
+ * ended it (as if RECORD had been refused: no DONE then). */
+static void settle_start(struct gt_server *sv, int slot)
+{
+	struct gt_srv_session *ss = sv->sessions[slot];
+	unsigned char buf[GT_PROTO_HDR_SIZE + 4];
+	struct gt_session_stats st;
+	int err;
+
+	if (gt_session_starting(ss->s))
+		return;
+	err = gt_session_ended(ss->s) ? gt_session_stop(ss->s, NULL) : 0;
+	if (!err) {
+		ss->ok_pending = 0;
+		gt_log("session %d started for uid %u (pid %d): %s, probes attached", ss->id,
+		       (unsigned)ss->owner, (int)ss->owner_pid, ss->targets);
+		if (ss->client)
+			gt_client_queue(ss->client, buf,
+					gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)ss->id));
+		return;
+	}
+	if (!gt_session_ended(ss->s))
+		return; /* failed: its file is being finished */
+	if (ss->orphaned)
+		log_orphan(ss, err);
+	gt_session_stats(ss->s, &st);
+	if (ss->client) {
+		refuse(ss->client, -err, st.end_reason && *st.end_reason ? st.end_reason :
+		       strerror(-err));
+		ss->client->session = NULL;
+	}
+	close(ss->out_fd);
+	gt_session_free(ss->s);
+	free(ss);
+	sv->sessions[slot] = NULL;
 }
 
 /* ---- STATUS, STOP ----------------------------------------------------------- */
@@ -277,8 +356,10 @@ static void handle_status(struct gt_server *sv, struct gt_srv_client *c)
 		struct gt_srv_session *ss = sv->sessions[i];
 		struct gt_session_stats st;
 
-		/* non-root users see their own sessions only */
-		if (!ss || (c->uid != 0 && ss->owner != c->uid))
+		/* non-root users see their own sessions only; a session still
+		 * attaching its probes is not recording yet (its client has
+		 * not had OK) */
+		if (!ss || ss->ok_pending || (c->uid != 0 && ss->owner != c->uid))
 			continue;
 		gt_session_stats(ss->s, &st);
 		to_msg_stats(&st, &r.sessions[r.count].stats);
@@ -342,21 +423,6 @@ void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct g
 
 /* ---- time and departures ---------------------------------------------------- */
 
-/* What the client's file is called, for the log: the link of our own
- * descriptor (the daemon never opens a path of a client's choosing). */
-static void name_of_fd(int fd, char *buf, size_t len)
-{
-	char proc[64];
-	ssize_t n;
-
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	n = readlink(proc, buf, len - 1);
-	if (n < 0)
-		snprintf(buf, len, "descriptor %d (%s)", fd, strerror(errno));
-	else
-		buf[n] = 0;
-}
-
 /* Whether the client closed its whole connection (killed, or it exited),
  * not just its sending side (a half-close: it still reads). */
 static int peer_closed(int fd)
@@ -368,28 +434,26 @@ static int peer_closed(int fd)
 
 /* A client that goes away mid-recording (killed, even by SIGKILL) gets its
  * trace finished all the same, footer included, in the file it passed:
- * gotracectl names it FILE.partial in daemon mode, so it stays on disk. */
+ * gotracectl names it FILE.partial in daemon mode, so it stays on disk.
+ * The file may be finished in the background (memtrack's stop on the
+ * worker): a half-closed client keeps its connection until its DONE
+ * (connection.c), a dead one is let go of now. */
 void gt_srv_client_gone(struct gt_server *sv, struct gt_srv_client *c, const char *reason)
 {
 	struct gt_srv_session *ss = c->session;
-	int slot = ss ? slot_of_session(sv, ss->id) : -1, id, err;
-	char where[4200];
+	int slot = ss ? slot_of_session(sv, ss->id) : -1, gone;
 
-	c->session = NULL;
-	if (slot < 0)
-		return;
-	if (!peer_closed(c->fd)) { /* a half-close: the client waits for DONE */
-		finish_session(sv, slot, reason);
+	if (slot < 0) {
+		c->session = NULL;
 		return;
 	}
-	id = ss->id;
-	name_of_fd(ss->out_fd, where, sizeof(where));
-	err = finish_session(sv, slot, reason);
-	if (err)
-		gt_log("session %d: its client is gone and its trace could not be finished "
-		       "(%s): %s", id, strerror(-err), where);
-	else
-		gt_log("session %d: its client is gone; the finished trace stays in %s", id, where);
+	gone = peer_closed(c->fd);
+	if (gone || c->dead) {
+		ss->orphaned = gone; /* killed or exited: say where its trace stays */
+		ss->client = NULL;
+		c->session = NULL;
+	}
+	finish_session(sv, slot, reason);
 }
 
 static void send_progress(struct gt_srv_session *ss)
@@ -412,7 +476,9 @@ void gt_srv_tick(struct gt_server *sv)
 
 		if (!ss)
 			continue;
-		if (gt_session_ended(ss->s))
+		if (ss->ok_pending)
+			settle_start(sv, i);
+		else if (gt_session_ended(ss->s))
 			finish_session(sv, i, NULL);
 		else if (progress_due && ss->client && ss->want_progress)
 			send_progress(ss);
@@ -421,14 +487,25 @@ void gt_srv_tick(struct gt_server *sv)
 
 void gt_srv_tick_ended(struct gt_server *sv)
 {
-	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++)
-		if (sv->sessions[i] && gt_session_ended(sv->sessions[i]->s))
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++) {
+		if (sv->sessions[i] && sv->sessions[i]->ok_pending)
+			settle_start(sv, i);
+		else if (sv->sessions[i] && gt_session_ended(sv->sessions[i]->s))
 			finish_session(sv, i, NULL);
+	}
 }
 
+/* Every trace ends at the same instant, the files are finished together
+ * (SIGTERM: not one after another, each recording while it waits). */
 void gt_srv_stop_all(struct gt_server *sv, const char *reason)
 {
-	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++)
+	gt_engine_stop_all(sv->engine, reason);
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++) {
+		if (!sv->sessions[i])
+			continue;
+		if (sv->sessions[i]->ok_pending)
+			settle_start(sv, i);
 		if (sv->sessions[i])
 			finish_session(sv, i, reason);
+	}
 }

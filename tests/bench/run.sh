@@ -49,6 +49,9 @@ step overhead tests/bench/overhead.sh "$build"
 step overhead_all tests/bench/overhead_all.sh "$build"
 # nginx's req/s untraced and under each recorder; where drops begin.
 step servers tests/bench/servers.sh "$build"
+# Sessions of one gotraced beside each other: a busy one's drops alone and
+# beside 8 that start and stop every second, spans, status latency, SIGTERM.
+step isolation env GT_BUILD="$build" ISOLATION_BENCH=1 tests/integration/daemon_isolation.sh
 # Stopping a --heap malloc recording (SIGINT -> exit), embedded and daemon,
 # uprobe_multi vs perf-event links (bench_uprobe_stop: the probes alone).
 step uprobe_stop tests/bench/uprobe_stop.sh "$build"
@@ -60,6 +63,6 @@ echo
 echo "== summary"
 for i in "${!names[@]}"; do
 	printf '%-28s %s\n' "${names[$i]}" "${results[$i]}"
-	grep -E 'target|/s|B/event' "$logdir/${names[$i]}.log" | sed 's/^ */      /' | head -12
+	grep -E 'target|/s|B/event|^figure' "$logdir/${names[$i]}.log" | sed 's/^ */      /' | head -12
 done
 [ "$failed" -eq 0 ]

@@ -3,7 +3,8 @@
 #  - a client killed with SIGKILL mid-recording: gotraced finishes the trace
 #    (footer included) in FILE.partial, which the client created; the file
 #    is valid, FILE is not there, and the daemon's log names FILE.partial;
-#  - a normal run leaves FILE and no FILE.partial behind;
+#  - a normal run leaves FILE and no FILE.partial behind, and so does one
+#    interrupted by SIGINT (the client half-closes and waits for DONE);
 #  - an existing FILE.partial is never overwritten: the run is refused;
 #  - a client whose daemon dies says the recording is lost.
 cd "$(dirname "$0")/../.." || exit 1
@@ -65,6 +66,25 @@ elif [ -e "$F2.partial" ]; then
 	fail daemon_partial_normal "$F2.partial left behind"
 elif gt_valid daemon_partial_normal "$F2"; then
 	ok daemon_partial_normal
+fi
+
+# --- Ctrl-C: the client half-closes and still gets its DONE ---------------------------
+# (the daemon finishes the file in the background: the connection must stay
+# open until then, or the client says the recording is lost)
+F4=$GT_TMP/interrupted.trace
+if ! rec_bg "$F4"; then
+	fail daemon_partial_interrupted "the recording did not start: $(cat "$F4.out")"
+else
+	sleep 1
+	kill -INT "$REC_PID"
+	wait "$REC_PID"; rc=$?
+	if [ $rc != 0 ]; then
+		fail daemon_partial_interrupted "rc=$rc after SIGINT: $(cat "$F4.out")"
+	elif [ -e "$F4.partial" ]; then
+		fail daemon_partial_interrupted "$F4.partial left behind"
+	elif gt_valid daemon_partial_interrupted "$F4"; then
+		ok daemon_partial_interrupted
+	fi
 fi
 
 # --- an existing FILE.partial is not clobbered ------------------------------------------

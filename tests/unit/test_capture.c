@@ -1044,7 +1044,9 @@ static void test_attach_on_demand(void)
 }
 
 /* A ring too small for the load, read late: reservations fail, and every
- * failure is counted on its CPU; everything committed is delivered. */
+ * failure is counted on its CPU and for the session that wanted the record
+ * (bit 0; bit 1, tracing nothing, lost nothing); everything committed is
+ * delivered. */
 static void test_drops(void)
 {
 	struct gt_capture_opts o = { .ring_bytes_per_cpu = 4096 };
@@ -1075,6 +1077,11 @@ static void test_drops(void)
 	GT_CHECK(per_cpu == st.drops && gt_capture_drops(small) == st.drops,
 		 "per-CPU drops sum to %llu, total %llu", (unsigned long long)per_cpu,
 		 (unsigned long long)st.drops);
+	GT_CHECK(gt_capture_session_drops(small, 0) == st.drops,
+		 "session 0 lost %llu of the %llu drops",
+		 (unsigned long long)gt_capture_session_drops(small, 0), (unsigned long long)st.drops);
+	GT_CHECK(gt_capture_session_drops(small, 1) == 0, "session 1 lost %llu records of others",
+		 (unsigned long long)gt_capture_session_drops(small, 1));
 	GT_CHECK(st.events == r.n, "%llu records delivered, %zu recorded",
 		 (unsigned long long)st.events, r.n);
 	GT_CHECK(st.bad_records == 0, "%llu bad records", (unsigned long long)st.bad_records);
