@@ -31,7 +31,9 @@ pids=()
 cleanup() {
 	local p
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	[ -s "$tmp/nginx.pid" ] && kill "$(cat "$tmp/nginx.pid")" 2>/dev/null
+	# (nginx removes its pid file as it exits: it may be gone by now)
+	local m
+	m=$(cat "$tmp/nginx.pid" 2>/dev/null) && [ -n "$m" ] && kill "$m" 2>/dev/null
 	sleep 0.5
 	rm -rf "$tmp"
 }

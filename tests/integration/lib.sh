@@ -205,6 +205,46 @@ gt_tids() {
 	awk -v re="${2:-.}" '$1 == "thread" && $3 ~ re { printf "%s%s", sep, $2; sep = "," }' "$GT_TMP/$1.out"
 }
 
+# gt_record_workload NAME TAG [RECORD FLAGS] -- CMD...: records the measured
+# work of CMD (a workload speaking the --wait protocol: ready, go, done) with
+# -p while it lives, so its maps can be read for the symbols; stops with
+# SIGINT.  Leaves a valid $GT_TMP/TAG.trace, its viewer pages fetched
+# (.jsontrace), or fails NAME saying why and returns 1.
+gt_record_workload() {
+	local name=$1 tag=$2 flags=() done=1 rc wl
+	shift 2
+	while [ "$1" != -- ]; do flags+=("$1"); shift; done
+	shift
+	wl=$(basename "$1")
+	if ! gt_start_workload "$tag" "$@"; then
+		fail "$name" "workload $wl did not start: $(head -3 "$GT_TMP/$tag.err")"
+		return 1
+	fi
+	if ! gt_record_bg "$tag" "${flags[@]}" -p "$WL_PID" -o "$GT_TMP/$tag.trace"; then
+		fail "$name" "gotracectl record did not start: $(tail -5 "$GT_TMP/$tag.rec.err")"
+		return 1
+	fi
+	gt_go "$tag"
+	gt_wait_line "$tag" '^done' 60 || done=0
+	gt_stop_record INT
+	rc=$?
+	gt_leave "$tag"
+	wait "$WL_PID"
+	if [ $done = 0 ]; then
+		fail "$name" "workload $wl did not finish its work in 60 s"
+		return 1
+	fi
+	if [ $rc != 0 ]; then
+		fail "$name" "gotracectl record exited $rc after SIGINT: $(tail -5 "$GT_TMP/$tag.rec.err")"
+		return 1
+	fi
+	gt_valid "$name" "$GT_TMP/$tag.trace" || return 1
+	if ! gt_viewer_pages "$GT_TMP/$tag.trace"; then
+		fail "$name" "could not fetch the viewer's pages: $(tail -3 "$GT_TMP/$tag.trace.viewer.log")"
+		return 1
+	fi
+}
+
 # gt_recording PID: true once `gotracectl record` (PID) has started its
 # session, i.e. its main thread sleeps in the event loop's epoll_wait: in
 # embedded mode nothing before the loop waits in epoll, and the session

@@ -27,39 +27,11 @@ gt_expect $CASES
 
 R=100
 
-# record_br NAME TAG [RECORD FLAGS]: records blockread's R reads with -p
-# while it lives (the --wait protocol); leaves a valid $GT_TMP/TAG.trace
-# and its .jsontrace, or fails NAME saying why and returns 1.
+# record_br NAME TAG [RECORD FLAGS]: records blockread's R reads.
 record_br() {
-	local name=$1 tag=$2 done=1 rc
+	local name=$1 tag=$2
 	shift 2
-	if ! gt_start_workload "$tag" "$WL/blockread" --wait $R 1000 2>>"$GT_TMP/$tag.err"; then
-		fail "$name" "blockread did not start: $(head -3 "$GT_TMP/$tag.err")"
-		return 1
-	fi
-	if ! gt_record_bg "$tag" "$@" -p "$WL_PID" -o "$GT_TMP/$tag.trace"; then
-		fail "$name" "gotracectl record did not start: $(tail -5 "$GT_TMP/$tag.rec.err")"
-		return 1
-	fi
-	gt_go "$tag"
-	gt_wait_line "$tag" '^done' 60 || done=0
-	gt_stop_record INT
-	rc=$?
-	gt_leave "$tag"
-	wait "$WL_PID"
-	if [ $done = 0 ]; then
-		fail "$name" "blockread did not finish its work in 60 s"
-		return 1
-	fi
-	if [ $rc != 0 ]; then
-		fail "$name" "gotracectl record exited $rc after SIGINT: $(tail -5 "$GT_TMP/$tag.rec.err")"
-		return 1
-	fi
-	gt_valid "$name" "$GT_TMP/$tag.trace" || return 1
-	if ! gt_viewer_pages "$GT_TMP/$tag.trace"; then
-		fail "$name" "could not fetch the viewer's pages: $(tail -3 "$GT_TMP/$tag.trace.viewer.log")"
-		return 1
-	fi
+	gt_record_workload "$name" "$tag" "$@" -- "$WL/blockread" --wait $R 1000
 }
 
 # Half the reads at least: on a busy machine the feeder may find the

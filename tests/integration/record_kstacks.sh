@@ -21,48 +21,11 @@ cd "$(dirname "$0")/../.."
 gt_require_bpf kstacks_pagefault kstacks_default kstacks_all
 gt_expect kstacks_pagefault kstacks_default kstacks_all
 
-# record_wl NAME TAG [RECORD FLAGS] -- CMD...: records CMD's measured work;
-# leaves a valid $GT_TMP/TAG.trace (+ .json, .jsontrace) or fails NAME.
-record_wl() {
-	local name=$1 tag=$2 flags=() done=1 rc
-	shift 2
-	while [ "$1" != -- ]; do flags+=("$1"); shift; done
-	shift
-	gt_start_workload "$tag" "$@"
-	if ! gt_wait_line "$tag" '^ready' 30; then
-		fail "$name" "workload $1 did not start: $(head -3 "$GT_TMP/$tag.err")"
-		return 1
-	fi
-	if ! gt_record_bg "$tag" "${flags[@]}" -p "$WL_PID" -o "$GT_TMP/$tag.trace"; then
-		fail "$name" "gotracectl record did not start: $(tail -5 "$GT_TMP/$tag.rec.err")"
-		return 1
-	fi
-	gt_go "$tag"
-	gt_wait_line "$tag" '^done' 60 || done=0
-	gt_stop_record INT
-	rc=$?
-	gt_leave "$tag"
-	wait "$WL_PID"
-	if [ $done = 0 ]; then
-		fail "$name" "workload did not finish its work in 60 s"
-		return 1
-	fi
-	if [ $rc != 0 ]; then
-		fail "$name" "gotracectl record exited $rc after SIGINT: $(tail -5 "$GT_TMP/$tag.rec.err")"
-		return 1
-	fi
-	gt_valid "$name" "$GT_TMP/$tag.trace" || return 1
-	if ! gt_viewer_pages "$GT_TMP/$tag.trace"; then
-		fail "$name" "could not fetch the viewer's pages: $(tail -3 "$GT_TMP/$tag.trace.viewer.log")"
-		return 1
-	fi
-}
-
 # The page-fault file must be on a disk: tmpfs pages never need a read.
 dir=$GT_BUILD
 if [ "$(stat -f -c %T "$dir")" = tmpfs ]; then
 	fail kstacks_pagefault "$dir is tmpfs: the page-fault workload needs a disk-backed directory"
-elif record_wl kstacks_pagefault pf -- "$WL/pagefault" --wait 64 "$dir"; then
+elif gt_record_workload kstacks_pagefault pf -- "$WL/pagefault" --wait 64 "$dir"; then
 	f=$GT_TMP/pf.trace
 	faults=$(sed -n 's/^faults \([0-9]*\) .*/\1/p' "$GT_TMP/pf.out")
 	if [ -z "$faults" ] || [ "$faults" -lt 32 ]; then
@@ -78,7 +41,7 @@ fi
 for mode in default all; do
 	flag=()
 	[ $mode = all ] && flag=(--kernel-stacks)
-	record_wl kstacks_$mode br_$mode "${flag[@]}" -- "$WL/blockread" --wait 100 1000 || continue
+	gt_record_workload kstacks_$mode br_$mode "${flag[@]}" -- "$WL/blockread" --wait 100 1000 || continue
 	f=$GT_TMP/br_$mode.trace
 	gt_truth kstacks_$mode blocks "$f.json" reader sync 50 102 || continue
 	if [ $mode = all ]; then

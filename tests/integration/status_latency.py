@@ -8,22 +8,14 @@ connection, and prints one line:
 The time of one ask is connect + STATUS + whole reply.  For the isolation
 test and bench (tests/integration/daemon_isolation.sh): the loop must keep
 answering while sessions start and stop."""
+import os
 import socket
 import struct
 import sys
 import time
 
-MAGIC, VERSION, HDR, STATUS, STATUS_REPLY = 0x44525447, 1, 16, 2, 20
-
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("daemon closed the connection")
-        buf += chunk
-    return buf
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon_proto import HDR, MAGIC, STATUS, STATUS_REPLY, VERSION, recv_exact  # noqa: E402
 
 
 def ask(path):
