@@ -57,16 +57,22 @@ else
 	fi
 fi
 
+# finished_as NAME FILE RC OUTPUT: a client that exited RC finished its
+# trace as FILE, valid, with no FILE.partial left behind.
+finished_as() {
+	if [ "$3" != 0 ]; then
+		fail "$1" "rc=$3: $4"
+	elif [ -e "$2.partial" ]; then
+		fail "$1" "$2.partial left behind"
+	elif gt_valid "$1" "$2"; then
+		ok "$1"
+	fi
+}
+
 # --- a normal run -------------------------------------------------------------------------
 F2=$GT_TMP/normal.trace
 out=$("$GTCTL" record --daemon --socket "$SOCK" -p "$TARGET" -o "$F2" -d 1s 2>&1); rc=$?
-if [ $rc != 0 ]; then
-	fail daemon_partial_normal "rc=$rc: $out"
-elif [ -e "$F2.partial" ]; then
-	fail daemon_partial_normal "$F2.partial left behind"
-elif gt_valid daemon_partial_normal "$F2"; then
-	ok daemon_partial_normal
-fi
+finished_as daemon_partial_normal "$F2" $rc "$out"
 
 # --- Ctrl-C: the client half-closes and still gets its DONE ---------------------------
 # (the daemon finishes the file in the background: the connection must stay
@@ -78,13 +84,7 @@ else
 	sleep 1
 	kill -INT "$REC_PID"
 	wait "$REC_PID"; rc=$?
-	if [ $rc != 0 ]; then
-		fail daemon_partial_interrupted "rc=$rc after SIGINT: $(cat "$F4.out")"
-	elif [ -e "$F4.partial" ]; then
-		fail daemon_partial_interrupted "$F4.partial left behind"
-	elif gt_valid daemon_partial_interrupted "$F4"; then
-		ok daemon_partial_interrupted
-	fi
+	finished_as daemon_partial_interrupted "$F4" $rc "after SIGINT: $(cat "$F4.out")"
 fi
 
 # --- an existing FILE.partial is not clobbered ------------------------------------------
