@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "sym/maps.h"
 
 #define CALLS 2000
 
@@ -75,20 +76,17 @@ static int locate(char *path, size_t len, uint64_t *offset)
 	uintptr_t want = (uintptr_t)&probed_call;
 	FILE *f = fopen("/proc/self/maps", "r");
 	char line[4096 + 128];
+	struct gt_map_line m;
 	int rc = -ENOENT;
 
 	if (!f)
 		return -errno;
 	while (rc && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi, off;
-		int at = 0;
-
-		if (sscanf(line, "%lx-%lx %*4s %lx %*s %*s %n", &lo, &hi, &off, &at) < 3 ||
-		    !at || want < lo || want >= hi || line[at] != '/')
+		if (gt_map_line_parse(line, strlen(line), &m) || want < m.start ||
+		    want >= m.end || !m.path_len || m.path[0] != '/')
 			continue;
-		line[strcspn(line, "\n")] = 0;
-		snprintf(path, len, "%s", line + at);
-		*offset = want - lo + off;
+		snprintf(path, len, "%.*s", (int)m.path_len, m.path);
+		*offset = want - m.start + m.offset;
 		rc = 0;
 	}
 	fclose(f);
