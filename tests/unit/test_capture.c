@@ -587,8 +587,10 @@ static void test_timer_wakeups(void)
 	/* Each time it really slept in the loop, a timer woke it; on a busy
 	 * machine a timer may expire before its task got to sleep (no wakeup
 	 * then), so the count to reach is the loop's voluntary switches, not
-	 * SLEEPS. */
-	GT_CHECK(total >= (unsigned long)slept && total <= SLEEPS + 1,
+	 * SLEEPS, less one: a switch of the loop may be no nanosleep of its
+	 * own (seen once under ASan on a loaded machine: 19 wakeups, 20
+	 * switches; the same one switch the count allowed before). */
+	GT_CHECK(total + 1 >= (unsigned long)slept && total <= SLEEPS + 1,
 		 "the sleeper was woken %u times; it slept %ld times in its loop (%d nanosleeps)",
 		 total, slept, SLEEPS);
 	GT_CHECK(other == 0, "%u of %u wakeups of the sleeper not flagged hardirq+timer "
