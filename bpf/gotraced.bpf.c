@@ -30,41 +30,78 @@ static __always_inline bool want_kstack(__u32 sessions, long sysnr)
 	return sysnr < 0 || (sessions & kstack_sessions);
 }
 
+/* Sessions that record every syscall entry (GoSysCall, --syscalls=all);
+ * the others see only the syscalls that block, from the switch.  Set by
+ * user space, which also keeps gt_sys_enter detached while no session
+ * wants entries: it runs at every syscall of the machine, and on a
+ * server that alone costs more than all of perf sched's recording.  All
+ * of them until user space says otherwise (gt_capture_syscall_entries). */
+volatile __u32 syscall_sessions = 0xffffffff;
+
+/* For the sessions among m that see no syscall entries, the current
+ * task's syscall nr as an entry record written now, before the record of
+ * what it does inside it (a block, a wakeup, a fork): what the entry
+ * program would have written, so that the translator models both modes
+ * alike and recovers the wrapper's caller from the top of the user stack
+ * (gt_read_utop) for the syscalls that matter to latency.  flags:
+ * GT_SYS_ENTER_AT_BLOCK or GT_SYS_ENTER_CALLER_ONLY. */
+static __always_inline void late_entry(struct task_struct *cur, __u32 m, long nr,
+				       __s32 ustack, struct pt_regs *regs, __u32 flags)
+{
+	struct gt_kev_sys_enter *e;
+
+	m &= ~syscall_sessions;
+	if (!m || nr < 0)
+		return;
+	e = reserve(sizeof(*e), m);
+	if (!e)
+		return;
+	fill_hdr(&e->hdr, GT_KEV_SYS_ENTER, cur, m);
+	e->nr = nr;
+	e->ustack = ustack;
+	e->flags = flags;
+	gt_read_utop(regs, &e->top);
+	submit(e);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
 	__u32 pm = task_mask(prev), nm = task_mask(next);
+	struct pt_regs *regs = NULL;
 	struct gt_kev_switch *e;
-	long state;
+	__s32 ustack = -1;
+	long state, sysnr = -1;
 
 	if (!(pm | nm))
 		return 0;
+	/* A preempted task is runnable whatever its state word says (it may
+	 * have been preempted while preparing to sleep): as the kernel's own
+	 * __trace_sched_switch_state() does. */
+	state = preempt ? 0 : gt_task_state(prev);
+	if (pm) {
+		/* prev is still current here: the stacks are where it stopped */
+		regs = gt_current_user_regs();
+		sysnr = gt_regs_syscall(regs);
+		ustack = ustack_id(ctx, regs);
+		if (state)
+			late_entry(prev, pm, sysnr, ustack, regs, GT_SYS_ENTER_AT_BLOCK);
+	}
 	e = reserve(sizeof(*e), pm | nm);
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_SWITCH, prev, pm | nm);
 	e->next_tid = next->pid;
 	e->next_tgid = next->tgid;
-	/* A preempted task is runnable whatever its state word says (it may
-	 * have been preempted while preparing to sleep): as the kernel's own
-	 * __trace_sched_switch_state() does. */
-	state = preempt ? 0 : gt_task_state(prev);
 	e->prev_state = state;
 	e->prev_sessions = pm;
 	e->next_sessions = nm;
-	e->prev_ustack = -1;
+	e->prev_ustack = ustack;
 	e->prev_kstack = -1;
-	e->prev_sysnr = -1;
-	if (pm) {
-		/* prev is still current here: the stacks are where it stopped */
-		struct pt_regs *regs = gt_current_user_regs();
-
-		e->prev_sysnr = gt_regs_syscall(regs);
-		e->prev_ustack = ustack_id(ctx, regs);
-		if (state && want_kstack(pm, e->prev_sysnr))
-			e->prev_kstack = stack_id(ctx, 0);
-	}
+	e->prev_sysnr = sysnr;
+	if (pm && state && want_kstack(pm, sysnr))
+		e->prev_kstack = stack_id(ctx, 0);
 	e->flags = preempt ? GT_SWITCH_PREEMPT : 0;
 	/* plain loads from the BTF pointers (the scheduler just touched both
 	 * tasks): a probe-read helper call each would cost more than the rest */
@@ -130,7 +167,9 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 {
 	struct task_struct *cur = current_task();
 	__u32 tm = task_mask(p), wm;
+	struct pt_regs *regs;
 	struct gt_kev_wakeup *e;
+	__s32 wustack = -1;
 
 	if (!tm)
 		return 0;
@@ -140,6 +179,11 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	if (p->on_cpu && (!p->on_rq || gt_sched_delayed(p)))
 		flags |= GT_WAKEUP_SWITCHING;
 	wm = task_mask(cur);
+	if (wm && !(flags & GT_WAKEUP_IN_IRQ)) {
+		regs = gt_current_user_regs();
+		wustack = ustack_id(ctx, regs);
+		late_entry(cur, wm, gt_regs_syscall(regs), wustack, regs, GT_SYS_ENTER_CALLER_ONLY);
+	}
 	e = reserve(sizeof(*e), tm);
 	if (!e)
 		return 0;
@@ -149,8 +193,7 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	e->target_cpu = gt_task_cpu(p);
 	e->flags = flags;
 	e->waker_sessions = wm;
-	e->waker_ustack = wm && !(flags & GT_WAKEUP_IN_IRQ) ?
-		ustack_id(ctx, gt_current_user_regs()) : -1;
+	e->waker_ustack = wustack;
 	submit(e);
 	return 0;
 }
@@ -179,6 +222,8 @@ int BPF_PROG(gt_sched_process_fork, struct task_struct *parent,
 	__u32 ctgid = child->tgid;
 	__u32 pm = task_mask(parent), *own;
 	struct gt_kev_fork *e;
+	struct pt_regs *regs;
+	__s32 ustack;
 
 	if (!pm)
 		return 0;
@@ -191,13 +236,16 @@ int BPF_PROG(gt_sched_process_fork, struct task_struct *parent,
 		maybe_tgid[ctgid % GT_MAYBE_SLOTS] = 1; /* before the entry */
 		bpf_map_update_elem(&tgids, &ctgid, &m, BPF_ANY);
 	}
+	regs = gt_current_user_regs();
+	ustack = ustack_id(ctx, regs);
+	late_entry(parent, pm, gt_regs_syscall(regs), ustack, regs, GT_SYS_ENTER_CALLER_ONLY);
 	e = reserve(sizeof(*e), pm);
 	if (!e)
 		return 0;
 	fill_hdr(&e->hdr, GT_KEV_FORK, parent, pm);
 	e->child_tid = child->pid;
 	e->child_tgid = ctgid;
-	e->parent_ustack = ustack_id(ctx, gt_current_user_regs());
+	e->parent_ustack = ustack;
 	e->pad = 0;
 	BPF_CORE_READ_STR_INTO(&e->child_comm, child, comm);
 	submit(e);
@@ -279,12 +327,6 @@ int BPF_PROG(gt_sched_process_exit, struct task_struct *p)
 	return 0;
 }
 
-/* Sessions that record every syscall entry (GoSysCall); the others see
- * only the syscalls that block, from the switch.  Set by user space, which
- * also keeps this program detached while no session wants entries: it runs
- * at every syscall of the machine. */
-volatile __u32 syscall_sessions = 0xffffffff;
-
 SEC("tp_btf/sys_enter")
 int BPF_PROG(gt_sys_enter, struct pt_regs *regs, long id)
 {
@@ -300,7 +342,7 @@ int BPF_PROG(gt_sys_enter, struct pt_regs *regs, long id)
 	fill_hdr(&e->hdr, GT_KEV_SYS_ENTER, cur, m);
 	e->nr = id;
 	e->ustack = ustack_id(ctx, regs);
-	e->pad = 0;
+	e->flags = 0;
 	gt_read_utop(regs, &e->top);
 	submit(e);
 	return 0;

@@ -13,7 +13,7 @@
 #ifndef GOTRACED_BPF_ABI_H
 #define GOTRACED_BPF_ABI_H
 
-#define GT_KEV_ABI_VERSION 6
+#define GT_KEV_ABI_VERSION 7
 #define GT_COMM_LEN 16
 #define GT_MAX_SESSIONS 32
 #define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
@@ -154,12 +154,19 @@ struct gt_utop {
 	__u64 words[GT_UTOP_WORDS]; /* [sp, sp + 8 * GT_UTOP_WORDS) */
 };
 
-/* hdr = current. */
+/* hdr = current.  Written at the entry itself for the sessions that record
+ * every entry; for the others, at the switch where the syscall blocks
+ * (flags GT_SYS_ENTER_AT_BLOCK, just before that switch's record), and
+ * where a syscall wakes a traced task or forks (GT_SYS_ENTER_CALLER_ONLY,
+ * before that record: no GoSysCall, only the wrapper's caller for the
+ * waker's or parent's stack). */
+#define GT_SYS_ENTER_AT_BLOCK    0x1
+#define GT_SYS_ENTER_CALLER_ONLY 0x2
 struct gt_kev_sys_enter {
 	struct gt_kev_hdr hdr;
 	__s64 nr;
 	__s32 ustack;
-	__u32 pad;
+	__u32 flags;          /* GT_SYS_ENTER_* */
 	struct gt_utop top;
 };
 

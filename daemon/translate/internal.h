@@ -61,6 +61,7 @@ struct gt_cpu {
 	 * switch's fuller stack (with the kernel's frames).  Written by
 	 * gt_tr_emit before any other event of this P, at its own time. */
 	bool sys_pending;
+	bool sys_at_block; /* the pending entry was written where it blocks */
 	uint64_t sys_ts, sys_stack;
 };
 

@@ -1,14 +1,27 @@
 /* Syscall entry and CPU samples. */
 #include "internal.h"
 
+/* An entry record: the syscall's entry itself (--syscalls=all), or written
+ * where it blocks (GoSysCall then, just before its block), or where it
+ * wakes a task or forks (only its caller, for the stack of what follows:
+ * the syscall itself is not shown). */
 void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *e)
 {
+	if (e->flags & GT_SYS_ENTER_CALLER_ONLY) {
+		struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
+		if (th && th->state != GT_TH_DEAD) {
+			th->sys_ustack = e->ustack;
+			th->sys_caller = gt_tr_caller(t, th->tgid, e->ustack, &e->top);
+		}
+		return;
+	}
 	struct gt_thread *th = gt_tr_current(t, &e->hdr, NULL);
 	if (!th)
 		return;
 	struct gt_cpu *c = &t->cpus[th->cpu];
 	gt_tr_flush_syscall(t, th->cpu); /* the last one returned */
 	c->sys_pending = true;
+	c->sys_at_block = (e->flags & GT_SYS_ENTER_AT_BLOCK) != 0;
 	c->sys_ts = t->now;
 	th->sys_ustack = e->ustack;
 	th->sys_caller = gt_tr_caller(t, th->tgid, e->ustack, &e->top);

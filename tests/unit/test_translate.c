@@ -168,6 +168,21 @@ static void sys_enter_top(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int6
 	feed(x, &e, sizeof(e));
 }
 
+/* An entry record written late (--syscalls=blocking): flags
+ * GT_SYS_ENTER_AT_BLOCK or GT_SYS_ENTER_CALLER_ONLY. */
+static void sys_late(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr,
+		     int32_t ustack, const struct gt_utop *top, uint32_t flags)
+{
+	struct gt_kev_sys_enter e = {0};
+	hdr(&e.hdr, GT_KEV_SYS_ENTER, ts, cpu, tid);
+	e.nr = nr;
+	e.ustack = ustack;
+	e.flags = flags;
+	e.top = *top;
+	x->sysnr[tid] = nr;
+	feed(x, &e, sizeof(e));
+}
+
 static void sys_enter(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr)
 {
 	sys_enter_top(x, ts, cpu, tid, nr, -1, NULL);
@@ -1243,6 +1258,62 @@ static void test_syscall_caller(void)
 	tt_close(&x);
 }
 
+/* --syscalls=blocking, the default: no entries, but an entry record written
+ * where a syscall blocks (GT_SYS_ENTER_AT_BLOCK) or wakes a thread or forks
+ * (GT_SYS_ENTER_CALLER_ONLY), just before that record.  A read that blocks
+ * shows its GoSysCall, with the wrapper's caller, as with every entry; a
+ * futex wait is its block alone; a write that wakes shows no syscall, but
+ * its wakeup has the caller. */
+static void test_syscall_caller_blocking(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	struct gt_stack_source src = {caller_frames, caller_slot, NULL};
+	struct gt_utop top = {.lr = 0x7000, .nwords = GT_UTOP_WORDS};
+	uint64_t sys[4][3] = {{0}}, blk[2][3] = {{0}}, unb[4][3] = {{0}};
+
+	top.words[2] = 0x5000;
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'R', -1, 1);
+	tt_stacks = &src;
+	int r = tt_open(&x, s, 2);
+	tt_stacks = NULL;
+	GT_REQUIRE(r == 0, "open");
+	sys_late(&x, 2100, 0, 101, 0, 1, &top, GT_SYS_ENTER_AT_BLOCK);  /* read blocks */
+	sw_stack(&x, 2100, 0, 101, S_SLEEP, 0, 0, 1);
+	sys_late(&x, 2300, 1, 102, 1, 3, &top, GT_SYS_ENTER_CALLER_ONLY); /* write wakes */
+	struct gt_kev_wakeup w = {0};
+	hdr(&w.hdr, GT_KEV_WAKEUP, 2300, 1, 102);
+	w.target_tid = 101;
+	w.target_tgid = TGID;
+	w.target_cpu = 0;
+	w.waker_sessions = 1;
+	w.waker_ustack = 3;
+	feed(&x, &w, sizeof(w));
+	sys_exit(&x, 102);
+	sw(&x, 2400, 0, 0, 0, 0, 101);
+	sys_exit(&x, 101);
+	sys_late(&x, 2500, 0, 101, 202, 5, &top, GT_SYS_ENTER_AT_BLOCK); /* futex */
+	sw_stack(&x, 2500, 0, 101, S_SLEEP, 0, 0, 5);
+	wake(&x, 2800, 1, 1001, 101);
+	if (tt_finish(&x, 5000) == 0) {
+		int ns = event_stacks(&x, GT_EV_GO_SYSCALL, sys, 4);
+		int nb = event_stacks(&x, GT_EV_GO_BLOCK_RECV, blk, 2);
+		int nu = event_stacks(&x, GT_EV_GO_UNBLOCK, unb, 4);
+		GT_CHECK(ns == 1 && nb == 1 && nu >= 1, "%d syscalls (want the read's only), "
+			 "%d blocks, %d unblocks", ns, nb, nu);
+		GT_CHECK(count_lines(&x, "GoBlockSync") == 1, "the futex wait: %d GoBlockSync",
+			 count_lines(&x, "GoBlockSync"));
+		GT_CHECK(frame1_of(sys, ns, 0x1001) == 0x5000, "read's syscall: caller %#llx",
+			 (unsigned long long)frame1_of(sys, ns, 0x1001));
+		GT_CHECK(frame1_of(blk, nb, 0x1001) == 0x5000, "the block in read: caller %#llx",
+			 (unsigned long long)frame1_of(blk, nb, 0x1001));
+		GT_CHECK(frame1_of(unb, nu, 0x1003) == 0x7000, "the wakeup in write: caller %#llx",
+			 (unsigned long long)frame1_of(unb, nu, 0x1003));
+	}
+	tt_close(&x);
+}
+
 /* Identity stacks: threads with the same name share the PC (the Goroutines
  * page groups by it), the frame names the thread and carries its tid. */
 static void test_identity_stacks(void)
@@ -1530,6 +1601,7 @@ int main(void)
 	GT_RUN(test_versions);
 	GT_RUN(test_identity_stacks);
 	GT_RUN(test_syscall_caller);
+	GT_RUN(test_syscall_caller_blocking);
 	GT_RUN(test_rename_names_by_last_comm);
 	GT_RUN(test_exec_keeps_goroutine);
 	GT_RUN(test_retired_thread_named);
