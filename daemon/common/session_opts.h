@@ -45,7 +45,7 @@ enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RS
  * flags word (bit 0 is the request's own "send progress"). */
 #define GT_SESSION_SWITCHES(X)                                                       \
 	X(kernel_stacks, 0x2u, "kernel stack at every blocking switch-out")          \
-	X(blocking_syscalls_only, 0x4u, "syscall entries only for syscalls that block") \
+	X(all_syscalls, 0x4u, "GoSysCall at every syscall entry, not just those that block") \
 	X(from_exec, 0x8u, "the pids are a command held before its exec: begin there") \
 	X(all_processes, 0x10u, "every process of the machine (record -a)")       \
 	X(kernel_threads, 0x20u, "with -a, kernel threads too")                   \

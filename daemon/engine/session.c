@@ -306,7 +306,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	s->id = e->next_id++;
 	s->duration_ns = o->duration_ns;
 	s->owner_uid = o->owner_uid;
-	s->syscall_entries = !o->blocking_syscalls_only;
+	s->syscall_entries = o->all_syscalls;
 	s->malloc_probes = o->heap == GT_HEAP_MALLOC ||
 			   (o->alloc_stack_every && o->heap != GT_HEAP_INTERPOSE);
 	s->end_ns = UINT64_MAX;

@@ -183,24 +183,25 @@ fi
 expect_idle daemon_idle_after_overlap
 
 # --- syscall entries: the sys_enter program only while a session wants them ------
-# (it runs at every syscall of the machine; --syscalls=blocking does without)
+# (it runs at every syscall of the machine: only --syscalls=all wants it, the
+# default, blocking, does without)
 has_link() { daemon_links | grep -qx "$1"; }
 vol_switches() { awk '$1 == "voluntary_ctxt_switches:" { print $2 }' "/proc/$1/status"; }
 syscalls_in() { "$GTCTL" inspect "$1" | awk '$1 == "GoSysCall" { n = $2 } END { print n + 0 }'; }
 why=""
-record quiet -p "$TARGET" --syscalls=blocking
+record quiet -p "$TARGET"
 QUIET=$REC
 if ! wait_sessions 1; then
-	why="the --syscalls=blocking session never showed up: $(cat "$GT_TMP/quiet.out")"
+	why="the default session never showed up: $(cat "$GT_TMP/quiet.out")"
 elif has_link gt_sys_enter || ! has_link gt_sched_switch; then
-	why="with --syscalls=blocking only, links are: $(daemon_links | tr '\n' ' ')"
+	why="with a default (blocking) session only, links are: $(daemon_links | tr '\n' ' ')"
 else
-	record full -p "$TARGET"
+	record full -p "$TARGET" --syscalls=all
 	FULL=$REC
 	if ! wait_sessions 2; then
 		why="status never showed 2 sessions"
 	elif ! has_link gt_sys_enter; then
-		why="a default session started, but no gt_sys_enter link"
+		why="a --syscalls=all session started, but no gt_sys_enter link"
 	else
 		# 60 of the sleeper's nanosleeps inside the recording (each one
 		# voluntary switch), however slowly a busy machine runs them
@@ -211,23 +212,23 @@ else
 		done
 	fi
 	if ! finish "$FULL"; then
-		why=${why:-"default record failed: $(cat "$GT_TMP/full.out")"}
+		why=${why:-"--syscalls=all record failed: $(cat "$GT_TMP/full.out")"}
 	elif [ -z "$why" ]; then
 		wait_sessions 1
 		for _ in $(seq 1 300); do has_link gt_sys_enter || break; sleep 0.1; done
-		has_link gt_sys_enter && why="gt_sys_enter still attached 30 s after the default session ended"
+		has_link gt_sys_enter && why="gt_sys_enter still attached 30 s after the --syscalls=all session ended"
 	fi
 fi
-finish "$QUIET" || why=${why:-"the --syscalls=blocking record failed: $(cat "$GT_TMP/quiet.out")"}
+finish "$QUIET" || why=${why:-"the default record failed: $(cat "$GT_TMP/quiet.out")"}
 if [ -n "$why" ]; then
 	fail daemon_idle_syscalls "$why"
 elif gt_valid daemon_idle_syscalls "$GT_TMP/quiet.trace" &&
 	gt_valid daemon_idle_syscalls "$GT_TMP/full.trace"; then
-	# the sleeper's syscalls are nanosleeps: entries in the default
-	# trace; none with blocking only (a sleep is GoSleep, no syscall)
+	# the sleeper's syscalls are nanosleeps: entries with
+	# --syscalls=all; none by default (a sleep is GoSleep, no syscall)
 	q=$(syscalls_in "$GT_TMP/quiet.trace") f=$(syscalls_in "$GT_TMP/full.trace")
 	if [ "$q" != 0 ] || [ "$f" -lt 50 ]; then
-		fail daemon_idle_syscalls "GoSysCall: $q with --syscalls=blocking (want 0), $f by default (want >= 50)"
+		fail daemon_idle_syscalls "GoSysCall: $q by default (want 0), $f with --syscalls=all (want >= 50)"
 	else
 		ok daemon_idle_syscalls
 	fi

@@ -16,10 +16,12 @@
 #  - callers_waker: who woke the reader: write <- feed_slowly <- feeder;
 #  - callers_kstacks: with --kernel-stacks the syscall's stack is the
 #    switch's, kernel frames first, and still has read <- read_blocking.
+#  - callers_all: with --syscalls=all (the stack top taken at every entry,
+#    not only where a syscall blocks, wakes or forks), the same three.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
-CASES="callers_syscall callers_block callers_waker callers_kstacks"
+CASES="callers_syscall callers_block callers_waker callers_kstacks callers_all"
 # shellcheck disable=SC2086
 gt_require_bpf $CASES
 # shellcheck disable=SC2086
@@ -55,5 +57,12 @@ if record_br callers_kstacks brk --kernel-stacks; then
 	gt_truth callers_kstacks frames "$j" vfs_read &&
 		gt_truth callers_kstacks calls "$j" syscall $((R / 2)) read read_blocking reader &&
 		ok callers_kstacks
+fi
+if record_br callers_all bra --syscalls=all; then
+	j=$GT_TMP/bra.trace.jsontrace
+	gt_truth callers_all calls "$j" syscall $((R / 2)) read read_blocking reader &&
+		gt_truth callers_all calls "$j" reader $((R / 2)) read read_blocking reader &&
+		gt_truth callers_all calls "$j" unblock $((R / 2)) write feed_slowly feeder &&
+		ok callers_all
 fi
 gt_finish

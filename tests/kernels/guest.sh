@@ -58,5 +58,5 @@ record() {
 	say "recorded $name: exit $(cat /out/$name.rc)"
 }
 record default
-record full --heap malloc --cpu-profile --syscalls blocking --kernel-stacks
+record full --heap malloc --cpu-profile --syscalls all --kernel-stacks
 finish

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """shape.py KIND FILE.json: the demo's expected shape in `gotracectl inspect
 --json` output of a recording made on another kernel.  KIND is `default` or
-`full` (--heap malloc --cpu-profile --syscalls blocking --kernel-stacks).
+`full` (--heap malloc --cpu-profile --syscalls all --kernel-stacks).
 The block reasons come from the syscall number read at the switch: a kernel
 where that read fails shows every block as a plain GoBlock, and fails here.
 A pipe read blocks as GoBlockRecv (counted with "sync" by inspect), so that
@@ -41,8 +41,9 @@ def problems(kind, t):
         yield "no wakeups (GoUnblock)"
     if counts.get("GoBlockRecv", 0) == 0:
         yield "no GoBlockRecv: pipe reads did not block as reads"
-    if kind == "default" and counts.get("GoSysCall", 0) == 0:
-        yield "no GoSysCall with --syscalls all (the default)"
+    if counts.get("GoSysCall", 0) == 0:
+        # default (blocking): the pipe reads that block; full: every entry
+        yield f"no GoSysCall ({kind})"
     if kind == "full":
         for ev in ("CPUSample", "HeapAlloc"):
             if counts.get(ev, 0) == 0:

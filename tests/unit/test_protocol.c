@@ -309,7 +309,7 @@ static void test_switches_round_trip(void)
 	GT_CHECK(msg.u.record.flags == 0, "flags after decode %#x (switches are fields)",
 		 msg.u.record.flags);
 	gt_proto_opts_from_record(&back, &msg.u.record);
-	GT_CHECK(back.kernel_stacks == 1 && back.blocking_syscalls_only == 0 &&
+	GT_CHECK(back.kernel_stacks == 1 && back.all_syscalls == 0 &&
 		 back.cpu_profile_hz == 99 && back.npids == 1 && back.pids[0] == 77,
 		 "options after the trip");
 	o.cpu_profile_hz = GT_MAX_CPU_HZ + 1;
