@@ -8,12 +8,17 @@
  * loops with and without them: a pipe ping-pong between two threads on
  * CPU 0 (switch-heavy) and a getppid loop (syscall-heavy).  Whatever a
  * real program adds (filter, ring, stacks) comes on top of this.  Needs
- * root and BPF.  No assertion: numbers for the report. */
+ * root and BPF.  No assertion: numbers for the report.
+ *
+ * bench_floor --hold TP...: attaches the empty program to each tracepoint
+ * TP and waits for SIGINT or SIGTERM (servers.sh times a real server
+ * beside it). */
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <linux/bpf.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,11 +154,31 @@ static void row(const char *what, const char *on, uint64_t (*loop)(void),
 	       what, a / 1e6, on, w / 1e6, (double)w / a * 100 - 100);
 }
 
+static void on_stop(int sig)
+{
+	(void)sig;
+	_exit(0);
+}
+
+/* --hold: the empty programs stay attached until a signal. */
+static _Noreturn void hold(int n, char **tps)
+{
+	/* a shell's background job starts with SIGINT ignored */
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+	for (int i = 0; i < n; i++)
+		attach_empty(tps[i]);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const sched[] = { "sched_switch", "sched_waking" };
 	static const char *const sys[] = { "sys_enter" };
 
+	if (argc > 2 && !strcmp(argv[1], "--hold"))
+		hold(argc - 2, argv + 2);
 	rounds = argc > 1 ? atol(argv[1]) : 50000;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	row("switch-heavy", "sched_switch+sched_waking", pingpong_ns, sched, 2);

@@ -4,9 +4,10 @@
 #
 #  1. The traced program: the ping-pong workload at full speed for a fixed
 #     number of round trips (it times its own loop), untraced vs recorded by
-#     gotraced (default, with --kernel-stacks, and with --syscalls=blocking,
-#     which like perf sched records no syscall entries) vs `perf sched
-#     record` vs `perf record -e 'sched:*' -e 'raw_syscalls:*'`: slowdown
+#     gotraced (default, which like perf sched records no syscall entries
+#     but the syscalls that block; with --kernel-stacks; and with
+#     --syscalls=all, every entry) vs `perf sched record` vs
+#     `perf record -e 'sched:*' -e 'raw_syscalls:*'`: slowdown
 #     ratio and bytes written per event.
 #  2. Bystanders: the slowdown of untraced programs (switch-heavy,
 #     syscall-heavy, CPU-bound) beside an idle daemon and while another
@@ -40,10 +41,10 @@ run_pp() {
 	rm -f "$tmp/t.trace" "$tmp/p.data"
 	case $1 in
 	untraced) "$PP" "$N" $MODE >"$out" 2>"$err" ;;
-	gotraced | gotraced+kstacks | gotraced-blocking)
+	gotraced | gotraced+kstacks | gotraced-all)
 		local flags=()
 		[ "$1" = gotraced+kstacks ] && flags=(--kernel-stacks)
-		[ "$1" = gotraced-blocking ] && flags=(--syscalls=blocking)
+		[ "$1" = gotraced-all ] && flags=(--syscalls=all)
 		"$GTCTL" record -q "${flags[@]}" -o "$tmp/t.trace" -- "$PP" "$N" $MODE >"$out" 2>"$err"
 		bytes=$(stat -c %s "$tmp/t.trace" 2>/dev/null || echo 0)
 		events=$(sed -n 's/.*recorded [0-9]* threads, \([0-9]*\) events.*/\1/p' "$err")
@@ -65,7 +66,7 @@ run_pp() {
 echo "== overhead on the traced program: ping-pong ($MODE), $N round trips, median of $RUNS"
 printf '%-17s %12s %9s %12s %12s %10s %8s\n' tracer "loop ms" slowdown events bytes "B/event" drops
 base=0
-tracers="untraced gotraced gotraced+kstacks gotraced-blocking perf-sched perf-record"
+tracers="untraced gotraced gotraced+kstacks gotraced-all perf-sched perf-record"
 # One run of each in turn, RUNS times: the drifts of a noisy machine hit
 # every tracer alike instead of whichever ran during them.
 for _ in $(seq 1 "$RUNS"); do
@@ -87,8 +88,8 @@ compare() {
 			printf "%s %+.0f%% vs %s %+.0f%% (%s; target: at most half): %s\n", o,
 				(g / u - 1) * 100, t, (p / u - 1) * 100, w, (g - u <= (p - u) / 2 ? "met" : "missed") }'
 }
-compare gotraced perf-record "both record every syscall; ours with stacks"
-compare gotraced-blocking perf-sched "no syscall entries; ours with stacks"
+compare gotraced-all perf-record "both record every syscall; ours with stacks"
+compare gotraced perf-sched "no syscall entries; ours with stacks"
 if [ -s "$tmp/gotraced.runs" ]; then
 	echo "(gotraced events are Go trace events written; perf's are samples, i.e. kernel events)"
 fi
@@ -132,7 +133,7 @@ for _ in $(seq 1 "$RUNS"); do
 	done
 done
 kill "$neighbour"; wait "$neighbour" 2>/dev/null
-printf '%-14s %9s %22s %22s %22s\n' bystander "alone ms" "beside: idle daemon" "a recording" "--syscalls=blocking"
+printf '%-14s %9s %22s %22s %22s\n' bystander "alone ms" "beside: idle daemon" "--syscalls=all" "a default recording"
 for k in "${kinds[@]}"; do
 	n=${k%%|*}
 	awk -v n="$n" -v a="$(median <"$tmp/alone.$n")" -v i="$(median <"$tmp/idle.$n")" \
@@ -142,7 +143,7 @@ for k in "${kinds[@]}"; do
 done
 echo
 echo "== pipeline throughput: ping-pong plus 2 spinners, recorded"
-"$GTCTL" record -q -o "$tmp/tp.trace" -- sh -c "\"$PP\" $((N * 4)) & \"$build/workloads/spin\" 2 2000 & wait" \
+"$GTCTL" record -q --syscalls=all -o "$tmp/tp.trace" -- sh -c "\"$PP\" $((N * 4)) & \"$build/workloads/spin\" 2 2000 & wait" \
 	>/dev/null 2>"$tmp/tp.err"
 sed -n 's/.*recorded [0-9]* threads, \([0-9]*\) events, \([0-9]*\) bytes, \([0-9]*\) dropped in \([0-9.]*\)s.*/\1 \2 \3 \4/p' "$tmp/tp.err" |
 	awk '{ printf "%d Go events written in %.2f s = %.0f events/s (%.1f MB/s); %d kernel events dropped (%.0f/s beyond what it kept up with)\n",

@@ -3,8 +3,9 @@
 # next to `perf sched record -a` (figures only, no assertions; a median of
 # runs).  The ping-pong workload (both threads on CPU 0, SCHED_FIFO) runs a
 # fixed number of round trips while the whole machine is recorded: by
-# gotracectl -a (every syscall entry, and --syscalls=blocking, which like
-# perf sched records none), and by perf sched record -a.  Each recorder is
+# gotracectl -a (by default, which like perf sched records no syscall
+# entries, and with --syscalls=all, every entry), and by perf sched
+# record -a.  Each recorder is
 # started before the program and stopped after it, so the figure is the
 # program's own loop under a machine-wide recording.
 set -u
@@ -32,8 +33,8 @@ run() {
 	case $kind in
 	untraced) ;;
 	gotraced-a) "$GTCTL" record -q --standalone -a -o "$tmp/t.trace" 2>"$tmp/rec.err" & rec=$! ;;
-	gotraced-a-blocking)
-		"$GTCTL" record -q --standalone -a --syscalls=blocking -o "$tmp/t.trace" 2>"$tmp/rec.err" & rec=$! ;;
+	gotraced-a-all)
+		"$GTCTL" record -q --standalone -a --syscalls=all -o "$tmp/t.trace" 2>"$tmp/rec.err" & rec=$! ;;
 	perf-sched-a) perf sched record -a -o "$tmp/p.data" >/dev/null 2>"$tmp/rec.err" & rec=$! ;;
 	esac
 	[ -n "$rec" ] && sleep 2 # attached and past its /proc snapshot
@@ -49,7 +50,7 @@ run() {
 
 echo "== record -a on a switch-heavy program: ping-pong ($MODE), $N round trips, median of $RUNS"
 echo "   ($(ls /proc | grep -c '^[0-9]') processes on this machine)"
-kinds="untraced gotraced-a gotraced-a-blocking perf-sched-a"
+kinds="untraced gotraced-a gotraced-a-all perf-sched-a"
 for _ in $(seq 1 "$RUNS"); do
 	for k in $kinds; do run $k; done
 done

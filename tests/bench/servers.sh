@@ -5,11 +5,13 @@
 # busy machine's drift hits every mode alike:
 #
 #   untraced | gotraced default | --heap=off | --heap=rss | --heap=malloc |
-#   --syscalls=blocking | `perf sched record`
+#   --syscalls=all | `perf sched record` | an empty program on sys_enter
 #
-# (the default records every syscall entry with its stack, which perf
-# sched does not; --syscalls=blocking records what perf sched records:
-# switches, wakeups and the syscalls that block)
+# (the default records what perf sched records: switches, wakeups and the
+# syscalls that block, with stacks; --syscalls=all records every syscall
+# entry with its stack, which perf sched does not; "sys-enter-floor" is a
+# BPF program that does nothing, attached to sys_enter: what any recording
+# of every syscall costs before it does anything)
 #
 # each recorder attached to the running nginx (-p master,workers) before the
 # load starts.  Printed: the median req/s of each mode and its cost against
@@ -24,7 +26,7 @@ build=${1:-build}
 GTCTL=$build/gotracectl
 RUNS=${SERVERS_RUNS:-3}
 SECS=${SERVERS_SECONDS:-3}
-MODES="untraced default heap-off heap-rss heap-malloc blocking perf-sched"
+MODES="untraced default heap-off heap-rss heap-malloc syscalls-all perf-sched sys-enter-floor"
 tmp=$(mktemp -d /tmp/gt-bench-servers.XXXXXX)
 chmod 755 "$tmp"
 pids=()
@@ -43,6 +45,7 @@ for t in nginx wrk perf; do
 	command -v $t >/dev/null || { echo "servers: $t not installed (tests/deps.sh)"; exit 1; }
 done
 [ -x "$GTCTL" ] || { echo "servers: $GTCTL not built"; exit 1; }
+[ -x "$build/bench/bench_floor" ] || { echo "servers: $build/bench/bench_floor not built (make bench)"; exit 1; }
 
 port=$(( (RANDOM % 20000) + 20000 ))
 sed -e "s#@DIR@#$tmp#g" -e "s#@PORT@#$port#g" tests/servers/nginx.conf.in >"$tmp/nginx.conf"
@@ -71,6 +74,12 @@ start() {
 	REC=
 	case $1 in
 	untraced) return 0 ;;
+	sys-enter-floor)
+		"$build/bench/bench_floor" --hold sys_enter 2>"$tmp/rec.err" &
+		REC=$!
+		sleep 0.5
+		kill -0 "$REC" 2>/dev/null
+		return ;;
 	perf-sched)
 		perf sched record -o "$tmp/perf.data" -p "$targets" >"$tmp/rec.err" 2>&1 &
 		REC=$!
@@ -79,7 +88,7 @@ start() {
 	heap-off) flags=(--heap=off) ;;
 	heap-rss) flags=(--heap=rss) ;;
 	heap-malloc) flags=(--heap=malloc) ;;
-	blocking) flags=(--syscalls=blocking) ;;
+	syscalls-all) flags=(--syscalls=all) ;;
 	esac
 	"$GTCTL" record -q "${flags[@]}" -p "$targets" -o "$tmp/t.trace" 2>"$tmp/rec.err" &
 	REC=$!
