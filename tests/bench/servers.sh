@@ -136,7 +136,7 @@ base=$(echo "${got[untraced]:-0}" | tr ' ' '\n' | grep . | median)
 for m in $MODES; do
 	med=$(echo "${got[$m]:-0}" | tr ' ' '\n' | grep . | median)
 	awk -v m="$m" -v v="$med" -v b="$base" 'BEGIN {
-		printf "  %-12s %10.0f req/s  %6.1f%% of untraced\n", m, v, (b > 0 ? 100 * v / b : 0) }'
+		printf "  %-16s %10.0f req/s  %6.1f%% of untraced\n", m, v, (b > 0 ? 100 * v / b : 0) }'
 done
 
 # --- where drops begin with both cores busy ------------------------------
