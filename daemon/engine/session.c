@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,18 @@ static void fail_session(struct gt_session *s, int err, const char *what)
 	snprintf(s->end_reason, sizeof(s->end_reason), "%s: %s", what, strerror(-err));
 }
 
+/* Whether the task in the record's header is traced by some session: a
+ * switch's prev and a wakeup's waker may be anybody; every other record is
+ * about a task of the sessions in hdr.sessions. */
+static bool about_traced_task(const struct gt_kev_hdr *ev)
+{
+	if (ev->type == GT_KEV_SWITCH)
+		return ((const struct gt_kev_switch *)ev)->prev_sessions != 0;
+	if (ev->type == GT_KEV_WAKEUP)
+		return ((const struct gt_kev_wakeup *)ev)->waker_sessions != 0;
+	return true;
+}
+
 static int on_event(void *ctx, const struct gt_kev_hdr *ev, size_t len)
 {
 	struct gt_engine *e = ctx;
@@ -153,7 +166,10 @@ static int on_event(void *ctx, const struct gt_kev_hdr *ev, size_t len)
 		const struct gt_kev_switch *sw = (const void *)ev;
 		mask |= sw->prev_sessions | sw->next_sessions;
 	}
-	if (e->nactive) /* else events of ended sessions: nobody resolves them */
+	/* else events of ended sessions, or of an untraced task that only
+	 * switched to or woke a traced one: nobody resolves its stacks (a
+	 * neighbour's big binary would be opened and parsed for nothing) */
+	if (e->nactive && about_traced_task(ev))
 		follow_process(e, ev);
 	gt_engine_mem_event(e, ev); /* exec re-decides allocator probes */
 	while (mask) {
