@@ -88,11 +88,18 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 	}
 	int type = switch_out_type(e);
 	uint64_t stk = gt_tr_thread_stack(t, th, e->prev_ustack, e->prev_kstack);
-	/* Without entries (--syscalls=blocking) a sleep, futex, poll or
-	 * socket wait says what it is by its block alone, as before: the
-	 * entry written at the block only lent the stack its caller. */
-	if (!generic_syscall_wait(type) && t->cpus[c].sys_at_block)
-		t->cpus[c].sys_pending = false;
+	/* Without entries (--syscalls=blocking) the entry is written where
+	 * the syscall blocks: a sleep, futex, poll or socket wait says what
+	 * it is by its block alone, as before (the entry only lent the stack
+	 * its caller); the others show it, and only now may its stack take
+	 * the goroutine's name (Go 1.22+, gt_tr_named_stack). */
+	struct gt_cpu *cp = &t->cpus[c];
+	if (cp->sys_pending && cp->sys_at_block) {
+		if (generic_syscall_wait(type))
+			cp->sys_stack = gt_tr_named_stack(t, th, cp->sys_stack);
+		else
+			cp->sys_pending = false;
+	}
 	if (generic_syscall_wait(type)) {
 		/* The syscall stays in the syscall profile: its GoSysCall right
 		 * before the block, with the switch's fuller stack (the kernel's

@@ -25,7 +25,9 @@ void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *
 	c->sys_ts = t->now;
 	th->sys_ustack = e->ustack;
 	th->sys_caller = gt_tr_caller(t, th->tgid, e->ustack, &e->top);
-	c->sys_stack = gt_tr_named_stack(t, th, gt_tr_thread_stack(t, th, e->ustack, -1));
+	uint64_t stk = gt_tr_thread_stack(t, th, e->ustack, -1);
+	/* written where it blocks: named once the switch keeps it (sched.c) */
+	c->sys_stack = c->sys_at_block ? stk : gt_tr_named_stack(t, th, stk);
 }
 
 /* CPUSample [real ts, p, g, stack]; only traces >= 1.19 have it. */

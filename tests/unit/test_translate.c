@@ -909,6 +909,31 @@ static void test_go123_names(void)
 	tt_close(&x);
 }
 
+/* --syscalls=blocking: a snapshot thread's first stack-bearing event is a
+ * block in epoll_wait, after the entry record written there (whose
+ * GoSysCall is dropped: the block says what it is).  Go 1.23 must still
+ * name the goroutine by its thread, from the block's stack. */
+static void test_go123_names_blocking(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[1];
+	struct gt_utop top = {.nwords = 0};
+	char root[256];
+	snap(&s[0], 101, 'R', -1, 0);
+	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
+	sys_late(&x, 2000, 0, 101, 232, 1, &top, GT_SYS_ENTER_AT_BLOCK);
+	sw_stack(&x, 2000, 0, 101, S_SLEEP, 0, 0, 1);
+	wake(&x, 2100, 1, 0, 101);
+	sw(&x, 2200, 1, 0, 0, 0, 101);
+	if (tt_finish(&x, 5000) == 0) {
+		GT_CHECK(count_lines(&x, "GoSysCall") == 0 && count_lines(&x, "GoBlockSelect") == 1,
+			 "want the epoll wait alone:\n%s", x.dump);
+		go123_root_frame(x.path, 1, root, sizeof(root));
+		GT_CHECK(strcmp(root, "t101") == 0, "Go 1.23 names g1 \"%s\", want t101", root);
+	}
+	tt_close(&x);
+}
+
 /* A wakeup by an untraced task on a CPU where the model still runs one of
  * ours: that thread was switched out unseen (repair), G 0 unblocks. */
 static void test_wakeup_untraced_busy_cpu(void)
@@ -1588,6 +1613,7 @@ int main(void)
 	GT_RUN(test_exit_then_preempted);
 	GT_RUN(test_snapshot_states);
 	GT_RUN(test_go123_names);
+	GT_RUN(test_go123_names_blocking);
 	GT_RUN(test_shared_comm_titles);
 	GT_RUN(test_wakeup_untraced_busy_cpu);
 	GT_RUN(test_irq_wakeup_busy_cpu);
