@@ -49,6 +49,23 @@ struct gt_merge {
 	int touched;               /* slots written since the last release */
 };
 
+/* mmap_events.c: one CPU's dummy perf event and its ring. */
+struct gt_mmap_ring {
+	int fd;                    /* -1: none (CPU offline at open) */
+	void *base;                /* control page + data */
+	size_t len;
+};
+
+struct gt_mmaps {
+	struct gt_mmap_ring *cpu;  /* n entries; NULL: not available (why) */
+	int n;
+	gt_capture_mmap_cb cb;
+	void *ctx;
+	uint8_t *copy;             /* a record that wraps, copied out */
+	uint64_t records, lost, bad;
+	char why[200];
+};
+
 struct gt_capture {
 	struct gotraced_bpf *skel;
 	struct bpf_link **links;   /* while attached: one per attached program */
@@ -63,6 +80,7 @@ struct gt_capture {
 	int tgids_fd, cgroups_fd, stacks_fd, stats_fd, spill_fd;
 	struct gt_capture_stats st;
 	uint64_t bad_records;      /* records with an impossible length */
+	struct gt_mmaps mm;
 };
 
 /* percpu.c: distances of per-CPU variables from `runqueues` (0 = not
@@ -80,6 +98,13 @@ void gt_ring_unmap(struct gt_ring *r);
  * stopping early if the queue is full.  Returns 1 if the ring was emptied, 0 if
  * records remain. */
 int gt_ring_drain(struct gt_capture *c, int q, unsigned budget);
+
+/* mmap_events.c: open (on failure mm.why says why, and the capture goes
+ * on without), close, enable while attached, drain into mm.cb. */
+void gt_mmaps_open(struct gt_capture *c);
+void gt_mmaps_close(struct gt_capture *c);
+void gt_mmaps_enable(struct gt_capture *c, int on);
+void gt_mmaps_drain(struct gt_capture *c);
 
 /* capture_merge.c */
 int gt_merge_init(struct gt_merge *m, int nq, uint32_t nslots);
