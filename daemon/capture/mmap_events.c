@@ -20,9 +20,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "internal.h"
 
-#define DATA_PAGES 32 /* 128 KiB a CPU: a few thousand records a tick */
+/* Ring bytes, all CPUs together, within [MIN, MAX] a CPU.  A record is
+ * about 100 bytes; a ring is read every tick (10 ms), but the engine's
+ * thread can stall far longer on a loaded machine (360 ms measured between
+ * the attach and the first drain, at load 12 on 2 CPUs), while machine-
+ * wide process churn writes ~7000 records a second: a full ring drops the
+ * newest records, the ones of the command just launched. */
+#define RING_TOTAL (4u << 20)
+#define RING_MIN (128u << 10)
+#define RING_MAX (512u << 10)
 #define MAX_RECORD 65536 /* a record's size is a u16 */
 
 static int perf_open(struct perf_event_attr *a, int cpu)
@@ -60,15 +69,26 @@ static void close_ring(struct gt_mmap_ring *r)
 	r->fd = -1;
 }
 
-static int open_ring(struct gt_mmap_ring *r, int cpu, long page)
+/* Data pages a CPU: a power of 2, as perf wants. */
+static size_t data_pages(int ncpus, long page)
+{
+	size_t want = RING_TOTAL / (size_t)(ncpus > 0 ? ncpus : 1), pages = 1;
+
+	want = want < RING_MIN ? RING_MIN : want > RING_MAX ? RING_MAX : want;
+	while (pages * (size_t)page < want)
+		pages *= 2;
+	return pages;
+}
+
+static int open_ring(struct gt_mmap_ring *r, int cpu, size_t pages, long page)
 {
 	struct perf_event_attr a;
 
-	fill_attr(&a, (size_t)DATA_PAGES * (size_t)page);
+	fill_attr(&a, pages * (size_t)page);
 	r->fd = perf_open(&a, cpu);
 	if (r->fd < 0)
 		return -errno;
-	r->len = (size_t)(DATA_PAGES + 1) * (size_t)page;
+	r->len = (pages + 1) * (size_t)page;
 	r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
 	if (r->base == MAP_FAILED) {
 		int e = -errno;
@@ -110,7 +130,7 @@ void gt_mmaps_open(struct gt_capture *c)
 	for (int i = 0; i < m->n; i++)
 		m->cpu[i].fd = -1;
 	for (int i = 0; i < m->n; i++) {
-		int e = open_ring(&m->cpu[i], i, page);
+		int e = open_ring(&m->cpu[i], i, data_pages(c->ncpus, page), page);
 
 		if (e == -ENODEV)
 			continue; /* an offline CPU runs nothing */
@@ -135,16 +155,17 @@ void gt_mmaps_close(struct gt_capture *c)
 		close_ring(&m->cpu[i]);
 	free(m->cpu);
 	free(m->copy);
+	gt_mmaps_forget(c);
 	m->cpu = NULL;
 	m->copy = NULL;
 	m->n = 0;
 }
 
-/* What the ring holds from before goes: it belongs to no session. */
 void gt_mmaps_enable(struct gt_capture *c, int on)
 {
 	struct gt_mmaps *m = &c->mm;
 
+	gt_mmaps_forget(c);
 	for (int i = 0; i < m->n; i++) {
 		struct gt_mmap_ring *r = &m->cpu[i];
 		struct perf_event_mmap_page *pg = r->base;
@@ -152,14 +173,16 @@ void gt_mmaps_enable(struct gt_capture *c, int on)
 		if (r->fd < 0)
 			continue;
 		ioctl(r->fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
-		if (on)
+		if (on) /* what the ring holds from before belongs to no session */
 			__atomic_store_n(&pg->data_tail,
 					 __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE),
 					 __ATOMIC_RELEASE);
 	}
 }
 
-static void deliver(struct gt_capture *c, const void *rec, size_t len)
+/* Parsed once here for its time stamp (and kept only if it is a record
+ * we read); delivered by gt_mmaps_release, in time order. */
+static void keep(struct gt_capture *c, const void *rec, size_t len)
 {
 	struct gt_mmaps *m = &c->mm;
 	struct gt_mmap_rec r;
@@ -172,8 +195,8 @@ static void deliver(struct gt_capture *c, const void *rec, size_t len)
 	m->records++;
 	if (r.kind == GT_MMAP_LOST)
 		m->lost += r.lost;
-	if (m->cb)
-		m->cb(m->ctx, &r);
+	if (gt_mmaps_keep(c, rec, len, r.ts))
+		m->dropped++;
 }
 
 static void drain_ring(struct gt_capture *c, struct gt_mmap_ring *r)
@@ -200,22 +223,25 @@ static void drain_ring(struct gt_capture *c, struct gt_mmap_ring *r)
 			break;
 		}
 		if (off + h->size <= size) {
-			deliver(c, h, h->size);
+			keep(c, h, h->size);
 		} else { /* wraps: copied out in one piece */
 			memcpy(c->mm.copy, data + off, size - off);
 			memcpy(c->mm.copy + (size - off), data, h->size - (size - off));
-			deliver(c, c->mm.copy, h->size);
+			keep(c, c->mm.copy, h->size);
 		}
 		tail += h->size;
 	}
 	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
 }
 
-void gt_mmaps_drain(struct gt_capture *c)
+void gt_mmaps_drain(struct gt_capture *c, int all)
 {
+	uint64_t t0 = gt_now_ns(); /* before any ring is read: see mmap_order.c */
+
 	for (int i = 0; i < c->mm.n; i++)
 		if (c->mm.cpu[i].fd >= 0)
 			drain_ring(c, &c->mm.cpu[i]);
+	gt_mmaps_release(c, all ? UINT64_MAX : t0);
 }
 
 void gt_capture_on_mmap(struct gt_capture *c, gt_capture_mmap_cb cb, void *ctx)

@@ -39,7 +39,7 @@ static int drain_deliver(struct gt_capture *c, int final, gt_capture_cb cb, void
 		int all = 1, full = 0;
 
 		/* mappings first: a stack read below may lie in one made since */
-		gt_mmaps_drain(c);
+		gt_mmaps_drain(c, final);
 		for (int i = 0; i < c->ncpus; i++) {
 			struct gt_fifo *f = &c->m.q[i];
 
