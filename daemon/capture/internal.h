@@ -112,10 +112,11 @@ void gt_ring_unmap(struct gt_ring *r);
  * records remain. */
 int gt_ring_drain(struct gt_capture *c, int q, unsigned budget);
 
-/* mmap_events.c: open (on failure mm.why says why, and the capture goes
- * on without), close, enable while attached, drain into mm.cb (all: the
- * records written during the drain too, for a final flush). */
-void gt_mmaps_open(struct gt_capture *c);
+/* mmap_events.c: probe at open (mm.why says why they fail, and the
+ * capture goes on without), open while attached (enable), close, drain
+ * into mm.cb (all: the records written during the drain too, for a final
+ * flush). */
+void gt_mmaps_probe(struct gt_capture *c);
 void gt_mmaps_close(struct gt_capture *c);
 void gt_mmaps_enable(struct gt_capture *c, int on);
 void gt_mmaps_drain(struct gt_capture *c, int all);

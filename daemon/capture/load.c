@@ -312,7 +312,7 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 		return rc;
 	}
 	note_fds(c);
-	gt_mmaps_open(c);
+	gt_mmaps_probe(c);
 	if (!o->load_only) {
 		rc = gt_capture_attach(c, err, errlen);
 		if (rc) {

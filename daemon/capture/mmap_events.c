@@ -6,7 +6,7 @@
  * is still in a BPF ring) keeps its mappings that way, as perf's own
  * recordings do.
  *
- * Enabled only while attached (an idle daemon costs nothing); read without
+ * Open only while attached (an idle daemon costs nothing); read without
  * wakeups: poll.c drains them at the start of every round, before the BPF
  * rings, so that a mapping is known before any stack taken after it. */
 #include <errno.h>
@@ -113,7 +113,9 @@ static const char *explain(int err)
 	}
 }
 
-void gt_mmaps_open(struct gt_capture *c)
+/* Opens an event and its ring on every online CPU; 0, or -errno with
+ * mm.why saying why (and nothing left open). */
+static int open_all(struct gt_capture *c)
 {
 	struct gt_mmaps *m = &c->mm;
 	long page = sysconf(_SC_PAGESIZE);
@@ -122,29 +124,37 @@ void gt_mmaps_open(struct gt_capture *c)
 	m->cpu = calloc((size_t)c->ncpus, sizeof(*m->cpu));
 	m->copy = malloc(MAX_RECORD);
 	if (!m->cpu || !m->copy) {
-		snprintf(m->why, sizeof(m->why), "out of memory");
+		snprintf(m->why, sizeof(m->why), "mmap records: out of memory");
 		gt_mmaps_close(c);
-		return;
+		return -ENOMEM;
 	}
 	m->n = c->ncpus;
 	for (int i = 0; i < m->n; i++)
 		m->cpu[i].fd = -1;
-	for (int i = 0; i < m->n; i++) {
-		int e = open_ring(&m->cpu[i], i, data_pages(c->ncpus, page), page);
-
-		if (e == -ENODEV)
-			continue; /* an offline CPU runs nothing */
-		if (e) {
-			err = e;
-			break;
-		}
-		any = 1;
+	for (int i = 0; i < m->n && !err; i++) {
+		err = open_ring(&m->cpu[i], i, data_pages(c->ncpus, page), page);
+		any |= !err;
+		if (err == -ENODEV)
+			err = 0; /* an offline CPU runs nothing */
 	}
-	if (err || !any) {
+	if (!err && !any)
+		err = -ENODEV;
+	if (err) {
 		snprintf(m->why, sizeof(m->why), "perf_event_open of the mmap records: %s",
-			 explain(err ? err : -ENODEV));
+			 explain(err));
 		gt_mmaps_close(c);
+		return err;
 	}
+	m->why[0] = 0;
+	return 0;
+}
+
+/* Whether the events open here, so that the engine can say at its start
+ * why there will be none (mm.why); nothing stays open. */
+void gt_mmaps_probe(struct gt_capture *c)
+{
+	if (open_all(c) == 0)
+		gt_mmaps_close(c);
 }
 
 void gt_mmaps_close(struct gt_capture *c)
@@ -161,23 +171,16 @@ void gt_mmaps_close(struct gt_capture *c)
 	m->n = 0;
 }
 
+/* Open only while attached: an idle daemon holds no perf event (and
+ * daemon_idle.sh counts them).  A failure leaves mm.why and the capture
+ * goes on without. */
 void gt_mmaps_enable(struct gt_capture *c, int on)
 {
-	struct gt_mmaps *m = &c->mm;
-
-	gt_mmaps_forget(c);
-	for (int i = 0; i < m->n; i++) {
-		struct gt_mmap_ring *r = &m->cpu[i];
-		struct perf_event_mmap_page *pg = r->base;
-
-		if (r->fd < 0)
-			continue;
-		ioctl(r->fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
-		if (on) /* what the ring holds from before belongs to no session */
-			__atomic_store_n(&pg->data_tail,
-					 __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE),
-					 __ATOMIC_RELEASE);
-	}
+	gt_mmaps_close(c);
+	if (on && open_all(c) == 0)
+		for (int i = 0; i < c->mm.n; i++)
+			if (c->mm.cpu[i].fd >= 0)
+				ioctl(c->mm.cpu[i].fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
 /* Parsed once here for its time stamp (and kept only if it is a record
@@ -252,5 +255,5 @@ void gt_capture_on_mmap(struct gt_capture *c, gt_capture_mmap_cb cb, void *ctx)
 
 const char *gt_capture_mmap_unavailable(struct gt_capture *c)
 {
-	return c->mm.n ? NULL : c->mm.why;
+	return c->mm.why[0] ? c->mm.why : NULL;
 }
