@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "gotraced.h"
+#include "mmap_record.h"
 
 struct gt_capture;
 
@@ -113,6 +114,19 @@ int gt_capture_poll(struct gt_capture *c, int timeout_ms, gt_capture_cb cb, void
 /* Delivers everything buffered and everything in the rings now. */
 int gt_capture_flush(struct gt_capture *c, gt_capture_cb cb, void *ctx);
 
+/* The executable mappings and execs of the whole machine, from the
+ * kernel's perf records (mmap_record.h), written synchronously at each
+ * mmap: a process that exits before its /proc/PID/maps can be read keeps
+ * its mappings.  cb gets every record while the capture is attached; poll
+ * and flush drain them at the start of every round, before the BPF rings,
+ * so a mapping reaches cb before any event that a stack taken after it
+ * rides on.  Without perf events (no permission, perf_event_paranoid, no
+ * kernel support) there are none: gt_capture_mmap_unavailable says why
+ * (NULL when they work). */
+typedef void (*gt_capture_mmap_cb)(void *ctx, const struct gt_mmap_rec *r);
+void gt_capture_on_mmap(struct gt_capture *c, gt_capture_mmap_cb cb, void *ctx);
+const char *gt_capture_mmap_unavailable(struct gt_capture *c);
+
 /* Frames of a stack id, innermost first (user or kernel addresses; kernel
  * ones are >= 0xffff800000000000 on x86-64).  Returns the frame count,
  * -ENOENT if the id is unknown, -EINVAL for a negative id. */
@@ -139,6 +153,9 @@ struct gt_capture_stats {
 	uint64_t out_of_order;    /* events that arrived older than one already delivered */
 	uint64_t max_buffered;    /* peak events held in the merge buffer */
 	uint64_t bad_records;     /* records of an impossible length (skipped) */
+	uint64_t mmap_records;    /* perf records parsed (mmap, exec, lost) */
+	uint64_t mmap_lost;       /* perf records the kernel dropped (ring full) */
+	uint64_t mmap_bad;        /* malformed perf records (skipped) */
 };
 void gt_capture_stats(struct gt_capture *c, struct gt_capture_stats *st);
 /* Failed ring reservations: total, or of one CPU with gt_capture_drops_cpu. */

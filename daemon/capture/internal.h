@@ -49,6 +49,36 @@ struct gt_merge {
 	int touched;               /* slots written since the last release */
 };
 
+/* mmap_events.c: one CPU's dummy perf event and its ring. */
+struct gt_mmap_ring {
+	int fd;                    /* -1: none (CPU offline at open) */
+	void *base;                /* control page + data */
+	size_t len;
+};
+
+/* A record copied out of a ring, waiting for the records of other CPUs
+ * that came before it (mmap_order.c). */
+struct gt_mmap_held_rec {
+	uint64_t ts, seq;
+	uint32_t len;
+	uint32_t rounds;           /* drains it waited through */
+	uint8_t *rec;
+};
+
+struct gt_mmaps {
+	struct gt_mmap_ring *cpu;  /* n entries; NULL: not available (why) */
+	struct gt_mmap_held_rec *held;
+	size_t nheld, capheld;
+	uint64_t seq;
+	int n;
+	gt_capture_mmap_cb cb;
+	void *ctx;
+	uint8_t *copy;             /* a record that wraps, copied out */
+	uint64_t records, lost, bad;
+	uint64_t dropped;          /* not kept: out of memory */
+	char why[200];
+};
+
 struct gt_capture {
 	struct gotraced_bpf *skel;
 	struct bpf_link **links;   /* while attached: one per attached program */
@@ -63,6 +93,7 @@ struct gt_capture {
 	int tgids_fd, cgroups_fd, stacks_fd, stats_fd, spill_fd;
 	struct gt_capture_stats st;
 	uint64_t bad_records;      /* records with an impossible length */
+	struct gt_mmaps mm;
 };
 
 /* percpu.c: distances of per-CPU variables from `runqueues` (0 = not
@@ -80,6 +111,21 @@ void gt_ring_unmap(struct gt_ring *r);
  * stopping early if the queue is full.  Returns 1 if the ring was emptied, 0 if
  * records remain. */
 int gt_ring_drain(struct gt_capture *c, int q, unsigned budget);
+
+/* mmap_events.c: probe at open (mm.why says why they fail, and the
+ * capture goes on without), open while attached (enable), close, drain
+ * into mm.cb (all: the records written during the drain too, for a final
+ * flush). */
+void gt_mmaps_probe(struct gt_capture *c);
+void gt_mmaps_close(struct gt_capture *c);
+void gt_mmaps_enable(struct gt_capture *c, int on);
+void gt_mmaps_drain(struct gt_capture *c, int all);
+/* mmap_order.c: the records of all rings, in timestamp order.  keep()
+ * copies one out (its ts parsed already), release() hands mm.cb those
+ * stamped up to `upto` (UINT64_MAX: all), forget() drops all. */
+int gt_mmaps_keep(struct gt_capture *c, const void *rec, size_t len, uint64_t ts);
+void gt_mmaps_release(struct gt_capture *c, uint64_t upto);
+void gt_mmaps_forget(struct gt_capture *c);
 
 /* capture_merge.c */
 int gt_merge_init(struct gt_merge *m, int nq, uint32_t nslots);

@@ -233,6 +233,7 @@ int gt_capture_attach(struct gt_capture *c, char *err, size_t errlen)
 		c->links[c->nlinks++] = l;
 	}
 	c->attached = 1;
+	gt_mmaps_enable(c, 1);
 	int rc = sync_sys_link(c, err, errlen);
 	if (rc)
 		gt_capture_detach(c);
@@ -245,6 +246,8 @@ void gt_capture_detach(struct gt_capture *c)
 		bpf_link__destroy(c->links[--c->nlinks]);
 	free(c->links);
 	c->links = NULL;
+	if (c->attached)
+		gt_mmaps_enable(c, 0);
 	c->attached = 0;
 	sync_sys_link(c, NULL, 0);
 }
@@ -309,6 +312,7 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 		return rc;
 	}
 	note_fds(c);
+	gt_mmaps_probe(c);
 	if (!o->load_only) {
 		rc = gt_capture_attach(c, err, errlen);
 		if (rc) {
@@ -334,6 +338,7 @@ void gt_capture_close(struct gt_capture *c)
 	}
 	if (c->epfd >= 0)
 		close(c->epfd);
+	gt_mmaps_close(c);
 	free(c->rings);
 	gt_merge_free(&c->m);
 	free(c);

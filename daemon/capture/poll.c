@@ -38,6 +38,8 @@ static int drain_deliver(struct gt_capture *c, int final, gt_capture_cb cb, void
 		uint64_t now = gt_now_ns(), undrained = UINT64_MAX, limit;
 		int all = 1, full = 0;
 
+		/* mappings first: a stack read below may lie in one made since */
+		gt_mmaps_drain(c, final);
 		for (int i = 0; i < c->ncpus; i++) {
 			struct gt_fifo *f = &c->m.q[i];
 

@@ -85,6 +85,9 @@ void gt_capture_stats(struct gt_capture *c, struct gt_capture_stats *st)
 		st->stack_errors = b.stack_errors;
 	}
 	st->bad_records = c->bad_records;
+	st->mmap_records = c->mm.records;
+	st->mmap_lost = c->mm.lost;
+	st->mmap_bad = c->mm.bad;
 }
 
 uint64_t gt_capture_drops(struct gt_capture *c)

@@ -68,6 +68,7 @@ void gt_engine_forget_followed(struct gt_engine *e)
 	gt_titles_free(&e->titles);
 	gt_tgid_set_free(&e->symbolized);
 	gt_tgid_set_free(&e->dying);
+	gt_mmap_backlog_free(&e->mmap_backlog);
 #ifdef __GLIBC__
 	/* No session is left: what they freed goes back to the system.  glibc
 	 * keeps it otherwise, spread between live blocks it cannot return

@@ -7,6 +7,7 @@
 #include "capture/capture.h"
 #include "common/clock.h"
 #include "session.h"
+#include "mmap_backlog.h"
 #include "stacks.h"
 #include "tgid_set.h"
 #include "titles.h"
@@ -75,6 +76,9 @@ struct gt_engine {
 	uint32_t syscall_sessions;  /* active sessions that want syscall entries */
 	struct gt_tgid_set symbolized; /* processes whose maps are snapshotted */
 	struct gt_tgid_set dying;   /* of those, found dead at the last check */
+	struct gt_mmap_backlog mmap_backlog; /* mappings of processes not
+				       followed yet (mmaps.c) */
+	uint64_t mmaps_applied;     /* perf mapping records given the symbolizer */
 	int next_id;
 	uint64_t last_liveness_ns;
 	struct gt_memtrack *mem;    /* memory/CPU programs, loaded on first use
@@ -100,6 +104,12 @@ void gt_session_check_liveness(struct gt_session *s);
  * checks; forgets every process once no session is left. */
 void gt_engine_prune_followed(struct gt_engine *e);
 void gt_engine_forget_followed(struct gt_engine *e);
+/* mmaps.c: the perf records of executable mappings into the symbolizer
+ * (says once on stderr why there are none, if so); a process that
+ * becomes followed gets the records it made before. */
+void gt_engine_mmaps_start(struct gt_engine *e);
+void gt_engine_followed_new(struct gt_engine *e, uint32_t tgid);
+
 /* session.c: hands one event to the session's translator, if it is in its
  * window (see gt_session_deliver); always 0 (a failure ends the session). */
 int gt_session_deliver(struct gt_session *s, const struct gt_kev_hdr *ev, size_t len);

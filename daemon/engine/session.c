@@ -52,6 +52,7 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		free(e);
 		return -ENOMEM;
 	}
+	gt_engine_mmaps_start(e);
 	e->resolver.capture = e->capture;
 	e->resolver.sym = e->sym;
 	e->next_id = 1;
@@ -78,6 +79,7 @@ void gt_engine_close(struct gt_engine *e)
 	gt_titles_free(&e->titles);
 	gt_tgid_set_free(&e->symbolized);
 	gt_tgid_set_free(&e->dying);
+	gt_mmap_backlog_free(&e->mmap_backlog);
 	free(e);
 }
 
@@ -103,7 +105,8 @@ static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 	if (ev->type == GT_KEV_EXEC) {
 		gt_titles_forget(&e->titles, ev->tgid);
 		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
-		gt_tgid_set_add(&e->symbolized, ev->tgid);
+		if (gt_tgid_set_add(&e->symbolized, ev->tgid) == 1)
+			gt_engine_followed_new(e, ev->tgid);
 		return;
 	}
 	if (ev->type == GT_KEV_FORK) {
@@ -114,11 +117,14 @@ static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 			 * are read keeps them (an empty read keeps ours) */
 			gt_symbolizer_clone_process(e->sym, (pid_t)ev->tgid, (pid_t)f->child_tgid);
 			gt_symbolizer_add_process(e->sym, (pid_t)f->child_tgid);
+			gt_engine_followed_new(e, f->child_tgid);
 		}
 		return;
 	}
-	if (ev->tgid && gt_tgid_set_add(&e->symbolized, ev->tgid) == 1)
+	if (ev->tgid && gt_tgid_set_add(&e->symbolized, ev->tgid) == 1) {
 		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
+		gt_engine_followed_new(e, ev->tgid);
+	}
 }
 
 static void track_targets(struct gt_session *s, const struct gt_kev_hdr *ev)

@@ -53,8 +53,12 @@ static int add_process_snapshot(struct snapshot *snap, pid_t pid)
 
 static void see_process(struct gt_engine *e, pid_t pid)
 {
-	if (gt_tgid_set_add(&e->symbolized, (uint32_t)pid) >= 0)
+	int added = gt_tgid_set_add(&e->symbolized, (uint32_t)pid);
+
+	if (added >= 0)
 		gt_symbolizer_add_process(e->sym, pid);
+	if (added == 1)
+		gt_engine_followed_new(e, (uint32_t)pid);
 }
 
 /* Adds one process found in /proc (already in the BPF filter) to the

@@ -36,7 +36,10 @@ static int begins_here(struct gt_session *s, const struct gt_kev_hdr *ev)
 	if (ev->type != GT_KEV_EXEC || !gt_tgid_set_has(&s->awaiting_exec, ev->tgid))
 		return 0;
 	gt_tgid_set_free(&s->awaiting_exec);
-	gt_symbolizer_forget_process(e->sym, (pid_t)ev->tgid);
+	/* with the perf records, the recorder's maps went at the exec
+	 * (mmaps.c), and the new image's, recorded since, stay */
+	if (gt_capture_mmap_unavailable(e->capture))
+		gt_symbolizer_forget_process(e->sym, (pid_t)ev->tgid);
 	gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
 	gt_session_window_open(s, ev->ts);
 	return 1;

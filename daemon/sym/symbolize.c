@@ -11,6 +11,7 @@
 #include <elf.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -165,34 +166,46 @@ static struct proc **proc_slot(struct gt_symbolizer *s, pid_t pid)
 	return pp;
 }
 
-/* Opens the mapped file: through the process's root (containers), its
- * map_files link (exact even if replaced or deleted; needs privilege),
- * then the plain path.  A path is trusted only if its inode matches. */
-static int open_mapped(pid_t pid, const struct gt_map_line *m, const char *path)
+/* Whether fd is the file m maps: same inode and device. */
+static int same_file(int fd, const struct gt_map_line *m)
 {
-	char buf[4200];
 	struct stat st;
-	int fd;
 
-	if (!m->deleted) {
-		snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
-		fd = open(buf, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && !fstat(fd, &st) && st.st_ino == m->inode)
-			return fd;
-		if (fd >= 0)
-			close(fd);
-	}
-	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)pid, m->start, m->end);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && !fstat(fd, &st) && st.st_ino == m->inode)
+	return !fstat(fd, &st) && st.st_ino == m->inode &&
+	       major(st.st_dev) == m->dev_major && minor(st.st_dev) == m->dev_minor;
+}
+
+static int open_checked(const char *path, const struct gt_map_line *m)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && same_file(fd, m))
 		return fd;
 	if (fd >= 0)
 		close(fd);
 	return -ENOENT;
+}
+
+/* Opens the mapped file: through the process's root (containers), its
+ * map_files link (exact even if replaced or deleted; needs privilege,
+ * and the mapping still there: checked, as another may have replaced
+ * it), then the plain path.  A file is trusted only if its device and
+ * inode match. */
+static int open_mapped(pid_t pid, const struct gt_map_line *m, const char *path)
+{
+	char buf[4200];
+	int fd;
+
+	if (!m->deleted) {
+		snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
+		if ((fd = open_checked(buf, m)) >= 0)
+			return fd;
+	}
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)pid, m->start, m->end);
+	if ((fd = open_checked(buf, m)) >= 0)
+		return fd;
+	return open_checked(path, m);
 }
 
 /* The cached binary for the mapping, opening and parsing it on first
@@ -395,6 +408,49 @@ int gt_symbolizer_clone_process(struct gt_symbolizer *s, pid_t parent, pid_t chi
 	p->read_ns = gt_now_ns();
 	*slot = p;
 	s->nprocs++;
+	return 0;
+}
+
+/* Removes p's mappings that overlap [start, end), releasing their binaries. */
+static void drop_overlapping(struct gt_symbolizer *s, struct proc *p, uint64_t start, uint64_t end)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->maps[i].start < end && start < p->maps[i].end) {
+			if (p->maps[i].bin)
+				release_binary(s, p->maps[i].bin);
+			continue;
+		}
+		p->maps[k++] = p->maps[i];
+	}
+	p->n = k;
+}
+
+int gt_symbolizer_add_mapping(struct gt_symbolizer *s, pid_t pid, const struct gt_map_line *m)
+{
+	struct proc **slot = proc_slot(s, pid);
+	struct proc *p = *slot;
+	size_t cap;
+	int err;
+
+	if (m->end <= m->start)
+		return -EINVAL;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		p->pid = pid;
+		p->read_ns = gt_now_ns();
+		*slot = p;
+		s->nprocs++;
+	}
+	drop_overlapping(s, p, m->start, m->end);
+	cap = p->n; /* add_map grows the vector from its exact size */
+	err = add_map(s, p, &cap, pid, m);
+	if (err)
+		return err;
+	qsort(p->maps, p->n, sizeof(*p->maps), by_start);
 	return 0;
 }
 

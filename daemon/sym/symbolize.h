@@ -63,6 +63,18 @@ int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid);
  * PostgreSQL backend) still resolve.  0 or -errno. */
 int gt_symbolizer_clone_process(struct gt_symbolizer *s, pid_t parent, pid_t child);
 
+/* One executable mapping of pid, as a /proc/PID/maps line would give it
+ * (m->executable is not looked at), from a record the kernel wrote when
+ * it was made (perf MMAP2): for a process gone before its maps could be
+ * read.  Creates the pid's snapshot if it has none; the mapping replaces
+ * those it overlaps, and a later gt_symbolizer_add_process replaces it
+ * where they overlap.  The binary is opened through /proc/PID/root, then
+ * the plain path, and used only if its device and inode are m's (a file
+ * replaced since is not the one mapped).  0 or -errno (-EINVAL: empty
+ * range). */
+struct gt_map_line;
+int gt_symbolizer_add_mapping(struct gt_symbolizer *s, pid_t pid, const struct gt_map_line *m);
+
 /* Drops the pid's snapshot (binaries stay cached for other processes). */
 void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid);
 

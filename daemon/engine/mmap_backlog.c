@@ -1,0 +1,103 @@
+/* A FIFO of copied records; a pid's are found by a scan (a few thousand
+ * at most, once per newly followed process). */
+#include "mmap_backlog.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MASK (GT_MMAP_BACKLOG_RECORDS - 1)
+
+struct gt_mmap_held {
+	struct gt_mmap_rec r;  /* r.path points at path below */
+	char path[];
+};
+
+static size_t held_size(const struct gt_mmap_held *h)
+{
+	return sizeof(*h) + h->r.path_len;
+}
+
+static void drop(struct gt_mmap_backlog *b, uint32_t i)
+{
+	struct gt_mmap_held **slot = &b->ring[i & MASK];
+
+	if (*slot) {
+		b->bytes -= held_size(*slot);
+		free(*slot);
+		*slot = NULL;
+	}
+}
+
+static void pop_oldest(struct gt_mmap_backlog *b)
+{
+	if (b->ring[b->head & MASK])
+		b->dropped++;
+	drop(b, b->head);
+	b->head++;
+	b->count--;
+}
+
+int gt_mmap_backlog_push(struct gt_mmap_backlog *b, const struct gt_mmap_rec *r)
+{
+	struct gt_mmap_held *h;
+	size_t size = sizeof(*h) + r->path_len;
+
+	if (size > GT_MMAP_BACKLOG_BYTES)
+		return -EINVAL;
+	if (!b->ring && !(b->ring = calloc(GT_MMAP_BACKLOG_RECORDS, sizeof(*b->ring))))
+		return -ENOMEM;
+	h = malloc(size);
+	if (!h)
+		return -ENOMEM;
+	h->r = *r;
+	memcpy(h->path, r->path, r->path_len);
+	h->r.path = h->path;
+	while (b->count && (b->count == GT_MMAP_BACKLOG_RECORDS ||
+			    b->bytes + size > GT_MMAP_BACKLOG_BYTES))
+		pop_oldest(b);
+	b->ring[(b->head + b->count) & MASK] = h;
+	b->count++;
+	b->bytes += size;
+	return 0;
+}
+
+void gt_mmap_backlog_exec(struct gt_mmap_backlog *b, uint32_t pid)
+{
+	for (uint32_t i = 0; i < b->count; i++) {
+		struct gt_mmap_held *h = b->ring ? b->ring[(b->head + i) & MASK] : NULL;
+
+		if (h && h->r.pid == pid)
+			drop(b, b->head + i);
+	}
+}
+
+int gt_mmap_backlog_take(struct gt_mmap_backlog *b, uint32_t pid,
+			 void (*fn)(void *ctx, const struct gt_mmap_rec *r), void *ctx)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; i < b->count; i++) {
+		struct gt_mmap_held *h = b->ring ? b->ring[(b->head + i) & MASK] : NULL;
+
+		if (h && h->r.pid == pid) {
+			fn(ctx, &h->r);
+			drop(b, b->head + i);
+			n++;
+		}
+	}
+	/* the oldest slots may be empty now: give them back */
+	while (b->count && !b->ring[b->head & MASK]) {
+		b->head++;
+		b->count--;
+	}
+	return n;
+}
+
+void gt_mmap_backlog_free(struct gt_mmap_backlog *b)
+{
+	while (b->ring && b->count)
+		pop_oldest(b);
+	free(b->ring);
+	memset(b, 0, sizeof(*b));
+}
