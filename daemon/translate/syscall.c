@@ -1,6 +1,15 @@
 /* Syscall entry and CPU samples. */
 #include "internal.h"
 
+/* The syscall th is in, and the caller its libc wrapper hides: stacks
+ * taken inside it until the next one (a block, a wakeup, a fork) get it. */
+static void note_syscall_caller(struct gt_translator *t, struct gt_thread *th,
+				const struct gt_kev_sys_enter *e)
+{
+	th->sys_ustack = e->ustack;
+	th->sys_caller = gt_tr_caller(t, th->tgid, e->ustack, &e->top);
+}
+
 /* An entry record: the syscall's entry itself (--syscalls=all), or written
  * where it blocks (GoSysCall then, just before its block), or where it
  * wakes a task or forks (only its caller, for the stack of what follows:
@@ -9,10 +18,8 @@ void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *
 {
 	if (e->flags & GT_SYS_ENTER_CALLER_ONLY) {
 		struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
-		if (th && th->state != GT_TH_DEAD) {
-			th->sys_ustack = e->ustack;
-			th->sys_caller = gt_tr_caller(t, th->tgid, e->ustack, &e->top);
-		}
+		if (th && th->state != GT_TH_DEAD)
+			note_syscall_caller(t, th, e);
 		return;
 	}
 	struct gt_thread *th = gt_tr_current(t, &e->hdr, NULL);
@@ -23,8 +30,7 @@ void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *
 	c->sys_pending = true;
 	c->sys_at_block = (e->flags & GT_SYS_ENTER_AT_BLOCK) != 0;
 	c->sys_ts = t->now;
-	th->sys_ustack = e->ustack;
-	th->sys_caller = gt_tr_caller(t, th->tgid, e->ustack, &e->top);
+	note_syscall_caller(t, th, e);
 	uint64_t stk = gt_tr_thread_stack(t, th, e->ustack, -1);
 	/* written where it blocks: named once the switch keeps it (sched.c) */
 	c->sys_stack = c->sys_at_block ? stk : gt_tr_named_stack(t, th, stk);

@@ -124,16 +124,24 @@ static void sw_stack(struct tt *x, uint64_t ts, int cpu, uint32_t prev, int64_t 
 	feed(x, &e, sizeof(e));
 }
 
-static void wake(struct tt *x, uint64_t ts, int cpu, uint32_t waker, uint32_t target)
+/* A wakeup on cpu of target (last on target_cpu) by waker, whose user
+ * stack is waker_ustack (-1: none). */
+static void wake_stack(struct tt *x, uint64_t ts, int cpu, uint32_t waker, uint32_t target,
+		       int target_cpu, int32_t waker_ustack)
 {
 	struct gt_kev_wakeup e = {0};
 	hdr(&e.hdr, GT_KEV_WAKEUP, ts, cpu, waker);
 	e.target_tid = target;
 	e.target_tgid = TGID;
-	e.target_cpu = (uint32_t)cpu;
+	e.target_cpu = (uint32_t)target_cpu;
 	e.waker_sessions = sess(waker);
-	e.waker_ustack = -1;
+	e.waker_ustack = waker_ustack;
 	feed(x, &e, sizeof(e));
+}
+
+static void wake(struct tt *x, uint64_t ts, int cpu, uint32_t waker, uint32_t target)
+{
+	wake_stack(x, ts, cpu, waker, target, cpu, -1);
 }
 
 /* A wakeup from interrupt context (GT_WAKEUP_* flags) on cpu, where
@@ -153,14 +161,17 @@ static void irq_wake(struct tt *x, uint64_t ts, int cpu, uint32_t current, uint3
 	feed(x, &e, sizeof(e));
 }
 
-/* A syscall entry with user stack ustack and stack top top (NULL: none). */
-static void sys_enter_top(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr,
-			  int32_t ustack, const struct gt_utop *top)
+/* An entry record with user stack ustack, stack top top (NULL: none) and
+ * flags GT_SYS_ENTER_* (0: the entry itself; AT_BLOCK or CALLER_ONLY:
+ * written late, as --syscalls=blocking does). */
+static void sys_record(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr,
+		       int32_t ustack, const struct gt_utop *top, uint32_t flags)
 {
 	struct gt_kev_sys_enter e = {0};
 	hdr(&e.hdr, GT_KEV_SYS_ENTER, ts, cpu, tid);
 	e.nr = nr;
 	e.ustack = ustack;
+	e.flags = flags;
 	if (top)
 		e.top = *top;
 	if (sess(tid))
@@ -168,19 +179,10 @@ static void sys_enter_top(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int6
 	feed(x, &e, sizeof(e));
 }
 
-/* An entry record written late (--syscalls=blocking): flags
- * GT_SYS_ENTER_AT_BLOCK or GT_SYS_ENTER_CALLER_ONLY. */
-static void sys_late(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr,
-		     int32_t ustack, const struct gt_utop *top, uint32_t flags)
+static void sys_enter_top(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr,
+			  int32_t ustack, const struct gt_utop *top)
 {
-	struct gt_kev_sys_enter e = {0};
-	hdr(&e.hdr, GT_KEV_SYS_ENTER, ts, cpu, tid);
-	e.nr = nr;
-	e.ustack = ustack;
-	e.flags = flags;
-	e.top = *top;
-	x->sysnr[tid] = nr;
-	feed(x, &e, sizeof(e));
+	sys_record(x, ts, cpu, tid, nr, ustack, top, 0);
 }
 
 static void sys_enter(struct tt *x, uint64_t ts, int cpu, uint32_t tid, int64_t nr)
@@ -921,7 +923,7 @@ static void test_go123_names_blocking(void)
 	char root[256];
 	snap(&s[0], 101, 'R', -1, 0);
 	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
-	sys_late(&x, 2000, 0, 101, 232, 1, &top, GT_SYS_ENTER_AT_BLOCK);
+	sys_record(&x, 2000, 0, 101, 232, 1, &top, GT_SYS_ENTER_AT_BLOCK);
 	sw_stack(&x, 2000, 0, 101, S_SLEEP, 0, 0, 1);
 	wake(&x, 2100, 1, 0, 101);
 	sw(&x, 2200, 1, 0, 0, 0, 101);
@@ -1241,14 +1243,7 @@ static void test_syscall_caller(void)
 	sys_enter_top(&x, 2000, 0, 101, 0, 1, &top);  /* read: caller in word 2 */
 	sw_stack(&x, 2100, 0, 101, S_SLEEP, 0, 0, 1);  /* blocks in it */
 	sys_enter_top(&x, 2200, 1, 102, 1, 3, &top);  /* write: caller in LR */
-	struct gt_kev_wakeup w = {0};
-	hdr(&w.hdr, GT_KEV_WAKEUP, 2300, 1, 102);
-	w.target_tid = 101;
-	w.target_tgid = TGID;
-	w.target_cpu = 0;
-	w.waker_sessions = 1;
-	w.waker_ustack = 3;                             /* in that write */
-	feed(&x, &w, sizeof(w));
+	wake_stack(&x, 2300, 1, 102, 101, 0, 3);        /* in that write */
 	sys_exit(&x, 102);
 	sw(&x, 2400, 0, 0, 0, 0, 101);
 	sys_exit(&x, 101);
@@ -1304,21 +1299,14 @@ static void test_syscall_caller_blocking(void)
 	int r = tt_open(&x, s, 2);
 	tt_stacks = NULL;
 	GT_REQUIRE(r == 0, "open");
-	sys_late(&x, 2100, 0, 101, 0, 1, &top, GT_SYS_ENTER_AT_BLOCK);  /* read blocks */
+	sys_record(&x, 2100, 0, 101, 0, 1, &top, GT_SYS_ENTER_AT_BLOCK);  /* read blocks */
 	sw_stack(&x, 2100, 0, 101, S_SLEEP, 0, 0, 1);
-	sys_late(&x, 2300, 1, 102, 1, 3, &top, GT_SYS_ENTER_CALLER_ONLY); /* write wakes */
-	struct gt_kev_wakeup w = {0};
-	hdr(&w.hdr, GT_KEV_WAKEUP, 2300, 1, 102);
-	w.target_tid = 101;
-	w.target_tgid = TGID;
-	w.target_cpu = 0;
-	w.waker_sessions = 1;
-	w.waker_ustack = 3;
-	feed(&x, &w, sizeof(w));
+	sys_record(&x, 2300, 1, 102, 1, 3, &top, GT_SYS_ENTER_CALLER_ONLY); /* write wakes */
+	wake_stack(&x, 2300, 1, 102, 101, 0, 3);
 	sys_exit(&x, 102);
 	sw(&x, 2400, 0, 0, 0, 0, 101);
 	sys_exit(&x, 101);
-	sys_late(&x, 2500, 0, 101, 202, 5, &top, GT_SYS_ENTER_AT_BLOCK); /* futex */
+	sys_record(&x, 2500, 0, 101, 202, 5, &top, GT_SYS_ENTER_AT_BLOCK); /* futex */
 	sw_stack(&x, 2500, 0, 101, S_SLEEP, 0, 0, 5);
 	wake(&x, 2800, 1, 1001, 101);
 	if (tt_finish(&x, 5000) == 0) {
