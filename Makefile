@@ -38,9 +38,12 @@ endif
 .SECONDARY:
 
 # ---- sources ---------------------------------------------------------------
-# daemon/ is layered (lowest first); each program links its own folder and
-# the layers below it: gotraced no CLI code, gotracectl no server code.
-FORMAT_SRCS  := $(wildcard format/*.c)
+# format/ and daemon/ are layered (lowest first); each program links its own
+# folder and the layers below it: gotraced no CLI code, gotracectl no server
+# code.  format/'s folders (util/ lowest, then wire/, then writer/, check/
+# and analyze/ beside each other) make one library.
+FORMAT_DIRS  := util wire writer check analyze
+FORMAT_SRCS  := $(foreach d,$(FORMAT_DIRS),$(wildcard format/$(d)/*.c))
 CORE_DIRS    := common sym capture translate memtrack engine
 CORE_SRCS    := $(foreach d,$(CORE_DIRS),$(wildcard daemon/$(d)/*.c))
 SERVER_SRCS  := $(filter-out daemon/server/gotraced.c,$(wildcard daemon/server/*.c))
@@ -182,7 +185,7 @@ fuzz_links = $(foreach w,$(shell sed -n 's|^// fuzz-links: ||p' $(1)),\
 
 fuzz: $(FUZZERS)
 
-build/fuzz/%: tests/fuzz/%.c $(FORMAT_SRCS) $(wildcard format/*.h daemon/*/*.h daemon/*/*.c) build/gen/syscall_names.h
+build/fuzz/%: tests/fuzz/%.c $(FORMAT_SRCS) $(wildcard format/*/*.h daemon/*/*.h daemon/*/*.c) build/gen/syscall_names.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FORMAT_SRCS) $(call fuzz_links,$<) -o $@

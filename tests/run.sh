@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh BUILD_DIR: runs every test and ends with one line `N passed, N failed`.
 #
-#   tests/lint/check_*.py         checks of the source tree (daemon/'s layers)
+#   tests/lint/check_*.py         checks of the source tree (daemon/'s and format/'s layers)
 #   BUILD_DIR/tests/test_*        unit and root-only integration test binaries
 #   tests/integration/*.sh        scripts that record real programs
 #   build/fuzz/fuzz_*             libFuzzer targets: each replays its saved

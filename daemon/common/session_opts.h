@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gt_events.h" /* GT_V1_*: trace format versions */
+#include "wire/gt_events.h" /* GT_V1_*: trace format versions */
 
 /* INTERPOSE: live heap counted by build/libgotraced-heap.so inside a command
  * that `record -- CMD` launched (daemon/interpose/). */

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "gt_check.h"
+#include "check/gt_check.h"
 
 struct ginfo {
 	struct gt_goroutine_stats st;

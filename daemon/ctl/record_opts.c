@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gt_events.h"
+#include "wire/gt_events.h"
 #include "common/parse_args.h"
 
 #define DEFAULT_CPU_HZ 99 /* like perf: off the timer tick so samples don't alias */

@@ -1,6 +1,6 @@
 /* gotracectl report FILE: the latency questions a terminal answers faster
  * than the viewer (perf sched latency, perf trace -s, runqlat, offcputime),
- * for any Go trace file.  The analysis (format/gt_analyze.h) streams the
+ * for any Go trace file.  The analysis (format/analyze/gt_analyze.h) streams the
  * events; this file reads the options, maps the file and picks a printer.
  * Exit 0, 1 unreadable trace, 2 usage error. */
 #include <errno.h>

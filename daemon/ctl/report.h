@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "gt_analyze.h"
+#include "analyze/gt_analyze.h"
 
 struct report_opts {
 	int top;              /* rows per table */

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "gt_writer.h"
+#include "writer/gt_writer.h"
 #include "memtrack/memtrack.h"
 #include "session_memtrack.h"
 #include "sym/symbolize.h"

@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gt_check.h"
-#include "gt_writer.h"
+#include "check/gt_check.h"
+#include "writer/gt_writer.h"
 #include "translate/translate.h"
 
 #define NTID 24

@@ -1,7 +1,7 @@
 /* A large valid trace on demand, for the tests and benchmarks that show the
  * checker's memory does not grow with the file: 8 Ps, 64 goroutines that
  * start, make syscalls, yield, block and wake each other across Ps (so the
- * merge has sequence numbers to follow), written with format/gt_writer. */
+ * merge has sequence numbers to follow), written with format/writer/gt_writer. */
 #ifndef GT_BIGTRACE_H
 #define GT_BIGTRACE_H
 

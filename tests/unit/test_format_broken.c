@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gt_check.h"
-#include "gt_events.h"
+#include "check/gt_check.h"
+#include "wire/gt_events.h"
 #include "gt_test.h"
 
 #include "ctl/commands.h"

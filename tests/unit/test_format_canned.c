@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "gt_check.h"
+#include "check/gt_check.h"
 #include "gt_test.h"
 
 static int go_root(char *buf, size_t len)

@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gt_check.h"
+#include "check/gt_check.h"
 #include "gt_test.h"
-#include "gt_writer.h"
+#include "writer/gt_writer.h"
 
 #define GEN_MAX_P 8
 #define GEN_STACKS 48

@@ -1,4 +1,4 @@
-/* Unit tests of the Go trace writer (format/gt_writer.c).
+/* Unit tests of the Go trace writer (format/writer/gt_writer.c).
  *
  * Byte-level cases decode the output with an independent decoder written
  * here from the wire rules (not from the writer); the scenario cases hold
@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gt_check.h"
+#include "check/gt_check.h"
 #include "gt_test.h"
-#include "gt_varint.h"
-#include "gt_writer.h"
+#include "wire/gt_varint.h"
+#include "writer/gt_writer.h"
 
 #define EV(w, p, type, ts, ...)                                                   \
 	gt_writer_event((w), (p), (type), (ts), (const uint64_t[]){__VA_ARGS__},  \

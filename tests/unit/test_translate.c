@@ -16,10 +16,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gt_check.h"
-#include "gt_reader.h"
+#include "check/gt_check.h"
+#include "wire/gt_reader.h"
 #include "gt_test.h"
-#include "gt_writer.h"
+#include "writer/gt_writer.h"
 #include "engine/proc_snapshot.h"
 #include "translate/syscall_class.h"
 #include "translate/translate.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "gt_check_internal.h"
-#include "gt_merge.h"
+#include "wire/gt_merge.h"
 
 /* The batches as the merge's streams: in memory (c->ev), or when
  * streaming read again from the input, all but the samples' batch. */

@@ -1,4 +1,12 @@
-/* The Go execution-trace event table (legacy format, Go 1.5 to 1.21).
+/* Folder format/wire/: the wire core of the legacy Go execution-trace format
+ * (Go 1.5 to 1.21) that the writer, the checker and the analysis share: the
+ * event table (this file), the block reasons, varints (gt_varint.h), the
+ * batch reader (gt_reader.h), the event parser (gt_parse.h), per-P cursors
+ * over a mapped file (gt_pcursor.h) and Go's merge order (gt_merge.h).  It
+ * may include format/util/ and the C library; never writer/, check/,
+ * analyze/, daemon/, bpf/ or a Linux header.
+ *
+ * The Go execution-trace event table (legacy format, Go 1.5 to 1.21).
  *
  * One X-macro list is the wire spec: the type number, the name the Go tools
  * print, the first trace version that has the event, whether the event ends
@@ -88,6 +96,27 @@ struct gt_event_desc {
 
 /* Indexed by enum gt_event_type; defined in gt_events.c. */
 extern const struct gt_event_desc gt_event_descs[GT_EV_COUNT];
+
+/* Why a goroutine stopped running: the blocks columns of `inspect
+ * --goroutines` and `report`, from the event that stopped it (gt_block.c). */
+enum gt_block_reason {
+	GT_BLK_SYNC,     /* GoBlockSync, GoBlockCond, GoBlockSend, GoBlockRecv */
+	GT_BLK_SLEEP,    /* GoSleep */
+	GT_BLK_SELECT,   /* GoBlockSelect */
+	GT_BLK_NET,      /* GoBlockNet */
+	GT_BLK_SYSCALL,  /* GoSysBlock */
+	GT_BLK_BLOCK,    /* GoBlock, GoBlockGC, GoStop */
+	GT_BLK_PREEMPT,  /* GoPreempt */
+	GT_BLK_SCHED,    /* GoSched */
+	GT_BLK_COUNT
+};
+
+/* "sync", "sleep", "select", "net", "syscall", "block", "preempt", "sched" */
+extern const char *const gt_block_reason_names[GT_BLK_COUNT];
+
+/* The reason a goroutine stopped by an event of this type stopped
+ * (GT_BLK_BLOCK for GoBlock, GoBlockGC, GoStop and any other type). */
+enum gt_block_reason gt_block_reason_of(int type);
 
 /* Trace versions the Go readers have accepted (header "go 1.N trace"). */
 enum gt_version {

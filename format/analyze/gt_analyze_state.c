@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "gt_analyze_internal.h"
-#include "gt_events.h"
+#include "wire/gt_events.h"
 
 static int in_window(const struct gt_analysis *a, int64_t ns)
 {

@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 #include "gt_analyze.h"
-#include "gt_parse.h"
-#include "gt_pcursor.h"
-#include "gt_reader.h"
+#include "wire/gt_parse.h"
+#include "wire/gt_pcursor.h"
+#include "wire/gt_reader.h"
 
 /* Open-addressing map from a key of three 64-bit words to an index. */
 struct gt_an_slot {

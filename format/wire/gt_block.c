@@ -1,6 +1,5 @@
 /* Why a goroutine stopped running: the reasons `inspect --goroutines`
  * and `report` count, from the event that stopped it. */
-#include "gt_check.h"
 #include "gt_events.h"
 
 const char *const gt_block_reason_names[GT_BLK_COUNT] = {

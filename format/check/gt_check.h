@@ -1,4 +1,9 @@
-/* Validity check of a Go execution trace (legacy format, Go 1.5 to 1.21).
+/* Folder format/check/: deciding whether a trace file is one every Go reader
+ * accepts, and the per-goroutine figures of `inspect --goroutines`.  It may
+ * include format/wire/ and format/util/; never writer/ or analyze/, never
+ * daemon/, bpf/ or a Linux header.
+ *
+ * Validity check of a Go execution trace (legacy format, Go 1.5 to 1.21).
  *
  * Re-implements in C what Go 1.19's internal/trace parser enforces
  * (readTrace, parseEvents, order1007/order1005, removeFutile,
@@ -22,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gt_events.h"
+#include "wire/gt_events.h"
 
 struct gt_check_report {
 	int version;             /* 1019 for "go 1.19 trace"; 0 if unreadable */
@@ -68,26 +73,6 @@ int gt_check_file(const char *path, struct gt_check_report *rep);
  *   backwards within a P, a Gomaxprocs event present. */
 #define GT_CHECK_PARSER_ONLY 0x1u
 #define GT_CHECK_GO_TOOLS 0x2u
-
-/* Why a goroutine stopped running (the blocks columns of inspect). */
-enum gt_block_reason {
-	GT_BLK_SYNC,     /* GoBlockSync, GoBlockCond, GoBlockSend, GoBlockRecv */
-	GT_BLK_SLEEP,    /* GoSleep */
-	GT_BLK_SELECT,   /* GoBlockSelect */
-	GT_BLK_NET,      /* GoBlockNet */
-	GT_BLK_SYSCALL,  /* GoSysBlock */
-	GT_BLK_BLOCK,    /* GoBlock, GoBlockGC, GoStop */
-	GT_BLK_PREEMPT,  /* GoPreempt */
-	GT_BLK_SCHED,    /* GoSched */
-	GT_BLK_COUNT
-};
-
-/* "sync", "sleep", "select", "net", "syscall", "block", "preempt", "sched" */
-extern const char *const gt_block_reason_names[GT_BLK_COUNT];
-
-/* The reason a goroutine stopped by an event of this type stopped
- * (GT_BLK_BLOCK for GoBlock, GoBlockGC, GoStop and any other type). */
-enum gt_block_reason gt_block_reason_of(int type);
 
 enum gt_gstate { GT_G_DEAD, GT_G_RUNNABLE, GT_G_RUNNING, GT_G_WAITING };
 

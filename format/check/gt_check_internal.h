@@ -7,9 +7,9 @@
 #include <stdint.h>
 
 #include "gt_check.h"
-#include "gt_parse.h"
-#include "gt_pcursor.h"
-#include "gt_reader.h"
+#include "wire/gt_parse.h"
+#include "wire/gt_pcursor.h"
+#include "wire/gt_reader.h"
 
 /* Go's fake P ids (internal/trace: FakeP + iota). */
 #define GT_TIMER_P   1000001

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gt_varint.h"
+#include "wire/gt_varint.h"
 #include "gt_writer_intern.h"
 
 /* Like the runtime's traceBuf: one 64 KiB batch per P, flushed when full. */

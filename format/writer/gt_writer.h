@@ -1,4 +1,9 @@
-/* Writer of Go execution traces (legacy wire format, versions 1.11, 1.19, 1.21).
+/* Folder format/writer/: producing trace files (the writer and its string
+ * and stack interning).  It may include format/wire/ and format/util/;
+ * never check/ or analyze/ (the tests check what it writes), never daemon/,
+ * bpf/ or a Linux header.
+ *
+ * Writer of Go execution traces (legacy wire format, versions 1.11, 1.19, 1.21).
  *
  * Modelled on runtime/trace.go: one buffer per P, each starting with a Batch
  * header, time written as deltas that never go backwards within a P, strings
@@ -24,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gt_events.h"
+#include "wire/gt_events.h"
 
 #define GT_MAX_STACK_FRAMES 128
 /* The readers reject strings longer than 1e6 bytes (not 1 MiB). */

@@ -1,4 +1,8 @@
-/* Latency analysis of a Go execution trace (legacy format, Go 1.7 to 1.21):
+/* Folder format/analyze/: the latency analysis behind `gotracectl report`.
+ * It may include format/wire/ and format/util/; never writer/ or check/,
+ * never daemon/, bpf/ or a Linux header.
+ *
+ * Latency analysis of a Go execution trace (legacy format, Go 1.7 to 1.21):
  * what `gotracectl report` prints.  Knows nothing of Linux: a goroutine is
  * whatever the producer made it (gotraced: a thread), a P a CPU.
  *
@@ -36,7 +40,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "gt_check.h" /* enum gt_block_reason */
+#include "wire/gt_events.h" /* enum gt_block_reason */
 
 /* ---- log-linear histogram ----------------------------------------------
  * Values below 64 exactly; above, 64 buckets per power of two, reported at

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "gt_analyze_internal.h"
-#include "gt_events.h"
+#include "wire/gt_events.h"
 
 /* The proc record of P p, created on first sight. */
 static int proc_of(struct gt_an_priv *pv, int64_t p, uint32_t *out)

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 
 #include "gt_analyze_internal.h"
-#include "gt_events.h"
-#include "gt_merge.h"
+#include "wire/gt_events.h"
+#include "wire/gt_merge.h"
 
 struct amerge {
 	struct gt_analysis *a;
