@@ -47,31 +47,33 @@ int gt_client_connect(const char *sock_path, char *err, size_t errlen)
 	return rc;
 }
 
-/* Sends a whole message, with an optional descriptor (-1 = none). */
-static int gt_client_send(int fd, const void *buf, size_t len, int pass_fd)
+/* Sends a whole message with nfds descriptors (they ride on its first byte). */
+static int gt_client_send(int fd, const void *buf, size_t len, const int *fds, int nfds)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
 	const char *p = buf;
 
+	if (nfds < 0 || nfds > 2)
+		return -EINVAL;
 	while (len > 0) {
 		struct iovec iov = {.iov_base = (void *)p, .iov_len = len};
 		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 		ssize_t n;
 
-		if (pass_fd >= 0) { /* the descriptor rides on the first byte */
+		if (nfds > 0) {
 			struct cmsghdr *c;
 
 			memset(&ctl, 0, sizeof(ctl));
 			mh.msg_control = ctl.buf;
-			mh.msg_controllen = sizeof(ctl.buf);
+			mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
 			c = CMSG_FIRSTHDR(&mh);
 			c->cmsg_level = SOL_SOCKET;
 			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+			c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+			memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
 		}
 		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 		if (n < 0) {
@@ -79,7 +81,7 @@ static int gt_client_send(int fd, const void *buf, size_t len, int pass_fd)
 				continue;
 			return -errno;
 		}
-		pass_fd = -1;
+		nfds = 0;
 		p += n;
 		len -= (size_t)n;
 	}
@@ -158,26 +160,47 @@ static int expect(const struct gt_msg *m, unsigned type, char *err, size_t errle
 	return -EPROTO;
 }
 
-static int send_or_say(int fd, const void *buf, int len, int pass_fd, char *err, size_t errlen)
+/* A daemon that refused the connection (a limit) wrote why, then closed it:
+ * its ERROR is still there to read after our send failed. */
+static int refusal_after_send_error(int fd, int rc, char *err, size_t errlen)
 {
-	int rc = len < 0 ? len : gt_client_send(fd, buf, (size_t)len, pass_fd);
+	static struct gt_msg m;
+	char ignored[256];
 
-	if (rc)
+	if ((rc != -EPIPE && rc != -ECONNRESET) ||
+	    gt_client_recv(fd, 1000, &m, ignored, sizeof(ignored)) || m.hdr.type != GT_MSG_ERROR)
+		return 0;
+	snprintf(err, errlen, "%s", m.u.error.text);
+	return m.u.error.code > 0 ? -m.u.error.code : -EPROTO;
+}
+
+static int send_or_say(int fd, const void *buf, int len, const int *fds, int nfds, char *err,
+		       size_t errlen)
+{
+	int rc = len < 0 ? len : gt_client_send(fd, buf, (size_t)len, fds, nfds), refused;
+
+	if (rc) {
+		refused = refusal_after_send_error(fd, rc, err, errlen);
+		if (refused)
+			return refused;
 		snprintf(err, errlen, "sending to the daemon: %s", strerror(-rc));
+	}
 	return rc;
 }
 
 int gt_client_record(int fd, const struct gt_session_opts *o, int want_progress, int out_fd,
-		     uint32_t *session_id, char *err, size_t errlen)
+		     int cgroup_fd, uint32_t *session_id, char *err, size_t errlen)
 {
 	static struct gt_msg_record rec;
 	static unsigned char buf[GT_PROTO_MAX_MSG];
 	static struct gt_msg m;
+	int fds[2] = {out_fd, cgroup_fd};
 	int rc = gt_proto_record_from_opts(&rec, o, want_progress, err, errlen);
 
 	if (rc)
 		return rc;
-	rc = send_or_say(fd, buf, gt_proto_encode_record(buf, sizeof(buf), &rec), out_fd, err, errlen);
+	rc = send_or_say(fd, buf, gt_proto_encode_record(buf, sizeof(buf), &rec), fds,
+			 cgroup_fd >= 0 ? 2 : 1, err, errlen);
 	if (!rc)
 		rc = gt_client_recv(fd, -1, &m, err, errlen);
 	if (!rc)
@@ -219,7 +242,8 @@ int gt_client_status(int fd, struct gt_msg_status_reply *out, char *err, size_t 
 {
 	static unsigned char buf[GT_PROTO_HDR_SIZE];
 	static struct gt_msg m;
-	int rc = send_or_say(fd, buf, gt_proto_encode_status(buf, sizeof(buf)), -1, err, errlen);
+	int rc = send_or_say(fd, buf, gt_proto_encode_status(buf, sizeof(buf)), NULL, 0, err,
+			     errlen);
 
 	if (!rc)
 		rc = gt_client_recv(fd, 10000, &m, err, errlen);
@@ -234,7 +258,8 @@ int gt_client_stop(int fd, uint32_t id, char *err, size_t errlen)
 {
 	unsigned char buf[GT_PROTO_HDR_SIZE + 4];
 	static struct gt_msg m;
-	int rc = send_or_say(fd, buf, gt_proto_encode_stop(buf, sizeof(buf), id), -1, err, errlen);
+	int rc = send_or_say(fd, buf, gt_proto_encode_stop(buf, sizeof(buf), id), NULL, 0, err,
+			     errlen);
 
 	if (!rc)
 		rc = gt_client_recv(fd, 30000, &m, err, errlen);

@@ -50,6 +50,7 @@ struct gt_session {
 	int err;                    /* first write/translate error, -errno */
 	char end_reason[128];
 	uid_t owner_uid;
+	gid_t owner_gid;
 	int mem_active;             /* memtrack attached for this session */
 	int mem_pending;            /* memtrack jobs of this session in flight */
 	int starting;               /* memtrack's attach not done yet */
@@ -113,6 +114,15 @@ void gt_engine_followed_new(struct gt_engine *e, uint32_t tgid);
 /* session.c: hands one event to the session's translator, if it is in its
  * window (see gt_session_deliver); always 0 (a failure ends the session). */
 int gt_session_deliver(struct gt_session *s, const struct gt_kev_hdr *ev, size_t len);
+
+/* write_as.c: the trace writer's write(2) for a session of a user other
+ * than root: each write runs on its thread with the owner's fsuid and
+ * fsgid (setfsuid, per thread), so the file system charges it to them
+ * (ext4 gives root's reserved blocks to fsuid 0; gotraced also holds no
+ * CAP_SYS_RESOURCE, which would bypass quotas and the reserve).  -1 with
+ * EPERM if the ids cannot be taken (no CAP_SETUID/CAP_SETGID): never
+ * written as root instead. */
+long gt_session_write_as_owner(void *ctx, int fd, const void *buf, size_t n);
 
 /* window.c: the span of time a session's trace covers. */
 void gt_session_window_open(struct gt_session *s, uint64_t ts);

@@ -328,12 +328,15 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	s->id = e->next_id++;
 	s->duration_ns = o->duration_ns;
 	s->owner_uid = o->owner_uid;
+	s->owner_gid = o->owner_gid;
 	s->syscall_entries = o->all_syscalls;
 	s->malloc_probes = o->heap == GT_HEAP_MALLOC ||
 			   (o->alloc_stack_every && o->heap != GT_HEAP_INTERPOSE);
 	s->end_ns = UINT64_MAX;
 	s->out_fd = o->out_fd;
-	err = gt_writer_open(&s->writer, o->out_fd, o->go_version ? o->go_version : GT_V1_19, 1000000000ull);
+	err = gt_writer_open_with(&s->writer, o->out_fd, o->go_version ? o->go_version : GT_V1_19,
+				  1000000000ull, o->owner_uid ? gt_session_write_as_owner : NULL,
+				  s);
 	if (err) {
 		snprintf(e->err, sizeof(e->err), "cannot start the trace: %s", strerror(-err));
 		free(s);

@@ -15,6 +15,15 @@
 
 int gt_authz_pid(uid_t uid, pid_t pid, char *why, size_t whylen);
 int gt_authz_cgroup(uid_t uid, const char *path, char *why, size_t whylen);
+/* --cgroup by descriptor (authz_cgroup.c): fd is the directory the client
+ * opened (O_PATH is enough); it must be a cgroup v2 directory the uid owns
+ * (root: any).  path gets the daemon's name for it.  Every refusal is about
+ * the client's own descriptor: nothing it could not learn itself. */
+int gt_authz_cgroup_fd(uid_t uid, int fd, char *path, size_t pathlen, char *why, size_t whylen);
+/* --cgroup by path string (no descriptor): root only; for anyone else one
+ * refusal whatever the path, so the daemon is no oracle for paths the
+ * user cannot see. */
+int gt_authz_cgroup_by_path(uid_t uid, char *why, size_t whylen);
 /* Selections that reach other users' processes (what: "-a", "--name"):
  * root only. */
 int gt_authz_machine(uid_t uid, const char *what, char *why, size_t whylen);

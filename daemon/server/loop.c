@@ -182,6 +182,9 @@ static int setup(struct gt_server *sv, const struct gt_server_opts *o)
 	char why[512];
 	int rc;
 
+	rc = gt_drop_sys_resource();
+	if (rc)
+		return rc;
 	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (sv->epfd < 0)
 		return -errno;
@@ -326,6 +329,8 @@ int gt_server_run(const struct gt_server_opts *o)
 
 	memset(&sv, 0, sizeof(sv));
 	sv.epfd = sv.listen_fd = sv.signal_fd = sv.timer_fd = -1;
+	sv.request_ms = 1000ull * (o->request_timeout_s ? o->request_timeout_s : GT_SRV_REQUEST_S);
+	sv.idle_ms = 1000ull * (o->idle_timeout_s ? o->idle_timeout_s : GT_SRV_IDLE_S);
 	rc = setup(&sv, o);
 	if (rc) {
 		teardown(&sv);

@@ -161,8 +161,24 @@ static int check_output(int fd, char *why, size_t whylen)
 	return 0;
 }
 
+static int authorize_cgroup(const struct gt_srv_client *c, const struct gt_msg_record *r,
+			    int cgroup_fd, char *cgroup, char *why, size_t whylen)
+{
+	int rc;
+
+	if (cgroup_fd >= 0)
+		return gt_authz_cgroup_fd(c->uid, cgroup_fd, cgroup, GT_PROTO_MAX_PATH + 1, why,
+					  whylen);
+	rc = gt_authz_cgroup_by_path(c->uid, why, whylen);
+	if (rc)
+		return rc;
+	/* root's path: canonical, on cgroup2 only, so symlinks cannot point elsewhere */
+	rc = gt_cgroup_resolve_path(r->cgroup, cgroup, GT_PROTO_MAX_PATH + 1, why, whylen);
+	return rc ? rc : gt_authz_cgroup(c->uid, cgroup, why, whylen);
+}
+
 static int authorize(const struct gt_srv_client *c, const struct gt_msg_record *r,
-		     char *cgroup, char *why, size_t whylen)
+		     int cgroup_fd, char *cgroup, char *why, size_t whylen)
 {
 	int rc;
 
@@ -175,11 +191,7 @@ static int authorize(const struct gt_srv_client *c, const struct gt_msg_record *
 		if (rc)
 			return rc;
 	}
-	if (!r->cgroup[0])
-		return 0;
-	/* canonical path on cgroup2 only, so symlinks cannot point elsewhere */
-	rc = gt_cgroup_resolve_path(r->cgroup, cgroup, GT_PROTO_MAX_PATH + 1, why, whylen);
-	return rc ? rc : gt_authz_cgroup(c->uid, cgroup, why, whylen);
+	return r->cgroup[0] ? authorize_cgroup(c, r, cgroup_fd, cgroup, why, whylen) : 0;
 }
 
 static void describe_targets(const struct gt_msg_record *r, const char *cgroup,
@@ -229,8 +241,10 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 		return -EBUSY;
 	}
 	if (c->uid != 0 && sessions_of(sv, c->uid) >= GT_SRV_MAX_SESSIONS_PER_UID) {
-		snprintf(why, whylen, "this user already records %d sessions (at most %d per user)",
-			 sessions_of(sv, c->uid), GT_SRV_MAX_SESSIONS_PER_UID);
+		snprintf(why, whylen, "too many sessions for uid %u: limit %d (this user already "
+			 "records %d sessions, at most %d per user)", (unsigned)c->uid,
+			 GT_SRV_MAX_SESSIONS_PER_UID, sessions_of(sv, c->uid),
+			 GT_SRV_MAX_SESSIONS_PER_UID);
 		return -EBUSY;
 	}
 	ss = calloc(1, sizeof(*ss));
@@ -277,9 +291,10 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 {
 	char why[GT_PROTO_MAX_TEXT], cgroup[GT_PROTO_MAX_PATH + 1] = "";
 	unsigned char buf[GT_PROTO_HDR_SIZE + 4];
-	int fd = c->pending_fd, rc;
+	int fd = c->npending > 0 ? c->pending_fds[0] : -1;
+	int cgroup_fd = c->npending > 1 ? c->pending_fds[1] : -1, rc;
 
-	c->pending_fd = -1;
+	c->npending = 0;
 	if (c->session) {
 		snprintf(why, sizeof(why), "this connection is already recording session %d; "
 			 "open another connection", c->session->id);
@@ -290,10 +305,12 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 	} else {
 		rc = check_output(fd, why, sizeof(why));
 		if (!rc)
-			rc = authorize(c, r, cgroup, why, sizeof(why));
+			rc = authorize(c, r, cgroup_fd, cgroup, why, sizeof(why));
 		if (!rc)
 			rc = start(sv, c, r, fd, cgroup, why, sizeof(why));
 	}
+	if (cgroup_fd >= 0)
+		close(cgroup_fd); /* the session goes by the name checked against it */
 	if (rc) {
 		if (fd >= 0)
 			close(fd);
@@ -397,10 +414,8 @@ void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct g
 {
 	unsigned type = m->hdr.type;
 
-	if (type != GT_MSG_RECORD && c->pending_fd >= 0) {
-		close(c->pending_fd); /* a descriptor only rides with RECORD */
-		c->pending_fd = -1;
-	}
+	if (type != GT_MSG_RECORD)
+		gt_client_drop_fds(c); /* descriptors only ride with RECORD */
 	if (type == GT_MSG_RECORD) {
 		handle_record(sv, c, &m->u.record);
 	} else if (c->session) {

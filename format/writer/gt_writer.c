@@ -41,6 +41,8 @@ struct gt_pbuf {
 
 struct gt_writer {
 	int fd;
+	gt_writer_write_fn write_fn; /* NULL: write(2) */
+	void *write_ctx;
 	int version;
 	int err;                /* first write/alloc error; poisons the writer */
 	uint64_t freq;
@@ -59,7 +61,8 @@ struct gt_writer {
 static int gt_write_all(struct gt_writer *w, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
-		ssize_t k = write(w->fd, p, n);
+		ssize_t k = w->write_fn ? (ssize_t)w->write_fn(w->write_ctx, w->fd, p, n) :
+					  write(w->fd, p, n);
 
 		if (k < 0) {
 			if (errno == EINTR)
@@ -504,6 +507,12 @@ void gt_writer_stats(const struct gt_writer *w, struct gt_writer_stats *st)
 
 int gt_writer_open(struct gt_writer **out, int fd, int version, uint64_t freq)
 {
+	return gt_writer_open_with(out, fd, version, freq, NULL, NULL);
+}
+
+int gt_writer_open_with(struct gt_writer **out, int fd, int version, uint64_t freq,
+			gt_writer_write_fn fn, void *ctx)
+{
 	struct gt_writer *w;
 	char hdr[16] = {0};
 	int err;
@@ -517,6 +526,8 @@ int gt_writer_open(struct gt_writer **out, int fd, int version, uint64_t freq)
 	if (!w)
 		return -ENOMEM;
 	w->fd = fd;
+	w->write_fn = fn;
+	w->write_ctx = ctx;
 	w->version = version;
 	w->freq = freq;
 	w->out = malloc(GT_PBUF_SIZE);

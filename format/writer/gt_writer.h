@@ -53,6 +53,13 @@ struct gt_frame {
  * GT_V1_11, GT_V1_19, GT_V1_21; freq is ticks per second (1e9 for ns). */
 int gt_writer_open(struct gt_writer **out, int fd, int version, uint64_t freq);
 
+/* How a writer puts bytes into its fd: like write(2) (the count, or -1 with
+ * errno).  gotraced writes a user's trace with the user's file-system ids. */
+typedef long (*gt_writer_write_fn)(void *ctx, int fd, const void *buf, size_t n);
+/* gt_writer_open, every byte going through fn(ctx, ...) (NULL: write(2)). */
+int gt_writer_open_with(struct gt_writer **out, int fd, int version, uint64_t freq,
+			gt_writer_write_fn fn, void *ctx);
+
 /* Emits one event on P p at absolute time ts (ticks).  args are the event's
  * arguments after the timestamp, in table order, the stack id last when the
  * event has one (0 = no stack).  A ts earlier than the P's last one is

@@ -107,12 +107,12 @@ gt_require_daemon() {
 	[ -x "$GTD" ] || { fail "$1" "gotraced not built ($GTD)"; gt_finish; }
 }
 
-# gt_start_daemon: runs gotraced on $SOCK in the background (DAEMON_PID)
-# and waits for its `ready` line; a daemon that does not come up ends the
-# script with its log.
+# gt_start_daemon [OPTION...]: runs gotraced on $SOCK (with the options) in
+# the background (DAEMON_PID) and waits for its `ready` line; a daemon that
+# does not come up ends the script with its log.
 gt_start_daemon() {
 	local i
-	"$GTD" --socket "$SOCK" 2>"$GT_TMP/daemon.log" &
+	"$GTD" --socket "$SOCK" "$@" 2>"$GT_TMP/daemon.log" &
 	DAEMON_PID=$!
 	gt_pids+=("$DAEMON_PID")
 	for i in $(seq 1 600); do
