@@ -1,3 +1,4 @@
+// tier: system (BPF, root or real programs: not in make check-unit)
 /* Memory tracking on the real kernel (issue 5): allocator discovery, live
  * heap bytes from malloc probes following a workload's known phases (on
  * uprobe_multi links where the kernel has them, and on the perf-event
