@@ -56,10 +56,19 @@ WORKLOAD_SRCS:= $(wildcard tests/workloads/*.c)
 BENCH_SRCS   := $(wildcard tests/bench/bench_*.c)
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
 
+# The objects that include a BPF skeleton (they need clang and bpftool).
+SKEL_USERS   := $(shell grep -l '\.skel\.h"' $(CORE_SRCS) $(SERVER_SRCS) $(CTL_SRCS) \
+                  $(TEST_SRCS) $(BENCH_SRCS))
+SKEL_OBJS    := $(SKEL_USERS:%.c=$(BUILD)/obj/%.o)
 FORMAT_OBJS  := $(FORMAT_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_OBJS    := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SERVER_OBJS  := $(SERVER_SRCS:%.c=$(BUILD)/obj/%.o)
 CTL_OBJS     := $(CTL_SRCS:%.c=$(BUILD)/obj/%.o)
+ifeq ($(NOBPF),1)
+CORE_OBJS    := $(filter-out $(SKEL_OBJS),$(CORE_OBJS))
+SERVER_OBJS  := $(filter-out $(SKEL_OBJS),$(SERVER_OBJS))
+CTL_OBJS     := $(filter-out $(SKEL_OBJS),$(CTL_OBJS))
+endif
 TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIBFORMAT    := $(BUILD)/libgtformat.a
 LIBCORE      := $(BUILD)/libgtcore.a
@@ -69,15 +78,22 @@ LIBCTL       := $(BUILD)/libgtctl.a
 TEST_LIBS    := $(LIBSERVER) $(LIBCTL) $(LIBCORE) $(LIBFORMAT)
 PROGRAMS     := $(BUILD)/gotracectl $(BUILD)/gotraced $(BUILD)/libgotraced-heap.so
 TESTS        := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+# The unit tier (make check-unit): every test without a line
+# `// tier: system` (BPF, root or real programs), built without BPF:
+# the objects that include a skeleton are left out of the libraries.
+UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,\
+                  $(shell grep -L '^// tier: system' $(TEST_SRCS)))
 WORKLOADS    := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
 BENCHES      := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 FUZZERS      := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 
-.PHONY: all tests fuzz check check-kernels bench deps deps-kernels demo install clean
+.PHONY: all tests unit-tests fuzz check check-unit check-kernels bench deps deps-kernels demo install clean
 
 all: $(PROGRAMS)
 
 tests: all $(TESTS) $(WORKLOADS) $(BENCHES)
+
+unit-tests: $(UNIT_TESTS) $(WORKLOADS)
 
 # ---- BPF: CO-RE objects -> skeletons ----------------------------------------
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
@@ -104,7 +120,11 @@ $(BUILD)/gen/syscall_names.h:
 		grep -v '^GT_SYSCALL(syscalls)$$' | sort > $@
 
 # ---- user space --------------------------------------------------------------
-$(BUILD)/obj/%.o: %.c | $(SKELS) $(BUILD)/gen/syscall_names.h
+# Only the objects that include a BPF skeleton wait for clang and bpftool
+# (the first time: the .d files name every header after that).
+$(SKEL_OBJS): | $(SKELS)
+
+$(BUILD)/obj/%.o: %.c | $(BUILD)/gen/syscall_names.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -147,6 +167,9 @@ $(BUILD)/libgotraced-heap.so: daemon/interpose/preload.c daemon/interpose/heap_s
 # engine is being changed (format/ knows nothing of BPF); `inspect` is
 # gotracectl's one command that needs nothing else.
 $(BUILD)/tests/test_format_broken: $(BUILD)/obj/daemon/ctl/inspect.o
+# test_format_big counts the checker's heap through wrapped allocator calls.
+$(BUILD)/tests/test_format_big: LDFLAGS += \
+	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 $(BUILD)/tests/test_format_%: $(BUILD)/obj/tests/unit/test_format_%.o $(TESTLIB_OBJS) $(LIBFORMAT)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
@@ -195,6 +218,12 @@ check:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/san SAN=1 tests
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)tests/run.sh build/san
+
+# The quick tier for the inner loop: lint and the tests that need no BPF,
+# no root and no real program, built without clang or bpftool.
+check-unit:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/unit NOBPF=1 unit-tests
+	$(Q)TIER=unit tests/run.sh build/unit
 
 # The kernel matrix (tests/kernels/run.sh): this BUILD for x86 guests, a
 # cross build in build/arm64 for the arm64 one.

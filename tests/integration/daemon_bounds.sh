@@ -12,6 +12,8 @@ cd "$(dirname "$0")/../.." || exit 1
 PROTO="python3 tests/integration/daemon_proto.py"
 
 gt_require_daemon daemon_bounds
+gt_expect bounds_repeated_pid bounds_probed_processes bounds_cli_cpu_rate \
+	bounds_sequential_sessions bounds_daemon_serves
 gt_start_daemon
 
 fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }

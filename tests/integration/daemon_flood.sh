@@ -13,6 +13,8 @@ U1=gt_test_user
 U2=gt_test_user2
 
 gt_require_daemon daemon_flood
+gt_expect flood_user_capped flood_root_status flood_other_user_served \
+	flood_user_sessions_capped flood_root_records flood_user_sessions_finish
 # idle connections are the point here: not closed for sending nothing
 gt_start_daemon --request-timeout 600
 

@@ -18,6 +18,9 @@ D=${ISOLATION_SECONDS:-6}   # the busy session's -d
 CHURNERS=8
 
 gt_require_daemon daemon_isolation
+gt_expect isolation_churn isolation_busy_drops isolation_idle_drops isolation_spans \
+	isolation_busy_valid isolation_status isolation_sigterm_parallel isolation_sigterm_exit \
+	isolation_sigterm_valid
 gt_start_daemon
 
 figure() { [ "${ISOLATION_BENCH:-0}" = 1 ] && echo "figure $*"; return 0; }

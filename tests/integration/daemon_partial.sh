@@ -15,6 +15,8 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 gt_require_daemon daemon_partial
+gt_expect daemon_partial_sigkill daemon_partial_normal daemon_partial_interrupted \
+	daemon_partial_no_clobber daemon_partial_daemon_gone
 gt_start_daemon
 
 "$WL/sleeper" 1000000 1000 >/dev/null &

@@ -33,6 +33,7 @@ JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 CASES="interpose_phases interpose_threads interpose_fork interpose_jemalloc interpose_go
 interpose_static interpose_stacks interpose_daemon"
 gt_require_bpf $CASES
+gt_expect $CASES
 
 if [ ! -r "$GT_BUILD/libgotraced-heap.so" ]; then
 	fail interpose_phases "$GT_BUILD/libgotraced-heap.so not built (make BUILD=$GT_BUILD all)"

@@ -10,6 +10,10 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 gt_require_daemon record_output
+for m in standalone daemon; do
+	gt_expect output_refuses_{null,full,fifo,sock,dir,symlink}_$m output_replaces_regular_$m \
+		output_path_replaced_$m
+done
 gt_start_daemon
 
 "$WL/sleeper" 100000 10000 >/dev/null &

@@ -34,6 +34,8 @@ else
 fi
 
 gt_require_bpf report_pingpong report_pingpong_socket report_pingpong_futex report_perf report_folded report_folded_cpu report_window report_thread
+gt_expect report_pingpong report_pingpong_socket report_pingpong_futex report_perf \
+	report_folded report_folded_cpu report_window report_thread
 t=$GT_TMP/pp.trace
 if ! command -v perf >/dev/null; then
 	fail report_perf "perf is not installed (make deps)"
@@ -127,7 +129,8 @@ for tid, v in sorted(perf.items()):
 print(", ".join(notes))
 PY
 ); then
-	ok "report_perf (ours/perf: $out)"
+	ok report_perf
+	echo "# ours/perf: $out"
 else
 	fail report_perf "$out"
 fi
@@ -172,7 +175,8 @@ if "$GTCTL" record --cpu-profile=499 -o "$c" -- "$WL/cpu_hot" >/dev/null 2>"$GT_
 		END { if (sum != want) { printf "folded lines sum to %d samples, JSON says %d", sum, want; exit 1 }
 		      if (hot * 2 < sum) { printf "only %d of %d samples end in cpu_hot_spin", hot, sum; exit 1 }
 		      printf "%d of %d samples in cpu_hot_spin", hot, sum }' "$GT_TMP/cpu.folded"); then
-		ok "report_folded_cpu ($out)"
+		ok report_folded_cpu
+		echo "# $out"
 	else
 		fail report_folded_cpu "$out"
 	fi

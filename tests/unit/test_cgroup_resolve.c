@@ -1,3 +1,4 @@
+// tier: system (BPF, root or real programs: not in make check-unit)
 /* --cgroup / --container resolution and authorization, against the real
  * cgroup v2 tree of this machine: the test creates directories under the
  * mount (as runtimes would), resolves them, and removes them. Needs root. */

@@ -1063,7 +1063,7 @@ static void rss_of(struct tt *x, uint64_t ts, uint32_t tgid, uint64_t bytes)
 }
 
 /* A session over several processes has one heap: their sum, never one
- * process's value then another's (issue 11); an exited process leaves it. */
+ * process's value then another's; an exited process leaves it. */
 static void test_heap_is_the_sessions_sum(void)
 {
 	struct tt x;
