@@ -16,7 +16,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 gt_require_daemon daemon_partial
 gt_expect daemon_partial_sigkill daemon_partial_normal daemon_partial_interrupted \
-	daemon_partial_no_clobber daemon_partial_daemon_gone
+	daemon_partial_no_clobber daemon_partial_daemon_gone daemon_partial_symlink_swapped
 gt_start_daemon
 
 "$WL/sleeper" 1000000 1000 >/dev/null &
