@@ -11,21 +11,14 @@
  * binaries' files open until some later session ends (events of ended
  * sessions, still in the rings after the last one detached, did that
  * before on_event ignored them).  A live process's title is read at the
- * first check that finds it alive. */
+ * first check that finds it alive.  A check that cannot tell (see
+ * gt_proc_alive) changes nothing. */
 #include "internal.h"
 
-#include <errno.h>
 #include <malloc.h>
 
 #include "common/procfs.h"
 #include "sym/symbolize.h"
-
-static int process_gone(uint32_t pid)
-{
-	struct gt_proc_stat st;
-
-	return gt_proc_stat((pid_t)pid, 0, &st) == -ENOENT || st.state == 'Z' || st.state == 'X';
-}
 
 static void forget(struct gt_engine *e, uint32_t pid)
 {
@@ -48,12 +41,15 @@ void gt_engine_prune_followed(struct gt_engine *e)
 
 		if (!pid)
 			continue;
-		if (!process_gone(pid)) {
+		enum gt_proc_life life = gt_proc_alive((pid_t)pid);
+
+		if (life == GT_PROC_ALIVE) {
 			gt_tgid_set_del(&e->dying, pid); /* a reused pid lives again */
 			gt_titles_note(&e->titles, pid);
 		}
-		else if (gt_tgid_set_add(&e->dying, pid) == 0)
+		else if (life == GT_PROC_DEAD && gt_tgid_set_add(&e->dying, pid) == 0)
 			forget(e, pid); /* dead at the last check too */
+		/* unknown (EMFILE, ...): the last check's verdict stands */
 	}
 }
 

@@ -308,26 +308,20 @@ int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts
 	return err;
 }
 
-/* A process we never saw exit (its exit event lost, or it became a zombie
- * that is never reaped) is no longer a reason to keep recording. */
-static int process_alive(uint32_t pid)
-{
-	struct gt_proc_stat st;
-
-	return !gt_proc_stat((pid_t)pid, 0, &st) && st.state != 'Z' && st.state != 'X';
-}
-
 /* Only all of them dead ends the session: the set itself follows the
  * events, which come later than /proc shows (a target found dead here
  * may not have its exit translated yet, and the last exit translated is
- * the end of the trace: see gt_session_targets_gone). */
+ * the end of the trace: see gt_session_targets_gone).  A process we never
+ * saw exit (its exit event lost, or a zombie never reaped) is no longer a
+ * reason to keep recording; one /proc cannot tell about (EMFILE, ...)
+ * still is, as it was at the last check. */
 void gt_session_check_liveness(struct gt_session *s)
 {
 	if (s->by_cgroup || s->ended)
 		return;
 	for (uint32_t i = 0; i < s->targets.cap; i++) {
 		uint32_t pid = gt_tgid_set_slot(&s->targets, i);
-		if (pid && process_alive(pid))
+		if (pid && gt_proc_alive((pid_t)pid) != GT_PROC_DEAD)
 			return;
 	}
 	s->targets_dead = 1;

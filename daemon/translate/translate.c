@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/procfs.h"
+
 
 int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 		      const struct gt_translator_opts *o)
@@ -68,7 +70,7 @@ void gt_translator_free(struct gt_translator *t)
  * startRunningTime). */
 static void snapshot_thread(struct gt_translator *t, const struct gt_thread_snapshot *s)
 {
-	if (s->tid == 0 || s->state == 'Z' || s->state == 'X' || s->state == 'x' ||
+	if (s->tid == 0 || !gt_proc_state_alive(s->state) ||
 	    gt_tr_lookup(t, s->tid))
 		return;
 	char comm[GT_COMM_LEN];
