@@ -40,7 +40,7 @@ endif
 # ---- sources ---------------------------------------------------------------
 # daemon/ is layered (lowest first); each program links its own folder and
 # the layers below it: gotraced no CLI code, gotracectl no server code.
-FORMAT_SRCS  := $(wildcard format/*.c)
+FORMAT_SRCS  := $(wildcard format/*.c format/util/*.c)
 CORE_DIRS    := common sym capture translate memtrack engine
 CORE_SRCS    := $(foreach d,$(CORE_DIRS),$(wildcard daemon/$(d)/*.c))
 SERVER_SRCS  := $(filter-out daemon/server/gotraced.c,$(wildcard daemon/server/*.c))
