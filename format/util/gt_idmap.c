@@ -32,11 +32,12 @@ static int same(const uint64_t *a, const uint64_t *b, unsigned n)
 	return 1;
 }
 
-void gt_idmap_init(struct gt_idmap *m, unsigned kwords, size_t vsize)
+int gt_idmap_init(struct gt_idmap *m, unsigned kwords, size_t vsize)
 {
 	memset(m, 0, sizeof(*m));
 	m->kwords = kwords ? kwords : 1;
 	m->vsize = (uint32_t)vsize;
+	return 0;
 }
 
 void gt_idmap_free(struct gt_idmap *m)

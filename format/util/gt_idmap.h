@@ -27,8 +27,9 @@ struct gt_idmap {
 	uint32_t vsize;
 };
 
-/* An empty map of keys of kwords words and values of vsize bytes. */
-void gt_idmap_init(struct gt_idmap *m, unsigned kwords, size_t vsize);
+/* An empty map of keys of kwords words and values of vsize bytes.  0: it
+ * cannot fail (the table is allocated at the first insertion). */
+int gt_idmap_init(struct gt_idmap *m, unsigned kwords, size_t vsize);
 void gt_idmap_free(struct gt_idmap *m);
 
 /* The value of key (kwords words), or NULL.  For a set (vsize 0) any
