@@ -53,7 +53,7 @@ static int add_process_snapshot(struct snapshot *snap, pid_t pid)
 
 static void see_process(struct gt_engine *e, pid_t pid)
 {
-	int added = gt_tgid_set_add(&e->symbolized, (uint32_t)pid);
+	int added = gt_idmap_add(&e->symbolized, (uint32_t)pid);
 
 	if (added >= 0)
 		gt_symbolizer_add_process(e->sym, pid);
@@ -193,10 +193,10 @@ static int attach_pid_list(struct gt_session *s, const struct gt_session_opts *o
 			continue; /* a descendant that exited since /proc was read */
 		if (!err) {
 			err = gt_capture_trace_tgid(e->capture, (uint32_t)pid, s->bit, 1);
-			if (!err && gt_tgid_set_add(&s->targets, (uint32_t)pid) < 0)
+			if (!err && gt_idmap_add(&s->targets, (uint32_t)pid) < 0)
 				err = -ENOMEM;
 			if (!err && o->from_exec &&
-			    gt_tgid_set_add(&s->awaiting_exec, (uint32_t)pid) < 0)
+			    gt_idmap_add(&s->awaiting_exec, (uint32_t)pid) < 0)
 				err = -ENOMEM;
 			if (err)
 				snprintf(why, sizeof(why), "%s", strerror(-err));
@@ -319,8 +319,8 @@ void gt_session_check_liveness(struct gt_session *s)
 {
 	if (s->by_cgroup || s->ended)
 		return;
-	for (uint32_t i = 0; i < s->targets.cap; i++) {
-		uint32_t pid = gt_tgid_set_slot(&s->targets, i);
+	for (size_t i = 0; i < s->targets.cap; i++) {
+		uint32_t pid = (uint32_t)gt_idmap_slot(&s->targets, i);
 		if (pid && gt_proc_alive((pid_t)pid) != GT_PROC_DEAD)
 			return;
 	}

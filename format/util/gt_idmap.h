@@ -11,6 +11,7 @@
 #ifndef GT_UTIL_IDMAP_H
 #define GT_UTIL_IDMAP_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,19 @@ static inline int gt_idmap_del(struct gt_idmap *m, uint64_t key)
 	return gt_idmap_remove(m, &key);
 }
 
+/* Sets (and maps whose value is filled later): 1 added, 0 present,
+ * -ENOMEM; whether key is present. */
+static inline int gt_idmap_add(struct gt_idmap *m, uint64_t key)
+{
+	int isnew;
+
+	return gt_idmap_insert(m, &key, &isnew) ? isnew : -ENOMEM;
+}
+static inline int gt_idmap_has(const struct gt_idmap *m, uint64_t key)
+{
+	return gt_idmap_find(m, &key) != NULL;
+}
+
 /* Iteration: for (size_t i = 0; i < m->cap; i++) if (gt_idmap_full(m, i)) ...
  * gt_idmap_key(m, i)[0..kwords), gt_idmap_val(m, i). */
 static inline int gt_idmap_full(const struct gt_idmap *m, size_t i)
@@ -67,6 +81,12 @@ static inline const uint64_t *gt_idmap_key(const struct gt_idmap *m, size_t i)
 static inline void *gt_idmap_val(const struct gt_idmap *m, size_t i)
 {
 	return m->vsize ? (void *)(m->vals + i * m->vsize) : (void *)(m->used + i);
+}
+
+/* The key of slot i if full, else 0 (for keys never 0, such as pids). */
+static inline uint64_t gt_idmap_slot(const struct gt_idmap *m, size_t i)
+{
+	return m->used[i] == 1 ? gt_idmap_key(m, i)[0] : 0;
 }
 
 /* Calls fn on every key (its first word) and value. */
