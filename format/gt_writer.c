@@ -47,8 +47,8 @@ struct gt_writer {
 	struct gt_pbuf *ps;
 	int nps;
 	uint64_t max_ts;        /* latest time of any P: the footer batch's time */
-	struct gt_intern_tab strs;
-	struct gt_intern_tab stks;
+	struct gt_strset strs;
+	struct gt_strset stks;
 	uint64_t reserved_open; /* reserved stack ids not defined yet */
 	struct gt_writer_stats st;
 	uint8_t *out;           /* staging for the footer */
@@ -380,7 +380,7 @@ uint64_t gt_writer_stack_reserve(struct gt_writer *w)
  * reserved) or -EALREADY (defined). */
 static int gt_stack_open(const struct gt_writer *w, uint64_t id)
 {
-	if (id == 0 || id > w->stks.n || !(w->stks.ents[id - 1].flags & GT_INTERN_RESERVED))
+	if (id == 0 || id > w->stks.n || !(w->stks.ents[id - 1].flags & GT_STRSET_RESERVED))
 		return -EINVAL;
 	if (w->stks.ents[id - 1].len)
 		return -EALREADY;
@@ -489,9 +489,9 @@ static int gt_define_leftovers(struct gt_writer *w)
 	};
 
 	for (uint64_t id = 1; id <= w->stks.n && w->reserved_open > 0 && !w->err; id++) {
-		const struct gt_intern_ent *e = &w->stks.ents[id - 1];
+		const struct gt_strset_ent *e = &w->stks.ents[id - 1];
 
-		if ((e->flags & GT_INTERN_RESERVED) && e->len == 0)
+		if ((e->flags & GT_STRSET_RESERVED) && e->len == 0)
 			gt_writer_stack_define(w, id, &fallback, 1);
 	}
 	return w->err;
@@ -630,8 +630,8 @@ void gt_writer_free(struct gt_writer *w)
 	for (int p = 0; p < w->nps; p++)
 		free(w->ps[p].buf);
 	free(w->ps);
-	gt_intern_tab_free(&w->strs);
-	gt_intern_tab_free(&w->stks);
+	gt_strset_free(&w->strs);
+	gt_strset_free(&w->stks);
 	free(w->out);
 	free(w);
 }

@@ -1,6 +1,8 @@
-/* The one id map (format/util/gt_idmap.c) against a plain array: random
- * inserts, lookups and deletes (deleting while iterating too), wide keys,
- * and the zeroed struct as a set. */
+/* format/util/: the one id map against a plain array (random inserts,
+ * lookups and deletes, deleting while iterating too), wide keys, the
+ * zeroed struct as a set; the one interner's ids, stable copies and
+ * reserved ids. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 
 #include "gt_test.h"
 #include "util/gt_idmap.h"
+#include "util/gt_strset.h"
 
 #define N 5000
 
@@ -96,8 +99,52 @@ static void test_zeroed_is_a_set(void)
 	gt_idmap_free(&s);
 }
 
+static void test_strset(void)
+{
+	struct gt_strset s;
+	const void *first = NULL, *copy;
+	char buf[32];
+	uint64_t id, rid;
+	size_t len;
+
+	memset(&s, 0, sizeof(s));
+	GT_CHECK(gt_strset_add(&s, "", 0, &id, NULL) == -EINVAL, "empty refused");
+	for (int i = 0; i < 20000; i++) {
+		int n = snprintf(buf, sizeof(buf), "name-%d", i % 7000);
+
+		GT_REQUIRE(gt_strset_add(&s, buf, (size_t)n, &id, &copy) == 0, "add");
+		GT_REQUIRE(id == (uint64_t)(i % 7000) + 1, "id %llu is the rank of %s",
+			   (unsigned long long)id, buf);
+		GT_REQUIRE(!strcmp(copy, buf), "NUL-terminated copy");
+		if (i == 0)
+			first = copy;
+	}
+	GT_CHECK(s.n == 7000, "%zu entries", s.n);
+	GT_CHECK(gt_strset_get(&s, 1, &len) == first && len == 6, "copies never move");
+	GT_CHECK(!gt_strset_get(&s, 0, &len) && !gt_strset_get(&s, 7001, &len), "unknown ids");
+	/* a big one, and one with a NUL inside */
+	static char big[100000];
+	memset(big, 'b', sizeof(big));
+	GT_CHECK(gt_strset_add(&s, big, sizeof(big), &id, &copy) == 0 && id == 7001 &&
+		 !memcmp(copy, big, sizeof(big)), "big");
+	GT_CHECK(gt_strset_add(&s, "a\0b", 3, &id, NULL) == 0 && id == 7002, "NUL inside");
+	GT_CHECK(gt_strset_add(&s, "a\0c", 3, &id, NULL) == 0 && id == 7003, "differs after NUL");
+	/* reserved: an id now, contents later, never found by contents */
+	GT_REQUIRE(gt_strset_reserve(&s, &rid) == 0 && rid == 7004, "reserve");
+	GT_CHECK(!gt_strset_get(&s, rid, &len), "reserved: nothing yet");
+	GT_CHECK(gt_strset_define(&s, rid, "name-1", 6) == 0, "define");
+	GT_CHECK(gt_strset_define(&s, rid, "name-1", 6) == -EALREADY, "define twice");
+	GT_CHECK(gt_strset_define(&s, 2, "x", 1) == -EINVAL, "define an interned id");
+	GT_CHECK(gt_strset_add(&s, "name-1", 6, &id, NULL) == 0 && id == 2, "found by contents: %llu",
+		 (unsigned long long)id);
+	copy = gt_strset_get(&s, rid, &len);
+	GT_CHECK(copy && len == 6 && !memcmp(copy, "name-1", 6), "defined contents");
+	gt_strset_free(&s);
+}
+
 int main(void)
 {
+	GT_RUN(test_strset);
 	GT_RUN(test_against_array);
 	GT_RUN(test_wide_keys);
 	GT_RUN(test_zeroed_is_a_set);
