@@ -18,11 +18,11 @@
 #include "common/clock.h"
 #include "demangle.h"
 #include "elf_file.h"
-#include "intern.h"
 #include "kallsyms.h"
 #include "maps.h"
 #include "table.h"
 #include "testing.h"
+#include "util/gt_strset.h"
 
 #define BUCKETS 256
 #define CACHE_SLOTS 4096 /* recent (binary, address) results */
@@ -76,7 +76,7 @@ struct gt_symbolizer {
 	struct proc *procs[BUCKETS];
 	size_t nprocs;
 	struct bin_entry *bins[BUCKETS];
-	struct gt_intern strings;
+	struct gt_strset strings; /* module paths, fallback names */
 	struct gt_symtab ksyms;
 	int kstate;            /* 0 not loaded, 1 loaded, -errno failed */
 	struct bin_entry *vdso; /* our own vDSO: the kernel maps the same one
@@ -92,6 +92,16 @@ struct gt_symbolizer *gt_symbolizer_new(void)
 
 /* A binary no snapshotted process maps any more is closed: a daemon that
  * sees thousands of short-lived processes keeps only what is in use. */
+/* The stable copy of p[0..len) in s->strings, or NULL if out of memory. */
+static const char *intern(struct gt_symbolizer *s, const char *p, size_t len)
+{
+	const void *copy;
+
+	if (!len)
+		return "";
+	return gt_strset_add(&s->strings, p, len, NULL, &copy) ? NULL : copy;
+}
+
 static void release_binary(struct gt_symbolizer *s, struct bin_entry *e)
 {
 	unsigned h = (unsigned)((e->ino * 31 + e->dev_major * 7 + e->dev_minor) % BUCKETS);
@@ -152,7 +162,7 @@ void gt_symbolizer_free(struct gt_symbolizer *s)
 			gt_binary_close(&s->vdso->b);
 		free(s->vdso);
 	}
-	gt_intern_free(&s->strings);
+	gt_strset_free(&s->strings);
 	gt_symtab_free(&s->ksyms);
 	free(s);
 }
@@ -278,7 +288,7 @@ static int add_map(struct gt_symbolizer *s, struct proc *p, size_t *cap,
 	pm->start = m->start;
 	pm->end = m->end;
 	pm->offset = m->offset;
-	pm->module = m->path_len ? gt_intern(&s->strings, m->path, m->path_len)
+	pm->module = m->path_len ? intern(s, m->path, m->path_len)
 				 : "[anon]";
 	if (!pm->module)
 		return -ENOMEM;
@@ -461,7 +471,7 @@ int gt_symbolizer_add_mapping(struct gt_symbolizer *s, pid_t pid, const struct g
 static void drop_names(struct gt_symbolizer *s)
 {
 	memset(s->cache, 0, sizeof(s->cache));
-	gt_intern_free(&s->strings);
+	gt_strset_free(&s->strings);
 }
 
 void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid)
@@ -506,7 +516,7 @@ static const char *fallback(struct gt_symbolizer *s, const char *base,
 		n = snprintf(buf, sizeof(buf), "%.400s+0x%" PRIx64, base, v);
 	else
 		n = snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	r = gt_intern(&s->strings, buf, (size_t)n);
+	r = intern(s, buf, (size_t)n);
 	return r ? r : "?";
 }
 
@@ -526,7 +536,7 @@ static int cached_lookup(struct gt_symbolizer *s, const struct bin_entry *bin,
 		c->vaddr = vaddr;
 		plain = gt_demangle(c->sym.func);
 		if (plain) {
-			const char *kept = gt_intern(&s->strings, plain, strlen(plain));
+			const char *kept = intern(s, plain, strlen(plain));
 
 			if (kept)
 				c->sym.func = kept;
@@ -655,7 +665,7 @@ int gt_symbolize_kernel(struct gt_symbolizer *s, uint64_t ip,
 	out->func = e->name;
 	if (e->mod) {
 		n = snprintf(mod, sizeof(mod), "[%.120s]", e->mod);
-		out->module = gt_intern(&s->strings, mod, (size_t)n);
+		out->module = intern(s, mod, (size_t)n);
 		if (!out->module)
 			out->module = "[kernel]";
 	}
