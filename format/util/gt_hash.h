@@ -10,15 +10,14 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The splitmix64 finalizer: spreads ids, addresses and pointers over a
- * power-of-two table. */
+/* Half of murmur3's finalizer (one multiply: lookups of ids are the hot
+ * path of the checker): spreads ids, addresses and pointers over the low
+ * bits a power-of-two table uses. */
 static inline uint64_t gt_hash_mix(uint64_t x)
 {
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
 	return x;
 }
 

@@ -10,12 +10,12 @@
 #define FULL 1
 #define DELETED 2
 
-static unsigned words(const struct gt_idmap *m)
+static inline unsigned words(const struct gt_idmap *m)
 {
 	return m->kwords ? m->kwords : 1;
 }
 
-static uint64_t hash_key(const uint64_t *key, unsigned n)
+static inline uint64_t hash_key(const uint64_t *key, unsigned n)
 {
 	uint64_t h = key[0];
 
@@ -24,7 +24,7 @@ static uint64_t hash_key(const uint64_t *key, unsigned n)
 	return gt_hash_mix(h);
 }
 
-static int same(const uint64_t *a, const uint64_t *b, unsigned n)
+static inline int same(const uint64_t *a, const uint64_t *b, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		if (a[i] != b[i])
@@ -53,25 +53,43 @@ void gt_idmap_free(struct gt_idmap *m)
 	m->vsize = vsize;
 }
 
+/* Whether slot i holds key (n words); single-word keys compare inline. */
+static inline int holds(const struct gt_idmap *m, size_t i, const uint64_t *key, unsigned n)
+{
+	if (n == 1)
+		return m->keys[i] == key[0];
+	return same(m->keys + i * n, key, n);
+}
+
 /* The slot holding key, or (when absent) -1 with *at the slot where it
  * goes: the first deleted slot on its probe, else the empty one. */
-static long probe(const struct gt_idmap *m, const uint64_t *key, size_t *at)
+static inline long probe(const struct gt_idmap *m, const uint64_t *key, size_t *at)
 {
 	unsigned n = words(m);
 	size_t mask = m->cap - 1, i = (size_t)hash_key(key, n) & mask;
 	size_t first_deleted = SIZE_MAX;
 
-	for (;; i = (i + 1) & mask) {
-		if (m->used[i] == EMPTY)
-			break;
-		if (m->used[i] == DELETED) {
-			if (first_deleted == SIZE_MAX)
-				first_deleted = i;
-		} else if (same(m->keys + i * n, key, n)) {
-			return (long)i;
+	for (; m->used[i] != EMPTY; i = (i + 1) & mask) {
+		if (m->used[i] == FULL) {
+			if (holds(m, i, key, n))
+				return (long)i;
+		} else if (first_deleted == SIZE_MAX) {
+			first_deleted = i;
 		}
 	}
 	*at = first_deleted != SIZE_MAX ? first_deleted : i;
+	return -1;
+}
+
+/* The hot path (single-word keys, most lookups and most insertions of a
+ * key already there): the slot of key, or -1. */
+static inline long find1(const struct gt_idmap *m, uint64_t key)
+{
+	size_t mask = m->cap - 1, i = (size_t)gt_hash_mix(key) & mask;
+
+	for (; m->used[i] != EMPTY; i = (i + 1) & mask)
+		if (m->keys[i] == key && m->used[i] == FULL)
+			return (long)i;
 	return -1;
 }
 
@@ -82,7 +100,7 @@ void *gt_idmap_find(const struct gt_idmap *m, const uint64_t *key)
 
 	if (!m->count)
 		return NULL;
-	i = probe(m, key, &at);
+	i = m->kwords <= 1 ? find1(m, key[0]) : probe(m, key, &at);
 	return i < 0 ? NULL : gt_idmap_val(m, (size_t)i);
 }
 
@@ -104,7 +122,7 @@ static int rehash(struct gt_idmap *m, size_t cap)
 	n.cap = cap;
 	n.count = n.deleted = 0;
 	for (size_t i = 0; i < m->cap; i++) {
-		size_t at;
+		size_t at = 0;
 
 		if (m->used[i] != FULL)
 			continue;
@@ -122,10 +140,11 @@ static int rehash(struct gt_idmap *m, size_t cap)
 	return 0;
 }
 
-void *gt_idmap_insert(struct gt_idmap *m, const uint64_t *key, int *isnew)
+static __attribute__((noinline)) void *insert(struct gt_idmap *m, const uint64_t *key,
+					      int *isnew)
 {
 	unsigned kw = words(m);
-	size_t at;
+	size_t at = 0;
 	long i;
 
 	if ((m->count + m->deleted + 1) * 4 > m->cap * 3) {
@@ -153,9 +172,20 @@ void *gt_idmap_insert(struct gt_idmap *m, const uint64_t *key, int *isnew)
 	return gt_idmap_val(m, at);
 }
 
+void *gt_idmap_insert(struct gt_idmap *m, const uint64_t *key, int *isnew)
+{
+	long i;
+
+	if (m->kwords <= 1 && m->count && (i = find1(m, key[0])) >= 0) {
+		*isnew = 0;
+		return gt_idmap_val(m, (size_t)i);
+	}
+	return insert(m, key, isnew);
+}
+
 int gt_idmap_remove(struct gt_idmap *m, const uint64_t *key)
 {
-	size_t at;
+	size_t at = 0;
 	long i;
 
 	if (!m->count)
