@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "translate.h"
+#include "util/gt_idmap.h"
 
 /* Thread states, mirroring what the Go parser believes of its goroutine. */
 enum gt_th_state {
@@ -65,20 +66,6 @@ struct gt_cpu {
 	uint64_t sys_ts, sys_stack;
 };
 
-/* A cache of stack lookups by (tgid, ustack, kstack, caller): writer
- * stack ids, or (ra_slots) the source's ra_slot answers. */
-struct gt_stack_slot {
-	uint32_t tgid;
-	int32_t ustack, kstack;
-	bool used;
-	uint64_t caller;
-	uint64_t id;
-};
-struct gt_stack_cache {
-	struct gt_stack_slot *slots;
-	size_t n, used;
-};
-
 /* heap.c: the last heap (or RSS) value of each process of the session */
 struct gt_heap_share {
 	uint32_t tgid;
@@ -102,8 +89,8 @@ struct gt_translator {
 	struct gt_cpu *cpus;    /* ncpus + 1 */
 	struct gt_thread **buckets;
 	size_t nbuckets, nthreads;
-	struct gt_stack_cache stack_ids;
-	struct gt_stack_cache ra_slots;
+	struct gt_idmap stack_ids; /* (tgid, ustack, kstack, caller) -> writer stack id */
+	struct gt_idmap ra_slots;  /* (tgid, ustack) -> return-address slot */
 	struct gt_frame *frames; /* scratch, GT_MAX_STACK_FRAMES */
 	uint64_t next_goid;
 	uint64_t now;           /* time of the event being translated */
