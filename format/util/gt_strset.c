@@ -134,6 +134,13 @@ found:
 	return 0;
 }
 
+uint64_t gt_strset_find(const struct gt_strset *s, const void *p, size_t len)
+{
+	if (!s->slots || len == 0)
+		return 0;
+	return s->slots[find(s, gt_hash_bytes(p, len), p, len)];
+}
+
 const void *gt_strset_get(const struct gt_strset *s, uint64_t id, size_t *len)
 {
 	const struct gt_strset_ent *e;

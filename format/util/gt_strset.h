@@ -38,6 +38,8 @@ struct gt_strset {
  * id and stable copy.  0, -EINVAL (empty, too many) or -ENOMEM. */
 int gt_strset_add(struct gt_strset *s, const void *p, size_t len, uint64_t *id,
 		  const void **copy);
+/* The id of p[0..len) if interned, else 0 (nothing added). */
+uint64_t gt_strset_find(const struct gt_strset *s, const void *p, size_t len);
 /* The copy of id and its length, or NULL (unknown, or reserved and not
  * defined yet). */
 const void *gt_strset_get(const struct gt_strset *s, uint64_t id, size_t *len);

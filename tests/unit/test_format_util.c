@@ -128,6 +128,8 @@ static void test_strset(void)
 	GT_CHECK(gt_strset_add(&s, big, sizeof(big), &id, &copy) == 0 && id == 7001 &&
 		 !memcmp(copy, big, sizeof(big)), "big");
 	GT_CHECK(gt_strset_add(&s, "a\0b", 3, &id, NULL) == 0 && id == 7002, "NUL inside");
+	GT_CHECK(gt_strset_find(&s, "a\0b", 3) == 7002 && gt_strset_find(&s, "a\0d", 3) == 0 &&
+		 s.n == 7002, "find adds nothing");
 	GT_CHECK(gt_strset_add(&s, "a\0c", 3, &id, NULL) == 0 && id == 7003, "differs after NUL");
 	/* reserved: an id now, contents later, never found by contents */
 	GT_REQUIRE(gt_strset_reserve(&s, &rid) == 0 && rid == 7004, "reserve");
