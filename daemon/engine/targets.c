@@ -187,7 +187,7 @@ static int attach_pid_list(struct gt_session *s, const struct gt_session_opts *o
 	}
 	for (int i = 0; i < o->npids; i++) {
 		pid_t pid = o->pids[i];
-		int err = gt_check_target_pid(pid, why, sizeof(why));
+		int err = gt_args_target_pid(pid, why, sizeof(why));
 
 		if (err && i >= required)
 			continue; /* a descendant that exited since /proc was read */
