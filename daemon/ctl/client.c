@@ -48,7 +48,7 @@ int gt_client_connect(const char *sock_path, char *err, size_t errlen)
 }
 
 /* Sends a whole message, with an optional descriptor (-1 = none). */
-static int gt_client_send(int fd, const void *buf, size_t len, int pass_fd)
+static int client_send(int fd, const void *buf, size_t len, int pass_fd)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -115,7 +115,7 @@ static int read_full(int fd, void *buf, size_t len, int timeout_ms)
 }
 
 /* Reads one whole message (timeout_ms -1 = forever). */
-static int gt_client_recv(int fd, int timeout_ms, struct gt_msg *msg, char *err, size_t errlen)
+static int client_recv(int fd, int timeout_ms, struct gt_msg *msg, char *err, size_t errlen)
 {
 	static unsigned char buf[GT_PROTO_MAX_MSG];
 	char why[256];
@@ -160,7 +160,7 @@ static int expect(const struct gt_msg *m, unsigned type, char *err, size_t errle
 
 static int send_or_say(int fd, const void *buf, int len, int pass_fd, char *err, size_t errlen)
 {
-	int rc = len < 0 ? len : gt_client_send(fd, buf, (size_t)len, pass_fd);
+	int rc = len < 0 ? len : client_send(fd, buf, (size_t)len, pass_fd);
 
 	if (rc)
 		snprintf(err, errlen, "sending to the daemon: %s", strerror(-rc));
@@ -179,7 +179,7 @@ int gt_client_record(int fd, const struct gt_session_opts *o, int want_progress,
 		return rc;
 	rc = send_or_say(fd, buf, gt_proto_encode_record(buf, sizeof(buf), &rec), out_fd, err, errlen);
 	if (!rc)
-		rc = gt_client_recv(fd, -1, &m, err, errlen);
+		rc = client_recv(fd, -1, &m, err, errlen);
 	if (!rc)
 		rc = expect(&m, GT_MSG_OK, err, errlen);
 	if (!rc)
@@ -190,7 +190,7 @@ int gt_client_record(int fd, const struct gt_session_opts *o, int want_progress,
 int gt_client_next(int fd, int timeout_ms, struct gt_client_event *ev, char *err, size_t errlen)
 {
 	static struct gt_msg m;
-	int rc = gt_client_recv(fd, timeout_ms, &m, err, errlen);
+	int rc = client_recv(fd, timeout_ms, &m, err, errlen);
 
 	if (rc)
 		return rc;
@@ -222,7 +222,7 @@ int gt_client_status(int fd, struct gt_msg_status_reply *out, char *err, size_t 
 	int rc = send_or_say(fd, buf, gt_proto_encode_status(buf, sizeof(buf)), -1, err, errlen);
 
 	if (!rc)
-		rc = gt_client_recv(fd, 10000, &m, err, errlen);
+		rc = client_recv(fd, 10000, &m, err, errlen);
 	if (!rc)
 		rc = expect(&m, GT_MSG_STATUS_REPLY, err, errlen);
 	if (!rc)
@@ -237,7 +237,7 @@ int gt_client_stop(int fd, uint32_t id, char *err, size_t errlen)
 	int rc = send_or_say(fd, buf, gt_proto_encode_stop(buf, sizeof(buf), id), -1, err, errlen);
 
 	if (!rc)
-		rc = gt_client_recv(fd, 30000, &m, err, errlen);
+		rc = client_recv(fd, 30000, &m, err, errlen);
 	if (!rc)
 		rc = expect(&m, GT_MSG_OK, err, errlen);
 	return rc;
