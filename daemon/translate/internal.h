@@ -50,7 +50,6 @@ struct gt_thread {
 	 * caller, the function at frame 0 not having returned. */
 	int32_t sys_ustack;
 	uint64_t sys_caller;
-	struct gt_thread *hnext;
 };
 
 struct gt_cpu {
@@ -87,8 +86,7 @@ struct gt_translator {
 	int version;
 	uint32_t mask;
 	struct gt_cpu *cpus;    /* ncpus + 1 */
-	struct gt_thread **buckets;
-	size_t nbuckets, nthreads;
+	struct gt_idmap threads; /* tid -> struct gt_thread * (gt_tr_thread_at) */
 	struct gt_idmap stack_ids; /* (tgid, ustack, kstack, caller) -> writer stack id */
 	struct gt_idmap ra_slots;  /* (tgid, ustack) -> return-address slot */
 	struct gt_frame *frames; /* scratch, GT_MAX_STACK_FRAMES */
@@ -108,6 +106,12 @@ struct gt_translator {
 };
 
 /* translate_state.c: thread table, emission, P helpers */
+/* The thread in slot i of t->threads, or NULL: for (i = 0; i < t->threads.cap;
+ * i++) if ((th = gt_tr_thread_at(t, i))) ... */
+static inline struct gt_thread *gt_tr_thread_at(const struct gt_translator *t, size_t i)
+{
+	return gt_idmap_full(&t->threads, i) ? *(struct gt_thread **)gt_idmap_val(&t->threads, i) : NULL;
+}
 struct gt_thread *gt_tr_lookup(struct gt_translator *t, uint32_t tid);
 struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid,
 			    const char *comm);
