@@ -48,7 +48,7 @@ int gt_client_connect(const char *sock_path, char *err, size_t errlen)
 }
 
 /* Sends a whole message with nfds descriptors (they ride on its first byte). */
-static int gt_client_send(int fd, const void *buf, size_t len, const int *fds, int nfds)
+static int client_send(int fd, const void *buf, size_t len, const int *fds, int nfds)
 {
 	union {
 		char buf[CMSG_SPACE(2 * sizeof(int))];
@@ -117,7 +117,7 @@ static int read_full(int fd, void *buf, size_t len, int timeout_ms)
 }
 
 /* Reads one whole message (timeout_ms -1 = forever). */
-static int gt_client_recv(int fd, int timeout_ms, struct gt_msg *msg, char *err, size_t errlen)
+static int client_recv(int fd, int timeout_ms, struct gt_msg *msg, char *err, size_t errlen)
 {
 	static unsigned char buf[GT_PROTO_MAX_MSG];
 	char why[256];
@@ -168,7 +168,7 @@ static int refusal_after_send_error(int fd, int rc, char *err, size_t errlen)
 	char ignored[256];
 
 	if ((rc != -EPIPE && rc != -ECONNRESET) ||
-	    gt_client_recv(fd, 1000, &m, ignored, sizeof(ignored)) || m.hdr.type != GT_MSG_ERROR)
+	    client_recv(fd, 1000, &m, ignored, sizeof(ignored)) || m.hdr.type != GT_MSG_ERROR)
 		return 0;
 	snprintf(err, errlen, "%s", m.u.error.text);
 	return m.u.error.code > 0 ? -m.u.error.code : -EPROTO;
@@ -177,7 +177,7 @@ static int refusal_after_send_error(int fd, int rc, char *err, size_t errlen)
 static int send_or_say(int fd, const void *buf, int len, const int *fds, int nfds, char *err,
 		       size_t errlen)
 {
-	int rc = len < 0 ? len : gt_client_send(fd, buf, (size_t)len, fds, nfds), refused;
+	int rc = len < 0 ? len : client_send(fd, buf, (size_t)len, fds, nfds), refused;
 
 	if (rc) {
 		refused = refusal_after_send_error(fd, rc, err, errlen);
@@ -202,7 +202,7 @@ int gt_client_record(int fd, const struct gt_session_opts *o, int want_progress,
 	rc = send_or_say(fd, buf, gt_proto_encode_record(buf, sizeof(buf), &rec), fds,
 			 cgroup_fd >= 0 ? 2 : 1, err, errlen);
 	if (!rc)
-		rc = gt_client_recv(fd, -1, &m, err, errlen);
+		rc = client_recv(fd, -1, &m, err, errlen);
 	if (!rc)
 		rc = expect(&m, GT_MSG_OK, err, errlen);
 	if (!rc)
@@ -213,7 +213,7 @@ int gt_client_record(int fd, const struct gt_session_opts *o, int want_progress,
 int gt_client_next(int fd, int timeout_ms, struct gt_client_event *ev, char *err, size_t errlen)
 {
 	static struct gt_msg m;
-	int rc = gt_client_recv(fd, timeout_ms, &m, err, errlen);
+	int rc = client_recv(fd, timeout_ms, &m, err, errlen);
 
 	if (rc)
 		return rc;
@@ -246,7 +246,7 @@ int gt_client_status(int fd, struct gt_msg_status_reply *out, char *err, size_t 
 			     errlen);
 
 	if (!rc)
-		rc = gt_client_recv(fd, 10000, &m, err, errlen);
+		rc = client_recv(fd, 10000, &m, err, errlen);
 	if (!rc)
 		rc = expect(&m, GT_MSG_STATUS_REPLY, err, errlen);
 	if (!rc)
@@ -262,7 +262,7 @@ int gt_client_stop(int fd, uint32_t id, char *err, size_t errlen)
 			     errlen);
 
 	if (!rc)
-		rc = gt_client_recv(fd, 30000, &m, err, errlen);
+		rc = client_recv(fd, 30000, &m, err, errlen);
 	if (!rc)
 		rc = expect(&m, GT_MSG_OK, err, errlen);
 	return rc;

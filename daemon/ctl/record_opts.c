@@ -143,7 +143,7 @@ static int parse_one(int c, struct gt_record_opts *o)
 
 	switch (c) {
 	case 'p':
-		n = gt_parse_pids(optarg, o->pids + o->npids, GT_RECORD_MAX_PIDS - o->npids);
+		n = gt_args_pids(optarg, o->pids + o->npids, GT_RECORD_MAX_PIDS - o->npids);
 		if (n == -E2BIG)
 			return bad("too many PIDs in", optarg);
 		if (n < 0)
@@ -160,7 +160,7 @@ static int parse_one(int c, struct gt_record_opts *o)
 	case O_CHILDREN: o->children = 1; return 0;
 	case 'o': o->out = optarg; return 0;
 	case 'd':
-		return gt_parse_duration(optarg, &o->duration_ns) ?
+		return gt_args_duration(optarg, &o->duration_ns) ?
 			bad("bad duration (want a number and a unit: ns, us, ms, s, m or h; "
 			    "e.g. 500ms, 10s, 2m; a bare number is seconds)", optarg) : 0;
 	case O_CGROUP: o->cgroup = optarg; return 0;

@@ -9,7 +9,7 @@
 #include "session.h"
 #include "mmap_backlog.h"
 #include "stacks.h"
-#include "tgid_set.h"
+#include "util/gt_idmap.h"
 #include "titles.h"
 #include "translate/translate.h"
 #include "worker.h"
@@ -27,7 +27,7 @@ struct gt_session {
 	struct gt_writer *writer;
 	struct gt_translator *tr;
 	struct gt_stack_source stack_src;
-	struct gt_tgid_set targets; /* live traced processes (pid sessions) */
+	struct gt_idmap targets; /* live traced processes (pid sessions) */
 	int by_cgroup;              /* a cgroup subtree: never "targets exited" */
 	int targets_dead;           /* /proc shows none of the targets alive */
 	uint64_t cgroup_id;
@@ -35,7 +35,7 @@ struct gt_session {
 	uint64_t end_ns;            /* the trace's last timestamp (see window.c) */
 	uint64_t ended_ns;          /* = end_ns once ended */
 	uint64_t duration_ns;
-	struct gt_tgid_set awaiting_exec; /* from_exec: the trace begins when
+	struct gt_idmap awaiting_exec; /* from_exec: the trace begins when
 				       one of these execs (window.c) */
 	uint64_t kernel_events;
 	uint64_t drops_at_start;
@@ -75,8 +75,8 @@ struct gt_engine {
 	struct gt_session *active[GT_MAX_SESSIONS]; /* by session bit */
 	int nactive;                /* sessions in active[]: BPF attached while > 0 */
 	uint32_t syscall_sessions;  /* active sessions that want syscall entries */
-	struct gt_tgid_set symbolized; /* processes whose maps are snapshotted */
-	struct gt_tgid_set dying;   /* of those, found dead at the last check */
+	struct gt_idmap symbolized; /* processes whose maps are snapshotted */
+	struct gt_idmap dying;   /* of those, found dead at the last check */
 	struct gt_mmap_backlog mmap_backlog; /* mappings of processes not
 				       followed yet (mmaps.c) */
 	uint64_t mmaps_applied;     /* perf mapping records given the symbolizer */

@@ -77,8 +77,8 @@ void gt_engine_close(struct gt_engine *e)
 	gt_capture_close(e->capture);
 	gt_symbolizer_free(e->sym);
 	gt_titles_free(&e->titles);
-	gt_tgid_set_free(&e->symbolized);
-	gt_tgid_set_free(&e->dying);
+	gt_idmap_free(&e->symbolized);
+	gt_idmap_free(&e->dying);
 	gt_mmap_backlog_free(&e->mmap_backlog);
 	free(e);
 }
@@ -105,14 +105,14 @@ static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 	if (ev->type == GT_KEV_EXEC) {
 		gt_titles_forget(&e->titles, ev->tgid);
 		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
-		if (gt_tgid_set_add(&e->symbolized, ev->tgid) == 1)
+		if (gt_idmap_add(&e->symbolized, ev->tgid) == 1)
 			gt_engine_followed_new(e, ev->tgid);
 		return;
 	}
 	if (ev->type == GT_KEV_FORK) {
 		const struct gt_kev_fork *f = (const void *)ev;
 		if (f->child_tgid != ev->tgid &&
-		    gt_tgid_set_add(&e->symbolized, f->child_tgid) == 1) {
+		    gt_idmap_add(&e->symbolized, f->child_tgid) == 1) {
 			/* the parent's maps first: a child gone before its own
 			 * are read keeps them (an empty read keeps ours) */
 			gt_symbolizer_clone_process(e->sym, (pid_t)ev->tgid, (pid_t)f->child_tgid);
@@ -121,7 +121,7 @@ static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 		}
 		return;
 	}
-	if (ev->tgid && gt_tgid_set_add(&e->symbolized, ev->tgid) == 1) {
+	if (ev->tgid && gt_idmap_add(&e->symbolized, ev->tgid) == 1) {
 		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
 		gt_engine_followed_new(e, ev->tgid);
 	}
@@ -134,11 +134,11 @@ static void track_targets(struct gt_session *s, const struct gt_kev_hdr *ev)
 	if (ev->type == GT_KEV_FORK) {
 		const struct gt_kev_fork *f = (const void *)ev;
 		if (f->child_tgid != ev->tgid)
-			gt_tgid_set_add(&s->targets, f->child_tgid);
+			gt_idmap_add(&s->targets, f->child_tgid);
 	} else if (ev->type == GT_KEV_EXIT || ev->type == GT_KEV_LEAVE) {
 		const struct gt_kev_exit *x = (const void *)ev;
 		int gone = ev->type == GT_KEV_LEAVE || x->group_dead;
-		if (gone && gt_tgid_set_del(&s->targets, ev->tgid) == 1 &&
+		if (gone && gt_idmap_del(&s->targets, ev->tgid) == 1 &&
 		    s->targets.count == 0)
 			gt_session_targets_gone(s, ev->ts);
 	}
@@ -364,8 +364,8 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 		if (s->tr)
 			gt_translator_free(s->tr);
 		gt_writer_free(s->writer);
-		gt_tgid_set_free(&s->targets);
-		gt_tgid_set_free(&s->awaiting_exec);
+		gt_idmap_free(&s->targets);
+		gt_idmap_free(&s->awaiting_exec);
 		free(s);
 		return err;
 	}
@@ -475,8 +475,8 @@ static void finish(struct gt_session *s)
 	s->last_bytes = output_size(s->out_fd, ws.bytes);
 	gt_translator_free(s->tr);
 	s->tr = NULL;
-	gt_tgid_set_free(&s->targets);
-	gt_tgid_set_free(&s->awaiting_exec);
+	gt_idmap_free(&s->targets);
+	gt_idmap_free(&s->awaiting_exec);
 	/* not while another session is still closing: a heap record handed
 	 * over after its stop is read then, its samples' stacks symbolized */
 	if (e->nclosing > 0)

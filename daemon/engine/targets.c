@@ -53,7 +53,7 @@ static int add_process_snapshot(struct snapshot *snap, pid_t pid)
 
 static void see_process(struct gt_engine *e, pid_t pid)
 {
-	int added = gt_tgid_set_add(&e->symbolized, (uint32_t)pid);
+	int added = gt_idmap_add(&e->symbolized, (uint32_t)pid);
 
 	if (added >= 0)
 		gt_symbolizer_add_process(e->sym, pid);
@@ -187,16 +187,16 @@ static int attach_pid_list(struct gt_session *s, const struct gt_session_opts *o
 	}
 	for (int i = 0; i < o->npids; i++) {
 		pid_t pid = o->pids[i];
-		int err = gt_check_target_pid(pid, why, sizeof(why));
+		int err = gt_args_target_pid(pid, why, sizeof(why));
 
 		if (err && i >= required)
 			continue; /* a descendant that exited since /proc was read */
 		if (!err) {
 			err = gt_capture_trace_tgid(e->capture, (uint32_t)pid, s->bit, 1);
-			if (!err && gt_tgid_set_add(&s->targets, (uint32_t)pid) < 0)
+			if (!err && gt_idmap_add(&s->targets, (uint32_t)pid) < 0)
 				err = -ENOMEM;
 			if (!err && o->from_exec &&
-			    gt_tgid_set_add(&s->awaiting_exec, (uint32_t)pid) < 0)
+			    gt_idmap_add(&s->awaiting_exec, (uint32_t)pid) < 0)
 				err = -ENOMEM;
 			if (err)
 				snprintf(why, sizeof(why), "%s", strerror(-err));
@@ -308,26 +308,20 @@ int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts
 	return err;
 }
 
-/* A process we never saw exit (its exit event lost, or it became a zombie
- * that is never reaped) is no longer a reason to keep recording. */
-static int process_alive(uint32_t pid)
-{
-	struct gt_proc_stat st;
-
-	return !gt_proc_stat((pid_t)pid, 0, &st) && st.state != 'Z' && st.state != 'X';
-}
-
 /* Only all of them dead ends the session: the set itself follows the
  * events, which come later than /proc shows (a target found dead here
  * may not have its exit translated yet, and the last exit translated is
- * the end of the trace: see gt_session_targets_gone). */
+ * the end of the trace: see gt_session_targets_gone).  A process we never
+ * saw exit (its exit event lost, or a zombie never reaped) is no longer a
+ * reason to keep recording; one /proc cannot tell about (EMFILE, ...)
+ * still is, as it was at the last check. */
 void gt_session_check_liveness(struct gt_session *s)
 {
 	if (s->by_cgroup || s->ended)
 		return;
-	for (uint32_t i = 0; i < s->targets.cap; i++) {
-		uint32_t pid = gt_tgid_set_slot(&s->targets, i);
-		if (pid && process_alive(pid))
+	for (size_t i = 0; i < s->targets.cap; i++) {
+		uint32_t pid = (uint32_t)gt_idmap_slot(&s->targets, i);
+		if (pid && gt_proc_alive((pid_t)pid) != GT_PROC_DEAD)
 			return;
 	}
 	s->targets_dead = 1;

@@ -106,7 +106,7 @@ static int register_client(struct gt_server *sv, struct gt_srv_client *c, int sl
 	return 0;
 }
 
-void gt_client_accept(struct gt_server *sv)
+void gt_conn_accept(struct gt_server *sv)
 {
 	for (;;) {
 		int fd = accept4(sv->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -142,7 +142,7 @@ void gt_client_accept(struct gt_server *sv)
 			continue;
 		}
 		if (sv->stopping)
-			gt_client_queue_error(c, ESHUTDOWN, "gotraced is shutting down");
+			gt_conn_queue_error(c, ESHUTDOWN, "gotraced is shutting down");
 	}
 }
 
@@ -160,7 +160,7 @@ static void want_output(struct gt_server *sv, struct gt_srv_client *c, int on)
 
 /* Queues a whole encoded message; a client that lets replies pile up beyond
  * GT_SRV_OUT_MAX is not reading and gets dropped. */
-int gt_client_queue(struct gt_srv_client *c, const void *buf, int len)
+int gt_conn_queue(struct gt_srv_client *c, const void *buf, int len)
 {
 	if (len < 0 || c->dead)
 		return len < 0 ? len : -EPIPE;
@@ -189,7 +189,7 @@ int gt_client_queue(struct gt_srv_client *c, const void *buf, int len)
 	return 0;
 }
 
-void gt_client_queue_error(struct gt_srv_client *c, int code, const char *fmt, ...)
+void gt_conn_queue_error(struct gt_srv_client *c, int code, const char *fmt, ...)
 {
 	char text[GT_PROTO_MAX_TEXT + 1];
 	unsigned char buf[GT_PROTO_HDR_SIZE + 6 + GT_PROTO_MAX_TEXT];
@@ -198,10 +198,10 @@ void gt_client_queue_error(struct gt_srv_client *c, int code, const char *fmt, .
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	gt_client_queue(c, buf, gt_proto_encode_error(buf, sizeof(buf), code, "%s", text));
+	gt_conn_queue(c, buf, gt_proto_encode_error(buf, sizeof(buf), code, "%s", text));
 }
 
-void gt_client_flush(struct gt_server *sv, struct gt_srv_client *c)
+void gt_conn_flush(struct gt_server *sv, struct gt_srv_client *c)
 {
 	while (c->outlen > 0 && !c->dead) {
 		ssize_t n = send(c->fd, c->out, c->outlen, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -228,7 +228,7 @@ void gt_client_flush(struct gt_server *sv, struct gt_srv_client *c)
 
 /* ---- input ---------------------------------------------------------------- */
 
-void gt_client_drop_fds(struct gt_srv_client *c)
+void gt_conn_drop_fds(struct gt_srv_client *c)
 {
 	for (int i = 0; i < c->npending; i++)
 		close(c->pending_fds[i]);
@@ -304,7 +304,7 @@ static void parse_input(struct gt_server *sv, struct gt_srv_client *c)
 			gt_proto_decode(c->in, GT_PROTO_HDR_SIZE, &msg, why, sizeof(why));
 			gt_log("client %u (uid %u): bad message: %s; closing", c->conn,
 			       (unsigned)c->uid, why);
-			gt_client_queue_error(c, rc == -EMSGSIZE ? EMSGSIZE : EPROTO, "%s", why);
+			gt_conn_queue_error(c, rc == -EMSGSIZE ? EMSGSIZE : EPROTO, "%s", why);
 			c->closing = 1;
 			break;
 		}
@@ -315,7 +315,7 @@ static void parse_input(struct gt_server *sv, struct gt_srv_client *c)
 		if (rc) {
 			gt_log("client %u (uid %u): malformed %s: %s", c->conn, (unsigned)c->uid,
 			       gt_proto_type_name(h.type), why);
-			gt_client_queue_error(c, EBADMSG, "malformed %s: %s",
+			gt_conn_queue_error(c, EBADMSG, "malformed %s: %s",
 					      gt_proto_type_name(h.type), why);
 		} else {
 			gt_srv_handle(sv, c, &msg);
@@ -328,7 +328,7 @@ static void parse_input(struct gt_server *sv, struct gt_srv_client *c)
 	}
 }
 
-void gt_client_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t events)
+void gt_conn_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t events)
 {
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 		int rc;
@@ -349,7 +349,7 @@ void gt_client_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t eve
 			c->closing = 1;
 		}
 	}
-	gt_client_flush(sv, c);
+	gt_conn_flush(sv, c);
 }
 
 static void free_client(struct gt_server *sv, struct gt_srv_client *c)
@@ -357,14 +357,14 @@ static void free_client(struct gt_server *sv, struct gt_srv_client *c)
 	gt_srv_client_gone(sv, c, "client disconnected");
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
-	gt_client_drop_fds(c);
+	gt_conn_drop_fds(c);
 	free(c->in);
 	free(c->out);
 	free(c);
 }
 
 /* Closes the connections marked dead. */
-void gt_client_reap(struct gt_server *sv)
+void gt_conn_reap(struct gt_server *sv)
 {
 	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++) {
 		struct gt_srv_client *c = sv->clients[i];
@@ -398,7 +398,7 @@ static const char *overdue(const struct gt_server *sv, const struct gt_srv_clien
 
 /* Connections hold a slot and 64 KiB: one that neither records nor sends
  * its requests in time is told why and closed. */
-void gt_client_expire_idle(struct gt_server *sv)
+void gt_conn_expire_idle(struct gt_server *sv)
 {
 	uint64_t now = (gt_now_ns() / 1000000u);
 	char why[160];
@@ -409,20 +409,20 @@ void gt_client_expire_idle(struct gt_server *sv)
 		if (!c || c->session || c->dead || !overdue(sv, c, now, why, sizeof(why)))
 			continue;
 		gt_log("client %u (uid %u): %s", c->conn, (unsigned)c->uid, why);
-		gt_client_queue_error(c, ETIMEDOUT, "%s", why);
+		gt_conn_queue_error(c, ETIMEDOUT, "%s", why);
 		c->closing = 1;
-		gt_client_flush(sv, c);
+		gt_conn_flush(sv, c);
 		c->dead = 1; /* not waiting for a client that sends nothing to read */
 	}
 }
 
-void gt_client_close_all(struct gt_server *sv)
+void gt_conn_close_all(struct gt_server *sv)
 {
 	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++) {
 		struct gt_srv_client *c = sv->clients[i];
 
 		if (c) {
-			gt_client_flush(sv, c);
+			gt_conn_flush(sv, c);
 			sv->clients[i] = NULL;
 			free_client(sv, c);
 		}

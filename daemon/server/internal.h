@@ -89,16 +89,16 @@ void gt_sd_notify(const char *state);   /* no-op without $NOTIFY_SOCKET */
 int gt_drop_sys_resource(void);
 
 /* connection.c */
-void gt_client_drop_fds(struct gt_srv_client *c);
-void gt_client_accept(struct gt_server *sv);
-void gt_client_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t events);
-int gt_client_queue(struct gt_srv_client *c, const void *buf, int len);
-void gt_client_queue_error(struct gt_srv_client *c, int code, const char *fmt, ...)
+void gt_conn_drop_fds(struct gt_srv_client *c);
+void gt_conn_accept(struct gt_server *sv);
+void gt_conn_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t events);
+int gt_conn_queue(struct gt_srv_client *c, const void *buf, int len);
+void gt_conn_queue_error(struct gt_srv_client *c, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-void gt_client_flush(struct gt_server *sv, struct gt_srv_client *c);
-void gt_client_reap(struct gt_server *sv);
-void gt_client_expire_idle(struct gt_server *sv);
-void gt_client_close_all(struct gt_server *sv);
+void gt_conn_flush(struct gt_server *sv, struct gt_srv_client *c);
+void gt_conn_reap(struct gt_server *sv);
+void gt_conn_expire_idle(struct gt_server *sv);
+void gt_conn_close_all(struct gt_server *sv);
 
 /* server_session.c */
 void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg *m);

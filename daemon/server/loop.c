@@ -246,7 +246,7 @@ static void on_timer(struct gt_server *sv)
 	drain_engine(sv);   /* also ends sessions whose duration is over */
 	gt_srv_tick(sv);
 	if (sv->ticks % 10 == 0)
-		gt_client_expire_idle(sv);
+		gt_conn_expire_idle(sv);
 }
 
 static void status_line(struct gt_server *sv)
@@ -266,8 +266,8 @@ static void flush_clients(struct gt_server *sv)
 {
 	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++)
 		if (sv->clients[i] && sv->clients[i]->outlen)
-			gt_client_flush(sv, sv->clients[i]);
-	gt_client_reap(sv);
+			gt_conn_flush(sv, sv->clients[i]);
+	gt_conn_reap(sv);
 }
 
 static void loop(struct gt_server *sv)
@@ -285,7 +285,7 @@ static void loop(struct gt_server *sv)
 			void *tag = evs[i].data.ptr;
 
 			if (tag == &tag_listen)
-				gt_client_accept(sv);
+				gt_conn_accept(sv);
 			else if (tag == &tag_signal)
 				on_signal(sv);
 			else if (tag == &tag_timer)
@@ -293,7 +293,7 @@ static void loop(struct gt_server *sv)
 			else if (tag == &tag_engine)
 				drain_engine(sv);
 			else
-				gt_client_on_io(sv, tag, evs[i].events);
+				gt_conn_on_io(sv, tag, evs[i].events);
 		}
 		gt_srv_tick_ended(sv);
 		flush_clients(sv);
@@ -308,7 +308,7 @@ static void teardown(struct gt_server *sv)
 		drain_engine(sv);
 	gt_srv_stop_all(sv, "daemon shutting down");
 	flush_clients(sv);
-	gt_client_close_all(sv);
+	gt_conn_close_all(sv);
 	if (sv->listen_fd >= 0)
 		close(sv->listen_fd);
 	if (sv->listen_owned)

@@ -36,7 +36,7 @@ static void send_done(struct gt_srv_client *c, const struct gt_session_stats *st
 	d.error = err;
 	snprintf(d.reason, sizeof(d.reason), "%s", st->end_reason && *st->end_reason ?
 		 st->end_reason : "ended");
-	gt_client_queue(c, buf, gt_proto_encode_done(buf, sizeof(buf), &d));
+	gt_conn_queue(c, buf, gt_proto_encode_done(buf, sizeof(buf), &d));
 }
 
 /* What the client's file is called, for the log: the link of our own
@@ -134,7 +134,7 @@ static void refuse(struct gt_srv_client *c, int code, const char *why)
 {
 	gt_log("client %u (uid %u pid %d): refused: %s", c->conn, (unsigned)c->uid,
 	       (int)c->pid, why);
-	gt_client_queue_error(c, code, "%s", why);
+	gt_conn_queue_error(c, code, "%s", why);
 }
 
 /* The output must be a regular file open for writing: the daemon never
@@ -321,7 +321,7 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 	       c->session->ok_pending ? "attaching probes" : "started", (unsigned)c->uid, (int)c->pid,
 	       c->session->targets, r->duration_ns / 1e9, r->duration_ns ? "" : " (until stopped)");
 	if (!c->session->ok_pending)
-		gt_client_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)c->session->id));
+		gt_conn_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)c->session->id));
 }
 
 /* A start that went on in the background is over: OK, or the error that
@@ -341,7 +341,7 @@ static void settle_start(struct gt_server *sv, int slot)
 		gt_log("session %d started for uid %u (pid %d): %s, probes attached", ss->id,
 		       (unsigned)ss->owner, (int)ss->owner_pid, ss->targets);
 		if (ss->client)
-			gt_client_queue(ss->client, buf,
+			gt_conn_queue(ss->client, buf,
 					gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)ss->id));
 		return;
 	}
@@ -384,7 +384,7 @@ static void handle_status(struct gt_server *sv, struct gt_srv_client *c)
 		snprintf(r.sessions[r.count].label, sizeof(r.sessions[0].label), "%s", ss->label);
 		r.count++;
 	}
-	gt_client_queue(c, buf, gt_proto_encode_status_reply(buf, sizeof(buf), &r));
+	gt_conn_queue(c, buf, gt_proto_encode_status_reply(buf, sizeof(buf), &r));
 }
 
 static void handle_stop(struct gt_server *sv, struct gt_srv_client *c, uint32_t id)
@@ -407,7 +407,7 @@ static void handle_stop(struct gt_server *sv, struct gt_srv_client *c, uint32_t 
 	gt_log("client %u (uid %u): stop session %u", c->conn, (unsigned)c->uid, id);
 	snprintf(reason, sizeof(reason), "stopped by uid %u", (unsigned)c->uid);
 	finish_session(sv, slot, reason);
-	gt_client_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), id));
+	gt_conn_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), id));
 }
 
 void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg *m)
@@ -415,7 +415,7 @@ void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct g
 	unsigned type = m->hdr.type;
 
 	if (type != GT_MSG_RECORD)
-		gt_client_drop_fds(c); /* descriptors only ride with RECORD */
+		gt_conn_drop_fds(c); /* descriptors only ride with RECORD */
 	if (type == GT_MSG_RECORD) {
 		handle_record(sv, c, &m->u.record);
 	} else if (c->session) {
@@ -479,7 +479,7 @@ static void send_progress(struct gt_srv_session *ss)
 
 	gt_session_stats(ss->s, &st);
 	to_msg_stats(&st, &m);
-	gt_client_queue(ss->client, buf, gt_proto_encode_progress(buf, sizeof(buf), &m));
+	gt_conn_queue(ss->client, buf, gt_proto_encode_progress(buf, sizeof(buf), &m));
 }
 
 void gt_srv_tick(struct gt_server *sv)

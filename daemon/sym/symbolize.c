@@ -18,17 +18,16 @@
 #include "common/clock.h"
 #include "demangle.h"
 #include "elf_file.h"
-#include "intern.h"
 #include "kallsyms.h"
 #include "maps.h"
 #include "table.h"
 #include "testing.h"
+#include "util/gt_idmap.h"
+#include "util/gt_strset.h"
 
-#define BUCKETS 256
 #define CACHE_SLOTS 4096 /* recent (binary, address) results */
 
 struct bin_entry {
-	struct bin_entry *next;
 	unsigned dev_major, dev_minor;
 	uint64_t ino;
 	int loaded;            /* 0: could not open or parse (fallbacks only) */
@@ -44,7 +43,6 @@ struct proc_map {
 };
 
 struct proc {
-	struct proc *next;
 	pid_t pid;
 	struct proc_map *maps; /* sorted by start */
 	size_t n;
@@ -73,10 +71,10 @@ struct cache_slot {
 };
 
 struct gt_symbolizer {
-	struct proc *procs[BUCKETS];
+	struct gt_idmap procs; /* pid -> struct proc * */
 	size_t nprocs;
-	struct bin_entry *bins[BUCKETS];
-	struct gt_intern strings;
+	struct gt_idmap bins;  /* (inode, device) -> struct bin_entry * */
+	struct gt_strset strings; /* module paths, fallback names */
 	struct gt_symtab ksyms;
 	int kstate;            /* 0 not loaded, 1 loaded, -errno failed */
 	struct bin_entry *vdso; /* our own vDSO: the kernel maps the same one
@@ -87,22 +85,41 @@ struct gt_symbolizer {
 
 struct gt_symbolizer *gt_symbolizer_new(void)
 {
-	return calloc(1, sizeof(struct gt_symbolizer));
+	struct gt_symbolizer *s = calloc(1, sizeof(struct gt_symbolizer));
+
+	if (s) {
+		gt_idmap_init(&s->procs, 1, sizeof(struct proc *));
+		gt_idmap_init(&s->bins, 2, sizeof(struct bin_entry *));
+	}
+	return s;
+}
+
+/* The stable copy of p[0..len) in s->strings, or NULL if out of memory. */
+static const char *intern(struct gt_symbolizer *s, const char *p, size_t len)
+{
+	const void *copy;
+
+	if (!len)
+		return "";
+	return gt_strset_add(&s->strings, p, len, NULL, &copy) ? NULL : copy;
 }
 
 /* A binary no snapshotted process maps any more is closed: a daemon that
  * sees thousands of short-lived processes keeps only what is in use. */
+static void bin_key(uint64_t key[2], uint64_t ino, unsigned major, unsigned minor)
+{
+	key[0] = ino;
+	key[1] = (uint64_t)major << 32 | minor;
+}
+
 static void release_binary(struct gt_symbolizer *s, struct bin_entry *e)
 {
-	unsigned h = (unsigned)((e->ino * 31 + e->dev_major * 7 + e->dev_minor) % BUCKETS);
-	struct bin_entry **pp = &s->bins[h];
+	uint64_t key[2];
 
 	if (e == s->vdso || --e->refs)
 		return;
-	while (*pp && *pp != e)
-		pp = &(*pp)->next;
-	if (*pp)
-		*pp = e->next;
+	bin_key(key, e->ino, e->dev_major, e->dev_minor);
+	gt_idmap_remove(&s->bins, key);
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		if (s->cache[i].bin == e)
 			s->cache[i].bin = NULL;
@@ -130,40 +147,48 @@ void gt_symbolizer_free(struct gt_symbolizer *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; i < BUCKETS; i++) /* procs first: they release bins */
-		while (s->procs[i]) {
-			struct proc *next = s->procs[i]->next;
+	for (size_t i = 0; i < s->procs.cap; i++) /* procs first: they release bins */
+		if (gt_idmap_full(&s->procs, i))
+			free_proc(s, *(struct proc **)gt_idmap_val(&s->procs, i));
+	for (size_t i = 0; i < s->bins.cap; i++) {
+		struct bin_entry *e;
 
-			free_proc(s, s->procs[i]);
-			s->procs[i] = next;
-		}
-	for (int i = 0; i < BUCKETS; i++) {
-		while (s->bins[i]) {
-			struct bin_entry *next = s->bins[i]->next;
-
-			if (s->bins[i]->loaded)
-				gt_binary_close(&s->bins[i]->b);
-			free(s->bins[i]);
-			s->bins[i] = next;
-		}
+		if (!gt_idmap_full(&s->bins, i))
+			continue;
+		e = *(struct bin_entry **)gt_idmap_val(&s->bins, i);
+		if (e->loaded)
+			gt_binary_close(&e->b);
+		free(e);
 	}
+	gt_idmap_free(&s->procs);
+	gt_idmap_free(&s->bins);
 	if (s->vdso) {
 		if (s->vdso->loaded)
 			gt_binary_close(&s->vdso->b);
 		free(s->vdso);
 	}
-	gt_intern_free(&s->strings);
+	gt_strset_free(&s->strings);
 	gt_symtab_free(&s->ksyms);
 	free(s);
 }
 
-static struct proc **proc_slot(struct gt_symbolizer *s, pid_t pid)
+static struct proc *proc_of(const struct gt_symbolizer *s, pid_t pid)
 {
-	struct proc **pp = &s->procs[(unsigned)pid % BUCKETS];
+	struct proc **v = gt_idmap_get(&s->procs, (uint64_t)pid);
 
-	while (*pp && (*pp)->pid != pid)
-		pp = &(*pp)->next;
-	return pp;
+	return v ? *v : NULL;
+}
+
+/* Sets pid's record (replacing one): 0 or -ENOMEM. */
+static int proc_put(struct gt_symbolizer *s, pid_t pid, struct proc *p)
+{
+	int isnew;
+	struct proc **v = gt_idmap_put(&s->procs, (uint64_t)pid, &isnew);
+
+	if (!v)
+		return -ENOMEM;
+	*v = p;
+	return 0;
 }
 
 /* Whether fd is the file m maps: same inode and device. */
@@ -214,14 +239,14 @@ static struct bin_entry *get_binary(struct gt_symbolizer *s, pid_t pid,
 				    const struct gt_map_line *m,
 				    const char *path)
 {
-	unsigned h = (unsigned)((m->inode * 31 + m->dev_major * 7 + m->dev_minor) % BUCKETS);
-	struct bin_entry *e;
-	int fd;
+	struct bin_entry *e, **slot;
+	uint64_t key[2];
+	int fd, isnew;
 
-	for (e = s->bins[h]; e; e = e->next)
-		if (e->ino == m->inode && e->dev_major == m->dev_major &&
-		    e->dev_minor == m->dev_minor)
-			return e;
+	bin_key(key, m->inode, m->dev_major, m->dev_minor);
+	slot = gt_idmap_find(&s->bins, key);
+	if (slot)
+		return *slot;
 	/* Not cached when it cannot be opened (the process may have just
 	 * exited): the next process mapping it gets another try. */
 	fd = open_mapped(pid, m, path);
@@ -236,8 +261,14 @@ static struct bin_entry *get_binary(struct gt_symbolizer *s, pid_t pid,
 	e->dev_minor = m->dev_minor;
 	e->ino = m->inode;
 	e->loaded = gt_binary_load(&e->b, fd) == 0;
-	e->next = s->bins[h];
-	s->bins[h] = e;
+	slot = gt_idmap_insert(&s->bins, key, &isnew);
+	if (!slot) {
+		if (e->loaded)
+			gt_binary_close(&e->b);
+		free(e);
+		return NULL;
+	}
+	*slot = e;
 	return e;
 }
 
@@ -278,7 +309,7 @@ static int add_map(struct gt_symbolizer *s, struct proc *p, size_t *cap,
 	pm->start = m->start;
 	pm->end = m->end;
 	pm->offset = m->offset;
-	pm->module = m->path_len ? gt_intern(&s->strings, m->path, m->path_len)
+	pm->module = m->path_len ? intern(s, m->path, m->path_len)
 				 : "[anon]";
 	if (!pm->module)
 		return -ENOMEM;
@@ -356,8 +387,7 @@ static int keep_old_maps(struct gt_symbolizer *s, struct proc *p, const struct p
 
 int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid)
 {
-	struct proc **slot = proc_slot(s, pid);
-	struct proc *p = calloc(1, sizeof(*p));
+	struct proc *old = proc_of(s, pid), *p = calloc(1, sizeof(*p));
 	int err;
 
 	if (!p)
@@ -369,31 +399,29 @@ int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid)
 		free_proc(s, p);
 		return err;
 	}
-	if (*slot && !p->n) { /* exited (a zombie has no maps): keep ours */
+	if (old && !p->n) { /* exited (a zombie has no maps): keep ours */
 		free_proc(s, p);
 		return -ESRCH;
 	}
-	if (*slot) { /* re-snapshot */
-		err = keep_old_maps(s, p, *slot);
-		if (err) {
-			free_proc(s, p);
-			return err;
-		}
-		p->next = (*slot)->next;
-		free_proc(s, *slot);
-	} else {
-		s->nprocs++;
+	err = old ? keep_old_maps(s, p, old) : 0; /* re-snapshot */
+	if (!err)
+		err = proc_put(s, pid, p); /* replacing allocates nothing */
+	if (err) {
+		free_proc(s, p);
+		return err;
 	}
-	*slot = p;
+	if (old)
+		free_proc(s, old);
+	else
+		s->nprocs++;
 	return 0;
 }
 
 int gt_symbolizer_clone_process(struct gt_symbolizer *s, pid_t parent, pid_t child)
 {
-	struct proc *from = *proc_slot(s, parent), *p;
-	struct proc **slot = proc_slot(s, child);
+	struct proc *from = proc_of(s, parent), *p;
 
-	if (!from || !from->n || *slot)
+	if (!from || !from->n || proc_of(s, child))
 		return 0;
 	p = calloc(1, sizeof(*p));
 	if (!p || !(p->maps = malloc(from->n * sizeof(*p->maps)))) {
@@ -406,7 +434,10 @@ int gt_symbolizer_clone_process(struct gt_symbolizer *s, pid_t parent, pid_t chi
 		hold_binary(s, p->maps[i].bin);
 	p->pid = child;
 	p->read_ns = gt_now_ns();
-	*slot = p;
+	if (proc_put(s, child, p)) {
+		free_proc(s, p);
+		return -ENOMEM;
+	}
 	s->nprocs++;
 	return 0;
 }
@@ -429,8 +460,7 @@ static void drop_overlapping(struct gt_symbolizer *s, struct proc *p, uint64_t s
 
 int gt_symbolizer_add_mapping(struct gt_symbolizer *s, pid_t pid, const struct gt_map_line *m)
 {
-	struct proc **slot = proc_slot(s, pid);
-	struct proc *p = *slot;
+	struct proc *p = proc_of(s, pid);
 	size_t cap;
 	int err;
 
@@ -442,7 +472,10 @@ int gt_symbolizer_add_mapping(struct gt_symbolizer *s, pid_t pid, const struct g
 			return -ENOMEM;
 		p->pid = pid;
 		p->read_ns = gt_now_ns();
-		*slot = p;
+		if (proc_put(s, pid, p)) {
+			free(p);
+			return -ENOMEM;
+		}
 		s->nprocs++;
 	}
 	drop_overlapping(s, p, m->start, m->end);
@@ -461,16 +494,15 @@ int gt_symbolizer_add_mapping(struct gt_symbolizer *s, pid_t pid, const struct g
 static void drop_names(struct gt_symbolizer *s)
 {
 	memset(s->cache, 0, sizeof(s->cache));
-	gt_intern_free(&s->strings);
+	gt_strset_free(&s->strings);
 }
 
 void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid)
 {
-	struct proc **slot = proc_slot(s, pid);
-	struct proc *p = *slot;
+	struct proc *p = proc_of(s, pid);
 
 	if (p) {
-		*slot = p->next;
+		gt_idmap_del(&s->procs, (uint64_t)pid);
 		free_proc(s, p);
 		if (--s->nprocs == 0)
 			drop_names(s);
@@ -506,7 +538,7 @@ static const char *fallback(struct gt_symbolizer *s, const char *base,
 		n = snprintf(buf, sizeof(buf), "%.400s+0x%" PRIx64, base, v);
 	else
 		n = snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	r = gt_intern(&s->strings, buf, (size_t)n);
+	r = intern(s, buf, (size_t)n);
 	return r ? r : "?";
 }
 
@@ -526,7 +558,7 @@ static int cached_lookup(struct gt_symbolizer *s, const struct bin_entry *bin,
 		c->vaddr = vaddr;
 		plain = gt_demangle(c->sym.func);
 		if (plain) {
-			const char *kept = gt_intern(&s->strings, plain, strlen(plain));
+			const char *kept = intern(s, plain, strlen(plain));
 
 			if (kept)
 				c->sym.func = kept;
@@ -553,7 +585,7 @@ static int refresh_maps(struct gt_symbolizer *s, struct proc **pp, pid_t pid, ui
 	(*pp)->reread_gap = longer;
 	if (gt_symbolizer_add_process(s, pid))
 		return 0; /* gone: keep what was known */
-	*pp = *proc_slot(s, pid);
+	*pp = proc_of(s, pid);
 	/* found now: the next change may come soon again (dlopen after exec) */
 	(*pp)->reread_gap = find_map(*pp, ip) ? REREAD_MIN_NS : longer;
 	return 1;
@@ -565,7 +597,7 @@ static int refresh_maps(struct gt_symbolizer *s, struct proc **pp, pid_t pid, ui
  * exited: that says nothing about the address). */
 static const struct proc_map *map_at(struct gt_symbolizer *s, pid_t pid, uint64_t ip, int *err)
 {
-	struct proc *p = *proc_slot(s, pid);
+	struct proc *p = proc_of(s, pid);
 	const struct proc_map *m = p ? find_map(p, ip) : NULL;
 
 	if (!m && p && refresh_maps(s, &p, pid, ip))
@@ -655,7 +687,7 @@ int gt_symbolize_kernel(struct gt_symbolizer *s, uint64_t ip,
 	out->func = e->name;
 	if (e->mod) {
 		n = snprintf(mod, sizeof(mod), "[%.120s]", e->mod);
-		out->module = gt_intern(&s->strings, mod, (size_t)n);
+		out->module = intern(s, mod, (size_t)n);
 		if (!out->module)
 			out->module = "[kernel]";
 	}
@@ -664,7 +696,7 @@ int gt_symbolize_kernel(struct gt_symbolizer *s, uint64_t ip,
 
 int gt_symbolizer_binary_info(struct gt_symbolizer *s, pid_t pid, uint64_t ip)
 {
-	struct proc *p = *proc_slot(s, pid);
+	struct proc *p = proc_of(s, pid);
 	const struct proc_map *m;
 
 	if (!p)

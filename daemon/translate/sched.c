@@ -349,10 +349,9 @@ void gt_tr_on_leave(struct gt_translator *t, const struct gt_kev_leave *e)
 	gt_tr_heap_process_gone(t, e->hdr.tgid, e->hdr.cpu);
 	if (th && th->tgid == e->hdr.tgid)
 		end_left(t, th, e->hdr.cpu);
-	for (size_t i = 0; i < t->nbuckets && !t->err; i++)
-		for (th = t->buckets[i]; th; th = th->hnext)
-			if (th->tgid == e->hdr.tgid)
-				end_left(t, th, e->hdr.cpu);
+	for (size_t i = 0; i < t->threads.cap && !t->err; i++)
+		if ((th = gt_tr_thread_at(t, i)) && th->tgid == e->hdr.tgid)
+			end_left(t, th, e->hdr.cpu);
 }
 
 /* A rename writes no event: the goroutine's identity stack is defined

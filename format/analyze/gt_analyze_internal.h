@@ -11,24 +11,15 @@
 #include "wire/gt_parse.h"
 #include "wire/gt_pcursor.h"
 #include "wire/gt_reader.h"
+#include "util/gt_idmap.h"
 
-/* Open-addressing map from a key of three 64-bit words to an index. */
-struct gt_an_slot {
-	uint64_t k[3];
-	uint32_t v;
-	uint32_t used;
-};
-
-struct gt_an_map {
-	struct gt_an_slot *slots;
-	size_t cap, count; /* cap: a power of two, or 0 */
-};
-
+/* Indexes keyed by three 64-bit words, on the one id map (a zeroed
+ * struct is an empty index). */
 /* The index stored for key, or -1. */
-int64_t gt_an_map_get(const struct gt_an_map *m, uint64_t a, uint64_t b, uint64_t c);
+int64_t gt_an_map_get(const struct gt_idmap *m, uint64_t a, uint64_t b, uint64_t c);
 /* Stores v for key (replacing); -ENOMEM. */
-int gt_an_map_put(struct gt_an_map *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v);
-void gt_an_map_free(struct gt_an_map *m);
+int gt_an_map_put(struct gt_idmap *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v);
+void gt_an_map_free(struct gt_idmap *m);
 
 /* Grows *v (of *cap elements of size sz) to hold n; -ENOMEM. */
 int gt_an_grow(void *v, size_t *cap, size_t n, size_t sz);
@@ -60,7 +51,7 @@ struct gt_an_priv {
 	int has_min;
 	double ns_per_tick;
 
-	struct gt_an_map strings, stacks, gs, aggmap, pmap;
+	struct gt_idmap strings, stacks, gs, aggmap, pmap;
 	struct gt_an_str *strs;
 	size_t nstrs, capstrs;
 	struct gt_an_stk *stks;

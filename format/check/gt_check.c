@@ -71,10 +71,10 @@ int gt_check_ctx_init(struct gt_ctx *c, const uint8_t *data, size_t len, unsigne
 	c->raw = malloc(sizeof(*c->raw));
 	if (!c->raw)
 		return -ENOMEM;
-	if (gt_map_init(&c->strings, sizeof(struct gt_string)) < 0 ||
-	    gt_map_init(&c->stacks, sizeof(struct gt_stack)) < 0 ||
-	    gt_map_init(&c->timer_gs, 1) < 0 ||
-	    gt_map_init(&c->batch_of, sizeof(uint32_t)) < 0)
+	if (gt_idmap_init(&c->strings, 1, sizeof(struct gt_string)) < 0 ||
+	    gt_idmap_init(&c->stacks, 1, sizeof(struct gt_stack)) < 0 ||
+	    gt_idmap_init(&c->timer_gs, 1, 1) < 0 ||
+	    gt_idmap_init(&c->batch_of, 1, sizeof(uint32_t)) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -86,10 +86,10 @@ void gt_check_ctx_free(struct gt_ctx *c)
 	free(c->ev);
 	free(c->order);
 	free(c->batches);
-	gt_map_free(&c->strings);
-	gt_map_free(&c->stacks);
-	gt_map_free(&c->timer_gs);
-	gt_map_free(&c->batch_of);
+	gt_idmap_free(&c->strings);
+	gt_idmap_free(&c->stacks);
+	gt_idmap_free(&c->timer_gs);
+	gt_idmap_free(&c->batch_of);
 }
 
 int gt_check_run_mem(const uint8_t *data, size_t len, unsigned flags,

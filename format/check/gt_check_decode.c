@@ -48,7 +48,7 @@ static struct gt_batch *batch_for(struct gt_ctx *c, int64_t p, uint32_t *idx)
 	uint32_t *slot;
 	int isnew;
 
-	slot = gt_map_put(&c->batch_of, (uint64_t)p, &isnew);
+	slot = gt_idmap_put(&c->batch_of, (uint64_t)p, &isnew);
 	if (!slot)
 		return NULL;
 	if (isnew) {
@@ -111,7 +111,7 @@ static int on_string(struct gt_ctx *c, const struct gt_raw_event *raw)
 		return gt_ctx_fail(c, raw->type, raw->off,
 				   "string id %llu before the first batch (Go 1.23+ rejects it; strings belong in the footer)",
 				   (unsigned long long)raw->args[0]);
-	s = gt_map_put(&c->strings, raw->args[0], &isnew);
+	s = gt_idmap_put(&c->strings, raw->args[0], &isnew);
 	if (!s)
 		return -ENOMEM;
 	if (!isnew)
@@ -164,7 +164,7 @@ static int on_stack(struct gt_ctx *c, const struct gt_raw_event *raw)
 	c->rep->stacks++;
 	if (raw->args[0] == 0 || size == 0)
 		return 0; /* Go keeps no entry for these */
-	s = gt_map_put(&c->stacks, raw->args[0], &isnew);
+	s = gt_idmap_put(&c->stacks, raw->args[0], &isnew);
 	if (!s)
 		return -ENOMEM;
 	s->off = raw->off;
@@ -286,7 +286,7 @@ static int on_record(struct gt_ctx *c, struct gt_decode_state *st,
 		c->rep->freq = raw->args[0];
 		return 0;
 	case GT_EV_TIMER_GOROUTINE:
-		return gt_map_put(&c->timer_gs, raw->args[0], &isnew) ? 0 : -ENOMEM;
+		return gt_idmap_put(&c->timer_gs, raw->args[0], &isnew) ? 0 : -ENOMEM;
 	case GT_EV_STACK:
 		return on_stack(c, raw);
 	}

@@ -55,7 +55,7 @@ int gt_state_check_end(struct gt_state *s)
 {
 	struct end_scan e = {0};
 
-	gt_map_each(&s->gs, find_running_g, &e);
+	gt_idmap_each(&s->gs, find_running_g, &e);
 	if (e.found_g)
 		return gt_ctx_fail(s->c, GT_EV_GO_START, e.off,
 				   "g %llu is still running at the end of the trace (the viewer needs every G descheduled)",
@@ -66,14 +66,14 @@ int gt_state_check_end(struct gt_state *s)
 	if (s->stw)
 		return gt_ctx_fail(s->c, GT_EV_GC_STW_START, s->stw_off,
 				   "STW never ends (no GCSTWDone before the end; the viewer crashes)");
-	gt_map_each(&s->ps, find_open_p, &e);
+	gt_idmap_each(&s->ps, find_open_p, &e);
 	if (e.found_p)
 		return gt_ctx_fail(s->c, GT_EV_GC_SWEEP_START, e.p_off,
 				   "p %lld: sweep or per-P STW never ends before the end of the trace (the viewer crashes)",
 				   (long long)e.p);
 	if (!gt_ctx_design_rules(s->c))
 		return 0;
-	gt_map_each(&s->ps, find_running_p, &e);
+	gt_idmap_each(&s->ps, find_running_p, &e);
 	if (e.found_p)
 		return gt_ctx_fail(s->c, GT_EV_PROC_START, e.p_off,
 				   "p %lld is not stopped at the end of the trace (DESIGN.md: every P stopped at the end)",
@@ -105,7 +105,7 @@ static int cmp_u64(const void *a, const void *b)
 static void fill_name(const struct gt_state *s, const struct gt_gdesc *g, struct gt_goroutine_stats *st)
 {
 	const struct gt_ctx *c = s->c;
-	const struct gt_stack *stk = g->created ? gt_map_get(&c->stacks, g->create_stk) : NULL;
+	const struct gt_stack *stk = g->created ? gt_idmap_get(&c->stacks, g->create_stk) : NULL;
 	const struct gt_string *fn, *file;
 
 	st->name = "";
@@ -113,12 +113,12 @@ static void fill_name(const struct gt_state *s, const struct gt_gdesc *g, struct
 	st->tid = -1;
 	if (!stk || c->version < 1007)
 		return;
-	fn = gt_map_get(&c->strings, stk->top_fn);
+	fn = gt_idmap_get(&c->strings, stk->top_fn);
 	if (fn) {
 		st->name = (const char *)c->data + fn->off;
 		st->name_len = fn->len;
 	}
-	file = gt_map_get(&c->strings, stk->top_file);
+	file = gt_idmap_get(&c->strings, stk->top_file);
 	if (file && file->len == 8 && memcmp(c->data + file->off, "[thread]", 8) == 0)
 		st->tid = (int64_t)stk->top_line;
 }
@@ -129,10 +129,10 @@ int gt_state_report(struct gt_state *s, gt_goroutine_fn fn, void *arg)
 
 	if (!col.ids)
 		return -ENOMEM;
-	gt_map_each(&s->gs, collect_g, &col);
+	gt_idmap_each(&s->gs, collect_g, &col);
 	qsort(col.ids, col.n, sizeof(*col.ids), cmp_u64);
 	for (size_t i = 0; i < col.n; i++) {
-		const struct gt_gdesc *g = gt_map_get(&s->gs, col.ids[i]);
+		const struct gt_gdesc *g = gt_idmap_get(&s->gs, col.ids[i]);
 		struct gt_goroutine_stats st = {0};
 
 		st.id = col.ids[i];

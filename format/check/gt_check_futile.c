@@ -31,17 +31,17 @@ static void fut_append(struct marks *k, struct fut *g, uint32_t ev)
 	g->tail = ev;
 }
 
-static struct fut *fut_of(struct gt_map *m, uint64_t g)
+static struct fut *fut_of(struct gt_idmap *m, uint64_t g)
 {
 	int isnew;
-	struct fut *f = gt_map_put(m, g, &isnew);
+	struct fut *f = gt_idmap_put(m, g, &isnew);
 
 	if (f && isnew)
 		f->head = f->tail = UINT32_MAX;
 	return f;
 }
 
-static int mark_futile(struct gt_ctx *c, struct gt_map *gs, struct marks *k)
+static int mark_futile(struct gt_ctx *c, struct gt_idmap *gs, struct marks *k)
 {
 	for (uint32_t i = 0; i < c->norder; i++) {
 		uint32_t idx = c->order[i];
@@ -64,7 +64,7 @@ static int mark_futile(struct gt_ctx *c, struct gt_map *gs, struct marks *k)
 			break;
 		case GT_EV_GO_BLOCK: case GT_EV_GO_BLOCK_SEND: case GT_EV_GO_BLOCK_RECV:
 		case GT_EV_GO_BLOCK_SELECT: case GT_EV_GO_BLOCK_SYNC: case GT_EV_GO_BLOCK_COND:
-			g = gt_map_get(gs, e->g);
+			g = gt_idmap_get(gs, e->g);
 			if (g && g->futile) {
 				k->futile[idx] = 1;
 				for (uint32_t w = g->head; w != UINT32_MAX; w = k->wnext[w])
@@ -84,13 +84,13 @@ int gt_check_futile(struct gt_ctx *c)
 {
 	struct marks k = { calloc((size_t)c->nev + 1, sizeof(*k.wnext)),
 			   calloc((size_t)c->nev + 1, 1) };
-	struct gt_map gs;
+	struct gt_idmap gs;
 	uint32_t n = 0;
 	int rc = -ENOMEM;
 
-	if (k.wnext && k.futile && gt_map_init(&gs, sizeof(struct fut)) == 0) {
+	if (k.wnext && k.futile && gt_idmap_init(&gs, 1, sizeof(struct fut)) == 0) {
 		rc = mark_futile(c, &gs, &k);
-		gt_map_free(&gs);
+		gt_idmap_free(&gs);
 	}
 	for (uint32_t i = 0; !rc && i < c->norder; i++)
 		if (!k.futile[c->order[i]])

@@ -54,7 +54,7 @@ struct p122 {
 
 struct gt_conv {
 	struct gt_ctx *c;
-	struct gt_map gs, ps;
+	struct gt_idmap gs, ps;
 	uint64_t npending;   /* goroutines with sys_pending set */
 	int64_t min_ts;
 	int preinit;
@@ -69,7 +69,7 @@ static int is_exec(int s) { return s == S_RUNNING || s == S_SYSCALL; }
 static struct g122 *g_of(struct gt_conv *v, uint64_t id)
 {
 	int isnew;
-	struct g122 *g = gt_map_put(&v->gs, id, &isnew);
+	struct g122 *g = gt_idmap_put(&v->gs, id, &isnew);
 
 	if (g && isnew) {
 		g->state = S_NOTEXIST;
@@ -82,7 +82,7 @@ static struct p122 *p_of(struct gt_conv *v, int64_t p)
 {
 	int isnew;
 
-	return gt_map_put(&v->ps, (uint64_t)p, &isnew);
+	return gt_idmap_put(&v->ps, (uint64_t)p, &isnew);
 }
 
 static int viewer_panic(struct gt_conv *v, const struct gt_pev *e, uint64_t id, const char *view,
@@ -141,7 +141,7 @@ static int transition(struct gt_conv *v, const struct gt_pev *e, uint64_t id, in
 			return -ENOMEM;
 		pp->in_syscall = id + 1;
 	}
-	if (from == S_SYSCALL && p >= 0 && (pp = gt_map_get(&v->ps, (uint64_t)p)) && pp->in_syscall)
+	if (from == S_SYSCALL && p >= 0 && (pp = gt_idmap_get(&v->ps, (uint64_t)p)) && pp->in_syscall)
 		pp->in_syscall = 0; /* a syscall that did not block */
 	/* threadgen */
 	if (is_exec(from) && !is_exec(to) &&
@@ -188,7 +188,7 @@ static int proc_event(struct gt_conv *v, const struct gt_pev *e)
 
 static int thread_of(struct gt_conv *v, int64_t p)
 {
-	struct p122 *pp = gt_map_get(&v->ps, (uint64_t)p);
+	struct p122 *pp = gt_idmap_get(&v->ps, (uint64_t)p);
 
 	return pp && pp->has_m;
 }
@@ -225,7 +225,7 @@ static int gomaxprocs(struct gt_conv *v, const struct gt_pev *e)
 	 * GoStatus events at the Gomaxprocs' time that the conversion keeps. */
 	if (v->npreinit)
 		kept(v, e);
-	gt_map_each(&v->gs, end_preinit, NULL);
+	gt_idmap_each(&v->gs, end_preinit, NULL);
 	return 0;
 }
 
@@ -298,7 +298,7 @@ static int settle_syscall(struct gt_conv *v, uint64_t id, struct g122 *g,
 	e.p = g->sys_p;
 	/* Done at once, this would have cleared only its own mark on the P:
 	 * keep one another goroutine's status event put there since. */
-	pp = g->sys_p >= 0 ? gt_map_get(&v->ps, (uint64_t)g->sys_p) : NULL;
+	pp = g->sys_p >= 0 ? gt_idmap_get(&v->ps, (uint64_t)g->sys_p) : NULL;
 	if (pp && pp->in_syscall != id + 1)
 		other = pp->in_syscall;
 	rc = transition(v, &e, id, S_SYSCALL, S_RUNNING, g->sys_p, g->sys_thread);
@@ -312,7 +312,7 @@ static int convert(struct gt_conv *v, const struct gt_pev *e)
 	int to = S_WAITING;
 
 	if (v->npending) {
-		struct g122 *g = gt_map_get(&v->gs, e->g);
+		struct g122 *g = gt_idmap_get(&v->gs, e->g);
 		int rc;
 
 		if (g && g->sys_pending && (rc = settle_syscall(v, e->g, g, e)))
@@ -401,13 +401,13 @@ static int finish(struct gt_conv *v)
 {
 	struct finish_arg fa = {v, 0};
 
-	gt_map_each(&v->gs, settle_one, &fa);
+	gt_idmap_each(&v->gs, settle_one, &fa);
 	if (fa.rc)
 		return fa.rc;
 	if (!v->emitted)
 		return gt_ctx_fail(v->c, -1, v->c->len,
 				   "no event left once Go 1.22+ drops the snapshot's GoCreates and Gomaxprocs (Go 1.23's viewer: \"failed to parse any useful part of the trace\")");
-	gt_map_each(&v->gs, finish_one, &fa);
+	gt_idmap_each(&v->gs, finish_one, &fa);
 	return fa.rc;
 }
 
@@ -421,10 +421,10 @@ int gt_go122_open(struct gt_ctx *c, int64_t min_ts, struct gt_conv **out)
 	v->c = c;
 	v->preinit = 1;
 	v->min_ts = min_ts;
-	if (gt_map_init(&v->gs, sizeof(struct g122)) < 0 ||
-	    gt_map_init(&v->ps, sizeof(struct p122)) < 0) {
-		gt_map_free(&v->gs);
-		gt_map_free(&v->ps);
+	if (gt_idmap_init(&v->gs, 1, sizeof(struct g122)) < 0 ||
+	    gt_idmap_init(&v->ps, 1, sizeof(struct p122)) < 0) {
+		gt_idmap_free(&v->gs);
+		gt_idmap_free(&v->ps);
 		free(v);
 		return -ENOMEM;
 	}
@@ -441,8 +441,8 @@ int gt_go122_close(struct gt_conv *v, int run)
 {
 	int rc = run ? finish(v) : 0;
 
-	gt_map_free(&v->gs);
-	gt_map_free(&v->ps);
+	gt_idmap_free(&v->gs);
+	gt_idmap_free(&v->ps);
 	free(v);
 	return rc;
 }

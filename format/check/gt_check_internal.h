@@ -10,33 +10,13 @@
 #include "wire/gt_parse.h"
 #include "wire/gt_pcursor.h"
 #include "wire/gt_reader.h"
+#include "util/gt_idmap.h"
 
 /* Go's fake P ids (internal/trace: FakeP + iota). */
 #define GT_TIMER_P   1000001
 #define GT_NETPOLL_P 1000002
 #define GT_SYSCALL_P 1000003
 #define GT_PROFILE_P 1000005
-
-/* Open-addressing map from a 64-bit id to a fixed-size value. */
-struct gt_map {
-	uint64_t *keys;
-	uint8_t *used;
-	uint8_t *vals;
-	size_t vsize;
-	size_t cap;   /* power of two */
-	size_t count;
-};
-
-int gt_map_init(struct gt_map *m, size_t vsize);
-void gt_map_free(struct gt_map *m);
-/* The value for key, or NULL. */
-void *gt_map_get(const struct gt_map *m, uint64_t key);
-/* The value for key, inserted zeroed if absent (*isnew says which); NULL
- * if memory ran out. */
-void *gt_map_put(struct gt_map *m, uint64_t key, int *isnew);
-/* Calls fn on every entry (any order). */
-void gt_map_each(const struct gt_map *m, void (*fn)(uint64_t key, void *val, void *arg),
-		 void *arg);
 
 struct gt_string {
 	uint64_t off; /* bytes in the input */
@@ -71,10 +51,10 @@ struct gt_ctx {
 	uint32_t *order;     /* event indices: grouped, then merged order */
 	uint32_t norder;
 
-	struct gt_map strings;  /* id -> struct gt_string */
-	struct gt_map stacks;   /* id -> struct gt_stack */
-	struct gt_map timer_gs; /* g -> nothing */
-	struct gt_map batch_of; /* p -> uint32_t batch index */
+	struct gt_idmap strings;  /* id -> struct gt_string */
+	struct gt_idmap stacks;   /* id -> struct gt_stack */
+	struct gt_idmap timer_gs; /* g -> nothing */
+	struct gt_idmap batch_of; /* p -> uint32_t batch index */
 	struct gt_batch *batches;
 	uint32_t nbatches, capbatches;
 	int64_t ticks_per_sec;
@@ -137,7 +117,7 @@ int gt_check_later(struct gt_ctx *c, const struct gt_pev *prev, const struct gt_
  * takes its real exit time, which must follow its goroutine's last
  * GoSysBlock or GoInSyscall (last_block: g -> int64_t ts).  0, 1 (error
  * set) or -ENOMEM. */
-int gt_check_sysexit(struct gt_ctx *c, struct gt_map *last_block, struct gt_pev *e);
+int gt_check_sysexit(struct gt_ctx *c, struct gt_idmap *last_block, struct gt_pev *e);
 
 /* The state pass one event at a time: open with the first event's time,
  * then every event in order, then close (end rules if viewer rules, the

@@ -15,7 +15,7 @@ struct merge {
 	struct gt_ctx *c;
 	struct gt_reader rd;      /* streaming: opened on the input */
 	struct gt_pcursor *cur;   /* streaming: per batch */
-	struct gt_map gs;         /* g -> struct gt_merge_g */
+	struct gt_idmap gs;         /* g -> struct gt_merge_g */
 	uint32_t *cursor;         /* per batch in memory: events taken */
 	uint32_t *out, nout;      /* in memory: the merged order */
 	gt_check_sink sink;       /* streaming: where merged events go */
@@ -55,7 +55,7 @@ static struct gt_merge_g *gstate_of(void *arg, uint64_t g)
 {
 	struct merge *m = arg;
 	int isnew;
-	struct gt_merge_g *o = gt_map_put(&m->gs, g, &isnew);
+	struct gt_merge_g *o = gt_idmap_put(&m->gs, g, &isnew);
 
 	if (o && isnew)
 		o->wait_head = -1;
@@ -83,14 +83,14 @@ static int merge_init(struct merge *m, struct gt_ctx *c)
 	m->cursor = calloc(c->nbatches ? c->nbatches : 1, sizeof(*m->cursor));
 	if (!m->cursor)
 		return -ENOMEM;
-	return gt_map_init(&m->gs, sizeof(struct gt_merge_g));
+	return gt_idmap_init(&m->gs, 1, sizeof(struct gt_merge_g));
 }
 
 static void merge_free(struct merge *m)
 {
 	free(m->cur);
 	free(m->cursor);
-	gt_map_free(&m->gs);
+	gt_idmap_free(&m->gs);
 }
 
 /* Merges every event (strictly, as Go: a goroutine moved on before its
@@ -172,13 +172,13 @@ static int check_time_sorted(struct gt_ctx *c, const uint32_t *a, const char *wh
 	return rc;
 }
 
-int gt_check_sysexit(struct gt_ctx *c, struct gt_map *last_block, struct gt_pev *e)
+int gt_check_sysexit(struct gt_ctx *c, struct gt_idmap *last_block, struct gt_pev *e)
 {
 	int64_t *blk, ts;
 	int isnew;
 
 	if (e->type == GT_EV_GO_SYSBLOCK || e->type == GT_EV_GO_IN_SYSCALL) {
-		if (!(blk = gt_map_put(last_block, e->g, &isnew)))
+		if (!(blk = gt_idmap_put(last_block, e->g, &isnew)))
 			return -ENOMEM;
 		*blk = e->ts;
 		return 0;
@@ -186,7 +186,7 @@ int gt_check_sysexit(struct gt_ctx *c, struct gt_map *last_block, struct gt_pev 
 	if (e->type != GT_EV_GO_SYSEXIT || e->args[2] == 0)
 		return 0;
 	ts = (int64_t)e->args[2];
-	blk = gt_map_get(last_block, e->g);
+	blk = gt_idmap_get(last_block, e->g);
 	if (!blk || *blk == 0)
 		return gt_ctx_fail(c, e->type, e->off, "stray syscall exit of g %llu (no GoSysBlock or GoInSyscall before)",
 				   (unsigned long long)e->g);
@@ -200,14 +200,14 @@ int gt_check_sysexit(struct gt_ctx *c, struct gt_map *last_block, struct gt_pev 
 /* Gives GoSysExit its real exit time (order1007's last part). */
 static int fix_sysexit_times(struct gt_ctx *c, const uint32_t *a)
 {
-	struct gt_map last_block;
+	struct gt_idmap last_block;
 	int rc = 0;
 
-	if (gt_map_init(&last_block, sizeof(int64_t)) < 0)
+	if (gt_idmap_init(&last_block, 1, sizeof(int64_t)) < 0)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < c->nev && !rc; i++)
 		rc = gt_check_sysexit(c, &last_block, &c->ev[a[i]]);
-	gt_map_free(&last_block);
+	gt_idmap_free(&last_block);
 	return rc;
 }
 
@@ -230,7 +230,7 @@ static int order1005(struct gt_ctx *c, uint32_t *out, uint32_t *tmp)
 /* CPU samples are re-sorted by the time the signal handler took. */
 static void sort_samples(struct gt_ctx *c, uint32_t *tmp)
 {
-	uint32_t *pidx = gt_map_get(&c->batch_of, (uint64_t)GT_PROFILE_P);
+	uint32_t *pidx = gt_idmap_get(&c->batch_of, (uint64_t)GT_PROFILE_P);
 	struct gt_batch *prof = pidx ? &c->batches[*pidx] : NULL;
 
 	if (prof && prof->n > 1)

@@ -62,12 +62,12 @@ static int on_create(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g,
 
 	if (rc)
 		return rc;
-	if (gt_map_get(&s->gs, e->args[0]))
+	if (gt_idmap_get(&s->gs, e->args[0]))
 		return gt_ctx_fail(s->c, e->type, e->off, "g %llu already exists",
 				   (unsigned long long)e->args[0]);
 	/* Before 1.7 the argument is a PC, not a stack id. */
 	if (gt_ctx_viewer_rules(s->c) && s->c->version >= 1007) {
-		const struct gt_stack *stk = gt_map_get(&s->c->stacks, e->args[1]);
+		const struct gt_stack *stk = gt_idmap_get(&s->c->stacks, e->args[1]);
 
 		if (!stk)
 			return gt_ctx_fail(s->c, e->type, e->off,
@@ -78,7 +78,7 @@ static int on_create(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g,
 					   "new-goroutine stack %llu of g %llu has PC 0 in its top frame",
 					   (unsigned long long)e->args[1], (unsigned long long)e->args[0]);
 	}
-	ng = gt_map_put(&s->gs, e->args[0], &isnew);
+	ng = gt_idmap_put(&s->gs, e->args[0], &isnew);
 	if (!ng)
 		return -ENOMEM;
 	memset(ng, 0, sizeof(*ng));
@@ -125,7 +125,7 @@ static int on_unblock(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g
 	if (e->p != GT_TIMER_P && p->g != e->g)
 		return gt_ctx_fail(s->c, e->type, e->off, "p %lld is not running g %llu while unpark (it runs g %llu)",
 				   (long long)e->p, (unsigned long long)e->g, (unsigned long long)p->g);
-	t = gt_map_put(&s->gs, e->args[0], &isnew);
+	t = gt_idmap_put(&s->gs, e->args[0], &isnew);
 	if (!t)
 		return -ENOMEM;
 	if (isnew) {
@@ -271,8 +271,8 @@ static int on_gc(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, con
 
 static int same_string(const struct gt_ctx *c, uint64_t a, uint64_t b)
 {
-	const struct gt_string *x = gt_map_get(&c->strings, a);
-	const struct gt_string *y = gt_map_get(&c->strings, b);
+	const struct gt_string *x = gt_idmap_get(&c->strings, a);
+	const struct gt_string *y = gt_idmap_get(&c->strings, b);
 	size_t lx = x ? x->len : 0, ly = y ? y->len : 0;
 
 	return lx == ly && (lx == 0 || memcmp(c->data + x->off, c->data + y->off, lx) == 0);
@@ -285,7 +285,7 @@ static int on_user(struct gt_state *s, struct gt_gdesc *g, const struct gt_pev *
 	/* tasks: id -> 1 while the task lives (Go deletes it at its end,
 	 * so an id may be reused afterwards). */
 	if (e->type == GT_EV_USER_TASK_CREATE) {
-		uint8_t *live = gt_map_put(&s->tasks, e->args[0], &isnew);
+		uint8_t *live = gt_idmap_put(&s->tasks, e->args[0], &isnew);
 
 		if (!live)
 			return -ENOMEM;
@@ -296,7 +296,7 @@ static int on_user(struct gt_state *s, struct gt_gdesc *g, const struct gt_pev *
 		return 0;
 	}
 	if (e->type == GT_EV_USER_TASK_END) {
-		uint8_t *live = gt_map_get(&s->tasks, e->args[0]);
+		uint8_t *live = gt_idmap_get(&s->tasks, e->args[0]);
 
 		if (live)
 			*live = 0;
@@ -377,19 +377,19 @@ static int step(struct gt_state *s, struct gt_pev *e)
 	struct gt_pdesc p, *pp;
 	int isnew, rc;
 
-	if (e->type == GT_EV_GO_UNBLOCK && gt_map_get(&s->c->timer_gs, e->g))
+	if (e->type == GT_EV_GO_UNBLOCK && gt_idmap_get(&s->c->timer_gs, e->g))
 		e->p = GT_TIMER_P;
 	if (e->type == GT_EV_GO_SYSEXIT)
 		e->p = GT_SYSCALL_P;
 	s->now = to_ns(s, e->ts);
-	gp = gt_map_get(&s->gs, e->g);
+	gp = gt_idmap_get(&s->gs, e->g);
 	if (gp) {
 		g = *gp;
 	} else {
 		memset(&g, 0, sizeof(g));
 		g.region_top = -1;
 	}
-	pp = gt_map_get(&s->ps, (uint64_t)e->p);
+	pp = gt_idmap_get(&s->ps, (uint64_t)e->p);
 	if (pp)
 		p = *pp;
 	else
@@ -397,8 +397,8 @@ static int step(struct gt_state *s, struct gt_pev *e)
 	rc = dispatch(s, &p, &g, e);
 	if (rc)
 		return rc;
-	gp = gt_map_put(&s->gs, e->g, &isnew);
-	pp = gt_map_put(&s->ps, (uint64_t)e->p, &isnew);
+	gp = gt_idmap_put(&s->gs, e->g, &isnew);
+	pp = gt_idmap_put(&s->ps, (uint64_t)e->p, &isnew);
 	if (!gp || !pp)
 		return -ENOMEM;
 	*gp = g;
@@ -413,11 +413,11 @@ static int state_init(struct gt_state *s, struct gt_ctx *c, int64_t min_ts)
 
 	memset(s, 0, sizeof(*s));
 	s->c = c;
-	if (gt_map_init(&s->gs, sizeof(struct gt_gdesc)) < 0 ||
-	    gt_map_init(&s->ps, sizeof(struct gt_pdesc)) < 0 ||
-	    gt_map_init(&s->tasks, 1) < 0)
+	if (gt_idmap_init(&s->gs, 1, sizeof(struct gt_gdesc)) < 0 ||
+	    gt_idmap_init(&s->ps, 1, sizeof(struct gt_pdesc)) < 0 ||
+	    gt_idmap_init(&s->tasks, 1, 1) < 0)
 		return -ENOMEM;
-	g0 = gt_map_put(&s->gs, 0, &isnew);
+	g0 = gt_idmap_put(&s->gs, 0, &isnew);
 	if (!g0)
 		return -ENOMEM;
 	g0->state = G_RUNNING; /* g 0 stands for "no goroutine": always running */
@@ -429,9 +429,9 @@ static int state_init(struct gt_state *s, struct gt_ctx *c, int64_t min_ts)
 
 static void state_free(struct gt_state *s)
 {
-	gt_map_free(&s->gs);
-	gt_map_free(&s->ps);
-	gt_map_free(&s->tasks);
+	gt_idmap_free(&s->gs);
+	gt_idmap_free(&s->ps);
+	gt_idmap_free(&s->tasks);
 	free(s->regions);
 }
 
@@ -440,7 +440,7 @@ static int state_finish(struct gt_state *s, int rc, int end_rules, gt_goroutine_
 {
 	if (!rc && end_rules)
 		rc = gt_state_check_end(s);
-	if (rc >= 0 && fn && s->gs.cap) {
+	if (rc >= 0 && fn && s->gs.count) {
 		int rc2 = gt_state_report(s, fn, arg);
 
 		if (rc2)

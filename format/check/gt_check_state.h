@@ -46,7 +46,7 @@ struct gt_region {
 /* Everything the state pass carries from event to event. */
 struct gt_state {
 	struct gt_ctx *c;
-	struct gt_map gs, ps, tasks;
+	struct gt_idmap gs, ps, tasks;
 	struct gt_region *regions;
 	int64_t nregions, capregions;
 	int gc, stw;

@@ -34,7 +34,7 @@ struct stream {
 	struct gt_check_report srep[ST_N];
 	struct gt_pev prev;                /* the previous merged event */
 	int has_prev;
-	struct gt_map last_block;          /* g -> ts of GoSysBlock/GoInSyscall */
+	struct gt_idmap last_block;          /* g -> ts of GoSysBlock/GoInSyscall */
 	struct gt_pev *ring;               /* held events, sorted by time */
 	uint32_t head, nheld, window;      /* ring: window + 1 slots */
 	int64_t out_ts;                    /* time of the last event let out */
@@ -192,7 +192,7 @@ static int stream_close(struct stream *s, struct gt_ctx *c, int rc)
 		if (!rc && rc2 < 0)
 			rc = rc2;
 	}
-	gt_map_free(&s->last_block);
+	gt_idmap_free(&s->last_block);
 	free(s->ring);
 	return rc;
 }
@@ -216,7 +216,7 @@ static int stream_run(struct gt_ctx *c, gt_goroutine_fn fn, void *arg)
 	s->go122 = gt_ctx_viewer_rules(c) && c->version >= 1011;
 	s->window = c->window;
 	s->ring = malloc(((size_t)s->window + 1) * sizeof(*s->ring));
-	rc = s->ring ? gt_map_init(&s->last_block, sizeof(int64_t)) : -ENOMEM;
+	rc = s->ring ? gt_idmap_init(&s->last_block, 1, sizeof(int64_t)) : -ENOMEM;
 	if (!rc)
 		rc = gt_check_merge_stream(&s->sc[ST_MERGE], on_merged, s);
 	if (rc == 1)

@@ -49,8 +49,8 @@ struct gt_writer {
 	struct gt_pbuf *ps;
 	int nps;
 	uint64_t max_ts;        /* latest time of any P: the footer batch's time */
-	struct gt_intern_tab strs;
-	struct gt_intern_tab stks;
+	struct gt_strset strs;
+	struct gt_strset stks;
 	uint64_t reserved_open; /* reserved stack ids not defined yet */
 	struct gt_writer_stats st;
 	uint8_t *out;           /* staging for the footer */
@@ -58,7 +58,7 @@ struct gt_writer {
 	struct gt_strcache_ent strcache[1 << GT_STRCACHE_BITS];
 };
 
-static int gt_write_all(struct gt_writer *w, const uint8_t *p, size_t n)
+static int write_all(struct gt_writer *w, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
 		ssize_t k = w->write_fn ? (ssize_t)w->write_fn(w->write_ctx, w->fd, p, n) :
@@ -81,13 +81,13 @@ static int gt_write_all(struct gt_writer *w, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static int gt_pbuf_flush(struct gt_writer *w, struct gt_pbuf *pb)
+static int pbuf_flush(struct gt_writer *w, struct gt_pbuf *pb)
 {
 	int err;
 
 	if (pb->pos == 0)
 		return 0;
-	err = gt_write_all(w, pb->buf, pb->pos);
+	err = write_all(w, pb->buf, pb->pos);
 	pb->pos = 0;
 	if (!err)
 		w->st.batches++;
@@ -135,7 +135,7 @@ static inline uint8_t *gt_pbuf_begin(struct gt_writer *w, struct gt_pbuf *pb, in
 {
 	uint8_t *d;
 
-	if (pb->pos + need > GT_PBUF_SIZE && gt_pbuf_flush(w, pb))
+	if (pb->pos + need > GT_PBUF_SIZE && pbuf_flush(w, pb))
 		return NULL;
 	if (*ts < pb->last_ts) {
 		*ts = pb->last_ts;
@@ -157,7 +157,7 @@ static inline uint8_t *gt_pbuf_begin(struct gt_writer *w, struct gt_pbuf *pb, in
 }
 
 /* 1 if events of this type may be written by gt_writer_event in w's version. */
-static inline int gt_event_allowed(const struct gt_writer *w, int type, int nargs)
+static inline int event_allowed(const struct gt_writer *w, int type, int nargs)
 {
 	const struct gt_event_desc *d;
 
@@ -181,7 +181,7 @@ int gt_writer_event(struct gt_writer *w, int p, int type, uint64_t ts,
 
 	if (w->err)
 		return w->err;
-	if (p < 0 || p > GT_MAX_P || !gt_event_allowed(w, type, nargs) || (nargs && !args))
+	if (p < 0 || p > GT_MAX_P || !event_allowed(w, type, nargs) || (nargs && !args))
 		return -EINVAL;
 	pb = gt_pbuf_get(w, p);
 	if (!pb)
@@ -259,7 +259,7 @@ int gt_writer_user_log(struct gt_writer *w, int p, uint64_t ts, uint64_t task,
 /* Where to cut s (at least max + 1 bytes long) at most max bytes in without
  * splitting a UTF-8 sequence: back off over continuation bytes (10xxxxxx)
  * so the cut falls before a lead byte. */
-static size_t gt_utf8_cut(const char *s, size_t max)
+static size_t utf8_cut(const char *s, size_t max)
 {
 	size_t cut = max;
 
@@ -286,7 +286,7 @@ uint64_t gt_writer_string(struct gt_writer *w, const char *s)
 	}
 	len = strnlen(s, GT_MAX_STRING_LEN + 1);
 	if (len > GT_MAX_STRING_LEN)
-		len = gt_utf8_cut(s, GT_MAX_STRING_LEN);
+		len = utf8_cut(s, GT_MAX_STRING_LEN);
 	err = gt_strtab_intern(&w->strs, s, len, &id);
 	if (err) {
 		w->err = err;
@@ -299,7 +299,7 @@ uint64_t gt_writer_string(struct gt_writer *w, const char *s)
 }
 
 /* Bytes of a stack record's payload: id, n, then 4 varints per frame. */
-static size_t gt_stack_payload(const uint64_t *words, int n)
+static size_t stack_payload(const uint64_t *words, int n)
 {
 	size_t sz = GT_STACK_ID_RESERVE + gt_uvarint_len((uint64_t)n);
 
@@ -312,7 +312,7 @@ static size_t gt_stack_payload(const uint64_t *words, int n)
  * to GT_MAX_STACK_FRAMES and trimmed until the record fits the readers'
  * limit.  Returns the frame count kept (0 on error: the writer is
  * poisoned); *cut says whether frames were dropped. */
-static int gt_stack_words(struct gt_writer *w, const struct gt_frame *frames, int n,
+static int stack_words(struct gt_writer *w, const struct gt_frame *frames, int n,
 			  uint64_t *words, int *cut)
 {
 	size_t sz;
@@ -331,10 +331,10 @@ static int gt_stack_words(struct gt_writer *w, const struct gt_frame *frames, in
 	if (w->err)
 		return 0;
 	/* Long symbol-less PCs can overflow the record: drop outer frames. */
-	sz = gt_stack_payload(words, n);
+	sz = stack_payload(words, n);
 	while (sz > GT_STACK_PAYLOAD_MAX && n > 1) {
 		n--;
-		sz = gt_stack_payload(words, n);
+		sz = stack_payload(words, n);
 		*cut = 1;
 	}
 	return n;
@@ -348,7 +348,7 @@ uint64_t gt_writer_stack(struct gt_writer *w, const struct gt_frame *frames, int
 
 	if (n <= 0 || !frames || w->err)
 		return 0;
-	n = gt_stack_words(w, frames, n, words, &cut);
+	n = stack_words(w, frames, n, words, &cut);
 	if (n == 0)
 		return 0;
 	err = gt_stacktab_intern(&w->stks, words, (uint32_t)n, &id);
@@ -381,9 +381,9 @@ uint64_t gt_writer_stack_reserve(struct gt_writer *w)
 
 /* 0 if id is reserved and still without frames, else -EINVAL (not
  * reserved) or -EALREADY (defined). */
-static int gt_stack_open(const struct gt_writer *w, uint64_t id)
+static int stack_open(const struct gt_writer *w, uint64_t id)
 {
-	if (id == 0 || id > w->stks.n || !(w->stks.ents[id - 1].flags & GT_INTERN_RESERVED))
+	if (id == 0 || id > w->stks.n || !(w->stks.ents[id - 1].flags & GT_STRSET_RESERVED))
 		return -EINVAL;
 	if (w->stks.ents[id - 1].len)
 		return -EALREADY;
@@ -391,7 +391,7 @@ static int gt_stack_open(const struct gt_writer *w, uint64_t id)
 }
 
 /* Gives reserved stack id its n frames (words; cut: some were dropped). */
-static int gt_stack_fill(struct gt_writer *w, uint64_t id, const uint64_t *words, int n,
+static int stack_fill(struct gt_writer *w, uint64_t id, const uint64_t *words, int n,
 			 int cut)
 {
 	int err;
@@ -421,17 +421,17 @@ int gt_writer_stack_define(struct gt_writer *w, uint64_t id, const struct gt_fra
 	if (n <= 0 || !frames)
 		return -EINVAL;
 	/* Refuse a bad id before interning any string for it. */
-	err = gt_stack_open(w, id);
+	err = stack_open(w, id);
 	if (err)
 		return err;
-	n = gt_stack_words(w, frames, n, words, &cut);
-	return gt_stack_fill(w, id, words, n, cut);
+	n = stack_words(w, frames, n, words, &cut);
+	return stack_fill(w, id, words, n, cut);
 }
 
 /* Base's frames (words) with root appended as the outermost frame: inner
  * frames of base are kept first, its outer ones dropped to stay within
  * the frame cap and the record limit, so the root always survives. */
-static int gt_rooted_words(struct gt_writer *w, uint64_t base, const struct gt_frame *root,
+static int rooted_words(struct gt_writer *w, uint64_t base, const struct gt_frame *root,
 			   uint64_t *words, int *cut)
 {
 	uint32_t nb = 0;
@@ -455,7 +455,7 @@ static int gt_rooted_words(struct gt_writer *w, uint64_t base, const struct gt_f
 		memcpy(words, bw, (size_t)nb * 4 * sizeof(*words));
 	n = (int)nb;
 	memcpy(words + 4 * n, rw, sizeof(rw));
-	while (gt_stack_payload(words, n + 1) > GT_STACK_PAYLOAD_MAX && n > 0) {
+	while (stack_payload(words, n + 1) > GT_STACK_PAYLOAD_MAX && n > 0) {
 		n--;
 		memcpy(words + 4 * n, rw, sizeof(rw));
 		*cut = 1;
@@ -473,18 +473,18 @@ int gt_writer_stack_define_rooted(struct gt_writer *w, uint64_t id, uint64_t bas
 		return w->err;
 	if (!root)
 		return -EINVAL;
-	err = gt_stack_open(w, id);
+	err = stack_open(w, id);
 	if (err)
 		return err;
 	if (base && (base > w->stks.n || w->stks.ents[base - 1].len == 0))
 		return -EINVAL; /* unknown, or reserved and not defined yet */
-	n = gt_rooted_words(w, base, root, words, &cut);
-	return gt_stack_fill(w, id, words, n, cut);
+	n = rooted_words(w, base, root, words, &cut);
+	return stack_fill(w, id, words, n, cut);
 }
 
 /* Every reserved id left without frames gets the fallback frame, so each
  * stack the events refer to exists and has a non-zero top PC. */
-static int gt_define_leftovers(struct gt_writer *w)
+static int define_leftovers(struct gt_writer *w)
 {
 	static const struct gt_frame fallback = {
 		.pc = GT_STACK_FALLBACK_PC, .func = GT_STACK_FALLBACK_FUNC,
@@ -492,9 +492,9 @@ static int gt_define_leftovers(struct gt_writer *w)
 	};
 
 	for (uint64_t id = 1; id <= w->stks.n && w->reserved_open > 0 && !w->err; id++) {
-		const struct gt_intern_ent *e = &w->stks.ents[id - 1];
+		const struct gt_strset_ent *e = &w->stks.ents[id - 1];
 
-		if ((e->flags & GT_INTERN_RESERVED) && e->len == 0)
+		if ((e->flags & GT_STRSET_RESERVED) && e->len == 0)
 			gt_writer_stack_define(w, id, &fallback, 1);
 	}
 	return w->err;
@@ -537,7 +537,7 @@ int gt_writer_open_with(struct gt_writer **out, int fd, int version, uint64_t fr
 	}
 	/* "go 1.19 trace" padded with NULs to 16 bytes. */
 	snprintf(hdr, sizeof(hdr), "go 1.%d trace", version % 1000);
-	err = gt_write_all(w, (const uint8_t *)hdr, sizeof(hdr));
+	err = write_all(w, (const uint8_t *)hdr, sizeof(hdr));
 	if (err) {
 		gt_writer_free(w);
 		return err;
@@ -548,23 +548,23 @@ int gt_writer_open_with(struct gt_writer **out, int fd, int version, uint64_t fr
 
 /* Footer staging: appends n bytes, flushing the staging buffer as needed;
  * pieces larger than the buffer go straight to the fd. */
-static int gt_out_put(struct gt_writer *w, const void *p, size_t n)
+static int out_put(struct gt_writer *w, const void *p, size_t n)
 {
 	if (w->out_pos + n > GT_PBUF_SIZE) {
-		int err = gt_write_all(w, w->out, w->out_pos);
+		int err = write_all(w, w->out, w->out_pos);
 
 		w->out_pos = 0;
 		if (err)
 			return err;
 		if (n > GT_PBUF_SIZE)
-			return gt_write_all(w, p, n);
+			return write_all(w, p, n);
 	}
 	memcpy(w->out + w->out_pos, p, n);
 	w->out_pos += n;
 	return 0;
 }
 
-static int gt_footer_strings(struct gt_writer *w)
+static int footer_strings(struct gt_writer *w)
 {
 	for (uint64_t id = 1; id <= w->strs.n; id++) {
 		size_t len;
@@ -574,13 +574,13 @@ static int gt_footer_strings(struct gt_writer *w)
 		*d++ = GT_EV_STRING;
 		d += gt_uvarint_put(d, id);
 		d += gt_uvarint_put(d, len);
-		if (gt_out_put(w, b, (size_t)(d - b)) || gt_out_put(w, s, len))
+		if (out_put(w, b, (size_t)(d - b)) || out_put(w, s, len))
 			return w->err;
 	}
 	return 0;
 }
 
-static int gt_footer_stacks(struct gt_writer *w)
+static int footer_stacks(struct gt_writer *w)
 {
 	uint8_t rec[1 + GT_UVARINT_MAX + GT_STACK_PAYLOAD_MAX + 16];
 
@@ -598,14 +598,14 @@ static int gt_footer_stacks(struct gt_writer *w)
 		r += gt_uvarint_put(r, (uint64_t)(d - payload));
 		memcpy(r, payload, (size_t)(d - payload));
 		r += d - payload;
-		if (gt_out_put(w, rec, (size_t)(r - rec)))
+		if (out_put(w, rec, (size_t)(r - rec)))
 			return w->err;
 	}
 	return 0;
 }
 
 /* Batch(p=0, latest time), Frequency, strings, stacks. */
-static int gt_write_footer(struct gt_writer *w)
+static int write_footer(struct gt_writer *w)
 {
 	uint8_t b[3 * GT_UVARINT_MAX + 2], *d = b;
 
@@ -614,9 +614,9 @@ static int gt_write_footer(struct gt_writer *w)
 	d += gt_uvarint_put(d, w->max_ts);
 	*d++ = GT_EV_FREQUENCY;
 	d += gt_uvarint_put(d, w->freq);
-	if (gt_out_put(w, b, (size_t)(d - b)) || gt_footer_strings(w) || gt_footer_stacks(w))
+	if (out_put(w, b, (size_t)(d - b)) || footer_strings(w) || footer_stacks(w))
 		return w->err;
-	return gt_write_all(w, w->out, w->out_pos);
+	return write_all(w, w->out, w->out_pos);
 }
 
 int gt_writer_close(struct gt_writer *w)
@@ -626,9 +626,9 @@ int gt_writer_close(struct gt_writer *w)
 	if (!w)
 		return -EINVAL;
 	for (int p = 0; p < w->nps && !w->err; p++)
-		gt_pbuf_flush(w, &w->ps[p]);
-	if (!w->err && !gt_define_leftovers(w))
-		gt_write_footer(w);
+		pbuf_flush(w, &w->ps[p]);
+	if (!w->err && !define_leftovers(w))
+		write_footer(w);
 	err = w->err;
 	gt_writer_free(w);
 	return err;
@@ -641,8 +641,8 @@ void gt_writer_free(struct gt_writer *w)
 	for (int p = 0; p < w->nps; p++)
 		free(w->ps[p].buf);
 	free(w->ps);
-	gt_intern_tab_free(&w->strs);
-	gt_intern_tab_free(&w->stks);
+	gt_strset_free(&w->strs);
+	gt_strset_free(&w->stks);
 	free(w->out);
 	free(w);
 }

@@ -1,9 +1,9 @@
-/* The writer's dictionaries: interned strings and interned stacks.
- *
- * Both are open-addressing hash tables over an append-only arena, so an
- * entry's id is its insertion rank (1, 2, ...) and the footer dumps entries
- * in id order without sorting.  Memory grows with the number of distinct
- * strings and stacks only, never with the number of events.
+/* The writer's dictionaries: interned strings and interned stacks, both
+ * on the one interner (util/gt_strset.h): an entry's id is its insertion
+ * rank (1, 2, ...), so the footer dumps entries in id order without
+ * sorting, and memory grows with the number of distinct strings and
+ * stacks only, never with the number of events.  A stack is stored as
+ * its frames' words, 4 per frame {pc, func id, file id, line}.
  */
 #ifndef GT_WRITER_INTERN_H
 #define GT_WRITER_INTERN_H
@@ -11,46 +11,50 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct gt_intern_ent {
-	uint64_t hash;
-	size_t off;     /* into the arena: bytes (strings) or words (stacks) */
-	uint32_t len;   /* bytes (strings) or frames (stacks); 0 = reserved,
-			   not defined yet */
-	uint32_t flags; /* GT_INTERN_RESERVED */
-};
+#include "util/gt_strset.h"
 
-/* The entry was reserved (gt_stacktab_reserve): it is not in the hash
- * slots, so interning equal contents never returns its id. */
-#define GT_INTERN_RESERVED 1u
+#define GT_STACK_FRAME_BYTES (4 * sizeof(uint64_t))
 
-struct gt_intern_tab {
-	uint32_t *slots;             /* entry index + 1; 0 = empty */
-	size_t mask;                 /* slot count - 1 (a power of two) */
-	struct gt_intern_ent *ents;  /* ents[id - 1] */
-	size_t n, cap;
-	void *arena;
-	size_t used, size;           /* in arena units (bytes or words) */
-};
+/* Strings: s[0..len) with len > 0.  Sets *id (> 0).  0 or -errno. */
+static inline int gt_strtab_intern(struct gt_strset *t, const char *s, size_t len,
+				   uint64_t *id)
+{
+	return gt_strset_add(t, s, len, id, NULL);
+}
 
-/* Strings: s[0..len) with len > 0, stored NUL-terminated.  Sets *id (> 0).
- * 0 or -ENOMEM. */
-int gt_strtab_intern(struct gt_intern_tab *t, const char *s, size_t len, uint64_t *id);
-const char *gt_strtab_get(const struct gt_intern_tab *t, uint64_t id, size_t *len);
+static inline const char *gt_strtab_get(const struct gt_strset *t, uint64_t id, size_t *len)
+{
+	return gt_strset_get(t, id, len);
+}
 
-/* Stacks: nframes frames of 4 words {pc, func id, file id, line}. */
-int gt_stacktab_intern(struct gt_intern_tab *t, const uint64_t *words, uint32_t nframes,
-		       uint64_t *id);
-const uint64_t *gt_stacktab_get(const struct gt_intern_tab *t, uint64_t id, uint32_t *nframes);
+/* Stacks: nframes > 0 frames of 4 words. */
+static inline int gt_stacktab_intern(struct gt_strset *t, const uint64_t *words,
+				     uint32_t nframes, uint64_t *id)
+{
+	return gt_strset_add(t, words, nframes * GT_STACK_FRAME_BYTES, id, NULL);
+}
 
-/* Takes the next id for a stack whose frames come later (an entry of 0
- * frames outside the hash slots).  0 or -ENOMEM/-EINVAL. */
-int gt_stacktab_reserve(struct gt_intern_tab *t, uint64_t *id);
+static inline const uint64_t *gt_stacktab_get(const struct gt_strset *t, uint64_t id,
+					      uint32_t *nframes)
+{
+	size_t len = 0;
+	const uint64_t *w = gt_strset_get(t, id, &len);
 
-/* Gives reserved id its frames (nframes > 0).  -EINVAL if id was not
- * reserved, -EALREADY if it has frames already, -ENOMEM. */
-int gt_stacktab_define(struct gt_intern_tab *t, uint64_t id, const uint64_t *words,
-		       uint32_t nframes);
+	*nframes = (uint32_t)(len / GT_STACK_FRAME_BYTES);
+	return w;
+}
 
-void gt_intern_tab_free(struct gt_intern_tab *t);
+/* A stack id whose frames come later; gt_stacktab_define gives them
+ * (-EINVAL if id was not reserved, -EALREADY if it has frames already). */
+static inline int gt_stacktab_reserve(struct gt_strset *t, uint64_t *id)
+{
+	return gt_strset_reserve(t, id);
+}
+
+static inline int gt_stacktab_define(struct gt_strset *t, uint64_t id, const uint64_t *words,
+				     uint32_t nframes)
+{
+	return gt_strset_define(t, id, words, nframes * GT_STACK_FRAME_BYTES);
+}
 
 #endif
