@@ -16,11 +16,13 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "debug_file.h"
 #include "demangle.h"
 #include "elf_file.h"
 #include "intern.h"
 #include "kallsyms.h"
 #include "maps.h"
+#include "safe_open.h"
 #include "table.h"
 #include "testing.h"
 
@@ -166,46 +168,30 @@ static struct proc **proc_slot(struct gt_symbolizer *s, pid_t pid)
 	return pp;
 }
 
-/* Whether fd is the file m maps: same inode and device. */
-static int same_file(int fd, const struct gt_map_line *m)
+/* Opens the mapped file (safe_open.h: no link, no device, no FIFO, and
+ * only if its device and inode are the mapping's): through the process's
+ * root (containers), as the process sees the path; its map_files link
+ * (exact even if replaced or deleted; needs privilege, and the mapping
+ * still there); then the plain path.  *root_fd gets the process's root
+ * (or AT_FDCWD), where the binary's debug file is looked for. */
+static int open_mapped(pid_t pid, const struct gt_map_line *m, const char *path, int *root_fd)
 {
-	struct stat st;
-
-	return !fstat(fd, &st) && st.st_ino == m->inode &&
-	       major(st.st_dev) == m->dev_major && minor(st.st_dev) == m->dev_minor;
-}
-
-static int open_checked(const char *path, const struct gt_map_line *m)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0 && same_file(fd, m))
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	return -ENOENT;
-}
-
-/* Opens the mapped file: through the process's root (containers), its
- * map_files link (exact even if replaced or deleted; needs privilege,
- * and the mapping still there: checked, as another may have replaced
- * it), then the plain path.  A file is trusted only if its device and
- * inode match. */
-static int open_mapped(pid_t pid, const struct gt_map_line *m, const char *path)
-{
-	char buf[4200];
+	struct gt_sym_file_id id = { m->dev_major, m->dev_minor, m->inode };
+	char buf[96];
 	int fd;
 
-	if (!m->deleted) {
-		snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
-		if ((fd = open_checked(buf, m)) >= 0)
-			return fd;
-	}
+	snprintf(buf, sizeof(buf), "/proc/%d/root", (int)pid);
+	*root_fd = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*root_fd < 0)
+		*root_fd = AT_FDCWD;
+	if (!m->deleted && *root_fd != AT_FDCWD &&
+	    (fd = gt_sym_open(*root_fd, path, GT_SYM_OPEN_NO_LINKS, &id, GT_SYM_FILE_MAX)) >= 0)
+		return fd;
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 		 (int)pid, m->start, m->end);
-	if ((fd = open_checked(buf, m)) >= 0)
+	if ((fd = gt_sym_open(AT_FDCWD, buf, GT_SYM_OPEN_TRUSTED, &id, GT_SYM_FILE_MAX)) >= 0)
 		return fd;
-	return open_checked(path, m);
+	return gt_sym_open(AT_FDCWD, path, GT_SYM_OPEN_NO_LINKS, &id, GT_SYM_FILE_MAX);
 }
 
 /* The cached binary for the mapping, opening and parsing it on first
@@ -215,6 +201,7 @@ static struct bin_entry *get_binary(struct gt_symbolizer *s, pid_t pid,
 				    const char *path)
 {
 	unsigned h = (unsigned)((m->inode * 31 + m->dev_major * 7 + m->dev_minor) % BUCKETS);
+	struct gt_sym_origin origin = { AT_FDCWD, path };
 	struct bin_entry *e;
 	int fd;
 
@@ -224,18 +211,21 @@ static struct bin_entry *get_binary(struct gt_symbolizer *s, pid_t pid,
 			return e;
 	/* Not cached when it cannot be opened (the process may have just
 	 * exited): the next process mapping it gets another try. */
-	fd = open_mapped(pid, m, path);
-	if (fd < 0)
-		return NULL;
-	e = calloc(1, sizeof(*e));
+	fd = open_mapped(pid, m, path, &origin.root_fd);
+	e = fd >= 0 ? calloc(1, sizeof(*e)) : NULL;
 	if (!e) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+		if (origin.root_fd != AT_FDCWD)
+			close(origin.root_fd);
 		return NULL;
 	}
 	e->dev_major = m->dev_major;
 	e->dev_minor = m->dev_minor;
 	e->ino = m->inode;
-	e->loaded = gt_binary_load(&e->b, fd) == 0;
+	e->loaded = gt_binary_load(&e->b, fd, &origin) == 0;
+	if (origin.root_fd != AT_FDCWD)
+		close(origin.root_fd);
 	e->next = s->bins[h];
 	s->bins[h] = e;
 	return e;
