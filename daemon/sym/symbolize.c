@@ -16,13 +16,12 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "debug_file.h"
 #include "demangle.h"
 #include "elf_file.h"
 #include "intern.h"
 #include "kallsyms.h"
+#include "loader.h"
 #include "maps.h"
-#include "safe_open.h"
 #include "table.h"
 #include "testing.h"
 
@@ -34,6 +33,8 @@ struct bin_entry {
 	unsigned dev_major, dev_minor;
 	uint64_t ino;
 	int loaded;            /* 0: could not open or parse (fallbacks only) */
+	int open_failed;       /* could not be opened: tried again on a new map */
+	struct gt_sym_job *job; /* its load, while not taken (loader.h) */
 	unsigned refs;         /* mappings of snapshotted processes that use it */
 	struct gt_binary b;
 };
@@ -83,6 +84,7 @@ struct gt_symbolizer {
 	int kstate;            /* 0 not loaded, 1 loaded, -errno failed */
 	struct bin_entry *vdso; /* our own vDSO: the kernel maps the same one
 				 * into every 64-bit process */
+	int no_wait;           /* lookups never wait for a load (tests) */
 	struct cache_slot cache[CACHE_SLOTS];
 	char unmapped[24];     /* "0xADDR" of the last -EFAULT lookup */
 };
@@ -90,6 +92,11 @@ struct gt_symbolizer {
 struct gt_symbolizer *gt_symbolizer_new(void)
 {
 	return calloc(1, sizeof(struct gt_symbolizer));
+}
+
+void gt_symbolizer_no_wait(struct gt_symbolizer *s, int no_wait)
+{
+	s->no_wait = no_wait;
 }
 
 /* A binary no snapshotted process maps any more is closed: a daemon that
@@ -108,6 +115,7 @@ static void release_binary(struct gt_symbolizer *s, struct bin_entry *e)
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		if (s->cache[i].bin == e)
 			s->cache[i].bin = NULL;
+	gt_sym_job_drop(e->job);
 	if (e->loaded)
 		gt_binary_close(&e->b);
 	free(e);
@@ -143,6 +151,7 @@ void gt_symbolizer_free(struct gt_symbolizer *s)
 		while (s->bins[i]) {
 			struct bin_entry *next = s->bins[i]->next;
 
+			gt_sym_job_drop(s->bins[i]->job); /* a stuck one is abandoned */
 			if (s->bins[i]->loaded)
 				gt_binary_close(&s->bins[i]->b);
 			free(s->bins[i]);
@@ -168,67 +177,54 @@ static struct proc **proc_slot(struct gt_symbolizer *s, pid_t pid)
 	return pp;
 }
 
-/* Opens the mapped file (safe_open.h: no link, no device, no FIFO, and
- * only if its device and inode are the mapping's): through the process's
- * root (containers), as the process sees the path; its map_files link
- * (exact even if replaced or deleted; needs privilege, and the mapping
- * still there); then the plain path.  *root_fd gets the process's root
- * (or AT_FDCWD), where the binary's debug file is looked for. */
-static int open_mapped(pid_t pid, const struct gt_map_line *m, const char *path, int *root_fd)
-{
-	struct gt_sym_file_id id = { m->dev_major, m->dev_minor, m->inode };
-	char buf[96];
-	int fd;
-
-	snprintf(buf, sizeof(buf), "/proc/%d/root", (int)pid);
-	*root_fd = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (*root_fd < 0)
-		*root_fd = AT_FDCWD;
-	if (!m->deleted && *root_fd != AT_FDCWD &&
-	    (fd = gt_sym_open(*root_fd, path, GT_SYM_OPEN_NO_LINKS, &id, GT_SYM_FILE_MAX)) >= 0)
-		return fd;
-	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)pid, m->start, m->end);
-	if ((fd = gt_sym_open(AT_FDCWD, buf, GT_SYM_OPEN_TRUSTED, &id, GT_SYM_FILE_MAX)) >= 0)
-		return fd;
-	return gt_sym_open(AT_FDCWD, path, GT_SYM_OPEN_NO_LINKS, &id, GT_SYM_FILE_MAX);
-}
-
-/* The cached binary for the mapping, opening and parsing it on first
- * sight; a file that opens but does not parse is cached as not loaded. */
+/* The cached binary for the mapping; on first sight its open and parse
+ * are posted to the loader (loader.h), and the entry waits for it.  One
+ * that could not be opened (its process may have just exited) gets
+ * another try from the next process that maps it. */
 static struct bin_entry *get_binary(struct gt_symbolizer *s, pid_t pid,
-				    const struct gt_map_line *m,
-				    const char *path)
+				    const struct gt_map_line *m)
 {
 	unsigned h = (unsigned)((m->inode * 31 + m->dev_major * 7 + m->dev_minor) % BUCKETS);
-	struct gt_sym_origin origin = { AT_FDCWD, path };
 	struct bin_entry *e;
-	int fd;
 
 	for (e = s->bins[h]; e; e = e->next)
 		if (e->ino == m->inode && e->dev_major == m->dev_major &&
 		    e->dev_minor == m->dev_minor)
-			return e;
-	/* Not cached when it cannot be opened (the process may have just
-	 * exited): the next process mapping it gets another try. */
-	fd = open_mapped(pid, m, path, &origin.root_fd);
-	e = fd >= 0 ? calloc(1, sizeof(*e)) : NULL;
+			break;
+	if (e && (!e->open_failed || e->job))
+		return e;
 	if (!e) {
-		if (fd >= 0)
-			close(fd);
-		if (origin.root_fd != AT_FDCWD)
-			close(origin.root_fd);
-		return NULL;
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return NULL;
+		e->dev_major = m->dev_major;
+		e->dev_minor = m->dev_minor;
+		e->ino = m->inode;
+		e->next = s->bins[h];
+		s->bins[h] = e;
 	}
-	e->dev_major = m->dev_major;
-	e->dev_minor = m->dev_minor;
-	e->ino = m->inode;
-	e->loaded = gt_binary_load(&e->b, fd, &origin) == 0;
-	if (origin.root_fd != AT_FDCWD)
-		close(origin.root_fd);
-	e->next = s->bins[h];
-	s->bins[h] = e;
+	e->open_failed = 0;
+	e->job = gt_sym_job_post(pid, m);
+	e->open_failed = !e->job;
 	return e;
+}
+
+/* Whether e's binary is loaded, taking the loader's result when it is
+ * done; waits for it only as loader.h says (while it makes progress). */
+static int bin_ready(const struct gt_symbolizer *s, struct bin_entry *e)
+{
+	int rc;
+
+	if (!e->job)
+		return e->loaded;
+	if (!gt_sym_job_wait(e->job, !s->no_wait))
+		return 0;
+	rc = gt_sym_job_take(e->job, &e->b);
+	gt_sym_job_drop(e->job);
+	e->job = NULL;
+	e->loaded = rc == 0;
+	e->open_failed = rc == -ENOENT;
+	return e->loaded;
 }
 
 /* Our vDSO image: section headers come last, so it ends at e_shoff +
@@ -275,7 +271,7 @@ static int add_map(struct gt_symbolizer *s, struct proc *p, size_t *cap,
 	slash = strrchr(pm->module, '/');
 	pm->base = slash ? slash + 1 : pm->module;
 	if (m->inode && pm->module[0] == '/')
-		pm->bin = get_binary(s, pid, m, pm->module);
+		pm->bin = get_binary(s, pid, m);
 	else if (!strcmp(pm->module, "[vdso]"))
 		pm->bin = get_vdso(s);
 	hold_binary(s, pm->bin);
@@ -587,7 +583,7 @@ int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 	}
 	out->module = m->module;
 	off = ip - m->start + m->offset;
-	if (m->bin && m->bin->loaded && !gt_binary_vaddr(&m->bin->b, off, &vaddr))
+	if (m->bin && bin_ready(s, m->bin) && !gt_binary_vaddr(&m->bin->b, off, &vaddr))
 		cached_lookup(s, m->bin, vaddr, &bs);
 	/* Named files: "libx.so+0xOFF" (file offset, as perf and pprof);
 	 * anonymous or pseudo mappings (JIT, stack): the address. */
@@ -613,7 +609,7 @@ int gt_symbolize_ra(struct gt_symbolizer *s, pid_t pid, uint64_t ip, struct gt_r
 	m = map_at(s, pid, ip, &err);
 	if (!m)
 		return err;
-	if (!m->bin || !m->bin->loaded ||
+	if (!m->bin || !bin_ready(s, m->bin) ||
 	    gt_binary_vaddr(&m->bin->b, ip - m->start + m->offset, &vaddr))
 		return -ENOENT;
 	return gt_binary_ra(&m->bin->b, vaddr, out);
@@ -662,7 +658,7 @@ int gt_symbolizer_binary_info(struct gt_symbolizer *s, pid_t pid, uint64_t ip)
 	m = find_map(p, ip);
 	if (!m)
 		return -ENOENT;
-	return m->bin && m->bin->loaded ? (int)m->bin->b.flags : 0;
+	return m->bin && bin_ready(s, m->bin) ? (int)m->bin->b.flags : 0;
 }
 
 size_t gt_symbolizer_names(const struct gt_symbolizer *s)
