@@ -23,12 +23,15 @@ struct gt_sym_job {
 	struct gt_sym_job *next;  /* in the queue */
 	pid_t pid;
 	struct gt_map_line m;     /* m.path: ours, NUL-terminated */
+	int root_fd;              /* the process's root, or AT_FDCWD */
+	int mapped_fd;            /* O_PATH of its map_files link, or -1 */
 	uint64_t posted_ns;
 	int done;                 /* under pool.lock from here on */
 	int dropped;              /* the symbolizer let it go */
 	int late;                 /* a wait for it gave up */
 	int started;              /* a thread runs it: cpu is that thread's clock */
 	clockid_t cpu;
+	pid_t tid;                /* that thread */
 	int rc;
 	struct gt_binary b;
 };
@@ -61,46 +64,43 @@ void (*gt_sym_load_hook)(const char *path);
 /* Opens the mapped file (safe_open.h: no link, no device, no FIFO, and
  * only if its device and inode are the mapping's): through the process's
  * root (containers), as the process sees the path; its map_files link
- * (exact even if replaced or deleted; needs privilege, and the mapping
- * still there); then the plain path.  *root_fd gets the process's root
- * (or AT_FDCWD), where the binary's debug file is looked for. */
-static int open_mapped(pid_t pid, const struct gt_map_line *m, int *root_fd)
+ * (exact even if replaced or deleted; needs privilege); then the plain
+ * path.  The root and the link were taken when the job was posted, while
+ * the process lived (taking them asks no file system anything). */
+static int open_mapped(const struct gt_sym_job *j)
 {
+	const struct gt_map_line *m = &j->m;
 	struct gt_sym_file_id id = { m->dev_major, m->dev_minor, m->inode };
-	char buf[96];
 	int fd;
 
-	snprintf(buf, sizeof(buf), "/proc/%d/root", (int)pid);
-	*root_fd = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (*root_fd < 0)
-		*root_fd = AT_FDCWD;
-	if (!m->deleted && *root_fd != AT_FDCWD &&
-	    (fd = gt_sym_open(*root_fd, m->path, GT_SYM_OPEN_NO_LINKS, &id, GT_SYM_FILE_MAX)) >= 0)
+	if (!m->deleted && j->root_fd != AT_FDCWD &&
+	    (fd = gt_sym_open(j->root_fd, m->path, GT_SYM_OPEN_NO_LINKS, &id, GT_SYM_FILE_MAX)) >= 0)
 		return fd;
-	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)pid, m->start, m->end);
-	if ((fd = gt_sym_open(AT_FDCWD, buf, GT_SYM_OPEN_TRUSTED, &id, GT_SYM_FILE_MAX)) >= 0)
+	if (j->mapped_fd >= 0 &&
+	    (fd = gt_sym_reopen(j->mapped_fd, m->path, &id, GT_SYM_FILE_MAX)) >= 0)
 		return fd;
 	return gt_sym_open(AT_FDCWD, m->path, GT_SYM_OPEN_NO_LINKS, &id, GT_SYM_FILE_MAX);
 }
 
 static void run(struct gt_sym_job *j)
 {
-	struct gt_sym_origin origin = { AT_FDCWD, j->m.path };
+	struct gt_sym_origin origin = { j->root_fd, j->m.path };
 	int fd;
 
 	if (gt_sym_load_hook)
 		gt_sym_load_hook(j->m.path);
-	fd = open_mapped(j->pid, &j->m, &origin.root_fd);
+	fd = open_mapped(j);
 	j->rc = fd < 0 ? -ENOENT : gt_binary_load(&j->b, fd, &origin);
-	if (origin.root_fd != AT_FDCWD)
-		close(origin.root_fd);
 }
 
 static void job_free(struct gt_sym_job *j)
 {
 	if (j->done && j->rc == 0)
 		gt_binary_close(&j->b);
+	if (j->root_fd != AT_FDCWD)
+		close(j->root_fd);
+	if (j->mapped_fd >= 0)
+		close(j->mapped_fd);
 	free((char *)j->m.path);
 	free(j);
 }
@@ -122,6 +122,7 @@ static void *loader_main(void *arg)
 		if (!pool.head)
 			pool.tail = &pool.head;
 		j->started = pthread_getcpuclockid(pthread_self(), &j->cpu) == 0;
+		j->tid = gettid();
 		pool.busy++;
 		pthread_mutex_unlock(&pool.lock);
 		run(j); /* may never return: FUSE */
@@ -153,6 +154,7 @@ static void add_thread(void)
 
 struct gt_sym_job *gt_sym_job_post(pid_t pid, const struct gt_map_line *m)
 {
+	char link[96];
 	struct gt_sym_job *j = calloc(1, sizeof(*j));
 	char *path = j ? strndup(m->path, m->path_len) : NULL;
 
@@ -163,6 +165,14 @@ struct gt_sym_job *gt_sym_job_post(pid_t pid, const struct gt_map_line *m)
 	j->pid = pid;
 	j->m = *m;
 	j->m.path = path;
+	/* O_PATH of magic links: no file system is asked anything */
+	snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
+	j->root_fd = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (j->root_fd < 0)
+		j->root_fd = AT_FDCWD;
+	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+		 m->start, m->end);
+	j->mapped_fd = open(link, O_PATH | O_CLOEXEC);
 	j->posted_ns = gt_now_ns();
 	pthread_once(&pool_once, pool_init);
 	pthread_mutex_lock(&pool.lock);
@@ -184,19 +194,39 @@ static uint64_t job_cpu_ns(const struct gt_sym_job *j)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Whether the job's thread is working: runnable, or waiting for a disk
+ * ('D'); a thread asleep ('S': a FUSE request, a FIFO) is not. */
+static int job_busy(const struct gt_sym_job *j)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)j->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'R' || p[2] == 'D');
+}
+
 /* Waits (pool.lock held) until the job is done, or has made no progress
- * (its thread used no CPU: blocked in open() or a read) for
- * GT_SYM_LOAD_STALL_NS, or GT_SYM_LOAD_WAIT_MAX_NS passed since its post:
- * parsing a large binary with its debug file takes tens of milliseconds
- * of CPU (libc's: 60-90 ms), a file system that does not answer takes
- * none.  Then the job is late. */
+ * for GT_SYM_LOAD_STALL_NS (its thread used no CPU and was neither
+ * runnable nor in a disk wait: asleep in an open() or a read that does not
+ * come back), or GT_SYM_LOAD_WAIT_MAX_NS passed since its post: parsing
+ * a large binary with its debug file takes tens of milliseconds of CPU
+ * (libc's: 60-90 ms), a file system that does not answer takes none.
+ * Then the job is late. */
 static void wait_progress(struct gt_sym_job *j)
 {
 	uint64_t cpu = job_cpu_ns(j), seen = gt_now_ns(), now;
 	uint64_t cap = j->posted_ns + GT_SYM_LOAD_WAIT_MAX_NS;
 
-	if (!j->started)
-		seen = j->posted_ns; /* queued: no progress since the post */
 	while (!j->done) {
 		struct timespec ts;
 		uint64_t c, until;
@@ -212,7 +242,8 @@ static void wait_progress(struct gt_sym_job *j)
 		ts.tv_nsec = (long)(until % 1000000000ull);
 		pthread_cond_timedwait(&pool.done, &pool.lock, &ts);
 		c = job_cpu_ns(j);
-		if (c > cpu) { /* it ran: still working */
+		/* queued (no thread free yet: only the cap applies), running */
+		if (!j->started || c > cpu || job_busy(j)) {
 			cpu = c;
 			seen = gt_now_ns();
 		}

@@ -8,8 +8,9 @@
  * thread, never the queue behind it).  The caller, when it first needs
  * the binary, waits for its load only while the load makes progress: its
  * thread uses CPU (parsing libc and its debug file takes 60-90 ms of it),
- * and at most GT_SYM_LOAD_STALL_NS without any (a FUSE open that never
- * returns uses none), GT_SYM_LOAD_WAIT_MAX_NS in all: a normal load is
+ * is runnable or waits for a disk, and at most GT_SYM_LOAD_STALL_NS
+ * asleep without progress (a FUSE open that never returns sleeps),
+ * GT_SYM_LOAD_WAIT_MAX_NS in all: a normal load is
  * waited for whole and nothing changes for the caller's results.  A load
  * given up on is "late": its binary's frames show as module+0xOFF until it
  * finishes, and while any load is late no caller waits for any other (a

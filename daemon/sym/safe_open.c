@@ -113,31 +113,36 @@ static int check(int pfd, const char *path, const struct gt_sym_file_id *want,
 	return -EPERM;
 }
 
-int gt_sym_open(int root_fd, const char *path, enum gt_sym_open_how how,
-		const struct gt_sym_file_id *want, uint64_t max_size)
+int gt_sym_reopen(int pfd, const char *path, const struct gt_sym_file_id *want,
+		  uint64_t max_size)
 {
 	struct stat st, st2;
 	char self[64];
-	int pfd = open_path(root_fd, path, how), fd, err;
+	int fd, err = check(pfd, path, want, max_size, &st);
 
-	if (pfd < 0)
-		return pfd;
-	err = check(pfd, path, want, max_size, &st);
-	if (err) {
-		close(pfd);
+	if (err)
 		return err;
-	}
 	/* the very inode checked, now for reading */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
 	fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	err = fd < 0 ? -errno : 0;
-	close(pfd);
-	if (err)
-		return err;
+	if (fd < 0)
+		return -errno;
 	if (fstat(fd, &st2) || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {
 		close(fd);
 		return -ESTALE;
 	}
+	return fd;
+}
+
+int gt_sym_open(int root_fd, const char *path, enum gt_sym_open_how how,
+		const struct gt_sym_file_id *want, uint64_t max_size)
+{
+	int pfd = open_path(root_fd, path, how), fd;
+
+	if (pfd < 0)
+		return pfd;
+	fd = gt_sym_reopen(pfd, path, want, max_size);
+	close(pfd);
 	return fd;
 }
 

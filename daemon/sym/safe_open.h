@@ -64,6 +64,11 @@ struct gt_sym_file_id {
 int gt_sym_open(int root_fd, const char *path, enum gt_sym_open_how how,
 		const struct gt_sym_file_id *want, uint64_t max_size);
 
+/* The second half of gt_sym_open, for an O_PATH descriptor the caller
+ * opened (path only names it in the log); pfd stays the caller's. */
+int gt_sym_reopen(int pfd, const char *path, const struct gt_sym_file_id *want,
+		  uint64_t max_size);
+
 /* A path as "/proc/PID/root/REST" (how memtrack names a process's
  * binaries): REST resolved inside that process's root, with no link
  * (GT_SYM_OPEN_NO_LINKS); any other path with no link from the daemon's

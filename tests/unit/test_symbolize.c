@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gt_test.h"
+#include "sym/debug_file.h"
 #include "sym/demangle.h"
 #include "sym/maps.h"
 #include "sym/pclntab.h"
@@ -344,6 +345,42 @@ static void test_forget_closes_binaries(void)
 		 "lookup after re-adding: %s", a.func);
 	reap(&c);
 	gt_symbolizer_free(s);
+}
+
+/* .gnu_debuglink is another user's data: a bare printable file name,
+ * NUL-padded to 4 bytes, then the CRC in the file's byte order. */
+static void test_debuglink_names(void)
+{
+	static const struct { const char *bytes; size_t n; int ok; } cases[] = {
+		{ "libx.so.debug\0\0\0\x78\x56\x34\x12", 20, 1 },
+		{ "a.debug\0\x78\x56\x34\x12", 12, 1 },
+		{ "../../../tmp/x/fifo\0\x78\x56\x34\x12", 24, 0 },
+		{ "dir/x.debug\0\x78\x56\x34\x12", 16, 0 },
+		{ "/etc/shadow\0\x78\x56\x34\x12", 16, 0 },
+		{ ".\0\0\0\x78\x56\x34\x12", 8, 0 },
+		{ "..\0\0\x78\x56\x34\x12", 8, 0 },
+		{ "\0\0\0\0\x78\x56\x34\x12", 8, 0 },
+		{ "a b\0\x78\x56\x34\x12", 8, 0 },
+		{ "a\nb\0\x78\x56\x34\x12", 8, 0 },
+		{ "a.debug\0\x78\x56\x34", 11, 0 },  /* CRC cut short */
+		{ "a.debug", 7, 0 },                      /* no NUL */
+	};
+	char name[GT_DEBUGLINK_MAX + 1], longname[300 + 8];
+	uint32_t crc = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = gt_debuglink_parse(cases[i].bytes, cases[i].n, 0, name, &crc);
+
+		GT_CHECK((rc == 0) == cases[i].ok, "case %zu (%s): rc %d", i, cases[i].bytes, rc);
+		if (rc == 0)
+			GT_CHECK(crc == 0x12345678 && !strchr(name, '/'), "case %zu: crc %x", i, crc);
+	}
+	GT_CHECK(gt_debuglink_parse(cases[1].bytes, cases[1].n, 1, name, &crc) == 0 &&
+		 crc == 0x78563412, "big-endian CRC: %x", crc);
+	memset(longname, 'a', 300);
+	memset(longname + 300, 0, 8);
+	GT_CHECK(gt_debuglink_parse(longname, sizeof(longname), 0, name, &crc) != 0,
+		 "a 300-byte name was taken");
 }
 
 /* A load that never returns (a FUSE file system that does not answer):
@@ -890,6 +927,7 @@ int main(int argc, char **argv)
 	GT_RUN(test_cplusplus);
 	GT_RUN(test_child_after_exit);
 	GT_RUN(test_forget_closes_binaries);
+	GT_RUN(test_debuglink_names);
 	GT_RUN(test_stuck_load);
 	GT_RUN(test_maps_reread);
 	GT_RUN(test_deleted_binary);
