@@ -235,6 +235,9 @@ static void wait_progress(struct gt_sym_job *j)
 		if (now >= cap || now - seen >= GT_SYM_LOAD_STALL_NS) {
 			j->late = 1;
 			pool.late++;
+			fprintf(stderr, "symbols: loading %.300s is %s: its frames are unnamed "
+				"until it ends\n", j->m.path,
+				now >= cap ? "taking long" : "not making progress (a file system that does not answer?)");
 			return;
 		}
 		until = now + GT_SYM_LOAD_STALL_NS / 4;
