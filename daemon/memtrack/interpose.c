@@ -315,7 +315,9 @@ int gt_mt_elf_is_static(const char *path)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
-	int fd = gt_sym_open_rooted(path, GT_SYM_FILE_MAX), rc = 1; /* a user's file */
+	/* path is /proc/PID/exe, the kernel's link to the very executable:
+	 * followed, then held to a regular file (sym/safe_open.h) */
+	int fd = gt_sym_open(AT_FDCWD, path, GT_SYM_OPEN_TRUSTED, NULL, GT_SYM_FILE_MAX), rc = 1;
 
 	if (fd < 0)
 		return fd;
