@@ -43,8 +43,8 @@ int gt_mt_interpose_poll(struct gt_mt_interpose *ip, struct gt_mt_pcs *pcs, int 
 			 gt_memtrack_emit_fn fn, void *ctx);
 
 /* 1 if the ELF file at path (/proc/PID/exe: followed) has no program
- * interpreter (a static
- * program: LD_PRELOAD means nothing to it), 0 if it has one, -errno. */
+ * interpreter (a static program: LD_PRELOAD means nothing to it), 0 if
+ * it has one, -errno. */
 int gt_mt_elf_is_static(const char *path);
 
 struct gt_mt_interpose_stats {
