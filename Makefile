@@ -197,7 +197,8 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 # Each fuzz target links the format library (FORMAT_SRCS, as the main build)
 # plus the daemon sources it names in a line `// fuzz-links: ...`: a folder
 # (every .c file in it, as the main build takes a folder, so a file added
-# there is linked too), a pattern (daemon/ctl/report_*.c) or a file.
+# there is linked too), a pattern (daemon/ctl/report_*.c) or a file; and the
+# libraries a line `// fuzz-libs: ...` names (-lelf -ldw -lz).
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
                -Iformat -Ibpf -Idaemon -Itests/lib -Ibuild/gen
 
@@ -205,13 +206,14 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
 # name that matches nothing is kept, for the compiler to say so).
 fuzz_links = $(foreach w,$(shell sed -n 's|^// fuzz-links: ||p' $(1)),\
 	$(or $(wildcard $(w)/*.c),$(wildcard $(w)),$(w)))
+fuzz_libs = $(shell sed -n 's|^// fuzz-libs: ||p' $(1))
 
 fuzz: $(FUZZERS)
 
 build/fuzz/%: tests/fuzz/%.c $(FORMAT_SRCS) $(wildcard format/*/*.h daemon/*/*.h daemon/*/*.c) build/gen/syscall_names.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FORMAT_SRCS) $(call fuzz_links,$<) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FORMAT_SRCS) $(call fuzz_links,$<) $(call fuzz_libs,$<) -o $@
 
 # ---- entry points ------------------------------------------------------------
 check:

@@ -15,6 +15,7 @@
 #include "common/procfs.h"
 #include "interpose/heap_shm.h"
 #include "internal.h"
+#include "sym/safe_open.h"
 
 /* Processes seen in the record (a session's command and its children). */
 #define GT_IP_MAX_PROCS 1024
@@ -108,9 +109,10 @@ int gt_mt_interpose_open(pid_t pid, struct gt_mt_interpose **out, char *err, siz
 			 rc == -ENOENT ? "no " GT_HEAP_SHM_NAME " memfd" : strerror(-rc));
 		return rc;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* the process's descriptor: a regular file (the memfd), never a FIFO */
+	fd = gt_sym_open(AT_FDCWD, path, GT_SYM_OPEN_TRUSTED, NULL, GT_SYM_FILE_MAX);
 	if (fd < 0) {
-		rc = -errno;
+		rc = fd;
 		snprintf(err, errlen, "opening the heap record of pid %d: %s", (int)pid,
 			 strerror(-rc));
 		return rc;
@@ -306,10 +308,12 @@ int gt_mt_elf_is_static(const char *path)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 1;
+	/* path is /proc/PID/exe, the kernel's link to the very executable:
+	 * followed, then held to a regular file (sym/safe_open.h) */
+	int fd = gt_sym_open(AT_FDCWD, path, GT_SYM_OPEN_TRUSTED, NULL, GT_SYM_FILE_MAX), rc = 1;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_phentsize != sizeof(ph)) {

@@ -19,6 +19,7 @@
 #include "demangle.h"
 #include "elf_file.h"
 #include "kallsyms.h"
+#include "loader.h"
 #include "maps.h"
 #include "table.h"
 #include "testing.h"
@@ -31,6 +32,8 @@ struct bin_entry {
 	unsigned dev_major, dev_minor;
 	uint64_t ino;
 	int loaded;            /* 0: could not open or parse (fallbacks only) */
+	int open_failed;       /* could not be opened: tried again on a new map */
+	struct gt_sym_job *job; /* its load, while not taken (loader.h) */
 	unsigned refs;         /* mappings of snapshotted processes that use it */
 	struct gt_binary b;
 };
@@ -79,6 +82,7 @@ struct gt_symbolizer {
 	int kstate;            /* 0 not loaded, 1 loaded, -errno failed */
 	struct bin_entry *vdso; /* our own vDSO: the kernel maps the same one
 				 * into every 64-bit process */
+	int no_wait;           /* lookups never wait for a load (tests) */
 	struct cache_slot cache[CACHE_SLOTS];
 	char unmapped[24];     /* "0xADDR" of the last -EFAULT lookup */
 };
@@ -104,6 +108,11 @@ static const char *intern(struct gt_symbolizer *s, const char *p, size_t len)
 	return gt_strset_add(&s->strings, p, len, NULL, &copy) ? NULL : copy;
 }
 
+void gt_symbolizer_no_wait(struct gt_symbolizer *s, int no_wait)
+{
+	s->no_wait = no_wait;
+}
+
 /* A binary no snapshotted process maps any more is closed: a daemon that
  * sees thousands of short-lived processes keeps only what is in use. */
 static void bin_key(uint64_t key[2], uint64_t ino, unsigned major, unsigned minor)
@@ -123,6 +132,7 @@ static void release_binary(struct gt_symbolizer *s, struct bin_entry *e)
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		if (s->cache[i].bin == e)
 			s->cache[i].bin = NULL;
+	gt_sym_job_drop(e->job);
 	if (e->loaded)
 		gt_binary_close(&e->b);
 	free(e);
@@ -156,6 +166,7 @@ void gt_symbolizer_free(struct gt_symbolizer *s)
 		if (!gt_idmap_full(&s->bins, i))
 			continue;
 		e = *(struct bin_entry **)gt_idmap_val(&s->bins, i);
+		gt_sym_job_drop(e->job); /* a stuck one is abandoned */
 		if (e->loaded)
 			gt_binary_close(&e->b);
 		free(e);
@@ -191,85 +202,58 @@ static int proc_put(struct gt_symbolizer *s, pid_t pid, struct proc *p)
 	return 0;
 }
 
-/* Whether fd is the file m maps: same inode and device. */
-static int same_file(int fd, const struct gt_map_line *m)
-{
-	struct stat st;
-
-	return !fstat(fd, &st) && st.st_ino == m->inode &&
-	       major(st.st_dev) == m->dev_major && minor(st.st_dev) == m->dev_minor;
-}
-
-static int open_checked(const char *path, const struct gt_map_line *m)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0 && same_file(fd, m))
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	return -ENOENT;
-}
-
-/* Opens the mapped file: through the process's root (containers), its
- * map_files link (exact even if replaced or deleted; needs privilege,
- * and the mapping still there: checked, as another may have replaced
- * it), then the plain path.  A file is trusted only if its device and
- * inode match. */
-static int open_mapped(pid_t pid, const struct gt_map_line *m, const char *path)
-{
-	char buf[4200];
-	int fd;
-
-	if (!m->deleted) {
-		snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
-		if ((fd = open_checked(buf, m)) >= 0)
-			return fd;
-	}
-	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)pid, m->start, m->end);
-	if ((fd = open_checked(buf, m)) >= 0)
-		return fd;
-	return open_checked(path, m);
-}
-
-/* The cached binary for the mapping, opening and parsing it on first
- * sight; a file that opens but does not parse is cached as not loaded. */
+/* The cached binary for the mapping; on first sight its open and parse
+ * are posted to the loader (loader.h), and the entry waits for it.  One
+ * that could not be opened (its process may have just exited) gets
+ * another try from the next process that maps it. */
 static struct bin_entry *get_binary(struct gt_symbolizer *s, pid_t pid,
-				    const struct gt_map_line *m,
-				    const char *path)
+				    const struct gt_map_line *m)
 {
 	struct bin_entry *e, **slot;
 	uint64_t key[2];
-	int fd, isnew;
+	int isnew;
 
 	bin_key(key, m->inode, m->dev_major, m->dev_minor);
 	slot = gt_idmap_find(&s->bins, key);
-	if (slot)
-		return *slot;
-	/* Not cached when it cannot be opened (the process may have just
-	 * exited): the next process mapping it gets another try. */
-	fd = open_mapped(pid, m, path);
-	if (fd < 0)
-		return NULL;
-	e = calloc(1, sizeof(*e));
+	e = slot ? *slot : NULL;
+	if (e && (!e->open_failed || e->job))
+		return e;
 	if (!e) {
-		close(fd);
-		return NULL;
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return NULL;
+		e->dev_major = m->dev_major;
+		e->dev_minor = m->dev_minor;
+		e->ino = m->inode;
+		slot = gt_idmap_insert(&s->bins, key, &isnew);
+		if (!slot) {
+			free(e);
+			return NULL;
+		}
+		*slot = e;
 	}
-	e->dev_major = m->dev_major;
-	e->dev_minor = m->dev_minor;
-	e->ino = m->inode;
-	e->loaded = gt_binary_load(&e->b, fd) == 0;
-	slot = gt_idmap_insert(&s->bins, key, &isnew);
-	if (!slot) {
-		if (e->loaded)
-			gt_binary_close(&e->b);
-		free(e);
-		return NULL;
-	}
-	*slot = e;
+	e->open_failed = 0;
+	e->job = gt_sym_job_post(pid, m);
+	e->open_failed = !e->job;
 	return e;
+}
+
+/* Whether e's binary is loaded, taking the loader's result when it is
+ * done; waits for it only as loader.h says (while it makes progress). */
+static int bin_ready(const struct gt_symbolizer *s, struct bin_entry *e)
+{
+	int rc;
+
+	if (!e->job)
+		return e->loaded;
+	if (!gt_sym_job_wait(e->job, !s->no_wait))
+		return 0;
+	rc = gt_sym_job_take(e->job, &e->b);
+	gt_sym_job_drop(e->job);
+	e->job = NULL;
+	e->loaded = rc == 0;
+	e->open_failed = rc == -ENOENT;
+	return e->loaded;
 }
 
 /* Our vDSO image: section headers come last, so it ends at e_shoff +
@@ -316,7 +300,7 @@ static int add_map(struct gt_symbolizer *s, struct proc *p, size_t *cap,
 	slash = strrchr(pm->module, '/');
 	pm->base = slash ? slash + 1 : pm->module;
 	if (m->inode && pm->module[0] == '/')
-		pm->bin = get_binary(s, pid, m, pm->module);
+		pm->bin = get_binary(s, pid, m);
 	else if (!strcmp(pm->module, "[vdso]"))
 		pm->bin = get_vdso(s);
 	hold_binary(s, pm->bin);
@@ -629,7 +613,7 @@ int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 	}
 	out->module = m->module;
 	off = ip - m->start + m->offset;
-	if (m->bin && m->bin->loaded && !gt_binary_vaddr(&m->bin->b, off, &vaddr))
+	if (m->bin && bin_ready(s, m->bin) && !gt_binary_vaddr(&m->bin->b, off, &vaddr))
 		cached_lookup(s, m->bin, vaddr, &bs);
 	/* Named files: "libx.so+0xOFF" (file offset, as perf and pprof);
 	 * anonymous or pseudo mappings (JIT, stack): the address. */
@@ -655,7 +639,7 @@ int gt_symbolize_ra(struct gt_symbolizer *s, pid_t pid, uint64_t ip, struct gt_r
 	m = map_at(s, pid, ip, &err);
 	if (!m)
 		return err;
-	if (!m->bin || !m->bin->loaded ||
+	if (!m->bin || !bin_ready(s, m->bin) ||
 	    gt_binary_vaddr(&m->bin->b, ip - m->start + m->offset, &vaddr))
 		return -ENOENT;
 	return gt_binary_ra(&m->bin->b, vaddr, out);
@@ -704,7 +688,7 @@ int gt_symbolizer_binary_info(struct gt_symbolizer *s, pid_t pid, uint64_t ip)
 	m = find_map(p, ip);
 	if (!m)
 		return -ENOENT;
-	return m->bin && m->bin->loaded ? (int)m->bin->b.flags : 0;
+	return m->bin && bin_ready(s, m->bin) ? (int)m->bin->b.flags : 0;
 }
 
 size_t gt_symbolizer_names(const struct gt_symbolizer *s)
