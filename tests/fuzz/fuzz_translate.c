@@ -9,7 +9,7 @@
  * [selector][struct bytes...]; the selector picks the type and, with its
  * high bit, a truncated record.
  */
-// fuzz-links: daemon/translate
+// fuzz-links: daemon/translate daemon/common/procfs.c
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
