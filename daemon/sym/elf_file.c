@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbolize.h"
@@ -133,6 +134,21 @@ static int build_id_path(Elf *elf, char *path, size_t len)
 	return -ENOENT;
 }
 
+/* A debug file's path comes from the traced binary (its debuglink may say
+ * "../../tmp/fifo"): never wait on a FIFO or a device, only read a
+ * regular file. */
+static int open_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Opens a separate debug file (build-id first, then debuglink next to
  * the debug root); 0 if found. */
 static int open_debug_file(struct gt_binary *b, Elf *elf)
@@ -143,7 +159,7 @@ static int open_debug_file(struct gt_binary *b, Elf *elf)
 	int fd = -1;
 
 	if (build_id_path(elf, path, sizeof(path)) == 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = open_regular(path);
 	scn = fd < 0 ? find_section(elf, ".gnu_debuglink", &sh) : NULL;
 	if (scn) {
 		Elf_Data *d = elf_getdata(scn, NULL);
@@ -151,7 +167,7 @@ static int open_debug_file(struct gt_binary *b, Elf *elf)
 		if (d && d->d_size && memchr(d->d_buf, 0, d->d_size)) {
 			snprintf(path, sizeof(path), DEBUG_ROOT "/%s",
 				 (const char *)d->d_buf);
-			fd = open(path, O_RDONLY | O_CLOEXEC);
+			fd = open_regular(path);
 		}
 	}
 	if (fd < 0)

@@ -177,7 +177,8 @@ static int same_file(int fd, const struct gt_map_line *m)
 
 static int open_checked(const char *path, const struct gt_map_line *m)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: the path may have become a FIFO (its inode then differs) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd >= 0 && same_file(fd, m))
 		return fd;
