@@ -122,7 +122,7 @@ int gt_output_name_partial(struct gt_output *o, char *why, size_t whylen)
 /* The finished trace cannot go to its path: it stays beside it under a
  * name of ours (the named temporary, or the anonymous file linked as
  * PATH.partial-PID), and why says where. */
-static int keep_aside(struct gt_output *o, char *why, size_t whylen)
+static int keep_aside(struct gt_output *o, const char *note, char *why, size_t whylen)
 {
 	char proc[64], kept[sizeof(o->tmp)];
 	size_t n = strlen(why);
@@ -136,12 +136,29 @@ static int keep_aside(struct gt_output *o, char *why, size_t whylen)
 			kept[0] = 0;
 	}
 	if (kept[0])
-		snprintf(why + n, whylen - n, " (it appeared while recording); the trace is kept as %s",
-			 kept);
+		snprintf(why + n, whylen - n, "%s; the trace is kept as %s", note, kept);
 	close(o->fd);
 	o->fd = -1;
 	o->tmp[0] = 0;
 	return -EEXIST;
+}
+
+/* What -o names now, if it is a non-empty regular file, becomes PATH.old
+ * (replacing an older one), as perf record keeps perf.data.old: a new
+ * recording never silently destroys the last one.  Just before the new
+ * trace is linked into place. */
+static int keep_old(const struct gt_output *o, char *why, size_t whylen)
+{
+	char old[sizeof(o->path) + 8];
+	struct stat st;
+
+	if (lstat(o->path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+		return 0;
+	snprintf(old, sizeof(old), "%s.old", o->path);
+	if (rename(o->path, old) == 0)
+		return 0;
+	snprintf(why, whylen, "cannot keep the existing %s as %s: %s", o->path, old, strerror(errno));
+	return -errno;
 }
 
 int gt_output_commit(struct gt_output *o, char *why, size_t whylen)
@@ -153,7 +170,9 @@ int gt_output_commit(struct gt_output *o, char *why, size_t whylen)
 		err = -errno;
 	/* The path may have been replaced while we recorded. */
 	if (!err && refuse_special(o->path, why, whylen))
-		return keep_aside(o, why, whylen);
+		return keep_aside(o, " (it appeared while recording)", why, whylen);
+	if (!err && keep_old(o, why, whylen))
+		return keep_aside(o, "", why, whylen);
 	if (!err && o->tmp[0]) {
 		if (rename(o->tmp, o->path) < 0)
 			err = -errno;
