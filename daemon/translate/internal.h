@@ -105,7 +105,9 @@ struct gt_translator {
 	struct gt_stack_cache stack_ids;
 	struct gt_stack_cache ra_slots;
 	struct gt_frame *frames; /* scratch, GT_MAX_STACK_FRAMES */
-	uint64_t next_goid;
+	uint64_t next_goid;     /* ids of reused TIDs: from GT_TR_REUSED_GOID */
+	uint64_t *tid_used;     /* bitmap: TIDs already given as goroutine ids */
+	size_t ntid_used;       /* its words */
 	uint64_t now;           /* time of the event being translated */
 	uint64_t begin_ts;      /* the snapshot's time (its GoCreates') */
 	bool snapshot_done;     /* its Gomaxprocs is written */
@@ -119,6 +121,12 @@ struct gt_translator {
 	int err;                /* first writer/allocation error */
 	struct gt_translator_stats st;
 };
+
+/* A thread's goroutine id is its TID, the first time the recording sees
+ * that TID (pid_max is at most 2^22); a reused TID's next thread gets an
+ * id from here up, never a TID: ids stay unique and the TID shows in
+ * every viewer. */
+#define GT_TR_REUSED_GOID (1ull << 32)
 
 /* translate_state.c: thread table, emission, P helpers */
 struct gt_thread *gt_tr_lookup(struct gt_translator *t, uint32_t tid);

@@ -21,7 +21,7 @@ int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 	t->titles = o->titles;
 	t->version = o->go_version ? o->go_version : GT_V1_19;
 	t->mask = o->session_mask;
-	t->next_goid = 1; /* 0 is G 0, never a thread */
+	t->next_goid = GT_TR_REUSED_GOID; /* 0 is G 0, never a thread */
 	t->nbuckets = 256;
 	t->cpus = calloc((size_t)o->ncpus + 1, sizeof(*t->cpus));
 	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
@@ -49,6 +49,7 @@ void gt_translator_free(struct gt_translator *t)
 	gt_tr_heap_free(t);
 	free(t->cpus);
 	free(t->frames);
+	free(t->tid_used);
 	gt_tr_stack_free(t);
 	gt_tr_names_free(t);
 	free(t);
