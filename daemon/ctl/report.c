@@ -38,7 +38,8 @@ static void usage(FILE *f)
 		"  Percentiles come from a log-linear histogram per thread (64 buckets\n"
 		"  per power of two, HDR-like): within 1%% of the exact value.\n"
 		"options:\n"
-		"  --top N            rows per table (default 10; 0: all)\n"
+		"  --top N            rows per table (default 10; 0: all), and stacks\n"
+		"                     per off-CPU reason (default 3)\n"
 		"  --since DUR        window start, from the trace's first event (1.5s,\n"
 		"  --until DUR        200ms, 40us, 100ns; a bare number is seconds); a\n"
 		"                     figure counts when the event ending it is inside\n"
@@ -121,6 +122,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			o->top = (int)strtol(optarg, &end, 10);
 			if (*end || end == optarg || o->top < 0)
 				return bad("--top", optarg);
+			o->top_given = 1;
 			break;
 		case 's':
 			if ((o->win.since_ns = parse_dur(optarg)) < 0)

@@ -8,11 +8,13 @@
 #  - Go 1.19's Goroutines page keeps one python3 group, whose page links
 #    every thread by its TID (goid=TID);
 #  - Go 1.23's Goroutines page keeps one python3 group, whose page links
-#    every thread by its TID.
+#    every thread by its TID;
+#  - report --json carries the off-CPU stacks (frames, tid), and --top N
+#    governs the stacks per reason (5 sleep stacks of the 6 sleepers).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-CASES="identity_json identity_report identity_go119 identity_go123"
+CASES="identity_json identity_report identity_go119 identity_go123 report_json_stacks report_top_stacks"
 # shellcheck disable=SC2086
 gt_require_bpf $CASES
 # shellcheck disable=SC2086
@@ -49,6 +51,15 @@ if "$GTCTL" report --thread "$tid" "$t" >"$GT_TMP/one.out" 2>&1 &&
 else
 	fail identity_report "--thread $tid: $(head -6 "$GT_TMP/one.out")"
 fi
+
+why=$(python3 -c 'import json,sys
+s = json.load(open(sys.argv[1])).get("offcpu_stacks")
+if not s: print("no offcpu_stacks")
+elif not any(x["reason"] == "sleep" and x["tid"] and any(f["func"] for f in x["frames"]) for x in s):
+    print("no sleep stack with a tid and named frames: %s" % s[:2])' "$GT_TMP/pool.json")
+gt_report report_json_stacks "$why"
+n=$("$GTCTL" report --top 5 "$t" | sed -n '/^Top off-CPU stacks/,/^$/p' | sed -n '/^  sleep:/,/^  [a-z]*:/p' | grep -c ' stops of G')
+[ "$n" = 5 ] && ok report_top_stacks || fail report_top_stacks "--top 5 shows $n sleep stacks, want 5"
 
 # missing_goids PAGE: the python3 tids the page does not link as goid=TID
 missing_goids() {
