@@ -30,6 +30,9 @@ volatile __u32 n_cgroup_sessions = 0;
  * (no map lookup).  Each object's own .bss, written by its user space. */
 volatile __u32 all_sessions = 0;
 volatile __u32 all_kthread_sessions = 0;
+/* The recorder's own process (gotraced, or gotracectl in embedded mode),
+ * set before load: "every process" means every other one. */
+const volatile __u32 self_tgid = 0;
 
 #define GT_PF_KTHREAD 0x00200000 /* include/linux/sched.h PF_KTHREAD */
 
@@ -216,7 +219,7 @@ static __always_inline __u32 task_mask(struct task_struct *t)
 	}
 	if (n_cgroup_sessions)
 		mask |= cgroup_mask(t);
-	if (all_sessions)
+	if (all_sessions && tgid != self_tgid)
 		/* GT_TASK_FIELD: no BTF task pointer before 5.11 */
 		mask |= (GT_TASK_FIELD(t, flags) & GT_PF_KTHREAD) ? all_kthread_sessions : all_sessions;
 	if (mask & owner_sessions) {

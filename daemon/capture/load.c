@@ -148,6 +148,7 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 				 o->stack_map_entries ? o->stack_map_entries : DEFAULT_STACK_ENTRIES);
 	bpf_map__set_max_entries(c->skel->maps.rings, c->ncpus);
 	c->skel->rodata->wakeup_bytes = size / 4;
+	c->skel->rodata->self_tgid = (uint32_t)getpid();
 	set_percpu_offsets(c, o);
 	rc = create_rings(c, size, fds, err, errlen);
 	if (rc)

@@ -1,6 +1,7 @@
 /* Client side of the gotraced protocol (see client.h). */
 #include "client.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -12,6 +13,32 @@
 
 /* Once a message has started, the rest must follow promptly. */
 #define REST_OF_MESSAGE_MS 5000
+
+/* Whether a process called gotraced runs (any user may read a comm): a
+ * socket we may not reach says nothing of whether anyone listens on it. */
+static int gotraced_running(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char path[64], comm[32];
+	int found = 0;
+
+	while (d && !found && (e = readdir(d))) {
+		FILE *f;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/comm", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		found = fgets(comm, sizeof(comm), f) && !strcmp(comm, "gotraced\n");
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
 
 int gt_client_connect(const char *sock_path, char *err, size_t errlen)
 {
@@ -38,6 +65,10 @@ int gt_client_connect(const char *sock_path, char *err, size_t errlen)
 		return fd;
 	rc = -errno;
 	close(fd);
+	if ((rc == -EACCES || rc == -EPERM) && !gotraced_running()) {
+		snprintf(err, errlen, "no gotraced daemon is running (%s: %s)", path, strerror(-rc));
+		return -ENOENT;
+	}
 	if (rc == -ENOENT || rc == -ECONNREFUSED)
 		snprintf(err, errlen, "no gotraced daemon is running (%s: %s)", path, strerror(-rc));
 	else if (rc == -EACCES || rc == -EPERM)

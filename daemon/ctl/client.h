@@ -34,7 +34,8 @@
 
 /* Connects to the daemon's socket (NULL = $GOTRACED_SOCKET or the default).
  * Returns the connected descriptor, or -errno: -ENOENT / -ECONNREFUSED mean
- * "no daemon is running there", -EACCES "not allowed to use the socket". */
+ * "no daemon is running there" (also when the socket is out of reach and
+ * no process called gotraced runs), -EACCES "not allowed to use the socket". */
 int gt_client_connect(const char *sock_path, char *err, size_t errlen);
 
 /* Sends RECORD for the session `o` describes (the daemon fills in what is

@@ -256,6 +256,26 @@ static int keep_aside(struct gt_output *o, char *why, size_t whylen)
 	return -EEXIST;
 }
 
+/* What -o names now, if it is a non-empty regular file, becomes FILE.old
+ * (replacing an older one), as perf record keeps perf.data.old: a new
+ * recording never silently destroys the last one.  Just before the new
+ * trace is renamed into place. */
+static int keep_old(const struct gt_output *o, char *why, size_t whylen)
+{
+	char old[sizeof(o->base) + 8];
+	struct stat st;
+
+	if (fstatat(o->dirfd, o->base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size == 0)
+		return 0;
+	snprintf(old, sizeof(old), "%s.old", o->base);
+	if (renameat(o->dirfd, o->base, o->dirfd, old) == 0)
+		return 0;
+	snprintf(why, whylen, "cannot keep the existing %s as %s.old: %s", o->path, o->path,
+		 strerror(errno));
+	return -1;
+}
+
 /* Links the anonymous trace as a temporary name of ours in the directory. */
 static int link_anonymous(struct gt_output *o)
 {
@@ -303,6 +323,8 @@ int gt_output_commit(struct gt_output *o, char *why, size_t whylen)
 		o->tmp[0] = 0;
 		return keep_aside(o, why, whylen);
 	}
+	if (keep_old(o, why, whylen))
+		return keep_aside(o, why, whylen);
 	if (renameat(o->dirfd, o->tmp, o->dirfd, o->base) < 0) {
 		err = -errno;
 		snprintf(why, whylen, "cannot save %s: %s", o->path, strerror(-err));

@@ -39,9 +39,11 @@ int gt_output_open(struct gt_output *o, const char *path, char *why, size_t whyl
  * renames it to PATH; discard removes it. */
 int gt_output_name_partial(struct gt_output *o, char *why, size_t whylen);
 
-/* Makes the finished trace appear at o->path (replacing an old regular
- * file).  If something other than a regular file took the path meanwhile,
- * it is left alone and the trace is kept beside it (why says where). */
+/* Makes the finished trace appear at o->path; a non-empty regular file
+ * there is kept as PATH.old (an older PATH.old is replaced), as perf does.
+ * If something other than a regular file took the path meanwhile, or the
+ * old file cannot be kept, it is left alone and the trace is kept beside
+ * it (why says where). */
 int gt_output_commit(struct gt_output *o, char *why, size_t whylen);
 
 /* Drops the unfinished trace: nothing appears at o->path. */

@@ -406,7 +406,9 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 	gt_writer_stats(s->writer, &ws);
 	gt_translator_stats(s->tr, &ts);
 	st->trace_events = ws.events;
-	st->bytes = ws.bytes;
+	/* batches are written when full: the open ones count too (status
+	 * showed BYTES 16, the header, beside thousands of events) */
+	st->bytes = ws.bytes + ws.buffered;
 	st->threads = ts.threads;
 	st->repairs = ts.repairs;
 	st->drops = s->closing ? s->drops :

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include "common/parse_args.h"
 #include "proc_snapshot.h"
@@ -88,7 +89,8 @@ static int attach_all(struct gt_session *s, const struct gt_session_opts *o,
 		return err;
 	}
 	for (int i = 0; i < n; i++)
-		if (list[i].pid != 2 && (!list[i].kthread || o->kernel_threads)) /* 2: kthreadd */
+		if (list[i].pid != 2 && list[i].pid != getpid() && /* 2: kthreadd; not us */
+		    (!list[i].kthread || o->kernel_threads))
 			take_found(e, snap, &list[i]);
 	free(list);
 	return 0;

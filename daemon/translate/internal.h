@@ -90,7 +90,9 @@ struct gt_translator {
 	struct gt_idmap stack_ids; /* (tgid, ustack, kstack, caller) -> writer stack id */
 	struct gt_idmap ra_slots;  /* (tgid, ustack) -> return-address slot */
 	struct gt_frame *frames; /* scratch, GT_MAX_STACK_FRAMES */
-	uint64_t next_goid;
+	uint64_t next_goid;     /* ids of reused TIDs: from GT_TR_REUSED_GOID */
+	uint64_t *tid_used;     /* bitmap: TIDs already given as goroutine ids */
+	size_t ntid_used;       /* its words */
 	uint64_t now;           /* time of the event being translated */
 	uint64_t begin_ts;      /* the snapshot's time (its GoCreates') */
 	bool snapshot_done;     /* its Gomaxprocs is written */
@@ -104,6 +106,12 @@ struct gt_translator {
 	int err;                /* first writer/allocation error */
 	struct gt_translator_stats st;
 };
+
+/* A thread's goroutine id is its TID, the first time the recording sees
+ * that TID (pid_max is at most 2^22); a reused TID's next thread gets an
+ * id from here up, never a TID: ids stay unique and the TID shows in
+ * every viewer. */
+#define GT_TR_REUSED_GOID (1ull << 32)
 
 /* translate_state.c: thread table, emission, P helpers */
 /* The thread in slot i of t->threads, or NULL: for (i = 0; i < t->threads.cap;

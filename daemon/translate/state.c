@@ -42,6 +42,31 @@ void gt_tr_set_comm(struct gt_translator *t, struct gt_thread *th, const char *c
 	gt_tr_note_comm(t, th);
 }
 
+/* th's goroutine id: its TID if no goroutine had it yet (see
+ * GT_TR_REUSED_GOID); without memory for the bitmap, a fresh id. */
+static uint64_t new_goid(struct gt_translator *t, uint32_t tid)
+{
+	size_t w = tid / 64;
+
+	if (tid && w >= t->ntid_used) {
+		size_t n = t->ntid_used ? t->ntid_used : 64;
+		uint64_t *nv;
+
+		while (n <= w)
+			n *= 2;
+		nv = realloc(t->tid_used, n * sizeof(*nv));
+		if (!nv)
+			return t->next_goid++;
+		memset(nv + t->ntid_used, 0, (n - t->ntid_used) * sizeof(*nv));
+		t->tid_used = nv;
+		t->ntid_used = n;
+	}
+	if (!tid || (t->tid_used[w] >> (tid % 64)) & 1)
+		return t->next_goid++;
+	t->tid_used[w] |= 1ull << (tid % 64);
+	return tid;
+}
+
 /* A record for a thread not in the table; no event is written here. */
 struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid,
 			    const char *comm)
@@ -54,7 +79,7 @@ struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid
 	}
 	th->tid = tid;
 	th->tgid = tgid;
-	th->goid = t->next_goid++;
+	th->goid = new_goid(t, tid);
 	th->born = t->now;
 	th->state = GT_TH_RUNNABLE;
 	th->cpu = -1;

@@ -23,7 +23,7 @@ int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 	t->titles = o->titles;
 	t->version = o->go_version ? o->go_version : GT_V1_19;
 	t->mask = o->session_mask;
-	t->next_goid = 1; /* 0 is G 0, never a thread */
+	t->next_goid = GT_TR_REUSED_GOID; /* 0 is G 0, never a thread */
 	gt_idmap_init(&t->threads, 1, sizeof(struct gt_thread *));
 	t->cpus = calloc((size_t)o->ncpus + 1, sizeof(*t->cpus));
 	t->frames = calloc(GT_MAX_STACK_FRAMES, sizeof(*t->frames));
@@ -45,6 +45,7 @@ void gt_translator_free(struct gt_translator *t)
 	gt_tr_heap_free(t);
 	free(t->cpus);
 	free(t->frames);
+	free(t->tid_used);
 	gt_tr_stack_free(t);
 	gt_tr_names_free(t);
 	free(t);

@@ -503,6 +503,9 @@ static int define_leftovers(struct gt_writer *w)
 void gt_writer_stats(const struct gt_writer *w, struct gt_writer_stats *st)
 {
 	*st = w->st;
+	st->buffered = 0;
+	for (int p = 0; p < w->nps; p++)
+		st->buffered += w->ps[p].pos;
 }
 
 int gt_writer_open(struct gt_writer **out, int fd, int version, uint64_t freq)

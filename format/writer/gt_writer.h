@@ -123,6 +123,7 @@ int gt_writer_stack_define_rooted(struct gt_writer *w, uint64_t id, uint64_t bas
 struct gt_writer_stats {
 	uint64_t events;        /* events emitted (header/footer not counted) */
 	uint64_t bytes;         /* bytes written to fd so far */
+	uint64_t buffered;      /* bytes of open batches, not written yet */
 	uint64_t strings;
 	uint64_t stacks;        /* ids given, reserved ones included */
 	uint64_t clamped;       /* timestamps clamped forward */

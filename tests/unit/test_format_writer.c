@@ -291,6 +291,28 @@ static void test_header_per_version(void)
 	GT_CHECK(gt_writer_open(&w, -1, GT_V1_19, 1) == -EINVAL, "fd -1 accepted");
 }
 
+/* While a recording runs, its events sit in open batches: the stats say
+ * how many bytes (status showed BYTES 16, the header, beside 4647
+ * events). */
+static void test_stats_count_open_batches(void)
+{
+	struct gt_writer *w;
+	struct gt_writer_stats st;
+	char path[256];
+	int fd = tmp_open("stats", path, sizeof(path));
+
+	GT_REQUIRE(fd >= 0, "open %s: %s", path, strerror(errno));
+	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
+	for (uint64_t i = 0; i < 100; i++)
+		EV(w, 0, GT_EV_GOMAXPROCS, 1000 + i, 2, 0);
+	gt_writer_stats(w, &st);
+	GT_CHECK(st.events == 100, "%llu events", (unsigned long long)st.events);
+	GT_CHECK(st.bytes + st.buffered > 16 + 100 * 3, "%llu bytes written + %llu buffered "
+		 "for 100 events", (unsigned long long)st.bytes, (unsigned long long)st.buffered);
+	gt_writer_free(w);
+	close(fd);
+}
+
 static void test_arg_count_encoding(void)
 {
 	struct wfile tf;
@@ -1096,6 +1118,7 @@ int main(void)
 	GT_RUN(test_cpu_sample_no_delta);
 	GT_RUN(test_dev_full);
 	GT_RUN(test_stack_reserve_poisoned);
+	GT_RUN(test_stats_count_open_batches);
 	GT_RUN(test_epipe);
 	GT_RUN(test_poisoned_close_has_no_footer);
 	GT_RUN(test_reject_bad_events);
