@@ -157,9 +157,13 @@ __u32 owner_gid[GT_MAX_SESSIONS] SEC(".data.filter");
 #define GT_SUID_DUMP_USER 1 /* include/linux/sched/coredump.h */
 #define GT_MMF_DUMPABLE_MASK 3
 
-/* The non-root sessions among `want` whose owner may not ptrace t (see
- * ptrace_may_access: real, effective and saved ids all the owner's, and
- * dumpable); *why gets GT_LEAVE_*.  CO-RE reads: cred is an RCU pointer. */
+/* The non-root sessions among `want` whose owner may not ptrace t: the
+ * rule of daemon/common/ptrace_rule.h (ptrace_may_access): real,
+ * effective, saved and filesystem ids all the owner's, dumpable, and no
+ * permitted capability (the owner counts as holding none); *why gets
+ * GT_LEAVE_*.  Yama's scope needs nothing here: under scope 1 a session
+ * follows only descendants of its client, and children of those are too.
+ * CO-RE reads: cred is an RCU pointer. */
 static __always_inline __u32 unfollowable(struct task_struct *t, __u32 want, __u32 *why)
 {
 	const struct cred *cr = BPF_CORE_READ(t, cred);
@@ -167,7 +171,9 @@ static __always_inline __u32 unfollowable(struct task_struct *t, __u32 want, __u
 	__u32 uid = BPF_CORE_READ(cr, uid.val), euid = BPF_CORE_READ(cr, euid.val);
 	__u32 suid = BPF_CORE_READ(cr, suid.val), gid = BPF_CORE_READ(cr, gid.val);
 	__u32 egid = BPF_CORE_READ(cr, egid.val), sgid = BPF_CORE_READ(cr, sgid.val);
+	__u32 fsuid = BPF_CORE_READ(cr, fsuid.val), fsgid = BPF_CORE_READ(cr, fsgid.val);
 	unsigned long mmf = GT_SUID_DUMP_USER;
+	__u64 caps = 0;
 	__u32 lost = 0;
 
 	/* mm->flags is an unsigned long before 6.17, a bitmap of them since:
@@ -179,12 +185,20 @@ static __always_inline __u32 unfollowable(struct task_struct *t, __u32 want, __u
 		*why = GT_LEAVE_UNDUMPABLE;
 		return want;
 	}
+	/* kernel_cap_t is one u64 since 6.3, two u32 words before: 8 bytes
+	 * either way, the low word first (little-endian) */
+	bpf_core_read(&caps, sizeof(caps), &cr->cap_permitted);
+	if (caps) {
+		*why = GT_LEAVE_CAPS;
+		return want;
+	}
 	/* branch-free: a branch per session would double the verifier's
 	 * paths at each of them */
 #pragma unroll
 	for (int i = 0; i < GT_MAX_SESSIONS; i++) {
 		__u32 u = owner_uid[i], g = owner_gid[i];
-		__u64 d = (uid ^ u) | (euid ^ u) | (suid ^ u) | (gid ^ g) | (egid ^ g) | (sgid ^ g);
+		__u64 d = (uid ^ u) | (euid ^ u) | (suid ^ u) | (fsuid ^ u) |
+			  (gid ^ g) | (egid ^ g) | (sgid ^ g) | (fsgid ^ g);
 
 		/* the compiler would turn a comparison back into a branch: it
 		 * may not know d < 2^32 after the barrier, so it cannot */

@@ -328,6 +328,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	s->id = e->next_id++;
 	s->duration_ns = o->duration_ns;
 	s->owner_uid = o->owner_uid;
+	s->tracer = gt_tracer_of(o->owner_uid, o->owner_gid, o->owner_pid);
 	s->syscall_entries = o->all_syscalls;
 	s->malloc_probes = o->heap == GT_HEAP_MALLOC ||
 			   (o->alloc_stack_every && o->heap != GT_HEAP_INTERPOSE);
@@ -388,6 +389,7 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 		st->elapsed_ns = gt_now_ns() - s->started_ns;
 	st->kernel_events = s->kernel_events;
 	st->left = s->left;
+	st->refused = s->refused;
 	/* measured when its first probe attached (0 until then, and when
 	 * every target turned out to be Go or static: no probe at all) */
 	st->probe_call_ns = s->malloc_probes ? gt_memtrack_call_cost_known() : 0;

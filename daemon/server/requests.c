@@ -164,6 +164,7 @@ static int check_output(int fd, char *why, size_t whylen)
 static int authorize(const struct gt_srv_client *c, const struct gt_msg_record *r,
 		     char *cgroup, char *why, size_t whylen)
 {
+	struct gt_tracer t = gt_tracer_of(c->uid, c->gid, c->pid);
 	int rc;
 
 	if (r->all_processes)
@@ -171,12 +172,15 @@ static int authorize(const struct gt_srv_client *c, const struct gt_msg_record *
 	if (r->nnames)
 		return gt_authz_machine(c->uid, "--name", why, whylen);
 	for (uint32_t i = 0; i < r->npids; i++) {
-		rc = gt_authz_pid(c->uid, r->pids[i], why, whylen);
+		rc = gt_authz_pid(&t, r->pids[i], why, whylen);
 		if (rc)
 			return rc;
 	}
 	if (!r->cgroup[0])
 		return 0;
+	rc = gt_ptrace_may_open_set(&t, "--cgroup", why, whylen);
+	if (rc)
+		return rc;
 	/* canonical path on cgroup2 only, so symlinks cannot point elsewhere */
 	rc = gt_cgroup_resolve_path(r->cgroup, cgroup, GT_PROTO_MAX_PATH + 1, why, whylen);
 	return rc ? rc : gt_authz_cgroup(c->uid, cgroup, why, whylen);
@@ -251,6 +255,7 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	o.out_fd = out_fd;
 	o.owner_uid = c->uid;
 	o.owner_gid = c->gid;
+	o.owner_pid = c->pid;
 	rc = gt_session_start(sv->engine, &o, &ss->s);
 	if (rc) {
 		const char *e = gt_engine_error(sv->engine);
