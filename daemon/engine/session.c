@@ -152,10 +152,13 @@ static void fail_session(struct gt_session *s, int err, const char *what)
 }
 
 /* Whether the task in the record's header is traced by some session: a
- * switch's prev and a wakeup's waker may be anybody; every other record is
- * about a task of the sessions in hdr.sessions. */
+ * switch's prev and a wakeup's waker may be anybody, and a process that
+ * left (GT_KEV_LEAVE) is no more the sessions' to symbolize; every other
+ * record is about a task of the sessions in hdr.sessions. */
 static bool about_traced_task(const struct gt_kev_hdr *ev)
 {
+	if (ev->type == GT_KEV_LEAVE)
+		return false;
 	if (ev->type == GT_KEV_SWITCH)
 		return ((const struct gt_kev_switch *)ev)->prev_sessions != 0;
 	if (ev->type == GT_KEV_WAKEUP)
