@@ -6,6 +6,7 @@
 
 #include "capture/capture.h"
 #include "common/clock.h"
+#include "common/ptrace_rule.h"
 #include "session.h"
 #include "mmap_backlog.h"
 #include "stacks.h"
@@ -46,11 +47,13 @@ struct gt_session {
 	uint64_t threads;
 	uint64_t repairs;
 	uint64_t left;              /* processes that left (GT_KEV_LEAVE) */
+	uint64_t refused;           /* found in /proc, not ptrace-able by the owner */
 	int ended;
 	int err;                    /* first write/translate error, -errno */
 	char end_reason[128];
 	uid_t owner_uid;
 	gid_t owner_gid;
+	struct gt_tracer tracer;    /* the owner, for ptrace's rule (common/ptrace_rule.h) */
 	int mem_active;             /* memtrack attached for this session */
 	int mem_pending;            /* memtrack jobs of this session in flight */
 	int starting;               /* memtrack's attach not done yet */

@@ -152,10 +152,13 @@ static void fail_session(struct gt_session *s, int err, const char *what)
 }
 
 /* Whether the task in the record's header is traced by some session: a
- * switch's prev and a wakeup's waker may be anybody; every other record is
- * about a task of the sessions in hdr.sessions. */
+ * switch's prev and a wakeup's waker may be anybody, and a process that
+ * left (GT_KEV_LEAVE) is no more the sessions' to symbolize; every other
+ * record is about a task of the sessions in hdr.sessions. */
 static bool about_traced_task(const struct gt_kev_hdr *ev)
 {
+	if (ev->type == GT_KEV_LEAVE)
+		return false;
 	if (ev->type == GT_KEV_SWITCH)
 		return ((const struct gt_kev_switch *)ev)->prev_sessions != 0;
 	if (ev->type == GT_KEV_WAKEUP)
@@ -329,6 +332,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	s->duration_ns = o->duration_ns;
 	s->owner_uid = o->owner_uid;
 	s->owner_gid = o->owner_gid;
+	s->tracer = gt_tracer_of(o->owner_uid, o->owner_gid, o->owner_pid);
 	s->syscall_entries = o->all_syscalls;
 	s->malloc_probes = o->heap == GT_HEAP_MALLOC ||
 			   (o->alloc_stack_every && o->heap != GT_HEAP_INTERPOSE);
@@ -391,6 +395,7 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 		st->elapsed_ns = gt_now_ns() - s->started_ns;
 	st->kernel_events = s->kernel_events;
 	st->left = s->left;
+	st->refused = s->refused;
 	/* measured when its first probe attached (0 until then, and when
 	 * every target turned out to be Go or static: no probe at all) */
 	st->probe_call_ns = s->malloc_probes ? gt_memtrack_call_cost_known() : 0;

@@ -180,6 +180,7 @@ static int authorize_cgroup(const struct gt_srv_client *c, const struct gt_msg_r
 static int authorize(const struct gt_srv_client *c, const struct gt_msg_record *r,
 		     int cgroup_fd, char *cgroup, char *why, size_t whylen)
 {
+	struct gt_tracer t = gt_tracer_of(c->uid, c->gid, c->pid);
 	int rc;
 
 	if (r->all_processes)
@@ -187,11 +188,14 @@ static int authorize(const struct gt_srv_client *c, const struct gt_msg_record *
 	if (r->nnames)
 		return gt_authz_machine(c->uid, "--name", why, whylen);
 	for (uint32_t i = 0; i < r->npids; i++) {
-		rc = gt_authz_pid(c->uid, r->pids[i], why, whylen);
+		rc = gt_authz_pid(&t, r->pids[i], why, whylen);
 		if (rc)
 			return rc;
 	}
-	return r->cgroup[0] ? authorize_cgroup(c, r, cgroup_fd, cgroup, why, whylen) : 0;
+	if (!r->cgroup[0])
+		return 0;
+	rc = gt_ptrace_may_open_set(&t, "--cgroup", why, whylen);
+	return rc ? rc : authorize_cgroup(c, r, cgroup_fd, cgroup, why, whylen);
 }
 
 static void describe_targets(const struct gt_msg_record *r, const char *cgroup,
@@ -265,6 +269,7 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	o.out_fd = out_fd;
 	o.owner_uid = c->uid;
 	o.owner_gid = c->gid;
+	o.owner_pid = c->pid;
 	rc = gt_session_start(sv->engine, &o, &ss->s);
 	if (rc) {
 		const char *e = gt_engine_error(sv->engine);

@@ -185,6 +185,8 @@ void gt_tr_on_fork(struct gt_translator *t, const struct gt_kev_fork *e);
 void gt_tr_on_exec(struct gt_translator *t, const struct gt_kev_exec *e);
 void gt_tr_on_exit(struct gt_translator *t, const struct gt_kev_exit *e);
 void gt_tr_on_leave(struct gt_translator *t, const struct gt_kev_leave *e);
+struct gt_thread *gt_tr_lookup_ours(struct gt_translator *t, uint32_t tid, uint32_t sessions,
+				    int c);
 void gt_tr_on_rename(struct gt_translator *t, const struct gt_kev_rename *e);
 void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *e);
 void gt_tr_on_heap(struct gt_translator *t, const struct gt_kev_heap *e);

@@ -740,6 +740,66 @@ static void test_leave_ends_process(void)
 	tt_close(&x);
 }
 
+/* A switch whose prev and next masks are given (a thread BPF no longer
+ * marks as the session's: 0). */
+static void sw_masks(struct tt *x, uint64_t ts, int cpu, uint32_t prev, uint32_t prev_sessions,
+		     int64_t state, int64_t sysnr, uint32_t next, uint32_t next_sessions)
+{
+	struct gt_kev_switch e = {0};
+	hdr(&e.hdr, GT_KEV_SWITCH, ts, cpu, prev);
+	e.hdr.sessions = prev_sessions | next_sessions;
+	e.next_tid = next;
+	e.next_tgid = next >= 100 && next < 1000 ? TGID : next;
+	e.prev_state = state;
+	e.prev_sessions = prev_sessions;
+	e.next_sessions = next_sessions;
+	e.prev_ustack = 5;
+	e.prev_kstack = -1;
+	e.prev_sysnr = (int32_t)sysnr;
+	snprintf(e.prev_comm, sizeof(e.prev_comm), "root%u", prev);
+	snprintf(e.next_comm, sizeof(e.next_comm), "root%u", next);
+	feed(x, &e, sizeof(e));
+}
+
+/* A process of the snapshot that left the session unseen (its
+ * GT_KEV_LEAVE stamped before the trace began, or it left the cgroup):
+ * BPF no longer marks it, so the other side of a switch or wakeup of one
+ * of ours is all that comes of it.  It ends at the first such record and
+ * never runs, blocks or wakes anyone in the trace: its sleep (prev_sysnr
+ * 35) is not written, and its wakeup of our 103 is G 0's, without its
+ * stack. */
+static void test_unmarked_thread_is_not_ours(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[3];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'S', 35, 1);
+	snap(&s[2], 1003, 'S', 35, 1); /* another process, seeded, then left */
+	s[2].tgid = 1003;
+	GT_REQUIRE(tt_open(&x, s, 3) == 0, "open");
+	sw_masks(&x, 2000, 1, 0, 0, 0, -1, 1003, 0);      /* 1003 runs: not ours now */
+	struct gt_kev_wakeup w = {0};
+	hdr(&w.hdr, GT_KEV_WAKEUP, 2100, 1, 1003);       /* 1003 wakes our 102 */
+	w.hdr.sessions = 1;
+	w.target_tid = 102;
+	w.target_tgid = TGID;
+	w.target_cpu = 1;
+	w.waker_sessions = 0;
+	w.waker_ustack = 9;
+	feed(&x, &w, sizeof(w));
+	sw_masks(&x, 2200, 1, 1003, 0, S_SLEEP, 35, 102, 1); /* 1003 sleeps, 102 runs */
+	if (tt_finish(&x, 5000) == 0) {
+		GT_CHECK(count_lines(&x, "GoEnd p=0 g=3") + count_lines(&x, "GoEnd p=1 g=3") +
+			 count_lines(&x, "GoEnd p=2 g=3") == 1, "1003 did not end:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoSleep") == 0, "1003's sleep is written:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoUnblock p=1 g=0 g=2") == 1,
+			 "102 not woken by G 0:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoStart p=1 g=2") == 1, "102 did not run:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoEnd") == 1, "only 1003 ends:\n%s", x.dump);
+	}
+	tt_close(&x);
+}
+
 /* Snapshot: running, runnable, sleeping, in a blocking syscall, in futex,
  * zombie (skipped), then the one Gomaxprocs. */
 static void test_snapshot_states(void)
@@ -1642,6 +1702,7 @@ int main(void)
 {
 	GT_RUN(test_pipe_ping_pong);
 	GT_RUN(test_leave_ends_process);
+	GT_RUN(test_unmarked_thread_is_not_ours);
 	GT_RUN(test_futex_block);
 	GT_RUN(test_sleep);
 	GT_RUN(test_nanosleep);
