@@ -66,10 +66,19 @@ static int on_dict(struct gt_an_priv *pv, const struct gt_raw_event *r)
  * one, a CPU sample's own clock reading. */
 static int64_t sort_ts(const struct gt_raw_event *r, int version, int64_t ts)
 {
-	if (version >= 1007 && r->type == GT_EV_GO_SYSEXIT && r->nargs >= 4 && r->args[3])
-		return (int64_t)r->args[3];
-	if (r->type == GT_EV_CPU_SAMPLE && r->nargs >= 2)
-		return (int64_t)r->args[1];
+	size_t k;
+
+	/* the record's values: the time delta, then the table's arguments */
+	if (version >= 1007 && r->type == GT_EV_GO_SYSEXIT) {
+		k = 1 + (size_t)gt_event_arg(GT_EV_GO_SYSEXIT, "ts");
+		if (r->nargs > k && r->args[k])
+			return (int64_t)r->args[k];
+	}
+	if (r->type == GT_EV_CPU_SAMPLE) {
+		k = 1 + (size_t)gt_event_arg(GT_EV_CPU_SAMPLE, "ts");
+		if (r->nargs > k)
+			return (int64_t)r->args[k];
+	}
 	return ts;
 }
 

@@ -9,6 +9,13 @@
 #include "gt_check_internal.h"
 #include "wire/gt_merge.h"
 
+/* GoSysExit's argument of that name (its sequence number, its real exit
+ * time), at the position the event table gives. */
+static uint64_t sysexit_arg(const struct gt_pev *e, const char *name)
+{
+	return e->args[gt_event_arg(GT_EV_GO_SYSEXIT, name)];
+}
+
 /* The batches as the merge's streams: in memory (c->ev), or when
  * streaming read again from the input, all but the samples' batch. */
 struct merge {
@@ -183,9 +190,9 @@ int gt_check_sysexit(struct gt_ctx *c, struct gt_idmap *last_block, struct gt_pe
 		*blk = e->ts;
 		return 0;
 	}
-	if (e->type != GT_EV_GO_SYSEXIT || e->args[2] == 0)
+	if (e->type != GT_EV_GO_SYSEXIT || sysexit_arg(e, "ts") == 0)
 		return 0;
-	ts = (int64_t)e->args[2];
+	ts = (int64_t)sysexit_arg(e, "ts");
 	blk = gt_idmap_get(last_block, e->g);
 	if (!blk || *blk == 0)
 		return gt_ctx_fail(c, e->type, e->off, "stray syscall exit of g %llu (no GoSysBlock or GoInSyscall before)",
@@ -218,9 +225,9 @@ static int order1005(struct gt_ctx *c, uint32_t *out, uint32_t *tmp)
 		struct gt_pev *e = &c->ev[i];
 
 		if (e->type == GT_EV_GO_SYSEXIT) {
-			e->seq = (int64_t)e->args[1];
-			if (e->args[2])
-				e->ts = (int64_t)e->args[2];
+			e->seq = (int64_t)sysexit_arg(e, "seq");
+			if (sysexit_arg(e, "ts"))
+				e->ts = (int64_t)sysexit_arg(e, "ts");
 		}
 	}
 	sort_stable(c, out, tmp, c->nev, 1);

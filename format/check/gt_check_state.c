@@ -59,26 +59,28 @@ static int on_create(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g,
 {
 	struct gt_gdesc *ng;
 	int isnew, rc = check_running(s, p, g, e, 1);
+	const uint64_t new_g = e->args[gt_event_arg(GT_EV_GO_CREATE, "g")];
+	const uint64_t new_stk = e->args[gt_event_arg(GT_EV_GO_CREATE, "new_stack")];
 
 	if (rc)
 		return rc;
-	if (gt_idmap_get(&s->gs, e->args[0]))
+	if (gt_idmap_get(&s->gs, new_g))
 		return gt_ctx_fail(s->c, e->type, e->off, "g %llu already exists",
-				   (unsigned long long)e->args[0]);
+				   (unsigned long long)new_g);
 	/* Before 1.7 the argument is a PC, not a stack id. */
 	if (gt_ctx_viewer_rules(s->c) && s->c->version >= 1007) {
-		const struct gt_stack *stk = gt_idmap_get(&s->c->stacks, e->args[1]);
+		const struct gt_stack *stk = gt_idmap_get(&s->c->stacks, new_stk);
 
 		if (!stk)
 			return gt_ctx_fail(s->c, e->type, e->off,
 					   "new-goroutine stack %llu of g %llu is missing or empty (the viewer needs it)",
-					   (unsigned long long)e->args[1], (unsigned long long)e->args[0]);
+					   (unsigned long long)new_stk, (unsigned long long)new_g);
 		if (gt_ctx_design_rules(s->c) && stk->top_pc == 0)
 			return gt_ctx_fail(s->c, e->type, e->off,
 					   "new-goroutine stack %llu of g %llu has PC 0 in its top frame",
-					   (unsigned long long)e->args[1], (unsigned long long)e->args[0]);
+					   (unsigned long long)new_stk, (unsigned long long)new_g);
 	}
-	ng = gt_idmap_put(&s->gs, e->args[0], &isnew);
+	ng = gt_idmap_put(&s->gs, new_g, &isnew);
 	if (!ng)
 		return -ENOMEM;
 	memset(ng, 0, sizeof(*ng));
@@ -86,7 +88,7 @@ static int on_create(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g,
 	ng->ev_type = e->type;
 	ng->has_create = 1;
 	ng->created = 1;
-	ng->create_stk = e->args[1];
+	ng->create_stk = new_stk;
 	make_runnable(s, ng);
 	s->c->rep->goroutines++;
 	return 0;
@@ -302,8 +304,12 @@ static int on_user(struct gt_state *s, struct gt_gdesc *g, const struct gt_pev *
 			*live = 0;
 		return 0;
 	}
-	/* UserRegion: mode 0 start, 1 end. */
-	if (e->args[1] == 0) {
+	/* UserRegion: mode 0 start, 1 end; its name is a string id. */
+	const uint64_t task = e->args[gt_event_arg(GT_EV_USER_REGION, "task")];
+	const uint64_t mode = e->args[gt_event_arg(GT_EV_USER_REGION, "mode")];
+	const uint64_t name = e->args[gt_event_arg(GT_EV_USER_REGION, "name")];
+
+	if (mode == 0) {
 		if (s->nregions == s->capregions) {
 			int64_t cap = s->capregions ? s->capregions * 2 : 64;
 			struct gt_region *r = realloc(s->regions, (size_t)cap * sizeof(*r));
@@ -313,13 +319,13 @@ static int on_user(struct gt_state *s, struct gt_gdesc *g, const struct gt_pev *
 			s->regions = r;
 			s->capregions = cap;
 		}
-		s->regions[s->nregions] = (struct gt_region){e->args[0], e->args[2], g->region_top};
+		s->regions[s->nregions] = (struct gt_region){task, name, g->region_top};
 		g->region_top = s->nregions++;
-	} else if (e->args[1] == 1) {
+	} else if (mode == 1) {
 		if (g->region_top >= 0) {
 			const struct gt_region *r = &s->regions[g->region_top];
 
-			if (r->task != e->args[0] || !same_string(s->c, r->name, e->args[2]))
+			if (r->task != task || !same_string(s->c, r->name, name))
 				return gt_ctx_fail(s->c, e->type, e->off,
 						   "misuse of region in goroutine %llu: end does not match the innermost active start",
 						   (unsigned long long)e->g);
@@ -327,7 +333,7 @@ static int on_user(struct gt_state *s, struct gt_gdesc *g, const struct gt_pev *
 		}
 	} else {
 		return gt_ctx_fail(s->c, e->type, e->off, "invalid user region mode %llu",
-				   (unsigned long long)e->args[1]);
+				   (unsigned long long)mode);
 	}
 	return 0;
 }

@@ -1100,6 +1100,47 @@ static void test_every_event_kind_go121_checker(void)
 	check_scenario(GT_V1_21, 0);
 }
 
+/* ---- the event table ---- */
+
+/* The table names each argument and says which are stack and string ids;
+ * the columns every reader used before (a trailing stack id, the count of
+ * the other arguments) derive from it unchanged: these are Go 1.19's
+ * runtime/trace.go layouts, type by type. */
+static void test_event_table_args(void)
+{
+	static const struct { int has_stack, nargs; } was[GT_EV_COUNT] = {
+		{0, 0}, {0, 2}, {0, 1}, {0, 2}, {1, 1}, {0, 1}, {0, 0}, {1, 1}, {0, 0}, {0, 1},
+		{0, 0}, {1, 0}, {0, 2}, {1, 2}, {0, 2}, {0, 0}, {1, 0}, {1, 0}, {1, 0}, {1, 0},
+		{1, 0}, {1, 2}, {1, 0}, {1, 0}, {1, 0}, {1, 0}, {1, 0}, {1, 0}, {1, 0}, {0, 3},
+		{0, 0}, {0, 1}, {0, 1}, {0, 1}, {0, 1}, {0, 1}, {0, 0}, {0, 0}, {0, 1}, {1, 1},
+		{0, 2}, {0, 3}, {1, 0}, {1, 0}, {0, 0}, {1, 3}, {1, 1}, {1, 3}, {1, 2}, {1, 3},
+	};
+
+	for (int t = 0; t < GT_EV_COUNT; t++) {
+		const struct gt_event_desc *d = &gt_event_descs[t];
+		int n = 0;
+
+		while (n < GT_EVENT_MAX_ARGS && d->args[n])
+			n++;
+		GT_CHECK(d->has_stack == was[t].has_stack && d->nargs == was[t].nargs,
+			 "%s: stack %d, %d args; runtime/trace.go says %d, %d", d->name,
+			 d->has_stack, d->nargs, was[t].has_stack, was[t].nargs);
+		GT_CHECK(n == d->nargs + d->has_stack, "%s: %d names for %d arguments", d->name, n,
+			 d->nargs + d->has_stack);
+		GT_CHECK(!((d->stack_args | d->string_args) >> n) && !(d->stack_args & d->string_args),
+			 "%s: id positions 0x%x / 0x%x outside its %d arguments or shared", d->name,
+			 d->stack_args, d->string_args, n);
+		for (int i = 0; i < n; i++)
+			GT_CHECK(!strstr(d->args[i], "stack") == !(d->stack_args >> i & 1),
+				 "%s: argument %d '%s' named against its stack-id bit", d->name, i,
+				 d->args[i]);
+	}
+	GT_CHECK(gt_event_arg(GT_EV_GO_CREATE, "new_stack") == 1 &&
+		 gt_event_arg(GT_EV_USER_REGION, "name") == 2 &&
+		 gt_event_arg(GT_EV_GO_SYSEXIT, "ts") == 2 && gt_event_arg(GT_EV_GO_END, "g") == -1,
+		 "gt_event_arg finds the wrong positions");
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -1126,6 +1167,7 @@ int main(void)
 	GT_RUN(test_every_event_kind_go119);
 	GT_RUN(test_every_event_kind_go111);
 	GT_RUN(test_every_event_kind_go121_checker);
+	GT_RUN(test_event_table_args);
 	if (!getenv("GT_KEEP_TMP")) {
 		char cmd[300];
 
