@@ -7,7 +7,7 @@
  *
  * Re-implements in C what Go 1.19's internal/trace parser enforces
  * (readTrace, parseEvents, order1007/order1005, removeFutile,
- * postProcessTrace) plus the rules of DESIGN.md that only the viewer or
+ * postProcessTrace) plus the rules of docs/format.md that only the viewer or
  * newer readers enforce: every goroutine descheduled and every P stopped at
  * the end, every GoCreate's new-goroutine stack present, non-empty and with
  * a non-zero top PC, stacks of at most 128 frames and under 2048 bytes,
@@ -50,7 +50,7 @@ int gt_check_buffer(const uint8_t *data, size_t len, struct gt_check_report *rep
  * failure (rep->error then holds "cannot open PATH: reason"). */
 int gt_check_file(const char *path, struct gt_check_report *rep);
 
-/* Rule sets.  The default (flags 0) is DESIGN.md's producer contract:
+/* Rule sets.  The default (flags 0) is the producer contract of docs/format.md:
  * everything below.  Real Go runtime traces meet GT_CHECK_GO_TOOLS but
  * not always the contract (their Ps keep running at the end, Go 1.9 puts
  * PC 0 in new-goroutine stacks).
@@ -67,7 +67,7 @@ int gt_check_file(const char *path, struct gt_check_report *rep);
  *   nowhere (running or in a syscall from the trace's first timestamp, a
  *   blocked syscall whose P keeps running, a syscall from the start on a
  *   P without ProcStart), nothing left once the snapshot is dropped.
- * 0: that, plus DESIGN.md: every P stopped at the end, non-zero top PC in
+ * 0: that, plus docs/format.md: every P stopped at the end, non-zero top PC in
  *   new-goroutine stacks, strings and stacks only after the first batch,
  *   stacks of at most 128 frames and under 2048 bytes, time never going
  *   backwards within a P, a Gomaxprocs event present. */

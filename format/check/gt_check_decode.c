@@ -1,14 +1,14 @@
 /* Phase 1 of the check, as Go 1.19's readTrace + parseEvents: decode every
  * record, keep the string and stack dictionaries, turn the rest into
  * events with absolute timestamps and the P and G they ran on, grouped by
- * P.  Plus the DESIGN.md rules that can be seen on one record. */
+ * P.  Plus the docs/format.md rules that can be seen on one record. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gt_check_internal.h"
 
-/* DESIGN.md limits (stricter than Go 1.19, which allows 1000 frames). */
+/* docs/format.md limits (stricter than Go 1.19, which allows 1000 frames). */
 #define GT_STACK_MAX_FRAMES 128
 #define GT_STACK_MAX_BYTES 2048
 
@@ -352,6 +352,6 @@ int gt_check_decode(struct gt_ctx *c)
 	 * snapshot and drops earlier scheduling without one. */
 	if (gt_ctx_design_rules(c) && c->rep->count_by_type[GT_EV_GOMAXPROCS] == 0)
 		return gt_ctx_fail(c, GT_EV_GOMAXPROCS, c->len,
-				   "no Gomaxprocs event (DESIGN.md: one right after the initial snapshot)");
+				   "no Gomaxprocs event (docs/format.md: one right after the initial snapshot)");
 	return group_by_batch(c);
 }

@@ -76,7 +76,7 @@ int gt_state_check_end(struct gt_state *s)
 	gt_idmap_each(&s->ps, find_running_p, &e);
 	if (e.found_p)
 		return gt_ctx_fail(s->c, GT_EV_PROC_START, e.p_off,
-				   "p %lld is not stopped at the end of the trace (DESIGN.md: every P stopped at the end)",
+				   "p %lld is not stopped at the end of the trace (docs/format.md: every P stopped at the end)",
 				   (long long)e.p);
 	return 0;
 }

@@ -35,7 +35,7 @@ struct gt_batch {
 	uint64_t last_g; /* parseEvents' lastGs[p] */
 	uint32_t first;  /* into ctx->order, after grouping */
 	uint32_t n;
-	int64_t last_ts; /* DESIGN rule: time never goes back within a P */
+	int64_t last_ts; /* docs/format.md: time never goes back within a P */
 	int has_ts;
 };
 

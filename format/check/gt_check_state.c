@@ -1,6 +1,6 @@
 /* Phase 3, as Go 1.19's postProcessTrace: walk the merged events and hold
  * every goroutine and P to its state machine.  Then the rules only the
- * viewer (or DESIGN.md) enforces: every G descheduled and every P stopped
+ * viewer (or docs/format.md) enforces: every G descheduled and every P stopped
  * at the end, every GoCreate's new-goroutine stack present with a non-zero
  * top PC, GoSysExit only after GoSysBlock/GoInSyscall.  Along the way it
  * gathers per-goroutine statistics for `gotracectl inspect --goroutines`. */

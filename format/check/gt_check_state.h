@@ -56,7 +56,7 @@ struct gt_state {
 	int64_t now;
 };
 
-/* End-of-trace rules (viewer and DESIGN.md): 0 or 1 (error set). */
+/* End-of-trace rules (viewer and docs/format.md): 0 or 1 (error set). */
 int gt_state_check_end(struct gt_state *s);
 /* Calls fn for each goroutine, in id order: 0 or -ENOMEM. */
 int gt_state_report(struct gt_state *s, gt_goroutine_fn fn, void *arg);

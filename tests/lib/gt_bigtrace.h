@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 /* Writes to fd (left open) a Go 1.19 trace of about bytes bytes that meets
- * DESIGN.md's contract.  Returns the events written, or -errno. */
+ * the contract of docs/format.md.  Returns the events written, or -errno. */
 long long gt_bigtrace_write(int fd, uint64_t bytes);
 
 /* Runs argv[0] (a path) with argv, its stdout into out (NUL-terminated,
