@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# daemon_cgroup_oracle.sh: gotraced is no oracle for paths a user cannot see
-# (issue 19, finding 3).  It never looks a user's --cgroup path up with its
+# daemon_cgroup_oracle.sh: gotraced is no oracle for paths a user cannot see.
+# It never looks a user's --cgroup path up with its
 # own rights: gotracectl opens the directory itself and passes it; a
 # hand-written client (daemon_proto.py) that names a path instead gets one
 # answer, byte for byte, whether the path is missing, a directory that is

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# daemon_flood.sh: no user can lock the others out of gotraced (issue 12,
-# finding 5: 300 idle connections filled the 256 slots and root's `status`
+# daemon_flood.sh: no user can lock the others out of gotraced
+# (300 idle connections filled the 256 slots and root's `status`
 # got "too many clients").  A non-root user (created here) flooding the
 # socket gets its own limit of connections, said in the refusal; another
 # user and root are still served; a user's concurrent sessions are

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# daemon_isolation.sh: sessions of one gotraced must not stall each other
-# (issue 12, finding 4).  One busy session (a pingpong: ~100k events/s)
+# daemon_isolation.sh: sessions of one gotraced must not stall each other.
+# One busy session (a pingpong: ~100k events/s)
 # records while 8 others start and stop every second:
 #   - every trace spans its -d (within 0.5 s), the busy one included;
 #   - the busy session drops no more than it drops recording alone, and the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # daemon_limits.sh: every limit of gotraced is told with its reason, and no
-# connection holds a slot forever (issue 19, finding 4).
+# connection holds a slot forever.
 #  - a user over the per-user connection limit gets "too many connections
 #    for uid N: limit 32" from gotracectl, not "Broken pipe" (the daemon
 #    closed the connection before gotracectl sent its request);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # daemon_reserve.sh: a user's trace, written by gotraced (root), is charged
-# to the user (issue 19, finding 4): on a small ext4 file system whose free
+# to the user: on a small ext4 file system whose free
 # space is down to root's reserved blocks (-m 25), a non-root user's
 # recording fails with "No space left on device" and leaves no file, instead
 # of filling root's reserve; root's own recording there still works (the

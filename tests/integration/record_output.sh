@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # record_output.sh: -o names a regular file or a new name, nothing else
-# (issue 12, finding 1: root's `-o /dev/null` turned the device into a
+# (root's `-o /dev/null` turned the device into a
 # regular file).  In embedded and daemon mode alike, a device (mknod under
 # our temp dir, never the system's /dev), a FIFO, a socket, a directory and
 # a symlink get a clear error and are left exactly as they were; a regular
