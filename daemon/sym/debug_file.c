@@ -41,7 +41,7 @@ int gt_debuglink_parse(const void *data, size_t size, int big_endian,
 	return 0;
 }
 
-static Elf_Scn *section(Elf *elf, const char *want, GElf_Shdr *sh)
+Elf_Scn *gt_elf_section(Elf *elf, const char *want, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -131,7 +131,7 @@ static int open_debuglink(Elf *elf, const struct gt_sym_origin *o)
 	const char *slash;
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
-	Elf_Scn *scn = section(elf, ".gnu_debuglink", &sh);
+	Elf_Scn *scn = gt_elf_section(elf, ".gnu_debuglink", &sh);
 	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
 	uint32_t crc;
 	int fd;

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <gelf.h>
+
 #define GT_DEBUG_ROOT "/usr/lib/debug"
 #define GT_DEBUGLINK_MAX 255
 
@@ -31,6 +33,10 @@ struct gt_sym_origin {
  * section is cut short. */
 int gt_debuglink_parse(const void *data, size_t size, int big_endian,
 		       char name[GT_DEBUGLINK_MAX + 1], uint32_t *crc);
+
+/* The section of the ELF image elf named want, its header in *sh; NULL
+ * if it has none. */
+Elf_Scn *gt_elf_section(Elf *elf, const char *want, GElf_Shdr *sh);
 
 /* Opens the debug file of the binary elf (an Elf *); its descriptor or
  * -ENOENT. */

@@ -42,25 +42,6 @@ static int load_segments(struct gt_binary *b, Elf *elf)
 	return 0;
 }
 
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, sh))
-			continue;
-		n = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
 /* Adds the FUNC symbols of every SYMTAB/DYNSYM section of elf. */
 static int load_symbols(struct gt_symtab *t, Elf *elf)
 {
@@ -129,13 +110,13 @@ static int load_go(struct gt_binary *b, Elf *elf)
 	int has_sect, looks_go;
 
 	/* PIE builds put it in .data.rel.ro.gopclntab. */
-	has_sect = find_section(elf, ".gopclntab", &sh) != NULL ||
-		   find_section(elf, ".data.rel.ro.gopclntab", &sh) != NULL;
-	looks_go = has_sect || find_section(elf, ".go.buildinfo", &text) ||
-		   find_section(elf, ".note.go.buildid", &text);
+	has_sect = gt_elf_section(elf, ".gopclntab", &sh) != NULL ||
+		   gt_elf_section(elf, ".data.rel.ro.gopclntab", &sh) != NULL;
+	looks_go = has_sect || gt_elf_section(elf, ".go.buildinfo", &text) ||
+		   gt_elf_section(elf, ".note.go.buildid", &text);
 	if (!looks_go)
 		return -ENOENT;
-	if (find_section(elf, ".text", &text))
+	if (gt_elf_section(elf, ".text", &text))
 		text_start = text.sh_addr;
 	else if (b->nsegs > 1)
 		text_start = b->segs[1].vaddr; /* Go puts text in the 2nd LOAD */
@@ -218,7 +199,7 @@ static void set_flags(struct gt_binary *b, Elf *elf)
 		b->flags |= GT_SYM_HAS_DWARF;
 	if (b->is_go)
 		b->flags |= GT_SYM_HAS_PCLNTAB | GT_SYM_FRAME_POINTERS;
-	if (find_section(elf, ".eh_frame", &sh))
+	if (gt_elf_section(elf, ".eh_frame", &sh))
 		b->flags |= GT_SYM_HAS_EH_FRAME;
 	if (!b->is_go && b->fd >= 0 && guess_frame_pointers(b))
 		b->flags |= GT_SYM_FRAME_POINTERS;
@@ -237,7 +218,7 @@ static int load_parts(struct gt_binary *b, Elf *elf, const struct gt_sym_origin 
 	b->is_go = b->fd >= 0 && load_go(b, elf) == 0;
 	err = load_symbols(&b->syms, elf);
 	/* Debug info: in the file itself, else a separate debug file. */
-	if (!err && !b->is_go && !find_section(elf, ".debug_info", &sh) &&
+	if (!err && !b->is_go && !gt_elf_section(elf, ".debug_info", &sh) &&
 	    open_debug_file(b, elf, o) == 0) {
 		err = load_symbols(&b->syms, b->debug_elf);
 		gt_dwarf_open(&b->dwarf, b->debug_elf);
