@@ -262,15 +262,21 @@ static int keep_aside(struct gt_output *o, char *why, size_t whylen)
  * trace is renamed into place. */
 static int keep_old(const struct gt_output *o, char *why, size_t whylen)
 {
-	char old[sizeof(o->base) + 8];
+	char old[sizeof(o->base) + 8], mid[sizeof(o->base) + 32];
 	struct stat st;
 
 	if (fstatat(o->dirfd, o->base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_size == 0)
 		return 0;
 	snprintf(old, sizeof(old), "%s.old", o->base);
-	if (renameat(o->dirfd, o->base, o->dirfd, old) == 0)
+	snprintf(mid, sizeof(mid), ".%s.old-%d", o->base, (int)getpid());
+	unlinkat(o->dirfd, mid, 0);
+	/* A second name, moved over FILE.old: FILE itself stays in place until
+	 * the new trace replaces it in one rename. */
+	if (linkat(o->dirfd, o->base, o->dirfd, mid, 0) == 0 &&
+	    renameat(o->dirfd, mid, o->dirfd, old) == 0)
 		return 0;
+	unlinkat(o->dirfd, mid, 0);
 	snprintf(why, whylen, "cannot keep the existing %s as %s.old: %s", o->path, o->path,
 		 strerror(errno));
 	return -1;
