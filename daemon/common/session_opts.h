@@ -100,6 +100,7 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 	X(threads, "threads seen")                                                   \
 	X(repairs, "model repairs by the translator")                                \
 	X(left, "processes that left the recording (privileges)")                    \
+	X(loopback_anon, "loopback wakeups whose sender could not be named")         \
 	X(probe_call_ns, "what one probed allocator call costs here (ns)")
 
 #define GT_COUNTER_FIELD_(name, what) uint64_t name;

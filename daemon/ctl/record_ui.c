@@ -97,6 +97,11 @@ void gt_record_summary(const struct gt_record_figures *f, const char *reason,
 			"program, or changed credentials); nothing %s did after that is in the trace\n",
 			f->left, f->left == 1 ? "" : "es", f->left == 1 ? "it" : "they",
 			f->left == 1 ? "it" : "they");
+	if (f->loopback_anon)
+		fprintf(stderr, "gotracectl: %" PRIu64 " wakeup%s by loopback packets name no waker "
+			"([loopback], G 0): the sender is not recorded, or the packet was sent "
+			"from a softirq (an ACK, a retransmit) or received on another CPU or "
+			"in ksoftirqd\n", f->loopback_anon, f->loopback_anon == 1 ? "" : "s");
 	if (f->drops)
 		fprintf(stderr, "gotracectl: warning: %" PRIu64 " kernel events were lost because "
 			"the ring buffers were full; the trace is valid but incomplete "

@@ -45,6 +45,7 @@ struct gt_session {
 	uint64_t last_bytes;
 	uint64_t threads;
 	uint64_t repairs;
+	uint64_t loopback_anon;
 	uint64_t left;              /* processes that left (GT_KEV_LEAVE) */
 	int ended;
 	int err;                    /* first write/translate error, -errno */
