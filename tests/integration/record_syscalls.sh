@@ -8,11 +8,15 @@
 #    table with time blocked, `syscall` off-CPU time at least that, and
 #    nothing under `sync` (it takes no lock: the old report put all of its
 #    fsync time there).
+#  - report_counts_told: where report's fsync COUNT differs from the
+#    program's own count of calls (a call that blocks several times is
+#    several GoSysCalls: the file has no syscall exits), the text report
+#    says what COUNT counts, next to the table.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
-gt_expect report_fsync
-gt_require_bpf report_fsync
+gt_expect report_fsync report_counts_told
+gt_require_bpf report_fsync report_counts_told
 
 T=$GT_TMP/fsync.trace
 if ! "$GTCTL" record -o "$T" -- "$WL/fsyncloop" 40 >"$GT_TMP/fs.out" 2>"$GT_TMP/fs.err"; then
@@ -47,6 +51,21 @@ PY
 	else
 		fail report_fsync "report labels fsync's wait wrongly"
 		echo "$out" | detail
+	fi
+fi
+
+# report_counts_told
+if [ ! -s "$GT_TMP/fs.json" ]; then
+	fail report_counts_told "no report of the fsync trace"
+else
+	n=$(python3 -c 'import json, sys
+t = [t for t in json.load(open(sys.argv[1]))["threads"] if t["name"] == "syncer"]
+print(sum(s["count"] for s in t[0]["syscalls"] if s["name"] == "fsync") if t else -1)' "$GT_TMP/fs.json")
+	"$GTCTL" report "$T" >"$GT_TMP/fs.txt" 2>&1
+	if [ "$n" = 40 ] || grep -q "a call that blocks N times counts N" "$GT_TMP/fs.txt"; then
+		ok report_counts_told
+	else
+		fail report_counts_told "report counts $n fsync calls (the program made 40) and does not say why"
 	fi
 fi
 gt_finish
