@@ -211,7 +211,12 @@ static int waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, uint6
 		*stack = gt_tr_thread_stack(t, w, e->waker_ustack, waker_kstack(t, e));
 		return c;
 	}
-	/* An untraced task or the idle task is current on c. */
+	/* An untraced task or the idle task is current on c; a loopback
+	 * sender another session traces is not named here either. */
+	if (e->flags & GT_WAKEUP_LOOPBACK) {
+		*stack = gt_tr_irq_stack(t, e->flags);
+		t->st.loopback_anon++;
+	}
 	gt_tr_free_p(t, c);
 	return c;
 }
@@ -231,8 +236,12 @@ static void wake_pending(struct gt_translator *t, struct gt_thread *th)
 	} else if (e->hdr.tid && e->waker_sessions) {
 		w = gt_tr_lookup(t, e->hdr.tid);
 	}
-	if (w && w->state != GT_TH_DEAD)
+	if (w && w->state != GT_TH_DEAD) {
 		stack = gt_tr_thread_stack(t, w, e->waker_ustack, waker_kstack(t, e));
+	} else if ((e->flags & GT_WAKEUP_LOOPBACK) && !(e->flags & GT_WAKEUP_IN_IRQ)) {
+		stack = gt_tr_irq_stack(t, e->flags); /* its sender is not ours */
+		t->st.loopback_anon++;
+	}
 	int p = w && w->state == GT_TH_RUNNING ? w->cpu : gt_tr_g0_p(t, e->hdr.cpu);
 	gt_tr_make_runnable(t, th, p, stack);
 }

@@ -1282,11 +1282,13 @@ static void test_syscall_caller(void)
  * its context, inside its send, wakes 102: the wakeup is 101's, on P 0,
  * with its user stack under a [loopback] frame.  A loopback packet whose
  * sender is not ours wakes 103 while 101 runs: G 0 on the spare P with
- * the one frame [loopback], counted; never 101's. */
+ * the one frame [loopback], counted; never 101's.  A sender another
+ * session traces (1000 on CPU 1, in its own softirq) wakes 104: G 0 with
+ * [loopback] too. */
 static void test_loopback_wakeup(void)
 {
 	struct tt x;
-	struct gt_thread_snapshot s[3];
+	struct gt_thread_snapshot s[4];
 	struct gt_stack_source src = {caller_frames, caller_slot, NULL};
 	struct gt_translator_stats st;
 	uint64_t unb[4][3] = {{0}};
@@ -1294,8 +1296,9 @@ static void test_loopback_wakeup(void)
 	snap(&s[0], 101, 'R', -1, 0);
 	snap(&s[1], 102, 'S', 0, 1);
 	snap(&s[2], 103, 'S', 0, 1);
+	snap(&s[3], 104, 'S', 0, 1);
 	tt_stacks = &src;
-	int r = tt_open(&x, s, 3);
+	int r = tt_open(&x, s, 4);
 	tt_stacks = NULL;
 	GT_REQUIRE(r == 0, "open");
 	struct gt_kev_wakeup e = {0};
@@ -1308,8 +1311,13 @@ static void test_loopback_wakeup(void)
 	e.waker_ustack = 6;
 	feed(&x, &e, sizeof(e));
 	irq_wake(&x, 2100, 0, 101, 103, GT_WAKEUP_SOFTIRQ | GT_WAKEUP_LOOPBACK);
+	hdr(&e.hdr, GT_KEV_WAKEUP, 2200, 1, 1000);
+	e.target_tid = 104;
+	e.waker_sessions = 0;
+	e.waker_ustack = 6;
+	feed(&x, &e, sizeof(e));
 	gt_translator_stats(x.t, &st);
-	GT_CHECK(st.loopback_credited == 1 && st.loopback_anon == 1,
+	GT_CHECK(st.loopback_credited == 1 && st.loopback_anon == 2,
 		 "loopback wakeups: %llu credited, %llu anonymous",
 		 (unsigned long long)st.loopback_credited, (unsigned long long)st.loopback_anon);
 	if (tt_finish(&x, 5000) == 0) {
@@ -1320,6 +1328,8 @@ static void test_loopback_wakeup(void)
 		GT_CHECK(!strcmp(f, "[loopback]"), "the sender's unblock frame: '%s'", f);
 		unblock_frame(&x, 3, f, sizeof(f));
 		GT_CHECK(!strcmp(f, "[loopback]"), "an unknown sender's unblock frame: '%s'", f);
+		unblock_frame(&x, 4, f, sizeof(f));
+		GT_CHECK(!strcmp(f, "[loopback]"), "another session's sender's unblock frame: '%s'", f);
 		int nu = event_stacks(&x, GT_EV_GO_UNBLOCK_LOCAL, unb, 4);
 		GT_CHECK(nu == 1 && unb[0][1] == 0x1006 && unb[0][2] == 0x2000,
 			 "the sender's stack is not [loopback] over its own: %d unblocks, frames "
