@@ -9,6 +9,7 @@
 #  - loopback_backend: nginx's worker is woken by haproxy's threads: for
 #    >= 99% of its wakeups the trace names the same haproxy thread as perf
 #    (a frame [loopback] on top of its stack; today all are G 0 [softirq]).
+#    Repaired lost wakeups (G 0, no stack, at most 3%) are left out.
 #  - loopback_frontend: haproxy's threads, woken by nginx's replies (the
 #    sender named) and by wrk's requests (wrk is not recorded: G 0 with one
 #    frame [loopback], never a recorded thread): >= 99% agree with perf,
