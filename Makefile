@@ -38,9 +38,12 @@ endif
 .SECONDARY:
 
 # ---- sources ---------------------------------------------------------------
-# daemon/ is layered (lowest first); each program links its own folder and
-# the layers below it: gotraced no CLI code, gotracectl no server code.
-FORMAT_SRCS  := $(wildcard format/*.c)
+# format/ and daemon/ are layered (lowest first); each program links its own
+# folder and the layers below it: gotraced no CLI code, gotracectl no server
+# code.  format/'s folders (util/ lowest, then wire/, then writer/, check/
+# and analyze/ beside each other) make one library.
+FORMAT_DIRS  := util wire writer check analyze
+FORMAT_SRCS  := $(foreach d,$(FORMAT_DIRS),$(wildcard format/$(d)/*.c))
 CORE_DIRS    := common sym capture translate memtrack engine
 CORE_SRCS    := $(foreach d,$(CORE_DIRS),$(wildcard daemon/$(d)/*.c))
 SERVER_SRCS  := $(filter-out daemon/server/gotraced.c,$(wildcard daemon/server/*.c))
@@ -53,10 +56,19 @@ WORKLOAD_SRCS:= $(wildcard tests/workloads/*.c)
 BENCH_SRCS   := $(wildcard tests/bench/bench_*.c)
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
 
+# The objects that include a BPF skeleton (they need clang and bpftool).
+SKEL_USERS   := $(shell grep -l '\.skel\.h"' $(CORE_SRCS) $(SERVER_SRCS) $(CTL_SRCS) \
+                  $(TEST_SRCS) $(BENCH_SRCS))
+SKEL_OBJS    := $(SKEL_USERS:%.c=$(BUILD)/obj/%.o)
 FORMAT_OBJS  := $(FORMAT_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_OBJS    := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 SERVER_OBJS  := $(SERVER_SRCS:%.c=$(BUILD)/obj/%.o)
 CTL_OBJS     := $(CTL_SRCS:%.c=$(BUILD)/obj/%.o)
+ifeq ($(NOBPF),1)
+CORE_OBJS    := $(filter-out $(SKEL_OBJS),$(CORE_OBJS))
+SERVER_OBJS  := $(filter-out $(SKEL_OBJS),$(SERVER_OBJS))
+CTL_OBJS     := $(filter-out $(SKEL_OBJS),$(CTL_OBJS))
+endif
 TESTLIB_OBJS := $(TESTLIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIBFORMAT    := $(BUILD)/libgtformat.a
 LIBCORE      := $(BUILD)/libgtcore.a
@@ -66,15 +78,22 @@ LIBCTL       := $(BUILD)/libgtctl.a
 TEST_LIBS    := $(LIBSERVER) $(LIBCTL) $(LIBCORE) $(LIBFORMAT)
 PROGRAMS     := $(BUILD)/gotracectl $(BUILD)/gotraced $(BUILD)/libgotraced-heap.so
 TESTS        := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+# The unit tier (make check-unit): every test without a line
+# `// tier: system` (BPF, root or real programs), built without BPF:
+# the objects that include a skeleton are left out of the libraries.
+UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,\
+                  $(shell grep -L '^// tier: system' $(TEST_SRCS)))
 WORKLOADS    := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
 BENCHES      := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 FUZZERS      := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 
-.PHONY: all tests fuzz check check-kernels bench deps deps-kernels demo install clean
+.PHONY: all tests unit-tests fuzz check check-unit check-kernels bench deps deps-kernels demo install clean
 
 all: $(PROGRAMS)
 
 tests: all $(TESTS) $(WORKLOADS) $(BENCHES)
+
+unit-tests: $(UNIT_TESTS) $(WORKLOADS)
 
 # ---- BPF: CO-RE objects -> skeletons ----------------------------------------
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
@@ -101,7 +120,11 @@ $(BUILD)/gen/syscall_names.h:
 		grep -v '^GT_SYSCALL(syscalls)$$' | sort > $@
 
 # ---- user space --------------------------------------------------------------
-$(BUILD)/obj/%.o: %.c | $(SKELS) $(BUILD)/gen/syscall_names.h
+# Only the objects that include a BPF skeleton wait for clang and bpftool
+# (the first time: the .d files name every header after that).
+$(SKEL_OBJS): | $(SKELS)
+
+$(BUILD)/obj/%.o: %.c | $(BUILD)/gen/syscall_names.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -144,6 +167,9 @@ $(BUILD)/libgotraced-heap.so: daemon/interpose/preload.c daemon/interpose/heap_s
 # engine is being changed (format/ knows nothing of BPF); `inspect` is
 # gotracectl's one command that needs nothing else.
 $(BUILD)/tests/test_format_broken: $(BUILD)/obj/daemon/ctl/inspect.o
+# test_format_big counts the checker's heap through wrapped allocator calls.
+$(BUILD)/tests/test_format_big: LDFLAGS += \
+	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 $(BUILD)/tests/test_format_%: $(BUILD)/obj/tests/unit/test_format_%.o $(TESTLIB_OBJS) $(LIBFORMAT)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
@@ -171,7 +197,8 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 # Each fuzz target links the format library (FORMAT_SRCS, as the main build)
 # plus the daemon sources it names in a line `// fuzz-links: ...`: a folder
 # (every .c file in it, as the main build takes a folder, so a file added
-# there is linked too), a pattern (daemon/ctl/report_*.c) or a file.
+# there is linked too), a pattern (daemon/ctl/report_*.c) or a file; and the
+# libraries a line `// fuzz-libs: ...` names (-lelf -ldw -lz).
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
                -Iformat -Ibpf -Idaemon -Itests/lib -Ibuild/gen
 
@@ -179,19 +206,26 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
 # name that matches nothing is kept, for the compiler to say so).
 fuzz_links = $(foreach w,$(shell sed -n 's|^// fuzz-links: ||p' $(1)),\
 	$(or $(wildcard $(w)/*.c),$(wildcard $(w)),$(w)))
+fuzz_libs = $(shell sed -n 's|^// fuzz-libs: ||p' $(1))
 
 fuzz: $(FUZZERS)
 
-build/fuzz/%: tests/fuzz/%.c $(FORMAT_SRCS) $(wildcard format/*.h daemon/*/*.h daemon/*/*.c) build/gen/syscall_names.h
+build/fuzz/%: tests/fuzz/%.c $(FORMAT_SRCS) $(wildcard format/*/*.h daemon/*/*.h daemon/*/*.c) build/gen/syscall_names.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FORMAT_SRCS) $(call fuzz_links,$<) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FORMAT_SRCS) $(call fuzz_links,$<) $(call fuzz_libs,$<) -o $@
 
 # ---- entry points ------------------------------------------------------------
 check:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/san SAN=1 tests
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)tests/run.sh build/san
+
+# The quick tier for the inner loop: lint and the tests that need no BPF,
+# no root and no real program, built without clang or bpftool.
+check-unit:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/unit NOBPF=1 unit-tests
+	$(Q)TIER=unit tests/run.sh build/unit
 
 # The kernel matrix (tests/kernels/run.sh): this BUILD for x86 guests, a
 # cross build in build/arm64 for the arm64 one.

@@ -30,6 +30,9 @@ volatile __u32 n_cgroup_sessions = 0;
  * (no map lookup).  Each object's own .bss, written by its user space. */
 volatile __u32 all_sessions = 0;
 volatile __u32 all_kthread_sessions = 0;
+/* The recorder's own process (gotraced, or gotracectl in embedded mode),
+ * set before load: "every process" means every other one. */
+const volatile __u32 self_tgid = 0;
 
 #define GT_PF_KTHREAD 0x00200000 /* include/linux/sched.h PF_KTHREAD */
 
@@ -155,20 +158,23 @@ __u32 owner_uid[GT_MAX_SESSIONS] SEC(".data.filter");
 __u32 owner_gid[GT_MAX_SESSIONS] SEC(".data.filter");
 
 #define GT_SUID_DUMP_USER 1 /* include/linux/sched/coredump.h */
+#define GT_CRED_OFF(f) bpf_core_field_offset(struct cred, f)
 #define GT_MMF_DUMPABLE_MASK 3
 
-/* The non-root sessions among `want` whose owner may not ptrace t (see
- * ptrace_may_access: real, effective and saved ids all the owner's, and
- * dumpable); *why gets GT_LEAVE_*.  CO-RE reads: cred is an RCU pointer. */
+/* The non-root sessions among `want` whose owner may not ptrace t: the
+ * rule of daemon/common/ptrace_rule.h (ptrace_may_access): real,
+ * effective, saved and filesystem ids all the owner's, dumpable, and no
+ * permitted capability (the owner counts as holding none); *why gets
+ * GT_LEAVE_*.  Yama's scope needs nothing here: under scope 1 a session
+ * follows only descendants of its client, and children of those are too.
+ * CO-RE reads: cred is an RCU pointer. */
 static __always_inline __u32 unfollowable(struct task_struct *t, __u32 want, __u32 *why)
 {
 	const struct cred *cr = BPF_CORE_READ(t, cred);
 	struct mm_struct *mm = BPF_CORE_READ(t, mm);
-	__u32 uid = BPF_CORE_READ(cr, uid.val), euid = BPF_CORE_READ(cr, euid.val);
-	__u32 suid = BPF_CORE_READ(cr, suid.val), gid = BPF_CORE_READ(cr, gid.val);
-	__u32 egid = BPF_CORE_READ(cr, egid.val), sgid = BPF_CORE_READ(cr, sgid.val);
 	unsigned long mmf = GT_SUID_DUMP_USER;
-	__u32 lost = 0;
+	__u32 ids[8] = {}, lost = 0;
+	__u64 caps = 0;
 
 	/* mm->flags is an unsigned long before 6.17, a bitmap of them since:
 	 * the dumpable bits are in its first word either way.  No mm: a
@@ -179,12 +185,39 @@ static __always_inline __u32 unfollowable(struct task_struct *t, __u32 want, __u
 		*why = GT_LEAVE_UNDUMPABLE;
 		return want;
 	}
+	/* kernel_cap_t is one u64 since 6.3, two u32 words before: 8 bytes
+	 * either way, the low word first (little-endian) */
+	bpf_core_read(&caps, sizeof(caps), &cr->cap_permitted);
+	if (caps) {
+		*why = GT_LEAVE_CAPS;
+		return want;
+	}
+	/* uid, gid, suid, sgid, euid, egid, fsuid, fsgid: one read of the
+	 * eight words, where they follow each other as in every kernel since
+	 * 2.6.29 (each read is a helper call: eight of them cost more than
+	 * the rest of the check), else one read each */
+	if (GT_CRED_OFF(gid) == GT_CRED_OFF(uid) + 4 && GT_CRED_OFF(suid) == GT_CRED_OFF(uid) + 8 &&
+	    GT_CRED_OFF(sgid) == GT_CRED_OFF(uid) + 12 && GT_CRED_OFF(euid) == GT_CRED_OFF(uid) + 16 &&
+	    GT_CRED_OFF(egid) == GT_CRED_OFF(uid) + 20 && GT_CRED_OFF(fsuid) == GT_CRED_OFF(uid) + 24 &&
+	    GT_CRED_OFF(fsgid) == GT_CRED_OFF(uid) + 28) {
+		bpf_core_read(ids, sizeof(ids), &cr->uid);
+	} else {
+		ids[0] = BPF_CORE_READ(cr, uid.val);
+		ids[1] = BPF_CORE_READ(cr, gid.val);
+		ids[2] = BPF_CORE_READ(cr, suid.val);
+		ids[3] = BPF_CORE_READ(cr, sgid.val);
+		ids[4] = BPF_CORE_READ(cr, euid.val);
+		ids[5] = BPF_CORE_READ(cr, egid.val);
+		ids[6] = BPF_CORE_READ(cr, fsuid.val);
+		ids[7] = BPF_CORE_READ(cr, fsgid.val);
+	}
 	/* branch-free: a branch per session would double the verifier's
 	 * paths at each of them */
 #pragma unroll
 	for (int i = 0; i < GT_MAX_SESSIONS; i++) {
 		__u32 u = owner_uid[i], g = owner_gid[i];
-		__u64 d = (uid ^ u) | (euid ^ u) | (suid ^ u) | (gid ^ g) | (egid ^ g) | (sgid ^ g);
+		__u64 d = (ids[0] ^ u) | (ids[2] ^ u) | (ids[4] ^ u) | (ids[6] ^ u) |
+			  (ids[1] ^ g) | (ids[3] ^ g) | (ids[5] ^ g) | (ids[7] ^ g);
 
 		/* the compiler would turn a comparison back into a branch: it
 		 * may not know d < 2^32 after the barrier, so it cannot */
@@ -216,7 +249,7 @@ static __always_inline __u32 task_mask(struct task_struct *t)
 	}
 	if (n_cgroup_sessions)
 		mask |= cgroup_mask(t);
-	if (all_sessions)
+	if (all_sessions && tgid != self_tgid)
 		/* GT_TASK_FIELD: no BTF task pointer before 5.11 */
 		mask |= (GT_TASK_FIELD(t, flags) & GT_PF_KTHREAD) ? all_kthread_sessions : all_sessions;
 	if (mask & owner_sessions) {
@@ -308,11 +341,12 @@ __noinline __u32 gt_leave_if_privileged(__u64 task, __u32 mask)
 {
 	struct task_struct *t = (struct task_struct *)task;
 	__u32 why = 0, lost = unfollowable(t, mask & owner_sessions, &why);
-	__u32 tgid = BPF_CORE_READ(t, tgid), *m, left = 0, keep;
+	__u32 tgid, *m, left = 0, keep;
 	struct gt_kev_leave *e;
 
 	if (!lost)
 		return mask;
+	tgid = BPF_CORE_READ(t, tgid); /* a helper call: not on the common path */
 	m = bpf_map_lookup_elem(&tgids, &tgid);
 	if (m) {
 		left = *m & lost;

@@ -139,6 +139,7 @@ struct gt_kev_exit {
  * nothing of that process reaches them (bpf/common.bpf.h, leave_if_privileged). */
 #define GT_LEAVE_CREDS       0x1 /* ids differ from the session owner's */
 #define GT_LEAVE_UNDUMPABLE  0x2 /* not dumpable (setuid/setgid/capability exec) */
+#define GT_LEAVE_CAPS        0x4 /* holds permitted capabilities */
 struct gt_kev_leave {
 	struct gt_kev_hdr hdr;
 	__u32 why;            /* GT_LEAVE_* */

@@ -40,7 +40,7 @@ struct gt_fifo {
 	uint32_t head, tail;       /* free-running; tail - head = count */
 };
 
-struct gt_merge {
+struct gt_ring_merge {
 	struct gt_fifo *q;         /* one per ring */
 	int nq;
 	uint32_t nbuf;             /* events buffered, all queues */
@@ -88,7 +88,7 @@ struct gt_capture {
 	int ncpus;
 	int epfd;
 	struct gt_ring *rings;
-	struct gt_merge m;
+	struct gt_ring_merge m;
 	uint64_t lag_ns;
 	int tgids_fd, cgroups_fd, stacks_fd, stats_fd, spill_fd;
 	struct gt_capture_stats st;
@@ -128,16 +128,16 @@ void gt_mmaps_release(struct gt_capture *c, uint64_t upto);
 void gt_mmaps_forget(struct gt_capture *c);
 
 /* capture_merge.c */
-int gt_merge_init(struct gt_merge *m, int nq, uint32_t nslots);
-void gt_merge_free(struct gt_merge *m);
+int gt_ring_merge_init(struct gt_ring_merge *m, int nq, uint32_t nslots);
+void gt_ring_merge_free(struct gt_ring_merge *m);
 /* Slot to copy ring q's next event into, or NULL if its queue is full. */
-struct gt_slot *gt_merge_slot(struct gt_merge *m, int q);
-/* Queues the slot gt_merge_slot() gave, once filled. */
-void gt_merge_push(struct gt_merge *m, int q, struct gt_slot *s);
+struct gt_slot *gt_ring_merge_slot(struct gt_ring_merge *m, int q);
+/* Queues the slot gt_ring_merge_slot() gave, once filled. */
+void gt_ring_merge_push(struct gt_ring_merge *m, int q, struct gt_slot *s);
 /* Delivers buffered events with ts <= upto (UINT64_MAX: all). */
-int gt_merge_deliver(struct gt_capture *c, uint64_t upto, gt_capture_cb cb,
+int gt_ring_merge_deliver(struct gt_capture *c, uint64_t upto, gt_capture_cb cb,
 		     void *ctx, int *stopped);
 /* Returns the slots' pages to the system if nothing is buffered. */
-void gt_merge_release(struct gt_merge *m);
+void gt_ring_merge_release(struct gt_ring_merge *m);
 
 #endif

@@ -148,6 +148,7 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 				 o->stack_map_entries ? o->stack_map_entries : DEFAULT_STACK_ENTRIES);
 	bpf_map__set_max_entries(c->skel->maps.rings, c->ncpus);
 	c->skel->rodata->wakeup_bytes = size / 4;
+	c->skel->rodata->self_tgid = (uint32_t)getpid();
 	set_percpu_offsets(c, o);
 	rc = create_rings(c, size, fds, err, errlen);
 	if (rc)
@@ -295,7 +296,7 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 	c->lag_ns = (uint64_t)(o->merge_lag_us ? o->merge_lag_us : DEFAULT_LAG_US) * 1000;
 	c->rings = calloc(c->ncpus > 0 ? c->ncpus : 1, sizeof(*c->rings));
 	fds = calloc(c->ncpus > 0 ? c->ncpus : 1, sizeof(*fds));
-	if (c->ncpus <= 0 || !c->rings || !fds || gt_merge_init(&c->m, c->ncpus, MERGE_SLOTS)) {
+	if (c->ncpus <= 0 || !c->rings || !fds || gt_ring_merge_init(&c->m, c->ncpus, MERGE_SLOTS)) {
 		snprintf(err, errlen, c->ncpus <= 0 ? "cannot count possible CPUs" : "out of memory");
 		free(fds);
 		gt_capture_close(c);
@@ -340,7 +341,7 @@ void gt_capture_close(struct gt_capture *c)
 		close(c->epfd);
 	gt_mmaps_close(c);
 	free(c->rings);
-	gt_merge_free(&c->m);
+	gt_ring_merge_free(&c->m);
 	free(c);
 }
 

@@ -18,7 +18,7 @@
 
 #define MIN_QUEUE 4096 /* slots per ring, whatever the number of CPUs */
 
-int gt_merge_init(struct gt_merge *m, int nq, uint32_t nslots)
+int gt_ring_merge_init(struct gt_ring_merge *m, int nq, uint32_t nslots)
 {
 	uint32_t cap = MIN_QUEUE;
 
@@ -31,12 +31,12 @@ int gt_merge_init(struct gt_merge *m, int nq, uint32_t nslots)
 	m->nq = nq;
 	for (int i = 0; i < nq; i++) {
 		/* mapped, not malloc'd: a light load touches only the first
-		 * pages, and gt_merge_release gives pages back */
+		 * pages, and gt_ring_merge_release gives pages back */
 		void *v = mmap(NULL, cap * sizeof(struct gt_slot), PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 		if (v == MAP_FAILED) {
-			gt_merge_free(m);
+			gt_ring_merge_free(m);
 			return -ENOMEM;
 		}
 		m->q[i].slots = v;
@@ -45,7 +45,7 @@ int gt_merge_init(struct gt_merge *m, int nq, uint32_t nslots)
 	return 0;
 }
 
-void gt_merge_free(struct gt_merge *m)
+void gt_ring_merge_free(struct gt_ring_merge *m)
 {
 	for (int i = 0; m->q && i < m->nq; i++)
 		if (m->q[i].slots)
@@ -55,11 +55,11 @@ void gt_merge_free(struct gt_merge *m)
 }
 
 /* A queue that empties starts again at its first slot (see
- * gt_merge_deliver), but one that never quite empties while a session
+ * gt_ring_merge_deliver), but one that never quite empties while a session
  * records walks all of its slots (6 MiB a CPU on 2 CPUs): that many pages
  * would stay resident for the life of the daemon.  The capture gives them
  * back once detached and drained. */
-void gt_merge_release(struct gt_merge *m)
+void gt_ring_merge_release(struct gt_ring_merge *m)
 {
 	if (!m->touched || m->nbuf)
 		return;
@@ -74,7 +74,7 @@ static inline struct gt_slot *at(struct gt_fifo *f, uint32_t i)
 	return &f->slots[i & (f->cap - 1)];
 }
 
-struct gt_slot *gt_merge_slot(struct gt_merge *m, int q)
+struct gt_slot *gt_ring_merge_slot(struct gt_ring_merge *m, int q)
 {
 	struct gt_fifo *f = &m->q[q];
 
@@ -86,7 +86,7 @@ static inline int before(const struct gt_slot *a, const struct gt_slot *b)
 	return a->ev.hdr.ts < b->ev.hdr.ts || (a->ev.hdr.ts == b->ev.hdr.ts && a->seq < b->seq);
 }
 
-void gt_merge_push(struct gt_merge *m, int q, struct gt_slot *s)
+void gt_ring_merge_push(struct gt_ring_merge *m, int q, struct gt_slot *s)
 {
 	struct gt_fifo *f = &m->q[q];
 	uint32_t i = f->tail++;
@@ -107,7 +107,7 @@ void gt_merge_push(struct gt_merge *m, int q, struct gt_slot *s)
 
 /* The queue whose head comes first (-1 if all are empty), and the head
  * of the runner-up in *second (NULL if none). */
-static int first_queue(struct gt_merge *m, const struct gt_slot **second)
+static int first_queue(struct gt_ring_merge *m, const struct gt_slot **second)
 {
 	const struct gt_slot *best = NULL;
 	int b = -1;
@@ -131,10 +131,10 @@ static int first_queue(struct gt_merge *m, const struct gt_slot **second)
 	return b;
 }
 
-int gt_merge_deliver(struct gt_capture *c, uint64_t upto, gt_capture_cb cb,
+int gt_ring_merge_deliver(struct gt_capture *c, uint64_t upto, gt_capture_cb cb,
 		     void *ctx, int *stopped)
 {
-	struct gt_merge *m = &c->m;
+	struct gt_ring_merge *m = &c->m;
 	const struct gt_slot *second;
 	int n = 0, q;
 

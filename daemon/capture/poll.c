@@ -53,7 +53,7 @@ static int drain_deliver(struct gt_capture *c, int final, gt_capture_cb cb, void
 		limit = final ? UINT64_MAX : (now > c->lag_ns ? now - c->lag_ns : 0);
 		if (undrained < limit || full)
 			limit = undrained; /* a queue full: make room, whatever the lag */
-		total += gt_merge_deliver(c, limit, cb, ctx, stopped);
+		total += gt_ring_merge_deliver(c, limit, cb, ctx, stopped);
 		if (*stopped || all)
 			break;
 	}
@@ -87,7 +87,7 @@ int gt_capture_poll(struct gt_capture *c, int timeout_ms, gt_capture_cb cb, void
 		return -errno; /* -EINTR: a signal, a clean exit for the caller */
 	n = drain_deliver(c, 0, cb, ctx, &stopped);
 	if (!c->attached) /* idle: what the last session buffered goes back */
-		gt_merge_release(&c->m);
+		gt_ring_merge_release(&c->m);
 	return stopped ? stopped : n;
 }
 

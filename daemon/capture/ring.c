@@ -77,7 +77,7 @@ int gt_ring_drain(struct gt_capture *c, int q, unsigned budget)
 			if (n < sizeof(struct gt_kev_hdr) || n > sizeof(s->ev)) {
 				c->bad_records++;
 			} else {
-				s = budget ? gt_merge_slot(&c->m, q) : NULL;
+				s = budget ? gt_ring_merge_slot(&c->m, q) : NULL;
 				if (!s) {
 					drained = 0;
 					break;
@@ -86,7 +86,7 @@ int gt_ring_drain(struct gt_capture *c, int q, unsigned budget)
 				s->len = n;
 				if (s->ev.hdr.ts > r->newest_ts)
 					r->newest_ts = s->ev.hdr.ts;
-				gt_merge_push(&c->m, q, s);
+				gt_ring_merge_push(&c->m, q, s);
 				budget--;
 			}
 		}

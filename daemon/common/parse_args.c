@@ -9,7 +9,7 @@
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
 
-int gt_parse_duration(const char *s, uint64_t *ns)
+int gt_args_duration(const char *s, uint64_t *ns)
 {
 	static const struct { const char *unit; double ns; } units[] = {
 		{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}, {"", 1e9},
@@ -51,7 +51,7 @@ int gt_pids_dedup(pid_t *pids, int n)
 	return out;
 }
 
-int gt_parse_pids(const char *s, pid_t *pids, int max)
+int gt_args_pids(const char *s, pid_t *pids, int max)
 {
 	int n = 0;
 	const char *p = s;
@@ -80,7 +80,7 @@ next:
 	return n;
 }
 
-int gt_check_target_pid(pid_t pid, char *why, size_t whylen)
+int gt_args_target_pid(pid_t pid, char *why, size_t whylen)
 {
 	struct gt_proc_stat st;
 	int err = gt_proc_stat(pid, 0, &st);
@@ -100,7 +100,7 @@ int gt_check_target_pid(pid_t pid, char *why, size_t whylen)
 	return 0;
 }
 
-int gt_parse_socket_opts(int argc, char **argv, void (*usage)(FILE *), const char **sock_path)
+int gt_args_socket_opts(int argc, char **argv, void (*usage)(FILE *), const char **sock_path)
 {
 	static const struct option longopts[] = {
 		{"socket", required_argument, NULL, 's'},

@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 /* "500ms", "2s", "1.5m", "1h", "750us", "10" (seconds) -> ns.  0 or -EINVAL. */
-int gt_parse_duration(const char *s, uint64_t *ns);
+int gt_args_duration(const char *s, uint64_t *ns);
 
 /* "12,34" -> pids (at most max).  Returns the count or -EINVAL / -E2BIG. */
 /* Removes repeated PIDs in place, keeping the first of each; returns the
@@ -15,16 +15,16 @@ int gt_parse_duration(const char *s, uint64_t *ns);
  * PID repeated 1024 times attached its probes 1024 times). */
 int gt_pids_dedup(pid_t *pids, int n);
 
-int gt_parse_pids(const char *s, pid_t *pids, int max);
+int gt_args_pids(const char *s, pid_t *pids, int max);
 
 /* Checks that pid names a live user-space process.  0, or -ESRCH (no such
  * process), -EPERM (a kernel thread), with a message in why. */
-int gt_check_target_pid(pid_t pid, char *why, size_t whylen);
+int gt_args_target_pid(pid_t pid, char *why, size_t whylen);
 
 /* The options of gotracectl's daemon commands (status, stop): --socket
  * PATH and --help.  Returns -1 to go on (*sock_path set, optind at the
  * first operand), or the exit code: 0 after --help (usage on stdout), 2
  * after a bad option (usage on stderr). */
-int gt_parse_socket_opts(int argc, char **argv, void (*usage)(FILE *), const char **sock_path);
+int gt_args_socket_opts(int argc, char **argv, void (*usage)(FILE *), const char **sock_path);
 
 #endif

@@ -78,6 +78,27 @@ int gt_proc_stat(pid_t tgid, pid_t tid, struct gt_proc_stat *out)
 	return gt_proc_stat_parse(buf, out);
 }
 
+int gt_proc_state_alive(char state)
+{
+	return state != 'Z' && state != 'X' && state != 'x';
+}
+
+enum gt_proc_life gt_proc_life_of(int rc, const struct gt_proc_stat *st)
+{
+	if (rc == -ENOENT || rc == -ESRCH)
+		return GT_PROC_DEAD;
+	if (rc)
+		return GT_PROC_UNKNOWN;
+	return gt_proc_state_alive(st->state) ? GT_PROC_ALIVE : GT_PROC_DEAD;
+}
+
+enum gt_proc_life gt_proc_alive(pid_t pid)
+{
+	struct gt_proc_stat st;
+
+	return gt_proc_life_of(gt_proc_stat(pid, 0, &st), &st);
+}
+
 /* Whether the controller list of a v1 line ("cpu,cpuacct") names c. */
 static int names_controller(const char *list, size_t n, const char *c)
 {

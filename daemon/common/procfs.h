@@ -29,6 +29,24 @@ int gt_proc_stat(pid_t tgid, pid_t tid, struct gt_proc_stat *out);
 /* Parses one stat line (exposed for tests and fuzzing): 0 or -EINVAL. */
 int gt_proc_stat_parse(const char *line, struct gt_proc_stat *out);
 
+/* Liveness, one rule for every caller.  A process is dead when /proc/PID
+ * is gone (ENOENT, ESRCH) or its state is Z, X or x.  A zombie (Z) counts
+ * as dead: it has exited, its threads and memory are gone, its exit event
+ * has fired; only its parent's wait is missing, which may never come.
+ * Any other failure (EACCES, EMFILE, ENOMEM, a line that does not parse)
+ * says nothing about the process: UNKNOWN, and the caller keeps what it
+ * believed before; never "dead", never a guess from an unread line. */
+enum gt_proc_life { GT_PROC_UNKNOWN = -1, GT_PROC_DEAD = 0, GT_PROC_ALIVE = 1 };
+
+/* The rule on a state letter alone: 0 for Z, X, x; 1 for any other. */
+int gt_proc_state_alive(char state);
+
+/* The rule on what gt_proc_stat returned (st read only when rc is 0). */
+enum gt_proc_life gt_proc_life_of(int rc, const struct gt_proc_stat *st);
+
+/* Reads /proc/PID/stat and applies the rule. */
+enum gt_proc_life gt_proc_alive(pid_t pid);
+
 /* The process's path in one hierarchy of /proc/PID/cgroup: controller NULL
  * for the cgroup v2 line ("0::/path"), else a v1 controller ("memory").
  * 0 and out filled, -ENOENT if the process or the hierarchy is not there. */

@@ -12,14 +12,19 @@
  * checked against what is left, and trailing bytes are an error.
  *
  * Conversation (requests from the client, replies from the daemon):
- *   RECORD (+ the output descriptor by SCM_RIGHTS) -> OK{id}, then PROGRESS*
+ *   RECORD (+ the output descriptor by SCM_RIGHTS; with a cgroup, the
+ *          cgroup directory the client opened as a second one: a client
+ *          other than root must send it, the daemon resolves cgroup paths
+ *          for root only) -> OK{id}, then PROGRESS*
  *          (if asked), then DONE{summary, reason}; or ERROR.  A client that
  *          half-closes (shutdown SHUT_WR) or disconnects stops its session;
  *          after a half-close it still receives DONE.
  *   STATUS -> STATUS_REPLY{sessions}
  *   STOP{id} -> OK{id} (the session's own client gets DONE) or ERROR.
  * A RECORD is accepted once per connection; further requests on a recording
- * connection are refused with ERROR (out of order).
+ * connection are refused with ERROR (out of order).  A connection refused at
+ * accept (a limit) gets one ERROR saying why, then is closed; so is one that
+ * sends no whole request in time, or stays idle without a session. 
  *
  * Return convention: 0 or -errno (-EBADMSG malformed, -EMSGSIZE too big,
  * -EPROTO wrong magic/version/type, -EAGAIN need more bytes).

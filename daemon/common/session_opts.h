@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gt_events.h" /* GT_V1_*: trace format versions */
+#include "wire/gt_events.h" /* GT_V1_*: trace format versions */
 
 /* INTERPOSE: live heap counted by build/libgotraced-heap.so inside a command
  * that `record -- CMD` launched (daemon/interpose/). */
@@ -83,6 +83,7 @@ struct gt_session_opts {
 	int out_fd;                    /* trace output; the session does not close it */
 	uid_t owner_uid;               /* who asked (status; non-root: ptrace's rules) */
 	gid_t owner_gid;               /* its gid, for ptrace's rules */
+	pid_t owner_pid;               /* the client process (Yama scope 1), 0 unknown */
 	GT_SESSION_OPTION_FIELDS
 };
 
@@ -100,6 +101,7 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 	X(threads, "threads seen")                                                   \
 	X(repairs, "model repairs by the translator")                                \
 	X(left, "processes that left the recording (privileges)")                    \
+	X(refused, "processes found but not recorded (ptrace's rule)")               \
 	X(loopback_anon, "loopback wakeups whose sender could not be named")         \
 	X(probe_call_ns, "what one probed allocator call costs here (ns)")
 

@@ -1,6 +1,7 @@
 /* Client side of the gotraced protocol (see client.h). */
 #include "client.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -12,6 +13,32 @@
 
 /* Once a message has started, the rest must follow promptly. */
 #define REST_OF_MESSAGE_MS 5000
+
+/* Whether a process called gotraced runs (any user may read a comm): a
+ * socket we may not reach says nothing of whether anyone listens on it. */
+static int gotraced_running(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char path[64], comm[32];
+	int found = 0;
+
+	while (d && !found && (e = readdir(d))) {
+		FILE *f;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/comm", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		found = fgets(comm, sizeof(comm), f) && !strcmp(comm, "gotraced\n");
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
 
 int gt_client_connect(const char *sock_path, char *err, size_t errlen)
 {
@@ -38,6 +65,10 @@ int gt_client_connect(const char *sock_path, char *err, size_t errlen)
 		return fd;
 	rc = -errno;
 	close(fd);
+	if ((rc == -EACCES || rc == -EPERM) && !gotraced_running()) {
+		snprintf(err, errlen, "no gotraced daemon is running (%s: %s)", path, strerror(-rc));
+		return -ENOENT;
+	}
 	if (rc == -ENOENT || rc == -ECONNREFUSED)
 		snprintf(err, errlen, "no gotraced daemon is running (%s: %s)", path, strerror(-rc));
 	else if (rc == -EACCES || rc == -EPERM)
@@ -47,31 +78,33 @@ int gt_client_connect(const char *sock_path, char *err, size_t errlen)
 	return rc;
 }
 
-/* Sends a whole message, with an optional descriptor (-1 = none). */
-static int gt_client_send(int fd, const void *buf, size_t len, int pass_fd)
+/* Sends a whole message with nfds descriptors (they ride on its first byte). */
+static int client_send(int fd, const void *buf, size_t len, const int *fds, int nfds)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
 	const char *p = buf;
 
+	if (nfds < 0 || nfds > 2)
+		return -EINVAL;
 	while (len > 0) {
 		struct iovec iov = {.iov_base = (void *)p, .iov_len = len};
 		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
 		ssize_t n;
 
-		if (pass_fd >= 0) { /* the descriptor rides on the first byte */
+		if (nfds > 0) {
 			struct cmsghdr *c;
 
 			memset(&ctl, 0, sizeof(ctl));
 			mh.msg_control = ctl.buf;
-			mh.msg_controllen = sizeof(ctl.buf);
+			mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
 			c = CMSG_FIRSTHDR(&mh);
 			c->cmsg_level = SOL_SOCKET;
 			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+			c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+			memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
 		}
 		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 		if (n < 0) {
@@ -79,7 +112,7 @@ static int gt_client_send(int fd, const void *buf, size_t len, int pass_fd)
 				continue;
 			return -errno;
 		}
-		pass_fd = -1;
+		nfds = 0;
 		p += n;
 		len -= (size_t)n;
 	}
@@ -115,7 +148,7 @@ static int read_full(int fd, void *buf, size_t len, int timeout_ms)
 }
 
 /* Reads one whole message (timeout_ms -1 = forever). */
-static int gt_client_recv(int fd, int timeout_ms, struct gt_msg *msg, char *err, size_t errlen)
+static int client_recv(int fd, int timeout_ms, struct gt_msg *msg, char *err, size_t errlen)
 {
 	static unsigned char buf[GT_PROTO_MAX_MSG];
 	char why[256];
@@ -158,28 +191,49 @@ static int expect(const struct gt_msg *m, unsigned type, char *err, size_t errle
 	return -EPROTO;
 }
 
-static int send_or_say(int fd, const void *buf, int len, int pass_fd, char *err, size_t errlen)
+/* A daemon that refused the connection (a limit) wrote why, then closed it:
+ * its ERROR is still there to read after our send failed. */
+static int refusal_after_send_error(int fd, int rc, char *err, size_t errlen)
 {
-	int rc = len < 0 ? len : gt_client_send(fd, buf, (size_t)len, pass_fd);
+	static struct gt_msg m;
+	char ignored[256];
 
-	if (rc)
+	if ((rc != -EPIPE && rc != -ECONNRESET) ||
+	    client_recv(fd, 1000, &m, ignored, sizeof(ignored)) || m.hdr.type != GT_MSG_ERROR)
+		return 0;
+	snprintf(err, errlen, "%s", m.u.error.text);
+	return m.u.error.code > 0 ? -m.u.error.code : -EPROTO;
+}
+
+static int send_or_say(int fd, const void *buf, int len, const int *fds, int nfds, char *err,
+		       size_t errlen)
+{
+	int rc = len < 0 ? len : client_send(fd, buf, (size_t)len, fds, nfds), refused;
+
+	if (rc) {
+		refused = refusal_after_send_error(fd, rc, err, errlen);
+		if (refused)
+			return refused;
 		snprintf(err, errlen, "sending to the daemon: %s", strerror(-rc));
+	}
 	return rc;
 }
 
 int gt_client_record(int fd, const struct gt_session_opts *o, int want_progress, int out_fd,
-		     uint32_t *session_id, char *err, size_t errlen)
+		     int cgroup_fd, uint32_t *session_id, char *err, size_t errlen)
 {
 	static struct gt_msg_record rec;
 	static unsigned char buf[GT_PROTO_MAX_MSG];
 	static struct gt_msg m;
+	int fds[2] = {out_fd, cgroup_fd};
 	int rc = gt_proto_record_from_opts(&rec, o, want_progress, err, errlen);
 
 	if (rc)
 		return rc;
-	rc = send_or_say(fd, buf, gt_proto_encode_record(buf, sizeof(buf), &rec), out_fd, err, errlen);
+	rc = send_or_say(fd, buf, gt_proto_encode_record(buf, sizeof(buf), &rec), fds,
+			 cgroup_fd >= 0 ? 2 : 1, err, errlen);
 	if (!rc)
-		rc = gt_client_recv(fd, -1, &m, err, errlen);
+		rc = client_recv(fd, -1, &m, err, errlen);
 	if (!rc)
 		rc = expect(&m, GT_MSG_OK, err, errlen);
 	if (!rc)
@@ -190,7 +244,7 @@ int gt_client_record(int fd, const struct gt_session_opts *o, int want_progress,
 int gt_client_next(int fd, int timeout_ms, struct gt_client_event *ev, char *err, size_t errlen)
 {
 	static struct gt_msg m;
-	int rc = gt_client_recv(fd, timeout_ms, &m, err, errlen);
+	int rc = client_recv(fd, timeout_ms, &m, err, errlen);
 
 	if (rc)
 		return rc;
@@ -219,10 +273,11 @@ int gt_client_status(int fd, struct gt_msg_status_reply *out, char *err, size_t 
 {
 	static unsigned char buf[GT_PROTO_HDR_SIZE];
 	static struct gt_msg m;
-	int rc = send_or_say(fd, buf, gt_proto_encode_status(buf, sizeof(buf)), -1, err, errlen);
+	int rc = send_or_say(fd, buf, gt_proto_encode_status(buf, sizeof(buf)), NULL, 0, err,
+			     errlen);
 
 	if (!rc)
-		rc = gt_client_recv(fd, 10000, &m, err, errlen);
+		rc = client_recv(fd, 10000, &m, err, errlen);
 	if (!rc)
 		rc = expect(&m, GT_MSG_STATUS_REPLY, err, errlen);
 	if (!rc)
@@ -234,10 +289,11 @@ int gt_client_stop(int fd, uint32_t id, char *err, size_t errlen)
 {
 	unsigned char buf[GT_PROTO_HDR_SIZE + 4];
 	static struct gt_msg m;
-	int rc = send_or_say(fd, buf, gt_proto_encode_stop(buf, sizeof(buf), id), -1, err, errlen);
+	int rc = send_or_say(fd, buf, gt_proto_encode_stop(buf, sizeof(buf), id), NULL, 0, err,
+			     errlen);
 
 	if (!rc)
-		rc = gt_client_recv(fd, 30000, &m, err, errlen);
+		rc = client_recv(fd, 30000, &m, err, errlen);
 	if (!rc)
 		rc = expect(&m, GT_MSG_OK, err, errlen);
 	return rc;

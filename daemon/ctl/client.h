@@ -8,7 +8,7 @@
  *
  *   int fd = gt_client_connect(path, err, sizeof(err));
  *   if (fd == -ENOENT || fd == -ECONNREFUSED) -> no daemon: embedded mode
- *   gt_client_record(fd, &session_opts, 1, out_fd, &id, err, sizeof(err));
+ *   gt_client_record(fd, &session_opts, 1, out_fd, -1, &id, err, sizeof(err));
  *   for (;;) {
  *       rc = gt_client_next(fd, 1000, &ev, err, sizeof(err));
  *       if (rc == -ETIMEDOUT) continue;          // nothing new yet
@@ -34,16 +34,19 @@
 
 /* Connects to the daemon's socket (NULL = $GOTRACED_SOCKET or the default).
  * Returns the connected descriptor, or -errno: -ENOENT / -ECONNREFUSED mean
- * "no daemon is running there", -EACCES "not allowed to use the socket". */
+ * "no daemon is running there" (also when the socket is out of reach and
+ * no process called gotraced runs), -EACCES "not allowed to use the socket". */
 int gt_client_connect(const char *sock_path, char *err, size_t errlen);
 
 /* Sends RECORD for the session `o` describes (the daemon fills in what is
  * its to know: out_fd is out_fd, attached; owner_uid is the peer's) and
- * waits for the answer.  want_progress: the daemon sends PROGRESS about
+ * waits for the answer.  With --cgroup, cgroup_fd is the cgroup directory
+ * this process opened (O_PATH): it rides after out_fd, and the daemon
+ * judges that descriptor, never the path (-1: none; root may send a path).  want_progress: the daemon sends PROGRESS about
  * every second.  0 and *session_id, or -errno with the daemon's refusal
  * in err. */
 int gt_client_record(int fd, const struct gt_session_opts *o, int want_progress, int out_fd,
-		     uint32_t *session_id, char *err, size_t errlen);
+		     int cgroup_fd, uint32_t *session_id, char *err, size_t errlen);
 
 enum gt_client_event_kind { GT_CLIENT_PROGRESS = 1, GT_CLIENT_DONE };
 

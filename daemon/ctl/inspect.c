@@ -5,7 +5,7 @@
  *   --goroutines  one line per goroutine (name, thread id, starts, blocks
  *                 by reason, running and runnable time, end state)
  *   --json        the summary and the goroutines as one JSON object
- *   --strict      judge by DESIGN.md's producer contract (what gotraced
+ *   --strict      judge by the producer contract of docs/format.md (what gotraced
  *                 promises of its own files: every P stopped at the end,
  *                 non-zero creation PCs, dictionaries after the first
  *                 batch, ...), not only by what Go's parser and viewer
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "gt_check.h"
+#include "check/gt_check.h"
 
 struct ginfo {
 	struct gt_goroutine_stats st;
@@ -98,7 +98,7 @@ static void print_text_summary(const char *path, const struct gt_check_report *r
 	else
 		printf("verdict:    invalid: %s\n", r->error);
 	if (go && go->ok != r->ok)
-		printf("go tools:   %s%s\n", go->ok ? "valid (Go 1.19 opens it; only DESIGN.md's contract is broken)"
+		printf("go tools:   %s%s\n", go->ok ? "valid (Go 1.19 opens it; only gotraced's producer contract, docs/format.md, is broken)"
 						 : "invalid: ", go->ok ? "" : go->error);
 }
 

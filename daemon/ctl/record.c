@@ -88,6 +88,14 @@ static void finish_child(struct gt_record_run *r)
 		fprintf(stderr, "gotracectl: %s was killed by signal %d\n", r->opts->cmd[0], WTERMSIG(status));
 }
 
+static void hint_start(char *why, size_t len)
+{
+	size_t n = strlen(why);
+
+	snprintf(why + n, len - n, ": start it (systemctl start gotraced, or gotraced as root), "
+		 "or record as root without it (--standalone)");
+}
+
 /* Daemon when one answers (unless --standalone); embedded otherwise
  * (unless --daemon). */
 static int run(struct gt_record_run *r)
@@ -108,9 +116,17 @@ static int run(struct gt_record_run *r)
 	}
 	if (o->mode == GT_MODE_DAEMON || (sock != -ENOENT && sock != -ECONNREFUSED)) {
 		snprintf(r->why, sizeof(r->why), "%s", err);
+		if (o->mode == GT_MODE_DAEMON && (sock == -ENOENT || sock == -ECONNREFUSED))
+			hint_start(r->why, sizeof(r->why));
 		return sock;
 	}
-	return gt_record_embedded(r);
+	rc = gt_record_embedded(r);
+	if ((rc == -EPERM || rc == -EACCES) && geteuid() != 0) {
+		/* not root, and no daemon: say that, not only what failed */
+		snprintf(r->why, sizeof(r->why), "%s", err);
+		hint_start(r->why, sizeof(r->why));
+	}
+	return rc;
 }
 
 int cmd_record(int argc, char **argv)
@@ -122,7 +138,7 @@ int cmd_record(int argc, char **argv)
 
 	if (rc)
 		return rc == 1 ? 0 : 2;
-	if (resolve_cgroup(&opts))
+	if (resolve_cgroup(&opts) || gt_record_check_names(&opts))
 		return 1;
 	memset(&r, 0, sizeof(r));
 	r.opts = &opts;

@@ -3,19 +3,41 @@
 #include "record_run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "client.h"
 
+/* --cgroup / --container: this process opens the directory with its own
+ * rights and passes it; the daemon never looks the path up for us. */
+static int open_cgroup(struct gt_record_run *r, const char *path)
+{
+	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		int err = -errno;
+
+		snprintf(r->why, sizeof(r->why), "cannot open cgroup %s: %s", path, strerror(-err));
+		return err;
+	}
+	return fd;
+}
+
 static int send_request(struct gt_record_run *r, int sock)
 {
 	struct gt_session_opts so;
 	uint32_t id = 0;
+	int cg = -1, err;
 
 	gt_record_session_opts(r->opts, &so);
-	return gt_client_record(sock, &so, 1, r->out.fd, &id, r->why, sizeof(r->why));
+	if (so.cgroup_path && (cg = open_cgroup(r, so.cgroup_path)) < 0)
+		return cg;
+	err = gt_client_record(sock, &so, 1, r->out.fd, cg, &id, r->why, sizeof(r->why));
+	if (cg >= 0)
+		close(cg);
+	return err;
 }
 
 /* The daemon went away (or spoke nonsense) before its DONE: it cannot

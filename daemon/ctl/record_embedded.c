@@ -20,6 +20,7 @@ static int start_session(struct gt_record_run *r, struct gt_engine *e, struct gt
 	so.out_fd = r->out.fd;
 	so.owner_uid = getuid();
 	so.owner_gid = getgid();
+	so.owner_pid = getpid();
 	err = gt_session_start(e, &so, s);
 	if (err)
 		snprintf(r->why, sizeof(r->why), "%s", gt_engine_error(e));

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gt_events.h"
+#include "wire/gt_events.h"
 #include "common/parse_args.h"
 
 #define DEFAULT_CPU_HZ 99 /* like perf: off the timer tick so samples don't alias */
@@ -28,7 +28,9 @@ static const char usage_text[] =
 "      --kernel-threads   is given too\n"
 "  -n, --name NAME        processes whose comm, or the basename of their\n"
 "                         executable or argv[0], is NAME (repeatable), and\n"
-"                         those that exec NAME while recording (root)\n"
+"                         those that exec NAME while recording (root); none\n"
+"                         running at the start is an error unless\n"
+"      --wait             is given: then wait for one to exec NAME\n"
 "      --cgroup PATH      a cgroup v2 subtree (absolute, or relative to the\n"
 "                         cgroup2 mount), including processes started later\n"
 "      --container ID     a Docker/containerd/CRI-O/Podman container id (or a\n"
@@ -109,7 +111,7 @@ static int parse_heap(const char *s, enum gt_heap_mode *h)
 }
 
 enum { O_CGROUP = 256, O_CONTAINER, O_GOVER, O_HEAP, O_CPU, O_ALLOC, O_STANDALONE,
-       O_DAEMON, O_SOCKET, O_RING, O_KSTACKS, O_SYSCALLS, O_KTHREADS, O_CHILDREN };
+       O_DAEMON, O_SOCKET, O_RING, O_KSTACKS, O_SYSCALLS, O_KTHREADS, O_CHILDREN, O_WAIT };
 
 static const struct option longopts[] = {
 	{"pid", required_argument, NULL, 'p'},
@@ -117,6 +119,7 @@ static const struct option longopts[] = {
 	{"name", required_argument, NULL, 'n'},
 	{"kernel-threads", no_argument, NULL, O_KTHREADS},
 	{"children", no_argument, NULL, O_CHILDREN},
+	{"wait", no_argument, NULL, O_WAIT},
 	{"output", required_argument, NULL, 'o'},
 	{"duration", required_argument, NULL, 'd'},
 	{"cgroup", required_argument, NULL, O_CGROUP},
@@ -143,7 +146,7 @@ static int parse_one(int c, struct gt_record_opts *o)
 
 	switch (c) {
 	case 'p':
-		n = gt_parse_pids(optarg, o->pids + o->npids, GT_RECORD_MAX_PIDS - o->npids);
+		n = gt_args_pids(optarg, o->pids + o->npids, GT_RECORD_MAX_PIDS - o->npids);
 		if (n == -E2BIG)
 			return bad("too many PIDs in", optarg);
 		if (n < 0)
@@ -158,9 +161,10 @@ static int parse_one(int c, struct gt_record_opts *o)
 		return 0;
 	case O_KTHREADS: o->kernel_threads = 1; return 0;
 	case O_CHILDREN: o->children = 1; return 0;
+	case O_WAIT: o->wait = 1; return 0;
 	case 'o': o->out = optarg; return 0;
 	case 'd':
-		return gt_parse_duration(optarg, &o->duration_ns) ?
+		return gt_args_duration(optarg, &o->duration_ns) ?
 			bad("bad duration (want a number and a unit: ns, us, ms, s, m or h; "
 			    "e.g. 500ms, 10s, 2m; a bare number is seconds)", optarg) : 0;
 	case O_CGROUP: o->cgroup = optarg; return 0;
@@ -205,6 +209,10 @@ static int check_targets(struct gt_record_opts *o)
 	}
 	if (kinds == 0) {
 		fprintf(stderr, "gotracectl record: nothing to record: give -p PID, -a, -n NAME, --cgroup, --container or -- CMD\n");
+		return 2;
+	}
+	if (o->wait && !o->nnames) {
+		fprintf(stderr, "gotracectl record: --wait goes with -n NAME\n");
 		return 2;
 	}
 	if (kinds > 1) {

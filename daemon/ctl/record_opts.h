@@ -16,6 +16,7 @@ struct gt_record_opts {
 	int npids;
 	const char *names[GT_MAX_NAMES]; /* -n NAME, repeatable */
 	int nnames;
+	int wait;                 /* -n: no process of the names yet is fine */
 	const char *cgroup;       /* as given */
 	const char *container;    /* as given */
 	char cgroup_path[4096];   /* resolved absolute cgroup directory */

@@ -34,5 +34,8 @@ int gt_record_release_child(struct gt_record_run *r);
 /* record_select.c: says on stderr which existing child processes of the
  * -p targets are left out (without --children). */
 void gt_record_warn_children(const struct gt_record_opts *o);
+/* -n NAME without --wait: 0 if a process has one of the names, else
+ * -ESRCH with the reason printed. */
+int gt_record_check_names(const struct gt_record_opts *o);
 
 #endif

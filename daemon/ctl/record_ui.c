@@ -97,6 +97,12 @@ void gt_record_summary(const struct gt_record_figures *f, const char *reason,
 			"program, or changed credentials); nothing %s did after that is in the trace\n",
 			f->left, f->left == 1 ? "" : "es", f->left == 1 ? "it" : "they",
 			f->left == 1 ? "it" : "they");
+	if (f->refused)
+		fprintf(stderr, "gotracectl: %" PRIu64 " process%s not recorded: %s selected "
+			"(a child, or in the cgroup) but you may not trace %s (another user's, "
+			"set-user-ID, or holding capabilities); nothing of %s is in the trace\n",
+			f->refused, f->refused == 1 ? "" : "es", f->refused == 1 ? "it was" : "they were",
+			f->refused == 1 ? "it" : "them", f->refused == 1 ? "it" : "them");
 	if (f->loopback_anon)
 		fprintf(stderr, "gotracectl: %" PRIu64 " wakeup%s by loopback packets name no waker "
 			"([loopback], G 0): the sender is not recorded, or the packet was sent "

@@ -1,8 +1,10 @@
 /* gotracectl report FILE: the latency questions a terminal answers faster
  * than the viewer (perf sched latency, perf trace -s, runqlat, offcputime),
- * for any Go trace file.  The analysis (format/gt_analyze.h) streams the
+ * for any Go trace file.  The analysis (format/analyze/gt_analyze.h) streams the
  * events; this file reads the options, maps the file and picks a printer.
- * Exit 0, 1 unreadable trace, 2 usage error. */
+ * Exit 0, 1 unreadable trace or a selection that matches nothing (a
+ * --thread no thread has, a window past the trace's end, --folded=cpu
+ * without samples: said, never an empty report), 2 usage error. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -36,7 +38,8 @@ static void usage(FILE *f)
 		"  Percentiles come from a log-linear histogram per thread (64 buckets\n"
 		"  per power of two, HDR-like): within 1%% of the exact value.\n"
 		"options:\n"
-		"  --top N            rows per table (default 10; 0: all)\n"
+		"  --top N            rows per table (default 10; 0: all), and stacks\n"
+		"                     per off-CPU reason (default 3)\n"
 		"  --since DUR        window start, from the trace's first event (1.5s,\n"
 		"  --until DUR        200ms, 40us, 100ns; a bare number is seconds); a\n"
 		"                     figure counts when the event ending it is inside\n"
@@ -119,6 +122,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 			o->top = (int)strtol(optarg, &end, 10);
 			if (*end || end == optarg || o->top < 0)
 				return bad("--top", optarg);
+			o->top_given = 1;
 			break;
 		case 's':
 			if ((o->win.since_ns = parse_dur(optarg)) < 0)
@@ -188,6 +192,57 @@ static int keep_thread(const struct gt_analysis *a, uint64_t g, void *arg)
 	return t && report_named(a, t, o->thread);
 }
 
+/* Lists up to 8 of the trace's thread names after "its threads: ". */
+static void list_threads(const struct gt_analysis *a)
+{
+	char name[160];
+	int64_t tid;
+	size_t shown = 0, n = 0;
+
+	for (size_t i = 0; i < a->nthreads; i++)
+		n += a->threads[i].id != 0;
+	fprintf(stderr, "; its %zu thread%s:", n, n == 1 ? "" : "s");
+	for (size_t i = 0; i < a->nthreads && shown < 8; i++) {
+		if (!a->threads[i].id)
+			continue;
+		report_name(a, &a->threads[i], name, sizeof(name), &tid);
+		if (tid >= 0)
+			fprintf(stderr, " %s (tid %lld)", name, (long long)tid);
+		else
+			fprintf(stderr, " %s (G%llu)", name, (unsigned long long)a->threads[i].id);
+		shown++;
+	}
+	fprintf(stderr, "%s\n", shown < n ? " ..." : "");
+}
+
+/* A selection that matches nothing is said, not printed as empty tables:
+ * 0, or 1 with the reason on stderr. */
+static int check_selection(const struct gt_analysis *a, const struct report_opts *o)
+{
+	int found = 0;
+
+	if (o->win.since_ns > a->end_ns) {
+		fprintf(stderr, "gotracectl report: the window starts at %.6fs, after the end of %s: "
+			"it spans 0s to %.6fs from its first event\n",
+			o->win.since_ns / 1e9, o->path, a->end_ns / 1e9);
+		return 1;
+	}
+	for (size_t i = 0; o->thread && i < a->nthreads && !found; i++)
+		found = a->threads[i].id && report_named(a, &a->threads[i], o->thread);
+	if (o->thread && !found) {
+		fprintf(stderr, "gotracectl report: no thread in %s is named '%s' or has that tid or "
+			"goroutine id", o->path, o->thread);
+		list_threads(a);
+		return 1;
+	}
+	if (o->folded && o->fold_kind == GT_AN_KIND_CPU && !a->samples) {
+		fprintf(stderr, "gotracectl report: %s has no CPU samples (record with --cpu-profile)\n",
+			o->path);
+		return 1;
+	}
+	return 0;
+}
+
 static int print(const struct gt_analysis *a, const struct report_opts *o)
 {
 	if (o->folded)
@@ -210,6 +265,8 @@ int cmd_report(int argc, char **argv)
 	rc = gt_analyze(&a, data, len, &o.win);
 	if (rc) {
 		fprintf(stderr, "gotracectl report: %s: %s\n", o.path, a.error);
+	} else if (check_selection(&a, &o)) {
+		rc = -ENOENT;
 	} else {
 		rc = print(&a, &o);
 		if (rc && rc != -EINVAL)

@@ -6,10 +6,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "gt_analyze.h"
+#include "analyze/gt_analyze.h"
 
 struct report_opts {
 	int top;              /* rows per table */
+	int top_given;        /* --top was given: it governs stacks per reason too */
 	int json;
 	int folded;           /* 0, or 1 with fold_kind */
 	int fold_kind;        /* GT_AN_KIND_CPU, OFFCPU + reason, -1 all off-CPU */
@@ -26,6 +27,12 @@ int report_named(const struct gt_analysis *a, const struct gt_an_thread *t, cons
 /* 1 if t is shown under --thread (and has done anything at all). */
 int report_selected(const struct gt_analysis *a, const struct gt_an_thread *t,
 		    const struct report_opts *o);
+/* Stacks shown per off-CPU reason: --top's N when given (0: all), else 3. */
+size_t report_stacks_per_reason(const struct report_opts *o);
+/* The selected threads' off-CPU stacks of reason r, heaviest first, into v
+ * (room for a->naggs); returns how many. */
+size_t report_reason_stacks(const struct gt_analysis *a, const struct report_opts *o, int r,
+			    const struct gt_an_stackagg **v);
 /* Total off-CPU time of t. */
 uint64_t report_offcpu_total(const struct gt_an_thread *t);
 

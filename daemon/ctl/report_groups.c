@@ -1,6 +1,7 @@
 /* What the report's printers share: thread names, the --thread filter and
  * the per-name groups. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,37 @@ int report_selected(const struct gt_analysis *a, const struct gt_an_thread *t,
 	if (!t->id || (!t->starts && !t->delay.count && !report_offcpu_total(t) && !t->nsys))
 		return 0;
 	return !o->thread || report_named(a, t, o->thread);
+}
+
+size_t report_stacks_per_reason(const struct report_opts *o)
+{
+	if (!o->top_given)
+		return 3;
+	return o->top ? (size_t)o->top : SIZE_MAX;
+}
+
+static int by_weight(const void *x, const void *y)
+{
+	const struct gt_an_stackagg *a = *(const struct gt_an_stackagg *const *)x;
+	const struct gt_an_stackagg *b = *(const struct gt_an_stackagg *const *)y;
+
+	return a->weight > b->weight ? -1 : a->weight < b->weight;
+}
+
+size_t report_reason_stacks(const struct gt_analysis *a, const struct report_opts *o, int r,
+			    const struct gt_an_stackagg **v)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->naggs; i++) {
+		const struct gt_an_thread *t = gt_an_thread_of(a, a->aggs[i].g);
+
+		if (a->aggs[i].kind == (uint64_t)(GT_AN_KIND_OFFCPU + r) && t &&
+		    report_selected(a, t, o))
+			v[n++] = &a->aggs[i];
+	}
+	qsort(v, n, sizeof(*v), by_weight);
+	return n;
 }
 
 static int add_to(struct report_group *g, const struct gt_an_thread *t)

@@ -137,6 +137,67 @@ static int jgroups(FILE *f, const struct gt_analysis *a, const struct report_opt
 	return 0;
 }
 
+#define JSON_FRAMES 32 /* frames per stack */
+
+static void jframes(FILE *f, const struct gt_analysis *a, uint64_t stk)
+{
+	struct gt_an_frame fr[JSON_FRAMES];
+	size_t n = gt_an_stack(a, stk, fr, JSON_FRAMES);
+	char buf[512];
+
+	fprintf(f, "\"frames\":[");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s{\"func\":", i ? "," : "");
+		snprintf(buf, sizeof(buf), "%.*s", (int)fr[i].fn_len, fr[i].fn);
+		jstr(f, buf);
+		fprintf(f, ",\"file\":");
+		snprintf(buf, sizeof(buf), "%.*s", (int)fr[i].file_len, fr[i].file);
+		jstr(f, buf);
+		fprintf(f, ",\"line\":%llu,\"pc\":%llu}", (unsigned long long)fr[i].line,
+			(unsigned long long)fr[i].pc);
+	}
+	fputc(']', f);
+}
+
+/* Per off-CPU reason, the heaviest stacks (as many as the text shows),
+ * innermost frame first. */
+static int jstacks(FILE *f, const struct gt_analysis *a, const struct report_opts *o)
+{
+	const struct gt_an_stackagg **v = calloc(a->naggs + 1, sizeof(*v));
+	int first = 1;
+
+	if (!v)
+		return -ENOMEM;
+	fprintf(f, ",\"offcpu_stacks\":[");
+	for (int r = 0; r < GT_BLK_COUNT; r++) {
+		size_t n = report_reason_stacks(a, o, r, v);
+
+		for (size_t i = 0; i < n && i < report_stacks_per_reason(o); i++) {
+			char name[160];
+			int64_t tid;
+
+			report_name(a, gt_an_thread_of(a, v[i]->g), name, sizeof(name), &tid);
+			fprintf(f, "%s{\"reason\":\"%s\",\"ns\":%llu,\"count\":%llu,\"g\":%llu,"
+				   "\"tid\":", first ? "" : ",", gt_block_reason_names[r],
+				(unsigned long long)v[i]->weight, (unsigned long long)v[i]->count,
+				(unsigned long long)v[i]->g);
+			if (tid >= 0)
+				fprintf(f, "%lld", (long long)tid);
+			else
+				fprintf(f, "null");
+			fprintf(f, ",\"name\":");
+			jstr(f, name);
+			fputc(',', f);
+			jframes(f, a, v[i]->stk);
+			fputc('}', f);
+			first = 0;
+		}
+	}
+	fputc(']', f);
+	free(v);
+	return 0;
+}
+
 int report_json(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
 	int first = 1, rc;
@@ -164,6 +225,8 @@ int report_json(const struct gt_analysis *a, const struct report_opts *o, FILE *
 	}
 	fputc(']', f);
 	rc = jgroups(f, a, o);
+	if (!rc)
+		rc = jstacks(f, a, o);
 	if (rc)
 		return rc;
 	fprintf(f, "}\n");

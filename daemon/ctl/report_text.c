@@ -199,7 +199,6 @@ static void print_stack(const struct gt_analysis *a, uint64_t stk, FILE *f)
 static int print_top_stacks(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
 	const struct gt_an_stackagg **v = calloc(a->naggs + 1, sizeof(*v));
-	size_t top = o->top ? (size_t)o->top : SIZE_MAX;
 
 	if (!v)
 		return -ENOMEM;
@@ -218,7 +217,7 @@ static int print_top_stacks(const struct gt_analysis *a, const struct report_opt
 			continue;
 		qsort(v, n, sizeof(*v), by_weight);
 		fprintf(f, "  %s:\n", gt_block_reason_names[r]);
-		for (size_t i = 0; i < n && i < (top < 3 ? top : 3); i++) {
+		for (size_t i = 0; i < n && i < report_stacks_per_reason(o); i++) {
 			char name[160];
 			int64_t tid;
 

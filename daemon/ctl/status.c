@@ -55,7 +55,7 @@ int cmd_status(int argc, char **argv)
 	static struct gt_msg_status_reply r;
 	const char *sock_path;
 	char err[GT_PROTO_MAX_TEXT + 64];
-	int fd, rc = gt_parse_socket_opts(argc, argv, status_usage, &sock_path);
+	int fd, rc = gt_args_socket_opts(argc, argv, status_usage, &sock_path);
 
 	if (rc >= 0)
 		return rc;

@@ -34,7 +34,7 @@ int cmd_stop(int argc, char **argv)
 	const char *sock_path;
 	char err[GT_PROTO_MAX_TEXT + 64];
 	uint32_t id;
-	int fd, rc = gt_parse_socket_opts(argc, argv, stop_usage, &sock_path);
+	int fd, rc = gt_args_socket_opts(argc, argv, stop_usage, &sock_path);
 
 	if (rc >= 0)
 		return rc;

@@ -8,34 +8,62 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void dir_of(const char *path, char *dir, size_t len)
+#define COPY_CHUNK 65536
+
+/* Splits path into the directory (opened once, by the caller) and the name
+ * in it that every later step uses relative to that descriptor. */
+static int split(struct gt_output *o, const char *path, char *why, size_t whylen)
 {
 	char copy[4096];
 
 	snprintf(copy, sizeof(copy), "%s", path);
-	snprintf(dir, len, "%s", dirname(copy));
+	snprintf(o->dir, sizeof(o->dir), "%s", dirname(copy));
+	snprintf(copy, sizeof(copy), "%s", path);
+	if (strlen(basename(copy)) >= sizeof(o->base)) {
+		snprintf(why, whylen, "cannot write %s: its name is too long", path);
+		return -ENAMETOOLONG;
+	}
+	snprintf(o->base, sizeof(o->base), "%s", basename(copy));
+	return 0;
+}
+
+/* "DIR/NAME" for messages. */
+static const char *full(const struct gt_output *o, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", o->dir, name);
+	return buf;
+}
+
+/* Whether name in the directory is our very file (not a symlink, not a
+ * file someone put there in its place). */
+static int is_ours(const struct gt_output *o, const char *name)
+{
+	struct stat mine, there;
+
+	return fstat(o->fd, &mine) == 0 &&
+	       fstatat(o->dirfd, name, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       mine.st_dev == there.st_dev && mine.st_ino == there.st_ino;
 }
 
 static int open_named_tmp(struct gt_output *o)
 {
-	char dir[4096], base[4096];
-
-	dir_of(o->path, dir, sizeof(dir));
-	snprintf(base, sizeof(base), "%s", o->path);
-	snprintf(o->tmp, sizeof(o->tmp), "%s/.%s.partial-%d", dir, basename(base), (int)getpid());
-	o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	snprintf(o->tmp, sizeof(o->tmp), ".%s.partial-%d", o->base, (int)getpid());
+	o->fd = openat(o->dirfd, o->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		       0644);
+	if (o->fd < 0)
+		o->tmp[0] = 0;
 	return o->fd < 0 ? -errno : 0;
 }
 
-/* What path names now, if it is anything but a regular file or nothing:
+/* What the name is now, if it is anything but a regular file or nothing:
  * -o never replaces a device, FIFO, socket, directory or symlink (root's
  * `-o /dev/null` used to turn it into a regular file). */
-static int refuse_special(const char *path, char *why, size_t whylen)
+static int refuse_special(const struct gt_output *o, char *why, size_t whylen)
 {
 	struct stat st;
 	const char *what;
 
-	if (lstat(path, &st) < 0)
+	if (fstatat(o->dirfd, o->base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (S_ISREG(st.st_mode))
 		return 0;
@@ -52,17 +80,16 @@ static int refuse_special(const char *path, char *why, size_t whylen)
 	else
 		what = "not a regular file";
 	snprintf(why, whylen, "cannot write %s: it is %s; -o takes a regular file or a new name",
-		 path, what);
+		 o->path, what);
 	return S_ISDIR(st.st_mode) ? -EISDIR : -EEXIST;
 }
 
 int gt_output_open(struct gt_output *o, const char *path, char *why, size_t whylen)
 {
-	char dir[4096];
 	int err;
 
 	memset(o, 0, sizeof(*o));
-	o->fd = -1;
+	o->fd = o->dirfd = -1;
 	if (!path || !*path) {
 		snprintf(why, whylen, "no output file given");
 		return -EINVAL;
@@ -72,46 +99,68 @@ int gt_output_open(struct gt_output *o, const char *path, char *why, size_t whyl
 		return -ENAMETOOLONG;
 	}
 	snprintf(o->path, sizeof(o->path), "%s", path);
-	err = refuse_special(path, why, whylen);
+	err = split(o, path, why, whylen);
+	if (err)
+		return err;
+	/* every later step is relative to this directory: swapping a
+	 * component of its path meanwhile changes nothing */
+	o->dirfd = open(o->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (o->dirfd < 0) {
+		err = -errno;
+		snprintf(why, whylen, "cannot write %s: %s: %s", path, o->dir, strerror(-err));
+		return err;
+	}
+	err = refuse_special(o, why, whylen);
 	if (err) {
 		if (err != -EISDIR && err != -EEXIST)
 			snprintf(why, whylen, "cannot write %s: %s", path, strerror(-err));
+		gt_output_discard(o);
 		return err;
 	}
-	dir_of(path, dir, sizeof(dir));
-	o->fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	/* read-write: a trace whose name was taken from us can still be copied */
+	o->fd = openat(o->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
 	if (o->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-		int err = open_named_tmp(o);
+		err = open_named_tmp(o);
 		if (err)
 			errno = -err;
 	}
 	if (o->fd < 0) {
-		int err = errno;
-		snprintf(why, whylen, "cannot write %s: %s", path, strerror(err));
-		return -err;
+		err = -errno;
+		snprintf(why, whylen, "cannot write %s: %s", path, strerror(-err));
+		gt_output_discard(o);
+		return err;
 	}
 	return 0;
 }
 
+/* Removes our named file, if the name still is ours. */
+static void unlink_ours(struct gt_output *o)
+{
+	if (o->tmp[0] && is_ours(o, o->tmp))
+		unlinkat(o->dirfd, o->tmp, 0);
+	o->tmp[0] = 0;
+}
+
 int gt_output_name_partial(struct gt_output *o, char *why, size_t whylen)
 {
-	char partial[sizeof(o->tmp)];
+	char partial[sizeof(o->tmp)], buf[8400];
 	int fd;
 
-	snprintf(partial, sizeof(partial), "%s.partial", o->path);
-	fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	snprintf(partial, sizeof(partial), "%s.partial", o->base);
+	fd = openat(o->dirfd, partial, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		int err = -errno;
 
 		if (err == -EEXIST)
 			snprintf(why, whylen, "%s exists: a recording that was cut short (its "
-				 "gotracectl killed?); move it away or remove it", partial);
+				 "gotracectl killed?); move it away or remove it",
+				 full(o, partial, buf, sizeof(buf)));
 		else
-			snprintf(why, whylen, "cannot create %s: %s", partial, strerror(-err));
+			snprintf(why, whylen, "cannot create %s: %s",
+				 full(o, partial, buf, sizeof(buf)), strerror(-err));
 		return err;
 	}
-	if (o->tmp[0])
-		unlink(o->tmp);
+	unlink_ours(o);
 	if (o->fd >= 0)
 		close(o->fd);
 	o->fd = fd;
@@ -119,71 +168,188 @@ int gt_output_name_partial(struct gt_output *o, char *why, size_t whylen)
 	return 0;
 }
 
-/* The finished trace cannot go to its path: it stays beside it under a
- * name of ours (the named temporary, or the anonymous file linked as
- * PATH.partial-PID), and why says where. */
+/* Copies the whole trace from our descriptor into fd. */
+static int copy_trace(int from, int to)
+{
+	static char buf[COPY_CHUNK];
+	off_t off = 0;
+
+	for (;;) {
+		ssize_t n = pread(from, buf, sizeof(buf), off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return fsync(to) < 0 && errno != EINVAL ? -errno : 0;
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(to, buf + done, (size_t)(n - done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return -errno;
+			done += w;
+		}
+		off += n;
+	}
+}
+
+/* Gives our file a new name of its own, name.kept-PID[-N]: a link to it
+ * when the kernel allows (it has a name left, or is still anonymous), a
+ * copy otherwise (its last name was taken: unlinked, or replaced).
+ * 0 and kept filled, or -errno. */
+static int save_as_new(struct gt_output *o, char *kept, size_t keptlen)
+{
+	char proc[64];
+	int err = -EEXIST;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
+	for (int n = 0; n < 100 && err == -EEXIST; n++) {
+		int fd;
+
+		if (n)
+			snprintf(kept, keptlen, "%s.kept-%d-%d", o->base, (int)getpid(), n);
+		else
+			snprintf(kept, keptlen, "%s.kept-%d", o->base, (int)getpid());
+		if (linkat(AT_FDCWD, proc, o->dirfd, kept, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		if (errno == EEXIST)
+			continue;
+		fd = openat(o->dirfd, kept, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0644);
+		if (fd < 0) {
+			err = -errno;
+			continue;
+		}
+		err = copy_trace(o->fd, fd);
+		close(fd);
+		if (err)
+			unlinkat(o->dirfd, kept, 0);
+	}
+	return err;
+}
+
+/* Ends a commit that could not put the trace at its path: the trace stays
+ * under a name of ours that why gives (or why says it is lost). */
 static int keep_aside(struct gt_output *o, char *why, size_t whylen)
 {
-	char proc[64], kept[sizeof(o->tmp)];
+	char kept[sizeof(o->tmp)], buf[8400];
 	size_t n = strlen(why);
+	int err = 0;
 
-	if (o->tmp[0]) {
+	if (o->tmp[0] && is_ours(o, o->tmp))
 		snprintf(kept, sizeof(kept), "%s", o->tmp);
-	} else {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
-		snprintf(kept, sizeof(kept), "%s.partial-%d", o->path, (int)getpid());
-		if (linkat(AT_FDCWD, proc, AT_FDCWD, kept, AT_SYMLINK_FOLLOW) < 0)
-			kept[0] = 0;
-	}
-	if (kept[0])
-		snprintf(why + n, whylen - n, " (it appeared while recording); the trace is kept as %s",
-			 kept);
+	else
+		err = save_as_new(o, kept, sizeof(kept));
+	if (!err)
+		snprintf(why + n, whylen - n, "; the trace is kept as %s",
+			 full(o, kept, buf, sizeof(buf)));
+	else
+		snprintf(why + n, whylen - n, "; the trace could not be kept either (%s): it is lost",
+			 strerror(-err));
 	close(o->fd);
 	o->fd = -1;
 	o->tmp[0] = 0;
+	gt_output_discard(o);
 	return -EEXIST;
+}
+
+/* What -o names now, if it is a non-empty regular file, becomes FILE.old
+ * (replacing an older one), as perf record keeps perf.data.old: a new
+ * recording never silently destroys the last one.  Just before the new
+ * trace is renamed into place. */
+static int keep_old(const struct gt_output *o, char *why, size_t whylen)
+{
+	char old[sizeof(o->base) + 8];
+	struct stat st;
+
+	if (fstatat(o->dirfd, o->base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size == 0)
+		return 0;
+	snprintf(old, sizeof(old), "%s.old", o->base);
+	if (renameat(o->dirfd, o->base, o->dirfd, old) == 0)
+		return 0;
+	snprintf(why, whylen, "cannot keep the existing %s as %s.old: %s", o->path, o->path,
+		 strerror(errno));
+	return -1;
+}
+
+/* Links the anonymous trace as a temporary name of ours in the directory. */
+static int link_anonymous(struct gt_output *o)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
+	snprintf(o->tmp, sizeof(o->tmp), ".%s.tmp-%d", o->base, (int)getpid());
+	unlinkat(o->dirfd, o->tmp, 0);
+	if (linkat(AT_FDCWD, proc, o->dirfd, o->tmp, AT_SYMLINK_FOLLOW) < 0) {
+		int err = -errno;
+
+		o->tmp[0] = 0;
+		return err;
+	}
+	return 0;
 }
 
 int gt_output_commit(struct gt_output *o, char *why, size_t whylen)
 {
-	char proc[64], tmp[4096 + 32];
+	char buf[8400];
 	int err = 0;
 
 	if (fsync(o->fd) < 0 && errno != EINVAL && errno != EROFS)
 		err = -errno;
-	/* The path may have been replaced while we recorded. */
-	if (!err && refuse_special(o->path, why, whylen))
-		return keep_aside(o, why, whylen);
-	if (!err && o->tmp[0]) {
-		if (rename(o->tmp, o->path) < 0)
-			err = -errno;
-	} else if (!err) {
-		/* Link the anonymous file under a temporary name, then rename it
-		 * over the target so the switch is atomic. */
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
-		snprintf(tmp, sizeof(tmp), "%s.tmp-%d", o->path, (int)getpid());
-		unlink(tmp);
-		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) < 0)
-			err = -errno;
-		else if (rename(tmp, o->path) < 0) {
-			err = -errno;
-			unlink(tmp);
-		}
-	}
-	if (err)
+	if (err) { /* not all of it reached the disk: no trace is better */
 		snprintf(why, whylen, "cannot save %s: %s", o->path, strerror(-err));
-	close(o->fd);
-	o->fd = -1;
+		gt_output_discard(o);
+		return err;
+	}
+	/* The path may have been replaced while we recorded. */
+	if (refuse_special(o, why, whylen)) {
+		snprintf(why + strlen(why), whylen - strlen(why), " (it appeared while recording)");
+		return keep_aside(o, why, whylen);
+	}
+	if (!o->tmp[0] && (err = link_anonymous(o))) {
+		snprintf(why, whylen, "cannot save %s: %s", o->path, strerror(-err));
+		return keep_aside(o, why, whylen);
+	}
+	/* Our temporary name (FILE.partial in daemon mode) may have been
+	 * replaced meanwhile (a symbolic link): never move that into place. */
+	if (!is_ours(o, o->tmp)) {
+		snprintf(why, whylen, "cannot save %s: %s was replaced while recording "
+			 "(it is not the file the trace was written to)", o->path,
+			 full(o, o->tmp, buf, sizeof(buf)));
+		o->tmp[0] = 0;
+		return keep_aside(o, why, whylen);
+	}
+	if (keep_old(o, why, whylen))
+		return keep_aside(o, why, whylen);
+	if (renameat(o->dirfd, o->tmp, o->dirfd, o->base) < 0) {
+		err = -errno;
+		snprintf(why, whylen, "cannot save %s: %s", o->path, strerror(-err));
+		return keep_aside(o, why, whylen);
+	}
 	o->tmp[0] = 0;
-	return err;
+	/* Renamed by name: it must be our file that landed there. */
+	if (!is_ours(o, o->base)) {
+		snprintf(why, whylen, "cannot save %s: its temporary name was replaced while the "
+			 "trace was put in place", o->path);
+		return keep_aside(o, why, whylen);
+	}
+	gt_output_discard(o);
+	return 0;
 }
 
 void gt_output_discard(struct gt_output *o)
 {
-	if (o->fd >= 0)
+	if (o->fd >= 0) {
+		unlink_ours(o);
 		close(o->fd);
+	}
 	o->fd = -1;
-	if (o->tmp[0])
-		unlink(o->tmp);
 	o->tmp[0] = 0;
+	if (o->dirfd >= 0)
+		close(o->dirfd);
+	o->dirfd = -1;
 }

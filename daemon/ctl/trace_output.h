@@ -5,16 +5,26 @@
  * PATH.partial instead (gt_output_name_partial): the daemon finishes a
  * trace whose client died, and it must stay on disk under a name.  Where O_TMPFILE is not
  * supported, a hidden temporary name in the same directory is used and
- * renamed over the target. */
+ * renamed over the target.
+ *
+ * By descriptor: the directory is opened once, at the start, and every name
+ * is relative to it; before and after the final rename the names are
+ * checked to be our very file (device and inode of our descriptor).  If a
+ * symbolic link or another file was swapped in for PATH.partial (or the
+ * temporary name), the trace is not lost: it is linked, or copied from our
+ * descriptor, to PATH.kept-PID, and commit fails saying so. */
 #ifndef GT_TRACE_OUTPUT_H
 #define GT_TRACE_OUTPUT_H
 
 #include <stddef.h>
 
 struct gt_output {
-	int fd;
-	char path[4096];     /* where the trace must end up */
-	char tmp[8300];      /* named temporary, when O_TMPFILE was unavailable */
+	int fd;              /* the trace, open read-write */
+	int dirfd;           /* the directory of path, opened once (O_PATH) */
+	char path[4096];     /* where the trace must end up, as given */
+	char dir[4096];      /* its directory, as given (for messages) */
+	char base[256];      /* its name in dirfd */
+	char tmp[300];       /* our named file in dirfd ("" = anonymous) */
 };
 
 /* Opens the output; on failure returns -errno with a sentence in why.
@@ -29,9 +39,11 @@ int gt_output_open(struct gt_output *o, const char *path, char *why, size_t whyl
  * renames it to PATH; discard removes it. */
 int gt_output_name_partial(struct gt_output *o, char *why, size_t whylen);
 
-/* Makes the finished trace appear at o->path (replacing an old regular
- * file).  If something other than a regular file took the path meanwhile,
- * it is left alone and the trace is kept beside it (why says where). */
+/* Makes the finished trace appear at o->path; a non-empty regular file
+ * there is kept as PATH.old (an older PATH.old is replaced), as perf does.
+ * If something other than a regular file took the path meanwhile, or the
+ * old file cannot be kept, it is left alone and the trace is kept beside
+ * it (why says where). */
 int gt_output_commit(struct gt_output *o, char *why, size_t whylen);
 
 /* Drops the unfinished trace: nothing appears at o->path. */

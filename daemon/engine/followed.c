@@ -11,27 +11,20 @@
  * binaries' files open until some later session ends (events of ended
  * sessions, still in the rings after the last one detached, did that
  * before on_event ignored them).  A live process's title is read at the
- * first check that finds it alive. */
+ * first check that finds it alive.  A check that cannot tell (see
+ * gt_proc_alive) changes nothing. */
 #include "internal.h"
 
-#include <errno.h>
 #include <malloc.h>
 
 #include "common/procfs.h"
 #include "sym/symbolize.h"
 
-static int process_gone(uint32_t pid)
-{
-	struct gt_proc_stat st;
-
-	return gt_proc_stat((pid_t)pid, 0, &st) == -ENOENT || st.state == 'Z' || st.state == 'X';
-}
-
 static void forget(struct gt_engine *e, uint32_t pid)
 {
 	gt_symbolizer_forget_process(e->sym, (pid_t)pid);
-	gt_tgid_set_del(&e->symbolized, pid);
-	gt_tgid_set_del(&e->dying, pid);
+	gt_idmap_del(&e->symbolized, pid);
+	gt_idmap_del(&e->dying, pid);
 }
 
 void gt_engine_prune_followed(struct gt_engine *e)
@@ -43,31 +36,34 @@ void gt_engine_prune_followed(struct gt_engine *e)
 			gt_engine_forget_followed(e);
 		return;
 	}
-	for (uint32_t i = 0; i < e->symbolized.cap; i++) {
-		uint32_t pid = gt_tgid_set_slot(&e->symbolized, i);
+	for (size_t i = 0; i < e->symbolized.cap; i++) {
+		uint32_t pid = (uint32_t)gt_idmap_slot(&e->symbolized, i);
 
 		if (!pid)
 			continue;
-		if (!process_gone(pid)) {
-			gt_tgid_set_del(&e->dying, pid); /* a reused pid lives again */
+		enum gt_proc_life life = gt_proc_alive((pid_t)pid);
+
+		if (life == GT_PROC_ALIVE) {
+			gt_idmap_del(&e->dying, pid); /* a reused pid lives again */
 			gt_titles_note(&e->titles, pid);
 		}
-		else if (gt_tgid_set_add(&e->dying, pid) == 0)
+		else if (life == GT_PROC_DEAD && gt_idmap_add(&e->dying, pid) == 0)
 			forget(e, pid); /* dead at the last check too */
+		/* unknown (EMFILE, ...): the last check's verdict stands */
 	}
 }
 
 void gt_engine_forget_followed(struct gt_engine *e)
 {
-	for (uint32_t i = 0; i < e->symbolized.cap; i++) {
-		uint32_t pid = gt_tgid_set_slot(&e->symbolized, i);
+	for (size_t i = 0; i < e->symbolized.cap; i++) {
+		uint32_t pid = (uint32_t)gt_idmap_slot(&e->symbolized, i);
 
 		if (pid)
 			gt_symbolizer_forget_process(e->sym, (pid_t)pid);
 	}
 	gt_titles_free(&e->titles);
-	gt_tgid_set_free(&e->symbolized);
-	gt_tgid_set_free(&e->dying);
+	gt_idmap_free(&e->symbolized);
+	gt_idmap_free(&e->dying);
 	gt_mmap_backlog_free(&e->mmap_backlog);
 #ifdef __GLIBC__
 	/* No session is left: what they freed goes back to the system.  glibc

@@ -6,10 +6,11 @@
 
 #include "capture/capture.h"
 #include "common/clock.h"
+#include "common/ptrace_rule.h"
 #include "session.h"
 #include "mmap_backlog.h"
 #include "stacks.h"
-#include "tgid_set.h"
+#include "util/gt_idmap.h"
 #include "titles.h"
 #include "translate/translate.h"
 #include "worker.h"
@@ -27,7 +28,7 @@ struct gt_session {
 	struct gt_writer *writer;
 	struct gt_translator *tr;
 	struct gt_stack_source stack_src;
-	struct gt_tgid_set targets; /* live traced processes (pid sessions) */
+	struct gt_idmap targets; /* live traced processes (pid sessions) */
 	int by_cgroup;              /* a cgroup subtree: never "targets exited" */
 	int targets_dead;           /* /proc shows none of the targets alive */
 	uint64_t cgroup_id;
@@ -35,7 +36,7 @@ struct gt_session {
 	uint64_t end_ns;            /* the trace's last timestamp (see window.c) */
 	uint64_t ended_ns;          /* = end_ns once ended */
 	uint64_t duration_ns;
-	struct gt_tgid_set awaiting_exec; /* from_exec: the trace begins when
+	struct gt_idmap awaiting_exec; /* from_exec: the trace begins when
 				       one of these execs (window.c) */
 	uint64_t kernel_events;
 	uint64_t drops_at_start;
@@ -47,10 +48,13 @@ struct gt_session {
 	uint64_t repairs;
 	uint64_t loopback_anon;
 	uint64_t left;              /* processes that left (GT_KEV_LEAVE) */
+	uint64_t refused;           /* found in /proc, not ptrace-able by the owner */
 	int ended;
 	int err;                    /* first write/translate error, -errno */
 	char end_reason[128];
 	uid_t owner_uid;
+	gid_t owner_gid;
+	struct gt_tracer tracer;    /* the owner, for ptrace's rule (common/ptrace_rule.h) */
 	int mem_active;             /* memtrack attached for this session */
 	int mem_pending;            /* memtrack jobs of this session in flight */
 	int starting;               /* memtrack's attach not done yet */
@@ -75,8 +79,8 @@ struct gt_engine {
 	struct gt_session *active[GT_MAX_SESSIONS]; /* by session bit */
 	int nactive;                /* sessions in active[]: BPF attached while > 0 */
 	uint32_t syscall_sessions;  /* active sessions that want syscall entries */
-	struct gt_tgid_set symbolized; /* processes whose maps are snapshotted */
-	struct gt_tgid_set dying;   /* of those, found dead at the last check */
+	struct gt_idmap symbolized; /* processes whose maps are snapshotted */
+	struct gt_idmap dying;   /* of those, found dead at the last check */
 	struct gt_mmap_backlog mmap_backlog; /* mappings of processes not
 				       followed yet (mmaps.c) */
 	uint64_t mmaps_applied;     /* perf mapping records given the symbolizer */
@@ -114,6 +118,15 @@ void gt_engine_followed_new(struct gt_engine *e, uint32_t tgid);
 /* session.c: hands one event to the session's translator, if it is in its
  * window (see gt_session_deliver); always 0 (a failure ends the session). */
 int gt_session_deliver(struct gt_session *s, const struct gt_kev_hdr *ev, size_t len);
+
+/* write_as.c: the trace writer's write(2) for a session of a user other
+ * than root: each write runs on its thread with the owner's fsuid and
+ * fsgid (setfsuid, per thread), so the file system charges it to them
+ * (ext4 gives root's reserved blocks to fsuid 0; gotraced also holds no
+ * CAP_SYS_RESOURCE, which would bypass quotas and the reserve).  -1 with
+ * EPERM if the ids cannot be taken (no CAP_SETUID/CAP_SETGID): never
+ * written as root instead. */
+long gt_session_write_as_owner(void *ctx, int fd, const void *buf, size_t n);
 
 /* window.c: the span of time a session's trace covers. */
 void gt_session_window_open(struct gt_session *s, uint64_t ts);

@@ -41,7 +41,7 @@ static void apply(void *ctx, const struct gt_mmap_rec *r)
 static int launched(struct gt_engine *e, uint32_t pid)
 {
 	for (int i = 0; i < GT_MAX_SESSIONS; i++)
-		if (e->active[i] && gt_tgid_set_has(&e->active[i]->awaiting_exec, pid))
+		if (e->active[i] && gt_idmap_has(&e->active[i]->awaiting_exec, pid))
 			return 1;
 	return 0;
 }
@@ -53,7 +53,7 @@ static void on_mmap(void *ctx, const struct gt_mmap_rec *r)
 
 	if (!e->nactive || r->kind == GT_MMAP_LOST)
 		return; /* counted by the capture */
-	followed = gt_tgid_set_has(&e->symbolized, r->pid);
+	followed = gt_idmap_has(&e->symbolized, r->pid);
 	if (r->kind == GT_MMAP_EXEC) {
 		/* a followed process keeps its old mappings for the stacks
 		 * taken before the exec, still in the rings (symbolize.h) */

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "gt_writer.h"
+#include "writer/gt_writer.h"
 #include "memtrack/memtrack.h"
 #include "session_memtrack.h"
 #include "sym/symbolize.h"
@@ -77,8 +77,8 @@ void gt_engine_close(struct gt_engine *e)
 	gt_capture_close(e->capture);
 	gt_symbolizer_free(e->sym);
 	gt_titles_free(&e->titles);
-	gt_tgid_set_free(&e->symbolized);
-	gt_tgid_set_free(&e->dying);
+	gt_idmap_free(&e->symbolized);
+	gt_idmap_free(&e->dying);
 	gt_mmap_backlog_free(&e->mmap_backlog);
 	free(e);
 }
@@ -105,14 +105,14 @@ static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 	if (ev->type == GT_KEV_EXEC) {
 		gt_titles_forget(&e->titles, ev->tgid);
 		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
-		if (gt_tgid_set_add(&e->symbolized, ev->tgid) == 1)
+		if (gt_idmap_add(&e->symbolized, ev->tgid) == 1)
 			gt_engine_followed_new(e, ev->tgid);
 		return;
 	}
 	if (ev->type == GT_KEV_FORK) {
 		const struct gt_kev_fork *f = (const void *)ev;
 		if (f->child_tgid != ev->tgid &&
-		    gt_tgid_set_add(&e->symbolized, f->child_tgid) == 1) {
+		    gt_idmap_add(&e->symbolized, f->child_tgid) == 1) {
 			/* the parent's maps first: a child gone before its own
 			 * are read keeps them (an empty read keeps ours) */
 			gt_symbolizer_clone_process(e->sym, (pid_t)ev->tgid, (pid_t)f->child_tgid);
@@ -121,7 +121,7 @@ static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 		}
 		return;
 	}
-	if (ev->tgid && gt_tgid_set_add(&e->symbolized, ev->tgid) == 1) {
+	if (ev->tgid && gt_idmap_add(&e->symbolized, ev->tgid) == 1) {
 		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
 		gt_engine_followed_new(e, ev->tgid);
 	}
@@ -134,11 +134,11 @@ static void track_targets(struct gt_session *s, const struct gt_kev_hdr *ev)
 	if (ev->type == GT_KEV_FORK) {
 		const struct gt_kev_fork *f = (const void *)ev;
 		if (f->child_tgid != ev->tgid)
-			gt_tgid_set_add(&s->targets, f->child_tgid);
+			gt_idmap_add(&s->targets, f->child_tgid);
 	} else if (ev->type == GT_KEV_EXIT || ev->type == GT_KEV_LEAVE) {
 		const struct gt_kev_exit *x = (const void *)ev;
 		int gone = ev->type == GT_KEV_LEAVE || x->group_dead;
-		if (gone && gt_tgid_set_del(&s->targets, ev->tgid) == 1 &&
+		if (gone && gt_idmap_del(&s->targets, ev->tgid) == 1 &&
 		    s->targets.count == 0)
 			gt_session_targets_gone(s, ev->ts);
 	}
@@ -152,10 +152,13 @@ static void fail_session(struct gt_session *s, int err, const char *what)
 }
 
 /* Whether the task in the record's header is traced by some session: a
- * switch's prev and a wakeup's waker may be anybody; every other record is
- * about a task of the sessions in hdr.sessions. */
+ * switch's prev and a wakeup's waker may be anybody, and a process that
+ * left (GT_KEV_LEAVE) is no more the sessions' to symbolize; every other
+ * record is about a task of the sessions in hdr.sessions. */
 static bool about_traced_task(const struct gt_kev_hdr *ev)
 {
+	if (ev->type == GT_KEV_LEAVE)
+		return false;
 	if (ev->type == GT_KEV_SWITCH)
 		return ((const struct gt_kev_switch *)ev)->prev_sessions != 0;
 	if (ev->type == GT_KEV_WAKEUP)
@@ -328,12 +331,16 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	s->id = e->next_id++;
 	s->duration_ns = o->duration_ns;
 	s->owner_uid = o->owner_uid;
+	s->owner_gid = o->owner_gid;
+	s->tracer = gt_tracer_of(o->owner_uid, o->owner_gid, o->owner_pid);
 	s->syscall_entries = o->all_syscalls;
 	s->malloc_probes = o->heap == GT_HEAP_MALLOC ||
 			   (o->alloc_stack_every && o->heap != GT_HEAP_INTERPOSE);
 	s->end_ns = UINT64_MAX;
 	s->out_fd = o->out_fd;
-	err = gt_writer_open(&s->writer, o->out_fd, o->go_version ? o->go_version : GT_V1_19, 1000000000ull);
+	err = gt_writer_open_with(&s->writer, o->out_fd, o->go_version ? o->go_version : GT_V1_19,
+				  1000000000ull, o->owner_uid ? gt_session_write_as_owner : NULL,
+				  s);
 	if (err) {
 		snprintf(e->err, sizeof(e->err), "cannot start the trace: %s", strerror(-err));
 		free(s);
@@ -361,8 +368,8 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 		if (s->tr)
 			gt_translator_free(s->tr);
 		gt_writer_free(s->writer);
-		gt_tgid_set_free(&s->targets);
-		gt_tgid_set_free(&s->awaiting_exec);
+		gt_idmap_free(&s->targets);
+		gt_idmap_free(&s->awaiting_exec);
 		free(s);
 		return err;
 	}
@@ -388,6 +395,7 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 		st->elapsed_ns = gt_now_ns() - s->started_ns;
 	st->kernel_events = s->kernel_events;
 	st->left = s->left;
+	st->refused = s->refused;
 	/* measured when its first probe attached (0 until then, and when
 	 * every target turned out to be Go or static: no probe at all) */
 	st->probe_call_ns = s->malloc_probes ? gt_memtrack_call_cost_known() : 0;
@@ -404,7 +412,9 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 	gt_writer_stats(s->writer, &ws);
 	gt_translator_stats(s->tr, &ts);
 	st->trace_events = ws.events;
-	st->bytes = ws.bytes;
+	/* batches are written when full: the open ones count too (status
+	 * showed BYTES 16, the header, beside thousands of events) */
+	st->bytes = ws.bytes + ws.buffered;
 	st->threads = ts.threads;
 	st->repairs = ts.repairs;
 	st->loopback_anon = ts.loopback_anon;
@@ -475,8 +485,8 @@ static void finish(struct gt_session *s)
 	s->last_bytes = output_size(s->out_fd, ws.bytes);
 	gt_translator_free(s->tr);
 	s->tr = NULL;
-	gt_tgid_set_free(&s->targets);
-	gt_tgid_set_free(&s->awaiting_exec);
+	gt_idmap_free(&s->targets);
+	gt_idmap_free(&s->awaiting_exec);
 	/* not while another session is still closing: a heap record handed
 	 * over after its stop is read then, its samples' stacks symbolized */
 	if (e->nclosing > 0)

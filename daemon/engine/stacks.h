@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "gt_writer.h"
+#include "writer/gt_writer.h"
 
 struct gt_capture;
 struct gt_symbolizer;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include "common/parse_args.h"
 #include "proc_snapshot.h"
@@ -53,7 +54,7 @@ static int add_process_snapshot(struct snapshot *snap, pid_t pid)
 
 static void see_process(struct gt_engine *e, pid_t pid)
 {
-	int added = gt_tgid_set_add(&e->symbolized, (uint32_t)pid);
+	int added = gt_idmap_add(&e->symbolized, (uint32_t)pid);
 
 	if (added >= 0)
 		gt_symbolizer_add_process(e->sym, pid);
@@ -61,13 +62,47 @@ static void see_process(struct gt_engine *e, pid_t pid)
 		gt_engine_followed_new(e, (uint32_t)pid);
 }
 
-/* Adds one process found in /proc (already in the BPF filter) to the
- * initial snapshot; a process gone meanwhile is fine. */
-static void take_found(struct gt_engine *e, struct snapshot *snap, const struct gt_proc_entry *p)
+/* ptrace's rule for the session's owner (common/ptrace_rule.h): 0, or
+ * -EPERM with why.  Root's sessions read nothing. */
+static int may_follow(const struct gt_session *s, pid_t pid, char *why, size_t whylen)
 {
+	if (s->tracer.uid == 0)
+		return 0;
+	return gt_ptrace_may(&s->tracer, pid, why, whylen);
+}
+
+/* Adds the threads of pid to the snapshot, if the session's owner may
+ * trace it: decided after /proc was read, so that what the snapshot holds
+ * was the owner's to see (a process that gains privileges stays
+ * privileged: a set-user-ID exec is undumpable until its next exec).
+ * -EPERM (counted, nothing kept) when it may not, -ESRCH when it is gone. */
+static int snapshot_followable(struct gt_session *s, struct snapshot *snap, pid_t pid)
+{
+	int before = snap->n, err = add_process_snapshot(snap, pid);
+	char why[256];
+
+	if (err)
+		return err;
+	err = may_follow(s, pid, why, sizeof(why));
+	if (err) {
+		snap->n = before;
+		if (err == -EPERM)
+			s->refused++;
+	}
+	return err;
+}
+
+/* Adds one process found in /proc (already in the BPF filter, for
+ * sessions by name) to the initial snapshot; a process gone meanwhile is
+ * fine, one the owner may not trace is left out (and out of the filter). */
+static void take_found(struct gt_session *s, struct snapshot *snap, const struct gt_proc_entry *p)
+{
+	if (snapshot_followable(s, snap, p->pid)) {
+		gt_capture_trace_tgid(s->engine->capture, (uint32_t)p->pid, s->bit, 0);
+		return;
+	}
 	if (!p->kthread) /* no user memory to symbolize */
-		see_process(e, p->pid);
-	add_process_snapshot(snap, p->pid);
+		see_process(s->engine, p->pid);
 }
 
 /* record -a: the BPF filter takes every task from now on, /proc gives the
@@ -88,8 +123,9 @@ static int attach_all(struct gt_session *s, const struct gt_session_opts *o,
 		return err;
 	}
 	for (int i = 0; i < n; i++)
-		if (list[i].pid != 2 && (!list[i].kthread || o->kernel_threads)) /* 2: kthreadd */
-			take_found(e, snap, &list[i]);
+		if (list[i].pid != 2 && list[i].pid != getpid() && /* 2: kthreadd; not us */
+		    (!list[i].kthread || o->kernel_threads))
+			take_found(s, snap, &list[i]);
 	free(list);
 	return 0;
 }
@@ -118,7 +154,7 @@ static int attach_names(struct gt_session *s, const struct gt_session_opts *o,
 		for (int j = 0; j < o->nnames && !named && !list[i].kthread; j++)
 			named = gt_proc_is_named(list[i].pid, o->names[j]);
 		if (named && !gt_capture_trace_tgid(e->capture, (uint32_t)list[i].pid, s->bit, 1))
-			take_found(e, snap, &list[i]);
+			take_found(s, snap, &list[i]);
 	}
 	free(list);
 	return 0;
@@ -187,16 +223,22 @@ static int attach_pid_list(struct gt_session *s, const struct gt_session_opts *o
 	}
 	for (int i = 0; i < o->npids; i++) {
 		pid_t pid = o->pids[i];
-		int err = gt_check_target_pid(pid, why, sizeof(why));
+		int err = gt_args_target_pid(pid, why, sizeof(why));
 
-		if (err && i >= required)
-			continue; /* a descendant that exited since /proc was read */
+		if (!err)
+			err = may_follow(s, pid, why, sizeof(why));
+		if (err && i >= required) {
+			/* a descendant that exited since /proc was read, or
+			 * one its owner may not trace (a set-user-ID child) */
+			s->refused += err == -EPERM;
+			continue;
+		}
 		if (!err) {
 			err = gt_capture_trace_tgid(e->capture, (uint32_t)pid, s->bit, 1);
-			if (!err && gt_tgid_set_add(&s->targets, (uint32_t)pid) < 0)
+			if (!err && gt_idmap_add(&s->targets, (uint32_t)pid) < 0)
 				err = -ENOMEM;
 			if (!err && o->from_exec &&
-			    gt_tgid_set_add(&s->awaiting_exec, (uint32_t)pid) < 0)
+			    gt_idmap_add(&s->awaiting_exec, (uint32_t)pid) < 0)
 				err = -ENOMEM;
 			if (err)
 				snprintf(why, sizeof(why), "%s", strerror(-err));
@@ -205,24 +247,35 @@ static int attach_pid_list(struct gt_session *s, const struct gt_session_opts *o
 			snprintf(e->err, sizeof(e->err), "cannot attach to pid %d: %s", (int)pid, why);
 			return err;
 		}
-		if (!o->from_exec) /* else read at its exec (window.c) */
-			see_process(e, pid);
 	}
 	for (int i = 0; i < o->npids && !o->from_exec; i++) {
-		int err = add_process_snapshot(snap, o->pids[i]);
+		pid_t pid = o->pids[i];
+		int err;
+
+		if (!gt_idmap_has(&s->targets, (uint32_t)pid))
+			continue; /* left out above */
+		err = snapshot_followable(s, snap, pid);
+		if (err == -EPERM && i >= required) {
+			/* it changed since: out of the filter, and not a target */
+			gt_capture_trace_tgid(e->capture, (uint32_t)pid, s->bit, 0);
+			gt_idmap_del(&s->targets, (uint32_t)pid);
+			continue;
+		}
 		if (err == -ENOENT || err == -ESRCH)
 			continue; /* exited meanwhile: its exit event ends it */
 		if (err) {
 			snprintf(e->err, sizeof(e->err), "cannot read the threads of pid %d: %s",
-				 (int)o->pids[i], strerror(-err));
+				 (int)pid, err == -EPERM ? "its owner may no longer trace it" :
+				 strerror(-err));
 			return err;
 		}
+		see_process(e, pid);
 	}
 	return 0;
 }
 
 /* Adds every process of the cgroup directory dir and of its children. */
-static int snapshot_cgroup_tree(struct gt_engine *e, const char *dir, int depth,
+static int snapshot_cgroup_tree(struct gt_session *s, const char *dir, int depth,
 				struct snapshot *snap)
 {
 	char path[4096];
@@ -237,10 +290,12 @@ static int snapshot_cgroup_tree(struct gt_engine *e, const char *dir, int depth,
 	f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? 0 : -errno;
-	while (fscanf(f, "%d", &pid) == 1) {
-		see_process(e, pid);
-		add_process_snapshot(snap, pid); /* a process gone meanwhile is fine */
-	}
+	/* a process gone meanwhile is fine; one its owner may not trace
+	 * (root's, moved into a user's cgroup) is left out here, and BPF
+	 * keeps its events out of the session */
+	while (fscanf(f, "%d", &pid) == 1)
+		if (!snapshot_followable(s, snap, pid))
+			see_process(s->engine, pid);
 	fclose(f);
 	d = opendir(dir);
 	if (!d)
@@ -250,7 +305,7 @@ static int snapshot_cgroup_tree(struct gt_engine *e, const char *dir, int depth,
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
 			continue;
-		snapshot_cgroup_tree(e, path, depth + 1, snap);
+		snapshot_cgroup_tree(s, path, depth + 1, snap);
 	}
 	closedir(d);
 	return 0;
@@ -279,7 +334,7 @@ static int attach_cgroup(struct gt_session *s, const char *path, struct snapshot
 		snprintf(e->err, sizeof(e->err), "cannot trace cgroup %s: %s", path, strerror(-err));
 		return err;
 	}
-	return snapshot_cgroup_tree(e, path, 0, snap);
+	return snapshot_cgroup_tree(s, path, 0, snap);
 }
 
 int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts *o)
@@ -308,26 +363,20 @@ int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts
 	return err;
 }
 
-/* A process we never saw exit (its exit event lost, or it became a zombie
- * that is never reaped) is no longer a reason to keep recording. */
-static int process_alive(uint32_t pid)
-{
-	struct gt_proc_stat st;
-
-	return !gt_proc_stat((pid_t)pid, 0, &st) && st.state != 'Z' && st.state != 'X';
-}
-
 /* Only all of them dead ends the session: the set itself follows the
  * events, which come later than /proc shows (a target found dead here
  * may not have its exit translated yet, and the last exit translated is
- * the end of the trace: see gt_session_targets_gone). */
+ * the end of the trace: see gt_session_targets_gone).  A process we never
+ * saw exit (its exit event lost, or a zombie never reaped) is no longer a
+ * reason to keep recording; one /proc cannot tell about (EMFILE, ...)
+ * still is, as it was at the last check. */
 void gt_session_check_liveness(struct gt_session *s)
 {
 	if (s->by_cgroup || s->ended)
 		return;
-	for (uint32_t i = 0; i < s->targets.cap; i++) {
-		uint32_t pid = gt_tgid_set_slot(&s->targets, i);
-		if (pid && process_alive(pid))
+	for (size_t i = 0; i < s->targets.cap; i++) {
+		uint32_t pid = (uint32_t)gt_idmap_slot(&s->targets, i);
+		if (pid && gt_proc_alive((pid_t)pid) != GT_PROC_DEAD)
 			return;
 	}
 	s->targets_dead = 1;

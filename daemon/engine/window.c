@@ -33,9 +33,9 @@ static int begins_here(struct gt_session *s, const struct gt_kev_hdr *ev)
 {
 	struct gt_engine *e = s->engine;
 
-	if (ev->type != GT_KEV_EXEC || !gt_tgid_set_has(&s->awaiting_exec, ev->tgid))
+	if (ev->type != GT_KEV_EXEC || !gt_idmap_has(&s->awaiting_exec, ev->tgid))
 		return 0;
-	gt_tgid_set_free(&s->awaiting_exec);
+	gt_idmap_free(&s->awaiting_exec);
 	/* with the perf records, the recorder's maps went at the exec
 	 * (mmaps.c), and the new image's, recorded since, stay */
 	if (gt_capture_mmap_unavailable(e->capture))
@@ -67,7 +67,7 @@ void gt_session_targets_gone(struct gt_session *s, uint64_t ts)
 void gt_session_window_close(struct gt_session *s, uint64_t now)
 {
 	if (s->awaiting_exec.count) {
-		gt_tgid_set_free(&s->awaiting_exec);
+		gt_idmap_free(&s->awaiting_exec);
 		gt_session_window_open(s, now);
 	}
 	if (now < s->end_ns)

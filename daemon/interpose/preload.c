@@ -77,6 +77,9 @@ static __thread int tsampling __attribute__((tls_model("initial-exec")));
 static _Alignas(16) char boot[16384];
 static size_t boot_used;
 static int resolving;
+/* malloc_is_ours: set while it calls the malloc everyone calls, and what
+ * ours saw of that call */
+static int probing, probe_hit;
 
 static int in_boot(const void *p)
 {
@@ -335,14 +338,25 @@ static struct gt_heap_shm *map_record(void)
 }
 
 /* Whether the malloc everyone calls is ours: a program (or a library
- * preloaded before us) with its own malloc and free never calls ours. */
+ * preloaded before us) with its own malloc and free never calls ours.
+ * Asked by calling it, not by where its address lies: a program that
+ * takes malloc's address (python3, non-PIE) defines malloc's canonical
+ * address as a PLT stub of its own, which dladdr names as the program,
+ * though the stub jumps to ours. */
 static int malloc_is_ours(void)
 {
-	Dl_info theirs, ours;
-	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	void *(*m)(size_t) = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "malloc");
+	void (*f)(void *) = (void (*)(void *))dlsym(RTLD_DEFAULT, "free");
+	void *p;
 
-	return m && dladdr(m, &theirs) && dladdr((void *)malloc_is_ours, &ours) &&
-	       theirs.dli_fbase == ours.dli_fbase;
+	if (!m || !f)
+		return 0;
+	probe_hit = 0;
+	probing = 1;
+	p = m(1);
+	probing = 0;
+	f(p); /* the free that goes with that malloc, ours or theirs */
+	return probe_hit;
 }
 
 __attribute__((constructor(101))) static void gt_heap_start(void)
@@ -387,6 +401,8 @@ EXPORT void *malloc(size_t n)
 			return boot_alloc(n);
 		resolve();
 	}
+	if (__builtin_expect(probing, 0))
+		probe_hit = 1;
 	p = real.malloc(n);
 	if (p)
 		allocated(p, n);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sym/maps.h"
+#include "sym/safe_open.h"
 
 const char *const gt_alloc_fn_names[GT_AF_COUNT] = {
 	"malloc", "calloc", "realloc", "free", "posix_memalign",
@@ -24,9 +25,12 @@ static Elf *open_elf(const char *path, int *fd)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
+	/* a user's file: no link, no FIFO, no device (sym/safe_open.h) */
+	*fd = gt_sym_open_rooted(path, GT_SYM_FILE_MAX);
+	if (*fd < 0) {
+		errno = -*fd;
 		return NULL;
+	}
 	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		if (e)

@@ -149,7 +149,7 @@ static int attach_lib_multi(struct gt_memtrack *m, struct gt_mt_proc *p,
 int gt_mt_attach_process(struct gt_memtrack *m, struct gt_mt_proc *p,
 			 const struct gt_alloc_target *t, char *err, size_t errlen)
 {
-	/* the rule of DESIGN.md: never a uretprobe in a Go program */
+	/* the rule of docs/mapping.md: never a uretprobe in a Go program */
 	if (t->is_go) {
 		snprintf(err, errlen, "pid %d is a Go program: not probed", (int)p->pid);
 		return -EPERM;

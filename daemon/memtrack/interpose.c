@@ -12,8 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "interpose/heap_shm.h"
 #include "internal.h"
+#include "sym/safe_open.h"
 
 /* Processes seen in the record (a session's command and its children). */
 #define GT_IP_MAX_PROCS 1024
@@ -22,6 +24,7 @@ struct gt_ip_proc {
 	int32_t tgid;
 	int excluded;      /* Go program: RSS instead */
 	int emitted;       /* last_live was written */
+	int dead;          /* /proc said so at the last look (gt_proc_alive) */
 	int64_t last_live;
 	uint64_t limit;    /* cgroup limit (HeapGoal), read at first sight */
 };
@@ -106,9 +109,10 @@ int gt_mt_interpose_open(pid_t pid, struct gt_mt_interpose **out, char *err, siz
 			 rc == -ENOENT ? "no " GT_HEAP_SHM_NAME " memfd" : strerror(-rc));
 		return rc;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* the process's descriptor: a regular file (the memfd), never a FIFO */
+	fd = gt_sym_open(AT_FDCWD, path, GT_SYM_OPEN_TRUSTED, NULL, GT_SYM_FILE_MAX);
 	if (fd < 0) {
-		rc = -errno;
+		rc = fd;
 		snprintf(err, errlen, "opening the heap record of pid %d: %s", (int)pid,
 			 strerror(-rc));
 		return rc;
@@ -156,24 +160,15 @@ void gt_mt_interpose_exclude(struct gt_mt_interpose *ip, pid_t tgid, int exclude
 }
 
 /* Alive and not a zombie: a value written for a process whose exit the
- * translator has seen would bring its share of the total back. */
-static int alive(int32_t tgid)
+ * translator has seen would bring its share of the total back.  When /proc
+ * cannot tell, the last look's verdict stands. */
+static int alive(struct gt_ip_proc *p)
 {
-	char path[64], buf[256], *rp;
-	ssize_t n;
-	int fd;
+	enum gt_proc_life life = gt_proc_alive((pid_t)p->tgid);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tgid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	rp = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
-	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+	if (life != GT_PROC_UNKNOWN)
+		p->dead = life == GT_PROC_DEAD;
+	return !p->dead;
 }
 
 static int emit(struct gt_ip_proc *p, int64_t live, int bit, uint64_t ts,
@@ -181,7 +176,7 @@ static int emit(struct gt_ip_proc *p, int64_t live, int bit, uint64_t ts,
 {
 	struct gt_kev_heap ev;
 
-	if (p->excluded || (p->emitted && p->last_live == live) || !alive(p->tgid))
+	if (p->excluded || (p->emitted && p->last_live == live) || !alive(p))
 		return 0;
 	memset(&ev, 0, sizeof(ev));
 	ev.hdr.ts = ts;
@@ -313,10 +308,12 @@ int gt_mt_elf_is_static(const char *path)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 1;
+	/* path is /proc/PID/exe, the kernel's link to the very executable:
+	 * followed, then held to a regular file (sym/safe_open.h) */
+	int fd = gt_sym_open(AT_FDCWD, path, GT_SYM_OPEN_TRUSTED, NULL, GT_SYM_FILE_MAX), rc = 1;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_phentsize != sizeof(ph)) {

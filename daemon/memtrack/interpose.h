@@ -42,8 +42,9 @@ int gt_mt_pcs_get(const struct gt_mt_pcs *t, int32_t id, uint64_t *ips, int max)
 int gt_mt_interpose_poll(struct gt_mt_interpose *ip, struct gt_mt_pcs *pcs, int bit, uint64_t ts,
 			 gt_memtrack_emit_fn fn, void *ctx);
 
-/* 1 if the ELF file at path has no program interpreter (a static
- * program: LD_PRELOAD means nothing to it), 0 if it has one, -errno. */
+/* 1 if the ELF file at path (/proc/PID/exe: followed) has no program
+ * interpreter (a static program: LD_PRELOAD means nothing to it), 0 if
+ * it has one, -errno. */
 int gt_mt_elf_is_static(const char *path);
 
 struct gt_mt_interpose_stats {

@@ -1,5 +1,5 @@
 /* The interned stacks of the interposer's allocation samples (see
- * interpose.h): an open-addressing table of (tgid, return addresses). */
+ * interpose.h): (tgid, return addresses) in the one interner. */
 #include "interpose.h"
 
 #include <errno.h>
@@ -8,87 +8,64 @@
 
 #include "interpose/heap_shm.h"
 #include "gotraced.h"
+#include "util/gt_strset.h"
 
 #define GT_PCS_CAP 16384 /* distinct stacks kept; more go without a stack */
 
-struct gt_pcs_entry {
-	uint32_t tgid;
-	uint32_t n;          /* 0 = empty */
-	uint64_t pcs[GT_HEAP_SAMPLE_PCS];
-};
-
+/* Each stack is interned as one blob, the tgid's word then the return
+ * addresses; its id is its rank in the set. */
 struct gt_mt_pcs {
-	struct gt_pcs_entry *v;  /* GT_PCS_CAP entries; the id is the index */
-	uint32_t used;
+	struct gt_strset set;
 };
 
 struct gt_mt_pcs *gt_mt_pcs_new(void)
 {
-	struct gt_mt_pcs *t = calloc(1, sizeof(*t));
-
-	if (t && !(t->v = calloc(GT_PCS_CAP, sizeof(*t->v)))) {
-		free(t);
-		t = NULL;
-	}
-	return t;
+	return calloc(1, sizeof(struct gt_mt_pcs));
 }
 
 void gt_mt_pcs_free(struct gt_mt_pcs *t)
 {
 	if (t)
-		free(t->v);
+		gt_strset_free(&t->set);
 	free(t);
-}
-
-static uint64_t hash(uint32_t tgid, const uint64_t *pcs, int n)
-{
-	uint64_t h = 0xcbf29ce484222325ull ^ tgid;
-
-	for (int i = 0; i < n; i++) {
-		h ^= pcs[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
 }
 
 int32_t gt_mt_pcs_intern(struct gt_mt_pcs *t, uint32_t tgid, const uint64_t *pcs, int n)
 {
-	uint32_t i;
+	uint64_t blob[1 + GT_HEAP_SAMPLE_PCS], id;
+	size_t len;
 
 	if (n <= 0)
 		return -1;
 	if (n > GT_HEAP_SAMPLE_PCS)
 		n = GT_HEAP_SAMPLE_PCS;
-	i = (uint32_t)(hash(tgid, pcs, n) % GT_PCS_CAP);
-	for (uint32_t probe = 0; probe < GT_PCS_CAP; probe++, i = (i + 1) % GT_PCS_CAP) {
-		struct gt_pcs_entry *e = &t->v[i];
-
-		if (e->n == 0) {
-			if (t->used >= GT_PCS_CAP * 3 / 4)
-				return -1; /* keep probes short: the rest go stackless */
-			e->tgid = tgid;
-			e->n = (uint32_t)n;
-			memcpy(e->pcs, pcs, (size_t)n * sizeof(*pcs));
-			t->used++;
-			return (int32_t)(GT_STACK_INTERPOSED | i);
-		}
-		if (e->tgid == tgid && e->n == (uint32_t)n &&
-		    !memcmp(e->pcs, pcs, (size_t)n * sizeof(*pcs)))
-			return (int32_t)(GT_STACK_INTERPOSED | i);
-	}
-	return -1;
+	blob[0] = tgid;
+	memcpy(blob + 1, pcs, (size_t)n * sizeof(*pcs));
+	/* the table is bounded: past it, new stacks go stackless */
+	len = (size_t)(n + 1) * sizeof(*blob);
+	if (t->set.n >= GT_PCS_CAP)
+		id = gt_strset_find(&t->set, blob, len);
+	else if (gt_strset_add(&t->set, blob, len, &id, NULL))
+		id = 0;
+	if (!id)
+		return -1;
+	return (int32_t)(GT_STACK_INTERPOSED | (uint32_t)id);
 }
 
 int gt_mt_pcs_get(const struct gt_mt_pcs *t, int32_t id, uint64_t *ips, int max)
 {
-	uint32_t i = (uint32_t)id & ~(uint32_t)GT_STACK_INTERPOSED;
-	const struct gt_pcs_entry *e;
+	const uint64_t *blob;
+	size_t len;
 	int n;
 
-	if (!t || id < 0 || !(id & GT_STACK_INTERPOSED) || i >= GT_PCS_CAP || !t->v[i].n)
+	if (!t || id < 0 || !(id & GT_STACK_INTERPOSED))
 		return -ENOENT;
-	e = &t->v[i];
-	n = (int)e->n < max ? (int)e->n : max;
-	memcpy(ips, e->pcs, (size_t)n * sizeof(*ips));
+	blob = gt_strset_get(&t->set, (uint32_t)id & ~(uint32_t)GT_STACK_INTERPOSED, &len);
+	if (!blob)
+		return -ENOENT;
+	n = (int)(len / sizeof(*blob)) - 1;
+	if (n > max)
+		n = max;
+	memcpy(ips, blob + 1, (size_t)n * sizeof(*ips));
 	return n;
 }

@@ -2,7 +2,7 @@
  * memory limit and CPU samples (bpf/memory.bpf.c). It may include common/,
  * sym/ (allocator symbols) and capture/ (the shared maps and rings).
  *
- * Memory and CPU-profile tracking of a recording session (issue 5):
+ * Memory and CPU-profile tracking of a recording session:
  * allocator uprobes (--heap=malloc), the rss_stat tracepoint (--heap=rss,
  * the default, and always for Go and static programs), the heap record of
  * a command launched with the interposer preloaded (--heap=interpose,

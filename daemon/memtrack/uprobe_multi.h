@@ -3,7 +3,7 @@
  * offsets of one binary.  Tearing a link down costs the kernel an RCU
  * tasks-trace grace period (hundreds of ms on a VM), so one link per
  * program and binary instead of one per function (and two grace periods
- * each, through perf events) is what makes stopping fast (issue 11).
+ * each, through perf events) is what makes stopping fast.
  *
  * libbpf 1.1 knows nothing of them: the program is loaded with the
  * expected attach type below and the link is made with the raw bpf(2)

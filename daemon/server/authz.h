@@ -1,8 +1,9 @@
-/* Who may trace what, decided from the peer's SO_PEERCRED uid:
- * root may trace anything; anyone else only processes whose real, effective
- * and saved uids are all theirs and that are dumpable (the ptrace rule),
- * and cgroups whose directory they own.  This is the check at the start;
- * BPF applies the same rule for the rest of the session (gids too). 
+/* Who may trace what, decided from the peer's SO_PEERCRED credentials:
+ * root may trace anything; anyone else only the processes ptrace's rule
+ * lets them (common/ptrace_rule.h: the one place it is decided), and
+ * cgroups whose directory they own.  This is the check at the start; the
+ * engine applies the same rule to every process its snapshot finds, and
+ * BPF re-checks it at every event for the rest of the session.
  *
  * Return convention: 0 allowed, or -errno (-EPERM refused, -ESRCH no such
  * process, ...); why gets a message for the client and the log.
@@ -13,13 +14,21 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-int gt_authz_pid(uid_t uid, pid_t pid, char *why, size_t whylen);
+#include "common/ptrace_rule.h"
+
+int gt_authz_pid(const struct gt_tracer *t, pid_t pid, char *why, size_t whylen);
 int gt_authz_cgroup(uid_t uid, const char *path, char *why, size_t whylen);
+/* --cgroup by descriptor (authz_cgroup.c): fd is the directory the client
+ * opened (O_PATH is enough); it must be a cgroup v2 directory the uid owns
+ * (root: any).  path gets the daemon's name for it.  Every refusal is about
+ * the client's own descriptor: nothing it could not learn itself. */
+int gt_authz_cgroup_fd(uid_t uid, int fd, char *path, size_t pathlen, char *why, size_t whylen);
+/* --cgroup by path string (no descriptor): root only; for anyone else one
+ * refusal whatever the path, so the daemon is no oracle for paths the
+ * user cannot see. */
+int gt_authz_cgroup_by_path(uid_t uid, char *why, size_t whylen);
 /* Selections that reach other users' processes (what: "-a", "--name"):
  * root only. */
 int gt_authz_machine(uid_t uid, const char *what, char *why, size_t whylen);
-
-/* Reads the Uid: line of /proc/PID/status (real, effective, saved, fs). */
-int gt_proc_uids(pid_t pid, uid_t uids[4]);
 
 #endif

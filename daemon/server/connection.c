@@ -17,8 +17,6 @@
 #include "common/clock.h"
 
 #define MAX_FDS_PER_READ 4
-#define STR_(x) #x
-#define STR(x) STR_(x)
 
 static void refuse_connection(int fd, const char *why)
 {
@@ -42,7 +40,6 @@ static struct gt_srv_client *new_client(int fd)
 		return NULL;
 	}
 	c->fd = fd;
-	c->pending_fd = -1;
 	return c;
 }
 
@@ -57,8 +54,8 @@ static int peer_cred(int fd, struct ucred *cred)
 	return 0;
 }
 
-/* Whether uid may have one more connection: NULL, or why not. */
-static const char *admit(const struct gt_server *sv, uid_t uid, int *slot)
+/* Whether uid may have one more connection: 0, or -EBUSY and why not. */
+static int admit(const struct gt_server *sv, uid_t uid, int *slot, char *why, size_t whylen)
 {
 	int used = 0, mine = 0;
 
@@ -73,15 +70,21 @@ static const char *admit(const struct gt_server *sv, uid_t uid, int *slot)
 		mine += sv->clients[i]->uid == uid;
 	}
 	if (*slot < 0)
-		return "gotraced has too many clients connected; try again later";
-	if (uid == 0)
-		return NULL;
-	if (used >= GT_SRV_MAX_CLIENTS - GT_SRV_ROOT_RESERVED)
-		return "gotraced has too many clients connected (the last slots are root's); try again later";
-	if (mine >= GT_SRV_MAX_CLIENTS_PER_UID)
-		return "this user already has " STR(GT_SRV_MAX_CLIENTS_PER_UID)
-		       " connections to gotraced; close some first";
-	return NULL;
+		snprintf(why, whylen, "too many connections to gotraced: limit %d; try again later",
+			 GT_SRV_MAX_CLIENTS);
+	else if (uid == 0)
+		return 0;
+	else if (used >= GT_SRV_MAX_CLIENTS - GT_SRV_ROOT_RESERVED)
+		snprintf(why, whylen, "too many connections to gotraced: limit %d for users other "
+			 "than root (the last %d slots are root's); try again later",
+			 GT_SRV_MAX_CLIENTS - GT_SRV_ROOT_RESERVED, GT_SRV_ROOT_RESERVED);
+	else if (mine >= GT_SRV_MAX_CLIENTS_PER_UID)
+		snprintf(why, whylen, "too many connections for uid %u: limit %d (this user already "
+			 "has %d connections to gotraced; close some first)", (unsigned)uid,
+			 GT_SRV_MAX_CLIENTS_PER_UID, mine);
+	else
+		return 0;
+	return -EBUSY;
 }
 
 static int register_client(struct gt_server *sv, struct gt_srv_client *c, int slot,
@@ -98,17 +101,18 @@ static int register_client(struct gt_server *sv, struct gt_srv_client *c, int sl
 	}
 	c->conn = ++sv->next_conn;
 	c->last_active_ms = (gt_now_ns() / 1000000u);
+	c->partial_since_ms = c->last_active_ms;
 	sv->clients[slot] = c;
 	return 0;
 }
 
-void gt_client_accept(struct gt_server *sv)
+void gt_conn_accept(struct gt_server *sv)
 {
 	for (;;) {
 		int fd = accept4(sv->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct gt_srv_client *c;
 		struct ucred cred;
-		const char *why;
+		char why[256];
 		int slot;
 
 		if (fd < 0) {
@@ -120,8 +124,7 @@ void gt_client_accept(struct gt_server *sv)
 			close(fd);
 			continue;
 		}
-		why = admit(sv, cred.uid, &slot);
-		if (why) {
+		if (admit(sv, cred.uid, &slot, why, sizeof(why))) {
 			gt_log("connection of uid %u (pid %d) refused: %s", (unsigned)cred.uid,
 			       (int)cred.pid, why);
 			refuse_connection(fd, why);
@@ -139,7 +142,7 @@ void gt_client_accept(struct gt_server *sv)
 			continue;
 		}
 		if (sv->stopping)
-			gt_client_queue_error(c, ESHUTDOWN, "gotraced is shutting down");
+			gt_conn_queue_error(c, ESHUTDOWN, "gotraced is shutting down");
 	}
 }
 
@@ -157,7 +160,7 @@ static void want_output(struct gt_server *sv, struct gt_srv_client *c, int on)
 
 /* Queues a whole encoded message; a client that lets replies pile up beyond
  * GT_SRV_OUT_MAX is not reading and gets dropped. */
-int gt_client_queue(struct gt_srv_client *c, const void *buf, int len)
+int gt_conn_queue(struct gt_srv_client *c, const void *buf, int len)
 {
 	if (len < 0 || c->dead)
 		return len < 0 ? len : -EPIPE;
@@ -186,7 +189,7 @@ int gt_client_queue(struct gt_srv_client *c, const void *buf, int len)
 	return 0;
 }
 
-void gt_client_queue_error(struct gt_srv_client *c, int code, const char *fmt, ...)
+void gt_conn_queue_error(struct gt_srv_client *c, int code, const char *fmt, ...)
 {
 	char text[GT_PROTO_MAX_TEXT + 1];
 	unsigned char buf[GT_PROTO_HDR_SIZE + 6 + GT_PROTO_MAX_TEXT];
@@ -195,10 +198,10 @@ void gt_client_queue_error(struct gt_srv_client *c, int code, const char *fmt, .
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	gt_client_queue(c, buf, gt_proto_encode_error(buf, sizeof(buf), code, "%s", text));
+	gt_conn_queue(c, buf, gt_proto_encode_error(buf, sizeof(buf), code, "%s", text));
 }
 
-void gt_client_flush(struct gt_server *sv, struct gt_srv_client *c)
+void gt_conn_flush(struct gt_server *sv, struct gt_srv_client *c)
 {
 	while (c->outlen > 0 && !c->dead) {
 		ssize_t n = send(c->fd, c->out, c->outlen, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -225,7 +228,15 @@ void gt_client_flush(struct gt_server *sv, struct gt_srv_client *c)
 
 /* ---- input ---------------------------------------------------------------- */
 
-/* Keeps the descriptor sent with a RECORD; anything else is closed. */
+void gt_conn_drop_fds(struct gt_srv_client *c)
+{
+	for (int i = 0; i < c->npending; i++)
+		close(c->pending_fds[i]);
+	c->npending = 0;
+}
+
+/* Keeps the descriptors sent with a RECORD (GT_SRV_MAX_FDS); any more are
+ * closed. */
 static void take_fds(struct gt_srv_client *c, struct msghdr *mh)
 {
 	for (struct cmsghdr *h = CMSG_FIRSTHDR(mh); h; h = CMSG_NXTHDR(mh, h)) {
@@ -238,8 +249,8 @@ static void take_fds(struct gt_srv_client *c, struct msghdr *mh)
 			int fd;
 
 			memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
-			if (c->pending_fd < 0) {
-				c->pending_fd = fd;
+			if (c->npending < GT_SRV_MAX_FDS) {
+				c->pending_fds[c->npending++] = fd;
 			} else {
 				gt_log("client %u: extra descriptor closed", c->conn);
 				close(fd);
@@ -270,6 +281,8 @@ static int read_some(struct gt_srv_client *c)
 		gt_log("client %u: sent more descriptors than allowed; extras dropped", c->conn);
 	if (n == 0)
 		return -1;
+	if (c->inlen == 0)
+		c->partial_since_ms = gt_now_ns() / 1000000u;
 	c->inlen += (size_t)n;
 	return 1;
 }
@@ -291,7 +304,7 @@ static void parse_input(struct gt_server *sv, struct gt_srv_client *c)
 			gt_proto_decode(c->in, GT_PROTO_HDR_SIZE, &msg, why, sizeof(why));
 			gt_log("client %u (uid %u): bad message: %s; closing", c->conn,
 			       (unsigned)c->uid, why);
-			gt_client_queue_error(c, rc == -EMSGSIZE ? EMSGSIZE : EPROTO, "%s", why);
+			gt_conn_queue_error(c, rc == -EMSGSIZE ? EMSGSIZE : EPROTO, "%s", why);
 			c->closing = 1;
 			break;
 		}
@@ -302,18 +315,20 @@ static void parse_input(struct gt_server *sv, struct gt_srv_client *c)
 		if (rc) {
 			gt_log("client %u (uid %u): malformed %s: %s", c->conn, (unsigned)c->uid,
 			       gt_proto_type_name(h.type), why);
-			gt_client_queue_error(c, EBADMSG, "malformed %s: %s",
+			gt_conn_queue_error(c, EBADMSG, "malformed %s: %s",
 					      gt_proto_type_name(h.type), why);
 		} else {
 			gt_srv_handle(sv, c, &msg);
 		}
 		c->last_active_ms = (gt_now_ns() / 1000000u);
+		c->partial_since_ms = c->last_active_ms;
+		c->requests++;
 		memmove(c->in, c->in + total, c->inlen - total);
 		c->inlen -= total;
 	}
 }
 
-void gt_client_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t events)
+void gt_conn_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t events)
 {
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 		int rc;
@@ -334,7 +349,7 @@ void gt_client_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t eve
 			c->closing = 1;
 		}
 	}
-	gt_client_flush(sv, c);
+	gt_conn_flush(sv, c);
 }
 
 static void free_client(struct gt_server *sv, struct gt_srv_client *c)
@@ -342,15 +357,14 @@ static void free_client(struct gt_server *sv, struct gt_srv_client *c)
 	gt_srv_client_gone(sv, c, "client disconnected");
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
-	if (c->pending_fd >= 0)
-		close(c->pending_fd);
+	gt_conn_drop_fds(c);
 	free(c->in);
 	free(c->out);
 	free(c);
 }
 
 /* Closes the connections marked dead. */
-void gt_client_reap(struct gt_server *sv)
+void gt_conn_reap(struct gt_server *sv)
 {
 	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++) {
 		struct gt_srv_client *c = sv->clients[i];
@@ -362,34 +376,53 @@ void gt_client_reap(struct gt_server *sv)
 	}
 }
 
-/* Connections hold a slot and 64 KiB: one that neither records nor asks
- * anything for GT_SRV_IDLE_MS (or stalls inside a message) is dropped. */
-void gt_client_expire_idle(struct gt_server *sv)
+/* Why a connection without a session has waited too long, or NULL: it
+ * must send each whole request within request_ms (counted from its connect,
+ * or from the message's first byte), and may stay idle idle_ms after one. */
+static const char *overdue(const struct gt_server *sv, const struct gt_srv_client *c,
+			   uint64_t now, char *why, size_t whylen)
+{
+	if (c->inlen > 0 && now - c->partial_since_ms >= sv->request_ms)
+		snprintf(why, whylen, "no complete request within %llu s (a message was begun "
+			 "and not finished); closing", (unsigned long long)(sv->request_ms / 1000));
+	else if (c->inlen == 0 && !c->requests && now - c->last_active_ms >= sv->request_ms)
+		snprintf(why, whylen, "no request within %llu s of connecting; closing",
+			 (unsigned long long)(sv->request_ms / 1000));
+	else if (c->inlen == 0 && c->requests && now - c->last_active_ms >= sv->idle_ms)
+		snprintf(why, whylen, "idle for %llu s without a request; closing",
+			 (unsigned long long)(sv->idle_ms / 1000));
+	else
+		return NULL;
+	return why;
+}
+
+/* Connections hold a slot and 64 KiB: one that neither records nor sends
+ * its requests in time is told why and closed. */
+void gt_conn_expire_idle(struct gt_server *sv)
 {
 	uint64_t now = (gt_now_ns() / 1000000u);
+	char why[160];
 
 	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++) {
 		struct gt_srv_client *c = sv->clients[i];
 
-		if (!c || c->session || c->dead || now - c->last_active_ms < GT_SRV_IDLE_MS)
+		if (!c || c->session || c->dead || !overdue(sv, c, now, why, sizeof(why)))
 			continue;
-		gt_log("client %u (uid %u): idle for %d s, closing", c->conn, (unsigned)c->uid,
-		       GT_SRV_IDLE_MS / 1000);
-		gt_client_queue_error(c, ETIMEDOUT, "idle for %d s without a request",
-				      GT_SRV_IDLE_MS / 1000);
+		gt_log("client %u (uid %u): %s", c->conn, (unsigned)c->uid, why);
+		gt_conn_queue_error(c, ETIMEDOUT, "%s", why);
 		c->closing = 1;
-		gt_client_flush(sv, c);
+		gt_conn_flush(sv, c);
 		c->dead = 1; /* not waiting for a client that sends nothing to read */
 	}
 }
 
-void gt_client_close_all(struct gt_server *sv)
+void gt_conn_close_all(struct gt_server *sv)
 {
 	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++) {
 		struct gt_srv_client *c = sv->clients[i];
 
 		if (c) {
-			gt_client_flush(sv, c);
+			gt_conn_flush(sv, c);
 			sv->clients[i] = NULL;
 			free_client(sv, c);
 		}

@@ -12,16 +12,37 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gotraced [--socket PATH] [--ring-kb N] [--verbose]\n"
+		"usage: gotraced [--socket PATH] [--ring-kb N] [--request-timeout S]\n"
+		"                [--idle-timeout S] [--verbose]\n"
 		"\n"
 		"Serves gotracectl recording sessions over a Unix socket.\n"
 		"  -s, --socket PATH   listen on PATH (default %s,\n"
 		"                      or the socket passed by systemd socket activation)\n"
 		"      --ring-kb N     ring buffer per CPU in KiB (default 16384, less\n"
 		"                      per CPU beyond 8 CPUs)\n"
+		"      --request-timeout S  a connection must send each whole request\n"
+		"                      within S seconds of connecting or of its first\n"
+		"                      byte, or is closed with the reason (default %d)\n"
+		"      --idle-timeout S  a connection that records nothing is closed\n"
+		"                      S seconds after its last request (default %d)\n"
 		"  -v, --verbose       libbpf debug output\n"
 		"  -h, --help          this text\n",
-		GT_DEFAULT_SOCKET);
+		GT_DEFAULT_SOCKET, GT_SRV_REQUEST_S, GT_SRV_IDLE_S);
+}
+
+/* A timeout option: 1..GT_SRV_TIMEOUT_MAX_S whole seconds. */
+static int seconds(const char *arg, const char *opt, unsigned *out)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (end == arg || *end || v < 1 || v > GT_SRV_TIMEOUT_MAX_S) {
+		fprintf(stderr, "gotraced: %s wants 1..%d seconds, not '%s'\n", opt,
+			GT_SRV_TIMEOUT_MAX_S, arg);
+		return -1;
+	}
+	*out = (unsigned)v;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -29,6 +50,8 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"ring-kb", required_argument, NULL, 'r'},
+		{"request-timeout", required_argument, NULL, 'T'},
+		{"idle-timeout", required_argument, NULL, 'I'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -50,6 +73,12 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			o.ring_bytes_per_cpu = (unsigned)kb * 1024u;
+			break;
+		case 'T':
+		case 'I':
+			if (seconds(optarg, c == 'T' ? "--request-timeout" : "--idle-timeout",
+				    c == 'T' ? &o.request_timeout_s : &o.idle_timeout_s))
+				return 2;
 			break;
 		case 'v':
 			o.verbose = 1;

@@ -17,9 +17,9 @@
 #define GT_SRV_MAX_CLIENTS_PER_UID 32
 #define GT_SRV_MAX_SESSIONS_PER_UID 8
 #define GT_SRV_ROOT_RESERVED 8
+#define GT_SRV_MAX_FDS 2
 #define GT_SRV_OUT_MAX (256 * 1024)  /* unsent replies beyond this: client dropped */
 #define GT_SRV_PROGRESS_MS 1000
-#define GT_SRV_IDLE_MS 60000          /* a non-recording client silent this long is dropped */
 
 struct gt_engine;
 struct gt_session;
@@ -33,13 +33,18 @@ struct gt_srv_client {
 	pid_t pid;
 	unsigned char *in;           /* GT_PROTO_MAX_MSG bytes */
 	size_t inlen;
-	int pending_fd;              /* descriptor received for the next RECORD */
+	/* descriptors received for the next RECORD: the output file, then
+	 * (with --cgroup) the cgroup directory the client opened itself */
+	int pending_fds[GT_SRV_MAX_FDS];
+	int npending;
 	unsigned char *out;          /* replies not yet sent */
 	size_t outlen, outcap;
 	int read_closed;             /* peer half-closed or vanished */
 	int closing;                 /* close once out is flushed */
 	int dead;                    /* close now */
-	uint64_t last_active_ms;     /* CLOCK_MONOTONIC of the last whole message */
+	uint64_t last_active_ms;     /* CLOCK_MONOTONIC of the connect or the last whole message */
+	uint64_t partial_since_ms;   /* when the message now in `in` began (inlen > 0) */
+	unsigned requests;           /* whole messages received */
 	struct gt_srv_session *session;
 };
 
@@ -65,6 +70,7 @@ struct gt_server {
 	char socket_path[108];
 	struct gt_srv_client *clients[GT_SRV_MAX_CLIENTS];
 	struct gt_srv_session *sessions[GT_PROTO_MAX_SESSIONS];
+	uint64_t request_ms, idle_ms; /* gt_server_opts' timeouts */
 	unsigned next_conn;
 	unsigned ticks;
 	int stopping;
@@ -76,16 +82,23 @@ void gt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int gt_sd_listen_fd(void);              /* fd 3 from socket activation, or -1 */
 void gt_sd_notify(const char *state);   /* no-op without $NOTIFY_SOCKET */
 
-/* server_client.c */
-void gt_client_accept(struct gt_server *sv);
-void gt_client_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t events);
-int gt_client_queue(struct gt_srv_client *c, const void *buf, int len);
-void gt_client_queue_error(struct gt_srv_client *c, int code, const char *fmt, ...)
+/* privs.c: raises RLIMIT_MEMLOCK, then drops CAP_SYS_RESOURCE from every
+ * set of the process, before any thread is made (threads inherit it): the
+ * traces gotraced writes never bypass a quota or use root's reserved
+ * blocks for that capability.  0 or -errno (logged). */
+int gt_drop_sys_resource(void);
+
+/* connection.c */
+void gt_conn_drop_fds(struct gt_srv_client *c);
+void gt_conn_accept(struct gt_server *sv);
+void gt_conn_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t events);
+int gt_conn_queue(struct gt_srv_client *c, const void *buf, int len);
+void gt_conn_queue_error(struct gt_srv_client *c, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-void gt_client_flush(struct gt_server *sv, struct gt_srv_client *c);
-void gt_client_reap(struct gt_server *sv);
-void gt_client_expire_idle(struct gt_server *sv);
-void gt_client_close_all(struct gt_server *sv);
+void gt_conn_flush(struct gt_server *sv, struct gt_srv_client *c);
+void gt_conn_reap(struct gt_server *sv);
+void gt_conn_expire_idle(struct gt_server *sv);
+void gt_conn_close_all(struct gt_server *sv);
 
 /* server_session.c */
 void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg *m);

@@ -182,6 +182,9 @@ static int setup(struct gt_server *sv, const struct gt_server_opts *o)
 	char why[512];
 	int rc;
 
+	rc = gt_drop_sys_resource();
+	if (rc)
+		return rc;
 	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (sv->epfd < 0)
 		return -errno;
@@ -243,7 +246,7 @@ static void on_timer(struct gt_server *sv)
 	drain_engine(sv);   /* also ends sessions whose duration is over */
 	gt_srv_tick(sv);
 	if (sv->ticks % 10 == 0)
-		gt_client_expire_idle(sv);
+		gt_conn_expire_idle(sv);
 }
 
 static void status_line(struct gt_server *sv)
@@ -263,8 +266,8 @@ static void flush_clients(struct gt_server *sv)
 {
 	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++)
 		if (sv->clients[i] && sv->clients[i]->outlen)
-			gt_client_flush(sv, sv->clients[i]);
-	gt_client_reap(sv);
+			gt_conn_flush(sv, sv->clients[i]);
+	gt_conn_reap(sv);
 }
 
 static void loop(struct gt_server *sv)
@@ -282,7 +285,7 @@ static void loop(struct gt_server *sv)
 			void *tag = evs[i].data.ptr;
 
 			if (tag == &tag_listen)
-				gt_client_accept(sv);
+				gt_conn_accept(sv);
 			else if (tag == &tag_signal)
 				on_signal(sv);
 			else if (tag == &tag_timer)
@@ -290,7 +293,7 @@ static void loop(struct gt_server *sv)
 			else if (tag == &tag_engine)
 				drain_engine(sv);
 			else
-				gt_client_on_io(sv, tag, evs[i].events);
+				gt_conn_on_io(sv, tag, evs[i].events);
 		}
 		gt_srv_tick_ended(sv);
 		flush_clients(sv);
@@ -305,7 +308,7 @@ static void teardown(struct gt_server *sv)
 		drain_engine(sv);
 	gt_srv_stop_all(sv, "daemon shutting down");
 	flush_clients(sv);
-	gt_client_close_all(sv);
+	gt_conn_close_all(sv);
 	if (sv->listen_fd >= 0)
 		close(sv->listen_fd);
 	if (sv->listen_owned)
@@ -326,6 +329,8 @@ int gt_server_run(const struct gt_server_opts *o)
 
 	memset(&sv, 0, sizeof(sv));
 	sv.epfd = sv.listen_fd = sv.signal_fd = sv.timer_fd = -1;
+	sv.request_ms = 1000ull * (o->request_timeout_s ? o->request_timeout_s : GT_SRV_REQUEST_S);
+	sv.idle_ms = 1000ull * (o->idle_timeout_s ? o->idle_timeout_s : GT_SRV_IDLE_S);
 	rc = setup(&sv, o);
 	if (rc) {
 		teardown(&sv);

@@ -36,7 +36,7 @@ static void send_done(struct gt_srv_client *c, const struct gt_session_stats *st
 	d.error = err;
 	snprintf(d.reason, sizeof(d.reason), "%s", st->end_reason && *st->end_reason ?
 		 st->end_reason : "ended");
-	gt_client_queue(c, buf, gt_proto_encode_done(buf, sizeof(buf), &d));
+	gt_conn_queue(c, buf, gt_proto_encode_done(buf, sizeof(buf), &d));
 }
 
 /* What the client's file is called, for the log: the link of our own
@@ -134,7 +134,7 @@ static void refuse(struct gt_srv_client *c, int code, const char *why)
 {
 	gt_log("client %u (uid %u pid %d): refused: %s", c->conn, (unsigned)c->uid,
 	       (int)c->pid, why);
-	gt_client_queue_error(c, code, "%s", why);
+	gt_conn_queue_error(c, code, "%s", why);
 }
 
 /* The output must be a regular file open for writing: the daemon never
@@ -161,9 +161,26 @@ static int check_output(int fd, char *why, size_t whylen)
 	return 0;
 }
 
-static int authorize(const struct gt_srv_client *c, const struct gt_msg_record *r,
-		     char *cgroup, char *why, size_t whylen)
+static int authorize_cgroup(const struct gt_srv_client *c, const struct gt_msg_record *r,
+			    int cgroup_fd, char *cgroup, char *why, size_t whylen)
 {
+	int rc;
+
+	if (cgroup_fd >= 0)
+		return gt_authz_cgroup_fd(c->uid, cgroup_fd, cgroup, GT_PROTO_MAX_PATH + 1, why,
+					  whylen);
+	rc = gt_authz_cgroup_by_path(c->uid, why, whylen);
+	if (rc)
+		return rc;
+	/* root's path: canonical, on cgroup2 only, so symlinks cannot point elsewhere */
+	rc = gt_cgroup_resolve_path(r->cgroup, cgroup, GT_PROTO_MAX_PATH + 1, why, whylen);
+	return rc ? rc : gt_authz_cgroup(c->uid, cgroup, why, whylen);
+}
+
+static int authorize(const struct gt_srv_client *c, const struct gt_msg_record *r,
+		     int cgroup_fd, char *cgroup, char *why, size_t whylen)
+{
+	struct gt_tracer t = gt_tracer_of(c->uid, c->gid, c->pid);
 	int rc;
 
 	if (r->all_processes)
@@ -171,15 +188,14 @@ static int authorize(const struct gt_srv_client *c, const struct gt_msg_record *
 	if (r->nnames)
 		return gt_authz_machine(c->uid, "--name", why, whylen);
 	for (uint32_t i = 0; i < r->npids; i++) {
-		rc = gt_authz_pid(c->uid, r->pids[i], why, whylen);
+		rc = gt_authz_pid(&t, r->pids[i], why, whylen);
 		if (rc)
 			return rc;
 	}
 	if (!r->cgroup[0])
 		return 0;
-	/* canonical path on cgroup2 only, so symlinks cannot point elsewhere */
-	rc = gt_cgroup_resolve_path(r->cgroup, cgroup, GT_PROTO_MAX_PATH + 1, why, whylen);
-	return rc ? rc : gt_authz_cgroup(c->uid, cgroup, why, whylen);
+	rc = gt_ptrace_may_open_set(&t, "--cgroup", why, whylen);
+	return rc ? rc : authorize_cgroup(c, r, cgroup_fd, cgroup, why, whylen);
 }
 
 static void describe_targets(const struct gt_msg_record *r, const char *cgroup,
@@ -229,8 +245,10 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 		return -EBUSY;
 	}
 	if (c->uid != 0 && sessions_of(sv, c->uid) >= GT_SRV_MAX_SESSIONS_PER_UID) {
-		snprintf(why, whylen, "this user already records %d sessions (at most %d per user)",
-			 sessions_of(sv, c->uid), GT_SRV_MAX_SESSIONS_PER_UID);
+		snprintf(why, whylen, "too many sessions for uid %u: limit %d (this user already "
+			 "records %d sessions, at most %d per user)", (unsigned)c->uid,
+			 GT_SRV_MAX_SESSIONS_PER_UID, sessions_of(sv, c->uid),
+			 GT_SRV_MAX_SESSIONS_PER_UID);
 		return -EBUSY;
 	}
 	ss = calloc(1, sizeof(*ss));
@@ -251,6 +269,7 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	o.out_fd = out_fd;
 	o.owner_uid = c->uid;
 	o.owner_gid = c->gid;
+	o.owner_pid = c->pid;
 	rc = gt_session_start(sv->engine, &o, &ss->s);
 	if (rc) {
 		const char *e = gt_engine_error(sv->engine);
@@ -277,9 +296,10 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 {
 	char why[GT_PROTO_MAX_TEXT], cgroup[GT_PROTO_MAX_PATH + 1] = "";
 	unsigned char buf[GT_PROTO_HDR_SIZE + 4];
-	int fd = c->pending_fd, rc;
+	int fd = c->npending > 0 ? c->pending_fds[0] : -1;
+	int cgroup_fd = c->npending > 1 ? c->pending_fds[1] : -1, rc;
 
-	c->pending_fd = -1;
+	c->npending = 0;
 	if (c->session) {
 		snprintf(why, sizeof(why), "this connection is already recording session %d; "
 			 "open another connection", c->session->id);
@@ -290,10 +310,12 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 	} else {
 		rc = check_output(fd, why, sizeof(why));
 		if (!rc)
-			rc = authorize(c, r, cgroup, why, sizeof(why));
+			rc = authorize(c, r, cgroup_fd, cgroup, why, sizeof(why));
 		if (!rc)
 			rc = start(sv, c, r, fd, cgroup, why, sizeof(why));
 	}
+	if (cgroup_fd >= 0)
+		close(cgroup_fd); /* the session goes by the name checked against it */
 	if (rc) {
 		if (fd >= 0)
 			close(fd);
@@ -304,7 +326,7 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 	       c->session->ok_pending ? "attaching probes" : "started", (unsigned)c->uid, (int)c->pid,
 	       c->session->targets, r->duration_ns / 1e9, r->duration_ns ? "" : " (until stopped)");
 	if (!c->session->ok_pending)
-		gt_client_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)c->session->id));
+		gt_conn_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)c->session->id));
 }
 
 /* A start that went on in the background is over: OK, or the error that
@@ -324,7 +346,7 @@ static void settle_start(struct gt_server *sv, int slot)
 		gt_log("session %d started for uid %u (pid %d): %s, probes attached", ss->id,
 		       (unsigned)ss->owner, (int)ss->owner_pid, ss->targets);
 		if (ss->client)
-			gt_client_queue(ss->client, buf,
+			gt_conn_queue(ss->client, buf,
 					gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)ss->id));
 		return;
 	}
@@ -367,7 +389,7 @@ static void handle_status(struct gt_server *sv, struct gt_srv_client *c)
 		snprintf(r.sessions[r.count].label, sizeof(r.sessions[0].label), "%s", ss->label);
 		r.count++;
 	}
-	gt_client_queue(c, buf, gt_proto_encode_status_reply(buf, sizeof(buf), &r));
+	gt_conn_queue(c, buf, gt_proto_encode_status_reply(buf, sizeof(buf), &r));
 }
 
 static void handle_stop(struct gt_server *sv, struct gt_srv_client *c, uint32_t id)
@@ -390,17 +412,15 @@ static void handle_stop(struct gt_server *sv, struct gt_srv_client *c, uint32_t 
 	gt_log("client %u (uid %u): stop session %u", c->conn, (unsigned)c->uid, id);
 	snprintf(reason, sizeof(reason), "stopped by uid %u", (unsigned)c->uid);
 	finish_session(sv, slot, reason);
-	gt_client_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), id));
+	gt_conn_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), id));
 }
 
 void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg *m)
 {
 	unsigned type = m->hdr.type;
 
-	if (type != GT_MSG_RECORD && c->pending_fd >= 0) {
-		close(c->pending_fd); /* a descriptor only rides with RECORD */
-		c->pending_fd = -1;
-	}
+	if (type != GT_MSG_RECORD)
+		gt_conn_drop_fds(c); /* descriptors only ride with RECORD */
 	if (type == GT_MSG_RECORD) {
 		handle_record(sv, c, &m->u.record);
 	} else if (c->session) {
@@ -464,7 +484,7 @@ static void send_progress(struct gt_srv_session *ss)
 
 	gt_session_stats(ss->s, &st);
 	to_msg_stats(&st, &m);
-	gt_client_queue(ss->client, buf, gt_proto_encode_progress(buf, sizeof(buf), &m));
+	gt_conn_queue(ss->client, buf, gt_proto_encode_progress(buf, sizeof(buf), &m));
 }
 
 void gt_srv_tick(struct gt_server *sv)

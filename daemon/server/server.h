@@ -12,7 +12,17 @@ struct gt_server_opts {
 	const char *socket_path;     /* NULL = GT_DEFAULT_SOCKET (or systemd's socket) */
 	unsigned ring_bytes_per_cpu; /* 0 = engine default */
 	int verbose;                 /* libbpf debug output, one log line per message */
+	/* seconds a connection may take to send a whole request (from its
+	 * connect, or from a message's first byte); 0 = GT_SRV_REQUEST_S */
+	unsigned request_timeout_s;
+	/* seconds a connection without a session may stay silent after its
+	 * last request; 0 = GT_SRV_IDLE_S */
+	unsigned idle_timeout_s;
 };
+
+#define GT_SRV_REQUEST_S 10
+#define GT_SRV_IDLE_S 60
+#define GT_SRV_TIMEOUT_MAX_S 86400
 
 /* Runs until SIGTERM/SIGINT; every open session's file is finished first.
  * Returns the process exit status (0 clean, 1 could not start). */

@@ -11,9 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "debug_file.h"
 #include "symbolize.h"
-
-#define DEBUG_ROOT "/usr/lib/debug"
 
 static int elf_ready(void)
 {
@@ -100,64 +99,18 @@ static int load_symbols(struct gt_symtab *t, Elf *elf)
 	return 0;
 }
 
-/* /usr/lib/debug/.build-id/xx/yyyy.debug, from the GNU build-id note. */
-static int build_id_path(Elf *elf, char *path, size_t len)
+/* A separate debug file (debug_file.h); 0 if found. */
+static int open_debug_file(struct gt_binary *b, Elf *elf, const struct gt_sym_origin *o)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	int fd = gt_debug_file_open(elf, o);
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		GElf_Nhdr nh;
-		size_t off = 0, noff, doff;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
-		    !(data = elf_getdata(scn, NULL)))
-			continue;
-		while ((off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
-			const uint8_t *id = (const uint8_t *)data->d_buf + doff;
-			size_t n;
-
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((char *)data->d_buf + noff, "GNU", 4) ||
-			    nh.n_descsz < 2 || nh.n_descsz > 64)
-				continue;
-			n = (size_t)snprintf(path, len, DEBUG_ROOT "/.build-id/%02x/",
-					     id[0]);
-			for (size_t i = 1; i < nh.n_descsz && n + 3 < len; i++)
-				n += (size_t)snprintf(path + n, len - n, "%02x", id[i]);
-			snprintf(path + n, len - n, ".debug");
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-/* Opens a separate debug file (build-id first, then debuglink next to
- * the debug root); 0 if found. */
-static int open_debug_file(struct gt_binary *b, Elf *elf)
-{
-	char path[512];
-	GElf_Shdr sh;
-	Elf_Scn *scn;
-	int fd = -1;
-
-	if (build_id_path(elf, path, sizeof(path)) == 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	scn = fd < 0 ? find_section(elf, ".gnu_debuglink", &sh) : NULL;
-	if (scn) {
-		Elf_Data *d = elf_getdata(scn, NULL);
-
-		if (d && d->d_size && memchr(d->d_buf, 0, d->d_size)) {
-			snprintf(path, sizeof(path), DEBUG_ROOT "/%s",
-				 (const char *)d->d_buf);
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-		}
-	}
 	if (fd < 0)
 		return -ENOENT;
 	b->debug_elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!b->debug_elf) {
+	if (!b->debug_elf || elf_kind(b->debug_elf) != ELF_K_ELF) {
+		if (b->debug_elf)
+			elf_end(b->debug_elf);
+		b->debug_elf = NULL;
 		close(fd);
 		return -EINVAL;
 	}
@@ -272,7 +225,7 @@ static void set_flags(struct gt_binary *b, Elf *elf)
 }
 
 /* Symbols, debug info and flags of an opened Elf handle. */
-static int load_parts(struct gt_binary *b, Elf *elf)
+static int load_parts(struct gt_binary *b, Elf *elf, const struct gt_sym_origin *o)
 {
 	GElf_Shdr sh;
 	int err;
@@ -285,7 +238,7 @@ static int load_parts(struct gt_binary *b, Elf *elf)
 	err = load_symbols(&b->syms, elf);
 	/* Debug info: in the file itself, else a separate debug file. */
 	if (!err && !b->is_go && !find_section(elf, ".debug_info", &sh) &&
-	    open_debug_file(b, elf) == 0) {
+	    open_debug_file(b, elf, o) == 0) {
 		err = load_symbols(&b->syms, b->debug_elf);
 		gt_dwarf_open(&b->dwarf, b->debug_elf);
 	} else if (!err && !b->is_go) {
@@ -308,7 +261,7 @@ static Elf *check_kind(Elf *elf)
 	return elf;
 }
 
-int gt_binary_load(struct gt_binary *b, int fd)
+int gt_binary_load(struct gt_binary *b, int fd, const struct gt_sym_origin *o)
 {
 	Elf *elf;
 	int err;
@@ -319,7 +272,7 @@ int gt_binary_load(struct gt_binary *b, int fd)
 	err = elf_ready();
 	if (!err) {
 		elf = check_kind(elf_begin(fd, ELF_C_READ_MMAP, NULL));
-		err = elf ? load_parts(b, elf) : -ENOEXEC;
+		err = elf ? load_parts(b, elf, o) : -ENOEXEC;
 	}
 	if (err)
 		gt_binary_close(b);
@@ -341,7 +294,7 @@ int gt_binary_load_image(struct gt_binary *b, const void *image, size_t size)
 		return -ENOMEM;
 	memcpy(b->image, image, size);
 	elf = check_kind(elf_memory(b->image, size));
-	err = elf ? load_parts(b, elf) : -ENOEXEC;
+	err = elf ? load_parts(b, elf, NULL) : -ENOEXEC;
 	if (err)
 		gt_binary_close(b);
 	return err;

@@ -1,6 +1,6 @@
 /* One mapped binary (executable or shared library), parsed once: ELF
  * symbols (.symtab, .dynsym, and those of a /usr/lib/debug file found by
- * build-id or debuglink), load segments, DWARF lines, Go pclntab. */
+ * build-id or debuglink: debug_file.h), load segments, DWARF lines, Go pclntab. */
 #ifndef GT_SYM_ELF_H
 #define GT_SYM_ELF_H
 
@@ -35,8 +35,11 @@ struct gt_binary {
 };
 
 /* Parses the ELF file open at fd; takes ownership of fd (closed by
- * gt_binary_close, also on failure).  Returns 0 or -errno. */
-int gt_binary_load(struct gt_binary *b, int fd);
+ * gt_binary_close, also on failure).  o says where it was found, for its
+ * debug file (debug_file.h; NULL: by build-id only).  Returns 0 or
+ * -errno. */
+struct gt_sym_origin;
+int gt_binary_load(struct gt_binary *b, int fd, const struct gt_sym_origin *o);
 
 /* Parses an ELF image held in memory (the vDSO); copies it. */
 int gt_binary_load_image(struct gt_binary *b, const void *image, size_t size);

@@ -2,9 +2,13 @@
 #include "kallsyms.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "safe_open.h"
 
 /* Gaps after a symbol larger than this are not attributed to it: the
  * kernel has no sizes here, and a garbage address must stay unknown. */
@@ -74,15 +78,22 @@ static const char *module_name(struct gt_symtab *t, const char **last,
 
 int gt_kallsyms_load(struct gt_symtab *t, const char *path)
 {
-	FILE *f = fopen(path, "re");
+	/* opened as a symbol file of a user's would be (safe_open.h) */
+	int fd = gt_sym_open(AT_FDCWD, path, GT_SYM_OPEN_TRUSTED, NULL, GT_SYM_FILE_MAX);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
 	char *line = NULL;
 	size_t cap = 0, nonzero = 0;
 	const char *last_mod = NULL;
 	ssize_t n;
 	int err = 0;
 
-	if (!f)
-		return -errno;
+	if (!f) {
+		int err = fd < 0 ? fd : -errno;
+
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
 	t->max_gap = KSYM_MAX_GAP;
 	while ((n = getline(&line, &cap, f)) > 0) {
 		struct gt_kallsyms_line k;

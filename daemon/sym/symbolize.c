@@ -18,20 +18,22 @@
 #include "common/clock.h"
 #include "demangle.h"
 #include "elf_file.h"
-#include "intern.h"
 #include "kallsyms.h"
+#include "loader.h"
 #include "maps.h"
 #include "table.h"
 #include "testing.h"
+#include "util/gt_idmap.h"
+#include "util/gt_strset.h"
 
-#define BUCKETS 256
 #define CACHE_SLOTS 4096 /* recent (binary, address) results */
 
 struct bin_entry {
-	struct bin_entry *next;
 	unsigned dev_major, dev_minor;
 	uint64_t ino;
 	int loaded;            /* 0: could not open or parse (fallbacks only) */
+	int open_failed;       /* could not be opened: tried again on a new map */
+	struct gt_sym_job *job; /* its load, while not taken (loader.h) */
 	unsigned refs;         /* mappings of snapshotted processes that use it */
 	struct gt_binary b;
 };
@@ -44,7 +46,6 @@ struct proc_map {
 };
 
 struct proc {
-	struct proc *next;
 	pid_t pid;
 	struct proc_map *maps; /* sorted by start */
 	size_t n;
@@ -73,39 +74,65 @@ struct cache_slot {
 };
 
 struct gt_symbolizer {
-	struct proc *procs[BUCKETS];
+	struct gt_idmap procs; /* pid -> struct proc * */
 	size_t nprocs;
-	struct bin_entry *bins[BUCKETS];
-	struct gt_intern strings;
+	struct gt_idmap bins;  /* (inode, device) -> struct bin_entry * */
+	struct gt_strset strings; /* module paths, fallback names */
 	struct gt_symtab ksyms;
 	int kstate;            /* 0 not loaded, 1 loaded, -errno failed */
 	struct bin_entry *vdso; /* our own vDSO: the kernel maps the same one
 				 * into every 64-bit process */
+	int no_wait;           /* lookups never wait for a load (tests) */
 	struct cache_slot cache[CACHE_SLOTS];
 	char unmapped[24];     /* "0xADDR" of the last -EFAULT lookup */
 };
 
 struct gt_symbolizer *gt_symbolizer_new(void)
 {
-	return calloc(1, sizeof(struct gt_symbolizer));
+	struct gt_symbolizer *s = calloc(1, sizeof(struct gt_symbolizer));
+
+	if (s) {
+		gt_idmap_init(&s->procs, 1, sizeof(struct proc *));
+		gt_idmap_init(&s->bins, 2, sizeof(struct bin_entry *));
+	}
+	return s;
+}
+
+/* The stable copy of p[0..len) in s->strings, or NULL if out of memory. */
+static const char *intern(struct gt_symbolizer *s, const char *p, size_t len)
+{
+	const void *copy;
+
+	if (!len)
+		return "";
+	return gt_strset_add(&s->strings, p, len, NULL, &copy) ? NULL : copy;
+}
+
+void gt_symbolizer_no_wait(struct gt_symbolizer *s, int no_wait)
+{
+	s->no_wait = no_wait;
 }
 
 /* A binary no snapshotted process maps any more is closed: a daemon that
  * sees thousands of short-lived processes keeps only what is in use. */
+static void bin_key(uint64_t key[2], uint64_t ino, unsigned major, unsigned minor)
+{
+	key[0] = ino;
+	key[1] = (uint64_t)major << 32 | minor;
+}
+
 static void release_binary(struct gt_symbolizer *s, struct bin_entry *e)
 {
-	unsigned h = (unsigned)((e->ino * 31 + e->dev_major * 7 + e->dev_minor) % BUCKETS);
-	struct bin_entry **pp = &s->bins[h];
+	uint64_t key[2];
 
 	if (e == s->vdso || --e->refs)
 		return;
-	while (*pp && *pp != e)
-		pp = &(*pp)->next;
-	if (*pp)
-		*pp = e->next;
+	bin_key(key, e->ino, e->dev_major, e->dev_minor);
+	gt_idmap_remove(&s->bins, key);
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		if (s->cache[i].bin == e)
 			s->cache[i].bin = NULL;
+	gt_sym_job_drop(e->job);
 	if (e->loaded)
 		gt_binary_close(&e->b);
 	free(e);
@@ -130,115 +157,103 @@ void gt_symbolizer_free(struct gt_symbolizer *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; i < BUCKETS; i++) /* procs first: they release bins */
-		while (s->procs[i]) {
-			struct proc *next = s->procs[i]->next;
+	for (size_t i = 0; i < s->procs.cap; i++) /* procs first: they release bins */
+		if (gt_idmap_full(&s->procs, i))
+			free_proc(s, *(struct proc **)gt_idmap_val(&s->procs, i));
+	for (size_t i = 0; i < s->bins.cap; i++) {
+		struct bin_entry *e;
 
-			free_proc(s, s->procs[i]);
-			s->procs[i] = next;
-		}
-	for (int i = 0; i < BUCKETS; i++) {
-		while (s->bins[i]) {
-			struct bin_entry *next = s->bins[i]->next;
-
-			if (s->bins[i]->loaded)
-				gt_binary_close(&s->bins[i]->b);
-			free(s->bins[i]);
-			s->bins[i] = next;
-		}
+		if (!gt_idmap_full(&s->bins, i))
+			continue;
+		e = *(struct bin_entry **)gt_idmap_val(&s->bins, i);
+		gt_sym_job_drop(e->job); /* a stuck one is abandoned */
+		if (e->loaded)
+			gt_binary_close(&e->b);
+		free(e);
 	}
+	gt_idmap_free(&s->procs);
+	gt_idmap_free(&s->bins);
 	if (s->vdso) {
 		if (s->vdso->loaded)
 			gt_binary_close(&s->vdso->b);
 		free(s->vdso);
 	}
-	gt_intern_free(&s->strings);
+	gt_strset_free(&s->strings);
 	gt_symtab_free(&s->ksyms);
 	free(s);
 }
 
-static struct proc **proc_slot(struct gt_symbolizer *s, pid_t pid)
+static struct proc *proc_of(const struct gt_symbolizer *s, pid_t pid)
 {
-	struct proc **pp = &s->procs[(unsigned)pid % BUCKETS];
+	struct proc **v = gt_idmap_get(&s->procs, (uint64_t)pid);
 
-	while (*pp && (*pp)->pid != pid)
-		pp = &(*pp)->next;
-	return pp;
+	return v ? *v : NULL;
 }
 
-/* Whether fd is the file m maps: same inode and device. */
-static int same_file(int fd, const struct gt_map_line *m)
+/* Sets pid's record (replacing one): 0 or -ENOMEM. */
+static int proc_put(struct gt_symbolizer *s, pid_t pid, struct proc *p)
 {
-	struct stat st;
+	int isnew;
+	struct proc **v = gt_idmap_put(&s->procs, (uint64_t)pid, &isnew);
 
-	return !fstat(fd, &st) && st.st_ino == m->inode &&
-	       major(st.st_dev) == m->dev_major && minor(st.st_dev) == m->dev_minor;
+	if (!v)
+		return -ENOMEM;
+	*v = p;
+	return 0;
 }
 
-static int open_checked(const char *path, const struct gt_map_line *m)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0 && same_file(fd, m))
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	return -ENOENT;
-}
-
-/* Opens the mapped file: through the process's root (containers), its
- * map_files link (exact even if replaced or deleted; needs privilege,
- * and the mapping still there: checked, as another may have replaced
- * it), then the plain path.  A file is trusted only if its device and
- * inode match. */
-static int open_mapped(pid_t pid, const struct gt_map_line *m, const char *path)
-{
-	char buf[4200];
-	int fd;
-
-	if (!m->deleted) {
-		snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
-		if ((fd = open_checked(buf, m)) >= 0)
-			return fd;
-	}
-	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)pid, m->start, m->end);
-	if ((fd = open_checked(buf, m)) >= 0)
-		return fd;
-	return open_checked(path, m);
-}
-
-/* The cached binary for the mapping, opening and parsing it on first
- * sight; a file that opens but does not parse is cached as not loaded. */
+/* The cached binary for the mapping; on first sight its open and parse
+ * are posted to the loader (loader.h), and the entry waits for it.  One
+ * that could not be opened (its process may have just exited) gets
+ * another try from the next process that maps it. */
 static struct bin_entry *get_binary(struct gt_symbolizer *s, pid_t pid,
-				    const struct gt_map_line *m,
-				    const char *path)
+				    const struct gt_map_line *m)
 {
-	unsigned h = (unsigned)((m->inode * 31 + m->dev_major * 7 + m->dev_minor) % BUCKETS);
-	struct bin_entry *e;
-	int fd;
+	struct bin_entry *e, **slot;
+	uint64_t key[2];
+	int isnew;
 
-	for (e = s->bins[h]; e; e = e->next)
-		if (e->ino == m->inode && e->dev_major == m->dev_major &&
-		    e->dev_minor == m->dev_minor)
-			return e;
-	/* Not cached when it cannot be opened (the process may have just
-	 * exited): the next process mapping it gets another try. */
-	fd = open_mapped(pid, m, path);
-	if (fd < 0)
-		return NULL;
-	e = calloc(1, sizeof(*e));
+	bin_key(key, m->inode, m->dev_major, m->dev_minor);
+	slot = gt_idmap_find(&s->bins, key);
+	e = slot ? *slot : NULL;
+	if (e && (!e->open_failed || e->job))
+		return e;
 	if (!e) {
-		close(fd);
-		return NULL;
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return NULL;
+		e->dev_major = m->dev_major;
+		e->dev_minor = m->dev_minor;
+		e->ino = m->inode;
+		slot = gt_idmap_insert(&s->bins, key, &isnew);
+		if (!slot) {
+			free(e);
+			return NULL;
+		}
+		*slot = e;
 	}
-	e->dev_major = m->dev_major;
-	e->dev_minor = m->dev_minor;
-	e->ino = m->inode;
-	e->loaded = gt_binary_load(&e->b, fd) == 0;
-	e->next = s->bins[h];
-	s->bins[h] = e;
+	e->open_failed = 0;
+	e->job = gt_sym_job_post(pid, m);
+	e->open_failed = !e->job;
 	return e;
+}
+
+/* Whether e's binary is loaded, taking the loader's result when it is
+ * done; waits for it only as loader.h says (while it makes progress). */
+static int bin_ready(const struct gt_symbolizer *s, struct bin_entry *e)
+{
+	int rc;
+
+	if (!e->job)
+		return e->loaded;
+	if (!gt_sym_job_wait(e->job, !s->no_wait))
+		return 0;
+	rc = gt_sym_job_take(e->job, &e->b);
+	gt_sym_job_drop(e->job);
+	e->job = NULL;
+	e->loaded = rc == 0;
+	e->open_failed = rc == -ENOENT;
+	return e->loaded;
 }
 
 /* Our vDSO image: section headers come last, so it ends at e_shoff +
@@ -278,14 +293,14 @@ static int add_map(struct gt_symbolizer *s, struct proc *p, size_t *cap,
 	pm->start = m->start;
 	pm->end = m->end;
 	pm->offset = m->offset;
-	pm->module = m->path_len ? gt_intern(&s->strings, m->path, m->path_len)
+	pm->module = m->path_len ? intern(s, m->path, m->path_len)
 				 : "[anon]";
 	if (!pm->module)
 		return -ENOMEM;
 	slash = strrchr(pm->module, '/');
 	pm->base = slash ? slash + 1 : pm->module;
 	if (m->inode && pm->module[0] == '/')
-		pm->bin = get_binary(s, pid, m, pm->module);
+		pm->bin = get_binary(s, pid, m);
 	else if (!strcmp(pm->module, "[vdso]"))
 		pm->bin = get_vdso(s);
 	hold_binary(s, pm->bin);
@@ -356,8 +371,7 @@ static int keep_old_maps(struct gt_symbolizer *s, struct proc *p, const struct p
 
 int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid)
 {
-	struct proc **slot = proc_slot(s, pid);
-	struct proc *p = calloc(1, sizeof(*p));
+	struct proc *old = proc_of(s, pid), *p = calloc(1, sizeof(*p));
 	int err;
 
 	if (!p)
@@ -369,31 +383,29 @@ int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid)
 		free_proc(s, p);
 		return err;
 	}
-	if (*slot && !p->n) { /* exited (a zombie has no maps): keep ours */
+	if (old && !p->n) { /* exited (a zombie has no maps): keep ours */
 		free_proc(s, p);
 		return -ESRCH;
 	}
-	if (*slot) { /* re-snapshot */
-		err = keep_old_maps(s, p, *slot);
-		if (err) {
-			free_proc(s, p);
-			return err;
-		}
-		p->next = (*slot)->next;
-		free_proc(s, *slot);
-	} else {
-		s->nprocs++;
+	err = old ? keep_old_maps(s, p, old) : 0; /* re-snapshot */
+	if (!err)
+		err = proc_put(s, pid, p); /* replacing allocates nothing */
+	if (err) {
+		free_proc(s, p);
+		return err;
 	}
-	*slot = p;
+	if (old)
+		free_proc(s, old);
+	else
+		s->nprocs++;
 	return 0;
 }
 
 int gt_symbolizer_clone_process(struct gt_symbolizer *s, pid_t parent, pid_t child)
 {
-	struct proc *from = *proc_slot(s, parent), *p;
-	struct proc **slot = proc_slot(s, child);
+	struct proc *from = proc_of(s, parent), *p;
 
-	if (!from || !from->n || *slot)
+	if (!from || !from->n || proc_of(s, child))
 		return 0;
 	p = calloc(1, sizeof(*p));
 	if (!p || !(p->maps = malloc(from->n * sizeof(*p->maps)))) {
@@ -406,7 +418,10 @@ int gt_symbolizer_clone_process(struct gt_symbolizer *s, pid_t parent, pid_t chi
 		hold_binary(s, p->maps[i].bin);
 	p->pid = child;
 	p->read_ns = gt_now_ns();
-	*slot = p;
+	if (proc_put(s, child, p)) {
+		free_proc(s, p);
+		return -ENOMEM;
+	}
 	s->nprocs++;
 	return 0;
 }
@@ -429,8 +444,7 @@ static void drop_overlapping(struct gt_symbolizer *s, struct proc *p, uint64_t s
 
 int gt_symbolizer_add_mapping(struct gt_symbolizer *s, pid_t pid, const struct gt_map_line *m)
 {
-	struct proc **slot = proc_slot(s, pid);
-	struct proc *p = *slot;
+	struct proc *p = proc_of(s, pid);
 	size_t cap;
 	int err;
 
@@ -442,7 +456,10 @@ int gt_symbolizer_add_mapping(struct gt_symbolizer *s, pid_t pid, const struct g
 			return -ENOMEM;
 		p->pid = pid;
 		p->read_ns = gt_now_ns();
-		*slot = p;
+		if (proc_put(s, pid, p)) {
+			free(p);
+			return -ENOMEM;
+		}
 		s->nprocs++;
 	}
 	drop_overlapping(s, p, m->start, m->end);
@@ -461,16 +478,15 @@ int gt_symbolizer_add_mapping(struct gt_symbolizer *s, pid_t pid, const struct g
 static void drop_names(struct gt_symbolizer *s)
 {
 	memset(s->cache, 0, sizeof(s->cache));
-	gt_intern_free(&s->strings);
+	gt_strset_free(&s->strings);
 }
 
 void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid)
 {
-	struct proc **slot = proc_slot(s, pid);
-	struct proc *p = *slot;
+	struct proc *p = proc_of(s, pid);
 
 	if (p) {
-		*slot = p->next;
+		gt_idmap_del(&s->procs, (uint64_t)pid);
 		free_proc(s, p);
 		if (--s->nprocs == 0)
 			drop_names(s);
@@ -506,7 +522,7 @@ static const char *fallback(struct gt_symbolizer *s, const char *base,
 		n = snprintf(buf, sizeof(buf), "%.400s+0x%" PRIx64, base, v);
 	else
 		n = snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	r = gt_intern(&s->strings, buf, (size_t)n);
+	r = intern(s, buf, (size_t)n);
 	return r ? r : "?";
 }
 
@@ -526,7 +542,7 @@ static int cached_lookup(struct gt_symbolizer *s, const struct bin_entry *bin,
 		c->vaddr = vaddr;
 		plain = gt_demangle(c->sym.func);
 		if (plain) {
-			const char *kept = gt_intern(&s->strings, plain, strlen(plain));
+			const char *kept = intern(s, plain, strlen(plain));
 
 			if (kept)
 				c->sym.func = kept;
@@ -553,7 +569,7 @@ static int refresh_maps(struct gt_symbolizer *s, struct proc **pp, pid_t pid, ui
 	(*pp)->reread_gap = longer;
 	if (gt_symbolizer_add_process(s, pid))
 		return 0; /* gone: keep what was known */
-	*pp = *proc_slot(s, pid);
+	*pp = proc_of(s, pid);
 	/* found now: the next change may come soon again (dlopen after exec) */
 	(*pp)->reread_gap = find_map(*pp, ip) ? REREAD_MIN_NS : longer;
 	return 1;
@@ -565,7 +581,7 @@ static int refresh_maps(struct gt_symbolizer *s, struct proc **pp, pid_t pid, ui
  * exited: that says nothing about the address). */
 static const struct proc_map *map_at(struct gt_symbolizer *s, pid_t pid, uint64_t ip, int *err)
 {
-	struct proc *p = *proc_slot(s, pid);
+	struct proc *p = proc_of(s, pid);
 	const struct proc_map *m = p ? find_map(p, ip) : NULL;
 
 	if (!m && p && refresh_maps(s, &p, pid, ip))
@@ -597,7 +613,7 @@ int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 	}
 	out->module = m->module;
 	off = ip - m->start + m->offset;
-	if (m->bin && m->bin->loaded && !gt_binary_vaddr(&m->bin->b, off, &vaddr))
+	if (m->bin && bin_ready(s, m->bin) && !gt_binary_vaddr(&m->bin->b, off, &vaddr))
 		cached_lookup(s, m->bin, vaddr, &bs);
 	/* Named files: "libx.so+0xOFF" (file offset, as perf and pprof);
 	 * anonymous or pseudo mappings (JIT, stack): the address. */
@@ -623,7 +639,7 @@ int gt_symbolize_ra(struct gt_symbolizer *s, pid_t pid, uint64_t ip, struct gt_r
 	m = map_at(s, pid, ip, &err);
 	if (!m)
 		return err;
-	if (!m->bin || !m->bin->loaded ||
+	if (!m->bin || !bin_ready(s, m->bin) ||
 	    gt_binary_vaddr(&m->bin->b, ip - m->start + m->offset, &vaddr))
 		return -ENOENT;
 	return gt_binary_ra(&m->bin->b, vaddr, out);
@@ -655,7 +671,7 @@ int gt_symbolize_kernel(struct gt_symbolizer *s, uint64_t ip,
 	out->func = e->name;
 	if (e->mod) {
 		n = snprintf(mod, sizeof(mod), "[%.120s]", e->mod);
-		out->module = gt_intern(&s->strings, mod, (size_t)n);
+		out->module = intern(s, mod, (size_t)n);
 		if (!out->module)
 			out->module = "[kernel]";
 	}
@@ -664,7 +680,7 @@ int gt_symbolize_kernel(struct gt_symbolizer *s, uint64_t ip,
 
 int gt_symbolizer_binary_info(struct gt_symbolizer *s, pid_t pid, uint64_t ip)
 {
-	struct proc *p = *proc_slot(s, pid);
+	struct proc *p = proc_of(s, pid);
 	const struct proc_map *m;
 
 	if (!p)
@@ -672,7 +688,7 @@ int gt_symbolizer_binary_info(struct gt_symbolizer *s, pid_t pid, uint64_t ip)
 	m = find_map(p, ip);
 	if (!m)
 		return -ENOENT;
-	return m->bin && m->bin->loaded ? (int)m->bin->b.flags : 0;
+	return m->bin && bin_ready(s, m->bin) ? (int)m->bin->b.flags : 0;
 }
 
 size_t gt_symbolizer_names(const struct gt_symbolizer *s)

@@ -16,4 +16,15 @@ int gt_symbolizer_binary_info(struct gt_symbolizer *s, pid_t pid, uint64_t ip);
  * it holds no process; garbage lookups (-EFAULT) add none. */
 size_t gt_symbolizer_names(const struct gt_symbolizer *s);
 
+/* no_wait: lookups never wait for a binary's load (loader.h), they take
+ * it only once it is done. */
+void gt_symbolizer_no_wait(struct gt_symbolizer *s, int no_wait);
+
+/* Waits up to max_ns until no load is queued or running; 1 if so. */
+int gt_sym_loader_idle(uint64_t max_ns);
+
+/* Called on the loader thread before each load, with the mapped path:
+ * a test blocks it there as a file system that never answers would. */
+extern void (*gt_sym_load_hook)(const char *path);
+
 #endif

@@ -1,4 +1,4 @@
-/* Allocation samples (--alloc-stacks N, added by ha for issue 5): every Nth
+/* Allocation samples (--alloc-stacks N): every Nth
  * allocation becomes a UserLog with category "alloc", message "<size>
  * bytes" and the allocation's stack, which the Go viewer shows as a log
  * event on the allocating thread. */

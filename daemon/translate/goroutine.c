@@ -173,7 +173,7 @@ struct gt_thread *gt_tr_current(struct gt_translator *t, const struct gt_kev_hdr
 {
 	if (h->tid == 0)
 		return NULL;
-	struct gt_thread *th = gt_tr_lookup(t, h->tid);
+	struct gt_thread *th = gt_tr_lookup_ours(t, h->tid, h->sessions, h->cpu);
 	if (th && th->state == GT_TH_DEAD)
 		return NULL;
 	if (!th) {

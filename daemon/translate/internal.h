@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "translate.h"
+#include "util/gt_idmap.h"
 
 /* Thread states, mirroring what the Go parser believes of its goroutine. */
 enum gt_th_state {
@@ -49,7 +50,6 @@ struct gt_thread {
 	 * caller, the function at frame 0 not having returned. */
 	int32_t sys_ustack;
 	uint64_t sys_caller;
-	struct gt_thread *hnext;
 };
 
 struct gt_cpu {
@@ -63,20 +63,6 @@ struct gt_cpu {
 	bool sys_pending;
 	bool sys_at_block; /* the pending entry was written where it blocks */
 	uint64_t sys_ts, sys_stack;
-};
-
-/* A cache of stack lookups by (tgid, ustack, kstack, caller): writer
- * stack ids, or (ra_slots) the source's ra_slot answers. */
-struct gt_stack_slot {
-	uint32_t tgid;
-	int32_t ustack, kstack;
-	bool used;
-	uint64_t caller;
-	uint64_t id;
-};
-struct gt_stack_cache {
-	struct gt_stack_slot *slots;
-	size_t n, used;
 };
 
 /* heap.c: the last heap (or RSS) value of each process of the session */
@@ -102,12 +88,13 @@ struct gt_translator {
 	int version;
 	uint32_t mask;
 	struct gt_cpu *cpus;    /* ncpus + 1 */
-	struct gt_thread **buckets;
-	size_t nbuckets, nthreads;
-	struct gt_stack_cache stack_ids;
-	struct gt_stack_cache ra_slots;
+	struct gt_idmap threads; /* tid -> struct gt_thread * (gt_tr_thread_at) */
+	struct gt_idmap stack_ids; /* (tgid, ustack, kstack, caller) -> writer stack id */
+	struct gt_idmap ra_slots;  /* (tgid, ustack) -> return-address slot */
 	struct gt_frame *frames; /* scratch, GT_MAX_STACK_FRAMES */
-	uint64_t next_goid;
+	uint64_t next_goid;     /* ids of reused TIDs: from GT_TR_REUSED_GOID */
+	uint64_t *tid_used;     /* bitmap: TIDs already given as goroutine ids */
+	size_t ntid_used;       /* its words */
 	uint64_t now;           /* time of the event being translated */
 	uint64_t begin_ts;      /* the snapshot's time (its GoCreates') */
 	bool snapshot_done;     /* its Gomaxprocs is written */
@@ -122,7 +109,19 @@ struct gt_translator {
 	struct gt_translator_stats st;
 };
 
+/* A thread's goroutine id is its TID, the first time the recording sees
+ * that TID (pid_max is at most 2^22); a reused TID's next thread gets an
+ * id from here up, never a TID: ids stay unique and the TID shows in
+ * every viewer. */
+#define GT_TR_REUSED_GOID (1ull << 32)
+
 /* translate_state.c: thread table, emission, P helpers */
+/* The thread in slot i of t->threads, or NULL: for (i = 0; i < t->threads.cap;
+ * i++) if ((th = gt_tr_thread_at(t, i))) ... */
+static inline struct gt_thread *gt_tr_thread_at(const struct gt_translator *t, size_t i)
+{
+	return gt_idmap_full(&t->threads, i) ? *(struct gt_thread **)gt_idmap_val(&t->threads, i) : NULL;
+}
 struct gt_thread *gt_tr_lookup(struct gt_translator *t, uint32_t tid);
 struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid,
 			    const char *comm);
@@ -192,6 +191,8 @@ void gt_tr_on_fork(struct gt_translator *t, const struct gt_kev_fork *e);
 void gt_tr_on_exec(struct gt_translator *t, const struct gt_kev_exec *e);
 void gt_tr_on_exit(struct gt_translator *t, const struct gt_kev_exit *e);
 void gt_tr_on_leave(struct gt_translator *t, const struct gt_kev_leave *e);
+struct gt_thread *gt_tr_lookup_ours(struct gt_translator *t, uint32_t tid, uint32_t sessions,
+				    int c);
 void gt_tr_on_rename(struct gt_translator *t, const struct gt_kev_rename *e);
 void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *e);
 void gt_tr_on_heap(struct gt_translator *t, const struct gt_kev_heap *e);

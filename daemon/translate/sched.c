@@ -45,12 +45,29 @@ static bool dying(const struct gt_kev_switch *e)
 }
 
 static void wake_pending(struct gt_translator *t, struct gt_thread *th);
+static void process_gone(struct gt_translator *t, uint32_t tgid, int c);
+
+/* Thread tid as the model knows it, if it is still ours at this event
+ * (sessions: the event's mask for it; a DEAD record is returned as is).
+ * One alive that no longer carries the session's bit left the session
+ * unseen (its GT_KEV_LEAVE stamped before the trace began, or a cgroup it
+ * moved out of): its process ends here, and nothing of this event is its:
+ * another's switch or wakeup never gives it a run, a name or a stack. */
+struct gt_thread *gt_tr_lookup_ours(struct gt_translator *t, uint32_t tid, uint32_t sessions, int c)
+{
+	struct gt_thread *th = tid ? gt_tr_lookup(t, tid) : NULL;
+
+	if (!th || th->state == GT_TH_DEAD || gt_tr_traced(t, sessions))
+		return th;
+	process_gone(t, th->tgid, c);
+	return NULL;
+}
 
 /* The prev half of a switch on CPU c. */
 static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, int c)
 {
 	const struct gt_kev_hdr *h = &e->hdr;
-	struct gt_thread *th = h->tid ? gt_tr_lookup(t, h->tid) : NULL;
+	struct gt_thread *th = gt_tr_lookup_ours(t, h->tid, e->prev_sessions, c);
 	bool woken = th && th->wake_pending;
 	if (th)
 		th->wake_pending = false; /* this switch is the one it raced */
@@ -126,7 +143,7 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 /* The next half: a traced next starts on c, anything else stops P c. */
 static void switch_next(struct gt_translator *t, const struct gt_kev_switch *e, int c)
 {
-	struct gt_thread *th = e->next_tid ? gt_tr_lookup(t, e->next_tid) : NULL;
+	struct gt_thread *th = gt_tr_lookup_ours(t, e->next_tid, e->next_sessions, c);
 	if (th && th->state == GT_TH_DEAD) {
 		/* An exiting thread back on CPU after a preemption (its exit
 		 * event came first): it runs no goroutine.  A reused tid shows
@@ -233,7 +250,7 @@ static void wake_pending(struct gt_translator *t, struct gt_thread *th)
 		stack = gt_tr_irq_stack(t, e->flags);
 		if (e->flags & GT_WAKEUP_LOOPBACK)
 			t->st.loopback_anon++;
-	} else if (e->hdr.tid && e->waker_sessions) {
+	} else if (e->hdr.tid && gt_tr_traced(t, e->waker_sessions)) {
 		w = gt_tr_lookup(t, e->hdr.tid);
 	}
 	if (w && w->state != GT_TH_DEAD) {
@@ -370,13 +387,20 @@ void gt_tr_on_leave(struct gt_translator *t, const struct gt_kev_leave *e)
 {
 	struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
 
-	gt_tr_heap_process_gone(t, e->hdr.tgid, e->hdr.cpu);
 	if (th && th->tgid == e->hdr.tgid)
 		end_left(t, th, e->hdr.cpu);
-	for (size_t i = 0; i < t->nbuckets && !t->err; i++)
-		for (th = t->buckets[i]; th; th = th->hnext)
-			if (th->tgid == e->hdr.tgid)
-				end_left(t, th, e->hdr.cpu);
+	process_gone(t, e->hdr.tgid, e->hdr.cpu);
+}
+
+/* Every goroutine of process tgid ends, noticed on CPU c. */
+static void process_gone(struct gt_translator *t, uint32_t tgid, int c)
+{
+	struct gt_thread *th;
+
+	gt_tr_heap_process_gone(t, tgid, c);
+	for (size_t i = 0; i < t->threads.cap && !t->err; i++)
+		if ((th = gt_tr_thread_at(t, i)) && th->tgid == tgid)
+			end_left(t, th, c);
 }
 
 /* A rename writes no event: the goroutine's identity stack is defined

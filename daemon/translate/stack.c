@@ -6,55 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t slot_hash(uint32_t tgid, int32_t u, int32_t k, uint64_t caller)
+/* The cached value for a stack key in c (*isnew: not cached yet, the
+ * caller fills it in), or NULL without memory for the table. */
+static uint64_t *cached(struct gt_idmap *c, uint32_t tgid, int32_t u, int32_t k, uint64_t caller,
+			int *isnew)
 {
-	uint64_t h = ((uint64_t)tgid << 32) ^ ((uint64_t)(uint32_t)u << 16) ^ (uint32_t)k;
-	h ^= caller * 0x9e3779b97f4a7c15ull;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return (size_t)h;
-}
+	const uint64_t key[3] = {(uint64_t)tgid << 32 | (uint32_t)u, (uint32_t)k, caller};
 
-static struct gt_stack_slot *find_slot(struct gt_stack_slot *slots, size_t n,
-				       uint32_t tgid, int32_t u, int32_t k, uint64_t caller)
-{
-	size_t i = slot_hash(tgid, u, k, caller) & (n - 1);
-	while (slots[i].used &&
-	       !(slots[i].tgid == tgid && slots[i].ustack == u && slots[i].kstack == k &&
-		 slots[i].caller == caller))
-		i = (i + 1) & (n - 1);
-	return &slots[i];
-}
-
-/* Keeps the open-addressing table at most half full. */
-static int grow_slots(struct gt_stack_cache *c)
-{
-	if (c->n && c->used * 2 < c->n)
-		return 0;
-	size_t n = c->n ? c->n * 2 : 256;
-	struct gt_stack_slot *ns = calloc(n, sizeof(*ns));
-	if (!ns)
-		return -1;
-	for (size_t i = 0; i < c->n; i++) {
-		const struct gt_stack_slot *o = &c->slots[i];
-		if (o->used)
-			*find_slot(ns, n, o->tgid, o->ustack, o->kstack, o->caller) = *o;
-	}
-	free(c->slots);
-	c->slots = ns;
-	c->n = n;
-	return 0;
-}
-
-/* The slot of a key (used: a hit; else the caller fills it in and sets
- * used), or NULL without memory for the table. */
-static struct gt_stack_slot *cache_slot(struct gt_stack_cache *c, uint32_t tgid, int32_t u,
-					int32_t k, uint64_t caller)
-{
-	if (grow_slots(c) < 0)
-		return NULL;
-	return find_slot(c->slots, c->n, tgid, u, k, caller);
+	if (!c->kwords)
+		gt_idmap_init(c, 3, sizeof(uint64_t));
+	return gt_idmap_insert(c, key, isnew);
 }
 
 /* The synthetic frame naming how a wakeup arrived (gt_tr_irq_stack's
@@ -97,15 +58,15 @@ uint64_t gt_tr_stack_caller(struct gt_translator *t, uint32_t tgid, int32_t usta
 	}
 	if (kstack < 0 && kstack != GT_KSTACK_LOOPBACK)
 		kstack = -1;
-	struct gt_stack_slot *s = cache_slot(&t->stack_ids, tgid, ustack, kstack, caller);
+	int isnew;
+	uint64_t *s = cached(&t->stack_ids, tgid, ustack, kstack, caller, &isnew);
 	if (!s)
 		return 0; /* no cache memory: write the event without a stack */
-	if (s->used)
-		return s->id;
+	if (!isnew)
+		return *s;
 	int n = stack_frames(t, tgid, ustack, kstack, caller);
 	uint64_t id = n > 0 ? gt_writer_stack(t->w, t->frames, n) : 0;
-	*s = (struct gt_stack_slot){tgid, ustack, kstack, true, caller, id};
-	t->stack_ids.used++;
+	*s = id;
 	return id;
 }
 
@@ -119,15 +80,13 @@ uint64_t gt_tr_caller(struct gt_translator *t, uint32_t tgid, int32_t ustack,
 {
 	if (!t->stacks || !t->stacks->ra_slot || ustack < 0 || t->err)
 		return 0;
-	struct gt_stack_slot *s = cache_slot(&t->ra_slots, tgid, ustack, -1, 0);
+	int isnew;
+	uint64_t *s = cached(&t->ra_slots, tgid, ustack, -1, 0, &isnew);
 	if (!s)
 		return 0;
-	if (!s->used) {
-		int slot = t->stacks->ra_slot(t->stacks->ctx, tgid, ustack);
-		*s = (struct gt_stack_slot){tgid, ustack, -1, true, 0, (uint64_t)(int64_t)slot};
-		t->ra_slots.used++;
-	}
-	return gt_utop_pick(top, (int)(int64_t)s->id);
+	if (isnew)
+		*s = (uint64_t)(int64_t)t->stacks->ra_slot(t->stacks->ctx, tgid, ustack);
+	return gt_utop_pick(top, (int)(int64_t)*s);
 }
 
 uint64_t gt_tr_thread_stack(struct gt_translator *t, const struct gt_thread *th, int32_t ustack,
@@ -234,8 +193,6 @@ void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th)
 
 void gt_tr_stack_free(struct gt_translator *t)
 {
-	free(t->stack_ids.slots);
-	free(t->ra_slots.slots);
-	t->stack_ids = (struct gt_stack_cache){0};
-	t->ra_slots = (struct gt_stack_cache){0};
+	gt_idmap_free(&t->stack_ids);
+	gt_idmap_free(&t->ra_slots);
 }

@@ -12,57 +12,26 @@ const char *const gt_repair_names[GT_REPAIR_COUNT] = {
 #undef GT_X_REPAIR_NAME
 };
 
-static size_t bucket_of(size_t nbuckets, uint32_t tid)
-{
-	return (size_t)((tid * 2654435761u) & (nbuckets - 1));
-}
-
 struct gt_thread *gt_tr_lookup(struct gt_translator *t, uint32_t tid)
 {
-	for (struct gt_thread *th = t->buckets[bucket_of(t->nbuckets, tid)]; th; th = th->hnext)
-		if (th->tid == tid)
-			return th;
-	return NULL;
+	struct gt_thread **v = gt_idmap_get(&t->threads, tid);
+
+	return v ? *v : NULL;
 }
 
-static void link_thread(struct gt_translator *t, struct gt_thread *th)
+/* Files th under its tid: 0, or -ENOMEM (latched in t->err). */
+static int link_thread(struct gt_translator *t, struct gt_thread *th)
 {
-	size_t b = bucket_of(t->nbuckets, th->tid);
-	th->hnext = t->buckets[b];
-	t->buckets[b] = th;
-}
+	int isnew;
+	struct gt_thread **v = gt_idmap_put(&t->threads, th->tid, &isnew);
 
-static void unlink_thread(struct gt_translator *t, struct gt_thread *th)
-{
-	struct gt_thread **pp = &t->buckets[bucket_of(t->nbuckets, th->tid)];
-	while (*pp && *pp != th)
-		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = th->hnext;
-}
-
-/* Doubles the bucket array when the table gets dense; on allocation
- * failure the table just stays denser (still correct). */
-static void maybe_grow(struct gt_translator *t)
-{
-	if (t->nthreads < t->nbuckets)
-		return;
-	size_t n = t->nbuckets * 2;
-	struct gt_thread **nb = calloc(n, sizeof(*nb));
-	if (!nb)
-		return;
-	for (size_t i = 0; i < t->nbuckets; i++) {
-		struct gt_thread *th = t->buckets[i], *next;
-		for (; th; th = next) {
-			next = th->hnext;
-			size_t b = bucket_of(n, th->tid);
-			th->hnext = nb[b];
-			nb[b] = th;
-		}
+	if (!v) {
+		if (!t->err)
+			t->err = -ENOMEM;
+		return -ENOMEM;
 	}
-	free(t->buckets);
-	t->buckets = nb;
-	t->nbuckets = n;
+	*v = th;
+	return 0;
 }
 
 void gt_tr_set_comm(struct gt_translator *t, struct gt_thread *th, const char *comm)
@@ -71,6 +40,31 @@ void gt_tr_set_comm(struct gt_translator *t, struct gt_thread *th, const char *c
 	memcpy(th->comm, comm, len);
 	th->comm[len] = '\0';
 	gt_tr_note_comm(t, th);
+}
+
+/* th's goroutine id: its TID if no goroutine had it yet (see
+ * GT_TR_REUSED_GOID); without memory for the bitmap, a fresh id. */
+static uint64_t new_goid(struct gt_translator *t, uint32_t tid)
+{
+	size_t w = tid / 64;
+
+	if (tid && w >= t->ntid_used) {
+		size_t n = t->ntid_used ? t->ntid_used : 64;
+		uint64_t *nv;
+
+		while (n <= w)
+			n *= 2;
+		nv = realloc(t->tid_used, n * sizeof(*nv));
+		if (!nv)
+			return t->next_goid++;
+		memset(nv + t->ntid_used, 0, (n - t->ntid_used) * sizeof(*nv));
+		t->tid_used = nv;
+		t->ntid_used = n;
+	}
+	if (!tid || (t->tid_used[w] >> (tid % 64)) & 1)
+		return t->next_goid++;
+	t->tid_used[w] |= 1ull << (tid % 64);
+	return tid;
 }
 
 /* A record for a thread not in the table; no event is written here. */
@@ -85,15 +79,16 @@ struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid
 	}
 	th->tid = tid;
 	th->tgid = tgid;
-	th->goid = t->next_goid++;
+	th->goid = new_goid(t, tid);
 	th->born = t->now;
 	th->state = GT_TH_RUNNABLE;
 	th->cpu = -1;
 	th->fresh = true;
 	gt_tr_set_comm(t, th, comm && comm[0] ? comm : GT_UNKNOWN_COMM);
-	maybe_grow(t);
-	link_thread(t, th);
-	t->nthreads++;
+	if (link_thread(t, th)) {
+		free(th);
+		return NULL;
+	}
 	t->st.threads++;
 	return th;
 }
@@ -103,14 +98,13 @@ struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid
 void gt_tr_remove(struct gt_translator *t, struct gt_thread *th)
 {
 	gt_tr_identity_define(t, th);
-	unlink_thread(t, th);
-	t->nthreads--;
+	gt_idmap_del(&t->threads, th->tid);
 	free(th);
 }
 
 void gt_tr_rekey(struct gt_translator *t, struct gt_thread *th, uint32_t tid)
 {
-	unlink_thread(t, th);
+	gt_idmap_del(&t->threads, th->tid);
 	th->tid = tid;
 	link_thread(t, th);
 }

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/procfs.h"
+
 
 int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 		      const struct gt_translator_opts *o)
@@ -21,12 +23,11 @@ int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 	t->titles = o->titles;
 	t->version = o->go_version ? o->go_version : GT_V1_19;
 	t->mask = o->session_mask;
-	t->next_goid = 1; /* 0 is G 0, never a thread */
-	t->nbuckets = 256;
+	t->next_goid = GT_TR_REUSED_GOID; /* 0 is G 0, never a thread */
+	gt_idmap_init(&t->threads, 1, sizeof(struct gt_thread *));
 	t->cpus = calloc((size_t)o->ncpus + 1, sizeof(*t->cpus));
-	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
 	t->frames = calloc(GT_MAX_STACK_FRAMES, sizeof(*t->frames));
-	if (!t->cpus || !t->buckets || !t->frames) {
+	if (!t->cpus || !t->frames) {
 		gt_translator_free(t);
 		return -ENOMEM;
 	}
@@ -38,17 +39,13 @@ void gt_translator_free(struct gt_translator *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; t->buckets && i < t->nbuckets; i++) {
-		struct gt_thread *th = t->buckets[i], *next;
-		for (; th; th = next) {
-			next = th->hnext;
-			free(th);
-		}
-	}
-	free(t->buckets);
+	for (size_t i = 0; i < t->threads.cap; i++)
+		free(gt_tr_thread_at(t, i));
+	gt_idmap_free(&t->threads);
 	gt_tr_heap_free(t);
 	free(t->cpus);
 	free(t->frames);
+	free(t->tid_used);
 	gt_tr_stack_free(t);
 	gt_tr_names_free(t);
 	free(t);
@@ -68,7 +65,7 @@ void gt_translator_free(struct gt_translator *t)
  * startRunningTime). */
 static void snapshot_thread(struct gt_translator *t, const struct gt_thread_snapshot *s)
 {
-	if (s->tid == 0 || s->state == 'Z' || s->state == 'X' || s->state == 'x' ||
+	if (s->tid == 0 || !gt_proc_state_alive(s->state) ||
 	    gt_tr_lookup(t, s->tid))
 		return;
 	char comm[GT_COMM_LEN];
@@ -213,9 +210,12 @@ int gt_translator_end(struct gt_translator *t, uint64_t ts)
 		gt_tr_emit(t, 0, GT_EV_PROC_STOP, NULL, 0);
 	}
 	/* Goroutines still alive are named by their comm at the end. */
-	for (size_t i = 0; i < t->nbuckets; i++)
-		for (struct gt_thread *th = t->buckets[i]; th; th = th->hnext)
+	for (size_t i = 0; i < t->threads.cap; i++) {
+		struct gt_thread *th = gt_tr_thread_at(t, i);
+
+		if (th)
 			gt_tr_identity_define(t, th);
+	}
 	t->ended = true;
 	return t->err;
 }

@@ -7,7 +7,7 @@
  *
  * A per-thread and per-CPU state machine (after perf's builtin-sched.c).
  * It consumes the event stream of bpf/gotraced.h in timestamp order and
- * writes Go trace events through the writer (format/gt_writer.h):
+ * writes Go trace events through the writer (format/writer/gt_writer.h):
  *
  *   thread = goroutine (a fresh id per thread lifetime), CPU = P,
  *   switch in = GoStart, switch out = GoPreempt / GoSched / GoBlock* /
@@ -60,7 +60,7 @@
 #include <stdint.h>
 
 #include "gotraced.h"
-#include "gt_writer.h"
+#include "writer/gt_writer.h"
 
 struct gt_translator;
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "gt_check.h"
+#include "check/gt_check.h"
 
 static double now_ms(void)
 {

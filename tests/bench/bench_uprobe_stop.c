@@ -1,4 +1,4 @@
-/* Attaching and detaching the allocator probes of --heap malloc (issue 11):
+/* Attaching and detaching the allocator probes of --heap malloc:
  * how long memtrack takes to attach them (gt_memtrack_start) and to take
  * them away (gt_memtrack_stop, what a stopping recording waits for), with
  * uprobe_multi links (Linux 6.6+: one link per program and binary) and

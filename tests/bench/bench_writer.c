@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gt_writer.h"
+#include "writer/gt_writer.h"
 
 #define NP 8
 #define NTHREADS 200

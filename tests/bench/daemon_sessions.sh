@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # daemon_sessions.sh BUILD: what a long-lived gotraced keeps after many
-# sessions (issue 12: "1 000 sequential short sessions on different
+# sessions ("1 000 sequential short sessions on different
 # processes leave RSS and fds flat").  Figures only, no assertions; the
 # count check is tests/integration/daemon_soak.sh.
 #

@@ -5,7 +5,7 @@
 # through the daemon, with uprobe_multi links (where the kernel has them)
 # and with the perf-event links of older kernels (GOTRACED_NO_UPROBE_MULTI=1
 # for the recorder or the daemon).  Median of RUNS (3); target <= 1 s.
-# Figures only, nothing asserted (issue 11).  Needs root.
+# Figures only, nothing asserted.  Needs root.
 set -u
 cd "$(dirname "$0")/../.."
 build=${1:-build}

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "gt_check.h"
-#include "gt_reader.h"
+#include "check/gt_check.h"
+#include "wire/gt_reader.h"
 
 static void sink(const struct gt_goroutine_stats *g, void *arg)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "ctl/report.h"
-#include "gt_analyze.h"
+#include "analyze/gt_analyze.h"
 
 static FILE *devnull(void)
 {

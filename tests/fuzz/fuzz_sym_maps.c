@@ -2,7 +2,7 @@
  * /proc/kallsyms.  Input is split at newlines; every line is parsed and
  * what comes back must point inside the line.
  */
-// fuzz-links: daemon/sym/maps.c daemon/sym/kallsyms.c daemon/sym/table.c
+// fuzz-links: daemon/sym/maps.c daemon/sym/kallsyms.c daemon/sym/table.c daemon/sym/safe_open.c
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

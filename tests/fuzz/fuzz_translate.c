@@ -9,7 +9,7 @@
  * [selector][struct bytes...]; the selector picks the type and, with its
  * high bit, a truncated record.
  */
-// fuzz-links: daemon/translate
+// fuzz-links: daemon/translate daemon/common/procfs.c
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gt_check.h"
-#include "gt_writer.h"
+#include "check/gt_check.h"
+#include "writer/gt_writer.h"
 #include "translate/translate.h"
 
 #define NTID 24

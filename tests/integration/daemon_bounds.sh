@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# daemon_bounds.sh: what one request may cost the daemon is bounded
-# (issue 12, findings 3 and 9).  A RECORD naming one PID 1024 times attached
+# daemon_bounds.sh: what one request may cost the daemon is bounded.
+# A RECORD naming one PID 1024 times attached
 # its malloc probes 1024 times (19 124 descriptors, then a daemon stuck for
 # minutes tearing them down); a session asking for probes in more processes
 # than the daemon allows is refused with the limit named; a CPU profile rate
@@ -12,6 +12,8 @@ cd "$(dirname "$0")/../.." || exit 1
 PROTO="python3 tests/integration/daemon_proto.py"
 
 gt_require_daemon daemon_bounds
+gt_expect bounds_repeated_pid bounds_probed_processes bounds_cli_cpu_rate \
+	bounds_sequential_sessions bounds_daemon_serves
 gt_start_daemon
 
 fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
@@ -93,7 +95,7 @@ if [ $? = 2 ] && echo "$out" | grep -q "cpu-profile"; then ok bounds_cli_cpu_rat
 else fail bounds_cli_cpu_rate "$out"; fi
 
 # --- growth: sessions on processes that come and go leave nothing behind ---
-# (issue 12, finding 7: fds 32 -> 222 -> 502 after a load test)
+# (fds 32 -> 222 -> 502 after a load test)
 for i in $(seq 1 20); do
 	"$WL/sleeper" 100000 2000 >/dev/null &
 	sp=$!

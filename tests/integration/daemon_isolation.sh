@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# daemon_isolation.sh: sessions of one gotraced must not stall each other
-# (issue 12, finding 4).  One busy session (a pingpong: ~100k events/s)
+# daemon_isolation.sh: sessions of one gotraced must not stall each other.
+# One busy session (a pingpong: ~100k events/s)
 # records while 8 others start and stop every second:
 #   - every trace spans its -d (within 0.5 s), the busy one included;
 #   - the busy session drops no more than it drops recording alone, and the
@@ -18,6 +18,9 @@ D=${ISOLATION_SECONDS:-6}   # the busy session's -d
 CHURNERS=8
 
 gt_require_daemon daemon_isolation
+gt_expect isolation_churn isolation_busy_drops isolation_idle_drops isolation_spans \
+	isolation_busy_valid isolation_status isolation_sigterm_parallel isolation_sigterm_exit \
+	isolation_sigterm_valid
 gt_start_daemon
 
 figure() { [ "${ISOLATION_BENCH:-0}" = 1 ] && echo "figure $*"; return 0; }

@@ -6,11 +6,17 @@
 #  - a normal run leaves FILE and no FILE.partial behind, and so does one
 #    interrupted by SIGINT (the client half-closes and waits for DONE);
 #  - an existing FILE.partial is never overwritten: the run is refused;
+#  - FILE.partial removed and replaced by a symbolic link while recording
+#    (the link in place before the end): the client never reports success
+#    while the trace is lost, it keeps the trace under a name it gives and
+#    fails, and neither FILE nor the link's target becomes the link's;
 #  - a client whose daemon dies says the recording is lost.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 gt_require_daemon daemon_partial
+gt_expect daemon_partial_sigkill daemon_partial_normal daemon_partial_interrupted \
+	daemon_partial_no_clobber daemon_partial_daemon_gone daemon_partial_symlink_swapped
 gt_start_daemon
 
 "$WL/sleeper" 1000000 1000 >/dev/null &
@@ -95,6 +101,32 @@ if [ $rc != 0 ] && [ "$(cat "$GT_TMP/exists.trace.partial")" = "keep me" ] &&
 	ok daemon_partial_no_clobber
 else
 	fail daemon_partial_no_clobber "rc=$rc: $out"
+fi
+
+# --- FILE.partial swapped for a symbolic link while recording -----------------------
+F5=$GT_TMP/swapped.trace
+if ! rec_bg "$F5"; then
+	fail daemon_partial_symlink_swapped "the recording did not start: $(cat "$F5.out")"
+else
+	sleep 0.5
+	rm -f "$F5.partial" && ln -s "$GT_TMP/elsewhere" "$F5.partial"
+	kill -INT "$REC_PID"
+	wait "$REC_PID"; rc=$?
+	out=$(cat "$F5.out")
+	kept=$(echo "$out" | sed -n 's/.*the trace is kept as \([^ ]*\).*/\1/p' | tail -1)
+	if [ $rc = 0 ] && { [ -L "$F5" ] || [ ! -f "$F5" ]; }; then
+		fail daemon_partial_symlink_swapped "exit 0, yet $F5 is $(stat -c %F "$F5" 2>&1): the trace is lost"
+	elif [ -e "$GT_TMP/elsewhere" ]; then
+		fail daemon_partial_symlink_swapped "the link's target was written"
+	elif [ $rc = 0 ]; then
+		gt_valid daemon_partial_symlink_swapped "$F5" && ok daemon_partial_symlink_swapped
+	elif [ -z "$kept" ]; then
+		fail daemon_partial_symlink_swapped "rc=$rc and no kept trace named: $out"
+	elif [ -L "$F5" ]; then
+		fail daemon_partial_symlink_swapped "the link was moved to $F5: $out"
+	else
+		gt_valid daemon_partial_symlink_swapped "$kept" && ok daemon_partial_symlink_swapped
+	fi
 fi
 
 # --- the daemon dies under its client ---------------------------------------------------

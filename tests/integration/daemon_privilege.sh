@@ -16,6 +16,8 @@ USER_NAME=gt_test_user
 N=300
 
 gt_require_daemon daemon_privilege
+gt_expect daemon_privilege_setuid_exec daemon_privilege_root_unchanged daemon_privilege_passwd \
+	daemon_privilege_undumpable daemon_privilege_setuid_call
 gt_start_daemon
 
 if ! id "$USER_NAME" >/dev/null 2>&1; then

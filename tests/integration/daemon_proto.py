@@ -15,6 +15,18 @@ daemon_*.sh integration scripts: sends what gotracectl never would.
   daemon_proto.py badrate SOCK PID     a CPU profile rate of 2^32-1 Hz is refused
   daemon_proto.py flood SOCK N SECONDS opens N idle connections, prints
                                        `accepted A refused R: REASON`, holds them
+  daemon_proto.py cgroup SOCK FILE PATH
+                                       RECORD of cgroup PATH by its name only (no
+                                       directory descriptor), FILE's fd passed;
+                                       prints the reply (type, code, text) as
+                                       one line of Python repr
+  daemon_proto.py quiet SOCK HOW SECONDS
+                                       a connection that sends nothing (HOW
+                                       silent), half a header (half) or one
+                                       STATUS then nothing (idle); prints
+                                       `closed: TEXT` with the daemon's last
+                                       ERROR once it closes, or `open` after
+                                       SECONDS
 
 Prints `ok NAME` / `FAIL NAME: why` lines; exits 1 if anything failed.
 """
@@ -232,6 +244,50 @@ def flood(path, n, seconds):
     return 0
 
 
+def cgroup_by_name(path, out, cgroup):
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    s = connect(path)
+    socket.send_fds(s, [msg(RECORD, record_payload(cgroup=cgroup, duration_ns=10**8))], [fd])
+    os.close(fd)
+    try:
+        mtype, payload = recv_msg(s)
+    except Exception as e:  # noqa: BLE001 - the reply (or its absence) is the output
+        print(repr(("no reply", str(e))), flush=True)
+        return 0
+    s.close()
+    if mtype == ERROR:
+        print(repr(("ERROR",) + error_text(payload)), flush=True)
+    else:
+        print(repr((mtype, payload.hex())), flush=True)
+    return 0
+
+
+def quiet(path, how, seconds):
+    s = connect(path)
+    if how == "half":
+        s.sendall(msg(STATUS)[:HDR // 2])
+    elif how == "idle":
+        s.sendall(msg(STATUS))
+        mtype, _ = recv_msg(s)
+        if mtype != STATUS_REPLY:
+            print(f"STATUS answered with type {mtype}", flush=True)
+            return 1
+    s.settimeout(float(seconds))
+    last = ""
+    try:
+        while True:
+            mtype, payload = recv_msg(s)
+            if mtype == ERROR:
+                last = error_text(payload)[1]
+    except (socket.timeout, TimeoutError):
+        print("open", flush=True)
+        return 0
+    except (OSError, ConnectionError):
+        pass
+    print(f"closed: {last}", flush=True)
+    return 0
+
+
 def badrate(path, pid):
     expect_error("proto_cpu_rate_refused", path,
                  msg(RECORD, record_payload([pid], cpu_hz=0xffffffff)), "CPU profile rate")
@@ -293,6 +349,10 @@ def tools(cmd):
         return flood(path, int(sys.argv[3]), float(sys.argv[4]))
     elif cmd == "badrate":
         badrate(path, int(sys.argv[3]))
+    elif cmd == "cgroup":
+        return cgroup_by_name(path, sys.argv[3], sys.argv[4])
+    elif cmd == "quiet":
+        return quiet(path, sys.argv[3], sys.argv[4])
     elif cmd == "status":
         print(f"sessions {status_count(path)}")
     else:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # daemon_soak.sh: sessions that come and go leave the daemon as it was
-# (issue 12: "after sessions end, fds and RSS return to the daemon's
+# ("after sessions end, fds and RSS return to the daemon's
 # baseline; 1 000 sequential short sessions on different processes leave
 # RSS and fds flat").  SOAK_SESSIONS (200) sessions of 100 ms in a row,
 # each on a fresh process (threads, python3, sh forking, one that exits

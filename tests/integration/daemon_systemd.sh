@@ -35,10 +35,12 @@ RestrictAddressFamilies=AF_UNIX RuntimeDirectory=gotraced RuntimeDirectoryMode=0
 missing=""
 for w in $want; do grep -qx "$w" systemd/gotraced.service || missing="$missing $w"; done
 caps=$(sed -n 's/^CapabilityBoundingSet=//p' systemd/gotraced.service)
-for c in CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_SYS_RESOURCE; do
+for c in CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_SETUID CAP_SETGID; do
 	echo "$caps" | grep -qw "$c" || missing="$missing $c"
 done
 echo "$caps" | grep -qw CAP_SYS_ADMIN && missing="$missing (CAP_SYS_ADMIN must not be granted)"
+# users' traces are charged to them: no quota or reserved-block bypass
+echo "$caps" | grep -qw CAP_SYS_RESOURCE && missing="$missing (CAP_SYS_RESOURCE must not be granted)"
 [ -z "$missing" ] && ok systemd_hardening || fail systemd_hardening "missing:$missing"
 missing=""  # the socket unit's own list, not the service's leftovers
 for w in SocketMode=0660 SocketGroup=gotrace ListenStream=/run/gotraced/gotraced.sock; do

@@ -15,8 +15,19 @@ GT_TMP=$(mktemp -d /tmp/gt-integration.XXXXXX)
 gt_failures=0
 gt_pids=()          # background processes to end at exit (ours only)
 
+gt_skipping=0       # the script printed skip lines for all its cases
+gt_checked=0        # gt_check_cases ran (gt_finish)
+
 gt_cleanup() {
-	local p
+	local rc=$? p
+	# A script that reported no case (an early exit, a path that forgot to
+	# report) would otherwise pass unseen: it fails here, whatever its exit.
+	if [ "$gt_skipping" = 0 ] && [ ${#gt_oks[@]} = 0 ] && [ ${#gt_fails[@]} = 0 ]; then
+		fail "$(basename "$0" .sh)" "the script ended (exit $rc) without reporting any case"
+	fi
+	# An exit before gt_finish still owes the cases it promised.
+	[ "$gt_skipping" = 0 ] && [ "$gt_checked" = 0 ] && gt_check_cases
+	[ "$gt_failures" -gt 0 ] && rc=1
 	for p in "${gt_pids[@]}"; do
 		kill -KILL "$p" 2>/dev/null
 	done
@@ -25,6 +36,7 @@ gt_cleanup() {
 	done
 	# Keep the work dir of a failed run for a post-mortem.
 	if [ "$gt_failures" -eq 0 ]; then rm -rf "$GT_TMP"; else echo "# files kept in $GT_TMP"; fi
+	exit "$rc"
 }
 trap gt_cleanup EXIT
 
@@ -56,8 +68,12 @@ gt_report() {
 # must then run in the script's own shell, not in $(...) or a pipe.
 gt_expect() { gt_cases+=("$@"); }
 
-gt_finish() {
+gt_check_cases() {
 	local c o f
+	gt_checked=1
+	if [ ${#gt_cases[@]} = 0 ]; then
+		fail "$(basename "$0" .sh)" "no gt_expect: the script promised no case"
+	fi
 	for c in "${gt_cases[@]}"; do
 		o=${gt_oks[$c]:-0} f=${gt_fails[$c]:-0}
 		if [ $((o + f)) = 0 ]; then
@@ -66,6 +82,10 @@ gt_finish() {
 			fail "$c" "reported ok $o times and FAIL $f times: one verdict wanted"
 		fi
 	done
+}
+
+gt_finish() {
+	gt_check_cases
 	[ "$gt_failures" -eq 0 ]
 	exit $?
 }
@@ -76,6 +96,7 @@ gt_require_bpf() {
 	local c
 	if [ "${GOTRACED_SKIP_BPF:-0}" = 1 ]; then
 		for c in "$@"; do echo "skip $c: GOTRACED_SKIP_BPF=1"; done
+		gt_skipping=1
 		exit 0
 	fi
 	if [ "$(id -u)" != 0 ]; then
@@ -101,18 +122,19 @@ SOCK=$GT_TMP/gotraced.sock
 gt_require_daemon() {
 	if [ "${GOTRACED_SKIP_BPF:-0}" = 1 ]; then
 		echo "skip $1: GOTRACED_SKIP_BPF=1"
+		gt_skipping=1
 		exit 0
 	fi
 	gt_require_bpf "$1"
 	[ -x "$GTD" ] || { fail "$1" "gotraced not built ($GTD)"; gt_finish; }
 }
 
-# gt_start_daemon: runs gotraced on $SOCK in the background (DAEMON_PID)
-# and waits for its `ready` line; a daemon that does not come up ends the
-# script with its log.
+# gt_start_daemon [OPTION...]: runs gotraced on $SOCK (with the options) in
+# the background (DAEMON_PID) and waits for its `ready` line; a daemon that
+# does not come up ends the script with its log.
 gt_start_daemon() {
 	local i
-	"$GTD" --socket "$SOCK" 2>"$GT_TMP/daemon.log" &
+	"$GTD" --socket "$SOCK" "$@" 2>"$GT_TMP/daemon.log" &
 	DAEMON_PID=$!
 	gt_pids+=("$DAEMON_PID")
 	for i in $(seq 1 600); do

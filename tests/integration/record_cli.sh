@@ -10,6 +10,7 @@ CASES="cli_command cli_command_threads cli_fork_exec cli_fork_exec_self cli_dura
 cli_multi_pid cli_exit_mid cli_all_exited cli_sigint cli_sigterm
 cli_bad_pid cli_kernel_thread cli_unwritable cli_unknown_flag cli_bad_duration cli_not_root"
 gt_require_bpf $CASES
+gt_expect $CASES
 
 # has_tids CASE FILE.json TID...: the trace has goroutines for these threads.
 has_tids() { gt_truth "$1" tids "$2" "${@:3}"; }

@@ -31,8 +31,9 @@ cd "$(dirname "$0")/../.." || exit 1
 READ="python3 tests/integration/trace_read.py"
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 CASES="interpose_phases interpose_threads interpose_fork interpose_jemalloc interpose_go
-interpose_static interpose_stacks interpose_daemon"
+interpose_static interpose_stacks interpose_daemon interpose_python"
 gt_require_bpf $CASES
+gt_expect $CASES
 
 if [ ! -r "$GT_BUILD/libgotraced-heap.so" ]; then
 	fail interpose_phases "$GT_BUILD/libgotraced-heap.so not built (make BUILD=$GT_BUILD all)"
@@ -260,6 +261,25 @@ else
 			fail $n "$out"
 		fi
 	fi
+fi
+
+# python3 (non-PIE) takes malloc's address: its canonical address is a PLT
+# stub of python3's own, which a check by address took for "the program
+# brings its own malloc" (0 HeapAlloc).  It holds 5 x 10 MiB bytearrays.
+if rec python /usr/bin/python3 -c 'import time
+x = []
+for i in range(5):
+    x.append(bytearray(10 << 20)); time.sleep(0.2)
+time.sleep(0.3)' </dev/null; then
+	heap_values "$GT_TMP/python.trace" >"$GT_TMP/python.vals"
+	max=$(sort -n "$GT_TMP/python.vals" | tail -1)
+	if [ "${max:-0}" -ge $((50 << 20)) ]; then
+		ok interpose_python
+	else
+		fail interpose_python "largest HeapAlloc ${max:-none} (of $(wc -l <"$GT_TMP/python.vals") values), want >= 50 MiB"
+	fi
+else
+	fail interpose_python "record failed: $(tail -3 "$GT_TMP/python.err")"
 fi
 
 gt_finish

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # record_output.sh: -o names a regular file or a new name, nothing else
-# (issue 12, finding 1: root's `-o /dev/null` turned the device into a
+# (root's `-o /dev/null` turned the device into a
 # regular file).  In embedded and daemon mode alike, a device (mknod under
 # our temp dir, never the system's /dev), a FIFO, a socket, a directory and
 # a symlink get a clear error and are left exactly as they were; a regular
-# file is replaced by the finished trace; a path that turns into a FIFO
+# file is replaced by the finished trace and kept as FILE.old; a path that turns into a FIFO
 # while recording is left alone and the trace is kept beside it.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 gt_require_daemon record_output
+for m in standalone daemon; do
+	gt_expect output_refuses_{null,full,fifo,sock,dir,symlink}_$m output_replaces_regular_$m \
+		output_path_replaced_$m
+done
 gt_start_daemon
 
 "$WL/sleeper" 100000 10000 >/dev/null &
@@ -69,6 +73,19 @@ for mode in standalone daemon; do
 		gt_valid "output_replaces_regular_$mode" "$d/regular" && ok "output_replaces_regular_$mode"
 	else
 		fail "output_replaces_regular_$mode" "rc=$rc: $out"
+	fi
+	# ... and the file it replaced is kept as FILE.old, as perf keeps
+	# perf.data.old; a second recording keeps the first trace there
+	if [ "$(cat "$d/regular.old" 2>&1)" != "old contents" ]; then
+		fail "output_keeps_old_$mode" "the replaced file is not FILE.old: $(ls "$d" | tr '\n' ' ')"
+	else
+		cp "$d/regular" "$GT_TMP/first-$mode.trace"
+		out=$(timeout 30 "$GTCTL" record "--$mode" --socket "$SOCK" -p "$TARGET" -o "$d/regular" -d 300ms 2>&1)
+		if cmp -s "$d/regular.old" "$GT_TMP/first-$mode.trace"; then
+			ok "output_keeps_old_$mode"
+		else
+			fail "output_keeps_old_$mode" "the first trace is not FILE.old after a second recording: $out"
+		fi
 	fi
 
 	# the path becomes a FIFO while recording: left alone, trace kept beside it

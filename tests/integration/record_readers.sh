@@ -18,6 +18,7 @@ cd "$(dirname "$0")/../.."
 CASES="readers_busy_at_start readers_syscall_throughout readers_cpu_profile readers_heap_malloc
 readers_heap_malloc_cost readers_names_go123"
 gt_require_bpf $CASES
+gt_expect $CASES
 
 # count FILE EVENT: how many EVENT records inspect counts in FILE.
 count() {

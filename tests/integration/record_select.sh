@@ -10,6 +10,7 @@ cd "$(dirname "$0")/../.."
 
 CASES="sel_all sel_kthreads sel_name sel_children sel_warning sel_duration sel_scale"
 gt_require_bpf $CASES
+gt_expect $CASES
 
 # has_pid JSON PID...: a goroutine of each thread id (= pid: one thread).
 has_pid() { local name=$1 json=$2; shift 2; gt_truth "$name" tids "$json" "$@"; }

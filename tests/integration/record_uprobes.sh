@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # record_uprobes.sh: --heap malloc's allocator probes on both kinds of link
-# (issue 11), in embedded mode and through the daemon:
+# in embedded mode and through the daemon:
 #
 #   *_auto       the kind the kernel has: uprobe_multi links (one per program
 #                and binary) on Linux 6.10+, perf-event links before 6.6

@@ -21,6 +21,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 gt_require_bpf wakeups_demo wakeups_pipe
+gt_expect wakeups_demo wakeups_pipe
 WAKERS="python3 tests/integration/wakers.py"
 
 # wakers NAME ARGS...: runs a wakers.py check; on mismatch fails NAME with

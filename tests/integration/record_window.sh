@@ -21,6 +21,7 @@ READ="python3 tests/integration/trace_read.py"
 CASES="window_idle window_busy window_malloc window_sigint window_exit window_cmd_frames
 window_daemon_busy window_daemon_stop window_daemon_cmd_frames"
 gt_require_bpf $CASES
+gt_expect $CASES
 
 mono_ns() { python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
 

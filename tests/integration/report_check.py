@@ -7,7 +7,7 @@ dump of the same file (every event after Go's own ordering, one per line:
 Per goroutine, these must agree exactly: scheduling delay count, total and
 max; off-CPU time by reason; syscall count and total time; who woke it
 (GoUnblock's writer) how often and the delay until it ran; and the number
-of events.  The rules are the ones format/gt_analyze.h states; this file applies
+of events.  The rules are the ones format/analyze/gt_analyze.h states; this file applies
 them to Go's event list, the C code to its own streaming merge.
 
 Prints `ok report_check NAME` or `FAIL report_check NAME: why` per trace."""

@@ -1,6 +1,6 @@
 # matrix.sh: the kernels `make check-kernels` boots (sourced).  Each entry:
 # name, CPU architecture, Debian suite, and the meta package naming its
-# current kernel image.  Users run these (DESIGN.md, issue 14).
+# current kernel image.  Users run these (docs/testing.md).
 # Debian 11 from its security suite: what its users run today (5.10 LTS).
 GT_KERNELS_X86="deb11-5.10 deb12-6.1 deb12bp-6.12"
 GT_KERNELS_ARM64="deb11-5.10-arm64 deb12-6.1-arm64"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gocheck.sh FILE [FILE...]: holds trace files to Go's own readers, as
-# DESIGN.md says a producer must.  Per file:
+# docs/format.md says a producer must.  Per file:
 #   - the parsers of Go 1.19 (`go tool trace -d`), 1.21 (same flag) and 1.23
 #     (`-d=1`: Go 1.22+ converts v1 files to its new model first);
 #   - the Go 1.19 viewer: its JSON timeline, goroutine and profile pages;

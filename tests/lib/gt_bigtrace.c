@@ -8,8 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gt_events.h"
-#include "gt_writer.h"
+#include "wire/gt_events.h"
+#include "writer/gt_writer.h"
 
 #define NP 8
 #define NG 64

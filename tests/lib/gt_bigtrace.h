@@ -1,7 +1,7 @@
 /* A large valid trace on demand, for the tests and benchmarks that show the
  * checker's memory does not grow with the file: 8 Ps, 64 goroutines that
  * start, make syscalls, yield, block and wake each other across Ps (so the
- * merge has sequence numbers to follow), written with format/gt_writer. */
+ * merge has sequence numbers to follow), written with format/writer/gt_writer. */
 #ifndef GT_BIGTRACE_H
 #define GT_BIGTRACE_H
 
@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 /* Writes to fd (left open) a Go 1.19 trace of about bytes bytes that meets
- * DESIGN.md's contract.  Returns the events written, or -errno. */
+ * the contract of docs/format.md.  Returns the events written, or -errno. */
 long long gt_bigtrace_write(int fd, uint64_t bytes);
 
 /* Runs argv[0] (a path) with argv, its stdout into out (NUL-terminated,

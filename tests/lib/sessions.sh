@@ -1,5 +1,5 @@
 # sessions.sh: many short daemon sessions in a row, each on a fresh
-# process, and what the daemon holds between them (issue 12: "1 000
+# process, and what the daemon holds between them ("1 000
 # sequential short sessions on different processes leave RSS and fds
 # flat").  Shared by tests/bench/daemon_sessions.sh (figures) and
 # tests/integration/daemon_soak.sh (a count check).

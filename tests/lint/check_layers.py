@@ -1,20 +1,26 @@
 #!/usr/bin/env python3
-"""Checks that daemon/'s folders include each other only downwards.
+"""Checks that the folders of daemon/ and format/ include each other only
+downwards.
 
 Every `#include "folder/x.h"` (and every include of a header that lives in
-another folder of daemon/) is an arrow between folders.  The script fails on
-an arrow that the layer table below does not allow, and on any cycle in the
-folder graph, printing the file and line of each offending include.
+another folder of the same tree) is an arrow between folders.  The script
+fails on an arrow that the layer table of its tree does not allow, and on any
+cycle in the folder graph, printing the file and line of each offending
+include.  format/ must also stay free of daemon/, bpf/ and Linux: its quoted
+includes name format/'s own folders only, and it includes no Linux-specific
+system header.
 Prints `ok layers` or one `FAIL layers:` line per violation (the test
 harness's convention); exit 0 clean, 1 violations.
+Usage: check_layers.py [TREE_ROOT...]  (default: daemon format)
 """
 import os
 import re
 import sys
 
-# Lowest first: a folder may include its own headers, format/, bpf/ and the
-# folders listed for it (never one of a higher layer).
-ALLOWED = {
+# Lowest first: a folder may include its own headers and the folders listed
+# for it (never one of a higher layer); daemon/'s folders may also include
+# format/ and bpf/.
+DAEMON = {
     "common": set(),
     "sym": {"common"},
     "capture": {"common"},
@@ -27,33 +33,95 @@ ALLOWED = {
     "ctl": {"common", "engine", "interpose"},
 }
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+# format/: util/ lowest, then the wire core; the writer, the checker and the
+# analysis use those two and never each other.
+FORMAT = {
+    "util": set(),
+    "wire": {"util"},
+    "writer": {"util", "wire"},
+    "check": {"util", "wire"},
+    "analyze": {"util", "wire"},
+}
+
+# System headers format/ may not use: Linux's own, BPF's, and the C
+# library's Linux-only interfaces (format/ is portable C11 + POSIX).
+LINUX_ONLY = re.compile(
+    r"^(linux|asm|asm-generic|bpf|elfutils|gelf|libelf)[/.]"
+    r"|^sys/(epoll|prctl|syscall|ptrace|sysinfo|eventfd|signalfd|timerfd"
+    r"|inotify|fanotify|personality|klog|sendfile|vfs|statfs)\.h$")
+
+TABLES = {"daemon": DAEMON, "format": FORMAT}
+
+QUOTED = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+SYSTEM = re.compile(r'^\s*#\s*include\s+<([^>]+)>')
 
 
-def arrows(root):
-    """Yields (from_folder, to_folder, file, line_no) for daemon/ includes."""
-    owner = {}
-    for folder in ALLOWED:
-        for name in os.listdir(os.path.join(root, folder)):
-            owner.setdefault(name, folder)
-    for folder in sorted(ALLOWED):
+def sources(root, table):
+    """Yields (folder, path) for every file of the table's folders."""
+    for folder in sorted(table):
         base = os.path.join(root, folder)
+        if not os.path.isdir(base):
+            continue  # a reserved layer not created yet
         for name in sorted(os.listdir(base)):
-            path = os.path.join(base, name)
-            with open(path, encoding="utf-8") as f:
-                for no, line in enumerate(f, 1):
-                    m = INCLUDE.match(line)
-                    if not m:
-                        continue
-                    target = m.group(1)
-                    if "/" in target:
-                        to = target.split("/", 1)[0]
-                    elif os.path.exists(os.path.join(base, target)):
-                        to = folder
-                    else:
-                        to = owner.get(target)
-                    if to in ALLOWED and to != folder:
-                        yield folder, to, path, no
+            yield folder, os.path.join(base, name)
+
+
+def includes(path):
+    """Yields (line_no, kind, target): kind '"' or '<'."""
+    with open(path, encoding="utf-8") as f:
+        for no, line in enumerate(f, 1):
+            m = QUOTED.match(line)
+            if m:
+                yield no, '"', m.group(1)
+                continue
+            m = SYSTEM.match(line)
+            if m:
+                yield no, "<", m.group(1)
+
+
+def check_tree(root, table, strict):
+    """Returns (violations, arrows) of one tree.  strict: the tree may
+    include nothing outside itself and no Linux-only system header."""
+    owner = {}
+    for folder, path in sources(root, table):
+        owner.setdefault(os.path.basename(path), folder)
+    bad, edges = [], set()
+    for folder, path in sources(root, table):
+        base = os.path.dirname(path)
+        for no, kind, target in includes(path):
+            where = f"{path}:{no}"
+            if kind == "<":
+                if strict and LINUX_ONLY.search(target):
+                    bad.append(f"{where}: {root}/ includes <{target}>, a Linux/BPF header")
+                continue
+            if "/" in target:
+                to = target.split("/", 1)[0]
+            elif os.path.exists(os.path.join(base, target)):
+                to = folder
+            else:
+                to = owner.get(target)
+            if to in table:
+                if to != folder:
+                    edges.add((folder, to))
+                    if to not in table[folder]:
+                        bad.append(f"{where}: {folder}/ includes {to}/, "
+                                   f"a layer it may not use")
+            elif strict:
+                bad.append(f'{where}: {root}/ includes "{target}", which is not '
+                           f"in {root}/'s folders (it knows no daemon/, no bpf/)")
+    unknown = [d for d in sorted(os.listdir(root))
+               if os.path.isdir(os.path.join(root, d)) and d not in table]
+    for d in unknown:
+        bad.append(f"{root}/{d}: folder not in the layer table of {sys.argv[0]}")
+    if strict:
+        loose = [n for n in sorted(os.listdir(root))
+                 if os.path.isfile(os.path.join(root, n)) and n.endswith((".c", ".h"))]
+        for n in loose:
+            bad.append(f"{root}/{n}: source outside format/'s folders")
+    cycle = find_cycle(edges)
+    if cycle:
+        bad.append(f"include cycle between {root}/'s folders: " + " -> ".join(cycle))
+    return bad, edges
 
 
 def find_cycle(edges):
@@ -85,23 +153,20 @@ def find_cycle(edges):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else "daemon"
-    unknown = [d for d in os.listdir(root)
-               if os.path.isdir(os.path.join(root, d)) and d not in ALLOWED]
-    bad, edges = [], set()
-    for d in unknown:
-        bad.append(f"{root}/{d}: folder not in the layer table of {sys.argv[0]}")
-    for a, b, path, no in arrows(root):
-        edges.add((a, b))
-        if b not in ALLOWED[a]:
-            bad.append(f"{path}:{no}: {a}/ includes {b}/, a layer it may not use")
-    cycle = find_cycle(edges)
-    if cycle:
-        bad.append("include cycle between folders: " + " -> ".join(cycle))
+    roots = sys.argv[1:] or ["daemon", "format"]
+    bad, summary = [], []
+    for root in roots:
+        name = os.path.basename(os.path.normpath(root))
+        if name not in TABLES:
+            bad.append(f"{root}: no layer table for this tree")
+            continue
+        b, edges = check_tree(root, TABLES[name], strict=(name == "format"))
+        bad += b
+        summary.append(f"{len(edges)} arrows between {name}/'s folders")
     for line in bad:
         print("FAIL layers: " + line)
     if not bad:
-        print(f"ok layers: {len(edges)} arrows between daemon/'s folders, all downwards")
+        print("ok layers: " + ", ".join(summary) + ", all downwards")
     return 1 if bad else 0
 
 

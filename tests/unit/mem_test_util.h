@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gt_check.h"
-#include "gt_events.h"
-#include "gt_reader.h"
+#include "check/gt_check.h"
+#include "wire/gt_events.h"
+#include "wire/gt_reader.h"
 #include "gt_test.h"
 #include "engine/session.h"
 

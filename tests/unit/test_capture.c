@@ -1,3 +1,4 @@
+// tier: system (BPF, root or real programs: not in make check-unit)
 /* The capture layer against the real kernel: loads the BPF programs, traces
  * tests/workloads/cap_family (a child started stopped, added to the filter,
  * then exec'd, as `record -- CMD` does) and a cgroup, and holds the events

@@ -1,3 +1,4 @@
+// tier: system (BPF, root or real programs: not in make check-unit)
 /* --cgroup / --container resolution and authorization, against the real
  * cgroup v2 tree of this machine: the test creates directories under the
  * mount (as runtimes would), resolves them, and removes them. Needs root. */
@@ -186,14 +187,16 @@ static void test_bad_paths(void)
 
 static void test_authz(void)
 {
+	struct gt_tracer root = {.uid = 0}, nobody = {.uid = 65534, .gid = 65534};
+	struct gt_tracer me = gt_tracer_of(getuid(), getgid(), getpid());
 	char p[PATH_MAX];
 
-	GT_CHECK(gt_authz_pid(0, 1, err, sizeof(err)) == 0, "root refused pid 1: %s", err);
-	GT_CHECK(gt_authz_pid(0, getpid(), err, sizeof(err)) == 0, "root refused itself");
-	GT_CHECK(gt_authz_pid(65534, 1, err, sizeof(err)) == -EPERM && strstr(err, "uid 65534"),
+	GT_CHECK(gt_authz_pid(&root, 1, err, sizeof(err)) == 0, "root refused pid 1: %s", err);
+	GT_CHECK(gt_authz_pid(&root, getpid(), err, sizeof(err)) == 0, "root refused itself");
+	GT_CHECK(gt_authz_pid(&nobody, 1, err, sizeof(err)) == -EPERM && strstr(err, "uid 65534"),
 		 "nobody may trace pid 1: %s", err);
-	GT_CHECK(gt_authz_pid(getuid(), getpid(), err, sizeof(err)) == 0, "own pid: %s", err);
-	GT_CHECK(gt_authz_pid(0, 0x3fffffff, err, sizeof(err)) == -ESRCH, "missing pid: %s", err);
+	GT_CHECK(gt_authz_pid(&me, getpid(), err, sizeof(err)) == 0, "own pid: %s", err);
+	GT_CHECK(gt_authz_pid(&root, 0x3fffffff, err, sizeof(err)) == -ESRCH, "missing pid: %s", err);
 	snprintf(p, sizeof(p), "%s/plain", base);
 	GT_CHECK(gt_authz_cgroup(0, p, err, sizeof(err)) == 0, "root refused cgroup: %s", err);
 	GT_CHECK(gt_authz_cgroup(65534, p, err, sizeof(err)) == -EPERM, "nobody got root's cgroup");

@@ -1,4 +1,5 @@
-/* CPU samples on the real kernel (issue 5): a CPU-bound workload recorded
+// tier: system (BPF, root or real programs: not in make check-unit)
+/* CPU samples on the real kernel: a CPU-bound workload recorded
  * with --cpu-profile has CPUSample events whose stacks name its hot
  * function; samples of other processes are filtered out in BPF; the perf
  * events are closed when the session ends.  Needs BPF (root);

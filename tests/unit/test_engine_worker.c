@@ -1,3 +1,4 @@
+// tier: system (BPF, root or real programs: not in make check-unit)
 /* The engine with its worker thread (gotraced's background mode) beside
  * --heap interpose: memtrack attaches and detaches other sessions' uprobes
  * on the worker while the engine's thread reads the interposer's heap

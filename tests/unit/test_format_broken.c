@@ -2,7 +2,7 @@
  * with a message naming the rule.  Each file also goes to Go 1.19: our
  * parser-only verdict must equal `go tool trace -d`'s, our Go-tools
  * verdict must equal Go's parser+viewer verdict (tests/lib/gocheck.sh),
- * and where Go accepts what DESIGN.md forbids the test says why.
+ * and where Go accepts what docs/format.md forbids the test says why.
  * It also drives `gotracectl inspect` (daemon/ctl/inspect.c, which needs
  * nothing but the format library) for its exit codes and its JSON. */
 #include <errno.h>
@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gt_check.h"
-#include "gt_events.h"
+#include "check/gt_check.h"
+#include "wire/gt_events.h"
 #include "gt_test.h"
 
 #include "ctl/commands.h"
@@ -436,16 +436,16 @@ static const struct broken cases[] = {
 	{ "goroutine_running_at_end", mk_still_running, "still running at the end", 0, 1,
 	  "go tool trace -d accepts it; the viewer crashes (GoStart without an end)" },
 	{ "p_not_stopped_at_end", mk_p_not_stopped, "not stopped at the end", 0, 0,
-	  "Go 1.19 accepts a running P at the end; DESIGN.md asks every P stopped" },
+	  "Go 1.19 accepts a running P at the end; docs/format.md asks every P stopped" },
 	{ "gocreate_missing_stack", mk_missing_stack, "missing or empty", 0, 1,
 	  "go tool trace -d accepts it; the viewer refuses the GoCreate" },
 	{ "zero_pc_top_frame", mk_pc_zero, "PC 0 in its top frame", 0, 0,
-	  "Go 1.19 accepts it (its own 1.9 traces do it); DESIGN.md forbids it" },
+	  "Go 1.19 accepts it (its own 1.9 traces do it); docs/format.md forbids it" },
 	{ "unsupported_version", mk_version_120, "unsupported trace file version 1.20", 1, 1, NULL },
 	{ "not_a_trace", mk_not_trace, "not a trace file", 1, 1, NULL },
 	{ "time_backwards_in_p", mk_time_backwards, "time goes backwards on p 0", 1, 1, NULL },
 	{ "stack_129_frames", mk_stack_129, "129 frames (limit 128)", 0, 0,
-	  "Go 1.19 reads up to 1000 frames; DESIGN.md limits stacks to 128" },
+	  "Go 1.19 reads up to 1000 frames; docs/format.md limits stacks to 128" },
 	{ "stack_1001_frames", mk_stack_1001, "bad number of frames", 1, 1, NULL },
 	{ "stack_over_2048_bytes", mk_stack_bytes, "limit: under 2048", 0, 1,
 	  "Go 1.19 has no byte limit on a stack record; Go 1.22+ refuses records over 2048 bytes" },

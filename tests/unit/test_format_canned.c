@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "gt_check.h"
+#include "check/gt_check.h"
 #include "gt_test.h"
 
 static int go_root(char *buf, size_t len)
@@ -96,7 +96,7 @@ static void check_one(const char *dir, const char *name, int *seen)
 		gt_test_report(tname, 0, msg);
 		return;
 	}
-	/* DESIGN.md's producer contract is stricter than the Go runtime
+	/* the producer contract of docs/format.md is stricter than the Go runtime
 	 * itself: say where a real trace departs from it. */
 	gt_check_file_run(path, 0, &strict, NULL, NULL);
 	printf("# %s: version %d, %s, %llu events (go: %ld lines)%s%s; producer contract: %s\n",

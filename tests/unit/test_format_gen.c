@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gt_check.h"
+#include "check/gt_check.h"
 #include "gt_test.h"
-#include "gt_writer.h"
+#include "writer/gt_writer.h"
 
 #define GEN_MAX_P 8
 #define GEN_STACKS 48
@@ -378,7 +378,7 @@ static int generate(const char *path, uint64_t seed, long nevents, int np, int v
 	return 0;
 }
 
-static void run_one(const char *dir, uint64_t seed, long nevents, int np, int version)
+static void run_one(const char *dir, int index, uint64_t seed, long nevents, int np, int version)
 {
 	char path[256], name[128], why[4096] = "";
 	struct gt_writer_stats st;
@@ -386,12 +386,14 @@ static void run_one(const char *dir, uint64_t seed, long nevents, int np, int ve
 	int ok = 1, rc;
 
 	snprintf(path, sizeof(path), "%s/gen_%llu.trace", dir, (unsigned long long)seed);
-	snprintf(name, sizeof(name), "gen seed=%llu events=%ld procs=%d version=%d",
-		 (unsigned long long)seed, nevents, np, version);
-	printf("seed=%llu\n", (unsigned long long)seed);
+	/* The name stays the same from run to run; the seed is on its own line. */
+	snprintf(name, sizeof(name), "gen_random_%d", index);
+	printf("# %s: seed %llu (rerun: GT_SEED=%llu), %ld events, %d procs, version %d\n",
+	       name, (unsigned long long)seed, (unsigned long long)seed, nevents, np, version);
 	fflush(stdout);
 	if (generate(path, seed, nevents, np, version, &st, why, sizeof(why)) != 0) {
 		gt_test_report(name, 0, why);
+		printf("     also: rerun with GT_SEED=%llu\n", (unsigned long long)seed);
 		return;
 	}
 	memset(&rep, 0, sizeof(rep));
@@ -424,6 +426,8 @@ static void run_one(const char *dir, uint64_t seed, long nevents, int np, int ve
 	if (ok)
 		unlink(path);
 	gt_test_report(name, ok, why);
+	if (!ok)
+		printf("     also: rerun with GT_SEED=%llu\n", (unsigned long long)seed);
 }
 
 int main(void)
@@ -456,7 +460,7 @@ int main(void)
 				    : 1 + (int)((seed * 2654435761ULL >> 7) % GEN_MAX_P);
 		int version = kind % 5 == 1 ? GT_V1_11 : kind % 5 == 3 && kind < 15 ? GT_V1_21 : GT_V1_19;
 
-		run_one(dir, seed, n, np, version);
+		run_one(dir, i, seed, n, np, version);
 	}
 	rmdir(dir);
 	return gt_test_done();

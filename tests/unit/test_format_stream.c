@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gt_check.h"
-#include "gt_check_internal.h"
+#include "check/gt_check.h"
+#include "check/gt_check_internal.h"
 #include "gt_test.h"
 
 /* An FNV-1a digest of what the goroutine report said. */

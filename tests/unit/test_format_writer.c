@@ -1,4 +1,4 @@
-/* Unit tests of the Go trace writer (format/gt_writer.c).
+/* Unit tests of the Go trace writer (format/writer/gt_writer.c).
  *
  * Byte-level cases decode the output with an independent decoder written
  * here from the wire rules (not from the writer); the scenario cases hold
@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gt_check.h"
+#include "check/gt_check.h"
 #include "gt_test.h"
-#include "gt_varint.h"
-#include "gt_writer.h"
+#include "wire/gt_varint.h"
+#include "writer/gt_writer.h"
 
 #define EV(w, p, type, ts, ...)                                                   \
 	gt_writer_event((w), (p), (type), (ts), (const uint64_t[]){__VA_ARGS__},  \
@@ -289,6 +289,28 @@ static void test_header_per_version(void)
 	GT_CHECK(gt_writer_open(&w, 1, 1020, 1) == -EINVAL, "1.20 accepted");
 	GT_CHECK(gt_writer_open(&w, 1, GT_V1_19, 0) == -EINVAL, "frequency 0 accepted");
 	GT_CHECK(gt_writer_open(&w, -1, GT_V1_19, 1) == -EINVAL, "fd -1 accepted");
+}
+
+/* While a recording runs, its events sit in open batches: the stats say
+ * how many bytes (status showed BYTES 16, the header, beside 4647
+ * events). */
+static void test_stats_count_open_batches(void)
+{
+	struct gt_writer *w;
+	struct gt_writer_stats st;
+	char path[256];
+	int fd = tmp_open("stats", path, sizeof(path));
+
+	GT_REQUIRE(fd >= 0, "open %s: %s", path, strerror(errno));
+	GT_REQUIRE(gt_writer_open(&w, fd, GT_V1_19, 1000000000) == 0, "open");
+	for (uint64_t i = 0; i < 100; i++)
+		EV(w, 0, GT_EV_GOMAXPROCS, 1000 + i, 2, 0);
+	gt_writer_stats(w, &st);
+	GT_CHECK(st.events == 100, "%llu events", (unsigned long long)st.events);
+	GT_CHECK(st.bytes + st.buffered > 16 + 100 * 3, "%llu bytes written + %llu buffered "
+		 "for 100 events", (unsigned long long)st.bytes, (unsigned long long)st.buffered);
+	gt_writer_free(w);
+	close(fd);
 }
 
 static void test_arg_count_encoding(void)
@@ -1078,6 +1100,47 @@ static void test_every_event_kind_go121_checker(void)
 	check_scenario(GT_V1_21, 0);
 }
 
+/* ---- the event table ---- */
+
+/* The table names each argument and says which are stack and string ids;
+ * the columns every reader used before (a trailing stack id, the count of
+ * the other arguments) derive from it unchanged: these are Go 1.19's
+ * runtime/trace.go layouts, type by type. */
+static void test_event_table_args(void)
+{
+	static const struct { int has_stack, nargs; } was[GT_EV_COUNT] = {
+		{0, 0}, {0, 2}, {0, 1}, {0, 2}, {1, 1}, {0, 1}, {0, 0}, {1, 1}, {0, 0}, {0, 1},
+		{0, 0}, {1, 0}, {0, 2}, {1, 2}, {0, 2}, {0, 0}, {1, 0}, {1, 0}, {1, 0}, {1, 0},
+		{1, 0}, {1, 2}, {1, 0}, {1, 0}, {1, 0}, {1, 0}, {1, 0}, {1, 0}, {1, 0}, {0, 3},
+		{0, 0}, {0, 1}, {0, 1}, {0, 1}, {0, 1}, {0, 1}, {0, 0}, {0, 0}, {0, 1}, {1, 1},
+		{0, 2}, {0, 3}, {1, 0}, {1, 0}, {0, 0}, {1, 3}, {1, 1}, {1, 3}, {1, 2}, {1, 3},
+	};
+
+	for (int t = 0; t < GT_EV_COUNT; t++) {
+		const struct gt_event_desc *d = &gt_event_descs[t];
+		int n = 0;
+
+		while (n < GT_EVENT_MAX_ARGS && d->args[n])
+			n++;
+		GT_CHECK(d->has_stack == was[t].has_stack && d->nargs == was[t].nargs,
+			 "%s: stack %d, %d args; runtime/trace.go says %d, %d", d->name,
+			 d->has_stack, d->nargs, was[t].has_stack, was[t].nargs);
+		GT_CHECK(n == d->nargs + d->has_stack, "%s: %d names for %d arguments", d->name, n,
+			 d->nargs + d->has_stack);
+		GT_CHECK(!((d->stack_args | d->string_args) >> n) && !(d->stack_args & d->string_args),
+			 "%s: id positions 0x%x / 0x%x outside its %d arguments or shared", d->name,
+			 d->stack_args, d->string_args, n);
+		for (int i = 0; i < n; i++)
+			GT_CHECK(!strstr(d->args[i], "stack") == !(d->stack_args >> i & 1),
+				 "%s: argument %d '%s' named against its stack-id bit", d->name, i,
+				 d->args[i]);
+	}
+	GT_CHECK(gt_event_arg(GT_EV_GO_CREATE, "new_stack") == 1 &&
+		 gt_event_arg(GT_EV_USER_REGION, "name") == 2 &&
+		 gt_event_arg(GT_EV_GO_SYSEXIT, "ts") == 2 && gt_event_arg(GT_EV_GO_END, "g") == -1,
+		 "gt_event_arg finds the wrong positions");
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -1096,6 +1159,7 @@ int main(void)
 	GT_RUN(test_cpu_sample_no_delta);
 	GT_RUN(test_dev_full);
 	GT_RUN(test_stack_reserve_poisoned);
+	GT_RUN(test_stats_count_open_batches);
 	GT_RUN(test_epipe);
 	GT_RUN(test_poisoned_close_has_no_footer);
 	GT_RUN(test_reject_bad_events);
@@ -1103,6 +1167,7 @@ int main(void)
 	GT_RUN(test_every_event_kind_go119);
 	GT_RUN(test_every_event_kind_go111);
 	GT_RUN(test_every_event_kind_go121_checker);
+	GT_RUN(test_event_table_args);
 	if (!getenv("GT_KEEP_TMP")) {
 		char cmd[300];
 

@@ -1,3 +1,4 @@
+// tier: system (BPF, root or real programs: not in make check-unit)
 /* --heap interpose without BPF: the heap record's layout and sums
  * (interpose/heap_shm.h), the recorder's reader (memtrack/interpose.c),
  * and build/libgotraced-heap.so inside real programs (workloads/heap_mix):

@@ -1,3 +1,4 @@
+// tier: system (BPF, root or real programs: not in make check-unit)
 /* gt_capture_kernel_check: the start-up check names what a kernel lacks.
  * Kernels without a feature are built here as small raw BTF files (the
  * enums the check reads), so no old kernel is needed; the running kernel's

@@ -1,7 +1,8 @@
-/* Memory tracking on the real kernel (issue 5): allocator discovery, live
+// tier: system (BPF, root or real programs: not in make check-unit)
+/* Memory tracking on the real kernel: allocator discovery, live
  * heap bytes from malloc probes following a workload's known phases (on
  * uprobe_multi links where the kernel has them, and on the perf-event
- * links of older kernels: issue 11), RSS
+ * links of older kernels), RSS
  * following /proc VmRSS, allocation samples with stacks, a Go program
  * recorded in RSS mode with no uretprobe ever attached, and the cgroup
  * limit as HeapGoal.  Needs BPF (root); GOTRACED_SKIP_BPF=1 skips. */
@@ -331,7 +332,7 @@ static void test_alloc_stacks(void)
 
 /* ---- RSS mode ---- */
 
-/* With no --heap, a native program gets no uprobe at all (issue 11: the
+/* With no --heap, a native program gets no uprobe at all (the
  * malloc probes as a default slowed nginx 25-50x): RSS, like Go. */
 static void test_default_is_rss(void)
 {

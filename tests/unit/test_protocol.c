@@ -257,7 +257,7 @@ static void test_record_semantics_refused(void)
 }
 
 /* The daemon holds every numeric option to the bounds the CLI applies
- * (issue 12: it took a CPU profile rate of 4294967295 Hz). */
+ * (it took a CPU profile rate of 4294967295 Hz). */
 static void test_option_bounds_refused(void)
 {
 	struct gt_msg_record r = sample_record();

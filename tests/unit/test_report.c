@@ -8,9 +8,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "gt_analyze.h"
+#include "analyze/gt_analyze.h"
 #include "gt_test.h"
-#include "gt_writer.h"
+#include "writer/gt_writer.h"
 
 static int cmp_u64(const void *a, const void *b)
 {

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "gt_test.h"
+#include "sym/debug_file.h"
 #include "sym/demangle.h"
 #include "sym/maps.h"
 #include "sym/pclntab.h"
@@ -325,11 +327,14 @@ static void test_forget_closes_binaries(void)
 	snprintf(path, sizeof(path), "%s/workloads/sym_target", build_dir);
 	GT_REQUIRE(spawn(&c, argv) == 0 && read_target(&c, &leaf, &line, &wr) == 0,
 		   "starting %s failed", path);
+	gt_sym_loader_idle(30000000000ull); /* earlier tests' loads */
 	before = count_fds();
 	GT_CHECK(gt_symbolizer_add_process(s, c.pid) == 0, "add_process");
 	GT_CHECK(gt_symbolize_user(s, c.pid, leaf, &a) == 0, "lookup");
 	held = count_fds();
 	gt_symbolizer_forget_process(s, c.pid);
+	/* the loads not needed yet (libc's) finish on their threads */
+	GT_CHECK(gt_sym_loader_idle(30000000000ull), "loads still running after 30 s");
 	after = count_fds();
 	GT_CHECK(held > before, "no file held while the process is known (%d, %d)", before, held);
 	GT_CHECK(after == before, "%d descriptors before, %d held, %d after forgetting",
@@ -338,6 +343,108 @@ static void test_forget_closes_binaries(void)
 	GT_CHECK(gt_symbolizer_add_process(s, c.pid) == 0, "add again");
 	GT_CHECK(gt_symbolize_user(s, c.pid, leaf, &a) == 0 && !strcmp(a.func, "sym_target_leaf"),
 		 "lookup after re-adding: %s", a.func);
+	reap(&c);
+	gt_symbolizer_free(s);
+}
+
+/* .gnu_debuglink is another user's data: a bare printable file name,
+ * NUL-padded to 4 bytes, then the CRC in the file's byte order. */
+static void test_debuglink_names(void)
+{
+	static const struct { const char *bytes; size_t n; int ok; } cases[] = {
+		{ "libx.so.debug\0\0\0\x78\x56\x34\x12", 20, 1 },
+		{ "a.debug\0\x78\x56\x34\x12", 12, 1 },
+		{ "../../../tmp/x/fifo\0\x78\x56\x34\x12", 24, 0 },
+		{ "dir/x.debug\0\x78\x56\x34\x12", 16, 0 },
+		{ "/etc/shadow\0\x78\x56\x34\x12", 16, 0 },
+		{ ".\0\0\0\x78\x56\x34\x12", 8, 0 },
+		{ "..\0\0\x78\x56\x34\x12", 8, 0 },
+		{ "\0\0\0\0\x78\x56\x34\x12", 8, 0 },
+		{ "a b\0\x78\x56\x34\x12", 8, 0 },
+		{ "a\nb\0\x78\x56\x34\x12", 8, 0 },
+		{ "a.debug\0\x78\x56\x34", 11, 0 },  /* CRC cut short */
+		{ "a.debug", 7, 0 },                      /* no NUL */
+	};
+	char name[GT_DEBUGLINK_MAX + 1], longname[300 + 8];
+	uint32_t crc = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = gt_debuglink_parse(cases[i].bytes, cases[i].n, 0, name, &crc);
+
+		GT_CHECK((rc == 0) == cases[i].ok, "case %zu (%s): rc %d", i, cases[i].bytes, rc);
+		if (rc == 0)
+			GT_CHECK(crc == 0x12345678 && !strchr(name, '/'), "case %zu: crc %x", i, crc);
+	}
+	GT_CHECK(gt_debuglink_parse(cases[1].bytes, cases[1].n, 1, name, &crc) == 0 &&
+		 crc == 0x78563412, "big-endian CRC: %x", crc);
+	memset(longname, 'a', 300);
+	memset(longname + 300, 0, 8);
+	GT_CHECK(gt_debuglink_parse(longname, sizeof(longname), 0, name, &crc) != 0,
+		 "a 300-byte name was taken");
+}
+
+/* A load that never returns (a FUSE file system that does not answer):
+ * the hook holds every load of sym_target until released. */
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
+static int hold;
+
+static void hold_hook(const char *path)
+{
+	size_t n = strlen(path);
+
+	if (n < 11 || strcmp(path + n - 11, "/sym_target"))
+		return;
+	pthread_mutex_lock(&hold_lock);
+	while (hold)
+		pthread_cond_wait(&hold_cond, &hold_lock);
+	pthread_mutex_unlock(&hold_lock);
+}
+
+static void set_hold(int on)
+{
+	pthread_mutex_lock(&hold_lock);
+	hold = on;
+	pthread_cond_broadcast(&hold_cond);
+	pthread_mutex_unlock(&hold_lock);
+}
+
+/* Opening and parsing run on loader threads (sym/loader.h): a load stuck
+ * forever costs the lookups one bounded wait and names (module+0xOFF
+ * meanwhile), never the caller's thread; once it finishes the names come;
+ * a symbolizer freed while one is stuck does not wait for it.  On the old
+ * build, add_process opened the file itself and would never return. */
+static void test_stuck_load(void)
+{
+	char path[512];
+	char *argv[] = { path, NULL };
+	struct child c = { 0 };
+	struct gt_symbolizer *s = gt_symbolizer_new(), *s2 = gt_symbolizer_new();
+	uint64_t leaf = 0, wr = 0;
+	int line = 0, rc;
+	struct gt_sym a;
+
+	GT_REQUIRE(s && s2, "out of memory");
+	snprintf(path, sizeof(path), "%s/workloads/sym_target", build_dir);
+	GT_REQUIRE(spawn(&c, argv) == 0 && read_target(&c, &leaf, &line, &wr) == 0,
+		   "starting %s failed", path);
+	gt_sym_loader_idle(30000000000ull);
+	gt_sym_load_hook = hold_hook;
+	set_hold(1);
+	GT_CHECK(gt_symbolizer_add_process(s, c.pid) == 0, "add_process");
+	rc = gt_symbolize_user(s, c.pid, leaf, &a);
+	GT_CHECK(rc == -ENOENT && strstr(a.func, "sym_target+0x"),
+		 "while its load is stuck: rc %d, %s (want module+0xOFF)", rc, a.func);
+	/* a second symbolizer, freed while its load is stuck */
+	GT_CHECK(gt_symbolizer_add_process(s2, c.pid) == 0, "add_process (2)");
+	gt_symbolize_user(s2, c.pid, leaf, &a);
+	gt_symbolizer_free(s2);
+	set_hold(0);
+	GT_CHECK(gt_sym_loader_idle(30000000000ull), "loads still running after 30 s");
+	rc = gt_symbolize_user(s, c.pid, leaf, &a);
+	GT_CHECK(rc == 0 && !strcmp(a.func, "sym_target_leaf"),
+		 "once the load finished: rc %d, %s", rc, a.func);
+	gt_sym_load_hook = NULL;
 	reap(&c);
 	gt_symbolizer_free(s);
 }
@@ -820,6 +927,8 @@ int main(int argc, char **argv)
 	GT_RUN(test_cplusplus);
 	GT_RUN(test_child_after_exit);
 	GT_RUN(test_forget_closes_binaries);
+	GT_RUN(test_debuglink_names);
+	GT_RUN(test_stuck_load);
 	GT_RUN(test_maps_reread);
 	GT_RUN(test_deleted_binary);
 	GT_RUN(test_go_stripped);

@@ -16,10 +16,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gt_check.h"
-#include "gt_reader.h"
+#include "check/gt_check.h"
+#include "wire/gt_reader.h"
 #include "gt_test.h"
-#include "gt_writer.h"
+#include "writer/gt_writer.h"
 #include "engine/proc_snapshot.h"
 #include "translate/syscall_class.h"
 #include "translate/translate.h"
@@ -266,6 +266,40 @@ static char *go_dump(const char *path)
 	return out;
 }
 
+/* A goroutine's id is its thread's TID (GT_TR_REUSED_GOID and up for a
+ * reused TID); the expectations here number goroutines 1, 2, ... in the
+ * order the dump first names them, as the ids once were: renumber. */
+static char *renumber_goids(char *dump)
+{
+	uint64_t seen[256];
+	size_t nseen = 0, cap = dump ? strlen(dump) + 1 : 0;
+	char *out = dump ? malloc(cap) : NULL, *o = out;
+
+	if (!out) {
+		free(dump);
+		return NULL;
+	}
+	for (const char *s = dump; *s;) {
+		if (strncmp(s, "g=", 2) || (s > dump && s[-1] != ' ')) {
+			*o++ = *s++;
+			continue;
+		}
+		char *end;
+		uint64_t g = strtoull(s + 2, &end, 10);
+		size_t i;
+
+		for (i = 0; i < nseen && seen[i] != g; i++)
+			;
+		if (i == nseen && nseen < 256 && g)
+			seen[nseen++] = g;
+		o += sprintf(o, "g=%llu", g ? (unsigned long long)(i + 1) : 0ull);
+		s = end;
+	}
+	*o = 0;
+	free(dump);
+	return out;
+}
+
 /* Ends the translation, closes the file and holds it to both checkers. */
 static int tt_finish(struct tt *x, uint64_t ts)
 {
@@ -282,7 +316,7 @@ static int tt_finish(struct tt *x, uint64_t ts)
 	char why[2048];
 	int g = gt_test_gocheck(x->path, why, sizeof(why));
 	GT_CHECK(g == 0, "go rejects the file: %s", why);
-	x->dump = go_dump(x->path);
+	x->dump = renumber_goids(go_dump(x->path));
 	GT_CHECK(x->dump != NULL, "no -d output");
 	return r == 0 && g == 0 && x->dump ? 0 : -1;
 }
@@ -706,6 +740,66 @@ static void test_leave_ends_process(void)
 	tt_close(&x);
 }
 
+/* A switch whose prev and next masks are given (a thread BPF no longer
+ * marks as the session's: 0). */
+static void sw_masks(struct tt *x, uint64_t ts, int cpu, uint32_t prev, uint32_t prev_sessions,
+		     int64_t state, int64_t sysnr, uint32_t next, uint32_t next_sessions)
+{
+	struct gt_kev_switch e = {0};
+	hdr(&e.hdr, GT_KEV_SWITCH, ts, cpu, prev);
+	e.hdr.sessions = prev_sessions | next_sessions;
+	e.next_tid = next;
+	e.next_tgid = next >= 100 && next < 1000 ? TGID : next;
+	e.prev_state = state;
+	e.prev_sessions = prev_sessions;
+	e.next_sessions = next_sessions;
+	e.prev_ustack = 5;
+	e.prev_kstack = -1;
+	e.prev_sysnr = (int32_t)sysnr;
+	snprintf(e.prev_comm, sizeof(e.prev_comm), "root%u", prev);
+	snprintf(e.next_comm, sizeof(e.next_comm), "root%u", next);
+	feed(x, &e, sizeof(e));
+}
+
+/* A process of the snapshot that left the session unseen (its
+ * GT_KEV_LEAVE stamped before the trace began, or it left the cgroup):
+ * BPF no longer marks it, so the other side of a switch or wakeup of one
+ * of ours is all that comes of it.  It ends at the first such record and
+ * never runs, blocks or wakes anyone in the trace: its sleep (prev_sysnr
+ * 35) is not written, and its wakeup of our 103 is G 0's, without its
+ * stack. */
+static void test_unmarked_thread_is_not_ours(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[3];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'S', 35, 1);
+	snap(&s[2], 1003, 'S', 35, 1); /* another process, seeded, then left */
+	s[2].tgid = 1003;
+	GT_REQUIRE(tt_open(&x, s, 3) == 0, "open");
+	sw_masks(&x, 2000, 1, 0, 0, 0, -1, 1003, 0);      /* 1003 runs: not ours now */
+	struct gt_kev_wakeup w = {0};
+	hdr(&w.hdr, GT_KEV_WAKEUP, 2100, 1, 1003);       /* 1003 wakes our 102 */
+	w.hdr.sessions = 1;
+	w.target_tid = 102;
+	w.target_tgid = TGID;
+	w.target_cpu = 1;
+	w.waker_sessions = 0;
+	w.waker_ustack = 9;
+	feed(&x, &w, sizeof(w));
+	sw_masks(&x, 2200, 1, 1003, 0, S_SLEEP, 35, 102, 1); /* 1003 sleeps, 102 runs */
+	if (tt_finish(&x, 5000) == 0) {
+		GT_CHECK(count_lines(&x, "GoEnd p=0 g=3") + count_lines(&x, "GoEnd p=1 g=3") +
+			 count_lines(&x, "GoEnd p=2 g=3") == 1, "1003 did not end:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoSleep") == 0, "1003's sleep is written:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoUnblock p=1 g=0 g=2") == 1,
+			 "102 not woken by G 0:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoStart p=1 g=2") == 1, "102 did not run:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "GoEnd") == 1, "only 1003 ends:\n%s", x.dump);
+	}
+	tt_close(&x);
+}
+
 /* Snapshot: running, runnable, sleeping, in a blocking syscall, in futex,
  * zombie (skipped), then the one Gomaxprocs. */
 static void test_snapshot_states(void)
@@ -765,7 +859,7 @@ static void test_irq_wakeup_busy_cpu(void)
 		GT_CHECK(count_lines(&x, "GoPreempt p=0 g=1") == 1, "101 was descheduled:\n%s", x.dump);
 		GT_CHECK(count_lines(&x, "GoUnblock p=0") == 0, "credited to 101:\n%s", x.dump);
 		char f[128];
-		unblock_frame(&x, 2, f, sizeof(f));
+		unblock_frame(&x, 102, f, sizeof(f)); /* goroutine id = tid */
 		GT_CHECK(!strcmp(f, "[timer interrupt]"), "unblock's frame: '%s'", f);
 	}
 	expect_no_repairs(&x);
@@ -792,7 +886,7 @@ static void test_irq_wakeup_kinds(void)
 		const char *want[3] = {"[softirq]", "[hardirq]", "[nmi]"};
 		for (int i = 0; i < 3; i++) {
 			char f[128];
-			unblock_frame(&x, (uint64_t)i + 1, f, sizeof(f));
+			unblock_frame(&x, (uint64_t)i + 101, f, sizeof(f)); /* id = tid */
 			GT_CHECK(!strcmp(f, want[i]), "g%d's unblock frame '%s', want %s", i + 1,
 				 f, want[i]);
 		}
@@ -901,11 +995,11 @@ static void test_go123_names(void)
 	sw(&x, 2500, 0, 0, 0, 0, 103);
 	sw(&x, 2600, 0, 103, 0, 0, 0);
 	if (tt_finish(&x, 5000) == 0) {
-		go123_root_frame(x.path, 1, root, sizeof(root));
+		go123_root_frame(x.path, 101, root, sizeof(root));
 		GT_CHECK(strcmp(root, "t101") == 0, "Go 1.23 names g1 \"%s\", want t101", root);
-		go123_root_frame(x.path, 2, root, sizeof(root));
+		go123_root_frame(x.path, 102, root, sizeof(root));
 		GT_CHECK(strcmp(root, "t102") == 0, "Go 1.23 names g2 \"%s\", want t102", root);
-		go123_root_frame(x.path, 3, root, sizeof(root));
+		go123_root_frame(x.path, 103, root, sizeof(root));
 		GT_CHECK(strcmp(root, "t103") == 0, "Go 1.23 names g3 \"%s\", want t103", root);
 	}
 	tt_close(&x);
@@ -930,7 +1024,7 @@ static void test_go123_names_blocking(void)
 	if (tt_finish(&x, 5000) == 0) {
 		GT_CHECK(count_lines(&x, "GoSysCall") == 0 && count_lines(&x, "GoBlockSelect") == 1,
 			 "want the epoll wait alone:\n%s", x.dump);
-		go123_root_frame(x.path, 1, root, sizeof(root));
+		go123_root_frame(x.path, 101, root, sizeof(root));
 		GT_CHECK(strcmp(root, "t101") == 0, "Go 1.23 names g1 \"%s\", want t101", root);
 	}
 	tt_close(&x);
@@ -1023,10 +1117,36 @@ static void test_exec_renames(void)
 		GT_CHECK(count_lines(&x, "GoEnd") == 1, "GoEnd count:\n%s", x.dump);
 		struct names nm;
 		GT_CHECK(names_of(&x, &nm) == 2, "%d goroutines", nm.n);
-		GT_CHECK(!strcmp(nm.name[0], "newprog") && nm.tid[0] == 100, "g1 %s %lld",
-			 nm.name[0], (long long)nm.tid[0]);
-		GT_CHECK(!strcmp(nm.name[1], "t100") && nm.tid[1] == 100, "g2 %s %lld",
-			 nm.name[1], (long long)nm.tid[1]);
+		int a = strcmp(nm.name[0], "newprog") != 0; /* either order */
+		GT_CHECK(!strcmp(nm.name[a], "newprog") && nm.tid[a] == 100, "g1 %s %lld",
+			 nm.name[a], (long long)nm.tid[a]);
+		GT_CHECK(!strcmp(nm.name[!a], "t100") && nm.tid[!a] == 100, "g2 %s %lld",
+			 nm.name[!a], (long long)nm.tid[!a]);
+	}
+	tt_close(&x);
+}
+
+/* A goroutine's id is its thread's TID, seen in every viewer; a TID
+ * reused in the recording gets an id from 2^32 up, never a TID. */
+static void test_goid_is_tid(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[1];
+	snap(&s[0], 101, 'R', -1, 0);
+	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
+	fork_ev(&x, 2000, 0, 101, 102, "t101");
+	exit_ev(&x, 2200, 1, 102);
+	fork_ev(&x, 2400, 0, 101, 102, "t101"); /* the TID again */
+	sw(&x, 2500, 0, 101, S_SLEEP, 0, 0);
+	if (tt_finish(&x, 5000) == 0) {
+		char *raw = go_dump(x.path);
+		GT_CHECK(raw && strstr(raw, "GoCreate p=0 g=0 g=101 "), "no g=101 for tid 101:\n%s",
+			 raw ? raw : "");
+		GT_CHECK(raw && strstr(raw, "GoCreate p=0 g=101 g=102 "), "no g=102 for tid 102:\n%s",
+			 raw ? raw : "");
+		GT_CHECK(raw && strstr(raw, "GoCreate p=0 g=101 g=4294967296 "),
+			 "the reused tid 102 is not g=2^32:\n%s", raw ? raw : "");
+		free(raw);
 	}
 	tt_close(&x);
 }
@@ -1063,7 +1183,7 @@ static void rss_of(struct tt *x, uint64_t ts, uint32_t tgid, uint64_t bytes)
 }
 
 /* A session over several processes has one heap: their sum, never one
- * process's value then another's (issue 11); an exited process leaves it. */
+ * process's value then another's; an exited process leaves it. */
 static void test_heap_is_the_sessions_sum(void)
 {
 	struct tt x;
@@ -1643,6 +1763,7 @@ int main(void)
 {
 	GT_RUN(test_pipe_ping_pong);
 	GT_RUN(test_leave_ends_process);
+	GT_RUN(test_unmarked_thread_is_not_ours);
 	GT_RUN(test_futex_block);
 	GT_RUN(test_sleep);
 	GT_RUN(test_nanosleep);
@@ -1680,6 +1801,7 @@ int main(void)
 	GT_RUN(test_syscall_caller_blocking);
 	GT_RUN(test_rename_names_by_last_comm);
 	GT_RUN(test_exec_keeps_goroutine);
+	GT_RUN(test_goid_is_tid);
 	GT_RUN(test_retired_thread_named);
 	GT_RUN(test_syscall_classes);
 	GT_RUN(test_bad_records);

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gt_check.h"
+#include "check/gt_check.h"
 #include "gt_test.h"
-#include "gt_writer.h"
+#include "writer/gt_writer.h"
 #include "translate/translate.h"
 
 #define TGID 100

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gt_check.h"
+#include "check/gt_check.h"
 #include "gt_test.h"
-#include "gt_writer.h"
+#include "writer/gt_writer.h"
 #include "translate/translate.h"
 
 #define MAXT 64          /* simulated thread slots */
@@ -497,11 +497,14 @@ int main(void)
 	for (int i = 0; i < n; i++) {
 		uint64_t seed = base + (uint64_t)i;
 		char name[64], why[4096] = "";
-		snprintf(name, sizeof(name), "random_stream_seed_%llu", (unsigned long long)seed);
+		/* The name stays the same from run to run; the seed is on its own line. */
+		snprintf(name, sizeof(name), "random_stream_%d", i);
+		printf("# %s: seed %llu (rerun: GT_SEED=%llu)\n", name, (unsigned long long)seed,
+		       (unsigned long long)seed);
 		int ok = run_stream(seed, why, sizeof(why)) == 0;
-		if (!ok)
-			fprintf(stdout, "     also: rerun with GT_SEED=%llu\n", (unsigned long long)seed);
 		gt_test_report(name, ok, why);
+		if (!ok)
+			printf("     also: rerun with GT_SEED=%llu\n", (unsigned long long)seed);
 	}
 	return gt_test_done();
 }

@@ -1,0 +1,171 @@
+/* See debug_file.h. */
+#include "debug_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "safe_open.h"
+
+/* A debug file read whole for its CRC: bounded, as gdb's users' are. */
+#define CRC_FILE_MAX (1ull << 30)
+
+int gt_debuglink_parse(const void *data, size_t size, int big_endian,
+		       char name[GT_DEBUGLINK_MAX + 1], uint32_t *crc)
+{
+	const unsigned char *p = data, *c;
+	size_t len, off;
+
+	if (!data)
+		return -EINVAL;
+	for (len = 0; len < size && p[len]; len++)
+		if (p[len] <= 0x20 || p[len] >= 0x7f || p[len] == '/')
+			return -EINVAL;
+	if (len == 0 || len > GT_DEBUGLINK_MAX || len == size)
+		return -EINVAL;
+	if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+		return -EINVAL;
+	off = (len + 1 + 3) & ~(size_t)3; /* NUL-padded to 4 bytes, then the CRC */
+	if (off > size || size - off < 4)
+		return -EINVAL;
+	c = p + off;
+	*crc = big_endian ? (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3]
+			  : (uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 | (uint32_t)c[1] << 8 | c[0];
+	memcpy(name, p, len);
+	name[len] = 0;
+	return 0;
+}
+
+static Elf_Scn *section(Elf *elf, const char *want, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) &&
+		    !strcmp(n, want))
+			return scn;
+	}
+	return NULL;
+}
+
+/* /usr/lib/debug/.build-id/xx/yyyy.debug, from the GNU build-id note. */
+static int build_id_path(Elf *elf, char *path, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
+			const uint8_t *id = (const uint8_t *)data->d_buf + doff;
+			size_t n;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)data->d_buf + noff, "GNU", 4) ||
+			    nh.n_descsz < 2 || nh.n_descsz > 64)
+				continue;
+			n = (size_t)snprintf(path, len, GT_DEBUG_ROOT "/.build-id/%02x/", id[0]);
+			for (size_t i = 1; i < nh.n_descsz && n + 3 < len; i++)
+				n += (size_t)snprintf(path + n, len - n, "%02x", id[i]);
+			snprintf(path + n, len - n, ".debug");
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* CRC-32 (zlib's, as gdb's gnu_debuglink_crc32) of the whole file. */
+static int file_crc(int fd, uint32_t *out)
+{
+	unsigned char buf[65536];
+	uLong crc = crc32(0L, Z_NULL, 0);
+	off_t off = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		crc = crc32(crc, buf, (uInt)n);
+		off += n;
+	}
+	if (n < 0)
+		return -errno;
+	*out = (uint32_t)crc;
+	return 0;
+}
+
+/* Opens one candidate; kept only if its CRC is the link's. */
+static int try_link(int root_fd, const char *path, enum gt_sym_open_how how, uint32_t want)
+{
+	uint32_t crc;
+	int fd = gt_sym_open(root_fd, path, how, NULL, CRC_FILE_MAX);
+
+	if (fd < 0)
+		return fd;
+	if (file_crc(fd, &crc) || crc != want) {
+		gt_sym_reject(GT_SYM_REJECT_DEBUGLINK_CRC, path);
+		close(fd);
+		return -ENOENT;
+	}
+	return fd;
+}
+
+/* The debug link's candidates, in gdb's order. */
+static int open_debuglink(Elf *elf, const struct gt_sym_origin *o)
+{
+	char name[GT_DEBUGLINK_MAX + 1], dir[4096], path[4608];
+	const char *slash;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	Elf_Scn *scn = section(elf, ".gnu_debuglink", &sh);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	uint32_t crc;
+	int fd;
+
+	if (!d || !o || !o->path || o->path[0] != '/' || !gelf_getehdr(elf, &eh))
+		return -ENOENT;
+	if (gt_debuglink_parse(d->d_buf, d->d_size, eh.e_ident[EI_DATA] == ELFDATA2MSB, name,
+			       &crc)) {
+		gt_sym_reject(GT_SYM_REJECT_DEBUGLINK_NAME, o->path);
+		return -ENOENT;
+	}
+	slash = strrchr(o->path, '/');
+	if ((size_t)(slash - o->path) >= sizeof(dir))
+		return -ENOENT;
+	memcpy(dir, o->path, (size_t)(slash - o->path));
+	dir[slash - o->path] = 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((fd = try_link(o->root_fd, path, GT_SYM_OPEN_NO_LINKS, crc)) >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "%s/.debug/%s", dir, name);
+	if ((fd = try_link(o->root_fd, path, GT_SYM_OPEN_NO_LINKS, crc)) >= 0)
+		return fd;
+	snprintf(path, sizeof(path), GT_DEBUG_ROOT "%s/%s", dir, name);
+	return try_link(AT_FDCWD, path, GT_SYM_OPEN_TRUSTED, crc);
+}
+
+int gt_debug_file_open(void *elf, const struct gt_sym_origin *o)
+{
+	char path[512];
+	int fd;
+
+	if (build_id_path(elf, path, sizeof(path)) == 0 &&
+	    (fd = gt_sym_open(AT_FDCWD, path, GT_SYM_OPEN_TRUSTED, NULL, GT_SYM_FILE_MAX)) >= 0)
+		return fd;
+	fd = open_debuglink(elf, o);
+	return fd < 0 ? -ENOENT : fd;
+}

@@ -1,0 +1,317 @@
+/* See loader.h. */
+#include "loader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "debug_file.h"
+#include "elf_file.h"
+#include "maps.h"
+#include "safe_open.h"
+#include "testing.h"
+
+struct gt_sym_job {
+	struct gt_sym_job *next;  /* in the queue */
+	pid_t pid;
+	struct gt_map_line m;     /* m.path: ours, NUL-terminated */
+	int root_fd;              /* the process's root, or AT_FDCWD */
+	int mapped_fd;            /* O_PATH of its map_files link, or -1 */
+	uint64_t posted_ns;
+	int done;                 /* under pool.lock from here on */
+	int dropped;              /* the symbolizer let it go */
+	int late;                 /* a wait for it gave up */
+	int started;              /* a thread runs it: cpu is that thread's clock */
+	clockid_t cpu;
+	pid_t tid;                /* that thread */
+	int rc;
+	struct gt_binary b;
+};
+
+/* The loader threads, process-wide. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t done;      /* some job finished */
+	pthread_cond_t work;      /* a job was queued */
+	struct gt_sym_job *head, **tail;
+	unsigned threads, idle, late, busy;
+} pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+	   NULL, &pool.head, 0, 0, 0, 0 };
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+/* Waits for pool.done are timed on CLOCK_MONOTONIC, gt_now_ns's clock. */
+static void pool_init(void)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_destroy(&pool.done);
+	pthread_cond_init(&pool.done, &a);
+	pthread_condattr_destroy(&a);
+}
+
+void (*gt_sym_load_hook)(const char *path);
+
+/* Opens the mapped file (safe_open.h: no link, no device, no FIFO, and
+ * only if its device and inode are the mapping's): through the process's
+ * root (containers), as the process sees the path; its map_files link
+ * (exact even if replaced or deleted; needs privilege); then the plain
+ * path.  The root and the link were taken when the job was posted, while
+ * the process lived (taking them asks no file system anything). */
+static int open_mapped(const struct gt_sym_job *j)
+{
+	const struct gt_map_line *m = &j->m;
+	struct gt_sym_file_id id = { m->dev_major, m->dev_minor, m->inode };
+	int fd;
+
+	if (!m->deleted && j->root_fd != AT_FDCWD &&
+	    (fd = gt_sym_open(j->root_fd, m->path, GT_SYM_OPEN_NO_LINKS, &id, GT_SYM_FILE_MAX)) >= 0)
+		return fd;
+	if (j->mapped_fd >= 0 &&
+	    (fd = gt_sym_reopen(j->mapped_fd, m->path, &id, GT_SYM_FILE_MAX)) >= 0)
+		return fd;
+	return gt_sym_open(AT_FDCWD, m->path, GT_SYM_OPEN_NO_LINKS, &id, GT_SYM_FILE_MAX);
+}
+
+static void run(struct gt_sym_job *j)
+{
+	struct gt_sym_origin origin = { j->root_fd, j->m.path };
+	int fd;
+
+	if (gt_sym_load_hook)
+		gt_sym_load_hook(j->m.path);
+	fd = open_mapped(j);
+	j->rc = fd < 0 ? -ENOENT : gt_binary_load(&j->b, fd, &origin);
+}
+
+static void job_free(struct gt_sym_job *j)
+{
+	if (j->done && j->rc == 0)
+		gt_binary_close(&j->b);
+	if (j->root_fd != AT_FDCWD)
+		close(j->root_fd);
+	if (j->mapped_fd >= 0)
+		close(j->mapped_fd);
+	free((char *)j->m.path);
+	free(j);
+}
+
+static void *loader_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&pool.lock);
+	for (;;) {
+		struct gt_sym_job *j = pool.head;
+
+		if (!j) {
+			pool.idle++;
+			pthread_cond_wait(&pool.work, &pool.lock);
+			pool.idle--;
+			continue;
+		}
+		pool.head = j->next;
+		if (!pool.head)
+			pool.tail = &pool.head;
+		j->started = pthread_getcpuclockid(pthread_self(), &j->cpu) == 0;
+		j->tid = gettid();
+		pool.busy++;
+		pthread_mutex_unlock(&pool.lock);
+		run(j); /* may never return: FUSE */
+		pthread_mutex_lock(&pool.lock);
+		j->done = 1;
+		pool.busy--;
+		if (j->late)
+			pool.late--;
+		if (j->dropped)
+			job_free(j);
+		pthread_cond_broadcast(&pool.done);
+	}
+	return NULL;
+}
+
+/* One more thread when none is idle: a stuck one holds only itself. */
+static void add_thread(void)
+{
+	pthread_attr_t a;
+	pthread_t t;
+
+	if (pool.idle || pool.threads >= GT_SYM_LOADERS_MAX || pthread_attr_init(&a))
+		return;
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &a, loader_main, NULL) == 0)
+		pool.threads++;
+	pthread_attr_destroy(&a);
+}
+
+struct gt_sym_job *gt_sym_job_post(pid_t pid, const struct gt_map_line *m)
+{
+	char link[96];
+	struct gt_sym_job *j = calloc(1, sizeof(*j));
+	char *path = j ? strndup(m->path, m->path_len) : NULL;
+
+	if (!path) {
+		free(j);
+		return NULL;
+	}
+	j->pid = pid;
+	j->m = *m;
+	j->m.path = path;
+	/* O_PATH of magic links: no file system is asked anything */
+	snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
+	j->root_fd = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (j->root_fd < 0)
+		j->root_fd = AT_FDCWD;
+	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+		 m->start, m->end);
+	j->mapped_fd = open(link, O_PATH | O_CLOEXEC);
+	j->posted_ns = gt_now_ns();
+	pthread_once(&pool_once, pool_init);
+	pthread_mutex_lock(&pool.lock);
+	*pool.tail = j;
+	pool.tail = &j->next;
+	add_thread();
+	pthread_cond_signal(&pool.work);
+	pthread_mutex_unlock(&pool.lock);
+	return j;
+}
+
+/* CPU time the job's thread has used, or 0 before it starts. */
+static uint64_t job_cpu_ns(const struct gt_sym_job *j)
+{
+	struct timespec ts;
+
+	if (!j->started || clock_gettime(j->cpu, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether the job's thread is working: runnable, or waiting for a disk
+ * ('D'); a thread asleep ('S': a FUSE request, a FIFO) is not. */
+static int job_busy(const struct gt_sym_job *j)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)j->tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'R' || p[2] == 'D');
+}
+
+/* Waits (pool.lock held) until the job is done, or has made no progress
+ * for GT_SYM_LOAD_STALL_NS (its thread used no CPU and was neither
+ * runnable nor in a disk wait: asleep in an open() or a read that does not
+ * come back), or GT_SYM_LOAD_WAIT_MAX_NS passed since its post: parsing
+ * a large binary with its debug file takes tens of milliseconds of CPU
+ * (libc's: 60-90 ms), a file system that does not answer takes none.
+ * Then the job is late. */
+static void wait_progress(struct gt_sym_job *j)
+{
+	uint64_t cpu = job_cpu_ns(j), seen = gt_now_ns(), now;
+	uint64_t cap = j->posted_ns + GT_SYM_LOAD_WAIT_MAX_NS;
+
+	while (!j->done) {
+		struct timespec ts;
+		uint64_t c, until;
+
+		now = gt_now_ns();
+		if (now >= cap || now - seen >= GT_SYM_LOAD_STALL_NS) {
+			j->late = 1;
+			pool.late++;
+			fprintf(stderr, "symbols: loading %.300s is %s: its frames are unnamed "
+				"until it ends\n", j->m.path,
+				now >= cap ? "taking long" : "not making progress (a file system that does not answer?)");
+			return;
+		}
+		until = now + GT_SYM_LOAD_STALL_NS / 4;
+		ts.tv_sec = (time_t)(until / 1000000000ull);
+		ts.tv_nsec = (long)(until % 1000000000ull);
+		pthread_cond_timedwait(&pool.done, &pool.lock, &ts);
+		c = job_cpu_ns(j);
+		/* queued (no thread free yet: only the cap applies), running */
+		if (!j->started || c > cpu || job_busy(j)) {
+			cpu = c;
+			seen = gt_now_ns();
+		}
+	}
+}
+
+int gt_sym_job_wait(struct gt_sym_job *j, int wait)
+{
+	int done;
+
+	pthread_mutex_lock(&pool.lock);
+	/* a late job is not waited for again; while any is, nobody waits
+	 * (something is stuck: one stall, not one per binary) */
+	if (wait && !j->done && !j->late && !pool.late)
+		wait_progress(j);
+	done = j->done;
+	pthread_mutex_unlock(&pool.lock);
+	return done;
+}
+
+int gt_sym_job_take(struct gt_sym_job *j, struct gt_binary *b)
+{
+	int rc = j->rc;
+
+	if (rc == 0)
+		*b = j->b;
+	j->rc = -ECANCELED; /* moved out */
+	return rc;
+}
+
+void gt_sym_job_drop(struct gt_sym_job *j)
+{
+	int done;
+
+	if (!j)
+		return;
+	pthread_mutex_lock(&pool.lock);
+	done = j->done;
+	j->dropped = 1;
+	pthread_mutex_unlock(&pool.lock);
+	if (done)
+		job_free(j);
+}
+
+unsigned gt_sym_loads_late(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&pool.lock);
+	n = pool.late;
+	pthread_mutex_unlock(&pool.lock);
+	return n;
+}
+
+int gt_sym_loader_idle(uint64_t max_ns)
+{
+	uint64_t until = gt_now_ns() + max_ns;
+	struct timespec ts = { (time_t)(until / 1000000000ull), (long)(until % 1000000000ull) };
+	int idle;
+
+	pthread_once(&pool_once, pool_init);
+	pthread_mutex_lock(&pool.lock);
+	while ((pool.head || pool.busy) && gt_now_ns() < until)
+		pthread_cond_timedwait(&pool.done, &pool.lock, &ts);
+	idle = !pool.head && !pool.busy;
+	pthread_mutex_unlock(&pool.lock);
+	return idle;
+}

@@ -1,0 +1,52 @@
+/* Opening and parsing a mapped binary off the caller's thread.
+ *
+ * Opening a user's file can block where no flag helps (a FUSE file system
+ * that never answers, a dead NFS server): the symbolizer never opens nor
+ * parses a binary on its own thread.  A load is posted to a pool of
+ * loader threads (process-wide, detached: at most GT_SYM_LOADERS_MAX, a
+ * new one started when every thread is busy, so one stuck load costs one
+ * thread, never the queue behind it).  The caller, when it first needs
+ * the binary, waits for its load only while the load makes progress: its
+ * thread uses CPU (parsing libc and its debug file takes 60-90 ms of it),
+ * is runnable or waits for a disk, and at most GT_SYM_LOAD_STALL_NS
+ * asleep without progress (a FUSE open that never returns sleeps),
+ * GT_SYM_LOAD_WAIT_MAX_NS in all: a normal load is
+ * waited for whole and nothing changes for the caller's results.  A load
+ * given up on is "late": its binary's frames show as module+0xOFF until it
+ * finishes, and while any load is late no caller waits for any other (a
+ * stuck file system costs the caller one stall, not one per binary).  A load never
+ * finished is abandoned with the symbolizer: the thread frees it if it
+ * ever returns; nobody joins it, the process may exit.
+ */
+#ifndef GT_SYM_LOADER_H
+#define GT_SYM_LOADER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct gt_binary;
+struct gt_map_line;
+struct gt_sym_job;
+
+#define GT_SYM_LOAD_STALL_NS 40000000ull
+#define GT_SYM_LOAD_WAIT_MAX_NS 5000000000ull
+#define GT_SYM_LOADERS_MAX 64
+
+/* Posts the open (through pid's root, map_files, the plain path: see
+ * symbolize.c) and parse of the binary m maps.  NULL without memory. */
+struct gt_sym_job *gt_sym_job_post(pid_t pid, const struct gt_map_line *m);
+
+/* With wait, waits for the job as said above; 1 if it is finished. */
+int gt_sym_job_wait(struct gt_sym_job *j, int wait);
+
+/* A finished job's result, moved into *b: 0 loaded, -ENOENT the file could
+ * not be opened (or was refused), another -errno it did not parse. */
+int gt_sym_job_take(struct gt_sym_job *j, struct gt_binary *b);
+
+/* Lets the job go: freed now if finished, else by its thread. */
+void gt_sym_job_drop(struct gt_sym_job *j);
+
+/* Loads late now (see above). */
+unsigned gt_sym_loads_late(void);
+
+#endif

@@ -1,0 +1,192 @@
+/* Folder format/analyze/: the latency analysis behind `gotracectl report`.
+ * It may include format/wire/ and format/util/; never writer/ or check/,
+ * never daemon/, bpf/ or a Linux header.
+ *
+ * Latency analysis of a Go execution trace (legacy format, Go 1.7 to 1.21):
+ * what `gotracectl report` prints.  Knows nothing of Linux: a goroutine is
+ * whatever the producer made it (gotraced: a thread), a P a CPU.
+ *
+ * Streaming, in bounded memory: a first pass indexes the dictionaries
+ * (strings, stacks) and where each P's batches lie; a second pass merges
+ * the Ps' event streams as Go 1.19's order1007 does (sequence numbers, then
+ * time) and feeds each event to a per-goroutine state machine.  Memory is
+ * per goroutine, per stack and per batch, never per event.
+ *
+ * Timestamps are Go's: nanoseconds since the first event, computed as
+ * int64((ts - minTs) * (1e9 / freq)) in double, so every figure equals one
+ * computed from `go tool trace -d`'s dump.
+ *
+ * The rules (tests/integration/report_check.py repeats them from -d):
+ *  - scheduling delay: a goroutine made runnable (GoCreate, GoUnblock,
+ *    GoSysExit, GoSched, GoPreempt) until its next GoStart;
+ *  - off-CPU: a stop (GoBlock*, GoSleep, GoStop, GoSysBlock, GoSched,
+ *    GoPreempt) until its next GoStart, by the stop's reason, weighted on the
+ *    stop's stack (GoSysBlock: its GoSysCall's stack);
+ *  - on-CPU: GoStart until the next stop or GoEnd (or the trace's end);
+ *  - migration: a GoStart on another P than the goroutine's previous one;
+ *  - syscall: GoSysCall until the goroutine's next event (CPUSample aside),
+ *    or, when that event is a wait (GoSysBlock, or GoBlock*, GoSleep,
+ *    GoStop of a syscall that sleeps, as futex and poll do), until it is
+ *    woken (GoSysExit, GoUnblock); the off-CPU time of such a wait is also
+ *    the syscall's "blocked" time;
+ *  - waker: the goroutine that wrote the GoUnblock (0: none, an interrupt).
+ * A figure counts in the window [since, until] when the event that ends it
+ * is in the window; on-CPU time counts its overlap with the window.
+ */
+#ifndef GT_ANALYZE_H
+#define GT_ANALYZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "wire/gt_events.h" /* enum gt_block_reason */
+
+/* ---- log-linear histogram ----------------------------------------------
+ * Values below 64 exactly; above, 64 buckets per power of two, reported at
+ * the bucket's middle: relative error at most 1/128 (< 1%).  Storage is
+ * allocated per power of two on first use. */
+#define GT_HIST_SUB 64
+#define GT_HIST_CHUNKS 59 /* chunk 0: 0..63; chunk k: [2^(k+5), 2^(k+6)) */
+
+struct gt_hist {
+	uint64_t count, sum, min, max;
+	uint64_t *chunk[GT_HIST_CHUNKS];
+	int oom; /* a chunk could not be allocated: counts are short */
+};
+
+void gt_hist_add(struct gt_hist *h, uint64_t v);
+/* The value at percentile p (0..100): exact min/max at the ends, else the
+ * middle of the bucket holding rank ceil(p/100 * count); 0 if empty. */
+uint64_t gt_hist_pct(const struct gt_hist *h, double p);
+/* dst += src; -ENOMEM if a chunk could not be allocated. */
+int gt_hist_merge(struct gt_hist *dst, const struct gt_hist *src);
+void gt_hist_free(struct gt_hist *h);
+
+/* ---- results ------------------------------------------------------------ */
+struct gt_an_syscall {
+	uint32_t name;      /* index into gt_analysis.names */
+	uint64_t count, total_ns, min_ns, max_ns;
+	uint64_t blocked_ns; /* off-CPU after its GoSysBlock */
+};
+
+struct gt_an_waker {
+	uint64_t g;         /* 0: interrupt/none */
+	uint64_t count, delay_total_ns, delay_max_ns;
+};
+
+enum gt_an_gstate { GT_AN_DEAD, GT_AN_RUNNABLE, GT_AN_RUNNING, GT_AN_WAITING };
+
+enum gt_an_wake { GT_AN_WAKE_NONE, GT_AN_WAKE_UNBLOCK };
+
+struct gt_an_thread {
+	uint64_t id;
+	uint64_t name_stk;   /* GoCreate's new-goroutine stack (0: unknown) */
+	struct gt_hist delay;
+	int64_t worst_at_ns; /* when the worst delay ended (its GoStart) */
+	uint64_t offcpu_ns[GT_BLK_COUNT], offcpu_n[GT_BLK_COUNT];
+	uint64_t oncpu_ns, starts, migrations;
+	struct gt_an_syscall *sys;
+	size_t nsys, capsys;
+	struct gt_an_waker *wak;
+	size_t nwak, capwak;
+
+	/* state machine, private */
+	int state;           /* enum gt_an_gstate */
+	int64_t since_ns;    /* runnable or running since */
+	int wake;            /* enum gt_an_wake of the runnable period */
+	uint64_t waker;
+	int stopped;         /* a stop awaits its GoStart */
+	int stop_reason;
+	int64_t stop_ns;
+	uint64_t stop_stk;
+	int32_t stop_sys;    /* syscall entry of a GoSysBlock stop, or -1 */
+	int64_t last_p;      /* P of the previous GoStart, or -1 */
+	int sys_open, sys_blocked;
+	int64_t sys_ns;
+	uint64_t sys_stk;
+};
+
+/* Stack-weighted totals: on-CPU samples and off-CPU time. */
+enum { GT_AN_KIND_CPU = 0, GT_AN_KIND_OFFCPU = 1 /* + enum gt_block_reason */ };
+
+struct gt_an_stackagg {
+	uint64_t g, kind, stk;
+	uint64_t weight; /* samples (CPU) or ns (off-CPU) */
+	uint64_t count;
+};
+
+struct gt_analyze_opts {
+	int64_t since_ns; /* window start, ns from the trace's first event */
+	int64_t until_ns; /* window end; < 0: none */
+	/* The syscall names the producer's kernel has (any order), or none:
+	 * with a list, a stack's top frame names a syscall only when its
+	 * name (or "new" + it, as newfstatat) is in the list. */
+	const char *const *sysnames;
+	size_t nsysnames;
+};
+
+struct gt_analysis {
+	int version;
+	uint64_t freq;
+	int64_t end_ns;        /* last event's time */
+	uint64_t events;       /* events merged (CPU samples included) */
+	uint64_t samples;      /* CPUSample events */
+	uint64_t anomalies;    /* events that broke an ordering or state rule */
+	uint64_t futile;       /* FutileWakeup events (Go's reader drops them) */
+	struct gt_an_thread *threads; /* by id, after gt_analyze */
+	size_t nthreads;
+	struct gt_an_stackagg *aggs;
+	size_t naggs;
+	char **names;          /* syscall names (index 0: "syscall") */
+	size_t nnames;
+	char error[256];
+	struct gt_an_priv *priv; /* dictionaries and lookups */
+};
+
+/* Analyzes data[0..len).  0, -EINVAL (a->error says why: unreadable or no
+ * consistent order) or -ENOMEM.  The buffer must outlive the analysis:
+ * strings and stacks are read from it. */
+int gt_analyze(struct gt_analysis *a, const uint8_t *data, size_t len,
+	       const struct gt_analyze_opts *o);
+void gt_analysis_free(struct gt_analysis *a);
+
+/* The thread with this id, or NULL. */
+const struct gt_an_thread *gt_an_thread_of(const struct gt_analysis *a, uint64_t id);
+
+/* A goroutine's name (its creation stack's top function; "" if unknown) and,
+ * for gotraced's threads (file "[thread]"), its tid (else -1). */
+const char *gt_an_thread_name(const struct gt_analysis *a, const struct gt_an_thread *t,
+			      size_t *len, int64_t *tid);
+
+struct gt_an_frame {
+	const char *fn, *file; /* not NUL-terminated */
+	size_t fn_len, file_len;
+	uint64_t pc, line;
+};
+
+/* Frames of stack stk, innermost first, at most max; returns how many
+ * (0 for stack 0 or an unknown id). */
+size_t gt_an_stack(const struct gt_analysis *a, uint64_t stk, struct gt_an_frame *out, size_t max);
+
+/* Syscall name of a GoSysCall stack's top frame: a kernel entry
+ * (`__x64_sys_read` -> "read") or a C (libc) function (`__libc_read`,
+ * `__GI___read_nocancel` -> "read"); NULL when the frame is a Go function
+ * or unknown (the caller says "syscall").  Writes into buf. */
+const char *gt_an_syscall_name(const struct gt_an_frame *top, char *buf, size_t len);
+
+/* ---- folded stacks -------------------------------------------------------
+ * `root;frame;...;leaf COUNT` lines, root first, the thread's name as the
+ * root frame: flamegraph.pl, inferno and speedscope read them.  kind is
+ * GT_AN_KIND_CPU (count = samples) or GT_AN_KIND_OFFCPU + reason, or -1
+ * for every off-CPU reason (count = microseconds).  keep: NULL (every
+ * goroutine) or says which goroutines to fold.  Identical lines are
+ * merged.  0 or -ENOMEM / -EIO. */
+typedef int (*gt_an_keep_fn)(const struct gt_analysis *a, uint64_t g, void *arg);
+int gt_an_fold(const struct gt_analysis *a, int kind, gt_an_keep_fn keep, void *arg, FILE *out);
+
+/* One folded line from frames given innermost first. */
+void gt_an_fold_line(FILE *out, const char *root, const struct gt_an_frame *f, size_t n,
+		     uint64_t count);
+
+#endif

@@ -1,0 +1,87 @@
+/* Shared by the gt_analyze*.c files only: the id maps, the dictionaries and
+ * the Ps (their runs of records and cursors, gt_pcursor.h).  Not a public
+ * API. */
+#ifndef GT_ANALYZE_INTERNAL_H
+#define GT_ANALYZE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gt_analyze.h"
+#include "wire/gt_parse.h"
+#include "wire/gt_pcursor.h"
+#include "wire/gt_reader.h"
+#include "util/gt_idmap.h"
+
+/* Indexes keyed by three 64-bit words, on the one id map (a zeroed
+ * struct is an empty index). */
+/* The index stored for key, or -1. */
+int64_t gt_an_map_get(const struct gt_idmap *m, uint64_t a, uint64_t b, uint64_t c);
+/* Stores v for key (replacing); -ENOMEM. */
+int gt_an_map_put(struct gt_idmap *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v);
+void gt_an_map_free(struct gt_idmap *m);
+
+/* Grows *v (of *cap elements of size sz) to hold n; -ENOMEM. */
+int gt_an_grow(void *v, size_t *cap, size_t n, size_t sz);
+
+struct gt_an_str {
+	uint64_t off;
+	uint32_t len;
+};
+
+struct gt_an_stk {
+	uint64_t off;    /* the Stack record, decoded again when needed */
+	int32_t sys;     /* syscall name index; -1 not computed yet */
+};
+
+/* A P: where its runs of records lie (pass 1), its cursor in them (pass 2). */
+struct gt_an_proc {
+	int64_t p;
+	uint32_t first, last; /* its runs in priv->segs, or UINT32_MAX */
+	struct gt_pcursor cur;
+};
+
+struct gt_an_priv {
+	const uint8_t *data;
+	size_t len;
+	struct gt_reader rd;          /* opened on data; copied with pos set */
+	struct gt_raw_event *raw;
+	struct gt_analyze_opts opts;
+	int64_t min_ts;
+	int has_min;
+	double ns_per_tick;
+
+	struct gt_idmap strings, stacks, gs, aggmap, pmap;
+	struct gt_an_str *strs;
+	size_t nstrs, capstrs;
+	struct gt_an_stk *stks;
+	size_t nstks, capstks;
+	struct gt_psegs segs;
+	struct gt_an_proc *procs;
+	size_t nprocs, capprocs;
+	size_t capthreads, capaggs, capnames;
+};
+
+/* Pass 1: dictionaries, segments, frequency, first timestamp. */
+int gt_an_index(struct gt_analysis *a);
+/* Pass 2: the merged events, each handed to gt_an_event. */
+int gt_an_merge(struct gt_analysis *a);
+/* The state machine; ns = event time since the first event. */
+int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns);
+/* A CPU sample (outside the merge: its order does not matter). */
+int gt_an_sample(struct gt_analysis *a, const struct gt_pev *e);
+/* Closes what is open at the end of the trace. */
+void gt_an_finish(struct gt_analysis *a);
+
+int64_t gt_an_ns(const struct gt_analysis *a, int64_t ts);
+/* The thread for g, created if new; NULL if memory ran out. */
+struct gt_an_thread *gt_an_thread_get(struct gt_analysis *a, uint64_t g);
+/* Adds to the stack aggregate (g, kind, stk); -ENOMEM. */
+int gt_an_agg_add(struct gt_analysis *a, uint64_t g, uint64_t kind, uint64_t stk,
+		  uint64_t weight);
+/* The syscall name index of a GoSysCall stack; -ENOMEM. */
+int32_t gt_an_stack_sysname(struct gt_analysis *a, uint64_t stk);
+/* The string with this id, or NULL. */
+const char *gt_an_string(const struct gt_analysis *a, uint64_t id, size_t *len);
+
+#endif

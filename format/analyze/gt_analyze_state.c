@@ -1,0 +1,292 @@
+/* The per-goroutine state machine of the analysis: the rules listed in
+ * gt_analyze.h, applied to each merged event in order. */
+#include <errno.h>
+#include <string.h>
+
+#include "gt_analyze_internal.h"
+#include "wire/gt_events.h"
+
+static int in_window(const struct gt_analysis *a, int64_t ns)
+{
+	const struct gt_analyze_opts *o = &a->priv->opts;
+
+	return ns >= o->since_ns && (o->until_ns < 0 || ns <= o->until_ns);
+}
+
+/* The part of [from, to] inside the window. */
+static uint64_t overlap(const struct gt_analysis *a, int64_t from, int64_t to)
+{
+	const struct gt_analyze_opts *o = &a->priv->opts;
+
+	if (from < o->since_ns)
+		from = o->since_ns;
+	if (o->until_ns >= 0 && to > o->until_ns)
+		to = o->until_ns;
+	return to > from ? (uint64_t)(to - from) : 0;
+}
+
+/* Waker rows live per thread; the (thread, WAKER, waker) key of the
+ * aggregate map finds them, so a thread woken by thousands of goroutines
+ * costs no scan. */
+#define KIND_WAKER UINT64_MAX
+
+static struct gt_an_waker *waker_of(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g)
+{
+	int64_t i = gt_an_map_get(&a->priv->aggmap, t->id, KIND_WAKER, g);
+
+	if (i >= 0)
+		return &t->wak[i];
+	if (gt_an_grow(&t->wak, &t->capwak, t->nwak + 1, sizeof(*t->wak)) ||
+	    gt_an_map_put(&a->priv->aggmap, t->id, KIND_WAKER, g, (uint32_t)t->nwak))
+		return NULL;
+	t->wak[t->nwak] = (struct gt_an_waker){ .g = g };
+	return &t->wak[t->nwak++];
+}
+
+/* The syscall table entry of name index n; -1 if memory ran out. */
+static int32_t sys_entry(struct gt_an_thread *t, uint32_t name)
+{
+	for (size_t i = 0; i < t->nsys; i++)
+		if (t->sys[i].name == name)
+			return (int32_t)i;
+	if (gt_an_grow(&t->sys, &t->capsys, t->nsys + 1, sizeof(*t->sys)))
+		return -1;
+	t->sys[t->nsys] = (struct gt_an_syscall){ .name = name };
+	return (int32_t)t->nsys++;
+}
+
+/* A syscall of t ends at ns: into the table under its stack's name. */
+static int sys_close(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g, int64_t ns)
+{
+	int32_t name, i;
+	uint64_t d = ns > t->sys_ns ? (uint64_t)(ns - t->sys_ns) : 0;
+	struct gt_an_syscall *s;
+
+	t->sys_open = t->sys_blocked = 0;
+	if (!in_window(a, ns))
+		return 0;
+	name = gt_an_stack_sysname(a, t->sys_stk);
+	if (name < 0)
+		return -ENOMEM;
+	t = gt_an_thread_get(a, g); /* the name lookup may not move threads, but be safe */
+	i = t ? sys_entry(t, (uint32_t)name) : -1;
+	if (i < 0)
+		return -ENOMEM;
+	s = &t->sys[i];
+	if (!s->count || d < s->min_ns)
+		s->min_ns = d;
+	if (d > s->max_ns)
+		s->max_ns = d;
+	s->count++;
+	s->total_ns += d;
+	return 0;
+}
+
+/* 1 if the event takes its goroutine off the CPU until something wakes
+ * it (not a preemption or a yield: those leave it runnable). */
+static int waits(int type)
+{
+	return gt_parse_stops(type) && type != GT_EV_GO_END && type != GT_EV_GO_SCHED &&
+	       type != GT_EV_GO_PREEMPT;
+}
+
+/* A syscall ends at its goroutine's next event; when that event is a
+ * wait (GoSysBlock, or a GoBlock* of a syscall that sleeps, as futex and
+ * poll do), it ends when the goroutine is woken instead (GoSysExit,
+ * GoUnblock, or its next event if no wakeup was written). */
+static int sys_track(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g,
+		     const struct gt_pev *e, int64_t ns)
+{
+	if (t->sys_open && !t->sys_blocked && waits(e->type)) {
+		t->sys_blocked = 1;
+		return 0;
+	}
+	return t->sys_open ? sys_close(a, t, g, ns) : 0;
+}
+
+static void runnable(struct gt_an_thread *t, int64_t ns, int wake, uint64_t waker)
+{
+	t->state = GT_AN_RUNNABLE;
+	t->since_ns = ns;
+	t->wake = wake;
+	t->waker = waker;
+}
+
+static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_pev *e,
+		    int64_t ns)
+{
+	int in = in_window(a, ns);
+
+	if (t->state == GT_AN_RUNNABLE && in) {
+		uint64_t d = ns > t->since_ns ? (uint64_t)(ns - t->since_ns) : 0;
+
+		if (!t->delay.count || d > t->delay.max)
+			t->worst_at_ns = ns;
+		gt_hist_add(&t->delay, d);
+		if (t->wake == GT_AN_WAKE_UNBLOCK) {
+			struct gt_an_waker *w = waker_of(a, t, t->waker);
+
+			if (!w)
+				return -ENOMEM;
+			w->count++;
+			w->delay_total_ns += d;
+			if (d > w->delay_max_ns)
+				w->delay_max_ns = d;
+		}
+	}
+	if (t->stopped && in) {
+		uint64_t off = ns > t->stop_ns ? (uint64_t)(ns - t->stop_ns) : 0;
+
+		t->offcpu_ns[t->stop_reason] += off;
+		t->offcpu_n[t->stop_reason]++;
+		if (t->stop_sys >= 0)
+			t->sys[t->stop_sys].blocked_ns += off;
+		if (gt_an_agg_add(a, t->id, GT_AN_KIND_OFFCPU + (uint64_t)t->stop_reason,
+				  t->stop_stk, off))
+			return -ENOMEM;
+	}
+	if (in && t->last_p >= 0 && t->last_p != e->p)
+		t->migrations++;
+	if (in)
+		t->starts++;
+	t->last_p = e->p;
+	t->stopped = 0;
+	t->state = GT_AN_RUNNING;
+	t->since_ns = ns;
+	return 0;
+}
+
+/* 1 if a block of type `type` that follows a GoSysCall of thread t is a
+ * wait inside that syscall, to be counted as `syscall`: gotraced writes a
+ * generic syscall that blocks (fsync, read, write, wait4, ...) as
+ * GoSysCall then GoBlockRecv / GoBlockSend / GoBlockCond, so that its
+ * waker's GoUnblock shows (DESIGN.md).  Its threads are known by their
+ * identity frame ("[thread]").  In a Go runtime's trace the same pair
+ * is a syscall that returned, then a channel or sync.Cond wait. */
+static int generic_syscall_block(const struct gt_analysis *a, const struct gt_an_thread *t,
+				 int type)
+{
+	size_t len;
+	int64_t tid;
+
+	if (type != GT_EV_GO_BLOCK_RECV && type != GT_EV_GO_BLOCK_SEND &&
+	    type != GT_EV_GO_BLOCK_COND)
+		return 0;
+	gt_an_thread_name(a, t, &len, &tid);
+	return tid >= 0;
+}
+
+static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_pev *e,
+		   int64_t ns)
+{
+	/* GoEnd: no reason, the goroutine is gone */
+	int r = e->type == GT_EV_GO_END ? -1 : (int)gt_block_reason_of(e->type);
+
+	if (t->sys_blocked && generic_syscall_block(a, t, e->type))
+		r = GT_BLK_SYSCALL;
+
+	if (t->state == GT_AN_RUNNING)
+		t->oncpu_ns += overlap(a, t->since_ns, ns);
+	t->state = GT_AN_WAITING;
+	t->stopped = r >= 0;
+	t->stop_reason = r;
+	t->stop_ns = ns;
+	t->stop_stk = e->stk;
+	t->stop_sys = -1;
+	/* blocked inside a syscall: the time is that syscall's too, and a
+	 * GoSysBlock, which has no stack, takes its GoSysCall's */
+	if (t->sys_blocked) {
+		int32_t name = gt_an_stack_sysname(a, t->sys_stk);
+
+		if (name < 0 || (t->stop_sys = sys_entry(t, (uint32_t)name)) < 0)
+			return -ENOMEM;
+		if (!t->stop_stk)
+			t->stop_stk = t->sys_stk;
+	}
+	if (r < 0)
+		t->state = GT_AN_DEAD;
+	else if (r == GT_BLK_PREEMPT || r == GT_BLK_SCHED)
+		runnable(t, ns, GT_AN_WAKE_NONE, 0);
+	return 0;
+}
+
+/* Events that change another goroutine than the one running. */
+static int on_other(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
+{
+	struct gt_an_thread *t = gt_an_thread_get(a, e->args[0]);
+
+	if (!t)
+		return -ENOMEM;
+	switch (e->type) {
+	case GT_EV_GO_CREATE:
+		t->name_stk = e->args[1];
+		runnable(t, ns, GT_AN_WAKE_NONE, 0);
+		break;
+	case GT_EV_GO_UNBLOCK:
+		runnable(t, ns, GT_AN_WAKE_UNBLOCK, e->g);
+		if (t->sys_blocked)
+			return sys_close(a, t, e->args[0], ns);
+		break;
+	}
+	return 0;
+}
+
+int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
+{
+	struct gt_an_thread *t;
+	int rc;
+
+	if (ns > a->end_ns)
+		a->end_ns = ns;
+	if (e->type == GT_EV_GO_CREATE || e->type == GT_EV_GO_UNBLOCK) {
+		rc = on_other(a, e, ns);
+		if (rc)
+			return rc;
+	}
+	if (e->g == 0)
+		return 0;
+	t = gt_an_thread_get(a, e->g);
+	if (!t)
+		return -ENOMEM;
+	rc = sys_track(a, t, e->g, e, ns);
+	if (rc)
+		return rc;
+	t = gt_an_thread_get(a, e->g);
+	if (gt_parse_stops(e->type))
+		return on_stop(a, t, e, ns);
+	switch (e->type) {
+	case GT_EV_GO_START: case GT_EV_GO_START_LABEL:
+		return on_start(a, t, e, ns);
+	case GT_EV_GO_SYSCALL:
+		t->sys_open = 1;
+		t->sys_ns = ns;
+		t->sys_stk = e->stk;
+		return 0;
+	case GT_EV_GO_SYSEXIT:
+		runnable(t, ns, GT_AN_WAKE_NONE, 0);
+		return 0;
+	case GT_EV_GO_WAITING: case GT_EV_GO_IN_SYSCALL:
+		t->state = GT_AN_WAITING;
+		return 0;
+	}
+	return 0;
+}
+
+int gt_an_sample(struct gt_analysis *a, const struct gt_pev *e)
+{
+	a->samples++;
+	a->events++;
+	if (!in_window(a, gt_an_ns(a, e->ts)))
+		return 0;
+	return gt_an_agg_add(a, e->g, GT_AN_KIND_CPU, e->stk, 1);
+}
+
+void gt_an_finish(struct gt_analysis *a)
+{
+	for (size_t i = 0; i < a->nthreads; i++) {
+		struct gt_an_thread *t = &a->threads[i];
+
+		if (t->state == GT_AN_RUNNING)
+			t->oncpu_ns += overlap(a, t->since_ns, a->end_ns);
+	}
+}

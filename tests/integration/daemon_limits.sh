@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# daemon_limits.sh: every limit of gotraced is told with its reason, and no
+# connection holds a slot forever.
+#  - a user over the per-user connection limit gets "too many connections
+#    for uid N: limit 32" from gotracectl, not "Broken pipe" (the daemon
+#    closed the connection before gotracectl sent its request);
+#  - a connection that sends nothing, one that sends half a message, and
+#    one that asked once and then stays silent are each closed with the
+#    reason, within a generous bound (the daemon runs here with
+#    --request-timeout 1 --idle-timeout 5).
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+USER_NAME=gt_test_user
+
+gt_require_daemon daemon_limits
+gt_expect limits_connections_status limits_connections_record limits_silent_closed \
+	limits_half_message_closed limits_idle_closed limits_exit
+gt_start_daemon --request-timeout 1 --idle-timeout 5
+
+if ! id "$USER_NAME" >/dev/null 2>&1; then
+	useradd --system --no-create-home --shell /usr/sbin/nologin "$USER_NAME" ||
+		{ fail limits_connections_status "useradd $USER_NAME failed"; gt_finish; }
+fi
+UID_U=$(id -u "$USER_NAME")
+chmod 0755 "$GT_TMP"
+chmod 0666 "$SOCK"
+as_user() { setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@"; }
+mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" tests/integration/daemon_proto.py "$GT_TMP/bin/" &&
+	chmod 0755 "$GT_TMP/bin"/*
+UDIR=$GT_TMP/user
+mkdir -p "$UDIR" && chown "$USER_NAME" "$UDIR"
+
+# --- over the connection limit ----------------------------------------------------
+# 32 connections of the user, each asking STATUS at once and then every
+# 0.3 s, well within the timeouts (which are the cases below)
+setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- /usr/bin/python3 - "$SOCK" \
+	>"$GT_TMP/hold.out" 2>&1 <<'PY' &
+import socket, struct, sys, time
+hdr = struct.pack("<IHHII", 0x44525447, 1, 2, 0, 0)
+socks = []
+for _ in range(32):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    s.sendall(hdr)
+    s.recv(65536)
+    socks.append(s)
+print("holding", flush=True)
+end = time.time() + 120
+while time.time() < end:
+    for s in socks:
+        s.sendall(hdr)
+        s.recv(65536)
+    time.sleep(0.3)
+PY
+HOLD=$!
+gt_pids+=("$HOLD")
+for i in $(seq 1 300); do
+	grep -q holding "$GT_TMP/hold.out" && break
+	sleep 0.1
+done
+want="too many connections for uid $UID_U: limit 32"
+out=$(as_user "$GT_TMP/bin/gotracectl" status --socket "$SOCK" 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$out" | grep -q "$want" && ! echo "$out" | grep -qi "broken pipe"; then
+	ok limits_connections_status
+else
+	fail limits_connections_status "rc=$rc: $out"
+fi
+setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$GT_TMP/bin/sleeper" 100000 10000 \
+	>/dev/null &
+UT=$!
+gt_pids+=("$UT")
+out=$(as_user "$GT_TMP/bin/gotracectl" record --daemon --socket "$SOCK" -p "$UT" \
+	-o "$UDIR/over.trace" -d 1s 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$out" | grep -q "$want" && ! echo "$out" | grep -qi "broken pipe"; then
+	ok limits_connections_record
+else
+	fail limits_connections_record "rc=$rc: $out"
+fi
+kill "$HOLD" 2>/dev/null
+wait "$HOLD" 2>/dev/null
+# until the daemon has seen them go
+for i in $(seq 1 300); do
+	as_user "$GT_TMP/bin/gotracectl" status --socket "$SOCK" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+
+# --- connections that hold a slot without asking ---------------------------------
+quiet() { as_user /usr/bin/python3 "$GT_TMP/bin/daemon_proto.py" quiet "$SOCK" "$1" 60; }
+out=$(quiet silent 2>&1)
+case $out in "closed: no request within 1 s"*) ok limits_silent_closed ;;
+	*) fail limits_silent_closed "$out" ;; esac
+out=$(quiet half 2>&1)
+case $out in "closed: no complete request within 1 s"*) ok limits_half_message_closed ;;
+	*) fail limits_half_message_closed "$out" ;; esac
+out=$(quiet idle 2>&1)
+case $out in "closed: idle for 5 s"*) ok limits_idle_closed ;;
+	*) fail limits_idle_closed "$out" ;; esac
+
+kill -TERM "$DAEMON_PID"
+if wait "$DAEMON_PID"; then ok limits_exit; else fail limits_exit "gotraced exited $?"; fi
+[ "$gt_failures" -gt 0 ] && { echo "# daemon log:"; tail -20 "$GT_TMP/daemon.log" | detail; }
+gt_finish
