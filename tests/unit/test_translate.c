@@ -1444,11 +1444,11 @@ static void test_loopback_wakeup(void)
 		expect_seq(&x, "GoUnblock p=0 g=1 g=2 seq=2\n"
 			       "GoUnblock p=2 g=0 g=3 seq=2");
 		char f[128];
-		unblock_frame(&x, 2, f, sizeof(f));
+		unblock_frame(&x, 102, f, sizeof(f));
 		GT_CHECK(!strcmp(f, "[loopback]"), "the sender's unblock frame: '%s'", f);
-		unblock_frame(&x, 3, f, sizeof(f));
+		unblock_frame(&x, 103, f, sizeof(f));
 		GT_CHECK(!strcmp(f, "[loopback]"), "an unknown sender's unblock frame: '%s'", f);
-		unblock_frame(&x, 4, f, sizeof(f));
+		unblock_frame(&x, 104, f, sizeof(f));
 		GT_CHECK(!strcmp(f, "[loopback]"), "another session's sender's unblock frame: '%s'", f);
 		int nu = event_stacks(&x, GT_EV_GO_UNBLOCK_LOCAL, unb, 4);
 		GT_CHECK(nu == 1 && unb[0][1] == 0x1006 && unb[0][2] == 0x2000,
