@@ -89,6 +89,13 @@ struct gt_kev_switch {
  * delayed) but is still on its CPU: it is switching out to sleep, and its
  * sched_switch comes after this wakeup (a wakeup racing the block). */
 #define GT_WAKEUP_SWITCHING 0x20
+/* From the receive of a packet that came in on a loopback device (a NET_RX
+ * softirq).  Without GT_WAKEUP_SOFTIRQ: the softirq ran in the packet's
+ * sender's own context, inside its send (hdr = the sender, a traced task,
+ * with its stack): the wakeup is the sender's.  With it: the sender is not
+ * traced, or not known (sent from a softirq: an ACK, a retransmit), or the
+ * softirq ran elsewhere (ksoftirqd): G 0. */
+#define GT_WAKEUP_LOOPBACK  0x40
 struct gt_kev_wakeup {
 	struct gt_kev_hdr hdr;
 	__u32 target_tid;

@@ -15,6 +15,7 @@ pkgs=(
 	redis-server redis-tools                 # a real program nobody here wrote
 	libjemalloc2 libtcmalloc-minimal4        # allocators --heap interpose must pass through
 	nginx-light wrk memcached postgresql-15  # record_servers.sh's servers and loads
+	haproxy                                  # record_loopback.sh's proxy in front of nginx
 	iproute2                                 # ss: a server's open connections
 	systemd                                  # systemd-analyze verify of the units
 )

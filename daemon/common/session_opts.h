@@ -102,6 +102,7 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 	X(repairs, "model repairs by the translator")                                \
 	X(left, "processes that left the recording (privileges)")                    \
 	X(refused, "processes found but not recorded (ptrace's rule)")               \
+	X(loopback_anon, "loopback wakeups whose sender could not be named")         \
 	X(probe_call_ns, "what one probed allocator call costs here (ns)")
 
 #define GT_COUNTER_FIELD_(name, what) uint64_t name;

@@ -103,6 +103,11 @@ void gt_record_summary(const struct gt_record_figures *f, const char *reason,
 			"set-user-ID, or holding capabilities); nothing of %s is in the trace\n",
 			f->refused, f->refused == 1 ? "" : "es", f->refused == 1 ? "it was" : "they were",
 			f->refused == 1 ? "it" : "them", f->refused == 1 ? "it" : "them");
+	if (f->loopback_anon)
+		fprintf(stderr, "gotracectl: %" PRIu64 " wakeup%s by loopback packets name no waker "
+			"([loopback], G 0): the sender is not recorded, or the packet was sent "
+			"from a softirq (an ACK, a retransmit) or received on another CPU or "
+			"in ksoftirqd\n", f->loopback_anon, f->loopback_anon == 1 ? "" : "s");
 	if (f->drops)
 		fprintf(stderr, "gotracectl: warning: %" PRIu64 " kernel events were lost because "
 			"the ring buffers were full; the trace is valid but incomplete "

@@ -35,15 +35,17 @@ static void print_sessions(const struct gt_msg_status_reply *r)
 		printf("no recording sessions\n");
 		return;
 	}
-	printf("%-4s %-10s %9s %10s %12s %7s  %s\n", "ID", "OWNER", "ELAPSED", "EVENTS",
-	       "BYTES", "DROPS", "TARGETS");
+	/* LOANON: loopback wakeups whose sender could not be named */
+	printf("%-4s %-10s %9s %10s %12s %7s %7s  %s\n", "ID", "OWNER", "ELAPSED", "EVENTS",
+	       "BYTES", "DROPS", "LOANON", "TARGETS");
 	for (uint32_t i = 0; i < r->count; i++) {
 		const struct gt_msg_session_info *s = &r->sessions[i];
 
-		printf("%-4u %-10s %8.1fs %10llu %12llu %7llu  %s%s%s%s\n", s->stats.id,
+		printf("%-4u %-10s %8.1fs %10llu %12llu %7llu %7llu  %s%s%s%s\n", s->stats.id,
 		       user_name(s->stats.owner_uid, who, sizeof(who)), s->stats.elapsed_ns / 1e9,
 		       (unsigned long long)s->stats.trace_events, (unsigned long long)s->stats.bytes,
-		       (unsigned long long)s->stats.drops, s->targets,
+		       (unsigned long long)s->stats.drops,
+		       (unsigned long long)s->stats.loopback_anon, s->targets,
 		       s->label[0] ? " (" : "", s->label, s->label[0] ? ")" : "");
 	}
 }

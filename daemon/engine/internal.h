@@ -46,6 +46,7 @@ struct gt_session {
 	uint64_t last_bytes;
 	uint64_t threads;
 	uint64_t repairs;
+	uint64_t loopback_anon;
 	uint64_t left;              /* processes that left (GT_KEV_LEAVE) */
 	uint64_t refused;           /* found in /proc, not ptrace-able by the owner */
 	int ended;

@@ -405,6 +405,7 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 		st->bytes = s->last_bytes;
 		st->threads = s->threads;
 		st->repairs = s->repairs;
+		st->loopback_anon = s->loopback_anon;
 		st->drops = s->drops;
 		return;
 	}
@@ -416,6 +417,7 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 	st->bytes = ws.bytes + ws.buffered;
 	st->threads = ts.threads;
 	st->repairs = ts.repairs;
+	st->loopback_anon = ts.loopback_anon;
 	st->drops = s->closing ? s->drops :
 		    gt_capture_session_drops(s->engine->capture, s->bit) - s->drops_at_start;
 }
@@ -464,6 +466,7 @@ static void finish(struct gt_session *s)
 	gt_translator_stats(s->tr, &ts);
 	s->threads = ts.threads;
 	s->repairs = ts.repairs;
+	s->loopback_anon = ts.loopback_anon;
 	if (!s->err) {
 		err = gt_translator_end(s->tr, s->end_ns);
 		if (err)

@@ -76,6 +76,8 @@ struct gt_heap_shares {
 	uint64_t total;         /* what HeapAlloc says: the sum of v */
 };
 
+#define GT_IRQ_KINDS 5 /* gt_tr_irq_stack */
+
 struct gt_translator {
 	struct gt_writer *w;
 	int ncpus;              /* real Ps; P ncpus is a virtual one for G 0 */
@@ -100,7 +102,7 @@ struct gt_translator {
 				   GoCreates, its Gomaxprocs, GoSysBlock) */
 	uint64_t heap_goal;
 	struct gt_heap_shares heap;
-	uint64_t irq_stacks[4];  /* interrupt kinds' one-frame stacks, 0 = not
+	uint64_t irq_stacks[GT_IRQ_KINDS]; /* interrupt kinds' one-frame stacks, 0 = not
 				    written yet (gt_tr_irq_stack) */
 	bool begun, ended;
 	int err;                /* first writer/allocation error */
@@ -134,6 +136,10 @@ int gt_tr_g0_p(struct gt_translator *t, int hint);
 void gt_tr_set_comm(struct gt_translator *t, struct gt_thread *th, const char *comm);
 
 /* translate_stack.c: stack ids -> writer stacks, identity stacks */
+/* A kernel stack id meaning "no kernel stack, a [loopback] frame on top of
+ * the user stack": the stack of a loopback sender credited with the
+ * wakeup its packet caused (GT_WAKEUP_LOOPBACK). */
+#define GT_KSTACK_LOOPBACK (-2)
 uint64_t gt_tr_stack(struct gt_translator *t, uint32_t tgid, int32_t ustack, int32_t kstack);
 /* ... with caller inserted as user frame 1 where the source finds it fits */
 uint64_t gt_tr_stack_caller(struct gt_translator *t, uint32_t tgid, int32_t ustack,

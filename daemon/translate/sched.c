@@ -189,6 +189,8 @@ static int irq_waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, u
 	const struct gt_kev_hdr *h = &e->hdr;
 	int c = h->cpu;
 	*stack = gt_tr_irq_stack(t, e->flags);
+	if (e->flags & GT_WAKEUP_LOOPBACK)
+		t->st.loopback_anon++;
 	if (c >= t->ncpus)
 		return t->ncpus;
 	struct gt_kev_hdr wh = *h;
@@ -196,6 +198,16 @@ static int irq_waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, u
 	if (!gt_tr_current(t, &wh, NULL))
 		gt_tr_free_p(t, c); /* an untraced task or the idle task was hit */
 	return t->cpus[c].cur ? t->ncpus : c;
+}
+
+/* The kernel stack id a task's wakeup is written with: GT_KSTACK_LOOPBACK
+ * (a [loopback] frame) when its softirq delivered its own loopback packet. */
+static int32_t waker_kstack(struct gt_translator *t, const struct gt_kev_wakeup *e)
+{
+	if (!(e->flags & GT_WAKEUP_LOOPBACK))
+		return -1;
+	t->st.loopback_credited++;
+	return GT_KSTACK_LOOPBACK;
 }
 
 /* The P and stack a wakeup is written with: the waker's own P when it is
@@ -213,10 +225,15 @@ static int waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, uint6
 	wh.sessions = e->waker_sessions;
 	struct gt_thread *w = gt_tr_current(t, &wh, NULL);
 	if (w) {
-		*stack = gt_tr_thread_stack(t, w, e->waker_ustack, -1);
+		*stack = gt_tr_thread_stack(t, w, e->waker_ustack, waker_kstack(t, e));
 		return c;
 	}
-	/* An untraced task or the idle task is current on c. */
+	/* An untraced task or the idle task is current on c; a loopback
+	 * sender another session traces is not named here either. */
+	if (e->flags & GT_WAKEUP_LOOPBACK) {
+		*stack = gt_tr_irq_stack(t, e->flags);
+		t->st.loopback_anon++;
+	}
 	gt_tr_free_p(t, c);
 	return c;
 }
@@ -229,12 +246,19 @@ static void wake_pending(struct gt_translator *t, struct gt_thread *th)
 	const struct gt_kev_wakeup *e = &th->pending;
 	struct gt_thread *w = NULL;
 	uint64_t stack = 0;
-	if (e->flags & GT_WAKEUP_IN_IRQ)
+	if (e->flags & GT_WAKEUP_IN_IRQ) {
 		stack = gt_tr_irq_stack(t, e->flags);
-	else if (e->hdr.tid && gt_tr_traced(t, e->waker_sessions))
+		if (e->flags & GT_WAKEUP_LOOPBACK)
+			t->st.loopback_anon++;
+	} else if (e->hdr.tid && gt_tr_traced(t, e->waker_sessions)) {
 		w = gt_tr_lookup(t, e->hdr.tid);
-	if (w && w->state != GT_TH_DEAD)
-		stack = gt_tr_thread_stack(t, w, e->waker_ustack, -1);
+	}
+	if (w && w->state != GT_TH_DEAD) {
+		stack = gt_tr_thread_stack(t, w, e->waker_ustack, waker_kstack(t, e));
+	} else if ((e->flags & GT_WAKEUP_LOOPBACK) && !(e->flags & GT_WAKEUP_IN_IRQ)) {
+		stack = gt_tr_irq_stack(t, e->flags); /* its sender is not ours */
+		t->st.loopback_anon++;
+	}
 	int p = w && w->state == GT_TH_RUNNING ? w->cpu : gt_tr_g0_p(t, e->hdr.cpu);
 	gt_tr_make_runnable(t, th, p, stack);
 }

@@ -18,6 +18,35 @@ static uint64_t *cached(struct gt_idmap *c, uint32_t tgid, int32_t u, int32_t k,
 	return gt_idmap_insert(c, key, isnew);
 }
 
+/* The synthetic frame naming how a wakeup arrived (gt_tr_irq_stack's
+ * kinds, and [loopback] on top of a sender's own stack). */
+static struct gt_frame how_frame(const char *kind)
+{
+	return (struct gt_frame){
+		.pc = gt_tr_comm_pc(kind),
+		.func = kind,
+		.file = "[interrupt]",
+		.line = 0,
+	};
+}
+
+/* Frames of a user/kernel stack pair into t->frames, with the [loopback]
+ * frame on top when kstack is GT_KSTACK_LOOPBACK (then no kernel stack). */
+static int stack_frames(struct gt_translator *t, uint32_t tgid, int32_t ustack, int32_t kstack,
+			uint64_t caller)
+{
+	int top = kstack == GT_KSTACK_LOOPBACK;
+	int n = t->stacks->frames(t->stacks->ctx, tgid, ustack, top ? -1 : kstack, caller,
+				  t->frames + top, GT_MAX_STACK_FRAMES - top);
+	if (n > GT_MAX_STACK_FRAMES - top)
+		n = GT_MAX_STACK_FRAMES - top;
+	if (top) {
+		t->frames[0] = how_frame("[loopback]");
+		n = n > 0 ? n + 1 : 1;
+	}
+	return n;
+}
+
 uint64_t gt_tr_stack_caller(struct gt_translator *t, uint32_t tgid, int32_t ustack,
 			    int32_t kstack, uint64_t caller)
 {
@@ -27,7 +56,7 @@ uint64_t gt_tr_stack_caller(struct gt_translator *t, uint32_t tgid, int32_t usta
 		ustack = -1;
 		caller = 0;
 	}
-	if (kstack < 0)
+	if (kstack < 0 && kstack != GT_KSTACK_LOOPBACK)
 		kstack = -1;
 	int isnew;
 	uint64_t *s = cached(&t->stack_ids, tgid, ustack, kstack, caller, &isnew);
@@ -35,10 +64,7 @@ uint64_t gt_tr_stack_caller(struct gt_translator *t, uint32_t tgid, int32_t usta
 		return 0; /* no cache memory: write the event without a stack */
 	if (!isnew)
 		return *s;
-	int n = t->stacks->frames(t->stacks->ctx, tgid, ustack, kstack, caller, t->frames,
-				  GT_MAX_STACK_FRAMES);
-	if (n > GT_MAX_STACK_FRAMES)
-		n = GT_MAX_STACK_FRAMES;
+	int n = stack_frames(t, tgid, ustack, kstack, caller);
 	uint64_t id = n > 0 ? gt_writer_stack(t->w, t->frames, n) : 0;
 	*s = id;
 	return id;
@@ -83,23 +109,23 @@ uint64_t gt_tr_comm_pc(const char *comm)
 }
 
 /* The stack of a wakeup from interrupt context (GT_WAKEUP_* flags): one
- * synthetic frame naming the kind of interrupt, written once per kind.
+ * synthetic frame naming the kind of interrupt (or [loopback]: the receive
+ * of a loopback packet whose sender is not ours), written once per kind.
  * A stack, rather than a log event or a string, because both viewers show
  * it where the waker's stack would be (the arrow's origin, the unblock
  * event) and the scheduler-latency profile groups wakeups by it. */
 uint64_t gt_tr_irq_stack(struct gt_translator *t, uint32_t wakeup_flags)
 {
-	static const char *const kinds[4] = {"[timer interrupt]", "[hardirq]", "[softirq]", "[nmi]"};
+	static const char *const kinds[GT_IRQ_KINDS] = {
+		"[timer interrupt]", "[hardirq]", "[softirq]", "[nmi]", "[loopback]",
+	};
 	int k = (wakeup_flags & GT_WAKEUP_NMI) ? 3 :
+		(wakeup_flags & GT_WAKEUP_LOOPBACK) ? 4 :
 		(wakeup_flags & GT_WAKEUP_SOFTIRQ) ? 2 :
 		(wakeup_flags & GT_WAKEUP_TIMER) ? 0 : 1;
 	if (!t->irq_stacks[k] && !t->err) {
-		struct gt_frame f = {
-			.pc = gt_tr_comm_pc(kinds[k]),
-			.func = kinds[k],
-			.file = "[interrupt]",
-			.line = 0,
-		};
+		struct gt_frame f = how_frame(kinds[k]);
+
 		t->irq_stacks[k] = gt_writer_stack(t->w, &f, 1);
 	}
 	return t->irq_stacks[k];

@@ -41,7 +41,12 @@
  *  - a wakeup from interrupt context names no task: G 0 writes it, on the
  *    CPU's P when none of ours runs there, else on the spare P ncpus,
  *    with a one-frame stack naming the interrupt ("[timer interrupt]",
- *    "[hardirq]", "[softirq]", "[nmi]");
+ *    "[hardirq]", "[softirq]", "[nmi]", or "[loopback]": the receive of a
+ *    loopback packet whose sender is not ours);
+ *  - a wakeup from the receive softirq of a loopback packet that ran in
+ *    its traced sender's own context, inside its send (GT_WAKEUP_LOOPBACK
+ *    without GT_WAKEUP_SOFTIRQ), is the sender's: its stack with a
+ *    "[loopback]" frame on top;
  *  - G 0 acts (creates, unblocks) on an idle P, or on the spare P ncpus
  *    when every CPU runs one of our threads.
  *
@@ -175,6 +180,9 @@ struct gt_translator_stats {
 	uint64_t events_in;        /* kernel events consumed */
 	uint64_t events_out;       /* Go trace events written */
 	uint64_t wakeups_running;  /* wakeups of a thread already runnable (normal) */
+	uint64_t loopback_credited; /* loopback wakeups credited to their sender */
+	uint64_t loopback_anon;    /* loopback wakeups written as G 0: the sender is
+				      not traced, not known or not current */
 	uint64_t repairs;          /* sum of repair[] */
 	uint64_t repair[GT_REPAIR_COUNT];
 };

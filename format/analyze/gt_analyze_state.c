@@ -156,11 +156,34 @@ static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct 
 	return 0;
 }
 
+/* 1 if a block of type `type` that follows a GoSysCall of thread t is a
+ * wait inside that syscall, to be counted as `syscall`: gotraced writes a
+ * generic syscall that blocks (fsync, read, write, wait4, ...) as
+ * GoSysCall then GoBlockRecv / GoBlockSend / GoBlockCond, so that its
+ * waker's GoUnblock shows (DESIGN.md).  Its threads are known by their
+ * identity frame ("[thread]").  In a Go runtime's trace the same pair
+ * is a syscall that returned, then a channel or sync.Cond wait. */
+static int generic_syscall_block(const struct gt_analysis *a, const struct gt_an_thread *t,
+				 int type)
+{
+	size_t len;
+	int64_t tid;
+
+	if (type != GT_EV_GO_BLOCK_RECV && type != GT_EV_GO_BLOCK_SEND &&
+	    type != GT_EV_GO_BLOCK_COND)
+		return 0;
+	gt_an_thread_name(a, t, &len, &tid);
+	return tid >= 0;
+}
+
 static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_pev *e,
 		   int64_t ns)
 {
 	/* GoEnd: no reason, the goroutine is gone */
 	int r = e->type == GT_EV_GO_END ? -1 : (int)gt_block_reason_of(e->type);
+
+	if (t->sys_blocked && generic_syscall_block(a, t, e->type))
+		r = GT_BLK_SYSCALL;
 
 	if (t->state == GT_AN_RUNNING)
 		t->oncpu_ns += overlap(a, t->since_ns, ns);

@@ -47,6 +47,9 @@ step bench_report tests/bench/bench_report.sh "$build"
 step overhead tests/bench/overhead.sh "$build"
 # record -a next to perf sched record -a on a switch-heavy program.
 step overhead_all tests/bench/overhead_all.sh "$build"
+# What naming loopback wakers costs per wakeup (BPF run time, haproxy -> nginx);
+# LOOPBACK_BEFORE=DIR adds a build of an older commit beside it.
+step loopback_cost tests/bench/loopback_cost.sh "$build" ${LOOPBACK_BEFORE:-}
 # nginx's req/s untraced and under each recorder; where drops begin.
 step servers tests/bench/servers.sh "$build"
 # Sessions of one gotraced beside each other: a busy one's drops alone and

@@ -22,6 +22,10 @@ REASON = {
     "GoSysBlock": "syscall", "GoPreempt": "preempt", "GoSched": "sched",
     "GoBlock": "block", "GoBlockGC": "block", "GoStop": "block", "GoEnd": None,
 }
+# gotraced writes a generic syscall that blocks (fsync, read, write, ...) as
+# GoSysCall then one of these: for its threads (the report's "tid"), that
+# block is a wait in the syscall, counted as "syscall", never "sync".
+SYSCALL_WAITS = {"GoBlockSend", "GoBlockRecv", "GoBlockCond"}
 
 
 class G:
@@ -84,7 +88,7 @@ def on_start(g, ts):
     g.state = "running"
 
 
-def analyze(events):
+def analyze(events, ours):
     gs = {}
     n = 0
 
@@ -106,6 +110,8 @@ def analyze(events):
             on_start(g, ts)
         elif typ in REASON:
             r = REASON[typ]
+            if typ in SYSCALL_WAITS and g.sys_blocked and gid in ours:
+                r = "syscall"
             g.stop = (r, ts) if r else None
             g.state = "dead" if r is None else "waiting"
             if r in ("preempt", "sched"):
@@ -155,7 +161,8 @@ def main():
         name = os.path.basename(path)
         rep = json.loads(subprocess.run([ctl, "report", "--json", path], capture_output=True,
                                         text=True, check=True).stdout)
-        gs, n = analyze(go_events(gotrace, path))
+        ours = {t["id"] for t in rep["threads"] if (t.get("tid") or -1) >= 0}
+        gs, n = analyze(go_events(gotrace, path), ours)
         errs = compare(gs, n, rep)
         checked = sum(1 for g in gs.values() if g.sched[0])
         if not checked:

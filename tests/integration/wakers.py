@@ -21,8 +21,21 @@ exits 1 on a mismatch.
                                     them may be G 0's with no stack instead:
                                     how the translator repairs a wakeup the
                                     kernel stream lacked (never a task's)
+  perf TRACE TIMEHIST TID MIN_PCT [PIDS]
+                                    the wakers of thread TID by thread id,
+                                    against `perf sched timehist -w`'s
+                                    TIMEHIST of the same load: the share
+                                    of wakeups both name the same waker
+                                    (sum over wakers of the smaller count,
+                                    over the larger total) is >= MIN_PCT.
+                                    With PIDS (the recorded processes,
+                                    comma-separated), perf's wakers outside
+                                    them must be ours "G0 [loopback]"; up to
+                                    3% repaired lost wakeups (G 0, no
+                                    stack) are left out of the share
 """
 import collections
+import re
 import sys
 
 EV_BATCH, EV_FREQUENCY, EV_STACK = 1, 2, 3
@@ -83,7 +96,7 @@ class Trace:
     def __init__(self, path):
         with open(path, "rb") as f:
             buf = f.read()
-        strings, stacks, created = {}, {}, {}
+        strings, stacks, created, lines = {}, {}, {}, {}
         self.unblocks = []   # (ts, waker g, target g, stack id)
         self.blocks = collections.defaultdict(list)  # g -> [(ts, name)]
         last_g, now = {}, {}
@@ -94,6 +107,7 @@ class Trace:
                 continue
             if typ == EV_STACK:
                 stacks[a[0]] = a[3] if len(a) >= 6 else 0  # first frame's func
+                lines[a[0]] = a[5] if len(a) >= 6 else 0   # ... and its line
                 continue
             if typ == EV_BATCH:
                 p, now[a[0]] = a[0], a[1]
@@ -114,6 +128,8 @@ class Trace:
                 self.unblocks.append((ts, g, a[1], a[-1]))
         self.frame = {sid: strings.get(fid, "") for sid, fid in stacks.items()}
         self.name = {g: self.frame.get(sid, "") or f"G{g}" for g, sid in created.items()}
+        # the identity frame's line is the thread id (file "[thread]")
+        self.tid = {g: lines.get(sid, 0) for g, sid in created.items()}
 
     def waker(self, g, stack):
         if g:
@@ -175,6 +191,46 @@ def ends(tr, target, block, waker, lo, hi, lost_pct):
     return 0 if good else 1
 
 
+PERF_WAKE = re.compile(r"\s(\S+)\[(\d+)(?:/(\d+))?\]\s+awakened: \S+\[(\d+)(?:/\d+)?\]")
+UNTRACED = "G0 [loopback]"
+
+
+def perf(tr, timehist, tid, min_pct, pids):
+    """Wakers of thread tid, ours against perf sched timehist -w's."""
+    theirs = collections.Counter()
+    with open(timehist) as f:
+        for line in f:
+            m = PERF_WAKE.search(line)
+            if not m or int(m.group(4)) != tid:
+                continue
+            pid = int(m.group(3) or m.group(2))
+            if pids is not None and pid not in pids:
+                theirs[UNTRACED] += 1  # a sender the recording does not name
+            else:
+                theirs[f"{m.group(1)}[{m.group(2)}]"] += 1
+    ours = collections.Counter()
+    for _, w, t, s in tr.unblocks:
+        if tr.tid.get(t) == tid:
+            ours[f"{tr.name.get(w, '?').split(':')[0]}[{tr.tid.get(w)}]" if w
+                 else tr.waker(0, s)] += 1
+    by_tid = lambda c: collections.Counter({re.sub(r".*\[", "[", k): v for k, v in c.items()})
+    o, p = by_tid(ours), by_tid(theirs)
+    # as in `ends`: up to 3% may be wakeups the kernel stream lacked, which
+    # the translator repairs at the switch-in as G 0's with no stack
+    # (never a task's); they name no waker, right or wrong
+    lost = o.pop("G0 (no stack)", 0)
+    same = sum(min(n, p[k]) for k, n in o.items())
+    total = max(sum(o.values()) + lost, sum(p.values()))
+    good = total > 0 and lost * 100 <= 3 * total and same * 100 >= min_pct * (total - lost)
+    print(f"  wakeups of thread {tid}: ours {sum(o.values())}, perf's {sum(p.values())},"
+          f" same waker {same} ({100.0 * same / max(total - lost, 1):.2f}%, want >= {min_pct}%),"
+          f" repaired lost wakeups left out: {lost}"
+          f"{'' if good else '  <-- MISMATCH'}")
+    for k in sorted(set(ours) | set(theirs)):
+        print(f"    {k}: ours {ours.get(k, 0)}, perf {theirs.get(k, 0)}")
+    return 0 if good else 1
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__)
@@ -187,6 +243,9 @@ def main(argv):
     if cmd == "ends":
         return ends(tr, argv[3], argv[4], argv[5], int(argv[6]), int(argv[7]),
                     float(argv[8]) if len(argv) > 8 else 0)
+    if cmd == "perf":
+        pids = {int(x) for x in argv[6].split(",")} if len(argv) > 6 else None
+        return perf(tr, argv[3], int(argv[4]), float(argv[5]), pids)
     print(__doc__)
     return 2
 

@@ -1398,6 +1398,67 @@ static void test_syscall_caller(void)
 	tt_close(&x);
 }
 
+/* Loopback: 101 (ours) sends on CPU 0 and the NET_RX softirq that runs in
+ * its context, inside its send, wakes 102: the wakeup is 101's, on P 0,
+ * with its user stack under a [loopback] frame.  A loopback packet whose
+ * sender is not ours wakes 103 while 101 runs: G 0 on the spare P with
+ * the one frame [loopback], counted; never 101's.  A sender another
+ * session traces (1000 on CPU 1, in its own softirq) wakes 104: G 0 with
+ * [loopback] too. */
+static void test_loopback_wakeup(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[4];
+	struct gt_stack_source src = {caller_frames, caller_slot, NULL};
+	struct gt_translator_stats st;
+	uint64_t unb[4][3] = {{0}};
+
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'S', 0, 1);
+	snap(&s[2], 103, 'S', 0, 1);
+	snap(&s[3], 104, 'S', 0, 1);
+	tt_stacks = &src;
+	int r = tt_open(&x, s, 4);
+	tt_stacks = NULL;
+	GT_REQUIRE(r == 0, "open");
+	struct gt_kev_wakeup e = {0};
+	hdr(&e.hdr, GT_KEV_WAKEUP, 2000, 0, 101);
+	e.target_tid = 102;
+	e.target_tgid = TGID;
+	e.target_cpu = 1;
+	e.flags = GT_WAKEUP_LOOPBACK;
+	e.waker_sessions = 1;
+	e.waker_ustack = 6;
+	feed(&x, &e, sizeof(e));
+	irq_wake(&x, 2100, 0, 101, 103, GT_WAKEUP_SOFTIRQ | GT_WAKEUP_LOOPBACK);
+	hdr(&e.hdr, GT_KEV_WAKEUP, 2200, 1, 1000);
+	e.target_tid = 104;
+	e.waker_sessions = 0;
+	e.waker_ustack = 6;
+	feed(&x, &e, sizeof(e));
+	gt_translator_stats(x.t, &st);
+	GT_CHECK(st.loopback_credited == 1 && st.loopback_anon == 2,
+		 "loopback wakeups: %llu credited, %llu anonymous",
+		 (unsigned long long)st.loopback_credited, (unsigned long long)st.loopback_anon);
+	if (tt_finish(&x, 5000) == 0) {
+		expect_seq(&x, "GoUnblock p=0 g=1 g=2 seq=2\n"
+			       "GoUnblock p=2 g=0 g=3 seq=2");
+		char f[128];
+		unblock_frame(&x, 102, f, sizeof(f));
+		GT_CHECK(!strcmp(f, "[loopback]"), "the sender's unblock frame: '%s'", f);
+		unblock_frame(&x, 103, f, sizeof(f));
+		GT_CHECK(!strcmp(f, "[loopback]"), "an unknown sender's unblock frame: '%s'", f);
+		unblock_frame(&x, 104, f, sizeof(f));
+		GT_CHECK(!strcmp(f, "[loopback]"), "another session's sender's unblock frame: '%s'", f);
+		int nu = event_stacks(&x, GT_EV_GO_UNBLOCK_LOCAL, unb, 4);
+		GT_CHECK(nu == 1 && unb[0][1] == 0x1006 && unb[0][2] == 0x2000,
+			 "the sender's stack is not [loopback] over its own: %d unblocks, frames "
+			 "%#llx %#llx", nu, (unsigned long long)unb[0][1], (unsigned long long)unb[0][2]);
+	}
+	expect_no_repairs(&x);
+	tt_close(&x);
+}
+
 /* --syscalls=blocking, the default: no entries, but an entry record written
  * where a syscall blocks (GT_SYS_ENTER_AT_BLOCK) or wakes a thread or forks
  * (GT_SYS_ENTER_CALLER_ONLY), just before that record.  A read that blocks
@@ -1727,6 +1788,7 @@ int main(void)
 	GT_RUN(test_wakeup_untraced_busy_cpu);
 	GT_RUN(test_irq_wakeup_busy_cpu);
 	GT_RUN(test_irq_wakeup_kinds);
+	GT_RUN(test_loopback_wakeup);
 	GT_RUN(test_wakeup_racing_block);
 	GT_RUN(test_wakeup_all_cpus_busy);
 	GT_RUN(test_repairs);

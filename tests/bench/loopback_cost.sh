@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# loopback_cost.sh BUILD [BUILD_BEFORE]: what naming loopback wakers costs
+# in the kernel, per wakeup (figures only, no assertions).
+#
+# haproxy (2 threads) in front of nginx (1 worker) on 127.0.0.1, loaded by
+# wrk for LOOPBACK_SECONDS (3), recorded by -p of both.  With
+# kernel.bpf_stats_enabled=1 the kernel times every run of every BPF
+# program; bpftool gives run_time_ns and run_cnt of the recorder's own
+# programs (those its pid holds).  Printed per build: ns per run of each
+# program that fires per wakeup or per packet, and the sum of all of them
+# over the sched_waking runs: the cost per wakeup.  With BUILD_BEFORE
+# (e.g. a build of the commit before), the same for it, side by side.
+set -u
+cd "$(dirname "$0")/../.."
+SECS=${LOOPBACK_SECONDS:-3}
+tmp=$(mktemp -d /tmp/gt-lo-cost.XXXXXX)
+pids=()
+old_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	sysctl -q -w kernel.bpf_stats_enabled="$old_stats" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+for t in haproxy nginx wrk bpftool; do
+	command -v "$t" >/dev/null || { echo "loopback_cost: $t not installed (make deps)"; exit 1; }
+done
+
+port() { echo $(( (RANDOM % 20000) + 20000 + $1 )); }
+BPORT=$(port 0) FPORT=$(port 1)
+mkdir -p "$tmp/lo" && chmod 755 "$tmp/lo"
+sed -e "s#@DIR@#$tmp/lo#g" -e "s#@PORT@#$BPORT#g" -e 's#worker_processes 2#worker_processes 1#' \
+	tests/servers/nginx.conf.in >"$tmp/nginx.conf"
+sed -e "s#@PORT@#$FPORT#g" -e "s#@BACKEND@#127.0.0.1:$BPORT#g" \
+	tests/servers/haproxy.cfg.in >"$tmp/haproxy.cfg"
+nginx -c "$tmp/nginx.conf" -p "$tmp/lo" -e "$tmp/error.log" &
+pids+=($!)
+haproxy -db -f "$tmp/haproxy.cfg" >"$tmp/haproxy.log" 2>&1 &
+HAP=$!
+pids+=("$HAP")
+for _ in $(seq 1 200); do
+	[ "$(curl -s "http://127.0.0.1:$FPORT/")" = hello ] && break
+	sleep 0.1
+done
+MASTER=$(cat "$tmp/lo/nginx.pid" 2>/dev/null)
+WORKER=$(pgrep -P "${MASTER:-1}" | head -1)
+[ -n "$WORKER" ] || { echo "loopback_cost: haproxy -> nginx did not start"; exit 1; }
+pids+=("$MASTER")
+sysctl -q -w kernel.bpf_stats_enabled=1 || { echo "loopback_cost: cannot enable bpf stats"; exit 1; }
+
+# progs PID: "name run_time_ns run_cnt" of each BPF program PID holds
+# (the prog_id lines of its descriptors' fdinfo)
+progs() {
+	local ids
+	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u | tr '\n' ,)
+	[ -n "$ids" ] || return 0
+	bpftool prog show --json | python3 -c '
+import json, sys
+ids = {int(x) for x in sys.argv[1].split(",") if x}
+for p in json.load(sys.stdin):
+    if p.get("id") in ids:
+        print(p.get("name", "?"), p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$ids"
+}
+
+# measure BUILD: one recording of the load; prints its figures
+measure() {
+	local ctl=$1/gotracectl rec i
+	"$ctl" record --standalone -q -p "$MASTER,$WORKER,$HAP" -o "$tmp/t.trace" \
+		>"$tmp/rec.out" 2>"$tmp/rec.err" &
+	rec=$!
+	for i in $(seq 1 600); do
+		grep -qs '^prog_id:' /proc/"$rec"/fdinfo/* && break
+		sleep 0.1
+	done
+	sleep 0.5
+	progs "$rec" >"$tmp/before"
+	wrk -t1 -c4 -d"${SECS}s" "http://127.0.0.1:$FPORT/" >"$tmp/wrk.out" 2>&1
+	progs "$rec" >"$tmp/after"
+	kill -INT "$rec"
+	wait "$rec" || { echo "$1: gotracectl record failed: $(tail -3 "$tmp/rec.err")"; return; }
+	[ -s "$tmp/after" ] || { echo "$1: no BPF program of the recorder found"; return; }
+	python3 - "$tmp/before" "$tmp/after" "$1" "$(awk '/Requests\/sec/ { print $2 }' "$tmp/wrk.out")" <<'PY'
+import sys
+def read(p):
+    return {l.split()[0]: (int(l.split()[1]), int(l.split()[2])) for l in open(p) if l.strip()}
+b, a = read(sys.argv[1]), read(sys.argv[2])
+d = {k: (a[k][0] - b.get(k, (0, 0))[0], a[k][1] - b.get(k, (0, 0))[1]) for k in a}
+waking = d.get("gt_sched_waking", (0, 0))
+wake_progs = ["gt_sched_waking", "gt_netif_rx", "gt_netif_receive_skb", "gt_netif_receiv", "gt_softirq_exit"]
+print(f"{sys.argv[3]}: wrk {sys.argv[4]} req/s")
+for k in wake_progs:
+    if k in d and d[k][1]:
+        print(f"  {k:20s} {d[k][1]:9d} runs  {d[k][0] / d[k][1]:7.1f} ns/run")
+total = sum(d[k][0] for k in wake_progs if k in d)
+if waking[1]:
+    print(f"  per wakeup: {total / waking[1]:.1f} ns (all of the above over {waking[1]} "
+          f"sched_waking runs)")
+PY
+}
+
+measure "${1:-build}"
+[ -n "${2:-}" ] && measure "$2"
+exit 0
