@@ -113,6 +113,10 @@ static void *loader_main(void *arg)
 		struct gt_sym_job *j = pool.head;
 
 		if (!j) {
+			/* a burst's threads end with it: each holds its stack
+			 * and its allocator's cache (ASan: about 1 MB) */
+			if (pool.idle >= GT_SYM_LOADERS_IDLE)
+				break;
 			pool.idle++;
 			pthread_cond_wait(&pool.work, &pool.lock);
 			pool.idle--;
@@ -135,6 +139,8 @@ static void *loader_main(void *arg)
 			job_free(j);
 		pthread_cond_broadcast(&pool.done);
 	}
+	pool.threads--;
+	pthread_mutex_unlock(&pool.lock);
 	return NULL;
 }
 
@@ -289,6 +295,16 @@ void gt_sym_job_drop(struct gt_sym_job *j)
 	pthread_mutex_unlock(&pool.lock);
 	if (done)
 		job_free(j);
+}
+
+unsigned gt_sym_loader_threads(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&pool.lock);
+	n = pool.threads;
+	pthread_mutex_unlock(&pool.lock);
+	return n;
 }
 
 unsigned gt_sym_loads_late(void)

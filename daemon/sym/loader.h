@@ -5,7 +5,10 @@
  * parses a binary on its own thread.  A load is posted to a pool of
  * loader threads (process-wide, detached: at most GT_SYM_LOADERS_MAX, a
  * new one started when every thread is busy, so one stuck load costs one
- * thread, never the queue behind it).  The caller, when it first needs
+ * thread, never the queue behind it; a thread that finds the queue empty
+ * ends unless it would be the GT_SYM_LOADERS_IDLE+1th idle one, so the
+ * pool shrinks back after a burst of loads instead of keeping its peak
+ * size, each thread with its stack and its allocator's cache).  The caller, when it first needs
  * the binary, waits for its load only while the load makes progress: its
  * thread uses CPU (parsing libc and its debug file takes 60-90 ms of it),
  * is runnable or waits for a disk, and at most GT_SYM_LOAD_STALL_NS
@@ -31,6 +34,7 @@ struct gt_sym_job;
 #define GT_SYM_LOAD_STALL_NS 40000000ull
 #define GT_SYM_LOAD_WAIT_MAX_NS 5000000000ull
 #define GT_SYM_LOADERS_MAX 64
+#define GT_SYM_LOADERS_IDLE 1
 
 /* Posts the open (through pid's root, map_files, the plain path: see
  * symbolize.c) and parse of the binary m maps.  NULL without memory. */

@@ -23,6 +23,10 @@ void gt_symbolizer_no_wait(struct gt_symbolizer *s, int no_wait);
 /* Waits up to max_ns until no load is queued or running; 1 if so. */
 int gt_sym_loader_idle(uint64_t max_ns);
 
+/* Loader threads alive now (loader.h): at most GT_SYM_LOADERS_IDLE once
+ * idle, whatever the peak was. */
+unsigned gt_sym_loader_threads(void);
+
 /* Called on the loader thread before each load, with the mapped path:
  * a test blocks it there as a file system that never answers would. */
 extern void (*gt_sym_load_hook)(const char *path);

@@ -19,6 +19,7 @@
 
 #include "gt_test.h"
 #include "sym/debug_file.h"
+#include "sym/loader.h"
 #include "sym/demangle.h"
 #include "sym/maps.h"
 #include "sym/pclntab.h"
@@ -414,6 +415,17 @@ static void set_hold(int on)
  * meanwhile), never the caller's thread; once it finishes the names come;
  * a symbolizer freed while one is stuck does not wait for it.  On the old
  * build, add_process opened the file itself and would never return. */
+/* Waits up to 30 s for the loader pool to be back to its idle threads
+ * (one just started may not have looked at the empty queue yet). */
+static unsigned loader_threads_settled(void)
+{
+	struct timespec pause = { 0, 10000000 };
+
+	for (int i = 0; i < 3000 && gt_sym_loader_threads() > GT_SYM_LOADERS_IDLE; i++)
+		nanosleep(&pause, NULL);
+	return gt_sym_loader_threads();
+}
+
 static void test_stuck_load(void)
 {
 	char path[512];
@@ -422,6 +434,7 @@ static void test_stuck_load(void)
 	struct gt_symbolizer *s = gt_symbolizer_new(), *s2 = gt_symbolizer_new();
 	uint64_t leaf = 0, wr = 0;
 	int line = 0, rc;
+	unsigned peak, threads;
 	struct gt_sym a;
 
 	GT_REQUIRE(s && s2, "out of memory");
@@ -439,8 +452,16 @@ static void test_stuck_load(void)
 	GT_CHECK(gt_symbolizer_add_process(s2, c.pid) == 0, "add_process (2)");
 	gt_symbolize_user(s2, c.pid, leaf, &a);
 	gt_symbolizer_free(s2);
+	/* two loads stuck at once: two threads at least */
+	peak = gt_sym_loader_threads();
 	set_hold(0);
 	GT_CHECK(gt_sym_loader_idle(30000000000ull), "loads still running after 30 s");
+	/* the pool shrinks back: it kept its peak (each thread with its stack
+	 * and allocator cache, about 1 MB in ASan: daemon_soak grew by it) */
+	threads = loader_threads_settled();
+	GT_CHECK(peak >= 2 && threads <= GT_SYM_LOADERS_IDLE,
+		 "loader threads: %u at the peak, %u once idle (want at most %d)", peak,
+		 threads, GT_SYM_LOADERS_IDLE);
 	rc = gt_symbolize_user(s, c.pid, leaf, &a);
 	GT_CHECK(rc == 0 && !strcmp(a.func, "sym_target_leaf"),
 		 "once the load finished: rc %d, %s", rc, a.func);
