@@ -168,14 +168,6 @@ static int print_offcpu(const struct gt_analysis *a, const struct report_opts *o
 	return 0;
 }
 
-static int by_weight(const void *x, const void *y)
-{
-	const struct gt_an_stackagg *a = *(const struct gt_an_stackagg *const *)x;
-	const struct gt_an_stackagg *b = *(const struct gt_an_stackagg *const *)y;
-
-	return a->weight > b->weight ? -1 : a->weight < b->weight;
-}
-
 static void print_stack(const struct gt_analysis *a, uint64_t stk, FILE *f)
 {
 	struct gt_an_frame fr[NFR];
@@ -204,18 +196,10 @@ static int print_top_stacks(const struct gt_analysis *a, const struct report_opt
 		return -ENOMEM;
 	fprintf(f, "\nTop off-CPU stacks per reason (the stack of the stopping event):\n");
 	for (int r = 0; r < GT_BLK_COUNT; r++) {
-		size_t n = 0;
+		size_t n = report_reason_stacks(a, o, r, v);
 
-		for (size_t i = 0; i < a->naggs; i++) {
-			const struct gt_an_thread *t = gt_an_thread_of(a, a->aggs[i].g);
-
-			if (a->aggs[i].kind == (uint64_t)(GT_AN_KIND_OFFCPU + r) && t &&
-			    report_selected(a, t, o))
-				v[n++] = &a->aggs[i];
-		}
 		if (!n)
 			continue;
-		qsort(v, n, sizeof(*v), by_weight);
 		fprintf(f, "  %s:\n", gt_block_reason_names[r]);
 		for (size_t i = 0; i < n && i < report_stacks_per_reason(o); i++) {
 			char name[160];
