@@ -11,6 +11,15 @@ int gt_authz_pid(const struct gt_tracer *t, pid_t pid, char *why, size_t whylen)
 	return gt_ptrace_may(t, pid, why, whylen);
 }
 
+int gt_authz_cgroup_owner(uid_t uid, const char *path, uid_t owner, char *why, size_t whylen)
+{
+	if (uid == 0 || owner == uid)
+		return 0;
+	snprintf(why, whylen, "uid %u may not trace cgroup %s (owned by uid %u): "
+		 "only cgroups you own, or run as root", (unsigned)uid, path, (unsigned)owner);
+	return -EPERM;
+}
+
 int gt_authz_cgroup(uid_t uid, const char *path, char *why, size_t whylen)
 {
 	struct stat st;
@@ -21,13 +30,7 @@ int gt_authz_cgroup(uid_t uid, const char *path, char *why, size_t whylen)
 		snprintf(why, whylen, "cgroup %s: %s", path, strerror(-rc));
 		return rc;
 	}
-	if (uid != 0 && st.st_uid != uid) {
-		snprintf(why, whylen, "uid %u may not trace cgroup %s (owned by uid %u): "
-			 "only cgroups you own, or run as root", (unsigned)uid, path,
-			 (unsigned)st.st_uid);
-		return -EPERM;
-	}
-	return 0;
+	return gt_authz_cgroup_owner(uid, path, st.st_uid, why, whylen);
 }
 
 int gt_authz_machine(uid_t uid, const char *what, char *why, size_t whylen)

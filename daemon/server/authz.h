@@ -18,6 +18,8 @@
 
 int gt_authz_pid(const struct gt_tracer *t, pid_t pid, char *why, size_t whylen);
 int gt_authz_cgroup(uid_t uid, const char *path, char *why, size_t whylen);
+/* The ownership rule both cgroup checks share: 0, or -EPERM with why. */
+int gt_authz_cgroup_owner(uid_t uid, const char *path, uid_t owner, char *why, size_t whylen);
 /* --cgroup by descriptor (authz_cgroup.c): fd is the directory the client
  * opened (O_PATH is enough); it must be a cgroup v2 directory the uid owns
  * (root: any).  path gets the daemon's name for it.  Every refusal is about

@@ -59,13 +59,7 @@ int gt_authz_cgroup_fd(uid_t uid, int fd, char *path, size_t pathlen, char *why,
 	}
 	if (name_of_dir(fd, &st, path, pathlen, why, whylen))
 		return -ENOENT;
-	if (uid != 0 && st.st_uid != uid) {
-		snprintf(why, whylen, "uid %u may not trace cgroup %s (owned by uid %u): "
-			 "only cgroups you own, or run as root", (unsigned)uid, path,
-			 (unsigned)st.st_uid);
-		return -EPERM;
-	}
-	return 0;
+	return gt_authz_cgroup_owner(uid, path, st.st_uid, why, whylen);
 }
 
 int gt_authz_cgroup_by_path(uid_t uid, char *why, size_t whylen)
