@@ -28,26 +28,10 @@ for t in haproxy nginx wrk bpftool; do
 	command -v "$t" >/dev/null || { echo "loopback_cost: $t not installed (make deps)"; exit 1; }
 done
 
-port() { echo $(( (RANDOM % 20000) + 20000 + $1 )); }
-BPORT=$(port 0) FPORT=$(port 1)
-mkdir -p "$tmp/lo" && chmod 755 "$tmp/lo"
-sed -e "s#@DIR@#$tmp/lo#g" -e "s#@PORT@#$BPORT#g" -e 's#worker_processes 2#worker_processes 1#' \
-	tests/servers/nginx.conf.in >"$tmp/nginx.conf"
-sed -e "s#@PORT@#$FPORT#g" -e "s#@BACKEND@#127.0.0.1:$BPORT#g" \
-	tests/servers/haproxy.cfg.in >"$tmp/haproxy.cfg"
-nginx -c "$tmp/nginx.conf" -p "$tmp/lo" -e "$tmp/error.log" &
-pids+=($!)
-haproxy -db -f "$tmp/haproxy.cfg" >"$tmp/haproxy.log" 2>&1 &
-HAP=$!
-pids+=("$HAP")
-for _ in $(seq 1 200); do
-	[ "$(curl -s "http://127.0.0.1:$FPORT/")" = hello ] && break
-	sleep 0.1
-done
-MASTER=$(cat "$tmp/lo/nginx.pid" 2>/dev/null)
-WORKER=$(pgrep -P "${MASTER:-1}" | head -1)
-[ -n "$WORKER" ] || { echo "loopback_cost: haproxy -> nginx did not start"; exit 1; }
-pids+=("$MASTER")
+. tests/lib/proxy_chain.sh
+gt_proxy_chain "$tmp/lo"; up=$?
+pids+=("${PROXY_PIDS[@]}")
+[ "$up" = 0 ] || { echo "loopback_cost: haproxy -> nginx did not start"; exit 1; }
 sysctl -q -w kernel.bpf_stats_enabled=1 || { echo "loopback_cost: cannot enable bpf stats"; exit 1; }
 
 # progs PID: "name run_time_ns run_cnt" of each BPF program PID holds

@@ -28,27 +28,11 @@ for t in haproxy nginx wrk perf; do
 done
 
 DIR=$GT_TMP/lo
-mkdir -p "$DIR" && chmod 755 "$DIR"
-port() { echo $(( (RANDOM % 20000) + 20000 + $1 )); }
-BPORT=$(port 0) FPORT=$(port 1)
-sed -e "s#@DIR@#$DIR#g" -e "s#@PORT@#$BPORT#g" -e 's#worker_processes 2#worker_processes 1#' \
-	tests/servers/nginx.conf.in >"$DIR/nginx.conf"
-sed -e "s#@PORT@#$FPORT#g" -e "s#@BACKEND@#127.0.0.1:$BPORT#g" \
-	tests/servers/haproxy.cfg.in >"$DIR/haproxy.cfg"
-nginx -c "$DIR/nginx.conf" -p "$DIR" -e "$DIR/error.log" &
-gt_pids+=($!)
-haproxy -db -f "$DIR/haproxy.cfg" >"$DIR/haproxy.log" 2>&1 &
-HAP=$!
-gt_pids+=("$HAP")
-for _ in $(seq 1 200); do
-	[ "$(curl -s "http://127.0.0.1:$FPORT/")" = hello ] && break
-	sleep 0.1
-done
-MASTER=$(cat "$DIR/nginx.pid" 2>/dev/null)
-WORKER=$(pgrep -P "${MASTER:-1}" | head -1)
-[ "$(curl -s "http://127.0.0.1:$FPORT/")" = hello ] && [ -n "$WORKER" ] ||
+. tests/lib/proxy_chain.sh
+gt_proxy_chain "$DIR"; up=$?
+gt_pids+=("${PROXY_PIDS[@]}")
+[ "$up" = 0 ] ||
 	both "haproxy -> nginx did not answer: $(tail -3 "$DIR/error.log" "$DIR/haproxy.log")"
-gt_pids+=("$MASTER")
 
 T=$GT_TMP/lo.trace
 gt_record_bg lo -p "$MASTER,$WORKER,$HAP" -o "$T" ||
