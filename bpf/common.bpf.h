@@ -318,16 +318,27 @@ static __always_inline void submit(void *e)
 	bpf_ringbuf_submit(e, flags);
 }
 
-/* The common header of a record about task t (the thread that did it). */
-static __always_inline void fill_hdr(struct gt_kev_hdr *h, __u16 type,
-				     struct task_struct *t, __u32 sessions)
+/* The common header of a record about task t (the thread that did it),
+ * timed at ts: a handler that walks stacks before it reserves its record
+ * reads the clock on entry, as perf's own tracepoint handler does, so that
+ * the time of the walk (or of an interrupt, or of a vCPU the host took
+ * away, in the middle of it) is not added to the event's time. */
+static __always_inline void fill_hdr_at(struct gt_kev_hdr *h, __u64 ts, __u16 type,
+					struct task_struct *t, __u32 sessions)
 {
-	h->ts = bpf_ktime_get_ns();
+	h->ts = ts;
 	h->type = type;
 	h->cpu = bpf_get_smp_processor_id();
 	h->tid = gt_task_pid(t);
 	h->tgid = gt_task_tgid(t);
 	h->sessions = sessions;
+}
+
+/* The same, timed now: for handlers that do little before reserving. */
+static __always_inline void fill_hdr(struct gt_kev_hdr *h, __u16 type,
+				     struct task_struct *t, __u32 sessions)
+{
+	fill_hdr_at(h, bpf_ktime_get_ns(), type, t, sessions);
 }
 
 /* Drops from `mask` the non-root sessions that may no longer follow the

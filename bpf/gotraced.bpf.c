@@ -45,7 +45,7 @@ volatile __u32 syscall_sessions = 0xffffffff;
  * alike and recovers the wrapper's caller from the top of the user stack
  * (gt_read_utop) for the syscalls that matter to latency.  flags:
  * GT_SYS_ENTER_AT_BLOCK or GT_SYS_ENTER_CALLER_ONLY. */
-static __always_inline void late_entry(struct task_struct *cur, __u32 m, long nr,
+static __always_inline void late_entry(__u64 ts, struct task_struct *cur, __u32 m, long nr,
 				       __s32 ustack, struct pt_regs *regs, __u32 flags)
 {
 	struct gt_kev_sys_enter *e;
@@ -56,7 +56,7 @@ static __always_inline void late_entry(struct task_struct *cur, __u32 m, long nr
 	e = reserve(sizeof(*e), m);
 	if (!e)
 		return;
-	fill_hdr(&e->hdr, GT_KEV_SYS_ENTER, cur, m);
+	fill_hdr_at(&e->hdr, ts, GT_KEV_SYS_ENTER, cur, m);
 	e->nr = nr;
 	e->ustack = ustack;
 	e->flags = flags;
@@ -73,9 +73,11 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	struct gt_kev_switch *e;
 	__s32 ustack = -1;
 	long state, sysnr = -1;
+	__u64 now;
 
 	if (!(pm | nm))
 		return 0;
+	now = bpf_ktime_get_ns(); /* before the stack walk: fill_hdr_at */
 	/* A preempted task is runnable whatever its state word says (it may
 	 * have been preempted while preparing to sleep): as the kernel's own
 	 * __trace_sched_switch_state() does. */
@@ -86,12 +88,12 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 		sysnr = gt_regs_syscall(regs);
 		ustack = ustack_id(ctx, regs);
 		if (state)
-			late_entry(prev, pm, sysnr, ustack, regs, GT_SYS_ENTER_AT_BLOCK);
+			late_entry(now, prev, pm, sysnr, ustack, regs, GT_SYS_ENTER_AT_BLOCK);
 	}
 	e = reserve(sizeof(*e), pm | nm);
 	if (!e)
 		return 0;
-	fill_hdr(&e->hdr, GT_KEV_SWITCH, prev, pm | nm);
+	fill_hdr_at(&e->hdr, now, GT_KEV_SWITCH, prev, pm | nm);
 	e->next_tid = next->pid;
 	e->next_tgid = next->tgid;
 	e->prev_state = state;
@@ -302,9 +304,11 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	struct pt_regs *regs;
 	struct gt_kev_wakeup *e;
 	__s32 wustack = -1;
+	__u64 now;
 
 	if (!tm)
 		return 0;
+	now = bpf_ktime_get_ns();
 	/* An interrupt wakes on behalf of no task: current is whoever it
 	 * interrupted, so its stack would name an innocent bystander. */
 	flags = loopback_flags(cur, flags | irq_flags());
@@ -314,12 +318,12 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	if (wm && !(flags & GT_WAKEUP_IN_IRQ)) {
 		regs = gt_current_user_regs();
 		wustack = ustack_id(ctx, regs);
-		late_entry(cur, wm, gt_regs_syscall(regs), wustack, regs, GT_SYS_ENTER_CALLER_ONLY);
+		late_entry(now, cur, wm, gt_regs_syscall(regs), wustack, regs, GT_SYS_ENTER_CALLER_ONLY);
 	}
 	e = reserve(sizeof(*e), tm);
 	if (!e)
 		return 0;
-	fill_hdr(&e->hdr, GT_KEV_WAKEUP, cur, tm);
+	fill_hdr_at(&e->hdr, now, GT_KEV_WAKEUP, cur, tm);
 	e->target_tid = p->pid;
 	e->target_tgid = p->tgid;
 	e->target_cpu = gt_task_cpu(p);
@@ -356,9 +360,11 @@ int BPF_PROG(gt_sched_process_fork, struct task_struct *parent,
 	struct gt_kev_fork *e;
 	struct pt_regs *regs;
 	__s32 ustack;
+	__u64 now;
 
 	if (!pm)
 		return 0;
+	now = bpf_ktime_get_ns();
 	/* A new process inherits the pid-filter sessions of its parent (cgroup
 	 * sessions follow it by membership already). */
 	own = bpf_map_lookup_elem(&tgids, &ptgid);
@@ -370,11 +376,11 @@ int BPF_PROG(gt_sched_process_fork, struct task_struct *parent,
 	}
 	regs = gt_current_user_regs();
 	ustack = ustack_id(ctx, regs);
-	late_entry(parent, pm, gt_regs_syscall(regs), ustack, regs, GT_SYS_ENTER_CALLER_ONLY);
+	late_entry(now, parent, pm, gt_regs_syscall(regs), ustack, regs, GT_SYS_ENTER_CALLER_ONLY);
 	e = reserve(sizeof(*e), pm);
 	if (!e)
 		return 0;
-	fill_hdr(&e->hdr, GT_KEV_FORK, parent, pm);
+	fill_hdr_at(&e->hdr, now, GT_KEV_FORK, parent, pm);
 	e->child_tid = child->pid;
 	e->child_tgid = ctgid;
 	e->parent_ustack = ustack;
