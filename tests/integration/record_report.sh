@@ -83,23 +83,33 @@ gs = {t["id"]: t["tid"] for t in rep["threads"] if t["tid"] not in (None, pid)}
 # a window that opens just after the later first start.
 gotrace = os.path.join(run("go", "env", "GOTOOLDIR").strip(), "trace")
 first = {}
+starts = {g: [] for g in gs}  # each switch-in: (time, time of its GoUnblock or None)
+woken = {}
 for line in run(gotrace, "-d", trace).splitlines():
     f = line.split()
+    if len(f) > 5 and f[1] == "GoUnblock" and int(f[5][2:]) in gs:
+        woken[int(f[5][2:])] = int(f[0])
     if len(f) > 4 and f[1] == "GoStart" and int(f[3][2:]) in gs:
-        first.setdefault(int(f[3][2:]), int(f[0]))
+        g = int(f[3][2:])
+        first.setdefault(g, int(f[0]))
+        starts[g].append((int(f[0]), woken.pop(g, None)))
 last = max(first, key=first.get)  # the goroutine that started last
 rep = json.loads(run(ctl, "report", "--json", "--since", "%dns" % (first[last] + 1), trace))
 ours = {t["tid"]: t["sched"] for t in rep["threads"] if t["id"] in gs}
-# `time [cpu] comm[tid/pid] wait-time sch-delay run-time`, times in s and ms
-row = re.compile(r"\s*([\d.]+)\s+\[\d+\]\s+.*\[(\d+)(?:/\d+)?\]\s+[\d.]+\s+([\d.]+)\s+[\d.]+\s*$")
-lines = [(float(m.group(1)), int(m.group(2)), round(float(m.group(3)) * 1e6))
+# `time [cpu] comm[tid/pid] wait-time sch-delay run-time`, times in s and
+# ms; the time is the switch-out, so the switch-in is time - run-time
+row = re.compile(r"\s*([\d.]+)\s+\[\d+\]\s+.*\[(\d+)(?:/\d+)?\]\s+[\d.]+\s+([\d.]+)\s+([\d.]+)\s*$")
+lines = [(round(float(m.group(1)) * 1e9) - round(float(m.group(4)) * 1e6), int(m.group(2)),
+          round(float(m.group(3)) * 1e6))
          for m in map(row.match, open(timehist)) if m and int(m.group(2)) in ours]
-# the same cut in perf's clock: that goroutine's first switch-in
+# the same cut in perf's clock: that goroutine's first switch-in; the two
+# clocks differ by a constant, that of this one switch-in
 cut = min(t for t, tid, _ in lines if tid == gs[last])
+shift = cut - first[last]
 perf = {}
 for t, tid, d in lines:
     if t > cut:
-        perf.setdefault(tid, []).append(d)
+        perf.setdefault(tid, []).append((d, t - shift))
 if len(perf) != 2:
     sys.exit("perf sched timehist shows %d of ping and pong" % len(perf))
 
@@ -108,23 +118,43 @@ def pct(v, p):
     return sorted(v)[max(1, math.ceil(p / 100 * len(v))) - 1]
 
 
+def same_wait(g, d, t_in):
+    """Our switch-in of g at perf's t_in (our clock), and its wakeup: None
+    if we have no such switch-in, or if its wakeup is not inside perf's
+    wait [t_in - d, t_in]."""
+    near = min(starts[g], key=lambda s: abs(s[0] - t_in))
+    tol = 20000 + d // 20
+    if abs(near[0] - t_in) > tol or near[1] is None:
+        return None
+    return near if t_in - d - tol <= near[1] <= near[0] else None
+
+
 notes = []
-for tid, v in sorted(perf.items()):
-    o = ours[tid]
+for tid, pv in sorted(perf.items()):
+    o, v = ours[tid], [d for d, _ in pv]
     if abs(o["count"] - len(v)) > len(v) // 100 + 2:
         sys.exit("tid %d: %d delays, perf %d" % (tid, o["count"], len(v)))
-    # perf prints whole microseconds; ours start at sched_waking, perf's at
-    # sched_wakeup, a few microseconds later in the same try_to_wake_up
+    # both measure from sched_waking to sched_switch; perf prints whole
+    # microseconds
     for p, got in ((50, o["p50_ns"]), (90, o["p90_ns"])):
         want = pct(v, p)
         if abs(got - want) > want * 0.05 + 5000:
             sys.exit("tid %d: p%d delay %d ns, perf %d ns (tolerance 5%% + 5us)" % (tid, p, got, want))
-    # no delay perf saw is missing from ours; ours may hold a larger one
-    # (a wakeup timehist did not pair, e.g. at the threads' final join).
-    # Seen once: perf 55us where our worst was 46.7us (a syscall-blocked
-    # thread's GoSysExit written ~8us after its sched_wakeup), hence 25us.
-    if max(v) > o["max_ns"] * 1.05 + 25000:
-        sys.exit("tid %d: perf's worst delay %d ns is above ours %d ns" % (tid, max(v), o["max_ns"]))
+    # No delay perf saw is missing from ours.  Ours may be shorter, one by
+    # one: each tool reads the clock in its own handler of the same
+    # tracepoint, and an interrupt that lands between the two readings of
+    # sched_waking (a tick can take 100us in this VM) counts as the
+    # waker's run for one and as the wakee's delay for the other
+    # (docs/mapping.md).  So perf's worst delay must be ours too, or be the
+    # same wait: our switch-in at the same time, woken inside it.
+    d, t_in = max(pv)
+    if d > o["max_ns"] * 1.05 + 25000:
+        g = next(g for g, t in gs.items() if t == tid)
+        near = same_wait(g, d, t_in)
+        if not near:
+            sys.exit("tid %d: perf's worst delay %d ns (switch-in at %d ns) is above ours %d ns, "
+                     "and we show no switch-in woken inside that wait" % (tid, d, t_in, o["max_ns"]))
+        notes.append("tid %d: perf's worst %d ns is our wait woken %d ns later" % (tid, d, near[1] - (t_in - d)))
     notes.append("tid %d p50 %d/%d max %d/%d ns" % (tid, o["p50_ns"], pct(v, 50), o["max_ns"], max(v)))
 print(", ".join(notes))
 PY
