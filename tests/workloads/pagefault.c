@@ -2,8 +2,12 @@
  * (on a disk, not tmpfs), drops it from the page cache, and touches each
  * page once with readahead off: every touch is a major fault that sleeps on
  * the disk read outside any syscall, the block the trace shows as GoBlock
- * (with the kernel stack that explains it).  Prints `faults N` with the
- * process's own count of major faults during the work (getrusage). */
+ * (with the kernel stack that explains it).  Prints `faults N sleeps M`:
+ * the thread's own count of major faults during the work, and of the
+ * times it slept (voluntary switches, getrusage).  A fault whose read
+ * the disk finishes before the thread goes to sleep never blocks, one
+ * that waits on the read and then on the page lock blocks twice: the
+ * sleeps, not the faults, are what the trace must show. */
 #include "wl_common.h"
 
 #include <fcntl.h>
@@ -54,7 +58,8 @@ static void *faulter(void *arg)
 	getrusage(RUSAGE_THREAD, &a);
 	long sum = touch_pages();
 	getrusage(RUSAGE_THREAD, &b);
-	wl_say("faults %ld sum %ld\n", b.ru_majflt - a.ru_majflt, sum);
+	wl_say("faults %ld sleeps %ld sum %ld\n", b.ru_majflt - a.ru_majflt,
+	       b.ru_nvcsw - a.ru_nvcsw, sum);
 	wl_gates_after_work(&gates);
 	return NULL;
 }
