@@ -198,6 +198,25 @@ static int jstacks(FILE *f, const struct gt_analysis *a, const struct report_opt
 	return 0;
 }
 
+static const char *const view_names[GT_AN_VIEW_COUNT] = { "sched", "sync", "syscall", "net" };
+
+/* The Go viewers' profile totals, all goroutines (gt_analyze_viewers.c). */
+static void jviewers(FILE *f, const struct gt_analysis *a)
+{
+	const struct gt_an_view_totals *v[2] = { &a->go119, &a->go123 };
+	const char *name[2] = { "go1.19", "go1.23" };
+
+	fprintf(f, ",\"viewers\":{");
+	for (int r = 0; r < 2; r++) {
+		fprintf(f, "%s\"%s\":{", r ? "," : "", name[r]);
+		for (int k = 0; k < GT_AN_VIEW_COUNT; k++)
+			fprintf(f, "%s\"%s\":{\"ns\":%llu,\"n\":%llu}", k ? "," : "", view_names[k],
+				(unsigned long long)v[r]->ns[k], (unsigned long long)v[r]->n[k]);
+		fputc('}', f);
+	}
+	fputc('}', f);
+}
+
 int report_json(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
 	int first = 1, rc;
@@ -214,6 +233,7 @@ int report_json(const struct gt_analysis *a, const struct report_opts *o, FILE *
 		fprintf(f, "%lld", (long long)o->win.until_ns);
 	else
 		fprintf(f, "null");
+	jviewers(f, a);
 	fprintf(f, ",\"threads\":[");
 	for (size_t i = 0; i < a->nthreads; i++) {
 		if (!report_selected(a, &a->threads[i], o))

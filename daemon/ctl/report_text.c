@@ -356,6 +356,27 @@ static int print_wakers(const struct gt_analysis *a, const struct report_opts *o
 	return 0;
 }
 
+/* What the Go viewers' profile pages total, and how each reader counts
+ * (docs/mapping.md#profiles): the figures a user meets there, here. */
+static int print_viewers(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
+{
+	static const char *const what[GT_AN_VIEW_COUNT][2] = {
+		{ "sched", "wakeup -> start (1.23: -> next stop, run included)" },
+		{ "sync", "chan/select/sync block -> wakeup" },
+		{ "syscall", "GoSysCall -> GoSysExit (1.23: -> next stop)" },
+		{ "net", "network block -> wakeup" },
+	};
+
+	(void)o;
+	fprintf(f, "\nGo viewers' profiles (go tool trace -pprof=TYPE), each reader's own definition:\n");
+	fprintf(f, "  %-8s %12s %12s   %s\n", "PROFILE", "GO 1.19", "GO 1.23", "FROM -> TO");
+	for (int k = 0; k < GT_AN_VIEW_COUNT; k++) {
+		fprintf(f, "  %-8s %12s", what[k][0], dur(a->go119.ns[k]));
+		fprintf(f, " %12s   %s\n", dur(a->go123.ns[k]), what[k][1]);
+	}
+	return 0;
+}
+
 static void print_head(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
 	fprintf(f, "%s: go %d.%d trace, %.6fs, %llu events (%llu CPU samples), %zu goroutines\n",
@@ -376,7 +397,7 @@ int report_text(const struct gt_analysis *a, const struct report_opts *o, FILE *
 {
 	int (*const parts[])(const struct gt_analysis *, const struct report_opts *, FILE *) = {
 		print_delay, print_groups, print_offcpu, print_top_stacks, print_oncpu,
-		print_sys, print_wakers,
+		print_sys, print_wakers, print_viewers,
 	};
 
 	print_head(a, o, f);

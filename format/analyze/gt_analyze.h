@@ -29,7 +29,9 @@
  *    GoStop of a syscall that sleeps, as futex and poll do), until it is
  *    woken (GoSysExit, GoUnblock); the off-CPU time of such a wait is also
  *    the syscall's "blocked" time;
- *  - waker: the goroutine that wrote the GoUnblock (0: none, an interrupt).
+ *  - waker: the goroutine that wrote the GoUnblock (0: none, an interrupt);
+ *  - the Go viewers' profile totals (go119, go123): each reader's own
+ *    rules, which differ from the above (gt_analyze_viewers.c).
  * A figure counts in the window [since, until] when the event that ends it
  * is in the window; on-CPU time counts its overlap with the window.
  */
@@ -75,6 +77,15 @@ struct gt_an_waker {
 	uint64_t count, delay_total_ns, delay_max_ns;
 };
 
+/* The Go viewers' profiles (`go tool trace -pprof=TYPE`): what each
+ * reader totals, by its own definition (gt_analyze_viewers.c). */
+enum gt_an_view { GT_AN_VIEW_SCHED, GT_AN_VIEW_SYNC, GT_AN_VIEW_SYSCALL, GT_AN_VIEW_NET,
+		  GT_AN_VIEW_COUNT };
+
+struct gt_an_view_totals {
+	uint64_t ns[GT_AN_VIEW_COUNT], n[GT_AN_VIEW_COUNT];
+};
+
 enum gt_an_gstate { GT_AN_DEAD, GT_AN_RUNNABLE, GT_AN_RUNNING, GT_AN_WAITING };
 
 enum gt_an_wake { GT_AN_WAKE_NONE, GT_AN_WAKE_UNBLOCK };
@@ -105,6 +116,10 @@ struct gt_an_thread {
 	int sys_open, sys_blocked;
 	int64_t sys_ns;
 	uint64_t sys_stk;
+	int v19_type, v19_stk;   /* Go 1.19's pending event (g.ev) */
+	int64_t v19_ns;
+	int v23_state;           /* Go 1.23's tracked state, 0: none */
+	int64_t v23_ns;
 };
 
 /* Stack-weighted totals: on-CPU samples and off-CPU time. */
@@ -134,6 +149,7 @@ struct gt_analysis {
 	uint64_t samples;      /* CPUSample events */
 	uint64_t anomalies;    /* events that broke an ordering or state rule */
 	uint64_t futile;       /* FutileWakeup events (Go's reader drops them) */
+	struct gt_an_view_totals go119, go123; /* the viewers' profile totals */
 	struct gt_an_thread *threads; /* by id, after gt_analyze */
 	size_t nthreads;
 	struct gt_an_stackagg *aggs;

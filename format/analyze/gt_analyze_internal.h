@@ -60,6 +60,8 @@ struct gt_an_priv {
 	struct gt_an_proc *procs;
 	size_t nprocs, capprocs;
 	size_t capthreads, capaggs, capnames;
+	int seen_gomaxprocs;          /* Go 1.23's converter: init is over */
+	int64_t last123_ns;           /* its last event's time */
 };
 
 /* Pass 1: dictionaries, segments, frequency, first timestamp. */
@@ -68,6 +70,9 @@ int gt_an_index(struct gt_analysis *a);
 int gt_an_merge(struct gt_analysis *a);
 /* The state machine; ns = event time since the first event. */
 int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns);
+/* The Go viewers' profile models (gt_analyze_viewers.c); in: the event is
+ * in the window. */
+int gt_an_viewers(struct gt_analysis *a, const struct gt_pev *e, int64_t ns, int in);
 /* A CPU sample (outside the merge: its order does not matter). */
 int gt_an_sample(struct gt_analysis *a, const struct gt_pev *e);
 /* Closes what is open at the end of the trace. */

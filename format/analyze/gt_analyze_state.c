@@ -238,6 +238,9 @@ int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 
 	if (ns > a->end_ns)
 		a->end_ns = ns;
+	rc = gt_an_viewers(a, e, ns, in_window(a, ns));
+	if (rc)
+		return rc;
 	if (e->type == GT_EV_GO_CREATE || e->type == GT_EV_GO_UNBLOCK) {
 		rc = on_other(a, e, ns);
 		if (rc)

@@ -268,6 +268,41 @@ static void test_analyze_window(void)
 	close(fd);
 }
 
+/* The Go viewers' profile totals of the same trace, by each reader's rules
+ * (gt_analyze_viewers.c).  Go 1.19: the GoCreates and the GoUnblock have
+ * no stack, so no scheduling delay; the lock wait runs 5000..6000, the
+ * read() 200..4000 (GoSysCall -> GoSysExit).  Go 1.23: the read() runs
+ * from its GoSysCall to the next event with a stack, the lock wait at
+ * 5000; the lock wait itself never ends there, its wakeup has no stack. */
+static void test_analyze_viewers(void)
+{
+	int fd = memfd_create("report", 0);
+	static const uint64_t ns19[GT_AN_VIEW_COUNT] = { 0, 1000, 3800, 0 };
+	static const uint64_t ns23[GT_AN_VIEW_COUNT] = { 0, 0, 4800, 0 };
+	struct gt_analysis a;
+	uint8_t *data;
+	off_t len;
+
+	GT_REQUIRE(fd >= 0 && write_trace(fd) == 0, "writing the trace");
+	len = lseek(fd, 0, SEEK_END);
+	data = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
+	GT_REQUIRE(data != MAP_FAILED, "mmap");
+	GT_REQUIRE(gt_analyze(&a, data, (size_t)len, NULL) == 0, "analyze: %s", a.error);
+	for (int k = 0; k < GT_AN_VIEW_COUNT; k++) {
+		GT_CHECK(a.go119.ns[k] == ns19[k] && a.go119.n[k] == (ns19[k] != 0),
+			 "go1.19 profile %d: %llu ns in %llu, want %llu", k,
+			 (unsigned long long)a.go119.ns[k], (unsigned long long)a.go119.n[k],
+			 (unsigned long long)ns19[k]);
+		GT_CHECK(a.go123.ns[k] == ns23[k] && a.go123.n[k] == (ns23[k] != 0),
+			 "go1.23 profile %d: %llu ns in %llu, want %llu", k,
+			 (unsigned long long)a.go123.ns[k], (unsigned long long)a.go123.n[k],
+			 (unsigned long long)ns23[k]);
+	}
+	gt_analysis_free(&a);
+	munmap(data, (size_t)len);
+	close(fd);
+}
+
 static void test_analyze_rejects_garbage(void)
 {
 	static const uint8_t junk[] = "not a trace file at all";
@@ -287,6 +322,7 @@ int main(void)
 	GT_RUN(test_syscall_names);
 	GT_RUN(test_analyze_known_trace);
 	GT_RUN(test_analyze_window);
+	GT_RUN(test_analyze_viewers);
 	GT_RUN(test_analyze_rejects_garbage);
 	return gt_test_done();
 }
