@@ -285,12 +285,13 @@ static int print_sys(const struct gt_analysis *a, const struct report_opts *o, F
 
 	if (!v)
 		return -ENOMEM;
-	fprintf(f, "\nSyscalls (entry -> the thread's next event, or -> its wakeup if it blocked), most time first:\n");
+	fprintf(f, "\nSyscalls (entry -> the thread's next event, or, if it blocked, -> its start "
+		   "after the last wakeup), most time first:\n");
 	/* what COUNT can say: the file has GoSysCall events, no syscall exits */
-	fprintf(f, "  (COUNT = GoSysCall events. gotraced writes one at every entry with record "
-		   "--syscalls=all, and one at each block of a blocking syscall: a call that blocks "
-		   "N times counts N; by default (--syscalls=blocking) only the blocks are seen, and "
-		   "calls that never block cannot be counted)\n");
+	fprintf(f, "  (COUNT: with record --syscalls=all, calls: one GoSysCall at each entry, and a "
+		   "call that blocks again stays one; by default (--syscalls=blocking) only the "
+		   "blocks are seen: a call that blocks N times counts N, and calls that never "
+		   "block cannot be counted)\n");
 	fprintf(f, "  %-8s %-24s %-16s %8s %10s %9s %9s %9s %10s\n", "G", "THREAD", "SYSCALL",
 		"COUNT", "TOTAL", "MIN", "AVG", "MAX", "BLOCKED");
 	for (size_t i = 0; i < n; i++) {

@@ -43,6 +43,12 @@ struct gt_thread {
 	 * (GT_WAKEUP_SWITCHING): it ends the block its switch-out, the next
 	 * event about it, is about to write. */
 	bool wake_pending;
+	/* Its syscall entries are recorded (--syscalls=all): a generic
+	 * syscall wait with no entry since its last GoSysCall is that call
+	 * blocking again (after a wakeup or a preemption inside it), and
+	 * writes no second GoSysCall (report counts calls,
+	 * docs/mapping.md#syscalls). */
+	bool entries_seen;
 	struct gt_kev_wakeup pending;
 	/* Its last syscall entry's user stack and the caller found in its
 	 * stack top (0: none): later events of that same stack (its switch

@@ -121,7 +121,8 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 		/* The syscall stays in the syscall profile: its GoSysCall right
 		 * before the block, with the switch's fuller stack (the kernel's
 		 * frames) when the entry's is held back, or written now when
-		 * entries are not recorded. */
+		 * entries are not recorded.  With entries, a block with no
+		 * entry since is the call shown blocking again: no GoSysCall. */
 		if (t->cpus[c].sys_pending) {
 			/* the entry's, with the kernel's frames (kept rooted
 			 * in the thread's name if it was: Go 1.23 names it so) */
@@ -130,7 +131,7 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 				th->root_base = stk;
 			else if (e->prev_kstack >= 0)
 				t->cpus[c].sys_stack = stk;
-		} else if (t->cpus[c].last_type != GT_EV_GO_SYSCALL) {
+		} else if (t->cpus[c].last_type != GT_EV_GO_SYSCALL && !th->entries_seen) {
 			uint64_t a[1] = {gt_tr_named_stack(t, th, stk)};
 			gt_tr_emit(t, c, GT_EV_GO_SYSCALL, a, 1);
 		}

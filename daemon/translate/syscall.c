@@ -29,6 +29,7 @@ void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *
 	gt_tr_flush_syscall(t, th->cpu); /* the last one returned */
 	c->sys_pending = true;
 	c->sys_at_block = (e->flags & GT_SYS_ENTER_AT_BLOCK) != 0;
+	th->entries_seen = !c->sys_at_block;
 	c->sys_ts = t->now;
 	note_syscall_caller(t, th, e);
 	uint64_t stk = gt_tr_thread_stack(t, th, e->ustack, -1);

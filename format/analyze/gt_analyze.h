@@ -28,7 +28,11 @@
  *    or, when that event is a wait (GoSysBlock, or GoBlock*, GoSleep,
  *    GoStop of a syscall that sleeps, as futex and poll do), until it is
  *    woken (GoSysExit, GoUnblock); the off-CPU time of such a wait is also
- *    the syscall's "blocked" time;
+ *    the syscall's "blocked" time.  A thread of gotraced's (identity
+ *    frame) woken or preempted in a syscall stays in it while its next
+ *    stops are GoBlockRecv/Send/Cond (the same call blocking again) or
+ *    GoPreempt, and the call ends at the GoStart after its last wakeup
+ *    (or at the preemption, if it was not woken since);
  *  - waker: the goroutine that wrote the GoUnblock (0: none, an interrupt);
  *  - the Go viewers' profile totals (go119, go123): each reader's own
  *    rules, which differ from the above (gt_analyze_viewers.c).
@@ -114,7 +118,10 @@ struct gt_an_thread {
 	int32_t stop_sys;    /* syscall entry of a GoSysBlock stop, or -1 */
 	int64_t last_p;      /* P of the previous GoStart, or -1 */
 	int sys_open, sys_blocked;
-	int64_t sys_ns;
+	int sys_resumed;     /* woken or preempted inside the call: it may
+			      * block again */
+	int sys_woke;        /* resumed by a wakeup (its start ends it) */
+	int64_t sys_ns, sys_end_ns;
 	uint64_t sys_stk;
 	int v19_type, v19_stk;   /* Go 1.19's pending event (g.ev) */
 	int64_t v19_ns;

@@ -62,7 +62,7 @@ static int sys_close(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g, 
 	uint64_t d = ns > t->sys_ns ? (uint64_t)(ns - t->sys_ns) : 0;
 	struct gt_an_syscall *s;
 
-	t->sys_open = t->sys_blocked = 0;
+	t->sys_open = t->sys_blocked = t->sys_resumed = 0;
 	if (!in_window(a, ns))
 		return 0;
 	name = gt_an_stack_sysname(a, t->sys_stk);
@@ -90,18 +90,84 @@ static int waits(int type)
 	       type != GT_EV_GO_PREEMPT;
 }
 
+/* 1 if a block of type `type` that follows a GoSysCall of thread t is a
+ * wait inside that syscall, to be counted as `syscall`: gotraced writes a
+ * generic syscall that blocks (fsync, read, write, wait4, ...) as
+ * GoSysCall then GoBlockRecv / GoBlockSend / GoBlockCond, so that its
+ * waker's GoUnblock shows (DESIGN.md).  Its threads are known by their
+ * identity frame ("[thread]").  In a Go runtime's trace the same pair
+ * is a syscall that returned, then a channel or sync.Cond wait. */
+static int ours(const struct gt_analysis *a, const struct gt_an_thread *t)
+{
+	size_t len;
+	int64_t tid;
+
+	gt_an_thread_name(a, t, &len, &tid);
+	return tid >= 0;
+}
+
+static int generic_syscall_block(const struct gt_analysis *a, const struct gt_an_thread *t,
+				 int type)
+{
+	if (type != GT_EV_GO_BLOCK_RECV && type != GT_EV_GO_BLOCK_SEND &&
+	    type != GT_EV_GO_BLOCK_COND)
+		return 0;
+	return ours(a, t);
+}
+
 /* A syscall ends at its goroutine's next event; when that event is a
  * wait (GoSysBlock, or a GoBlock* of a syscall that sleeps, as futex and
  * poll do), it ends when the goroutine is woken instead (GoSysExit,
- * GoUnblock, or its next event if no wakeup was written). */
+ * GoUnblock, or its next event if no wakeup was written).  A call of
+ * gotraced's that blocks again after its wakeup (fsync, a long read)
+ * or is preempted in it, writes no second GoSysCall when entries are
+ * recorded: it stays one call through its blocks, and ends at the start
+ * that followed its last wakeup (the thread back on a CPU to return), or
+ * at its preemption if it never blocks again. */
 static int sys_track(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g,
 		     const struct gt_pev *e, int64_t ns)
 {
+	if (t->sys_open && t->sys_resumed) {
+		if (e->type == GT_EV_GO_START || e->type == GT_EV_GO_START_LABEL) {
+			if (t->sys_woke)
+				t->sys_end_ns = ns;
+			return 0;
+		}
+		if (generic_syscall_block(a, t, e->type)) {
+			t->sys_resumed = 0;
+			t->sys_blocked = 1;
+			return 0;
+		}
+		if (e->type == GT_EV_GO_PREEMPT)
+			return 0;
+		return sys_close(a, t, g, t->sys_end_ns);
+	}
+	/* preempted in a call of gotraced's: it may go on and block in it
+	 * (entries recorded: no second GoSysCall), or have returned */
+	if (t->sys_open && !t->sys_blocked && e->type == GT_EV_GO_PREEMPT && ours(a, t)) {
+		t->sys_resumed = 1;
+		t->sys_woke = 0;
+		t->sys_end_ns = ns;
+		return 0;
+	}
 	if (t->sys_open && !t->sys_blocked && waits(e->type)) {
 		t->sys_blocked = 1;
 		return 0;
 	}
 	return t->sys_open ? sys_close(a, t, g, ns) : 0;
+}
+
+/* A goroutine blocked in a syscall is woken at ns: gotraced's calls may
+ * block again (sys_track), the others end here. */
+static int sys_woken(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g, int64_t ns)
+{
+	if (!ours(a, t))
+		return sys_close(a, t, g, ns);
+	t->sys_blocked = 0;
+	t->sys_resumed = 1;
+	t->sys_woke = 1;
+	t->sys_end_ns = ns;
+	return 0;
 }
 
 static void runnable(struct gt_an_thread *t, int64_t ns, int wake, uint64_t waker)
@@ -156,26 +222,6 @@ static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct 
 	return 0;
 }
 
-/* 1 if a block of type `type` that follows a GoSysCall of thread t is a
- * wait inside that syscall, to be counted as `syscall`: gotraced writes a
- * generic syscall that blocks (fsync, read, write, wait4, ...) as
- * GoSysCall then GoBlockRecv / GoBlockSend / GoBlockCond, so that its
- * waker's GoUnblock shows (DESIGN.md).  Its threads are known by their
- * identity frame ("[thread]").  In a Go runtime's trace the same pair
- * is a syscall that returned, then a channel or sync.Cond wait. */
-static int generic_syscall_block(const struct gt_analysis *a, const struct gt_an_thread *t,
-				 int type)
-{
-	size_t len;
-	int64_t tid;
-
-	if (type != GT_EV_GO_BLOCK_RECV && type != GT_EV_GO_BLOCK_SEND &&
-	    type != GT_EV_GO_BLOCK_COND)
-		return 0;
-	gt_an_thread_name(a, t, &len, &tid);
-	return tid >= 0;
-}
-
 static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_pev *e,
 		   int64_t ns)
 {
@@ -225,7 +271,7 @@ static int on_other(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 	case GT_EV_GO_UNBLOCK:
 		runnable(t, ns, GT_AN_WAKE_UNBLOCK, e->g);
 		if (t->sys_blocked)
-			return sys_close(a, t, e->args[0], ns);
+			return sys_woken(a, t, e->args[0], ns);
 		break;
 	}
 	return 0;
@@ -288,6 +334,12 @@ void gt_an_finish(struct gt_analysis *a)
 {
 	for (size_t i = 0; i < a->nthreads; i++) {
 		struct gt_an_thread *t = &a->threads[i];
+
+		/* a call woken for the last time: it returned (no memory is
+		 * taken: its table entry exists since its block) */
+		if (t->sys_open && t->sys_resumed)
+			(void)sys_close(a, t, t->id, t->sys_end_ns);
+		t = &a->threads[i];
 
 		if (t->state == GT_AN_RUNNING)
 			t->oncpu_ns += overlap(a, t->since_ns, a->end_ns);

@@ -12,11 +12,17 @@
 #    program's own count of calls (a call that blocks several times is
 #    several GoSysCalls: the file has no syscall exits), the text report
 #    says what COUNT counts, next to the table.
+#  - report_calls_perf: with --syscalls=all, COUNT is calls (a call that
+#    blocks again stays one call): fsyncloop recorded under `perf trace
+#    -s`; the syncer thread's fsync, clock_nanosleep and write counts in
+#    `report --json` equal perf's for that thread (within 2%, at least 1),
+#    fsync's equals the program's own count (40), and an fsync lasts at
+#    least the time it was blocked.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
-gt_expect report_fsync report_counts_told
-gt_require_bpf report_fsync report_counts_told
+gt_expect report_fsync report_counts_told report_calls_perf
+gt_require_bpf report_fsync report_counts_told report_calls_perf
 
 T=$GT_TMP/fsync.trace
 if ! "$GTCTL" record -o "$T" -- "$WL/fsyncloop" 40 >"$GT_TMP/fs.out" 2>"$GT_TMP/fs.err"; then
@@ -66,6 +72,59 @@ print(sum(s["count"] for s in t[0]["syscalls"] if s["name"] == "fsync") if t els
 		ok report_counts_told
 	else
 		fail report_counts_told "report counts $n fsync calls (the program made 40) and does not say why"
+	fi
+fi
+
+# report_calls_perf
+A=$GT_TMP/all.trace
+if ! command -v perf >/dev/null; then
+	fail report_calls_perf "perf is not installed (make deps)"
+elif ! perf trace -s -o "$GT_TMP/perf.trace.txt" -- "$GTCTL" record --syscalls=all -o "$A" -- \
+	"$WL/fsyncloop" 40 >"$GT_TMP/all.out" 2>"$GT_TMP/all.err"; then
+	fail report_calls_perf "perf trace -s -- gotracectl record --syscalls=all failed: $(tail -3 "$GT_TMP/all.err")"
+elif gt_valid report_calls_perf "$A"; then
+	if out=$(python3 - "$GTCTL" "$A" "$GT_TMP/perf.trace.txt" "$GT_TMP/all.out" <<'PY'
+import json, re, subprocess, sys
+ctl, trace, ptxt, wout = sys.argv[1:5]
+rep = json.loads(subprocess.run([ctl, "report", "--json", trace], capture_output=True, text=True,
+                                check=True).stdout)
+t = [t for t in rep["threads"] if t["name"] == "syncer"]
+if len(t) != 1:
+    sys.exit("%d syncer threads in the report" % len(t))
+ours = {s["name"]: s for s in t[0]["syscalls"]}
+# perf trace -s: " syncer (TID), N events ..." then a table of
+# "   name   calls  errors  total  min  avg  max  stddev" rows
+perf, inside = {}, False
+for line in open(ptxt):
+    if re.match(r"\s*\S+ \(\d+\), \d+ events", line):
+        inside = line.split()[0] == "syncer"
+    elif inside:
+        m = re.match(r"\s+([a-z_0-9]+)\s+(\d+)\s+\d+\s+[\d.]+", line)
+        if m:
+            perf[m.group(1)] = int(m.group(2))
+if not perf:
+    sys.exit("perf trace -s shows no syncer thread")
+calls = {l.split()[1]: int(l.split()[2]) for l in open(wout) if l.startswith("calls ")}
+errs, notes = [], []
+for name in ("fsync", "clock_nanosleep", "write"):
+    got, want = ours.get(name, {}).get("count", 0), perf.get(name, 0)
+    notes.append("%s %d/%d" % (name, got, want))
+    if abs(got - want) > max(1, want * 0.02):
+        errs.append("%s: report counts %d calls, perf trace -s %d" % (name, got, want))
+if ours.get("fsync", {}).get("count") != calls.get("fsync"):
+    errs.append("fsync: report counts %s, the program made %s" % (ours.get("fsync", {}).get("count"), calls.get("fsync")))
+f = ours.get("fsync")
+if f and f["total_ns"] < f["blocked_ns"] * 0.98:
+    errs.append("fsync lasted %d ns in all but was blocked %d ns" % (f["total_ns"], f["blocked_ns"]))
+print("ours/perf: " + ", ".join(notes))
+sys.exit("; ".join(errs) if errs else 0)
+PY
+	); then
+		ok report_calls_perf
+		echo "# $out"
+	else
+		fail report_calls_perf "report's syscall counts are not perf trace's calls"
+		echo "$out" | detail
 	fi
 fi
 gt_finish

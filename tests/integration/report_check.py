@@ -36,8 +36,8 @@ class G:
         self.sched = [0, 0, 0]  # count, total, max
         self.off = {}
         self.sys = [0, 0]  # count, total
-        self.sys_open = self.sys_blocked = False
-        self.sys_ts = 0
+        self.sys_open = self.sys_blocked = self.sys_resumed = self.sys_woke = False
+        self.sys_ts = self.sys_end = 0
         self.waker = None  # the GoUnblock writer of the runnable period
         self.wakers = {}   # waker g -> [count, total delay]
 
@@ -57,15 +57,28 @@ WAITS = {"GoStop", "GoSleep", "GoBlock", "GoBlockSend", "GoBlockRecv", "GoBlockS
 
 
 def sys_close(g, ts):
-    g.sys_open = g.sys_blocked = False
+    g.sys_open = g.sys_blocked = g.sys_resumed = False
     g.sys[0] += 1
     g.sys[1] += max(0, ts - g.sys_ts)
 
 
-def sys_track(g, typ, ts):
+def sys_track(g, typ, ts, mine):
     """A syscall ends at the goroutine's next event, or, when that event is
-    a wait, when it is woken (GoSysExit, GoUnblock) or next seen."""
-    if g.sys_open and not g.sys_blocked and typ in WAITS:
+    a wait, when it is woken (GoSysExit, GoUnblock) or next seen.  One of
+    gotraced's threads woken or preempted in it stays in it while it blocks
+    again in a SYSCALL_WAITS block (or is preempted), and the call ends at
+    the start after its last wakeup, or else at the preemption."""
+    if g.sys_open and g.sys_resumed:
+        if typ in ("GoStart", "GoStartLabel"):
+            if g.sys_woke:
+                g.sys_end = ts
+        elif typ in SYSCALL_WAITS:
+            g.sys_resumed, g.sys_blocked = False, True
+        elif typ != "GoPreempt":
+            sys_close(g, g.sys_end)
+    elif g.sys_open and not g.sys_blocked and typ == "GoPreempt" and mine:
+        g.sys_resumed, g.sys_woke, g.sys_end = True, False, ts
+    elif g.sys_open and not g.sys_blocked and typ in WAITS:
         g.sys_blocked = True
     elif g.sys_open:
         sys_close(g, ts)
@@ -101,11 +114,14 @@ def analyze(events, ours):
             t.state, t.since = "runnable", ts
             t.waker = gid if typ == "GoUnblock" else None
             if typ == "GoUnblock" and t.sys_blocked:
-                sys_close(t, ts)
+                if int(args[0]) in ours:
+                    t.sys_blocked, t.sys_resumed, t.sys_woke, t.sys_end = False, True, True, ts
+                else:
+                    sys_close(t, ts)
         if gid == 0 or typ == "CPUSample":
             continue
         g = get(gid)
-        sys_track(g, typ, ts)
+        sys_track(g, typ, ts, gid in ours)
         if typ in ("GoStart", "GoStartLabel"):
             on_start(g, ts)
         elif typ in REASON:
@@ -122,6 +138,9 @@ def analyze(events, ours):
             g.state, g.since, g.waker = "runnable", ts, None
         elif typ in ("GoWaiting", "GoInSyscall"):
             g.state = "waiting"
+    for g in gs.values():
+        if g.sys_open and g.sys_resumed:
+            sys_close(g, g.sys_end)
     return gs, n
 
 

@@ -606,8 +606,9 @@ static void test_preempt(void)
 }
 
 /* A thread blocked in a generic syscall: its GoSysCall right before the
- * block (again if it was preempted inside the syscall), and no ProcStop
- * when another of ours runs next. */
+ * block, not again after a preemption inside it (entries are recorded:
+ * the same call, which report keeps open), and no ProcStop when another
+ * of ours runs next. */
 static void test_syscall_block_shape(void)
 {
 	struct tt x;
@@ -625,9 +626,11 @@ static void test_syscall_block_shape(void)
 			       "ProcStop p=0 g=0\n"
 			       "ProcStart p=0 g=0 thread=101\n"
 			       "GoStart p=0 g=1 g=1 seq=2\n"
-			       "GoSysCall p=0 g=1\n"
 			       "GoBlockRecv p=0 g=1\n"
 			       "GoStart p=0 g=2 g=2 seq=2");
+	GT_CHECK(count_lines(&x, "GoSysCall p=0 g=1") == 1,
+		 "the call preempted then blocked is written as %d GoSysCalls, want 1",
+		 count_lines(&x, "GoSysCall p=0 g=1"));
 	tt_close(&x);
 }
 
