@@ -95,7 +95,8 @@ static int print_delay(const struct gt_analysis *a, const struct report_opts *o,
 
 	if (!v)
 		return -ENOMEM;
-	fprintf(f, "\nScheduling delay (runnable -> running), worst first:\n");
+	fprintf(f, "\nScheduling delay (woken or preempted -> running: perf sched timehist's "
+		   "sch delay, sched_waking -> sched_switch), worst first:\n");
 	fprintf(f, "  %-8s %-24s %8s %9s %9s %9s %9s %9s %11s\n", "G", "THREAD", "COUNT", "AVG",
 		"P50", "P90", "P99", "MAX", "WORST AT");
 	for (size_t i = 0; i < n; i++) {
@@ -152,7 +153,8 @@ static int print_offcpu(const struct gt_analysis *a, const struct report_opts *o
 
 	if (!v)
 		return -ENOMEM;
-	fprintf(f, "\nOff-CPU time by reason (stop -> next start), most first:\n");
+	fprintf(f, "\nOff-CPU time by reason (stop -> next start, as offcputime counts: the wait "
+		   "and the scheduling delay after it), most first:\n");
 	fprintf(f, "  %-8s %-24s %9s", "G", "THREAD", "TOTAL");
 	for (int r = 0; r < GT_BLK_COUNT; r++)
 		fprintf(f, " %9s", gt_block_reason_names[r]);
