@@ -30,21 +30,11 @@ for tool in redis-server redis-benchmark redis-cli; do
 	fi
 done
 
-# A free port: redis refuses to start on a used one; try a few.
-for _ in 1 2 3 4 5; do
-	port=$(( (RANDOM % 20000) + 40000 ))
-	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-		--hz 1 --dynamic-hz no --daemonize no --dir "$GT_TMP" \
-		>"$GT_TMP/redis.log" 2>&1 &
-	rpid=$!
-	gt_pids+=("$rpid")
-	for _ in $(seq 1 50); do
-		[ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break 2
-		kill -0 "$rpid" 2>/dev/null || break
-		sleep 0.1
-	done
-done
-if [ "$(redis-cli -p "$port" ping 2>/dev/null)" != PONG ]; then
+. tests/lib/redis.sh
+gt_redis_start "$GT_TMP"; up=$?
+rpid=$RPID port=$RPORT
+gt_pids+=("$rpid")
+if [ "$up" != 0 ]; then
 	fail redis_valid "redis-server did not start: $(tail -3 "$GT_TMP/redis.log")"
 	gt_finish
 fi
