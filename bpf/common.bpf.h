@@ -66,10 +66,10 @@ const volatile __u64 wakeup_bytes = 1;
 		__uint(key_size, K_BYTES);                      \
 		__uint(value_size, V_BYTES);                    \
 	} name SEC(".maps")
-/* A per-CPU slot of type V: this CPU's, with gt_percpu_slot(&name). */
+/* A per-CPU slot of type V: this CPU's, with percpu_slot(&name). */
 #define GT_PERCPU_SLOT(name, V) GT_MAP(name, BPF_MAP_TYPE_PERCPU_ARRAY, 1, __u32, V)
 
-static __always_inline void *gt_percpu_slot(void *map)
+static __always_inline void *percpu_slot(void *map)
 {
 	__u32 zero = 0;
 
@@ -113,7 +113,7 @@ GT_PERCPU_SLOT(session_drops, struct gt_bpf_session_drops);
 
 static __always_inline struct gt_bpf_stats *my_stats(void)
 {
-	return gt_percpu_slot(&stats);
+	return percpu_slot(&stats);
 }
 
 static __always_inline struct task_struct *current_task(void)

@@ -132,7 +132,7 @@ GT_PERCPU_SLOT(this_rq_cache, __u64);
 
 static __always_inline __u64 this_rq(void)
 {
-	__u64 *c = gt_percpu_slot(&this_rq_cache), rq;
+	__u64 *c = percpu_slot(&this_rq_cache), rq;
 
 	if (c && *c)
 		return *c;
@@ -199,7 +199,7 @@ GT_PERCPU_SLOT(rx_state, struct gt_rx);
 
 static __always_inline struct gt_rx *my_rx(void)
 {
-	return gt_percpu_slot(&rx_state);
+	return percpu_slot(&rx_state);
 }
 
 #define GT_IFF_LOOPBACK 0x8     /* include/uapi/linux/if.h */

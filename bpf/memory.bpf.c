@@ -60,7 +60,7 @@ GT_PERCPU_SLOT(mstats, struct gt_mem_stats);
 
 static __always_inline struct gt_mem_stats *mem_stats(void)
 {
-	return gt_percpu_slot(&mstats);
+	return percpu_slot(&mstats);
 }
 
 #define MSTAT_INC(field)                                     \
