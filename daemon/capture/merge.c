@@ -10,6 +10,7 @@
  * a few million events per second the heap's scattered slots and sift-downs
  * were most of the consumer's time. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -54,9 +55,19 @@ static inline struct gt_slot *at(struct gt_fifo *f, uint32_t i)
 	return &f->slots[i & (f->cap - 1)];
 }
 
-static struct gt_mmap_held **held_of(struct gt_slot *s)
+/* The held record a perf slot points at, copied in and out as bytes: the
+ * slot is a union of event structs, and struct gt_mmap_kev is not one. */
+static struct gt_mmap_held *held_get(const struct gt_slot *s)
 {
-	return &((struct gt_mmap_kev *)&s->ev)->h;
+	struct gt_mmap_held *h;
+
+	memcpy(&h, (const char *)&s->ev + offsetof(struct gt_mmap_kev, h), sizeof(h));
+	return h;
+}
+
+static void held_set(struct gt_slot *s, struct gt_mmap_held *h)
+{
+	memcpy((char *)&s->ev + offsetof(struct gt_mmap_kev, h), &h, sizeof(h));
 }
 
 void gt_ring_merge_free(struct gt_ring_merge *m)
@@ -65,7 +76,7 @@ void gt_ring_merge_free(struct gt_ring_merge *m)
 		struct gt_fifo *f = &m->q[m->mq];
 
 		for (uint32_t i = f->head; i != f->tail; i++)
-			free(*held_of(at(f, i)));
+			free(held_get(at(f, i)));
 	}
 	for (int i = 0; m->q && i < m->nq; i++)
 		if (m->q[i].slots)
@@ -130,7 +141,7 @@ int gt_ring_merge_push_mmap(struct gt_ring_merge *m, struct gt_mmap_held *h)
 		return -ENOSPC;
 	memset(&s->ev.hdr, 0, sizeof(s->ev.hdr));
 	s->ev.hdr.ts = h->r.ts;
-	*held_of(s) = h;
+	held_set(s, h);
 	s->len = sizeof(struct gt_mmap_kev);
 	gt_ring_merge_push(m, m->mq, s);
 	return 0;
@@ -141,7 +152,7 @@ int gt_ring_merge_push_mmap(struct gt_ring_merge *m, struct gt_mmap_held *h)
  * records only).  Returns 0: the callback cannot stop the delivery. */
 static int give_mmap(struct gt_capture *c, struct gt_slot *s)
 {
-	struct gt_mmap_held *h = *held_of(s);
+	struct gt_mmap_held *h = held_get(s);
 
 	if (c->mm.cb)
 		c->mm.cb(c->mm.ctx, h);
