@@ -49,83 +49,71 @@ __u8 maybe_tgid[GT_MAYBE_SLOTS] SEC(".data.filter");
 /* Bytes waiting in a ring that wake user space (set before load). */
 const volatile __u64 wakeup_bytes = 1;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);   /* tgid */
-	__type(value, __u32); /* session mask */
-} tgids SEC(".maps");
+/* The shapes of the BTF map declarations, one line a map: entries of
+ * types K and V, or (for the maps the kernel sizes by bytes: stack
+ * traces, maps of maps) of K_BYTES and V_BYTES. */
+#define GT_MAP(name, map_type, entries, K, V)  \
+	struct {                               \
+		__uint(type, map_type);        \
+		__uint(max_entries, entries);  \
+		__type(key, K);                \
+		__type(value, V);              \
+	} name SEC(".maps")
+#define GT_MAP_BYTES(name, map_type, entries, K_BYTES, V_BYTES) \
+	struct {                                                \
+		__uint(type, map_type);                         \
+		__uint(max_entries, entries);                   \
+		__uint(key_size, K_BYTES);                      \
+		__uint(value_size, V_BYTES);                    \
+	} name SEC(".maps")
+/* A per-CPU slot of type V: this CPU's, with percpu_slot(&name). */
+#define GT_PERCPU_SLOT(name, V) GT_MAP(name, BPF_MAP_TYPE_PERCPU_ARRAY, 1, __u32, V)
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u64);   /* cgroup v2 id (directory inode) */
-	__type(value, __u32); /* session mask */
-} cgroups SEC(".maps");
+static __always_inline void *percpu_slot(void *map)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(map, &zero);
+}
+
+/* tgid -> session mask */
+GT_MAP(tgids, BPF_MAP_TYPE_HASH, 65536, __u32, __u32);
+/* cgroup v2 id (directory inode) -> session mask */
+GT_MAP(cgroups, BPF_MAP_TYPE_HASH, 1024, __u64, __u32);
 
 /* One ring buffer per CPU; user space creates them and sets the inner map
  * template before load, and the outer size to the number of possible CPUs. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(__u32));
-} rings SEC(".maps");
+GT_MAP_BYTES(rings, BPF_MAP_TYPE_ARRAY_OF_MAPS, 1, sizeof(__u32), sizeof(__u32));
 
 /* No BPF_F_REUSE_STACKID: an id's content never changes while it lives. */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, GT_STACK_DEPTH * sizeof(__u64));
-} stacks SEC(".maps");
+GT_MAP_BYTES(stacks, BPF_MAP_TYPE_STACK_TRACE, 16384, sizeof(__u32),
+	     GT_STACK_DEPTH * sizeof(__u64));
 
 /* Where a stack goes when its bucket in `stacks` is taken by another one:
  * a stack-trace map has one stack per hash bucket, so without this a hot
  * stack that collides with one stored earlier would be lost for the whole
  * recording.  Another bucket count, so another bucket.  Sized by user
  * space. */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 4096);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, GT_STACK_DEPTH * sizeof(__u64));
-} stacks_spill SEC(".maps");
+GT_MAP_BYTES(stacks_spill, BPF_MAP_TYPE_STACK_TRACE, 4096, sizeof(__u32),
+	     GT_STACK_DEPTH * sizeof(__u64));
 
 /* User stack ids by the key of gt_ustack_key(): a thread that enters the
  * same syscall from the same place again (a loop) reuses the id instead of
  * walking its stack again.  Emptied with `stacks` (ids are only valid
  * until then); sized like it by user space. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, __s32);
-} ustack_ids SEC(".maps");
+GT_MAP(ustack_ids, BPF_MAP_TYPE_LRU_HASH, 16384, __u64, __s32);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct gt_bpf_stats);
-} stats SEC(".maps");
+GT_PERCPU_SLOT(stats, struct gt_bpf_stats);
 
 /* Failed reservations per session bit: a session's drops are the events
  * it wanted and lost, not the machine's (an idle session beside a busy one
  * reported the busy one's losses as its own).  User space reads a bit's
  * sum when a session starts and again when it ends. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct gt_bpf_session_drops);
-} session_drops SEC(".maps");
+GT_PERCPU_SLOT(session_drops, struct gt_bpf_session_drops);
 
 static __always_inline struct gt_bpf_stats *my_stats(void)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&stats, &zero);
+	return percpu_slot(&stats);
 }
 
 static __always_inline struct task_struct *current_task(void)
@@ -334,11 +322,24 @@ static __always_inline void fill_hdr_at(struct gt_kev_hdr *h, __u64 ts, __u16 ty
 	h->sessions = sessions;
 }
 
-/* The same, timed now: for handlers that do little before reserving. */
-static __always_inline void fill_hdr(struct gt_kev_hdr *h, __u16 type,
-				     struct task_struct *t, __u32 sessions)
+/* reserve() and fill_hdr_at() in one: a record of `size` bytes (a struct
+ * that opens with its gt_kev_hdr) about task t for the sessions in mask,
+ * or NULL (the drop counted). */
+static __always_inline void *reserve_event_at(__u32 size, __u64 ts, __u16 type,
+					      struct task_struct *t, __u32 mask)
 {
-	fill_hdr_at(h, bpf_ktime_get_ns(), type, t, sessions);
+	struct gt_kev_hdr *h = reserve(size, mask);
+
+	if (h)
+		fill_hdr_at(h, ts, type, t, mask);
+	return h;
+}
+
+/* The same, timed now: for handlers that do little before reserving. */
+static __always_inline void *reserve_event(__u32 size, __u16 type, struct task_struct *t,
+					   __u32 mask)
+{
+	return reserve_event_at(size, bpf_ktime_get_ns(), type, t, mask);
 }
 
 /* Drops from `mask` the non-root sessions that may no longer follow the

@@ -53,10 +53,9 @@ static __always_inline void late_entry(__u64 ts, struct task_struct *cur, __u32 
 	m &= ~syscall_sessions;
 	if (!m || nr < 0)
 		return;
-	e = reserve(sizeof(*e), m);
+	e = reserve_event_at(sizeof(*e), ts, GT_KEV_SYS_ENTER, cur, m);
 	if (!e)
 		return;
-	fill_hdr_at(&e->hdr, ts, GT_KEV_SYS_ENTER, cur, m);
 	e->nr = nr;
 	e->ustack = ustack;
 	e->flags = flags;
@@ -90,10 +89,9 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 		if (state)
 			late_entry(now, prev, pm, sysnr, ustack, regs, GT_SYS_ENTER_AT_BLOCK);
 	}
-	e = reserve(sizeof(*e), pm | nm);
+	e = reserve_event_at(sizeof(*e), now, GT_KEV_SWITCH, prev, pm | nm);
 	if (!e)
 		return 0;
-	fill_hdr_at(&e->hdr, now, GT_KEV_SWITCH, prev, pm | nm);
 	e->next_tid = next->pid;
 	e->next_tgid = next->tgid;
 	e->prev_state = state;
@@ -130,17 +128,11 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 
 /* This CPU's runqueue address, found once per CPU (it never moves): the
  * walk from current costs three helper calls, at every wakeup. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} this_rq_cache SEC(".maps");
+GT_PERCPU_SLOT(this_rq_cache, __u64);
 
 static __always_inline __u64 this_rq(void)
 {
-	__u32 zero = 0;
-	__u64 *c = bpf_map_lookup_elem(&this_rq_cache, &zero), rq;
+	__u64 *c = percpu_slot(&this_rq_cache), rq;
 
 	if (c && *c)
 		return *c;
@@ -203,18 +195,11 @@ struct gt_rx {
 	__u32 loopback;          /* ... it arrived on a loopback device */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct gt_rx);
-} rx_state SEC(".maps");
+GT_PERCPU_SLOT(rx_state, struct gt_rx);
 
 static __always_inline struct gt_rx *my_rx(void)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&rx_state, &zero);
+	return percpu_slot(&rx_state);
 }
 
 #define GT_IFF_LOOPBACK 0x8     /* include/uapi/linux/if.h */
@@ -320,10 +305,9 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 		wustack = ustack_id(ctx, regs);
 		late_entry(now, cur, wm, gt_regs_syscall(regs), wustack, regs, GT_SYS_ENTER_CALLER_ONLY);
 	}
-	e = reserve(sizeof(*e), tm);
+	e = reserve_event_at(sizeof(*e), now, GT_KEV_WAKEUP, cur, tm);
 	if (!e)
 		return 0;
-	fill_hdr_at(&e->hdr, now, GT_KEV_WAKEUP, cur, tm);
 	e->target_tid = p->pid;
 	e->target_tgid = p->tgid;
 	e->target_cpu = gt_task_cpu(p);
@@ -377,10 +361,9 @@ int BPF_PROG(gt_sched_process_fork, struct task_struct *parent,
 	regs = gt_current_user_regs();
 	ustack = ustack_id(ctx, regs);
 	late_entry(now, parent, pm, gt_regs_syscall(regs), ustack, regs, GT_SYS_ENTER_CALLER_ONLY);
-	e = reserve(sizeof(*e), pm);
+	e = reserve_event_at(sizeof(*e), now, GT_KEV_FORK, parent, pm);
 	if (!e)
 		return 0;
-	fill_hdr_at(&e->hdr, now, GT_KEV_FORK, parent, pm);
 	e->child_tid = child->pid;
 	e->child_tgid = ctgid;
 	e->parent_ustack = ustack;
@@ -395,12 +378,8 @@ int BPF_PROG(gt_sched_process_fork, struct task_struct *parent,
  * it.  Set by user space; the lookup is skipped while no session uses it. */
 volatile __u32 name_sessions = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, char[GT_COMM_LEN]);
-	__type(value, __u32); /* session mask */
-} names SEC(".maps");
+/* comm -> session mask */
+GT_MAP(names, BPF_MAP_TYPE_HASH, 1024, char[GT_COMM_LEN], __u32);
 
 /* A process whose new comm (the basename of what it executes) is a name
  * some session asked for joins those sessions here, before its exec event
@@ -434,10 +413,9 @@ int BPF_PROG(gt_sched_process_exec, struct task_struct *p, pid_t old_pid,
 
 	if (!m)
 		return 0;
-	e = reserve(sizeof(*e), m);
+	e = reserve_event(sizeof(*e), GT_KEV_EXEC, p, m);
 	if (!e)
 		return 0;
-	fill_hdr(&e->hdr, GT_KEV_EXEC, p, m);
 	e->old_tid = old_pid;
 	e->pad = 0;
 	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
@@ -455,10 +433,9 @@ int BPF_PROG(gt_sched_process_exit, struct task_struct *p)
 
 	if (!m)
 		return 0;
-	e = reserve(sizeof(*e), m);
+	e = reserve_event(sizeof(*e), GT_KEV_EXIT, p, m);
 	if (!e)
 		return 0;
-	fill_hdr(&e->hdr, GT_KEV_EXIT, p, m);
 	e->exit_code = BPF_CORE_READ(p, exit_code);
 	e->group_dead = gt_group_dead(p);
 	submit(e);
@@ -474,10 +451,9 @@ int BPF_PROG(gt_sys_enter, struct pt_regs *regs, long id)
 
 	if (!m)
 		return 0;
-	e = reserve(sizeof(*e), m);
+	e = reserve_event(sizeof(*e), GT_KEV_SYS_ENTER, cur, m);
 	if (!e)
 		return 0;
-	fill_hdr(&e->hdr, GT_KEV_SYS_ENTER, cur, m);
 	e->nr = id;
 	e->ustack = ustack_id(ctx, regs);
 	e->flags = 0;
@@ -494,10 +470,9 @@ int BPF_PROG(gt_task_rename, struct task_struct *task, const char *comm)
 
 	if (!m)
 		return 0;
-	e = reserve(sizeof(*e), m);
+	e = reserve_event(sizeof(*e), GT_KEV_RENAME, task, m);
 	if (!e)
 		return 0;
-	fill_hdr(&e->hdr, GT_KEV_RENAME, task, m);
 	BPF_CORE_READ_STR_INTO(&e->oldcomm, task, comm);
 	bpf_probe_read_kernel_str(&e->newcomm, sizeof(e->newcomm), comm);
 	submit(e);

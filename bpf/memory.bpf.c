@@ -54,32 +54,13 @@ struct {
 	__type(value, __u64); /* requested size */
 } live SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32); /* tgid */
-	__type(value, struct gt_mem_proc);
-} procs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32); /* tid */
-	__type(value, struct gt_mem_pending);
-} pending SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct gt_mem_stats);
-} mstats SEC(".maps");
+GT_MAP(procs, BPF_MAP_TYPE_HASH, 65536, __u32, struct gt_mem_proc);      /* by tgid */
+GT_MAP(pending, BPF_MAP_TYPE_HASH, 65536, __u32, struct gt_mem_pending); /* by tid */
+GT_PERCPU_SLOT(mstats, struct gt_mem_stats);
 
 static __always_inline struct gt_mem_stats *mem_stats(void)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&mstats, &zero);
+	return percpu_slot(&mstats);
 }
 
 #define MSTAT_INC(field)                                     \
@@ -127,10 +108,9 @@ static __always_inline void emit_heap(struct gt_mem_proc *p, __u32 mask)
 
 	if (!due(now, p->heap_emit_ts, live_now, p->heap_emitted, emit_interval_ns, emit_bytes))
 		return;
-	e = reserve(sizeof(*e), mask);
+	e = reserve_event(sizeof(*e), GT_KEV_HEAP, current_task(), mask);
 	if (!e)
 		return;
-	fill_hdr(&e->hdr, GT_KEV_HEAP, current_task(), mask);
 	e->live_bytes = live_now > 0 ? live_now : 0;
 	e->limit_bytes = p->limit;
 	p->heap_emit_ts = now;
@@ -142,10 +122,9 @@ static __always_inline void alloc_sample(void *ctx, __u64 size, __u64 addr, __u3
 {
 	struct gt_kev_alloc_sample *e;
 
-	e = reserve(sizeof(*e), mask);
+	e = reserve_event(sizeof(*e), GT_KEV_ALLOC_SAMPLE, current_task(), mask);
 	if (!e)
 		return;
-	fill_hdr(&e->hdr, GT_KEV_ALLOC_SAMPLE, current_task(), mask);
 	e->size = size;
 	e->addr = addr;
 	e->ustack = ustack_id(ctx, ctx); /* a uretprobe: ctx = the user registers */
@@ -386,16 +365,14 @@ int BPF_PROG(gt_rss_stat, struct mm_struct *mm, int member)
 		return 0;
 	p->rss = rss;
 	now = bpf_ktime_get_ns();
-	if (!due(now, p->rss_emit_ts, rss, p->rss_emitted, rss_interval_ns, rss_bytes))
+	/* a reservation that fails leaves the last emitted value: retried next time */
+	if (!due(now, p->rss_emit_ts, rss, p->rss_emitted, rss_interval_ns, rss_bytes) ||
+	    !(e = reserve_event_at(sizeof(*e), now, GT_KEV_RSS, cur, mask)))
 		return 0;
-	e = reserve(sizeof(*e), mask);
-	if (!e)
-		return 0;
-	fill_hdr(&e->hdr, GT_KEV_RSS, cur, mask);
 	e->rss_bytes = rss;
+	submit(e);
 	p->rss_emit_ts = now;
 	p->rss_emitted = rss;
-	submit(e);
 	return 0;
 }
 
@@ -409,10 +386,9 @@ int gt_cpu_sample(struct bpf_perf_event_data *ctx)
 
 	if (!mask)
 		return 0;
-	e = reserve(sizeof(*e), mask);
+	e = reserve_event(sizeof(*e), GT_KEV_CPU_SAMPLE, current_task(), mask);
 	if (!e)
 		return 0;
-	fill_hdr(&e->hdr, GT_KEV_CPU_SAMPLE, current_task(), mask);
 	e->ustack = ustack_id(ctx, gt_current_user_regs());
 	e->kstack = stack_id(ctx, 0);
 	submit(e);

@@ -117,13 +117,15 @@ int gt_capture_flush(struct gt_capture *c, gt_capture_cb cb, void *ctx);
 /* The executable mappings and execs of the whole machine, from the
  * kernel's perf records (mmap_record.h), written synchronously at each
  * mmap: a process that exits before its /proc/PID/maps can be read keeps
- * its mappings.  cb gets every record while the capture is attached; poll
- * and flush drain them at the start of every round, before the BPF rings,
- * so a mapping reaches cb before any event that a stack taken after it
- * rides on.  Without perf events (no permission, perf_event_paranoid, no
- * kernel support) there are none: gt_capture_mmap_unavailable says why
- * (NULL when they work). */
-typedef void (*gt_capture_mmap_cb)(void *ctx, const struct gt_mmap_rec *r);
+ * its mappings.  cb gets every record read while the capture is attached,
+ * from poll and flush, merged with the events in one (ts, arrival) order:
+ * a mapping reaches cb before any event stamped after it (a stack taken
+ * then may lie in it), an exec after every event stamped before it.  cb
+ * owns h (free() it, or keep it: the capture made the one copy there is).
+ * Without perf events (no permission, perf_event_paranoid, no kernel
+ * support) there are none: gt_capture_mmap_unavailable says why (NULL
+ * when they work). */
+typedef void (*gt_capture_mmap_cb)(void *ctx, struct gt_mmap_held *h);
 void gt_capture_on_mmap(struct gt_capture *c, gt_capture_mmap_cb cb, void *ctx);
 const char *gt_capture_mmap_unavailable(struct gt_capture *c);
 
@@ -154,7 +156,7 @@ struct gt_capture_stats {
 	uint64_t max_buffered;    /* peak events held in the merge buffer */
 	uint64_t bad_records;     /* records of an impossible length (skipped) */
 	uint64_t mmap_records;    /* perf records parsed (mmap, exec, lost) */
-	uint64_t mmap_lost;       /* perf records the kernel dropped (ring full) */
+	uint64_t mmap_lost;       /* perf records lost: a ring or the merge full, memory */
 	uint64_t mmap_bad;        /* malformed perf records (skipped) */
 };
 void gt_capture_stats(struct gt_capture *c, struct gt_capture_stats *st);

@@ -31,6 +31,16 @@ struct gt_slot {
 	union gt_kev_any ev;
 };
 
+/* What a slot of the perf records' queue holds: the time, and the held
+ * record (up to 4 KiB of path: too big for a slot, so the slot points at
+ * the one copy made of it). */
+struct gt_mmap_kev {
+	struct gt_kev_hdr hdr;     /* ts only */
+	struct gt_mmap_held *h;
+};
+_Static_assert(sizeof(struct gt_mmap_kev) <= sizeof(union gt_kev_any),
+	       "a perf record's slot must fit the merge's slots");
+
 /* The events copied out of one ring, in timestamp order: a ring is in
  * order but for events of nested programs (an interrupt's record stamped
  * between another's reservation and its stamp), which push() sorts in. */
@@ -41,8 +51,9 @@ struct gt_fifo {
 };
 
 struct gt_ring_merge {
-	struct gt_fifo *q;         /* one per ring */
+	struct gt_fifo *q;         /* one per ring, then the perf records' */
 	int nq;
+	int mq;                    /* the perf records' queue: the last */
 	uint32_t nbuf;             /* events buffered, all queues */
 	uint64_t seq;
 	uint64_t last_ts;          /* last delivered timestamp */
@@ -56,20 +67,8 @@ struct gt_mmap_ring {
 	size_t len;
 };
 
-/* A record copied out of a ring, waiting for the records of other CPUs
- * that came before it (mmap_order.c). */
-struct gt_mmap_held_rec {
-	uint64_t ts, seq;
-	uint32_t len;
-	uint32_t rounds;           /* drains it waited through */
-	uint8_t *rec;
-};
-
 struct gt_mmaps {
 	struct gt_mmap_ring *cpu;  /* n entries; NULL: not available (why) */
-	struct gt_mmap_held_rec *held;
-	size_t nheld, capheld;
-	uint64_t seq;
 	int n;
 	gt_capture_mmap_cb cb;
 	void *ctx;
@@ -104,7 +103,7 @@ struct gt_percpu_offsets {
 };
 int gt_capture_percpu_offsets(struct gt_percpu_offsets *o);
 
-/* capture_ring.c */
+/* ring.c */
 int gt_ring_map(struct gt_ring *r, int fd, size_t size, char *err, size_t errlen);
 void gt_ring_unmap(struct gt_ring *r);
 /* Copies up to `budget` committed records into ring q's merge queue,
@@ -113,28 +112,30 @@ void gt_ring_unmap(struct gt_ring *r);
 int gt_ring_drain(struct gt_capture *c, int q, unsigned budget);
 
 /* mmap_events.c: probe at open (mm.why says why they fail, and the
- * capture goes on without), open while attached (enable), close, drain
- * into mm.cb (all: the records written during the drain too, for a final
- * flush). */
+ * capture goes on without), open while attached (enable), close.  drain()
+ * queues the records of every ring in the merge, up to `budget` a ring;
+ * it returns 1 if every ring was emptied, else 0 with *newest the lowest
+ * of the last times read from the rings that hold more (the rest of those
+ * is later, and unseen). */
 void gt_mmaps_probe(struct gt_capture *c);
 void gt_mmaps_close(struct gt_capture *c);
 void gt_mmaps_enable(struct gt_capture *c, int on);
-void gt_mmaps_drain(struct gt_capture *c, int all);
-/* mmap_order.c: the records of all rings, in timestamp order.  keep()
- * copies one out (its ts parsed already), release() hands mm.cb those
- * stamped up to `upto` (UINT64_MAX: all), forget() drops all. */
-int gt_mmaps_keep(struct gt_capture *c, const void *rec, size_t len, uint64_t ts);
-void gt_mmaps_release(struct gt_capture *c, uint64_t upto);
-void gt_mmaps_forget(struct gt_capture *c);
+int gt_mmaps_drain(struct gt_capture *c, unsigned budget, uint64_t *newest);
+/* Whether perf rings are open now (records may still come). */
+int gt_mmaps_open(const struct gt_capture *c);
 
-/* capture_merge.c */
-int gt_ring_merge_init(struct gt_ring_merge *m, int nq, uint32_t nslots);
+/* merge.c: nrings queues and the perf records' one. */
+int gt_ring_merge_init(struct gt_ring_merge *m, int nrings, uint32_t nslots);
 void gt_ring_merge_free(struct gt_ring_merge *m);
 /* Slot to copy ring q's next event into, or NULL if its queue is full. */
 struct gt_slot *gt_ring_merge_slot(struct gt_ring_merge *m, int q);
 /* Queues the slot gt_ring_merge_slot() gave, once filled. */
 void gt_ring_merge_push(struct gt_ring_merge *m, int q, struct gt_slot *s);
-/* Delivers buffered events with ts <= upto (UINT64_MAX: all). */
+/* Queues a perf record (the merge owns h from then on), or -ENOSPC when
+ * the queue is full (h stays the caller's). */
+int gt_ring_merge_push_mmap(struct gt_ring_merge *m, struct gt_mmap_held *h);
+/* Delivers buffered events with ts <= upto (UINT64_MAX: all): events to
+ * cb, perf records to c->mm.cb (freed if none). */
 int gt_ring_merge_deliver(struct gt_capture *c, uint64_t upto, gt_capture_cb cb,
 		     void *ctx, int *stopped);
 /* Returns the slots' pages to the system if nothing is buffered. */

@@ -297,10 +297,11 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 	c->rings = calloc(c->ncpus > 0 ? c->ncpus : 1, sizeof(*c->rings));
 	fds = calloc(c->ncpus > 0 ? c->ncpus : 1, sizeof(*fds));
 	if (c->ncpus <= 0 || !c->rings || !fds || gt_ring_merge_init(&c->m, c->ncpus, MERGE_SLOTS)) {
-		snprintf(err, errlen, c->ncpus <= 0 ? "cannot count possible CPUs" : "out of memory");
+		rc = c->ncpus <= 0 ? -EINVAL : -ENOMEM; /* before c is freed */
+		snprintf(err, errlen, rc == -EINVAL ? "cannot count possible CPUs" : "out of memory");
 		free(fds);
 		gt_capture_close(c);
-		return c->ncpus <= 0 ? -EINVAL : -ENOMEM;
+		return rc;
 	}
 	for (int i = 0; i < c->ncpus; i++)
 		fds[i] = c->rings[i].fd = -1;
@@ -314,15 +315,13 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 	}
 	note_fds(c);
 	gt_mmaps_probe(c);
-	if (!o->load_only) {
+	if (!o->load_only)
 		rc = gt_capture_attach(c, err, errlen);
-		if (rc) {
-			gt_capture_close(c);
-			return rc;
-		}
-	}
-	*out = c;
-	return 0;
+	if (rc)
+		gt_capture_close(c);
+	else
+		*out = c;
+	return rc;
 }
 
 void gt_capture_close(struct gt_capture *c)

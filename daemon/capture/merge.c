@@ -1,6 +1,8 @@
 /* The k-way merge of the per-CPU rings: events copied out of ring i wait
  * in queue i, in timestamp order, and leave in global (ts, arrival) order
- * once the watermark says no ring can still hold an older one.
+ * once the watermark says no ring can still hold an older one.  The perf
+ * records of every CPU (mmap_events.c) are one more queue, the last: its
+ * slots point at the held records, which are variable-sized.
  *
  * A queue per ring rather than one heap over every event: the buffered
  * events (a few thousand at a 2 ms lag) are then read and written
@@ -8,6 +10,7 @@
  * a few million events per second the heap's scattered slots and sift-downs
  * were most of the consumer's time. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,17 +21,19 @@
 
 #define MIN_QUEUE 4096 /* slots per ring, whatever the number of CPUs */
 
-int gt_ring_merge_init(struct gt_ring_merge *m, int nq, uint32_t nslots)
+int gt_ring_merge_init(struct gt_ring_merge *m, int nrings, uint32_t nslots)
 {
 	uint32_t cap = MIN_QUEUE;
+	int nq = nrings + 1;
 
 	memset(m, 0, sizeof(*m));
-	while (cap * 2 <= nslots / (uint32_t)nq)
+	while (cap * 2 <= nslots / (uint32_t)nrings) /* the rings share nslots */
 		cap *= 2;
 	m->q = calloc(nq, sizeof(*m->q));
 	if (!m->q)
 		return -ENOMEM;
 	m->nq = nq;
+	m->mq = nrings;
 	for (int i = 0; i < nq; i++) {
 		/* mapped, not malloc'd: a light load touches only the first
 		 * pages, and gt_ring_merge_release gives pages back */
@@ -45,8 +50,34 @@ int gt_ring_merge_init(struct gt_ring_merge *m, int nq, uint32_t nslots)
 	return 0;
 }
 
+static inline struct gt_slot *at(struct gt_fifo *f, uint32_t i)
+{
+	return &f->slots[i & (f->cap - 1)];
+}
+
+/* The held record a perf slot points at, copied in and out as bytes: the
+ * slot is a union of event structs, and struct gt_mmap_kev is not one. */
+static struct gt_mmap_held *held_get(const struct gt_slot *s)
+{
+	struct gt_mmap_held *h;
+
+	memcpy(&h, (const char *)&s->ev + offsetof(struct gt_mmap_kev, h), sizeof(h));
+	return h;
+}
+
+static void held_set(struct gt_slot *s, struct gt_mmap_held *h)
+{
+	memcpy((char *)&s->ev + offsetof(struct gt_mmap_kev, h), &h, sizeof(h));
+}
+
 void gt_ring_merge_free(struct gt_ring_merge *m)
 {
+	if (m->q && m->q[m->mq].slots) { /* perf records never delivered */
+		struct gt_fifo *f = &m->q[m->mq];
+
+		for (uint32_t i = f->head; i != f->tail; i++)
+			free(held_get(at(f, i)));
+	}
 	for (int i = 0; m->q && i < m->nq; i++)
 		if (m->q[i].slots)
 			munmap(m->q[i].slots, m->q[i].cap * sizeof(struct gt_slot));
@@ -69,11 +100,6 @@ void gt_ring_merge_release(struct gt_ring_merge *m)
 	m->touched = 0;
 }
 
-static inline struct gt_slot *at(struct gt_fifo *f, uint32_t i)
-{
-	return &f->slots[i & (f->cap - 1)];
-}
-
 struct gt_slot *gt_ring_merge_slot(struct gt_ring_merge *m, int q)
 {
 	struct gt_fifo *f = &m->q[q];
@@ -94,8 +120,10 @@ void gt_ring_merge_push(struct gt_ring_merge *m, int q, struct gt_slot *s)
 	s->seq = m->seq++;
 	m->nbuf++;
 	m->touched = 1;
-	/* rare: a record older than the one before it (nested programs);
-	 * move it back among the undelivered ones */
+	/* a record older than the one before it: rare in a BPF ring (nested
+	 * programs), common in the perf queue (the rings of several CPUs, read
+	 * one after the other, a few records each); move it back among the
+	 * undelivered ones */
 	while (i != f->head && s->ev.hdr.ts < at(f, i - 1)->ev.hdr.ts) {
 		struct gt_slot tmp = *at(f, i - 1);
 
@@ -103,6 +131,34 @@ void gt_ring_merge_push(struct gt_ring_merge *m, int q, struct gt_slot *s)
 		*s = tmp;
 		s = at(f, --i);
 	}
+}
+
+int gt_ring_merge_push_mmap(struct gt_ring_merge *m, struct gt_mmap_held *h)
+{
+	struct gt_slot *s = gt_ring_merge_slot(m, m->mq);
+
+	if (!s)
+		return -ENOSPC;
+	memset(&s->ev.hdr, 0, sizeof(s->ev.hdr));
+	s->ev.hdr.ts = h->r.ts;
+	held_set(s, h);
+	s->len = sizeof(struct gt_mmap_kev);
+	gt_ring_merge_push(m, m->mq, s);
+	return 0;
+}
+
+/* A perf record goes to its callback, which owns it from then on; it is
+ * not an event (the count delivered and c->st.events are the rings'
+ * records only).  Returns 0: the callback cannot stop the delivery. */
+static int give_mmap(struct gt_capture *c, struct gt_slot *s)
+{
+	struct gt_mmap_held *h = held_get(s);
+
+	if (c->mm.cb)
+		c->mm.cb(c->mm.ctx, h);
+	else
+		free(h);
+	return 0;
 }
 
 /* The queue whose head comes first (-1 if all are empty), and the head
@@ -143,6 +199,7 @@ int gt_ring_merge_deliver(struct gt_capture *c, uint64_t upto, gt_capture_cb cb,
 		c->st.max_buffered = m->nbuf;
 	while ((q = first_queue(m, &second)) >= 0) {
 		struct gt_fifo *f = &m->q[q];
+		int perf = q == m->mq;
 
 		/* deliver from this queue while it stays ahead of the others */
 		do {
@@ -155,13 +212,13 @@ int gt_ring_merge_deliver(struct gt_capture *c, uint64_t upto, gt_capture_cb cb,
 				c->st.out_of_order++; /* came after a newer one was delivered */
 			else
 				m->last_ts = s->ev.hdr.ts;
-			rc = cb(ctx, &s->ev.hdr, s->len);
+			rc = perf ? give_mmap(c, s) : cb(ctx, &s->ev.hdr, s->len);
+			n += !perf;
+			c->st.events += !perf;
 			f->head++;
 			m->nbuf--;
 			if (f->head == f->tail) /* empty: the first pages again */
 				f->head = f->tail = 0;
-			n++;
-			c->st.events++;
 			if (rc) {
 				*stopped = rc;
 				return n;

@@ -8,7 +8,21 @@
  *
  * Open only while attached (an idle daemon costs nothing); read without
  * wakeups: poll.c drains them at the start of every round, before the BPF
- * rings, so that a mapping is known before any stack taken after it. */
+ * rings, into the merge's perf queue (merge.c), which delivers them in one
+ * time order with the events.
+ *
+ * The watermark for these rings (the T0 rule).  A process migrates: its
+ * exec's COMM record may be in CPU 1's ring and the mmaps that follow in
+ * CPU 0's, and the rings are read one after the other, so a drain could
+ * see a record of one task without the earlier one on another CPU, if
+ * that one was written after its ring was read.  Taking the time T0 before
+ * reading any ring settles it: a record stamped up to T0 was written before
+ * T0, and so was every earlier record of the same task; those are complete
+ * once every ring was read to its end, and the rest waits for the next
+ * drain.  poll.c takes T0 (its `now`) before calling gt_mmaps_drain and
+ * delivers nothing newer than T0 while these rings are open; a ring left
+ * unfinished (its budget spent) holds records newer than the last
+ * one read from it, which bounds the delivery too. */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -20,7 +34,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/clock.h"
 #include "internal.h"
 
 /* Ring bytes, all CPUs together, within [MIN, MAX] a CPU.  A record is
@@ -165,7 +178,6 @@ void gt_mmaps_close(struct gt_capture *c)
 		close_ring(&m->cpu[i]);
 	free(m->cpu);
 	free(m->copy);
-	gt_mmaps_forget(c);
 	m->cpu = NULL;
 	m->copy = NULL;
 	m->n = 0;
@@ -183,12 +195,16 @@ void gt_mmaps_enable(struct gt_capture *c, int on)
 				ioctl(c->mm.cpu[i].fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
-/* Parsed once here for its time stamp (and kept only if it is a record
- * we read); delivered by gt_mmaps_release, in time order. */
-static void keep(struct gt_capture *c, const void *rec, size_t len)
+/* Parsed once here, for its time stamp (and kept only if it is a record
+ * we read), and held: the one copy made of it, which the merge delivers.
+ * A record that finds the merge's queue full is dropped and counted, like
+ * the kernel's own losses: left in the ring, it would hold the records
+ * behind it, and with them the watermark of every ring. */
+static void keep(struct gt_capture *c, const void *rec, size_t len, uint64_t *ts)
 {
 	struct gt_mmaps *m = &c->mm;
 	struct gt_mmap_rec r;
+	struct gt_mmap_held *h;
 	int err = gt_mmap_record_parse(rec, len, &r);
 
 	if (err == -EINVAL)
@@ -196,13 +212,32 @@ static void keep(struct gt_capture *c, const void *rec, size_t len)
 	if (err)
 		return;
 	m->records++;
+	*ts = r.ts;
 	if (r.kind == GT_MMAP_LOST)
 		m->lost += r.lost;
-	if (gt_mmaps_keep(c, rec, len, r.ts))
+	h = gt_mmap_record_hold(&r);
+	if (!h || gt_ring_merge_push_mmap(&c->m, h)) {
+		free(h);
 		m->dropped++;
+	}
 }
 
-static void drain_ring(struct gt_capture *c, struct gt_mmap_ring *r)
+/* The record at tail, contiguous (one that wraps is copied out first). */
+static const void *record_at(struct gt_capture *c, uint8_t *data, uint64_t size,
+			     uint64_t off, uint32_t len)
+{
+	if (off + len <= size)
+		return data + off;
+	memcpy(c->mm.copy, data + off, size - off);
+	memcpy(c->mm.copy + (size - off), data, len - (size - off));
+	return c->mm.copy;
+}
+
+/* Reads up to `budget` records into the merge; 1 if the ring is empty
+ * now, else 0 with *newest the time of the last record read (the ones
+ * left are written later: a CPU's ring is in time order). */
+static int drain_ring(struct gt_capture *c, struct gt_mmap_ring *r, unsigned budget,
+		      uint64_t *newest)
 {
 	struct perf_event_mmap_page *pg = r->base;
 	uint8_t *data = (uint8_t *)r->base + pg->data_offset;
@@ -214,37 +249,44 @@ static void drain_ring(struct gt_capture *c, struct gt_mmap_ring *r)
 	    head - tail > size) {
 		c->mm.bad++; /* a layout we do not know, or a torn head */
 		__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
-		return;
+		return 1;
 	}
-	while (tail < head) {
+	for (; tail < head && budget; budget--) {
 		/* 8-byte records in a power-of-2 ring: a header never wraps */
 		const struct perf_event_header *h = (const void *)(data + (tail & mask));
-		uint64_t off = tail & mask;
 
 		if (h->size < sizeof(*h) || h->size % 8 || h->size > head - tail) {
 			c->mm.bad++;
+			tail = head;
 			break;
 		}
-		if (off + h->size <= size) {
-			keep(c, h, h->size);
-		} else { /* wraps: copied out in one piece */
-			memcpy(c->mm.copy, data + off, size - off);
-			memcpy(c->mm.copy + (size - off), data, h->size - (size - off));
-			keep(c, c->mm.copy, h->size);
-		}
+		keep(c, record_at(c, data, size, tail & mask, h->size), h->size, newest);
 		tail += h->size;
 	}
-	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	return tail == head;
 }
 
-void gt_mmaps_drain(struct gt_capture *c, int all)
+int gt_mmaps_drain(struct gt_capture *c, unsigned budget, uint64_t *newest)
 {
-	uint64_t t0 = gt_now_ns(); /* before any ring is read: see mmap_order.c */
+	int all = 1;
 
-	for (int i = 0; i < c->mm.n; i++)
-		if (c->mm.cpu[i].fd >= 0)
-			drain_ring(c, &c->mm.cpu[i]);
-	gt_mmaps_release(c, all ? UINT64_MAX : t0);
+	*newest = UINT64_MAX;
+	for (int i = 0; i < c->mm.n; i++) {
+		uint64_t t = 0;
+
+		if (c->mm.cpu[i].fd >= 0 && !drain_ring(c, &c->mm.cpu[i], budget, &t)) {
+			all = 0;
+			if (t < *newest)
+				*newest = t;
+		}
+	}
+	return all;
+}
+
+int gt_mmaps_open(const struct gt_capture *c)
+{
+	return c->mm.n > 0;
 }
 
 void gt_capture_on_mmap(struct gt_capture *c, gt_capture_mmap_cb cb, void *ctx)

@@ -2,6 +2,7 @@
 #include "mmap_record.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The UAPI values (linux/perf_event.h), spelled out so the parser builds
@@ -121,4 +122,21 @@ int gt_mmap_record_parse(const void *rec, size_t len, struct gt_mmap_rec *out)
 	if (type == REC_LOST)
 		out->pid = u32_at(r + len - TRAILER);
 	return 0;
+}
+
+struct gt_mmap_held *gt_mmap_record_hold(const struct gt_mmap_rec *r)
+{
+	struct gt_mmap_held *h = malloc(sizeof(*h) + r->path_len);
+
+	if (!h)
+		return NULL;
+	h->r = *r;
+	memcpy(h->path, r->path, r->path_len);
+	h->r.path = h->path;
+	return h;
+}
+
+size_t gt_mmap_held_size(const struct gt_mmap_held *h)
+{
+	return sizeof(*h) + h->r.path_len;
 }

@@ -34,4 +34,16 @@ struct gt_mmap_rec {
  * for a record of another type (to skip), -EINVAL if malformed. */
 int gt_mmap_record_parse(const void *rec, size_t len, struct gt_mmap_rec *out);
 
+/* A parsed record that owns its path (r.path points at path[]): the one
+ * copy made of a record, taken out of the kernel's ring, handed down the
+ * merge to whoever keeps it, and released with free(). */
+struct gt_mmap_held {
+	struct gt_mmap_rec r;
+	char path[];
+};
+
+/* A held copy of r (NULL: out of memory); its size is gt_mmap_held_size. */
+struct gt_mmap_held *gt_mmap_record_hold(const struct gt_mmap_rec *r);
+size_t gt_mmap_held_size(const struct gt_mmap_held *h);
+
 #endif

@@ -5,7 +5,10 @@
  * event is delivered only once it is older than the watermark: now minus
  * the merge lag (the time a record can take from stamp to commit), and,
  * when the merge pool filled before a ring was emptied, no newer than that
- * ring's newest event read (the rest of that ring is unseen). */
+ * ring's newest event read (the rest of that ring is unseen).  The perf
+ * records (mmap_events.c) are one more queue of the same merge, with
+ * their own rule: nothing newer than T0, the time taken before their rings
+ * were read, while they are open. */
 #include <errno.h>
 #include <linux/types.h>
 #include <stdint.h>
@@ -23,6 +26,9 @@
  * small and its slots hot in cache. */
 #define DRAIN_BUDGET 1024
 #define MAX_ROUNDS 256 /* per poll: a producer faster than us cannot hold poll forever */
+/* Perf records read per ring per round: those of several CPUs are sorted
+ * into one queue, at a cost that grows with the square of a round's. */
+#define MMAP_BUDGET 256
 
 /* Drains the rings round by round, delivering after each round what is
  * known complete: older than now - lag (poll only) and not newer than the
@@ -36,10 +42,10 @@ static int drain_deliver(struct gt_capture *c, int final, gt_capture_cb cb, void
 	*stopped = 0;
 	for (int round = 0; round < MAX_ROUNDS; round++) {
 		uint64_t now = gt_now_ns(), undrained = UINT64_MAX, limit;
-		int all = 1, full = 0;
+		int all, full = 0;
 
-		/* mappings first: a stack read below may lie in one made since */
-		gt_mmaps_drain(c, final);
+		/* mappings first, with now as their T0 (mmap_events.c) */
+		all = gt_mmaps_drain(c, MMAP_BUDGET, &undrained);
 		for (int i = 0; i < c->ncpus; i++) {
 			struct gt_fifo *f = &c->m.q[i];
 
@@ -53,6 +59,8 @@ static int drain_deliver(struct gt_capture *c, int final, gt_capture_cb cb, void
 		limit = final ? UINT64_MAX : (now > c->lag_ns ? now - c->lag_ns : 0);
 		if (undrained < limit || full)
 			limit = undrained; /* a queue full: make room, whatever the lag */
+		if (!final && gt_mmaps_open(c) && limit > now)
+			limit = now; /* T0: a later perf record may be unread */
 		total += gt_ring_merge_deliver(c, limit, cb, ctx, stopped);
 		if (*stopped || all)
 			break;

@@ -86,7 +86,7 @@ void gt_capture_stats(struct gt_capture *c, struct gt_capture_stats *st)
 	}
 	st->bad_records = c->bad_records;
 	st->mmap_records = c->mm.records;
-	st->mmap_lost = c->mm.lost;
+	st->mmap_lost = c->mm.lost + c->mm.dropped;
 	st->mmap_bad = c->mm.bad;
 }
 

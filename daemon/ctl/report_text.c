@@ -79,6 +79,31 @@ static const struct gt_an_thread **sorted(const struct gt_analysis *a, const str
 	return v;
 }
 
+/* A table of threads: the rows sorted() gives, and room for a row's
+ * name (row_name).  free(t->v) when done. */
+struct table {
+	const struct gt_an_thread **v;
+	size_t n;
+	char name[160];
+	int64_t tid;
+};
+
+/* Sorts the rows of a table by k and prints its title; -ENOMEM. */
+static int table_open(struct table *t, const struct gt_analysis *a, const struct report_opts *o,
+		      keyfn k, FILE *f, const char *title)
+{
+	t->v = sorted(a, o, k, &t->n);
+	if (!t->v)
+		return -ENOMEM;
+	fputs(title, f);
+	return 0;
+}
+
+static const char *row_name(struct table *t, const struct gt_analysis *a, size_t i)
+{
+	return report_name(a, t->v[i], t->name, sizeof(t->name), &t->tid);
+}
+
 static void delay_cols(FILE *f, const struct gt_hist *h, int64_t worst)
 {
 	fprintf(f, " %8llu %9s %9s %9s %9s %9s %10.6fs\n", (unsigned long long)h->count,
@@ -88,23 +113,19 @@ static void delay_cols(FILE *f, const struct gt_hist *h, int64_t worst)
 
 static int print_delay(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
-	size_t n;
-	const struct gt_an_thread **v = sorted(a, o, k_delay, &n);
-	char name[160];
-	int64_t tid;
+	struct table t;
 
-	if (!v)
+	if (table_open(&t, a, o, k_delay, f,
+		       "\nScheduling delay (woken or preempted -> running: perf sched timehist's "
+		       "sch delay, sched_waking -> sched_switch), worst first:\n"))
 		return -ENOMEM;
-	fprintf(f, "\nScheduling delay (woken or preempted -> running: perf sched timehist's "
-		   "sch delay, sched_waking -> sched_switch), worst first:\n");
 	fprintf(f, "  %-8s %-24s %8s %9s %9s %9s %9s %9s %11s\n", "G", "THREAD", "COUNT", "AVG",
 		"P50", "P90", "P99", "MAX", "WORST AT");
-	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "  %-8llu %-24.24s", (unsigned long long)v[i]->id,
-			report_name(a, v[i], name, sizeof(name), &tid));
-		delay_cols(f, &v[i]->delay, v[i]->worst_at_ns);
+	for (size_t i = 0; i < t.n; i++) {
+		fprintf(f, "  %-8llu %-24.24s", (unsigned long long)t.v[i]->id, row_name(&t, a, i));
+		delay_cols(f, &t.v[i]->delay, t.v[i]->worst_at_ns);
 	}
-	free(v);
+	free(t.v);
 	return 0;
 }
 
@@ -146,27 +167,24 @@ static int print_groups(const struct gt_analysis *a, const struct report_opts *o
 
 static int print_offcpu(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
-	size_t n;
-	const struct gt_an_thread **v = sorted(a, o, report_offcpu_total, &n);
-	char name[160];
-	int64_t tid;
+	struct table t;
 
-	if (!v)
+	if (table_open(&t, a, o, report_offcpu_total, f,
+		       "\nOff-CPU time by reason (stop -> next start, as offcputime counts: the "
+		       "wait and the scheduling delay after it), most first:\n"))
 		return -ENOMEM;
-	fprintf(f, "\nOff-CPU time by reason (stop -> next start, as offcputime counts: the wait "
-		   "and the scheduling delay after it), most first:\n");
 	fprintf(f, "  %-8s %-24s %9s", "G", "THREAD", "TOTAL");
 	for (int r = 0; r < GT_BLK_COUNT; r++)
 		fprintf(f, " %9s", gt_block_reason_names[r]);
 	fputc('\n', f);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "  %-8llu %-24.24s %9s", (unsigned long long)v[i]->id,
-			report_name(a, v[i], name, sizeof(name), &tid), dur(report_offcpu_total(v[i])));
+	for (size_t i = 0; i < t.n; i++) {
+		fprintf(f, "  %-8llu %-24.24s %9s", (unsigned long long)t.v[i]->id,
+			row_name(&t, a, i), dur(report_offcpu_total(t.v[i])));
 		for (int r = 0; r < GT_BLK_COUNT; r++)
-			fprintf(f, " %9s", v[i]->offcpu_ns[r] ? dur(v[i]->offcpu_ns[r]) : "-");
+			fprintf(f, " %9s", t.v[i]->offcpu_ns[r] ? dur(t.v[i]->offcpu_ns[r]) : "-");
 		fputc('\n', f);
 	}
-	free(v);
+	free(t.v);
 	return 0;
 }
 
@@ -219,20 +237,17 @@ static int print_top_stacks(const struct gt_analysis *a, const struct report_opt
 
 static int print_oncpu(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
-	size_t n;
-	const struct gt_an_thread **v = sorted(a, o, k_oncpu, &n);
-	char name[160];
-	int64_t tid;
+	struct table t;
 
-	if (!v)
+	if (table_open(&t, a, o, k_oncpu, f,
+		       "\nOn-CPU time and migrations (a start on another P = CPU than the last):\n"))
 		return -ENOMEM;
-	fprintf(f, "\nOn-CPU time and migrations (a start on another P = CPU than the last):\n");
 	fprintf(f, "  %-8s %-24s %10s %8s %10s\n", "G", "THREAD", "ON-CPU", "STARTS", "MIGRATIONS");
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "  %-8llu %-24.24s %10s %8llu %10llu\n", (unsigned long long)v[i]->id,
-			report_name(a, v[i], name, sizeof(name), &tid), dur(v[i]->oncpu_ns),
-			(unsigned long long)v[i]->starts, (unsigned long long)v[i]->migrations);
-	free(v);
+	for (size_t i = 0; i < t.n; i++)
+		fprintf(f, "  %-8llu %-24.24s %10s %8llu %10llu\n", (unsigned long long)t.v[i]->id,
+			row_name(&t, a, i), dur(t.v[i]->oncpu_ns),
+			(unsigned long long)t.v[i]->starts, (unsigned long long)t.v[i]->migrations);
+	free(t.v);
 	return 0;
 }
 
@@ -280,15 +295,12 @@ static int by_wake_count(const void *x, const void *y)
 
 static int print_sys(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
-	size_t n;
-	const struct gt_an_thread **v = sorted(a, o, k_sys, &n);
-	char name[160];
-	int64_t tid;
+	struct table t;
 
-	if (!v)
+	if (table_open(&t, a, o, k_sys, f,
+		       "\nSyscalls (entry -> the thread's next event, or, if it blocked, -> its "
+		       "start after the last wakeup), most time first:\n"))
 		return -ENOMEM;
-	fprintf(f, "\nSyscalls (entry -> the thread's next event, or, if it blocked, -> its start "
-		   "after the last wakeup), most time first:\n");
 	/* what COUNT can say: the file has GoSysCall events, no syscall exits */
 	fprintf(f, "  (COUNT: with record --syscalls=all, calls: one GoSysCall at each entry, and a "
 		   "call that blocks again stays one; by default (--syscalls=blocking) only the "
@@ -296,66 +308,64 @@ static int print_sys(const struct gt_analysis *a, const struct report_opts *o, F
 		   "block cannot be counted)\n");
 	fprintf(f, "  %-8s %-24s %-16s %8s %10s %9s %9s %9s %10s\n", "G", "THREAD", "SYSCALL",
 		"COUNT", "TOTAL", "MIN", "AVG", "MAX", "BLOCKED");
-	for (size_t i = 0; i < n; i++) {
-		size_t *ix = order(v[i]->nsys, v[i]->sys, sizeof(*v[i]->sys), by_sys_total);
+	for (size_t i = 0; i < t.n; i++) {
+		size_t *ix = order(t.v[i]->nsys, t.v[i]->sys, sizeof(*t.v[i]->sys), by_sys_total);
 
 		if (!ix) {
-			free(v);
+			free(t.v);
 			return -ENOMEM;
 		}
-		report_name(a, v[i], name, sizeof(name), &tid);
-		for (size_t k = 0; k < v[i]->nsys && (!o->top || k < (size_t)o->top); k++) {
-			const struct gt_an_syscall *s = &v[i]->sys[ix[k]];
+		row_name(&t, a, i);
+		for (size_t k = 0; k < t.v[i]->nsys && (!o->top || k < (size_t)o->top); k++) {
+			const struct gt_an_syscall *s = &t.v[i]->sys[ix[k]];
 
 			if (!s->count)
 				continue;
 			fprintf(f, "  %-8llu %-24.24s %-16.16s %8llu %10s %9s %9s %9s %10s\n",
-				(unsigned long long)v[i]->id, name, a->names[s->name],
+				(unsigned long long)t.v[i]->id, t.name, a->names[s->name],
 				(unsigned long long)s->count, dur(s->total_ns), dur(s->min_ns),
 				dur(s->total_ns / s->count), dur(s->max_ns), dur(s->blocked_ns));
 		}
 		free(ix);
 	}
-	free(v);
+	free(t.v);
 	return 0;
 }
 
 static int print_wakers(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
-	size_t n;
-	const struct gt_an_thread **v = sorted(a, o, k_wake, &n);
-	char name[160], wname[200], wbuf[160];
-	int64_t tid;
+	struct table t;
+	char wname[200], wbuf[160];
 
-	if (!v)
+	if (table_open(&t, a, o, k_wake, f,
+		       "\nWakers (who woke the thread, GoUnblock; delay = wakeup -> running):\n"))
 		return -ENOMEM;
-	fprintf(f, "\nWakers (who woke the thread, GoUnblock; delay = wakeup -> running):\n");
 	fprintf(f, "  %-8s %-24s %-28s %8s %9s %9s\n", "G", "THREAD", "WOKEN BY", "COUNT",
 		"AVG DELAY", "MAX DELAY");
-	for (size_t i = 0; i < n; i++) {
-		size_t *ix = order(v[i]->nwak, v[i]->wak, sizeof(*v[i]->wak), by_wake_count);
+	for (size_t i = 0; i < t.n; i++) {
+		size_t *ix = order(t.v[i]->nwak, t.v[i]->wak, sizeof(*t.v[i]->wak), by_wake_count);
 
 		if (!ix) {
-			free(v);
+			free(t.v);
 			return -ENOMEM;
 		}
-		report_name(a, v[i], name, sizeof(name), &tid);
-		for (size_t k = 0; k < v[i]->nwak && (!o->top || k < (size_t)o->top); k++) {
-			const struct gt_an_waker *w = &v[i]->wak[ix[k]];
+		row_name(&t, a, i);
+		for (size_t k = 0; k < t.v[i]->nwak && (!o->top || k < (size_t)o->top); k++) {
+			const struct gt_an_waker *w = &t.v[i]->wak[ix[k]];
 			const struct gt_an_thread *wt = gt_an_thread_of(a, w->g);
 
 			if (!w->g || !wt)
 				snprintf(wname, sizeof(wname), "interrupt/none");
 			else
 				snprintf(wname, sizeof(wname), "G%llu %s", (unsigned long long)w->g,
-					 report_name(a, wt, wbuf, sizeof(wbuf), &tid));
+					 report_name(a, wt, wbuf, sizeof(wbuf), &t.tid));
 			fprintf(f, "  %-8llu %-24.24s %-28.28s %8llu %9s %9s\n",
-				(unsigned long long)v[i]->id, name, wname, (unsigned long long)w->count,
+				(unsigned long long)t.v[i]->id, t.name, wname, (unsigned long long)w->count,
 				dur(w->delay_total_ns / w->count), dur(w->delay_max_ns));
 		}
 		free(ix);
 	}
-	free(v);
+	free(t.v);
 	return 0;
 }
 

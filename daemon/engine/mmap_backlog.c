@@ -1,5 +1,6 @@
-/* A FIFO of copied records; a pid's are found by a scan (a few thousand
- * at most, once per newly followed process). */
+/* A FIFO of the capture's held records (no copy: the capture made the one
+ * there is, and hands it over); a pid's are found by a scan (a few
+ * thousand at most, once per newly followed process). */
 #include "mmap_backlog.h"
 
 #include <errno.h>
@@ -8,22 +9,12 @@
 
 #define MASK (GT_MMAP_BACKLOG_RECORDS - 1)
 
-struct gt_mmap_held {
-	struct gt_mmap_rec r;  /* r.path points at path below */
-	char path[];
-};
-
-static size_t held_size(const struct gt_mmap_held *h)
-{
-	return sizeof(*h) + h->r.path_len;
-}
-
 static void drop(struct gt_mmap_backlog *b, uint32_t i)
 {
 	struct gt_mmap_held **slot = &b->ring[i & MASK];
 
 	if (*slot) {
-		b->bytes -= held_size(*slot);
+		b->bytes -= gt_mmap_held_size(*slot);
 		free(*slot);
 		*slot = NULL;
 	}
@@ -38,21 +29,18 @@ static void pop_oldest(struct gt_mmap_backlog *b)
 	b->count--;
 }
 
-int gt_mmap_backlog_push(struct gt_mmap_backlog *b, const struct gt_mmap_rec *r)
+int gt_mmap_backlog_push(struct gt_mmap_backlog *b, struct gt_mmap_held *h)
 {
-	struct gt_mmap_held *h;
-	size_t size = sizeof(*h) + r->path_len;
+	size_t size = gt_mmap_held_size(h);
 
-	if (size > GT_MMAP_BACKLOG_BYTES)
+	if (size > GT_MMAP_BACKLOG_BYTES) {
+		free(h);
 		return -EINVAL;
-	if (!b->ring && !(b->ring = calloc(GT_MMAP_BACKLOG_RECORDS, sizeof(*b->ring))))
+	}
+	if (!b->ring && !(b->ring = calloc(GT_MMAP_BACKLOG_RECORDS, sizeof(*b->ring)))) {
+		free(h);
 		return -ENOMEM;
-	h = malloc(size);
-	if (!h)
-		return -ENOMEM;
-	h->r = *r;
-	memcpy(h->path, r->path, r->path_len);
-	h->r.path = h->path;
+	}
 	while (b->count && (b->count == GT_MMAP_BACKLOG_RECORDS ||
 			    b->bytes + size > GT_MMAP_BACKLOG_BYTES))
 		pop_oldest(b);

@@ -3,10 +3,13 @@
  * before its /proc/PID/maps can be read, but not before its mappings were
  * recorded.  Records of followed processes (e->symbolized) are applied at
  * once; those of others wait in the backlog until the process becomes
- * followed (gt_engine_followed_new) or is pushed out. */
+ * followed (gt_engine_followed_new) or is pushed out.  They come in the
+ * capture's one time order with the events, each the capture's own held
+ * copy: applied and freed, or kept as it is. */
 #include "internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sym/maps.h"
@@ -46,13 +49,16 @@ static int launched(struct gt_engine *e, uint32_t pid)
 	return 0;
 }
 
-static void on_mmap(void *ctx, const struct gt_mmap_rec *r)
+static void on_mmap(void *ctx, struct gt_mmap_held *h)
 {
 	struct gt_engine *e = ctx;
+	const struct gt_mmap_rec *r = &h->r;
 	int followed;
 
-	if (!e->nactive || r->kind == GT_MMAP_LOST)
-		return; /* counted by the capture */
+	if (!e->nactive || r->kind == GT_MMAP_LOST) {
+		free(h); /* counted by the capture */
+		return;
+	}
 	followed = gt_idmap_has(&e->symbolized, r->pid);
 	if (r->kind == GT_MMAP_EXEC) {
 		/* a followed process keeps its old mappings for the stacks
@@ -61,12 +67,13 @@ static void on_mmap(void *ctx, const struct gt_mmap_rec *r)
 			gt_mmap_backlog_exec(&e->mmap_backlog, r->pid);
 		else if (launched(e, r->pid))
 			gt_symbolizer_forget_process(e->sym, (pid_t)r->pid);
-		return;
-	}
-	if (followed)
+		free(h);
+	} else if (followed) {
 		apply(e, r);
-	else
-		gt_mmap_backlog_push(&e->mmap_backlog, r);
+		free(h);
+	} else {
+		gt_mmap_backlog_push(&e->mmap_backlog, h); /* owns h now */
+	}
 }
 
 void gt_engine_mmaps_start(struct gt_engine *e)

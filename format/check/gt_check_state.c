@@ -214,6 +214,22 @@ static int on_proc(struct gt_state *s, struct gt_pdesc *p, const struct gt_pev *
 	return 0;
 }
 
+/* Begins (on = 1) or ends (0) an activity that may not nest (a GC, a
+ * stop-the-world, a sweep, a mark assist); *flag: one is in progress.
+ * `start` names the event an end needs before it. */
+static int toggle(struct gt_state *s, const struct gt_pev *e, uint8_t *flag, int on,
+		  const char *what, const char *start)
+{
+	if (*flag && on)
+		return gt_ctx_fail(s->c, e->type, e->off, "previous %s is not ended before a new one",
+				   what);
+	if (!*flag && !on)
+		return gt_ctx_fail(s->c, e->type, e->off, "bogus %s end (no %s)", what, start);
+	*flag = (uint8_t)on;
+	return 0;
+}
+
+/* The first error is the one kept: what changes after it does not matter. */
 static int on_gc(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, const struct gt_pev *e)
 {
 	/* Before 1.10 STW was per P. */
@@ -223,45 +239,28 @@ static int on_gc(struct gt_state *s, struct gt_pdesc *p, struct gt_gdesc *g, con
 
 	switch (e->type) {
 	case GT_EV_GC_START:
-		if (s->gc)
-			return gt_ctx_fail(s->c, e->type, e->off, "previous GC is not ended before a new one");
-		s->gc = 1;
+		rc = toggle(s, e, &s->gc, 1, "GC", NULL);
 		s->gc_off = e->off;
 		break;
 	case GT_EV_GC_DONE:
-		if (!s->gc)
-			return gt_ctx_fail(s->c, e->type, e->off, "bogus GC end (no GCStart)");
-		s->gc = 0;
+		rc = toggle(s, e, &s->gc, 0, "GC", "GCStart");
 		break;
 	case GT_EV_GC_STW_START:
-		if (*stw)
-			return gt_ctx_fail(s->c, e->type, e->off, "previous STW is not ended before a new one");
-		*stw = 1;
-		if (stw == &gstw)
-			s->stw_off = e->off;
-		else
-			p->open_off = e->off;
+		rc = toggle(s, e, stw, 1, "STW", NULL);
+		*(stw == &gstw ? &s->stw_off : &p->open_off) = e->off;
 		break;
 	case GT_EV_GC_STW_DONE:
-		if (!*stw)
-			return gt_ctx_fail(s->c, e->type, e->off, "bogus STW end (no GCSTWStart)");
-		*stw = 0;
+		rc = toggle(s, e, stw, 0, "STW", "GCSTWStart");
 		break;
 	case GT_EV_GC_SWEEP_START:
-		if (p->sweep)
-			return gt_ctx_fail(s->c, e->type, e->off, "previous sweeping is not ended before a new one");
-		p->sweep = 1;
+		rc = toggle(s, e, &p->sweep, 1, "sweeping", NULL);
 		p->open_off = e->off;
 		break;
 	case GT_EV_GC_SWEEP_DONE:
-		if (!p->sweep)
-			return gt_ctx_fail(s->c, e->type, e->off, "bogus sweeping end (no GCSweepStart)");
-		p->sweep = 0;
+		rc = toggle(s, e, &p->sweep, 0, "sweeping", "GCSweepStart");
 		break;
 	case GT_EV_GC_MARK_ASSIST_START:
-		if (g->mark_assist)
-			return gt_ctx_fail(s->c, e->type, e->off, "previous mark assist is not ended before a new one");
-		g->mark_assist = 1;
+		rc = toggle(s, e, &g->mark_assist, 1, "mark assist", NULL);
 		break;
 	case GT_EV_GC_MARK_ASSIST_DONE:
 		g->mark_assist = 0; /* may be in progress when tracing starts */

@@ -49,7 +49,8 @@ struct gt_state {
 	struct gt_idmap gs, ps, tasks;
 	struct gt_region *regions;
 	int64_t nregions, capregions;
-	int gc, stw;
+	uint8_t gc;
+	int stw;
 	uint64_t gc_off, stw_off;
 	int64_t min_ts;
 	double ns_per_tick;

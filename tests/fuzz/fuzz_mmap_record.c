@@ -1,7 +1,8 @@
 /* Fuzzes the perf record parser (capture/mmap_record.c): the input is a
  * stream of records as a ring holds them, each cut at its header's size
  * (or at the input's end); every one is parsed from an exact heap copy,
- * and what comes back must lie inside it and make sense.
+ * and what comes back must lie inside it and make sense; the held copy
+ * the capture queues must equal it once the ring's bytes are gone.
  */
 // fuzz-links: daemon/capture/mmap_record.c
 #include <stddef.h>
@@ -10,6 +11,18 @@
 #include <string.h>
 
 #include "capture/mmap_record.h"
+
+static void check_held(const struct gt_mmap_rec *r)
+{
+	struct gt_mmap_held *h = gt_mmap_record_hold(r);
+
+	if (!h)
+		return;
+	if (h->r.path != h->path || h->r.path_len != r->path_len || h->r.ts != r->ts ||
+	    memcmp(h->path, r->path, r->path_len))
+		abort();
+	free(h);
+}
 
 static void check(const uint8_t *rec, size_t len)
 {
@@ -29,6 +42,7 @@ static void check(const uint8_t *rec, size_t len)
 			abort();
 		if (r.kind < GT_MMAP_MAP || r.kind > GT_MMAP_LOST)
 			abort();
+		check_held(&r);
 	}
 	free(copy);
 }

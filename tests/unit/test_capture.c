@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/resource.h>
@@ -1170,6 +1171,84 @@ static void test_stack_spill(void)
 	free(r.v);
 }
 
+/* ---- perf records in the merge ------------------------------------------ */
+
+/* What the callbacks saw, events and perf records alike, in the order the
+ * capture delivered them. */
+struct one_order {
+	uint64_t max_ts;      /* the newest delivered so far */
+	uint64_t inversions;  /* delivered older than max_ts */
+	uint64_t events, mine; /* events; mappings of this process */
+	uint32_t self;
+};
+
+static void order_see(struct one_order *o, uint64_t ts)
+{
+	if (ts < o->max_ts)
+		o->inversions++;
+	else
+		o->max_ts = ts;
+}
+
+static int order_event_cb(void *ctx, const struct gt_kev_hdr *ev, size_t len)
+{
+	struct one_order *o = ctx;
+
+	(void)len;
+	order_see(o, ev->ts);
+	o->events++;
+	return 0;
+}
+
+static void order_mmap_cb(void *ctx, struct gt_mmap_held *h)
+{
+	struct one_order *o = ctx;
+
+	order_see(o, h->r.ts);
+	o->mine += h->r.kind == GT_MMAP_MAP && h->r.pid == o->self;
+	free(h);
+}
+
+/* A traced process's events and this process's executable mappings come
+ * out in one time order: a perf record is never handed over ahead of
+ * events stamped before it.  The only records older than one delivered
+ * before them are events the merge counted itself (late beyond the lag,
+ * on a loaded machine), which the same rule counts. */
+static void test_mmaps_in_order(void)
+{
+	struct one_order o = { .self = (uint32_t)getpid() };
+	struct gt_capture_stats st0, st1;
+	uint64_t end = now_ns() + PATIENCE_MS * 1000000ull;
+	int fd = open("/proc/self/exe", O_RDONLY);
+	pid_t p = spawn_busy(NULL);
+
+	GT_REQUIRE(fd >= 0 && p > 0, "open /proc/self/exe or fork: %s", strerror(errno));
+	GT_REQUIRE(!gt_capture_mmap_unavailable(cap), "no perf records: %s",
+		   gt_capture_mmap_unavailable(cap));
+	GT_CHECK(gt_capture_trace_tgid(cap, p, 0, 1) == 0, "trace");
+	gt_capture_on_mmap(cap, order_mmap_cb, &o);
+	gt_capture_stats(cap, &st0);
+	while ((o.mine < 200 || o.events < 1000) && now_ns() < end) {
+		void *m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+
+		if (m != MAP_FAILED)
+			munmap(m, 4096);
+		gt_capture_poll(cap, 1, order_event_cb, &o);
+	}
+	gt_capture_flush(cap, order_event_cb, &o);
+	gt_capture_stats(cap, &st1);
+	gt_capture_on_mmap(cap, NULL, NULL);
+	gt_capture_trace_tgid(cap, p, 0, 0);
+	reap(p);
+	close(fd);
+	GT_CHECK(o.mine >= 200 && o.events >= 1000, "%llu mappings, %llu events",
+		 (unsigned long long)o.mine, (unsigned long long)o.events);
+	GT_CHECK(o.inversions <= st1.out_of_order - st0.out_of_order,
+		 "%llu delivered out of time order, %llu counted by the merge",
+		 (unsigned long long)o.inversions,
+		 (unsigned long long)(st1.out_of_order - st0.out_of_order));
+}
+
 int main(void)
 {
 	struct gt_capture_opts o = { .ring_bytes_per_cpu = 1 << 20 };
@@ -1197,6 +1276,7 @@ int main(void)
 	GT_RUN(test_filter_api);
 	GT_RUN(test_drops);
 	GT_RUN(test_stack_spill);
+	GT_RUN(test_mmaps_in_order);
 	GT_RUN(test_attach_on_demand);
 	free(fam.r.v);
 	gt_capture_close(cap);

@@ -174,11 +174,11 @@ static void test_backlog(void)
 	struct gt_mmap_rec r;
 
 	r = map_rec(10, 0x1000, "/bin/a");
-	GT_REQUIRE(gt_mmap_backlog_push(&b, &r) == 0, "push");
+	GT_REQUIRE(gt_mmap_backlog_push(&b, gt_mmap_record_hold(&r)) == 0, "push");
 	r = map_rec(11, 0x2000, "/bin/b");
-	gt_mmap_backlog_push(&b, &r);
+	gt_mmap_backlog_push(&b, gt_mmap_record_hold(&r));
 	r = map_rec(10, 0x3000, "/lib/c");
-	gt_mmap_backlog_push(&b, &r);
+	gt_mmap_backlog_push(&b, gt_mmap_record_hold(&r));
 	GT_CHECK(gt_mmap_backlog_take(&b, 10, collect, &s) == 2 && s.n == 2 &&
 		 s.starts[0] == 0x1000 && s.starts[1] == 0x3000, "take 10: %d records", s.n);
 	s.n = 0;
@@ -186,7 +186,7 @@ static void test_backlog(void)
 	/* an exec forgets what came before it */
 	gt_mmap_backlog_exec(&b, 11);
 	r = map_rec(11, 0x5000, "/bin/d");
-	gt_mmap_backlog_push(&b, &r);
+	gt_mmap_backlog_push(&b, gt_mmap_record_hold(&r));
 	s.n = 0;
 	GT_CHECK(gt_mmap_backlog_take(&b, 11, collect, &s) == 1 && s.starts[0] == 0x5000,
 		 "after exec: %d records", s.n);
@@ -204,7 +204,7 @@ static void test_backlog_bounds(void)
 
 	for (uint32_t i = 0; i < 3 * GT_MMAP_BACKLOG_RECORDS; i++) {
 		r = map_rec(1000 + i, 0x1000, "/usr/lib/x86_64-linux-gnu/libc.so.6");
-		GT_REQUIRE(gt_mmap_backlog_push(&b, &r) == 0, "push %u", i);
+		GT_REQUIRE(gt_mmap_backlog_push(&b, gt_mmap_record_hold(&r)) == 0, "push %u", i);
 	}
 	GT_CHECK(b.count <= GT_MMAP_BACKLOG_RECORDS && b.bytes <= GT_MMAP_BACKLOG_BYTES,
 		 "%u records, %zu bytes", b.count, b.bytes);
@@ -214,7 +214,7 @@ static void test_backlog_bounds(void)
 	memset(longpath, 'p', sizeof(longpath) - 1);
 	for (uint32_t i = 0; i < 1000; i++) {
 		r = map_rec(50000 + i, 0x1000, longpath);
-		gt_mmap_backlog_push(&b, &r);
+		gt_mmap_backlog_push(&b, gt_mmap_record_hold(&r));
 	}
 	GT_CHECK(b.bytes <= GT_MMAP_BACKLOG_BYTES && b.dropped > 0, "%zu bytes, %llu dropped",
 		 b.bytes, (unsigned long long)b.dropped);
