@@ -29,7 +29,10 @@
  *    GoStop of a syscall that sleeps, as futex and poll do), until it is
  *    woken (GoSysExit, GoUnblock); the off-CPU time of such a wait is also
  *    the syscall's "blocked" time;
- *  - waker: the goroutine that wrote the GoUnblock (0: none, an interrupt).
+ *  - waker: the goroutine that wrote the GoUnblock (0: none, an interrupt);
+ *  - a gotraced thread's GoStart on a P >= Gomaxprocs (its spare P, not a
+ *    CPU: a 0 ns start that names a thread that never ran, or ends one
+ *    whose process left) counts no delay, waker, start or migration.
  * A figure counts in the window [since, until] when the event that ends it
  * is in the window; on-CPU time counts its overlap with the window.
  */
