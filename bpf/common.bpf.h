@@ -33,6 +33,16 @@ volatile __u32 all_kthread_sessions = 0;
 /* The recorder's own process (gotraced, or gotracectl in embedded mode),
  * set before load: "every process" means every other one. */
 const volatile __u32 self_tgid = 0;
+/* And not the client that asked (gotracectl, waiting on gotraced's socket):
+ * all_except maps its tgid to the all-process sessions that leave it out,
+ * looked up only while all_except_sessions (those sessions) is not 0. */
+volatile __u32 all_except_sessions = 0;
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64); /* one client per session */
+	__type(key, __u32);   /* tgid */
+	__type(value, __u32); /* session mask */
+} all_except SEC(".maps");
 
 #define GT_PF_KTHREAD 0x00200000 /* include/linux/sched.h PF_KTHREAD */
 
@@ -237,9 +247,17 @@ static __always_inline __u32 task_mask(struct task_struct *t)
 	}
 	if (n_cgroup_sessions)
 		mask |= cgroup_mask(t);
-	if (all_sessions && tgid != self_tgid)
+	if (all_sessions && tgid != self_tgid) {
 		/* GT_TASK_FIELD: no BTF task pointer before 5.11 */
-		mask |= (GT_TASK_FIELD(t, flags) & GT_PF_KTHREAD) ? all_kthread_sessions : all_sessions;
+		__u32 all = (GT_TASK_FIELD(t, flags) & GT_PF_KTHREAD) ? all_kthread_sessions : all_sessions;
+
+		if (all & all_except_sessions) {
+			m = bpf_map_lookup_elem(&all_except, &tgid);
+			if (m)
+				all &= ~*m;
+		}
+		mask |= all;
+	}
 	if (mask & owner_sessions) {
 		/* a global function takes scalars: the address, copied */
 		__u64 addr = 0;

@@ -83,6 +83,10 @@ int gt_capture_trace_cgroup(struct gt_capture *c, uint64_t cgroup_id, int sessio
 /* Every process of the machine (record -a): the session's bit is ORed into
  * every task's mask; kernel threads only with kthreads. */
 int gt_capture_trace_all(struct gt_capture *c, int session_bit, int kthreads, int on);
+/* ... but not process tgid (the client that asked for the session): its
+ * tasks do not get the session's bit from trace_all.  Cleared by
+ * gt_capture_forget_session(). */
+int gt_capture_all_except(struct gt_capture *c, uint32_t tgid, int session_bit, int on);
 /* Processes that exec a program whose comm is `name` (at most 15 bytes
  * compared, as the kernel keeps comm) join the session at that exec; the
  * tgids so added are removed by gt_capture_forget_session(). */

@@ -111,6 +111,22 @@ int gt_capture_trace_all(struct gt_capture *c, int session_bit, int kthreads, in
 	return 0;
 }
 
+int gt_capture_all_except(struct gt_capture *c, uint32_t tgid, int session_bit, int on)
+{
+	int rc = check_bit(session_bit);
+
+	if (rc)
+		return rc;
+	if (!tgid)
+		return -EINVAL;
+	/* the map entry before the bit: BPF looks it up once it sees the bit */
+	rc = update_mask(bpf_map__fd(c->skel->maps.all_except), &tgid, session_bit, on);
+	if (rc < 0 && rc != -1)
+		return rc;
+	set_bit_in(&c->skel->bss->all_except_sessions, 1u << session_bit, on);
+	return 0;
+}
+
 int gt_capture_trace_name(struct gt_capture *c, const char *name, int session_bit, int on)
 {
 	char key[GT_COMM_LEN] = {0};
@@ -210,6 +226,11 @@ int gt_capture_forget_session(struct gt_capture *c, int session_bit)
 	}
 	if (!rc)
 		rc = gt_capture_trace_all(c, session_bit, 0, 0);
+	if (!rc) {
+		set_bit_in(&c->skel->bss->all_except_sessions, 1u << session_bit, 0);
+		rc = forget_in(c, bpf_map__fd(c->skel->maps.all_except), sizeof(uint32_t),
+			       session_bit, 0);
+	}
 	if (!rc)
 		rc = gt_capture_kernel_stacks(c, session_bit, 0);
 	if (!rc)

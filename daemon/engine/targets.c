@@ -106,16 +106,21 @@ static void take_found(struct gt_session *s, struct snapshot *snap, const struct
 }
 
 /* record -a: the BPF filter takes every task from now on, /proc gives the
- * ones already there. */
+ * ones already there; neither the recorder nor the client that asked (in
+ * embedded mode, the same process). */
 static int attach_all(struct gt_session *s, const struct gt_session_opts *o,
 		      struct snapshot *snap)
 {
 	struct gt_engine *e = s->engine;
 	struct gt_proc_entry *list;
-	int n, err;
+	pid_t client = o->owner_pid > 0 && o->owner_pid != getpid() ? o->owner_pid : 0;
+	int n, err = 0;
 
 	s->by_cgroup = 1;
-	err = gt_capture_trace_all(e->capture, s->bit, o->kernel_threads, 1);
+	if (client) /* before the bit: no event of the client is the session's */
+		err = gt_capture_all_except(e->capture, (uint32_t)client, s->bit, 1);
+	if (!err)
+		err = gt_capture_trace_all(e->capture, s->bit, o->kernel_threads, 1);
 	if (!err)
 		err = gt_proc_list(&list, &n);
 	if (err) {
@@ -124,6 +129,7 @@ static int attach_all(struct gt_session *s, const struct gt_session_opts *o,
 	}
 	for (int i = 0; i < n; i++)
 		if (list[i].pid != 2 && list[i].pid != getpid() && /* 2: kthreadd; not us */
+		    list[i].pid != client &&
 		    (!list[i].kthread || o->kernel_threads))
 			take_found(s, snap, &list[i]);
 	free(list);

@@ -29,11 +29,11 @@ struct gt_thread *gt_tr_create_midflight(struct gt_translator *t, int hint, uint
 	return gt_tr_create(t, gt_tr_g0_p(t, hint), 0, tid, tgid, comm);
 }
 
-static void proc_start(struct gt_translator *t, int c, uint32_t tid)
+void gt_tr_proc_start(struct gt_translator *t, int c)
 {
 	if (t->cpus[c].p_running)
 		return;
-	uint64_t a[1] = {tid};
+	uint64_t a[1] = {GT_TR_M_BASE + (uint64_t)c};
 	gt_tr_emit(t, c, GT_EV_PROC_START, a, 1);
 	t->cpus[c].p_running = true;
 }
@@ -41,7 +41,7 @@ static void proc_start(struct gt_translator *t, int c, uint32_t tid)
 /* GoStart of a runnable th on P c, which must run no G. */
 void gt_tr_start(struct gt_translator *t, struct gt_thread *th, int c)
 {
-	proc_start(t, c, th->tid);
+	gt_tr_proc_start(t, c);
 	uint64_t a[2] = {th->goid, ++th->seq};
 	/* Made runnable on this same P: the P's own order already puts the
 	 * cause first, so Go's reader needs no seq (as the runtime does). */

@@ -30,6 +30,8 @@ struct gt_thread {
 				   unblock on that same P is written as a
 				   *Local event, with no sequence number */
 	bool fresh;             /* never started since created */
+	int64_t snap_sysnr;     /* syscall it was blocked in at the snapshot,
+				   -1 none or unknown */
 	uint64_t ident;         /* reserved identity stack of its GoCreate,
 				   0 once defined (with the last comm) */
 	/* Go 1.22+ forgets the name of a goroutine whose state a GoStatus
@@ -121,6 +123,12 @@ struct gt_translator {
  * every viewer. */
 #define GT_TR_REUSED_GOID (1ull << 32)
 
+/* ProcStart's thread (the M of Go 1.22+: its thread view's rows, -d=1's
+ * M=) is not a thread of ours: no one thread runs a CPU for the whole
+ * of a P's run.  It is this base plus the P's number, one M per CPU (and
+ * per spare P), never a TID (pid_max is at most 2^22). */
+#define GT_TR_M_BASE 1000000000ull
+
 /* translate_state.c: thread table, emission, P helpers */
 /* The thread in slot i of t->threads, or NULL: for (i = 0; i < t->threads.cap;
  * i++) if ((th = gt_tr_thread_at(t, i))) ... */
@@ -184,6 +192,8 @@ void gt_tr_deschedule(struct gt_translator *t, struct gt_thread *th, int type, u
 void gt_tr_end_g(struct gt_translator *t, struct gt_thread *th);
 void gt_tr_make_runnable(struct gt_translator *t, struct gt_thread *th, int p, uint64_t stack);
 void gt_tr_free_p(struct gt_translator *t, int c);
+/* ProcStart of P c (M GT_TR_M_BASE + c) unless it runs already. */
+void gt_tr_proc_start(struct gt_translator *t, int c);
 void gt_tr_stop_p(struct gt_translator *t, int c);
 void gt_tr_ensure_running(struct gt_translator *t, struct gt_thread *th, int c);
 void gt_tr_retire(struct gt_translator *t, struct gt_thread *th);
@@ -191,6 +201,8 @@ struct gt_thread *gt_tr_current(struct gt_translator *t, const struct gt_kev_hdr
 				const char *comm);
 
 /* translate_sched.c and translate_syscall.c: one handler per kernel event */
+/* The block event of a thread asleep in syscall sysnr (-1: none known). */
+int gt_tr_block_type(int64_t sysnr);
 void gt_tr_on_switch(struct gt_translator *t, const struct gt_kev_switch *e);
 void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e);
 void gt_tr_on_fork(struct gt_translator *t, const struct gt_kev_fork *e);

@@ -18,9 +18,14 @@ static int switch_out_type(const struct gt_kev_switch *e)
 		return GT_EV_GO_SCHED;
 	if (e->prev_state == 0 || (e->flags & GT_SWITCH_PREEMPT))
 		return GT_EV_GO_PREEMPT;
-	if (e->prev_sysnr < 0)
+	return gt_tr_block_type(e->prev_sysnr);
+}
+
+int gt_tr_block_type(int64_t sysnr)
+{
+	if (sysnr < 0)
 		return GT_EV_GO_BLOCK;
-	switch (cls) {
+	switch (gt_syscall_class(sysnr)) {
 	case GT_SYS_FUTEX:  return GT_EV_GO_BLOCK_SYNC;
 	case GT_SYS_SLEEP:  return GT_EV_GO_SLEEP;
 	case GT_SYS_SELECT: return GT_EV_GO_BLOCK_SELECT;

@@ -84,6 +84,7 @@ struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid
 	th->state = GT_TH_RUNNABLE;
 	th->cpu = -1;
 	th->fresh = true;
+	th->snap_sysnr = -1;
 	gt_tr_set_comm(t, th, comm && comm[0] ? comm : GT_UNKNOWN_COMM);
 	if (link_thread(t, th)) {
 		free(th);

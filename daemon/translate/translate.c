@@ -78,6 +78,7 @@ static void snapshot_thread(struct gt_translator *t, const struct gt_thread_snap
 	th->unnamed122 = true;
 	if (s->state == 'R')
 		return;
+	th->snap_sysnr = s->syscall_nr;
 	uint64_t a[1] = {th->goid};
 	gt_tr_emit(t, 0, GT_EV_GO_WAITING, a, 1);
 	th->state = GT_TH_WAITING;
@@ -178,6 +179,36 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
 	return t->err;
 }
 
+/* Go 1.22+ names a goroutine whose state came from a GoStatus (every
+ * thread of the snapshot) after the root frame of the first stack of a
+ * later transition of its own: GoUnblock and GoStart carry none, the
+ * snapshot's GoCreate is dropped.  A thread that never ran during the
+ * recording would be "(Inactive, no stack trace sampled)" there.  So each
+ * one still unnamed at the stop is started for 0 ns on the spare P (not a
+ * CPU), by G 0, and stops again at once with its identity stack: blocked
+ * as it was (in the syscall the snapshot saw), or preempted if it was
+ * runnable.  docs/mapping.md: "Threads that never ran". */
+static void name_idle(struct gt_translator *t)
+{
+	int p = t->ncpus;
+
+	for (size_t i = 0; i < t->threads.cap && !t->err; i++) {
+		struct gt_thread *th = gt_tr_thread_at(t, i);
+
+		if (!th || !th->unnamed122 || !th->ident ||
+		    (th->state != GT_TH_WAITING && th->state != GT_TH_RUNNABLE))
+			continue;
+		bool waiting = th->state == GT_TH_WAITING;
+		gt_tr_proc_start(t, p);
+		if (waiting)
+			gt_tr_make_runnable(t, th, p, 0);
+		gt_tr_start(t, th, p);
+		gt_tr_deschedule(t, th, waiting ? gt_tr_block_type(th->snap_sysnr) : GT_EV_GO_PREEMPT,
+				 0);
+	}
+	gt_tr_stop_p(t, p);
+}
+
 /* The end of the recording at ts (the caller's stop time; never earlier
  * than an event already translated: time only moves forward).  Closing
  * events carry it, and when none is needed (nothing runs: an idle
@@ -200,14 +231,14 @@ int gt_translator_end(struct gt_translator *t, uint64_t ts)
 			gt_tr_deschedule(t, t->cpus[c].cur, GT_EV_GO_PREEMPT, 0);
 		gt_tr_stop_p(t, c);
 	}
+	name_idle(t);
 	/* Nothing written at the end (an idle process), or nothing Go 1.22+
 	 * keeps (it drops the snapshot's GoCreates and Gomaxprocs, and refuses
 	 * a file left with no event): one idle P, started and stopped at the
 	 * end, says "nothing ran" and makes the trace reach the stop. */
 	if (t->st.events_out == written || !t->survivors) {
-		uint64_t m[1] = {0}; /* no thread: M 0 */
-		gt_tr_emit(t, 0, GT_EV_PROC_START, m, 1);
-		gt_tr_emit(t, 0, GT_EV_PROC_STOP, NULL, 0);
+		gt_tr_proc_start(t, 0);
+		gt_tr_stop_p(t, 0);
 	}
 	/* Goroutines still alive are named by their comm at the end. */
 	for (size_t i = 0; i < t->threads.cap; i++) {

@@ -48,7 +48,13 @@
  *    without GT_WAKEUP_SOFTIRQ), is the sender's: its stack with a
  *    "[loopback]" frame on top;
  *  - G 0 acts (creates, unblocks) on an idle P, or on the spare P ncpus
- *    when every CPU runs one of our threads.
+ *    when every CPU runs one of our threads;
+ *  - ProcStart's thread (Go 1.22+'s M) is GT_TR_M_BASE + the P: one M per
+ *    CPU, never the TID of whichever thread started the P;
+ *  - a thread of the snapshot that never ran is started for 0 ns at the
+ *    stop on the spare P and stops there with its identity stack, so that
+ *    Go 1.22+ (which names a goroutine from its own transitions' stacks)
+ *    names it (docs/mapping.md, "Threads that never ran").
  *
  * Return convention: 0 or a negative errno (only writer or allocation
  * failures are errors; bad kernel input is repaired, never an error).

@@ -34,6 +34,9 @@
  *    GoPreempt, and the call ends at the GoStart after its last wakeup
  *    (or at the preemption, if it was not woken since);
  *  - waker: the goroutine that wrote the GoUnblock (0: none, an interrupt);
+ *  - a gotraced thread's GoStart on a P >= Gomaxprocs (its spare P, not a
+ *    CPU: a 0 ns start that names a thread that never ran, or ends one
+ *    whose process left) counts no delay, waker, start or migration;
  *  - the Go viewers' profile totals (go119, go123): each reader's own
  *    rules, which differ from the above (gt_analyze_viewers.c).
  * A figure counts in the window [since, until] when the event that ends it
@@ -126,7 +129,7 @@ struct gt_an_thread {
 	int v19_type, v19_stk;   /* Go 1.19's pending event (g.ev) */
 	int64_t v19_ns;
 	int v23_state;           /* Go 1.23's tracked state, 0: none */
-	int64_t v23_ns;
+	int64_t v23_ns, v23_start; /* since; its first start (0: none yet) */
 };
 
 /* Stack-weighted totals: on-CPU samples and off-CPU time. */

@@ -49,6 +49,7 @@ struct gt_an_priv {
 	struct gt_analyze_opts opts;
 	int64_t min_ts;
 	int has_min;
+	uint64_t gomaxprocs;          /* the last Gomaxprocs (0: none yet) */
 	double ns_per_tick;
 
 	struct gt_idmap strings, stacks, gs, aggmap, pmap;

@@ -178,12 +178,28 @@ static void runnable(struct gt_an_thread *t, int64_t ns, int wake, uint64_t wake
 	t->waker = waker;
 }
 
+/* 1 if this GoStart is gotraced's 0 ns start of a thread on its spare P
+ * (P >= Gomaxprocs: not a CPU), made only so that Go 1.22+ names a thread
+ * that never ran, or to end one whose process left (docs/mapping.md): no
+ * scheduling delay, waker, start or migration of the thread. */
+static int spare_start(const struct gt_analysis *a, const struct gt_an_thread *t,
+		       const struct gt_pev *e)
+{
+	size_t len;
+	int64_t tid;
+
+	if (!a->priv->gomaxprocs || e->p < 0 || (uint64_t)e->p < a->priv->gomaxprocs)
+		return 0;
+	gt_an_thread_name(a, t, &len, &tid);
+	return tid >= 0;
+}
+
 static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_pev *e,
 		    int64_t ns)
 {
-	int in = in_window(a, ns);
+	int in = in_window(a, ns), spare = spare_start(a, t, e), counted = in && !spare;
 
-	if (t->state == GT_AN_RUNNABLE && in) {
+	if (t->state == GT_AN_RUNNABLE && counted) {
 		uint64_t d = ns > t->since_ns ? (uint64_t)(ns - t->since_ns) : 0;
 
 		if (!t->delay.count || d > t->delay.max)
@@ -211,11 +227,13 @@ static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct 
 				  t->stop_stk, off))
 			return -ENOMEM;
 	}
-	if (in && t->last_p >= 0 && t->last_p != e->p)
-		t->migrations++;
-	if (in)
-		t->starts++;
-	t->last_p = e->p;
+	if (!spare) {
+		if (in && t->last_p >= 0 && t->last_p != e->p)
+			t->migrations++;
+		if (in)
+			t->starts++;
+		t->last_p = e->p;
+	}
 	t->stopped = 0;
 	t->state = GT_AN_RUNNING;
 	t->since_ns = ns;
@@ -284,6 +302,8 @@ int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 
 	if (ns > a->end_ns)
 		a->end_ns = ns;
+	if (e->type == GT_EV_GOMAXPROCS)
+		a->priv->gomaxprocs = e->args[0];
 	rc = gt_an_viewers(a, e, ns, in_window(a, ns));
 	if (rc)
 		return rc;

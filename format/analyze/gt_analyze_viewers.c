@@ -22,8 +22,9 @@
  *  - sync:    into Waiting for chan, select or sync reasons (GoBlockSend/
  *             Recv/Select/Sync/Cond) -> its GoUnblock;
  *  - net:     GoBlockNet -> its GoUnblock;
- *  - syscall: GoSysCall -> the next stop with a stack.
- * An interval counts when the event that ends it is in the window. */
+ *  - syscall: GoSysCall -> the next stop with a stack;
+ * each interval clipped to start no earlier than its goroutine's first
+ * GoStart.  An interval counts when the event that ends it is in the window. */
 #include <errno.h>
 
 #include "gt_analyze_internal.h"
@@ -144,14 +145,19 @@ static int view123_of(int st)
 	return -1;
 }
 
+/* Go 1.23 clips every interval to its goroutine's life as its summary
+ * sees it, from its first start (pprofMatchingGoroutines): the wait from
+ * its creation to that start is not in the profiles. */
 static void go123(struct gt_analysis *a, struct gt_an_thread *t, int st, int64_t ns, int in)
 {
 	if (st == ST_NONE)
 		return;
 	if (t->v23_state != ST_NONE) {
+		int64_t from = t->v23_ns > t->v23_start ? t->v23_ns : t->v23_start;
+
 		if (same_state(t->v23_state, st))
 			return;
-		add(&a->go123, view123_of(t->v23_state), t->v23_ns, ns, in);
+		add(&a->go123, view123_of(t->v23_state), from, ns, in);
 		t->v23_state = ST_NONE;
 	}
 	if (view123_of(st) >= 0) {
@@ -186,6 +192,8 @@ int gt_an_viewers(struct gt_analysis *a, const struct gt_pev *e, int64_t ns, int
 	if (!t)
 		return -ENOMEM;
 	go119(a, t, e, ns, in);
+	if ((e->type == GT_EV_GO_START || e->type == GT_EV_GO_START_LABEL) && !t->v23_start)
+		t->v23_start = ns123;
 	go123(a, t, state123_of(a, e), ns123, in);
 	return 0;
 }

@@ -9,7 +9,12 @@
 #    leaves no file; with --wait it records (the ones that exec it later).
 #  - record -p PARENT,CHILD1,CHILD2 does not warn that PARENT's children are
 #    left out (they are listed); -p PARENT alone still does (record_select).
-#  - record -a does not record the recorder itself.
+#  - record -a does not record the recorder itself, nor, in daemon mode,
+#    the gotracectl that asked and waits on the socket.
+#  - a wrong --cgroup (missing, relative or absolute, a file of the cgroup
+#    mount, a directory that is no cgroup v2), in daemon and embedded mode,
+#    gives exactly one error line, exit 1, and leaves an existing -o FILE
+#    as it was.
 #  - a user who may not reach the socket, with no daemon running, is told
 #    that no daemon runs and how to start one, not to join a group.
 cd "$(dirname "$0")/../.." || exit 1
@@ -17,7 +22,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 CASES="honest_thread_none honest_thread_tid honest_window_past_end honest_folded_cpu_none
 honest_name_none honest_name_wait honest_listed_children honest_all_not_self
-honest_no_daemon_user"
+honest_no_daemon_user honest_all_not_client_daemon honest_cgroup_one_error"
 # shellcheck disable=SC2086
 gt_require_bpf $CASES
 # shellcheck disable=SC2086
@@ -101,6 +106,40 @@ sys.exit(any(g.get("tid") == int(sys.argv[2]) for g in d.get("goroutines", [])))
 else
 	[ -s "$GT_TMP/all.trace" ] || fail honest_all_not_self "record -a failed: $(tail -3 "$GT_TMP/all.err")"
 fi
+
+# --- daemon mode: -a leaves out the waiting client too ------------------------
+gt_start_daemon
+"$GTCTL" record -q --socket "$SOCK" -a -d 0.5 -o "$GT_TMP/alld.trace" 2>"$GT_TMP/alld.err" & rec=$!
+gt_pids+=("$rec")
+if wait "$rec" && gt_valid honest_all_not_client_daemon "$GT_TMP/alld.trace"; then
+	why=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+gs = d.get("goroutines", [])
+if not gs: print("no goroutine at all")
+elif any(g.get("tid") == int(sys.argv[2]) for g in gs): print("the client (pid %s) is in its own -a trace" % sys.argv[2])
+elif any(g.get("tid") == int(sys.argv[3]) for g in gs): print("gotraced (pid %s) is in the trace" % sys.argv[3])' \
+		"$GT_TMP/alld.trace.json" "$rec" "$DAEMON_PID")
+	gt_report honest_all_not_client_daemon "$why"
+else
+	[ -s "$GT_TMP/alld.trace" ] || fail honest_all_not_client_daemon "record -a failed: $(tail -3 "$GT_TMP/alld.err")"
+fi
+
+# --- a wrong cgroup: one error, in both modes, for each kind of mistake -------
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+printf 'keep me' >"$GT_TMP/cg.trace"
+why=""
+for mode in "--socket $SOCK" --standalone; do
+	for cg in gt-no-such-cgroup/x "$cg2/gt-no-such-cgroup" "$cg2/cgroup.procs" /etc; do
+		# shellcheck disable=SC2086
+		out=$("$GTCTL" record $mode --cgroup "$cg" -d 0.5 -o "$GT_TMP/cg.trace" 2>&1 >/dev/null); rc=$?
+		n=$(printf '%s\n' "$out" | grep -c .)
+		if [ "$rc" != 1 ] || [ "$n" != 1 ] || ! grep -q "$cg\|${cg##*/}" <<<"$out"; then
+			why="$why [${mode%% *} --cgroup $cg: rc=$rc, $n lines: $(echo $out)]"
+		fi
+		[ "$(cat "$GT_TMP/cg.trace")" = "keep me" ] || why="$why [${mode%% *} --cgroup $cg changed -o FILE]"
+	done
+done
+ls "$GT_TMP"/cg.trace?* >/dev/null 2>&1 && why="$why [files left: $(ls "$GT_TMP"/cg.trace?*)]"
+gt_report honest_cgroup_one_error "$why"
 
 # --- a user, no daemon, a socket out of reach ------------------------------------
 # (the installed /run/gotraced is 0750 root:gotrace: connect says EACCES

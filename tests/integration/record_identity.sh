@@ -11,10 +11,17 @@
 #    every thread by its TID;
 #  - report --json carries the off-CPU stacks (frames, tid), and --top N
 #    governs the stacks per reason (5 sleep stacks of the 6 sleepers).
+#  - threads that never run during a recording (a shell in wait, its two
+#    sleeping children, a process of 4 threads in pause) are named on Go
+#    1.23's Goroutines page too, none "(Inactive, no stack trace sampled)",
+#    and report counts no start for the 0 ns run that names them;
+#  - Go 1.23's M (thread view rows, -d=1's M=) is one per CPU, 10^9 + the
+#    P, never the TID of whichever thread started that CPU's P.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-CASES="identity_json identity_report identity_go119 identity_go123 report_json_stacks report_top_stacks"
+CASES="identity_json identity_report identity_go119 identity_go123 report_json_stacks report_top_stacks
+identity_idle_go123 identity_idle_report identity_m_per_cpu"
 # shellcheck disable=SC2086
 gt_require_bpf $CASES
 # shellcheck disable=SC2086
@@ -102,4 +109,51 @@ if gt_serve_trace "$GT_GO123" "$t" "$GT_TMP/v123.log" 0; then
 else
 	fail identity_go123 "Go 1.23's go tool trace did not serve: $(tail -3 "$GT_TMP/v123.log")"
 fi
+
+# --- threads idle for the whole recording, in three processes ----------------
+bash -c 'sleep 1000 & sleep 1000 & wait' >/dev/null 2>&1 & sh_pid=$!
+gt_pids+=("$sh_pid")
+"$WL/idle_threads" 4 >"$GT_TMP/idle.out" 2>&1 </dev/null & idle_pid=$!
+gt_pids+=("$idle_pid")
+for _ in $(seq 1 100); do
+	[ "$(pgrep -P "$sh_pid" | wc -l)" -ge 2 ] && grep -q ready "$GT_TMP/idle.out" && break
+	sleep 0.05
+done
+kids=$(pgrep -P "$sh_pid" | paste -sd,)
+for k in ${kids//,/ }; do gt_pids+=("$k"); done
+it=$GT_TMP/idle.trace
+if ! "$GTCTL" record -q -p "$sh_pid,$kids,$idle_pid" -d 1s -o "$it" 2>"$GT_TMP/idle.err"; then
+	for c in identity_idle_go123 identity_idle_report; do fail $c "record failed: $(tail -3 "$GT_TMP/idle.err")"; done
+elif gt_valid identity_idle_go123 "$it"; then
+	if gt_serve_trace "$GT_GO123" "$it" "$GT_TMP/vidle.log" 0; then
+		curl -s --max-time 600 -o "$GT_TMP/idle123.html" "http://127.0.0.1:$gt_port/goroutines"
+		kill "$gt_server" 2>/dev/null; wait "$gt_server" 2>/dev/null
+		why=$(python3 -c 'import re,sys; h=open(sys.argv[1]).read()
+groups = dict(re.findall(r"goroutine\?name=[^\x22]*\x22>([^<]*)</a></code></td>\s*<td>(\d+)</td>", h))
+if not groups: print("no group on /goroutines")
+elif "(Inactive, no stack trace sampled)" in groups: print("%s threads Inactive: %s" % (groups["(Inactive, no stack trace sampled)"], groups))
+elif groups.get("idle_threads") != "4": print("want 4 idle_threads, groups: %s" % groups)
+elif not any(k.startswith("sleep") for k in groups) or not any(k.startswith("bash") for k in groups): print("no sleep or bash group: %s" % groups)' "$GT_TMP/idle123.html")
+		gt_report identity_idle_go123 "$why"
+	else
+		fail identity_idle_go123 "Go 1.23's go tool trace did not serve: $(tail -3 "$GT_TMP/vidle.log")"
+	fi
+	why=$("$GTCTL" report --json "$it" | python3 -c 'import json,sys
+busy = [(t["tid"], t["name"], t["sched"]["count"]) for t in json.load(sys.stdin)["threads"] if t["sched"]["count"]]
+if busy: print("threads that never ran have scheduling delays (tid, name, count): %s" % busy)')
+	gt_report identity_idle_report "$why"
+else
+	fail identity_idle_report "no valid trace of the idle processes"
+fi
+
+# --- Go 1.23's M: 10^9 + the P, on both recordings -------------------------------
+why=""
+for f in "$t" "$it"; do
+	[ -s "$f" ] || continue
+	bad=$(GOTOOLCHAIN=local "$GT_GO123" tool trace -d=1 "$f" 2>&1 |
+		awk '/^M=-?[0-9]+ P=-?[0-9]+ / { m = substr($1, 3); p = substr($2, 3);
+			if (m != -1 && m != 1000000000 + p) { print; exit } }')
+	[ -n "$bad" ] && why="$why ${f##*/}: $bad"
+done
+gt_report identity_m_per_cpu "$why"
 gt_finish

@@ -49,7 +49,7 @@ def go_events(gotrace, path):
         if len(f) < 5 or not f[0].lstrip("-").isdigit():
             continue
         args = [kv.split("=", 1)[1] for kv in f[5:] if "=" in kv]
-        yield int(f[0]), f[1], int(f[3][2:]), args
+        yield int(f[0]), f[1], int(f[2][2:]), int(f[3][2:]), args
 
 
 WAITS = {"GoStop", "GoSleep", "GoBlock", "GoBlockSend", "GoBlockRecv", "GoBlockSelect",
@@ -84,8 +84,8 @@ def sys_track(g, typ, ts, mine):
         sys_close(g, ts)
 
 
-def on_start(g, ts):
-    if g.state == "runnable":
+def on_start(g, ts, spare):
+    if g.state == "runnable" and not spare:
         d = max(0, ts - g.since)
         g.sched[0] += 1
         g.sched[1] += d
@@ -107,8 +107,11 @@ def analyze(events, ours):
 
     def get(gid):
         return gs.setdefault(gid, G())
-    for ts, typ, gid, args in events:
+    procs = 0
+    for ts, typ, p, gid, args in events:
         n += 1
+        if typ == "Gomaxprocs":
+            procs = int(args[0])
         if typ in ("GoCreate", "GoUnblock"):
             t = get(int(args[0]))
             t.state, t.since = "runnable", ts
@@ -123,7 +126,9 @@ def analyze(events, ours):
         g = get(gid)
         sys_track(g, typ, ts, gid in ours)
         if typ in ("GoStart", "GoStartLabel"):
-            on_start(g, ts)
+            # gotraced's 0 ns start on its spare P (P >= Gomaxprocs, not a
+            # CPU), so that Go 1.22+ names a thread that never ran: no delay
+            on_start(g, ts, procs and p >= procs and gid in ours)
         elif typ in REASON:
             r = REASON[typ]
             if typ in SYSCALL_WAITS and g.sys_blocked and gid in ours:

@@ -492,17 +492,17 @@ static void test_pipe_ping_pong(void)
 			       "GoWaiting p=0 g=2 g=2\n"
 			       "Gomaxprocs p=0 g=0 procs=2\n"
 			       "GoUnblock p=0 g=0 g=1 seq=2\n"
-			       "ProcStart p=0 g=0 thread=101\n"
+			       "ProcStart p=0 g=0 thread=1000000000\n"
 			       "GoStart p=0 g=1 g=1 seq=3\n"
 			       "GoUnblock p=0 g=1 g=2 seq=2\n"
-			       "ProcStart p=1 g=0 thread=102\n"
+			       "ProcStart p=1 g=0 thread=1000000001\n"
 			       "GoStart p=1 g=2 g=2 seq=3\n"
 			       "GoSysCall p=0 g=1\n"
 			       "GoBlockRecv p=0 g=1\n"
 			       "ProcStop p=0 g=0\n"
 			       "GoSysCall p=1 g=2\n"
 			       "GoUnblock p=1 g=2 g=1 seq=4\n"
-			       "ProcStart p=0 g=0 thread=101\n"
+			       "ProcStart p=0 g=0 thread=1000000000\n"
 			       "GoStart p=0 g=1 g=1 seq=5\n"
 			       "GoPreempt p=0 g=1\n"
 			       "ProcStop p=0 g=0");
@@ -526,13 +526,13 @@ static void block_case(int64_t nr, int64_t state, const char *want_block, const 
 	if (nr >= 0)
 		sys_exit(&x, 101);
 	char want[512];
-	snprintf(want, sizeof(want), "ProcStart p=0 g=0 thread=101\n"
+	snprintf(want, sizeof(want), "ProcStart p=0 g=0 thread=1000000000\n"
 		 "GoStart p=0 g=1 g=1 seq=1\n"
 		 "Gomaxprocs p=0 g=1 procs=2\n"
 		 "%s p=0 g=1\n"
 		 "ProcStop p=0 g=0\n"
 		 "%s g=%s\n"
-		 "ProcStart p=1 g=0 thread=101\n"
+		 "ProcStart p=1 g=0 thread=1000000001\n"
 		 "GoStart p=1 g=1 g=1 seq=3", want_block, want_wake,
 		 "0 g=1 seq=2");
 	if (tt_finish(&x, 5000) == 0)
@@ -570,13 +570,13 @@ static void test_block_reason_from_switch(void)
 	sys_exit(&x, 101);
 	sw(&x, 2500, 1, 101, S_DISK, 0, 0);    /* then a page fault */
 	if (tt_finish(&x, 5000) == 0)
-		expect_seq(&x, "ProcStart p=0 g=0 thread=101\n"
+		expect_seq(&x, "ProcStart p=0 g=0 thread=1000000000\n"
 			       "GoStart p=0 g=1 g=1 seq=1\n"
 			       "Gomaxprocs p=0 g=1 procs=2\n"
 			       "GoBlockSync p=0 g=1\n"
 			       "ProcStop p=0 g=0\n"
 			       "GoUnblock p=1 g=0 g=1 seq=2\n"
-			       "ProcStart p=1 g=0 thread=101\n"
+			       "ProcStart p=1 g=0 thread=1000000001\n"
 			       "GoStart p=1 g=1 g=1 seq=3\n"
 			       "GoSysCall p=1 g=1\n"
 			       "GoBlock p=1 g=1\n"
@@ -624,7 +624,7 @@ static void test_syscall_block_shape(void)
 		expect_seq(&x, "GoSysCall p=0 g=1\n"
 			       "GoPreempt p=0 g=1\n"
 			       "ProcStop p=0 g=0\n"
-			       "ProcStart p=0 g=0 thread=101\n"
+			       "ProcStart p=0 g=0 thread=1000000000\n"
 			       "GoStart p=0 g=1 g=1 seq=2\n"
 			       "GoBlockRecv p=0 g=1\n"
 			       "GoStart p=0 g=2 g=2 seq=2");
@@ -648,7 +648,7 @@ static void test_yield(void)
 		expect_seq(&x, "GoSysCall p=1 g=1\n"
 			       "GoSched p=1 g=1\n"
 			       "ProcStop p=1 g=0\n"
-			       "ProcStart p=1 g=0 thread=101\n"
+			       "ProcStart p=1 g=0 thread=1000000001\n"
 			       "GoStart p=1 g=1 g=1 seq=2");
 	tt_close(&x);
 }
@@ -677,7 +677,7 @@ static void test_clone_and_exit(void)
 	sw(&x, 2300, 1, 102, S_DEAD, 0, 0);
 	if (tt_finish(&x, 5000) == 0) {
 		expect_seq(&x, "GoCreate p=0 g=1 g=2\n"
-			       "ProcStart p=1 g=0 thread=102\n"
+			       "ProcStart p=1 g=0 thread=1000000001\n"
 			       "GoStart p=1 g=2 g=2 seq=1\n"
 			       "GoEnd p=1 g=2\n"
 			       "ProcStop p=1 g=0");
@@ -829,9 +829,9 @@ static void test_snapshot_states(void)
 			       "GoWaiting p=0 g=5 g=5\n"
 			       "Gomaxprocs p=0 g=0 procs=2\n"
 			       "GoUnblock p=0 g=0 g=4 seq=2\n"
-			       "ProcStart p=0 g=0 thread=104\n"
+			       "ProcStart p=0 g=0 thread=1000000000\n"
 			       "GoStart p=0 g=4 g=4 seq=3");
-		expect_seq(&x, "ProcStart p=1 g=0 thread=101\n"
+		expect_seq(&x, "ProcStart p=1 g=0 thread=1000000001\n"
 			       "GoStart p=1 g=1 g=1 seq=1\n"
 			       "GoPreempt p=1 g=1");
 		GT_CHECK(count_lines(&x, "GoCreate") == 5, "zombie got a goroutine");
@@ -856,7 +856,7 @@ static void test_irq_wakeup_busy_cpu(void)
 	if (tt_finish(&x, 5000) == 0) {
 		expect_seq(&x, "GoStart p=0 g=1 g=1 seq=1\n"
 			       "GoUnblock p=2 g=0 g=2 seq=2\n"
-			       "ProcStart p=1 g=0 thread=102\n"
+			       "ProcStart p=1 g=0 thread=1000000001\n"
 			       "GoStart p=1 g=2 g=2 seq=3\n"
 			       "GoPreempt p=0 g=1");
 		GT_CHECK(count_lines(&x, "GoPreempt p=0 g=1") == 1, "101 was descheduled:\n%s", x.dump);
@@ -1004,6 +1004,88 @@ static void test_go123_names(void)
 		GT_CHECK(strcmp(root, "t102") == 0, "Go 1.23 names g2 \"%s\", want t102", root);
 		go123_root_frame(x.path, 103, root, sizeof(root));
 		GT_CHECK(strcmp(root, "t103") == 0, "Go 1.23 names g3 \"%s\", want t103", root);
+	}
+	tt_close(&x);
+}
+
+/* The first line of Go 1.23's `-d=1` whose M= is not GT_TR_M_BASE + its
+ * P (M=-1, no thread, aside): ProcStart's thread is one M per CPU, never a
+ * TID (docs/mapping.md).  out gets "" if every line agrees. */
+static void go123_bad_m(const char *path, char *out, size_t n)
+{
+	char cmd[512], line[4096];
+	long long m, p;
+
+	out[0] = 0;
+	snprintf(cmd, sizeof(cmd), "/usr/lib/go-1.23/bin/go tool trace -d=1 '%s' 2>&1", path);
+	FILE *f = popen(cmd, "r");
+	if (!f) {
+		snprintf(out, n, "cannot run go 1.23");
+		return;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (!out[0] && sscanf(line, "M=%lld P=%lld", &m, &p) == 2 && m != -1 &&
+		    m != 1000000000ll + p)
+			snprintf(out, n, "%.300s", line);
+	pclose(f);
+}
+
+/* Threads that never run during the recording (asleep in a futex, asleep
+ * outside any known syscall, runnable on a CPU another one holds): Go
+ * 1.22+ gives them their state by a GoStatus and names a goroutine only
+ * from a later stack of its own.  Each is started for 0 ns on the spare P
+ * at the stop and stops there with its identity stack, as it was (the
+ * futex sleeper in a GoBlockSync): Go 1.23 names every one. */
+static void test_go123_names_idle(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[4];
+	char root[256], bad[512];
+	snap(&s[0], 101, 'S', SYS_futex, 0);
+	snap(&s[1], 102, 'S', -1, 1);
+	snap(&s[2], 103, 'R', -1, 0);   /* runs on CPU 0 */
+	snap(&s[3], 104, 'R', -1, 0);   /* runnable: CPU 0 is taken */
+	GT_REQUIRE(tt_open(&x, s, 4) == 0, "open");
+	sw(&x, 2000, 0, 103, 0, 0, 0);  /* preempted */
+	if (tt_finish(&x, 5000) == 0) {
+		for (uint32_t tid = 101; tid <= 104; tid++) {
+			char want[16];
+
+			snprintf(want, sizeof(want), "t%u", tid);
+			go123_root_frame(x.path, (int)tid, root, sizeof(root));
+			GT_CHECK(strcmp(root, want) == 0, "Go 1.23 names %u \"%s\", want %s", tid,
+				 root, want);
+		}
+		GT_CHECK(count_lines(&x, "GoBlockSync p=2 g=1") == 1 &&
+			 count_lines(&x, "GoBlock p=2 g=2") == 1 &&
+			 count_lines(&x, "GoPreempt p=2 g=4") == 1,
+			 "want each idle thread started and stopped on the spare P:\n%s", x.dump);
+		go123_bad_m(x.path, bad, sizeof(bad));
+		GT_CHECK(!bad[0], "Go 1.23's M is not 10^9 + P: %s", bad);
+	}
+	tt_close(&x);
+}
+
+/* Go 1.23's M (its thread view's rows, -d=1's M=) is one per P, never the
+ * TID of the thread that happened to start the P: threads of several
+ * processes run on one CPU. */
+static void test_go123_m_per_p(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	char bad[512];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'S', -1, 1);
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	sw(&x, 2000, 0, 101, 0, 0, 0);
+	wake(&x, 2100, 0, 0, 102);
+	sw(&x, 2200, 1, 0, 0, 0, 102);
+	sw(&x, 2300, 1, 102, 1, 0, 101);
+	if (tt_finish(&x, 5000) == 0) {
+		GT_CHECK(count_lines(&x, "ProcStart p=1 g=0 thread=1000000001") == 1,
+			 "want P 1's M 1000000001:\n%s", x.dump);
+		go123_bad_m(x.path, bad, sizeof(bad));
+		GT_CHECK(!bad[0], "Go 1.23's M is not 10^9 + P: %s", bad);
 	}
 	tt_close(&x);
 }
@@ -1787,6 +1869,8 @@ int main(void)
 	GT_RUN(test_snapshot_states);
 	GT_RUN(test_go123_names);
 	GT_RUN(test_go123_names_blocking);
+	GT_RUN(test_go123_names_idle);
+	GT_RUN(test_go123_m_per_p);
 	GT_RUN(test_shared_comm_titles);
 	GT_RUN(test_wakeup_untraced_busy_cpu);
 	GT_RUN(test_irq_wakeup_busy_cpu);
