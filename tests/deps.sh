@@ -16,6 +16,7 @@ pkgs=(
 	libjemalloc2 libtcmalloc-minimal4        # allocators --heap interpose must pass through
 	nginx-light wrk memcached postgresql-15  # record_servers.sh's servers and loads
 	haproxy                                  # record_loopback.sh's proxy in front of nginx
+	nodejs                                   # record_jit.sh: a JIT that writes a perf map
 	iproute2                                 # ss: a server's open connections
 	systemd                                  # systemd-analyze verify of the units
 )
