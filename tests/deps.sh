@@ -5,7 +5,7 @@ set -euo pipefail
 
 pkgs=(
 	make gcc clang llvm libclang-rt-14-dev   # build; clang for BPF and libFuzzer
-	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config
+	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev liblzma-dev pkg-config
 	golang-go                                # go tool trace 1.19: the reference reader
 	graphviz                                 # the viewers' profile pages run dot
 	curl                                     # the viewer pass fetches its pages
