@@ -14,7 +14,7 @@
 #include "perfmap.h"
 
 #define JIT_REREAD_MIN_NS 1000000ull
-#define JIT_REREAD_MAX_NS 2000000000ull
+#define JIT_REREAD_MAX_NS 250000000ull
 
 struct gt_jit {
 	int root_fd;            /* the process's root, O_PATH; -1 none */

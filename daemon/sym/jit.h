@@ -4,9 +4,12 @@
  * process's root (its mount namespace: a container's /tmp).  The root is
  * held from the first lookup, so the map is still read after the process
  * exited, as perf reads it at the end.  Every read runs on a loader thread
- * (loader.h); a lookup that misses reads the file again if it changed (a
- * JIT appends while it runs), at most every JIT_REREAD_MIN_NS, twice as
- * long while it does not change, up to JIT_REREAD_MAX_NS. */
+ * (loader.h), and is waited for as a binary's load is; a lookup that
+ * misses reads the file again if it changed (a JIT appends while it runs:
+ * only the lines appended are parsed), at most every 1 ms after a read that
+ * found it changed, twice as long after each that did not, up to 250 ms
+ * (addresses no line will ever name cost an open and an fstat on a loader
+ * thread that often, and code placed meanwhile is named at most that late). */
 #ifndef GT_SYM_JIT_H
 #define GT_SYM_JIT_H
 
