@@ -19,7 +19,7 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-field-initializers \
             -fno-omit-frame-pointer -MMD -MP
 CPPFLAGS += -Iformat -Ibpf -Idaemon -Itests/lib -I$(BUILD)/bpf -I$(BUILD)/gen
-LDLIBS   += -lbpf -lelf -ldw -lz -lpthread -lm
+LDLIBS   += -lbpf -lelf -ldw -lz -llzma -lpthread -lm
 
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=undefined

@@ -5,7 +5,7 @@ set -euo pipefail
 
 pkgs=(
 	make gcc clang llvm libclang-rt-14-dev   # build; clang for BPF and libFuzzer
-	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config
+	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev liblzma-dev pkg-config
 	golang-go                                # go tool trace 1.19: the reference reader
 	graphviz                                 # the viewers' profile pages run dot
 	curl                                     # the viewer pass fetches its pages
@@ -16,6 +16,7 @@ pkgs=(
 	libjemalloc2 libtcmalloc-minimal4        # allocators --heap interpose must pass through
 	nginx-light wrk memcached postgresql-15  # record_servers.sh's servers and loads
 	haproxy                                  # record_loopback.sh's proxy in front of nginx
+	nodejs                                   # record_jit.sh: a JIT that writes a perf map
 	iproute2                                 # ss: a server's open connections
 	systemd                                  # systemd-analyze verify of the units
 )

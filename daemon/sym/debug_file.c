@@ -58,8 +58,9 @@ Elf_Scn *gt_elf_section(Elf *elf, const char *want, GElf_Shdr *sh)
 	return NULL;
 }
 
-/* /usr/lib/debug/.build-id/xx/yyyy.debug, from the GNU build-id note. */
-static int build_id_path(Elf *elf, char *path, size_t len)
+/* The GNU build-id note's bytes (at most GT_BUILD_ID_MAX): its length,
+ * or 0 if elf has none. */
+static size_t build_id(Elf *elf, uint8_t id[GT_BUILD_ID_MAX])
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -73,19 +74,63 @@ static int build_id_path(Elf *elf, char *path, size_t len)
 		    !(data = elf_getdata(scn, NULL)))
 			continue;
 		while ((off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
-			const uint8_t *id = (const uint8_t *)data->d_buf + doff;
-			size_t n;
-
 			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
 			    memcmp((char *)data->d_buf + noff, "GNU", 4) ||
-			    nh.n_descsz < 2 || nh.n_descsz > 64)
+			    nh.n_descsz < 2 || nh.n_descsz > GT_BUILD_ID_MAX)
 				continue;
-			n = (size_t)snprintf(path, len, GT_DEBUG_ROOT "/.build-id/%02x/", id[0]);
-			for (size_t i = 1; i < nh.n_descsz && n + 3 < len; i++)
-				n += (size_t)snprintf(path + n, len - n, "%02x", id[i]);
-			snprintf(path + n, len - n, ".debug");
-			return 0;
+			memcpy(id, (const uint8_t *)data->d_buf + doff, nh.n_descsz);
+			return nh.n_descsz;
 		}
+	}
+	return 0;
+}
+
+/* /usr/lib/debug/.build-id/xx/yyyy.debug for a build-id. */
+static void build_id_path(const uint8_t *id, size_t n, char *path, size_t len)
+{
+	size_t k = (size_t)snprintf(path, len, GT_DEBUG_ROOT "/.build-id/%02x/", id[0]);
+
+	for (size_t i = 1; i < n && k + 3 < len; i++)
+		k += (size_t)snprintf(path + k, len - k, "%02x", id[i]);
+	snprintf(path + k, len - k, ".debug");
+}
+
+/* The file at fd has the build-id id[0..n): the debug file of the binary,
+ * not another (a process's root is its user's: anything can be there). */
+static int same_build_id(int fd, const uint8_t *id, size_t n)
+{
+	uint8_t got[GT_BUILD_ID_MAX];
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int same = e && elf_kind(e) == ELF_K_ELF && build_id(e, got) == n && !memcmp(got, id, n);
+
+	if (e)
+		elf_end(e);
+	return same;
+}
+
+/* By build-id: in the process's root (a container's dbgsym packages,
+ * links refused), then in ours.  Either must carry the same build-id. */
+static int open_build_id(Elf *elf, const struct gt_sym_origin *o)
+{
+	uint8_t id[GT_BUILD_ID_MAX];
+	size_t n = build_id(elf, id);
+	char path[256];
+	int fd;
+
+	if (!n)
+		return -ENOENT;
+	build_id_path(id, n, path, sizeof(path));
+	for (int mine = 0; mine < 2; mine++) {
+		if (!mine && (!o || o->root_fd == AT_FDCWD))
+			continue;
+		fd = mine ? gt_sym_open(AT_FDCWD, path, GT_SYM_OPEN_TRUSTED, NULL, GT_SYM_FILE_MAX)
+			  : gt_sym_open(o->root_fd, path, GT_SYM_OPEN_NO_LINKS, NULL, GT_SYM_FILE_MAX);
+		if (fd < 0)
+			continue;
+		if (same_build_id(fd, id, n))
+			return fd;
+		gt_sym_reject(GT_SYM_REJECT_BUILD_ID, path);
+		close(fd);
 	}
 	return -ENOENT;
 }
@@ -160,11 +205,9 @@ static int open_debuglink(Elf *elf, const struct gt_sym_origin *o)
 
 int gt_debug_file_open(void *elf, const struct gt_sym_origin *o)
 {
-	char path[512];
-	int fd;
+	int fd = open_build_id(elf, o);
 
-	if (build_id_path(elf, path, sizeof(path)) == 0 &&
-	    (fd = gt_sym_open(AT_FDCWD, path, GT_SYM_OPEN_TRUSTED, NULL, GT_SYM_FILE_MAX)) >= 0)
+	if (fd >= 0)
 		return fd;
 	fd = open_debuglink(elf, o);
 	return fd < 0 ? -ENOENT : fd;

@@ -1,7 +1,10 @@
 /* The separate debug file of a binary, looked up only where gdb and perf
- * look: /usr/lib/debug/.build-id/xx/rest.debug by its GNU build-id, then
- * the name in its .gnu_debuglink in the binary's own directory, in that
- * directory's .debug/, and in /usr/lib/debug/<binary's directory>/.
+ * look: /usr/lib/debug/.build-id/xx/rest.debug by its GNU build-id (in
+ * the process's root first, as perf does in the process's mount namespace:
+ * a container's installed -dbgsym packages; then in ours), used only if it
+ * carries the same build-id; then the name in its .gnu_debuglink in the
+ * binary's own directory, in that directory's .debug/, and in
+ * /usr/lib/debug/<binary's directory>/.
  *
  * A debug link is another user's data: it must be a bare file name (no
  * '/', not "." or "..", printable, at most GT_DEBUGLINK_MAX bytes) and the
@@ -19,6 +22,7 @@
 
 #define GT_DEBUG_ROOT "/usr/lib/debug"
 #define GT_DEBUGLINK_MAX 255
+#define GT_BUILD_ID_MAX 64
 
 /* Where a binary was found: its path as the process maps it, and the
  * directory to resolve that path in (a process's root, or AT_FDCWD).

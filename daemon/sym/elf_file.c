@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "debug_file.h"
+#include "minidebug.h"
 #include "symbolize.h"
 
 static int elf_ready(void)
@@ -225,6 +226,10 @@ static int load_parts(struct gt_binary *b, Elf *elf, const struct gt_sym_origin 
 	} else if (!err && !b->is_go) {
 		gt_dwarf_open(&b->dwarf, elf);
 	}
+	/* no debug file and no .symtab: the MiniDebugInfo's, if any */
+	if (!err && !b->is_go && !b->debug_elf && !gt_elf_section(elf, ".symtab", &sh) &&
+	    gt_minidebug_open(elf, &b->mini_buf, &b->mini_elf) == 0)
+		err = load_symbols(&b->syms, b->mini_elf);
 	if (err)
 		return err;
 	gt_symtab_finish(&b->syms);
@@ -331,6 +336,9 @@ void gt_binary_close(struct gt_binary *b)
 		elf_end(b->debug_elf);
 	if (b->debug_fd >= 0)
 		close(b->debug_fd);
+	if (b->mini_elf)
+		elf_end(b->mini_elf);
+	free(b->mini_buf);
 	if (b->elf)
 		elf_end(b->elf);
 	if (b->map)

@@ -1,6 +1,7 @@
 /* One mapped binary (executable or shared library), parsed once: ELF
  * symbols (.symtab, .dynsym, and those of a /usr/lib/debug file found by
- * build-id or debuglink: debug_file.h), load segments, DWARF lines, Go pclntab. */
+ * build-id or debuglink: debug_file.h, else of its MiniDebugInfo:
+ * minidebug.h), load segments, DWARF lines, Go pclntab. */
 #ifndef GT_SYM_ELF_H
 #define GT_SYM_ELF_H
 
@@ -21,6 +22,8 @@ struct gt_binary {
 	void *elf;              /* Elf * */
 	int debug_fd;           /* separate debug file, or -1 */
 	void *debug_elf;
+	void *mini_elf;         /* MiniDebugInfo (minidebug.h), or NULL */
+	void *mini_buf;         /* its decompressed bytes */
 	struct gt_sym_segment *segs;
 	size_t nsegs;
 	struct gt_symtab syms;

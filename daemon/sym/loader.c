@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "debug_file.h"
 #include "elf_file.h"
 #include "maps.h"
+#include "perfmap.h"
 #include "safe_open.h"
 #include "testing.h"
 
@@ -34,6 +36,10 @@ struct gt_sym_job {
 	pid_t tid;                /* that thread */
 	int rc;
 	struct gt_binary b;
+	int is_perfmap;           /* a perf map's read, not a binary's load */
+	uid_t owner;              /* perf map: its process's user */
+	struct gt_perfmap_stamp stamp; /* perf map: as seen, then as read */
+	struct gt_perfmap pm;
 };
 
 /* The loader threads, process-wide. */
@@ -82,11 +88,90 @@ static int open_mapped(const struct gt_sym_job *j)
 	return gt_sym_open(AT_FDCWD, m->path, GT_SYM_OPEN_NO_LINKS, &id, GT_SYM_FILE_MAX);
 }
 
+/* The perf map's stamp from fstat. */
+static struct gt_perfmap_stamp stamp_of(const struct stat *st)
+{
+	return (struct gt_perfmap_stamp){ (uint64_t)st->st_dev, (uint64_t)st->st_ino,
+		(uint64_t)st->st_size,
+		(uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec, 0, 0 };
+}
+
+/* Bytes [from, to) of fd into j->pm. */
+static int parse_from(struct gt_sym_job *j, int fd, uint64_t from, uint64_t to)
+{
+	size_t want = (size_t)(to - from), got = 0, used;
+	char *buf = malloc(want ? want : 1);
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	while (got < want) { /* nonblocking: a regular file's read still completes */
+		ssize_t n = pread(fd, buf + got, want - got, (off_t)(from + got));
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	err = gt_perfmap_build(&j->pm, buf, got, &used);
+	free(buf);
+	j->stamp.used = from + used;
+	j->stamp.lines = j->pm.lines;
+	return err;
+}
+
+/* The perf map into j->pm: only what follows the bytes read before if
+ * it is the same file, grown (rc 1), else whole (rc 0; its first
+ * GT_PERFMAP_READ_MAX bytes), unless nothing changed. */
+static int read_perfmap(struct gt_sym_job *j)
+{
+	struct gt_perfmap_stamp was = j->stamp, now;
+	struct stat st;
+	uint64_t from = 0, to;
+	int fd, err;
+
+	fd = gt_sym_open(j->root_fd, j->m.path, GT_SYM_OPEN_NO_LINKS, NULL, GT_SYM_FILE_MAX);
+	if (fd < 0)
+		return -ENOENT;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (st.st_uid != j->owner && st.st_uid != 0) {
+		gt_sym_reject(GT_SYM_REJECT_NOT_OWNER, j->m.path);
+		close(fd);
+		return -ENOENT;
+	}
+	now = stamp_of(&st);
+	if (now.dev == was.dev && now.ino == was.ino && now.size == was.size &&
+	    now.mtime_ns == was.mtime_ns) {
+		close(fd);
+		return -EALREADY;
+	}
+	if (now.dev == was.dev && now.ino == was.ino && now.size >= was.used && was.used) {
+		from = was.used; /* appended to */
+		j->pm.lines = was.lines;
+	}
+	to = now.size < GT_PERFMAP_READ_MAX ? now.size : GT_PERFMAP_READ_MAX;
+	if (to < from)
+		to = from;
+	j->stamp = now;
+	err = parse_from(j, fd, from, to);
+	close(fd);
+	if (err)
+		gt_perfmap_free(&j->pm);
+	return err ? err : from != 0;
+}
+
 static void run(struct gt_sym_job *j)
 {
 	struct gt_sym_origin origin = { j->root_fd, j->m.path };
 	int fd;
 
+	if (j->is_perfmap) {
+		j->rc = read_perfmap(j);
+		return;
+	}
 	if (gt_sym_load_hook)
 		gt_sym_load_hook(j->m.path);
 	fd = open_mapped(j);
@@ -95,7 +180,9 @@ static void run(struct gt_sym_job *j)
 
 static void job_free(struct gt_sym_job *j)
 {
-	if (j->done && j->rc == 0)
+	if (j->done && j->rc >= 0 && j->is_perfmap)
+		gt_perfmap_free(&j->pm);
+	else if (j->done && j->rc == 0)
 		gt_binary_close(&j->b);
 	if (j->root_fd != AT_FDCWD)
 		close(j->root_fd);
@@ -158,6 +245,59 @@ static void add_thread(void)
 	pthread_attr_destroy(&a);
 }
 
+/* Queues j for a loader thread. */
+static void enqueue(struct gt_sym_job *j)
+{
+	j->posted_ns = gt_now_ns();
+	pthread_once(&pool_once, pool_init);
+	pthread_mutex_lock(&pool.lock);
+	*pool.tail = j;
+	pool.tail = &j->next;
+	add_thread();
+	pthread_cond_signal(&pool.work);
+	pthread_mutex_unlock(&pool.lock);
+}
+
+struct gt_sym_job *gt_sym_perfmap_post(int root_fd, const char *path, uid_t owner,
+				       const struct gt_perfmap_stamp *seen)
+{
+	struct gt_sym_job *j = calloc(1, sizeof(*j));
+	char *copy = j ? strdup(path) : NULL;
+
+	if (!copy) {
+		free(j);
+		return NULL;
+	}
+	j->is_perfmap = 1;
+	j->m.path = copy;
+	j->m.path_len = strlen(copy);
+	j->owner = owner;
+	j->stamp = *seen;
+	j->mapped_fd = -1;
+	j->root_fd = root_fd == AT_FDCWD ? AT_FDCWD : fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+	if (j->root_fd < 0 && j->root_fd != AT_FDCWD) {
+		free(copy);
+		free(j);
+		return NULL;
+	}
+	enqueue(j);
+	return j;
+}
+
+int gt_sym_perfmap_take(struct gt_sym_job *j, struct gt_perfmap *pm,
+			struct gt_perfmap_stamp *seen)
+{
+	int rc = j->rc;
+
+	if (rc >= 0) {
+		*pm = j->pm;
+		*seen = j->stamp;
+		memset(&j->pm, 0, sizeof(j->pm));
+	}
+	j->rc = -ECANCELED; /* moved out */
+	return rc;
+}
+
 struct gt_sym_job *gt_sym_job_post(pid_t pid, const struct gt_map_line *m)
 {
 	char link[96];
@@ -179,14 +319,7 @@ struct gt_sym_job *gt_sym_job_post(pid_t pid, const struct gt_map_line *m)
 	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
 		 m->start, m->end);
 	j->mapped_fd = open(link, O_PATH | O_CLOEXEC);
-	j->posted_ns = gt_now_ns();
-	pthread_once(&pool_once, pool_init);
-	pthread_mutex_lock(&pool.lock);
-	*pool.tail = j;
-	pool.tail = &j->next;
-	add_thread();
-	pthread_cond_signal(&pool.work);
-	pthread_mutex_unlock(&pool.lock);
+	enqueue(j);
 	return j;
 }
 

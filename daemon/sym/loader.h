@@ -1,4 +1,5 @@
-/* Opening and parsing a mapped binary off the caller's thread.
+/* Opening and parsing a mapped binary (or a JIT's perf map) off the
+ * caller's thread.
  *
  * Opening a user's file can block where no flag helps (a FUSE file system
  * that never answers, a dead NFS server): the symbolizer never opens nor
@@ -49,6 +50,30 @@ int gt_sym_job_take(struct gt_sym_job *j, struct gt_binary *b);
 
 /* Lets the job go: freed now if finished, else by its thread. */
 void gt_sym_job_drop(struct gt_sym_job *j);
+
+/* A perf map's file as last read: a re-read that finds the same one
+ * (inode, size and change time) parses nothing; one that grew (a JIT
+ * appends) parses only the lines after the used bytes. */
+struct gt_perfmap_stamp {
+	uint64_t dev, ino, size, mtime_ns;
+	uint64_t used;   /* bytes of whole lines read */
+	uint64_t lines;  /* lines in them */
+};
+
+/* Posts the read of a JIT's perf map (perfmap.h) at path inside root_fd
+ * (a process's root, duplicated: the caller keeps its own), opened as
+ * safe_open.h says and only if owned by owner or root; a file the same as
+ * *seen is not read again.  NULL without memory. */
+struct gt_perfmap;
+struct gt_sym_job *gt_sym_perfmap_post(int root_fd, const char *path, uid_t owner,
+				       const struct gt_perfmap_stamp *seen);
+
+/* A finished perf map job's result, moved into *pm with the file's new
+ * stamp in *seen: 0 a whole map (replacing the one seen), 1 the lines
+ * appended since (perfmap.h: gt_perfmap_merge); -EALREADY the file is the
+ * one seen, -ENOENT none (or refused), another -errno. */
+int gt_sym_perfmap_take(struct gt_sym_job *j, struct gt_perfmap *pm,
+			struct gt_perfmap_stamp *seen);
 
 /* Loads late now (see above). */
 unsigned gt_sym_loads_late(void);

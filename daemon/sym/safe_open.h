@@ -41,7 +41,9 @@ enum gt_sym_open_how {
 	X(TOO_LARGE, "larger than 4 GiB") \
 	X(NOT_MAPPED, "not the file the process maps") \
 	X(DEBUGLINK_NAME, "its .gnu_debuglink is not a bare file name") \
-	X(DEBUGLINK_CRC, "its CRC is not the one .gnu_debuglink names")
+	X(DEBUGLINK_CRC, "its CRC is not the one .gnu_debuglink names") \
+	X(NOT_OWNER, "a perf map not owned by its process's user or root") \
+	X(BUILD_ID, "its build-id is not the binary's")
 
 enum gt_sym_reject {
 #define GT_X_REJECT_ENUM(e, why) GT_SYM_REJECT_##e,

@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "demangle.h"
 #include "elf_file.h"
+#include "jit.h"
 #include "kallsyms.h"
 #include "loader.h"
 #include "maps.h"
@@ -77,6 +78,7 @@ struct gt_symbolizer {
 	struct gt_idmap procs; /* pid -> struct proc * */
 	size_t nprocs;
 	struct gt_idmap bins;  /* (inode, device) -> struct bin_entry * */
+	struct gt_idmap jits;  /* pid -> struct gt_jit *: its perf map (jit.h) */
 	struct gt_strset strings; /* module paths, fallback names */
 	struct gt_symtab ksyms;
 	int kstate;            /* 0 not loaded, 1 loaded, -errno failed */
@@ -94,6 +96,7 @@ struct gt_symbolizer *gt_symbolizer_new(void)
 	if (s) {
 		gt_idmap_init(&s->procs, 1, sizeof(struct proc *));
 		gt_idmap_init(&s->bins, 2, sizeof(struct bin_entry *));
+		gt_idmap_init(&s->jits, 1, sizeof(struct gt_jit *));
 	}
 	return s;
 }
@@ -171,8 +174,12 @@ void gt_symbolizer_free(struct gt_symbolizer *s)
 			gt_binary_close(&e->b);
 		free(e);
 	}
+	for (size_t i = 0; i < s->jits.cap; i++)
+		if (gt_idmap_full(&s->jits, i))
+			gt_jit_free(*(struct gt_jit **)gt_idmap_val(&s->jits, i));
 	gt_idmap_free(&s->procs);
 	gt_idmap_free(&s->bins);
+	gt_idmap_free(&s->jits);
 	if (s->vdso) {
 		if (s->vdso->loaded)
 			gt_binary_close(&s->vdso->b);
@@ -484,7 +491,12 @@ static void drop_names(struct gt_symbolizer *s)
 void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid)
 {
 	struct proc *p = proc_of(s, pid);
+	struct gt_jit **jit = gt_idmap_get(&s->jits, (uint64_t)pid);
 
+	if (jit) {
+		gt_jit_free(*jit);
+		gt_idmap_del(&s->jits, (uint64_t)pid);
+	}
 	if (p) {
 		gt_idmap_del(&s->procs, (uint64_t)pid);
 		free_proc(s, p);
@@ -590,6 +602,35 @@ static const struct proc_map *map_at(struct gt_symbolizer *s, pid_t pid, uint64_
 	return m;
 }
 
+/* Code a JIT may have generated: an anonymous executable mapping (or
+ * one of a memfd or /dev/zero), as perf takes its perf map's for. */
+static int jit_mapping(const struct proc_map *m)
+{
+	if (!m->bin)
+		return strcmp(m->module, "[vdso]") && strcmp(m->module, "[vsyscall]");
+	return !strncmp(m->module, "/memfd:", 7) || !strncmp(m->module, "/dev/zero", 9);
+}
+
+/* The name pid's perf map gives ip, interned; NULL if none. */
+static const char *jit_name(struct gt_symbolizer *s, pid_t pid, uint64_t ip)
+{
+	struct gt_jit **slot = gt_idmap_get(&s->jits, (uint64_t)pid);
+	const char *name;
+	int isnew;
+
+	if (!slot) {
+		struct gt_jit *j = gt_jit_new(pid);
+
+		if (!j || !(slot = gt_idmap_put(&s->jits, (uint64_t)pid, &isnew))) {
+			gt_jit_free(j);
+			return NULL;
+		}
+		*slot = j;
+	}
+	name = gt_jit_name(*slot, ip, !s->no_wait);
+	return name ? intern(s, name, strlen(name)) : NULL;
+}
+
 int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 		      struct gt_sym *out)
 {
@@ -615,6 +656,8 @@ int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
 	off = ip - m->start + m->offset;
 	if (m->bin && bin_ready(s, m->bin) && !gt_binary_vaddr(&m->bin->b, off, &vaddr))
 		cached_lookup(s, m->bin, vaddr, &bs);
+	if (!bs.func && jit_mapping(m))
+		bs.func = jit_name(s, pid, ip);
 	/* Named files: "libx.so+0xOFF" (file offset, as perf and pprof);
 	 * anonymous or pseudo mappings (JIT, stack): the address. */
 	if (bs.func)

@@ -11,7 +11,9 @@
  * after the process has exited.  Binaries are parsed once per (dev, inode)
  * and shared by all processes that map them.  Names come from .symtab /
  * .dynsym (libelf), file:line from DWARF (libdw) when present, and Go
- * binaries are decoded from .gopclntab, even when stripped.
+ * binaries are decoded from .gopclntab, even when stripped.  Code in an
+ * anonymous executable mapping (a JIT's) is named from the process's
+ * /tmp/perf-PID.map (jit.h, perfmap.h), as perf names it.
  *
  * Kernel: /proc/kallsyms (real addresses need root).  Kernel frames are
  * marked with file "[kernel]" and module "[kernel]" (or "[MODNAME]").

@@ -46,6 +46,19 @@ void gt_arena_free(struct gt_arena *a)
 	}
 }
 
+void gt_arena_move(struct gt_arena *to, struct gt_arena *from)
+{
+	struct gt_arena_block *tail = from->head;
+
+	if (!tail)
+		return;
+	while (tail->next)
+		tail = tail->next;
+	tail->next = to->head;
+	to->head = from->head;
+	from->head = NULL;
+}
+
 int gt_symtab_add(struct gt_symtab *t, uint64_t addr, uint64_t size,
 		  const char *name, size_t name_len, const char *mod)
 {

@@ -15,6 +15,8 @@ struct gt_arena {
 
 const char *gt_arena_strndup(struct gt_arena *a, const char *s, size_t n);
 void gt_arena_free(struct gt_arena *a);
+/* Moves every block of from into to (pointers into them stay valid). */
+void gt_arena_move(struct gt_arena *to, struct gt_arena *from);
 
 struct gt_symtab_entry {
 	uint64_t addr;

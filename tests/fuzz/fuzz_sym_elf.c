@@ -1,7 +1,8 @@
 /* Fuzzes the ELF side of the symbolizer on a binary another user would
  * present to the root daemon: the file (program and section headers,
  * .symtab/.dynsym, the GNU build-id note, .gnu_debuglink, DWARF line
- * tables through libdw, .eh_frame, a Go .gopclntab or its magic anywhere)
+ * tables through libdw, .eh_frame, a Go .gopclntab or its magic anywhere,
+ * an xz-compressed .gnu_debugdata and the ELF file in it)
  * is loaded from a memfd as a mapped binary is, and as the in-memory
  * vDSO image; then looked up at the addresses its own segments and
  * symbols name, and at one the input chooses.  The debug link parser runs
@@ -9,7 +10,7 @@
  * (no origin): only /usr/lib/debug by build-id, root's.
  */
 // fuzz-links: daemon/sym
-// fuzz-libs: -lelf -ldw -lz
+// fuzz-libs: -lelf -ldw -lz -llzma
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,6 +24,7 @@
 #include "sym/demangle.h"
 #include "sym/maps.h"
 #include "sym/pclntab.h"
+#include "sym/perfmap.h"
 #include "sym/symbolize.h"
 #include "sym/testing.h"
 
@@ -931,6 +933,88 @@ static void test_lookup_speed(void)
 	gt_symbolizer_free(s);
 }
 
+/* Perf map lines as perf reads them; later lines win where they overlap;
+ * a map read in two pieces (a JIT appending) names alike. */
+static void test_perfmap_lines(void)
+{
+	static const char text[] =
+		"1000 100 first\n"
+		"0x2000 0x10 hex prefixed\n"
+		"1000 100 again\n"           /* same start: the later line */
+		"1080 10 inner\n"            /* inside again: the later line */
+		"zz 10 bad\n3000 0 zero\nffffffffffffffff 10 wraps\n4000 10\n"
+		"5000 10 \001" "ctl\n"
+		"6000 10 partial";           /* no newline yet: left out */
+	struct gt_perfmap pm = { 0 }, a = { 0 }, b = { 0 };
+	size_t used, used_a, cut = 30;
+	const char *n;
+
+	GT_CHECK(gt_perfmap_build(&pm, text, sizeof(text) - 1, &used) == 0, "build");
+	GT_CHECK(used == (size_t)(strstr(text, "6000") - text), "used %zu", used);
+	n = gt_perfmap_find(&pm, 0x1000);
+	GT_CHECK(n && !strcmp(n, "again"), "0x1000: %s", n ? n : "(none)");
+	n = gt_perfmap_find(&pm, 0x1085);
+	GT_CHECK(n && !strcmp(n, "inner"), "0x1085: %s", n ? n : "(none)");
+	n = gt_perfmap_find(&pm, 0x10ff);
+	GT_CHECK(n && !strcmp(n, "again"), "0x10ff: %s", n ? n : "(none)");
+	GT_CHECK(!gt_perfmap_find(&pm, 0x1100), "0x1100 named");
+	n = gt_perfmap_find(&pm, 0x200f);
+	GT_CHECK(n && !strcmp(n, "hex prefixed"), "0x200f: %s", n ? n : "(none)");
+	GT_CHECK(!gt_perfmap_find(&pm, 0x3000) && !gt_perfmap_find(&pm, 0x4000) &&
+		 !gt_perfmap_find(&pm, 0x6000), "a bad line names something");
+	n = gt_perfmap_find(&pm, 0x5000);
+	GT_CHECK(n && !strcmp(n, "?ctl"), "0x5000: %s", n ? n : "(none)");
+	GT_CHECK(gt_perfmap_build(&a, text, cut, &used_a) == 0, "first piece");
+	b.lines = a.lines;
+	GT_CHECK(gt_perfmap_build(&b, text + used_a, sizeof(text) - 1 - used_a, &used) == 0 &&
+		 gt_perfmap_merge(&a, &b) == 0, "second piece");
+	for (uint64_t addr = 0xff0; addr < 0x6010; addr += 4) {
+		const char *x = gt_perfmap_find(&pm, addr), *y = gt_perfmap_find(&a, addr);
+
+		GT_CHECK(!x == !y && (!x || !strcmp(x, y)), "%#" PRIx64 ": %s vs %s", addr,
+			 x ? x : "-", y ? y : "-");
+	}
+	gt_perfmap_free(&pm);
+	gt_perfmap_free(&a);
+	gt_perfmap_free(&b);
+}
+
+/* Our own "JIT code" (an anonymous executable mapping) is named from
+ * /tmp/perf-PID.map, and lines appended later are read on a miss. */
+static void test_perfmap_jit(void)
+{
+	char path[64];
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	uint8_t *code = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = (uint64_t)(uintptr_t)code;
+	struct gt_sym sym;
+	FILE *f;
+	int rc;
+
+	GT_CHECK(code != MAP_FAILED, "mmap");
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	f = fopen(path, "w");
+	GT_CHECK(f != NULL, "create %s", path);
+	if (!f || code == MAP_FAILED)
+		return;
+	fprintf(f, "%" PRIx64 " 100 JS:*first /srv/app.js:1:1\n", base);
+	fflush(f);
+	GT_CHECK(gt_symbolizer_add_process(s, getpid()) == 0, "add_process");
+	rc = gt_symbolize_user(s, getpid(), base + 0x10, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "JS:*first /srv/app.js:1:1"), "first: %d %s", rc,
+		 sym.func);
+	fprintf(f, "%" PRIx64 " 100 JS:*second /srv/app.js:9:1\n", base + 0x1000);
+	fclose(f);
+	rc = gt_symbolize_user(s, getpid(), base + 0x1010, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "JS:*second /srv/app.js:9:1"), "appended: %d %s",
+		 rc, sym.func);
+	rc = gt_symbolize_user(s, getpid(), base + 0x200, &sym);
+	GT_CHECK(rc == -ENOENT, "unnamed JIT address: %d %s", rc, sym.func);
+	unlink(path);
+	munmap(code, 8192);
+	gt_symbolizer_free(s);
+}
+
 int main(int argc, char **argv)
 {
 	const char *env = getenv("GT_BUILD");
@@ -961,5 +1045,7 @@ int main(int argc, char **argv)
 	GT_RUN(test_pclntab_rejects);
 	GT_RUN(test_pclntab_seed);
 	GT_RUN(test_lookup_speed);
+	GT_RUN(test_perfmap_lines);
+	GT_RUN(test_perfmap_jit);
 	return gt_test_done();
 }
