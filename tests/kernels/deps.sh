@@ -11,7 +11,7 @@ pkgs=(
 	qemu-system-x86 qemu-system-arm       # the guests, under TCG
 	busybox-static cpio xz-utils          # the initramfs; 6.12's modules are .ko.xz
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu
-	libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64
+	libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 liblzma-dev:arm64
 )
 
 missing=()
