@@ -18,6 +18,13 @@ struct gt_thread *gt_tr_create(struct gt_translator *t, int p, uint64_t creator_
 	uint64_t a[3] = {th->goid, th->ident, creator_stack};
 	gt_tr_emit(t, p, GT_EV_GO_CREATE, a, 3);
 	th->last_p = p;
+	/* A GoCreate at the snapshot's time ties with Gomaxprocs, and Go
+	 * 1.22+ breaks that tie either way from one reading to the next
+	 * (seen: `record -- CMD`'s thread named after a libc frame one time
+	 * in ten): if it lands first, it is dropped as part of the trace's
+	 * setup, so the thread's first stack must carry its name. */
+	if (t->now <= t->begin_ts + 1)
+		th->unnamed122 = true;
 	return th;
 }
 
