@@ -37,19 +37,12 @@ gt_pids+=("${PROXY_PIDS[@]}")
 T=$GT_TMP/lo.trace
 gt_record_bg lo -p "$MASTER,$WORKER,$HAP" -o "$T" ||
 	both "gotracectl record exited at start: $(tail -3 "$GT_TMP/lo.rec.err")"
-# perf is recording once its workload (sleep) runs: it enables the events
-# before it lets its child exec.
-perf sched record -a -q -o "$GT_TMP/perf.data" -- sleep 600 >"$GT_TMP/perf.out" 2>&1 &
-PERF=$!
+. tests/lib/perf_sched.sh
+gt_perf_sched_start "$GT_TMP/perf.data"; up=$?
 gt_pids+=("$PERF")
-for _ in $(seq 1 1200); do
-	SLEEP=$(pgrep -P "$PERF" -x sleep) && break
-	sleep 0.05
-done
-[ -n "$SLEEP" ] || both "perf sched record did not start: $(tail -3 "$GT_TMP/perf.out")"
+[ "$up" = 0 ] || both "perf sched record did not start: $(tail -3 "$GT_TMP/perf.data.out")"
 timeout 60 wrk -t1 -c4 -d2s "http://127.0.0.1:$FPORT/" >"$GT_TMP/wrk.out" 2>&1
-kill "$SLEEP"
-wait "$PERF"
+gt_perf_sched_stop
 gt_stop_record INT
 perf sched timehist -w -i "$GT_TMP/perf.data" >"$GT_TMP/timehist" 2>/dev/null ||
 	both "perf sched timehist failed"

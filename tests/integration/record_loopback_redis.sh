@@ -35,15 +35,11 @@ if ! gt_record_bg lr -n redis-server -n redis-benchmark --wait -o "$T"; then
 	fail loopback_redis "gotracectl record exited at start: $(tail -3 "$GT_TMP/lr.rec.err")"
 	gt_finish
 fi
-perf sched record -a -q -o "$GT_TMP/perf.data" -- sleep 600 >"$GT_TMP/perf.out" 2>&1 &
-PERF=$!
+. tests/lib/perf_sched.sh
+gt_perf_sched_start "$GT_TMP/perf.data"; up=$?
 gt_pids+=("$PERF")
-for _ in $(seq 1 1200); do
-	SLEEP=$(pgrep -P "$PERF" -x sleep) && break
-	sleep 0.05
-done
-if [ -z "$SLEEP" ]; then
-	fail loopback_redis "perf sched record did not start: $(tail -3 "$GT_TMP/perf.out")"
+if [ "$up" != 0 ]; then
+	fail loopback_redis "perf sched record did not start: $(tail -3 "$GT_TMP/perf.data.out")"
 	gt_finish
 fi
 # its own pid is one of the two recorded processes: no `timeout` between
@@ -53,8 +49,7 @@ BPID=$!
 WATCH=$!
 wait "$BPID"; brc=$?
 kill "$WATCH" 2>/dev/null
-kill "$SLEEP"
-wait "$PERF"
+gt_perf_sched_stop
 gt_stop_record INT
 redis-cli -p "$RPORT" shutdown nosave >/dev/null 2>&1
 if [ "$brc" != 0 ]; then
