@@ -374,7 +374,9 @@ static int print_viewers(const struct gt_analysis *a, const struct report_opts *
 	fprintf(f, "\nGo viewers' profiles (go tool trace -pprof=TYPE), each reader's own definition:\n");
 	fprintf(f, "  %-8s %12s %12s   %s\n", "PROFILE", "GO 1.19", "GO 1.23", "FROM -> TO");
 	for (int k = 0; k < GT_AN_VIEW_COUNT; k++) {
-		fprintf(f, "  %-8s %12s", what[k][0], dur(a->go119.ns[k]));
+		/* Go 1.19 reads no Go 1.22+ file */
+		fprintf(f, "  %-8s %12s", what[k][0],
+			a->version >= 1022 ? "-" : dur(a->go119.ns[k]));
 		fprintf(f, " %12s   %s\n", dur(a->go123.ns[k]), what[k][1]);
 	}
 	return 0;

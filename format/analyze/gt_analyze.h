@@ -127,6 +127,8 @@ struct gt_an_thread {
 	int64_t v19_ns;
 	int v23_state;           /* Go 1.23's tracked state, 0: none */
 	int64_t v23_ns;
+	int v23_started;         /* v2: Go 1.23's summary StartTime is set */
+	int64_t v23_start_ns;    /* (its first transition to running) */
 };
 
 /* Stack-weighted totals: on-CPU samples and off-CPU time. */
