@@ -84,6 +84,16 @@ static int fail(struct run *r, const char *rule, const char *fmt, unsigned long 
 	return -EINVAL;
 }
 
+/* An event that breaks a state rule of Go's reader: counted, or with
+ * opts.strict the error. */
+static int anomaly(struct run *r, const char *rule, const char *fmt, unsigned long long x)
+{
+	if (r->a->priv->opts.strict)
+		return fail(r, rule, fmt, x);
+	r->a->anomalies++;
+	return 0;
+}
+
 /* ---- tables -------------------------------------------------------------- */
 
 static int on_string(struct run *r, const struct gt_v2_ev *e)
@@ -97,6 +107,7 @@ static int on_string(struct run *r, const struct gt_v2_ev *e)
 		return -ENOMEM;
 	pv->strs[pv->nstrs++] = (struct gt_an_str){ (uint64_t)(e->data - pv->data),
 						    (uint32_t)e->data_len };
+	r->a->strings++;
 	return 0;
 }
 
@@ -112,6 +123,7 @@ static int on_stack(struct run *r, const struct gt_v2_ev *e, const struct gt_v2_
 		return 0; /* Go keeps no entry for id 0 or no frames */
 	if (gt_an_map_get(&r->lstk, e->args[0], 0, 0) >= 0)
 		return fail(r, "tables", "stack id %llu given twice", e->args[0]);
+	r->a->stacks++;
 	for (size_t k = 0; k < n; k++) {
 		h1 = (h1 ^ fr[k][0]) * 1099511628211ull;
 		h2 = h2 * 31 + (fr[k][0] ^ (fr[k][0] >> 29)) * 0x9e3779b97f4a7c15ull;
@@ -310,8 +322,9 @@ static int on_status(struct run *r, const struct v2e *e)
 		return -ENOMEM;
 	if (!s->status)
 		return introduce(r, g, st, m, e->ts, 0);
-	if (s->status != st)
-		r->a->anomalies++; /* Go: "inconsistent status" */
+	if (s->status != st &&
+	    (rc = anomaly(r, "statuses", "GoStatus of goroutine %llu restates another status", g)))
+		return rc;
 	if (st == GT_V2_G_RUNNING || st == GT_V2_G_SYSCALL) {
 		if (!(ms = mst(r, m)))
 			return -ENOMEM;
@@ -387,14 +400,17 @@ static int sys_block(struct run *r, uint64_t g, int64_t p, uint64_t ts)
 	return emit(r, GT_EV_GO_SYSBLOCK, g, p, 0, 0, 0, ts);
 }
 
-/* A goroutine event needs its M's goroutine (Go: "must have a goroutine"). */
+/* A goroutine event needs its M's goroutine (Go: "must have a goroutine"):
+ * 0 it has one, 1 skip the event, < 0 the error. */
 static int need_g(struct run *r, const struct v2e *e, uint64_t g)
 {
+	int rc;
+
 	if (g)
 		return 0;
-	r->a->anomalies++;
-	(void)e;
-	return 1;
+	rc = anomaly(r, "statuses", "an event that needs a goroutine (type %llu) on an M running none",
+		     e->type);
+	return rc ? rc : 1;
 }
 
 static int on_go(struct run *r, const struct v2e *e, struct mstate *ms)
@@ -422,18 +438,27 @@ static int on_go(struct run *r, const struct v2e *e, struct mstate *ms)
 
 		if (!s)
 			return -ENOMEM;
-		if (s->status != GT_V2_G_RUNNABLE)
-			r->a->anomalies++; /* Go: "not runnable" */
+		if (s->status != GT_V2_G_RUNNABLE &&
+		    (rc = anomaly(r, "statuses", "GoStart of goroutine %llu, not runnable", e->args[0])))
+			return rc;
 		ms->g = e->args[0];
 		rc = emit(r, GT_EV_GO_START, e->args[0], p, e->args[0], e->args[1], 0, ts);
 		return rc ? rc : set_status(r, e->args[0], GT_V2_G_RUNNING);
 	}
-	case GT_V2_GO_UNBLOCK:
+	case GT_V2_GO_UNBLOCK: {
+		struct gstate *s = gst(r, e->args[0]);
+
+		if (!s)
+			return -ENOMEM;
+		if (s->status != GT_V2_G_WAITING &&
+		    (rc = anomaly(r, "statuses", "GoUnblock of goroutine %llu, not waiting", e->args[0])))
+			return rc;
+	}
 		rc = emit(r, GT_EV_GO_UNBLOCK, cur, p, e->args[0], e->args[1], gstk(r, e->args[2]), ts);
 		return rc ? rc : set_status(r, e->args[0], GT_V2_G_RUNNABLE);
 	case GT_V2_GO_SWITCH: case GT_V2_GO_SWITCH_DESTROY:
-		if (need_g(r, e, cur))
-			return 0;
+		if ((rc = need_g(r, e, cur)))
+			return rc < 0 ? rc : 0;
 		rc = emit(r, e->type == GT_V2_GO_SWITCH ? GT_EV_GO_BLOCK : GT_EV_GO_END, cur, p, 0,
 			  0, 0, ts);
 		if (!rc)
@@ -455,8 +480,8 @@ static int on_go(struct run *r, const struct v2e *e, struct mstate *ms)
 	default:
 		return 0;
 	}
-	if (need_g(r, e, cur))
-		return 0;
+	if ((rc = need_g(r, e, cur)))
+		return rc < 0 ? rc : 0;
 	switch (e->type) {
 	case GT_V2_GO_DESTROY: case GT_V2_GO_DESTROY_SYSCALL:
 		ms->g = 0;
@@ -605,6 +630,7 @@ static int read_gen(struct run *r, struct gt_v2_batch *next, int *have_next)
 	}
 	r->gen = next->gen;
 	r->genidx++;
+	r->a->generations++;
 	b = *next;
 	*have_next = 0;
 	do {
