@@ -390,7 +390,10 @@ static void print_head(const struct gt_analysis *a, const struct report_opts *o,
 	if (o->win.since_ns || o->win.until_ns >= 0)
 		fprintf(f, "window: %.6fs to %.6fs after the first event\n", o->win.since_ns / 1e9,
 			(o->win.until_ns >= 0 ? o->win.until_ns : a->end_ns) / 1e9);
-	if (a->anomalies)
+	if (a->anomalies && a->version >= 1022)
+		fprintf(f, "warning: %llu events break a state rule of Go's reader (`gotracectl inspect` names the first)\n",
+			(unsigned long long)a->anomalies);
+	else if (a->anomalies)
 		fprintf(f, "warning: %llu events out of time order (Go's reader rejects this file)\n",
 			(unsigned long long)a->anomalies);
 	if (a->futile)

@@ -71,7 +71,6 @@ struct run {
 	uint32_t genidx;            /* its ordinal, from 1 */
 	uint64_t nextstk;
 	int started;                /* the first generation was done */
-	int64_t last_ns;
 };
 
 static int fail(struct run *r, const char *rule, const char *fmt, unsigned long long x)
@@ -232,10 +231,11 @@ static int emit(struct run *r, int type, uint64_t g, int64_t p, uint64_t a0, uin
 			    .p = p, .type = (uint8_t)type };
 	int64_t ns = gt_an_ns(r->a, (int64_t)ts);
 
-	if (ns < r->last_ns)
-		r->a->anomalies++;
-	if (ns > r->last_ns)
-		r->last_ns = ns;
+	/* Generations overlap in time (an M flushes a generation's batch
+	 * after another M began the next one): time going back across a
+	 * boundary is the format, not an anomaly.  Go's reader then moves
+	 * such events to the previous event's time + 1 ns; here they keep
+	 * their own (the analysis counts a negative interval as 0). */
 	rc = gt_an_event(r->a, &e, ns);
 	/* at trace start (GoStatus running) the status's own time counts */
 	if (!rc && type == GT_EV_GO_START && r->started)
@@ -343,7 +343,6 @@ static int start(struct run *r)
 
 	r->a->priv->min_ts = (int64_t)t0;
 	r->a->priv->has_min = 1;
-	r->last_ns = 0;
 	for (size_t i = 0; i < r->nev; i++) {
 		const struct v2e *e = &r->ev[i];
 

