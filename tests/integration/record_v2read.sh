@@ -10,6 +10,8 @@
 #     Go 1.23 on the same file within 2% (profiles_check.py); its
 #     scheduling delay per goroutine equals the one computed from
 #     `go tool trace -d=1` (v2_sched_check.py).
+#     v2http runs with the CPU profiler: report's CPU samples are as many
+#     as Go 1.23's StackSample events (-d=1), and --folded=cpu adds up to them.
 #  3. v2block's off-CPU stacks name its blocking calls by the v2 block
 #     reasons mapped to the legacy ones (chan send -> sync, select, sleep,
 #     sync.(*Cond).Wait -> sync).
@@ -23,7 +25,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-gt_expect v2read_build v2read_http_report v2read_http_profiles v2read_http_delays \
+gt_expect v2read_build v2read_http_report v2read_http_profiles v2read_http_delays v2read_cpu_samples \
 	v2read_block_report v2read_block_profiles v2read_block_delays v2read_block_stacks \
 	v2read_inspect v2read_inspect_invalid v2read_go_testdata
 
@@ -48,7 +50,7 @@ for p in v2http v2block; do
 	fi
 done
 if [ $built = 0 ]; then
-	for c in v2read_http_report v2read_http_profiles v2read_http_delays v2read_block_report \
+	for c in v2read_http_report v2read_http_profiles v2read_http_delays v2read_cpu_samples v2read_block_report \
 		v2read_block_profiles v2read_block_delays v2read_block_stacks v2read_inspect \
 		v2read_inspect_invalid; do
 		fail $c "no trace (see v2read_build)"
@@ -93,6 +95,15 @@ if [ $built = 1 ]; then
 	report_ok v2read_http_report "$GT_TMP/v2http.trace" 1000
 	check_script v2read_http_profiles tests/integration/profiles_check.py "$GT_TMP/v2http.trace"
 	check_script v2read_http_delays tests/integration/v2_sched_check.py "$GT_TMP/v2http.trace"
+	ours=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cpu_samples"])' \
+		"$GT_TMP/v2read_http_report.json" 2>/dev/null)
+	theirs=$("$GO" tool trace -d=1 "$GT_TMP/v2http.trace" 2>/dev/null | grep -c '^M=.* StackSample ')
+	folded=$("$GTCTL" report --folded=cpu "$GT_TMP/v2http.trace" 2>/dev/null | awk '{s+=$NF} END {print s+0}')
+	if [ -z "$ours" ] || [ "$ours" = 0 ] || [ "$ours" != "$theirs" ] || [ "$folded" != "$ours" ]; then
+		fail v2read_cpu_samples "report ${ours:-?} samples, folded $folded, go -d=1 $theirs"
+	else
+		ok v2read_cpu_samples
+	fi
 	report_ok v2read_block_report "$GT_TMP/v2block.trace" 8
 	check_script v2read_block_profiles tests/integration/profiles_check.py "$GT_TMP/v2block.trace"
 	check_script v2read_block_delays tests/integration/v2_sched_check.py "$GT_TMP/v2block.trace"

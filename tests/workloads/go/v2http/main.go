@@ -1,6 +1,7 @@
 // v2http: a net/http server on 127.0.0.1 (random port) under a small load
 // from Go clients in the same process, traced by runtime/trace (Go 1.22+
-// writes the v2 format).  Usage: v2http TRACE_OUT [REQUESTS]
+// writes the v2 format) with the CPU profiler on (its samples go into the
+// trace).  Usage: v2http TRACE_OUT [REQUESTS]
 package main
 
 import (
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
 	"sync"
@@ -38,6 +40,10 @@ func main() {
 		io.WriteString(w, "hello from v2http\n")
 	})}
 	go srv.Serve(ln)
+	if err := pprof.StartCPUProfile(io.Discard); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if err := trace.Start(f); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -62,6 +68,7 @@ func main() {
 	}
 	wg.Wait()
 	trace.Stop()
+	pprof.StopCPUProfile()
 	f.Close()
 	fmt.Println("requests", hits)
 }
