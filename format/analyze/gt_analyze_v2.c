@@ -20,14 +20,17 @@
  *     GoStart by status, then Gomaxprocs; in later generations a status
  *     restates what is known (a mismatch is an anomaly).
  *
- * Order: Go's order.go admits an event when its goroutine's and P's
- * sequence numbers and states allow; here a generation's events are sorted
- * by time, ties in file order (batch, then place in the batch), which is
- * each M's own order.  The one dependency across Ms that a tie can invert,
- * a GoStart written at the same tick as the GoUnblock that allowed it, is
- * repaired by taking that GoUnblock first.  The figures cannot change:
- * every interval the analysis measures runs between two timestamps, and the
- * sort only decides the order of events that share a timestamp.
+ * Order: each M's events in its own order; among the Ms' next events the
+ * earliest that may go, as Go's order.go admits them: a GoStart when its
+ * goroutine is runnable with the sequence number before its own, a
+ * GoUnblock or GoSwitch at its goroutine's next sequence number, any other
+ * event at once.  Simplified from order.go: the Ps' sequence numbers
+ * (ProcStart, ProcSteal, GoSyscallBegin) are not waited for, and when
+ * nothing may go the earliest waiting event goes anyway (rule "ordering":
+ * an anomaly, an error for inspect).  The figures cannot change for it: each
+ * interval runs between its two events' own timestamps; the order only
+ * decides which transitions pair up, and the goroutine sequence numbers
+ * pair them as Go does.
  *
  * Stacks and strings are per generation in v2: a stack is given one id
  * for the whole file by its PCs (the same stack in every generation is one
@@ -55,6 +58,13 @@ struct mstate {
 struct gstate {
 	uint8_t status; /* GT_V2_G_*, 0: unknown (dead or never seen) */
 	uint8_t sysblocked;
+	uint32_t gen;   /* generation (ordinal) of seq */
+	uint64_t seq;   /* its sequence number in that generation */
+};
+
+/* An M's run of the generation's events (r->ev[pos..end)), a merge head. */
+struct mhead {
+	size_t pos, end;
 };
 
 struct run {
@@ -67,6 +77,10 @@ struct run {
 	struct gt_idmap ms, gs;     /* M -> mstate, G -> gstate */
 	struct gt_idmap lstk;       /* this generation's stack id -> global */
 	struct gt_idmap content;    /* (pc hash, pc hash, n) -> global id */
+	struct mhead *heads;        /* per M, then the heap of ready ones */
+	size_t nheads, capheads;
+	size_t *heap, *blocked;     /* indexes into heads */
+	size_t nheap, nblocked, capheap, capblocked;
 	uint64_t gen;               /* current generation's number */
 	uint32_t genidx;            /* its ordinal, from 1 */
 	uint64_t nextstk;
@@ -194,15 +208,6 @@ static int decode_batch(struct run *r, const struct gt_v2_batch *b)
 	return rc;
 }
 
-static int by_time(const void *x, const void *y)
-{
-	const struct v2e *a = x, *b = y;
-
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	return a->idx < b->idx ? -1 : a->idx > b->idx;
-}
-
 /* ---- state ---------------------------------------------------------------- */
 
 static struct mstate *mst(struct run *r, uint64_t m)
@@ -221,6 +226,8 @@ static struct gstate *gst(struct run *r, uint64_t g)
 
 	return gt_idmap_insert(&r->gs, &g, &isnew);
 }
+
+static int set_seq(struct run *r, uint64_t g, uint64_t seq);
 
 static int emit(struct run *r, int type, uint64_t g, int64_t p, uint64_t a0, uint64_t a1,
 		uint64_t stk, uint64_t ts)
@@ -318,6 +325,8 @@ static int on_status(struct run *r, const struct v2e *e)
 	if (st == GT_V2_G_RUNNING &&
 	    (rc = gt_an_viewers_started(r->a, g, gt_an_ns(r->a, (int64_t)e->ts))))
 		return rc;
+	if ((rc = set_seq(r, g, 0)))
+		return rc;
 	if (!(s = gst(r, g)))
 		return -ENOMEM;
 	if (!s->status)
@@ -338,6 +347,10 @@ static int on_status(struct run *r, const struct v2e *e)
 static int start(struct run *r)
 {
 	uint64_t t0 = r->ev[0].ts, procs = 0;
+
+	for (size_t i = 1; i < r->nev; i++)
+		if (r->ev[i].ts < t0)
+			t0 = r->ev[i].ts;
 	struct mstate *ms;
 	int rc;
 
@@ -366,6 +379,8 @@ static int start(struct run *r)
 		if (s->status)
 			continue;
 		rc = introduce(r, e->args[0], e->args[2], e->args[1], t0, 1);
+		if (!rc)
+			rc = set_seq(r, e->args[0], 0);
 		if (rc)
 			return rc;
 	}
@@ -374,6 +389,19 @@ static int start(struct run *r)
 }
 
 /* ---- the events ------------------------------------------------------------ */
+
+/* g's sequence number is seq in this generation (GoStatus, GoCreate: 0;
+ * GoStart, GoUnblock, GoSwitch: theirs). */
+static int set_seq(struct run *r, uint64_t g, uint64_t seq)
+{
+	struct gstate *s = gst(r, g);
+
+	if (!s)
+		return -ENOMEM;
+	s->gen = r->genidx;
+	s->seq = seq;
+	return 0;
+}
 
 static int set_status(struct run *r, uint64_t g, int st)
 {
@@ -424,6 +452,8 @@ static int on_go(struct run *r, const struct v2e *e, struct mstate *ms)
 			  gstk(r, e->args[2]), ts);
 		if (!rc && e->type == GT_V2_GO_CREATE_BLOCKED)
 			rc = emit(r, GT_EV_GO_WAITING, e->args[0], p, e->args[0], 0, 0, ts);
+		if (!rc)
+			rc = set_seq(r, e->args[0], 0);
 		return rc ? rc : set_status(r, e->args[0], e->type == GT_V2_GO_CREATE ?
 					    GT_V2_G_RUNNABLE : GT_V2_G_WAITING);
 	case GT_V2_GO_CREATE_SYSCALL:
@@ -431,6 +461,8 @@ static int on_go(struct run *r, const struct v2e *e, struct mstate *ms)
 		rc = emit(r, GT_EV_GO_CREATE, 0, p, e->args[0], 0, 0, ts);
 		if (!rc)
 			rc = emit(r, GT_EV_GO_IN_SYSCALL, e->args[0], p, e->args[0], 0, 0, ts);
+		if (!rc)
+			rc = set_seq(r, e->args[0], 0);
 		return rc ? rc : set_status(r, e->args[0], GT_V2_G_SYSCALL);
 	case GT_V2_GO_START: {
 		struct gstate *s = gst(r, e->args[0]);
@@ -442,6 +474,8 @@ static int on_go(struct run *r, const struct v2e *e, struct mstate *ms)
 			return rc;
 		ms->g = e->args[0];
 		rc = emit(r, GT_EV_GO_START, e->args[0], p, e->args[0], e->args[1], 0, ts);
+		if (!rc)
+			rc = set_seq(r, e->args[0], e->args[1]);
 		return rc ? rc : set_status(r, e->args[0], GT_V2_G_RUNNING);
 	}
 	case GT_V2_GO_UNBLOCK: {
@@ -454,6 +488,8 @@ static int on_go(struct run *r, const struct v2e *e, struct mstate *ms)
 			return rc;
 	}
 		rc = emit(r, GT_EV_GO_UNBLOCK, cur, p, e->args[0], e->args[1], gstk(r, e->args[2]), ts);
+		if (!rc)
+			rc = set_seq(r, e->args[0], e->args[1]);
 		return rc ? rc : set_status(r, e->args[0], GT_V2_G_RUNNABLE);
 	case GT_V2_GO_SWITCH: case GT_V2_GO_SWITCH_DESTROY:
 		if ((rc = need_g(r, e, cur)))
@@ -466,6 +502,8 @@ static int on_go(struct run *r, const struct v2e *e, struct mstate *ms)
 			rc = emit(r, GT_EV_GO_UNBLOCK, cur, p, e->args[0], 0, 0, ts);
 		if (!rc)
 			rc = emit(r, GT_EV_GO_START, e->args[0], p, e->args[0], 0, 0, ts);
+		if (!rc)
+			rc = set_seq(r, e->args[0], e->args[1]);
 		ms->g = e->args[0];
 		return rc ? rc : set_status(r, e->args[0], GT_V2_G_RUNNING);
 	}
@@ -551,23 +589,143 @@ static int on_sample(struct run *r, const struct v2e *e)
 	return gt_an_sample(r->a, &s);
 }
 
-/* Before a GoStart of a goroutine that is not runnable yet: a GoUnblock
- * of it at the same tick, later in file order, goes first. */
-static void repair_tie(struct run *r, size_t i)
+/* order.go's readiness, for the events whose goroutine orders them
+ * across Ms: a GoStart waits until its goroutine is runnable with the
+ * sequence number before its own, a GoUnblock or GoSwitch until that
+ * number (a GoStatus or GoCreate of this generation gives 0).  Every other
+ * event waits only for its M's previous one. */
+static int ready(struct run *r, const struct v2e *e)
 {
-	const struct v2e *e = &r->ev[i];
-	struct gstate *s = gst(r, e->args[0]);
+	struct gstate *s;
 
-	if (!s || s->status == GT_V2_G_RUNNABLE)
-		return;
-	for (size_t j = i + 1; j < r->nev && r->ev[j].ts == e->ts; j++)
-		if (r->ev[j].type == GT_V2_GO_UNBLOCK && r->ev[j].args[0] == e->args[0]) {
-			struct v2e u = r->ev[j];
+	switch (e->type) {
+	case GT_V2_GO_START: case GT_V2_GO_UNBLOCK: case GT_V2_GO_SWITCH:
+	case GT_V2_GO_SWITCH_DESTROY:
+		s = gt_idmap_find(&r->gs, &e->args[0]);
+		if (!s || s->gen != r->genidx || e->args[1] != s->seq + 1)
+			return 0;
+		return e->type != GT_V2_GO_START || s->status == GT_V2_G_RUNNABLE;
+	}
+	return 1;
+}
 
-			memmove(&r->ev[i + 1], &r->ev[i], (j - i) * sizeof(*r->ev));
-			r->ev[i] = u;
-			return;
+static int head_less(const struct run *r, size_t x, size_t y)
+{
+	const struct v2e *a = &r->ev[r->heads[x].pos], *b = &r->ev[r->heads[y].pos];
+
+	return a->ts != b->ts ? a->ts < b->ts : a->idx < b->idx;
+}
+
+static void heap_push(struct run *r, size_t h)
+{
+	size_t i = r->nheap++;
+
+	r->heap[i] = h;
+	while (i && head_less(r, r->heap[i], r->heap[(i - 1) / 2])) {
+		size_t p = (i - 1) / 2, t = r->heap[p];
+
+		r->heap[p] = r->heap[i];
+		r->heap[i] = t;
+		i = p;
+	}
+}
+
+static size_t heap_pop(struct run *r)
+{
+	size_t top = r->heap[0], i = 0;
+
+	r->heap[0] = r->heap[--r->nheap];
+	for (;;) {
+		size_t l = 2 * i + 1, m = i, t;
+
+		if (l < r->nheap && head_less(r, r->heap[l], r->heap[m]))
+			m = l;
+		if (l + 1 < r->nheap && head_less(r, r->heap[l + 1], r->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return top;
+		t = r->heap[m];
+		r->heap[m] = r->heap[i];
+		r->heap[i] = t;
+		i = m;
+	}
+}
+
+static int by_m(const void *x, const void *y)
+{
+	const struct v2e *a = x, *b = y;
+
+	if (a->m != b->m)
+		return a->m < b->m ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* The generation's events grouped per M (each M's own order), one head
+ * per M. */
+static int split(struct run *r)
+{
+	qsort(r->ev, r->nev, sizeof(*r->ev), by_m);
+	r->nheads = 0;
+	for (size_t i = 0; i < r->nev; i++) {
+		if (i && r->ev[i].m == r->ev[i - 1].m) {
+			r->heads[r->nheads - 1].end = i + 1;
+			continue;
 		}
+		if (gt_an_grow(&r->heads, &r->capheads, r->nheads + 1, sizeof(*r->heads)))
+			return -ENOMEM;
+		r->heads[r->nheads++] = (struct mhead){ i, i + 1 };
+	}
+	if (gt_an_grow(&r->heap, &r->capheap, r->nheads, sizeof(*r->heap)) ||
+	    gt_an_grow(&r->blocked, &r->capblocked, r->nheads, sizeof(*r->blocked)))
+		return -ENOMEM;
+	r->nheap = r->nblocked = 0;
+	for (size_t h = 0; h < r->nheads; h++)
+		heap_push(r, h);
+	return 0;
+}
+
+static int process(struct run *r, const struct v2e *e)
+{
+	struct mstate *ms;
+
+	r->a->events++;
+	if (e->type == GT_V2_CPU_SAMPLE)
+		return on_sample(r, e);
+	if (e->type == GT_V2_GO_STATUS || e->type == GT_V2_GO_STATUS_STACK)
+		return on_status(r, e);
+	if (!(ms = mst(r, e->m)))
+		return -ENOMEM;
+	if (e->type >= GT_V2_PROCS_CHANGE && e->type <= GT_V2_PROC_STATUS)
+		return on_proc(r, e, ms);
+	return on_go(r, e, ms);
+}
+
+/* The next head in order: the earliest ready one; if none is ready (the
+ * file's sequence numbers cannot be met), the earliest blocked one, which
+ * breaks the rule "ordering". */
+static int next_head(struct run *r, size_t *out)
+{
+	int rc;
+
+	while (r->nheap) {
+		size_t h = heap_pop(r);
+
+		if (ready(r, &r->ev[r->heads[h].pos])) {
+			*out = h;
+			return 0;
+		}
+		r->blocked[r->nblocked++] = h;
+	}
+	size_t best = 0;
+
+	for (size_t k = 1; k < r->nblocked; k++)
+		if (head_less(r, r->blocked[k], r->blocked[best]))
+			best = k;
+	*out = r->blocked[best];
+	r->blocked[best] = r->blocked[--r->nblocked];
+	rc = anomaly(r, "ordering", "no event can go next (the first waiting has type %llu)",
+		     (unsigned long long)r->ev[r->heads[*out].pos].type);
+	return rc;
 }
 
 static int generation(struct run *r)
@@ -582,31 +740,22 @@ static int generation(struct run *r)
 	r->a->priv->ns_per_tick = 1e9 / (double)r->a->freq;
 	if (!r->nev)
 		return 0;
-	qsort(r->ev, r->nev, sizeof(*r->ev), by_time);
+	if ((rc = split(r)))
+		return rc;
 	if (!r->started && (rc = start(r)))
 		return rc;
-	for (size_t i = 0; i < r->nev; i++) {
-		struct mstate *ms;
+	while (r->nheap || r->nblocked) {
+		size_t h;
 
-		if (r->ev[i].type == GT_V2_GO_START)
-			repair_tie(r, i);
-		const struct v2e *e = &r->ev[i];
-
-		r->a->events++;
-		if (e->type == GT_V2_CPU_SAMPLE) {
-			rc = on_sample(r, e);
-		} else if (e->type == GT_V2_GO_STATUS || e->type == GT_V2_GO_STATUS_STACK) {
-			rc = on_status(r, e);
-		} else {
-			if (!(ms = mst(r, e->m)))
-				return -ENOMEM;
-			if (e->type >= GT_V2_PROCS_CHANGE && e->type <= GT_V2_PROC_STATUS)
-				rc = on_proc(r, e, ms);
-			else
-				rc = on_go(r, e, ms);
-		}
-		if (rc)
+		if ((rc = next_head(r, &h)))
 			return rc;
+		if ((rc = process(r, &r->ev[r->heads[h].pos])))
+			return rc;
+		if (++r->heads[h].pos < r->heads[h].end)
+			heap_push(r, h);
+		/* something moved: the blocked heads may go now */
+		while (r->nblocked)
+			heap_push(r, r->blocked[--r->nblocked]);
 	}
 	return 0;
 }
@@ -681,6 +830,9 @@ int gt_an_v2(struct gt_analysis *a)
 out:
 	free(r.batches);
 	free(r.ev);
+	free(r.heads);
+	free(r.heap);
+	free(r.blocked);
 	gt_idmap_free(&r.ms);
 	gt_idmap_free(&r.gs);
 	gt_idmap_free(&r.content);
