@@ -65,6 +65,8 @@ struct gstate {
 /* An M's run of the generation's events (r->ev[pos..end)), a merge head. */
 struct mhead {
 	size_t pos, end;
+	int64_t next_wait;  /* the next head waiting on the same goroutine */
+	int waiting;
 };
 
 struct run {
@@ -79,8 +81,11 @@ struct run {
 	struct gt_idmap content;    /* (pc hash, pc hash, n) -> global id */
 	struct mhead *heads;        /* per M, then the heap of ready ones */
 	size_t nheads, capheads;
-	size_t *heap, *blocked;     /* indexes into heads */
-	size_t nheap, nblocked, capheap, capblocked;
+	size_t *heap;               /* indexes into heads: those that may go */
+	size_t nheap, capheap, nwaiting;
+	struct gt_idmap waits;      /* G -> first head waiting on it (+1) */
+	int disorder;               /* nothing could go: time order for the
+				     * rest of the generation */
 	uint64_t gen;               /* current generation's number */
 	uint32_t genidx;            /* its ordinal, from 1 */
 	uint64_t nextstk;
@@ -228,6 +233,7 @@ static struct gstate *gst(struct run *r, uint64_t g)
 }
 
 static int set_seq(struct run *r, uint64_t g, uint64_t seq);
+static void wake(struct run *r, uint64_t g);
 
 static int emit(struct run *r, int type, uint64_t g, int64_t p, uint64_t a0, uint64_t a1,
 		uint64_t stk, uint64_t ts)
@@ -400,7 +406,26 @@ static int set_seq(struct run *r, uint64_t g, uint64_t seq)
 		return -ENOMEM;
 	s->gen = r->genidx;
 	s->seq = seq;
+	wake(r, g);
 	return 0;
+}
+
+static void heap_push(struct run *r, size_t h);
+
+/* g changed: the heads waiting on it may go now. */
+static void wake(struct run *r, uint64_t g)
+{
+	uint64_t *first = gt_idmap_find(&r->waits, &g);
+	int64_t h;
+
+	if (!first || !*first)
+		return;
+	for (h = (int64_t)*first - 1; h >= 0; h = r->heads[h].next_wait) {
+		r->heads[h].waiting = 0;
+		r->nwaiting--;
+		heap_push(r, (size_t)h);
+	}
+	*first = 0;
 }
 
 static int set_status(struct run *r, uint64_t g, int st)
@@ -409,6 +434,7 @@ static int set_status(struct run *r, uint64_t g, int st)
 
 	if (!s)
 		return -ENOMEM;
+	wake(r, g);
 	s->status = (uint8_t)st;
 	if (st == GT_V2_G_SYSCALL)
 		s->sysblocked = 0;
@@ -598,6 +624,8 @@ static int ready(struct run *r, const struct v2e *e)
 {
 	struct gstate *s;
 
+	if (r->disorder)
+		return 1;
 	switch (e->type) {
 	case GT_V2_GO_START: case GT_V2_GO_UNBLOCK: case GT_V2_GO_SWITCH:
 	case GT_V2_GO_SWITCH_DESTROY:
@@ -673,12 +701,14 @@ static int split(struct run *r)
 		}
 		if (gt_an_grow(&r->heads, &r->capheads, r->nheads + 1, sizeof(*r->heads)))
 			return -ENOMEM;
-		r->heads[r->nheads++] = (struct mhead){ i, i + 1 };
+		r->heads[r->nheads++] = (struct mhead){ i, i + 1, -1, 0 };
 	}
-	if (gt_an_grow(&r->heap, &r->capheap, r->nheads, sizeof(*r->heap)) ||
-	    gt_an_grow(&r->blocked, &r->capblocked, r->nheads, sizeof(*r->blocked)))
+	if (gt_an_grow(&r->heap, &r->capheap, r->nheads, sizeof(*r->heap)))
 		return -ENOMEM;
-	r->nheap = r->nblocked = 0;
+	r->nheap = r->nwaiting = 0;
+	r->disorder = 0;
+	gt_idmap_free(&r->waits);
+	gt_idmap_init(&r->waits, 1, sizeof(uint64_t));
 	for (size_t h = 0; h < r->nheads; h++)
 		heap_push(r, h);
 	return 0;
@@ -700,32 +730,53 @@ static int process(struct run *r, const struct v2e *e)
 	return on_go(r, e, ms);
 }
 
-/* The next head in order: the earliest ready one; if none is ready (the
- * file's sequence numbers cannot be met), the earliest blocked one, which
- * breaks the rule "ordering". */
+/* Head h waits on the goroutine its event names. */
+static int wait_on(struct run *r, size_t h)
+{
+	int isnew;
+	uint64_t *first = gt_idmap_insert(&r->waits, &r->ev[r->heads[h].pos].args[0], &isnew);
+
+	if (!first)
+		return -ENOMEM;
+	r->heads[h].next_wait = (int64_t)*first - 1;
+	*first = h + 1;
+	r->heads[h].waiting = 1;
+	r->nwaiting++;
+	return 0;
+}
+
+/* The next head in order: the earliest that may go, the others waiting on
+ * their goroutine (woken when it changes).  If none may go (the file's
+ * sequence numbers cannot be met) the rule "ordering" is broken, and the
+ * rest of the generation goes in time order. */
 static int next_head(struct run *r, size_t *out)
 {
 	int rc;
 
-	while (r->nheap) {
-		size_t h = heap_pop(r);
+	for (;;) {
+		while (r->nheap) {
+			size_t h = heap_pop(r);
 
-		if (ready(r, &r->ev[r->heads[h].pos])) {
-			*out = h;
-			return 0;
+			if (ready(r, &r->ev[r->heads[h].pos])) {
+				*out = h;
+				return 0;
+			}
+			if ((rc = wait_on(r, h)))
+				return rc;
 		}
-		r->blocked[r->nblocked++] = h;
+		if ((rc = anomaly(r, "ordering", "no event can go next (%llu waiting)",
+				  r->nwaiting)))
+			return rc;
+		r->disorder = 1;
+		for (size_t h = 0; h < r->nheads; h++)
+			if (r->heads[h].waiting) {
+				r->heads[h].waiting = 0;
+				heap_push(r, h);
+			}
+		r->nwaiting = 0;
+		gt_idmap_free(&r->waits);
+		gt_idmap_init(&r->waits, 1, sizeof(uint64_t));
 	}
-	size_t best = 0;
-
-	for (size_t k = 1; k < r->nblocked; k++)
-		if (head_less(r, r->blocked[k], r->blocked[best]))
-			best = k;
-	*out = r->blocked[best];
-	r->blocked[best] = r->blocked[--r->nblocked];
-	rc = anomaly(r, "ordering", "no event can go next (the first waiting has type %llu)",
-		     (unsigned long long)r->ev[r->heads[*out].pos].type);
-	return rc;
 }
 
 static int generation(struct run *r)
@@ -744,7 +795,7 @@ static int generation(struct run *r)
 		return rc;
 	if (!r->started && (rc = start(r)))
 		return rc;
-	while (r->nheap || r->nblocked) {
+	while (r->nheap || r->nwaiting) {
 		size_t h;
 
 		if ((rc = next_head(r, &h)))
@@ -753,9 +804,6 @@ static int generation(struct run *r)
 			return rc;
 		if (++r->heads[h].pos < r->heads[h].end)
 			heap_push(r, h);
-		/* something moved: the blocked heads may go now */
-		while (r->nblocked)
-			heap_push(r, r->blocked[--r->nblocked]);
 	}
 	return 0;
 }
@@ -807,6 +855,7 @@ int gt_an_v2(struct gt_analysis *a)
 	gt_idmap_init(&r.ms, 1, sizeof(struct mstate));
 	gt_idmap_init(&r.gs, 1, sizeof(struct gstate));
 	gt_idmap_init(&r.content, 3, sizeof(uint64_t));
+	gt_idmap_init(&r.waits, 1, sizeof(uint64_t));
 	a->priv->v2 = 1;
 	if (gt_v2_open(&r.f, a->priv->data, a->priv->len)) {
 		snprintf(a->error, sizeof(a->error), "%s", r.f.error);
@@ -832,7 +881,7 @@ out:
 	free(r.ev);
 	free(r.heads);
 	free(r.heap);
-	free(r.blocked);
+	gt_idmap_free(&r.waits);
 	gt_idmap_free(&r.ms);
 	gt_idmap_free(&r.gs);
 	gt_idmap_free(&r.content);
