@@ -42,7 +42,7 @@ endif
 # folder and the layers below it: gotraced no CLI code, gotracectl no server
 # code.  format/'s folders (util/ lowest, then wire/, then writer/, check/
 # and analyze/ beside each other) make one library.
-FORMAT_DIRS  := util wire writer check analyze
+FORMAT_DIRS  := util wire v2 writer check analyze
 FORMAT_SRCS  := $(foreach d,$(FORMAT_DIRS),$(wildcard format/$(d)/*.c))
 CORE_DIRS    := common sym capture translate memtrack engine
 CORE_SRCS    := $(foreach d,$(CORE_DIRS),$(wildcard daemon/$(d)/*.c))
@@ -165,15 +165,16 @@ $(BUILD)/libgotraced-heap.so: daemon/interpose/preload.c daemon/interpose/heap_s
 
 # Format tests link the format library alone, so they build while the
 # engine is being changed (format/ knows nothing of BPF); `inspect` is
-# gotracectl's one command that needs nothing else.
-$(BUILD)/tests/test_format_broken: $(BUILD)/obj/daemon/ctl/inspect.o
+# gotracectl's one command that needs nothing else (its objects link
+# before the library they use).
+$(BUILD)/tests/test_format_broken: $(BUILD)/obj/daemon/ctl/inspect.o $(BUILD)/obj/daemon/ctl/inspect_v2.o
 # test_format_big counts the checker's heap through wrapped allocator calls.
 $(BUILD)/tests/test_format_big: LDFLAGS += \
 	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 $(BUILD)/tests/test_format_%: $(BUILD)/obj/tests/unit/test_format_%.o $(TESTLIB_OBJS) $(LIBFORMAT)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $(filter-out %.a,$^) $(filter %.a,$^) $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(TEST_LIBS)
 	$(call msg,LINK,$@)

@@ -10,6 +10,10 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+/* inspect_v2.c: 1 if the file starts with a Go 1.22+ header; the v2
+ * summary and verdict (exit code as cmd_inspect's). */
+int inspect_is_v2(const char *path);
+int inspect_v2(const char *path, int json, int want_g);
 int cmd_report(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_stop(int argc, char **argv);

@@ -1,6 +1,7 @@
 /* gotracectl inspect FILE: summary and validity check of any Go trace file
  * (ours or the Go runtime's).  Exit 0 valid, 1 invalid or unreadable,
- * 2 usage error.
+ * 2 usage error.  A Go 1.22+ file goes to inspect_v2.c (summary, verdict by
+ * the v2 decoder's rules; --strict changes nothing there).
  *
  *   --goroutines  one line per goroutine (name, thread id, starts, blocks
  *                 by reason, running and runnable time, end state)
@@ -213,7 +214,8 @@ static void print_json(const char *path, const struct gt_check_report *r,
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: gotracectl inspect [--goroutines] [--json] [--strict] FILE\n"
-		   "  summary and validity check of a Go execution trace (1.5 to 1.21)\n"
+		   "  summary and validity check of a Go execution trace (1.5 to 1.21,\n"
+		   "  and Go 1.22+: the decoder's length, type, generation and status rules)\n"
 		   "  valid = Go's parser and viewer accept it; --strict adds the rules\n"
 		   "  gotraced holds its own files to\n"
 		   "  exit 0 valid, 1 invalid, 2 usage error\n");
@@ -250,6 +252,8 @@ int cmd_inspect(int argc, char **argv)
 		return 2;
 	}
 	path = argv[optind];
+	if (inspect_is_v2(path))
+		return inspect_v2(path, json, want_g);
 	rc = gt_check_file_run(path, go_rules ? GT_CHECK_GO_TOOLS : 0, &rep,
 			       (want_g || json) ? collect : NULL, &l);
 	if (rc < 0) {

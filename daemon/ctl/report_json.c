@@ -200,7 +200,8 @@ static int jstacks(FILE *f, const struct gt_analysis *a, const struct report_opt
 
 static const char *const view_names[GT_AN_VIEW_COUNT] = { "sched", "sync", "syscall", "net" };
 
-/* The Go viewers' profile totals, all goroutines (gt_analyze_viewers.c). */
+/* The Go viewers' profile totals, all goroutines (gt_analyze_viewers.c);
+ * Go 1.19 reads no Go 1.22+ file: null for those. */
 static void jviewers(FILE *f, const struct gt_analysis *a)
 {
 	const struct gt_an_view_totals *v[2] = { &a->go119, &a->go123 };
@@ -208,7 +209,12 @@ static void jviewers(FILE *f, const struct gt_analysis *a)
 
 	fprintf(f, ",\"viewers\":{");
 	for (int r = 0; r < 2; r++) {
-		fprintf(f, "%s\"%s\":{", r ? "," : "", name[r]);
+		fprintf(f, "%s\"%s\":", r ? "," : "", name[r]);
+		if (r == 0 && a->version >= 1022) {
+			fprintf(f, "null");
+			continue;
+		}
+		fputc('{', f);
 		for (int k = 0; k < GT_AN_VIEW_COUNT; k++)
 			fprintf(f, "%s\"%s\":{\"ns\":%llu,\"n\":%llu}", k ? "," : "", view_names[k],
 				(unsigned long long)v[r]->ns[k], (unsigned long long)v[r]->n[k]);

@@ -384,7 +384,9 @@ static int print_viewers(const struct gt_analysis *a, const struct report_opts *
 	fprintf(f, "\nGo viewers' profiles (go tool trace -pprof=TYPE), each reader's own definition:\n");
 	fprintf(f, "  %-8s %12s %12s   %s\n", "PROFILE", "GO 1.19", "GO 1.23", "FROM -> TO");
 	for (int k = 0; k < GT_AN_VIEW_COUNT; k++) {
-		fprintf(f, "  %-8s %12s", what[k][0], dur(a->go119.ns[k]));
+		/* Go 1.19 reads no Go 1.22+ file */
+		fprintf(f, "  %-8s %12s", what[k][0],
+			a->version >= 1022 ? "-" : dur(a->go119.ns[k]));
 		fprintf(f, " %12s   %s\n", dur(a->go123.ns[k]), what[k][1]);
 	}
 	return 0;
@@ -398,7 +400,10 @@ static void print_head(const struct gt_analysis *a, const struct report_opts *o,
 	if (o->win.since_ns || o->win.until_ns >= 0)
 		fprintf(f, "window: %.6fs to %.6fs after the first event\n", o->win.since_ns / 1e9,
 			(o->win.until_ns >= 0 ? o->win.until_ns : a->end_ns) / 1e9);
-	if (a->anomalies)
+	if (a->anomalies && a->version >= 1022)
+		fprintf(f, "warning: %llu events break a state rule of Go's reader (`gotracectl inspect` names the first)\n",
+			(unsigned long long)a->anomalies);
+	else if (a->anomalies)
 		fprintf(f, "warning: %llu events out of time order (Go's reader rejects this file)\n",
 			(unsigned long long)a->anomalies);
 	if (a->futile)

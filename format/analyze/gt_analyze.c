@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gt_analyze_internal.h"
+#include "v2/gt_v2.h"
 
 int64_t gt_an_ns(const struct gt_analysis *a, int64_t ts)
 {
@@ -84,6 +85,8 @@ size_t gt_an_stack(const struct gt_analysis *a, uint64_t stk, struct gt_an_frame
 
 	if (i < 0)
 		return 0;
+	if (pv->v2)
+		return gt_an_stack_v2(a, i, out, max);
 	r.pos = pv->stks[i].off;
 	if (gt_reader_next(&r, pv->raw) != 1)
 		return 0;
@@ -205,6 +208,8 @@ static int setup(struct gt_analysis *a, const uint8_t *data, size_t len,
 	pv->data = data;
 	pv->len = len;
 	pv->opts = o ? *o : (struct gt_analyze_opts){ 0, -1, NULL, 0 };
+	if (gt_v2_is(data, len))
+		return name_index(a, "syscall") < 0 ? -ENOMEM : 0;
 	if (gt_reader_open(&pv->rd, data, len) < 0) {
 		snprintf(a->error, sizeof(a->error), "%s", pv->rd.error);
 		return -EINVAL;
@@ -220,10 +225,14 @@ int gt_analyze(struct gt_analysis *a, const uint8_t *data, size_t len,
 {
 	int rc = setup(a, data, len, o);
 
-	if (!rc)
-		rc = gt_an_index(a);
-	if (!rc)
-		rc = gt_an_merge(a);
+	if (!rc && gt_v2_is(data, len)) {
+		rc = gt_an_v2(a);
+	} else {
+		if (!rc)
+			rc = gt_an_index(a);
+		if (!rc)
+			rc = gt_an_merge(a);
+	}
 	if (rc == -ENOMEM && !a->error[0])
 		snprintf(a->error, sizeof(a->error), "out of memory");
 	if (rc)

@@ -129,7 +129,9 @@ struct gt_an_thread {
 	int v19_type, v19_stk;   /* Go 1.19's pending event (g.ev) */
 	int64_t v19_ns;
 	int v23_state;           /* Go 1.23's tracked state, 0: none */
-	int64_t v23_ns, v23_start; /* since; its first start (0: none yet) */
+	int64_t v23_ns;
+	int v23_started;         /* Go 1.23's summary StartTime is set */
+	int64_t v23_start_ns;    /* (its first transition to running) */
 };
 
 /* Stack-weighted totals: on-CPU samples and off-CPU time. */
@@ -149,6 +151,11 @@ struct gt_analyze_opts {
 	 * name (or "new" + it, as newfstatat) is in the list. */
 	const char *const *sysnames;
 	size_t nsysnames;
+	/* Go 1.22+ files: an event that breaks a state rule of Go's reader
+	 * (a status not restated, a start of a goroutine not runnable, a
+	 * goroutine event without a goroutine) is an error naming the rule,
+	 * not an anomaly counted (`inspect`). */
+	int strict;
 };
 
 struct gt_analysis {
@@ -160,6 +167,7 @@ struct gt_analysis {
 	uint64_t anomalies;    /* events that broke an ordering or state rule */
 	uint64_t futile;       /* FutileWakeup events (Go's reader drops them) */
 	struct gt_an_view_totals go119, go123; /* the viewers' profile totals */
+	uint64_t generations, strings, stacks; /* Go 1.22+ files: tables read */
 	struct gt_an_thread *threads; /* by id, after gt_analyze */
 	size_t nthreads;
 	struct gt_an_stackagg *aggs;

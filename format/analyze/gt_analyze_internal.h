@@ -32,6 +32,8 @@ struct gt_an_str {
 struct gt_an_stk {
 	uint64_t off;    /* the Stack record, decoded again when needed */
 	int32_t sys;     /* syscall name index; -1 not computed yet */
+	uint64_t end;    /* v2: the end of the Stack's batch */
+	uint32_t gen;    /* v2: the generation whose strings name its frames */
 };
 
 /* A P: where its runs of records lie (pass 1), its cursor in them (pass 2). */
@@ -61,6 +63,7 @@ struct gt_an_priv {
 	struct gt_an_proc *procs;
 	size_t nprocs, capprocs;
 	size_t capthreads, capaggs, capnames;
+	int v2;                       /* a Go 1.22+ file (gt_analyze_v2.c) */
 	int seen_gomaxprocs;          /* Go 1.23's converter: init is over */
 	int64_t last123_ns;           /* its last event's time */
 };
@@ -89,5 +92,21 @@ int gt_an_agg_add(struct gt_analysis *a, uint64_t g, uint64_t kind, uint64_t stk
 int32_t gt_an_stack_sysname(struct gt_analysis *a, uint64_t stk);
 /* The string with this id, or NULL. */
 const char *gt_an_string(const struct gt_analysis *a, uint64_t id, size_t *len);
+
+/* ---- Go 1.22+ (v2) files (gt_analyze_v2.c) ---- */
+/* Both passes over a v2 file: its generations, translated (0, -EINVAL with
+ * a->error naming the rule, -ENOMEM). */
+int gt_an_v2(struct gt_analysis *a);
+/* String id of generation gen (ordinal from 1), or NULL. */
+const char *gt_an_string_v2(const struct gt_analysis *a, uint64_t id, uint32_t gen, size_t *len);
+/* The frames of a v2 stack (index i of priv->stks). */
+size_t gt_an_stack_v2(const struct gt_analysis *a, int64_t i, struct gt_an_frame *out, size_t max);
+/* A GoStatusStack with a stack: Go 1.23's viewers track that transition
+ * (status: GT_V2_G_*). */
+int gt_an_viewers_status(struct gt_analysis *a, uint64_t g, int status, int64_t ns);
+/* v2: goroutine g runs at ns (Go 1.23's summary start, the first). */
+int gt_an_viewers_started(struct gt_analysis *a, uint64_t g, int64_t ns);
+/* A syscall of g that did not block returned at ns (GoSyscallEnd). */
+int gt_an_syscall_end(struct gt_analysis *a, uint64_t g, int64_t ns);
 
 #endif

@@ -365,3 +365,14 @@ void gt_an_finish(struct gt_analysis *a)
 			t->oncpu_ns += overlap(a, t->since_ns, a->end_ns);
 	}
 }
+
+int gt_an_syscall_end(struct gt_analysis *a, uint64_t g, int64_t ns)
+{
+	struct gt_an_thread *t = gt_an_thread_get(a, g);
+
+	if (!t)
+		return -ENOMEM;
+	if (!t->sys_open || t->sys_blocked || t->sys_resumed)
+		return 0;
+	return sys_close(a, t, g, ns);
+}

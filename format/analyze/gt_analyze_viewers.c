@@ -153,10 +153,13 @@ static void go123(struct gt_analysis *a, struct gt_an_thread *t, int st, int64_t
 	if (st == ST_NONE)
 		return;
 	if (t->v23_state != ST_NONE) {
-		int64_t from = t->v23_ns > t->v23_start ? t->v23_ns : t->v23_start;
+		int64_t from = t->v23_ns;
 
 		if (same_state(t->v23_state, st))
 			return;
+		/* never started: StartTime 0 in Go's summary, nothing clipped */
+		if (t->v23_started && t->v23_start_ns > from)
+			from = t->v23_start_ns;
 		add(&a->go123, view123_of(t->v23_state), from, ns, in);
 		t->v23_state = ST_NONE;
 	}
@@ -184,7 +187,7 @@ int gt_an_viewers(struct gt_analysis *a, const struct gt_pev *e, int64_t ns, int
 		a->priv->seen_gomaxprocs = 1;
 	/* Go 1.23's converter gives no two events one time: a tie moves on
 	 * by 1 ns (and a syscall that does not block takes 1 ns) */
-	ns123 = ns > a->priv->last123_ns ? ns : a->priv->last123_ns + 1;
+	ns123 = a->priv->v2 || ns > a->priv->last123_ns ? ns : a->priv->last123_ns + 1;
 	a->priv->last123_ns = ns123 + (e->type == GT_EV_GO_SYSCALL);
 	if (!g)
 		return 0;
@@ -192,8 +195,41 @@ int gt_an_viewers(struct gt_analysis *a, const struct gt_pev *e, int64_t ns, int
 	if (!t)
 		return -ENOMEM;
 	go119(a, t, e, ns, in);
-	if ((e->type == GT_EV_GO_START || e->type == GT_EV_GO_START_LABEL) && !t->v23_start)
-		t->v23_start = ns123;
+	if ((e->type == GT_EV_GO_START || e->type == GT_EV_GO_START_LABEL) && !t->v23_started) {
+		t->v23_started = 1;
+		t->v23_start_ns = ns123;
+	}
 	go123(a, t, state123_of(a, e), ns123, in);
+	return 0;
+}
+
+/* A v2 GoStatusStack (a stack, from undetermined to status): Go 1.23's
+ * profiles start tracking there like at any transition with a stack. */
+int gt_an_viewers_status(struct gt_analysis *a, uint64_t g, int status, int64_t ns)
+{
+	static const int st[] = { ST_NONE, ST_RUNNABLE, ST_NONE, ST_SYSCALL, ST_WAITING_OTHER };
+	struct gt_an_thread *t = gt_an_thread_get(a, g);
+	const struct gt_analyze_opts *o = &a->priv->opts;
+
+	if (!t)
+		return -ENOMEM;
+	if (status < 0 || status > 4)
+		return 0;
+	go123(a, t, st[status], ns, ns >= o->since_ns && (o->until_ns < 0 || ns <= o->until_ns));
+	return 0;
+}
+
+/* A v2 goroutine is running at ns (GoStart, GoStatus running): the first
+ * such time is Go 1.23's summary StartTime. */
+int gt_an_viewers_started(struct gt_analysis *a, uint64_t g, int64_t ns)
+{
+	struct gt_an_thread *t = gt_an_thread_get(a, g);
+
+	if (!t)
+		return -ENOMEM;
+	if (!t->v23_started) {
+		t->v23_started = 1;
+		t->v23_start_ns = ns;
+	}
 	return 0;
 }

@@ -2,8 +2,9 @@
 """profiles_check.py GOTRACECTL TRACE: the Go viewers' profile totals
 (`go tool trace -pprof=TYPE` of Go 1.19 and Go 1.23) equal what `report`
 says each viewer shows (report --json's "viewers"), within 2% (and 20 us:
-Go 1.23 moves events that share a timestamp 1 ns apart).  Prints one line
-per profile; exits 1 on a mismatch, naming it."""
+Go 1.23 moves events that share a timestamp 1 ns apart).  A Go 1.22+ (v2)
+file is compared with Go 1.23 only (Go 1.19 cannot read it).  Prints one
+line per profile; exits 1 on a mismatch, naming it."""
 import gzip
 import json
 import subprocess
@@ -86,7 +87,11 @@ def main():
     rep = json.loads(subprocess.run([ctl, "report", "--json", trace], capture_output=True,
                                     text=True, check=True).stdout)
     bad = []
+    with open(trace, "rb") as f:
+        v2 = f.read(16) in (b"go 1.22 trace\0\0\0", b"go 1.23 trace\0\0\0")
     for rd, go in GOS.items():
+        if v2 and rd != "go1.23":
+            continue
         for ours, kind in TYPES.items():
             want = rep["viewers"][rd][ours]
             got_ns, got_n = pprof(go, kind, trace)

@@ -33,14 +33,16 @@ DAEMON = {
     "ctl": {"common", "engine", "interpose"},
 }
 
-# format/: util/ lowest, then the wire core; the writer, the checker and the
-# analysis use those two and never each other.
+# format/: util/ lowest, then the wire core, then the Go 1.22+ (v2)
+# decoder; the writer, the checker and the analysis use those and never
+# each other.
 FORMAT = {
     "util": set(),
     "wire": {"util"},
+    "v2": {"util", "wire"},
     "writer": {"util", "wire"},
-    "check": {"util", "wire"},
-    "analyze": {"util", "wire"},
+    "check": {"util", "wire", "v2"},
+    "analyze": {"util", "wire", "v2"},
 }
 
 # System headers format/ may not use: Linux's own, BPF's, and the C

@@ -1,0 +1,135 @@
+/* gotracectl inspect on a Go 1.22+ (v2) trace: the summary and the verdict
+ * of the v2 decoder and translation run strictly (format/v2/gt_v2.h: its
+ * length, type and batch rules; format/analyze/gt_analyze_v2.c: generations
+ * in order, one frequency, tables without duplicates, a goroutine's status
+ * stated before its events use it).  A failure names its rule. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "analyze/gt_analyze.h"
+#include "v2/gt_v2.h"
+
+int inspect_is_v2(const char *path)
+{
+	uint8_t head[GT_V2_HEADER_LEN];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, head, sizeof(head));
+
+	if (fd >= 0)
+		close(fd);
+	return n == (ssize_t)sizeof(head) && gt_v2_is(head, sizeof(head));
+}
+
+static void jstr(const char *s)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+static void goroutines_text(const struct gt_analysis *a)
+{
+	printf("%-8s %-24s %7s", "id", "name", "starts");
+	for (int b = 0; b < GT_BLK_COUNT; b++)
+		printf(" %7s", gt_block_reason_names[b]);
+	printf(" %14s %14s\n", "running_ns", "runnable_ns");
+	for (size_t i = 0; i < a->nthreads; i++) {
+		const struct gt_an_thread *t = &a->threads[i];
+		size_t len;
+		int64_t tid;
+		const char *name = gt_an_thread_name(a, t, &len, &tid);
+
+		printf("%-8llu %-24.*s %7llu", (unsigned long long)t->id, len ? (int)len : 1,
+		       len ? name : "-", (unsigned long long)t->starts);
+		for (int b = 0; b < GT_BLK_COUNT; b++)
+			printf(" %7llu", (unsigned long long)t->offcpu_n[b]);
+		printf(" %14llu %14llu\n", (unsigned long long)t->oncpu_ns,
+		       (unsigned long long)t->delay.sum);
+	}
+}
+
+static void summary_json(const char *path, const struct gt_analysis *a, int ok, size_t len)
+{
+	printf("{\"file\":");
+	jstr(path);
+	printf(",\"version\":\"%d.%d\",\"version_code\":%d,\"valid\":%s,\"error\":",
+	       a->version / 1000, a->version % 1000, a->version, ok ? "true" : "false");
+	if (ok)
+		printf("null");
+	else
+		jstr(a->error);
+	printf(",\"bytes\":%zu,\"events\":%llu,\"duration_ns\":%lld,\"freq\":%llu,"
+	       "\"goroutine_count\":%zu,\"generations\":%llu,\"strings\":%llu,\"stacks\":%llu}\n",
+	       len, (unsigned long long)a->events, (long long)a->end_ns,
+	       (unsigned long long)a->freq, a->nthreads, (unsigned long long)a->generations,
+	       (unsigned long long)a->strings, (unsigned long long)a->stacks);
+}
+
+static void summary_text(const char *path, const struct gt_analysis *a, int ok, size_t len)
+{
+	printf("file:        %s\n", path);
+	if (a->version)
+		printf("version:     go %d.%d trace (Go 1.22+ format)\n", a->version / 1000,
+		       a->version % 1000);
+	printf("size:        %zu bytes\n", len);
+	printf("duration:    %.3f ms (frequency %llu Hz)\n", (double)a->end_ns / 1e6,
+	       (unsigned long long)a->freq);
+	printf("events:      %llu\n", (unsigned long long)a->events);
+	printf("goroutines:  %zu\n", a->nthreads);
+	printf("generations: %llu\n", (unsigned long long)a->generations);
+	printf("strings:     %llu\n", (unsigned long long)a->strings);
+	printf("stacks:      %llu\n", (unsigned long long)a->stacks);
+	if (ok)
+		printf("verdict:     valid\n");
+	else
+		printf("verdict:     invalid: %s\n", a->error);
+}
+
+int inspect_v2(const char *path, int json, int want_g)
+{
+	struct gt_analyze_opts o = { .since_ns = 0, .until_ns = -1, .strict = 1 };
+	struct gt_analysis a;
+	struct stat st;
+	void *data = NULL;
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ok;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		fprintf(stderr, "gotracectl: %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	len = (size_t)st.st_size;
+	data = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	close(fd);
+	if (data == MAP_FAILED) {
+		fprintf(stderr, "gotracectl: %s: mmap: %s\n", path, strerror(errno));
+		return 1;
+	}
+	ok = gt_analyze(&a, data, len, &o) == 0;
+	if (json)
+		summary_json(path, &a, ok, len);
+	else
+		summary_text(path, &a, ok, len);
+	if (ok && want_g && !json)
+		goroutines_text(&a);
+	gt_analysis_free(&a);
+	if (len)
+		munmap(data, len);
+	fflush(stdout);
+	return ok ? 0 : 1;
+}

@@ -1,0 +1,298 @@
+/* Unit tests of the Go 1.22+ (v2) decoder and of the analysis over it, on
+ * tiny hand-made files whose every figure is known: the decoder's events
+ * and frames, the transitions mapped onto report's figures (delays, off-CPU
+ * by reason, wakers, names, syscalls), one stack id across generations,
+ * the order of sequence numbers over timestamps, and each rule that
+ * refuses a file, named. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "analyze/gt_analyze.h"
+#include "gt_test.h"
+#include "v2/gt_v2.h"
+#include "wire/gt_varint.h"
+
+struct buf {
+	uint8_t b[4096];
+	size_t n;
+	size_t batch_size_at, batch_start; /* the open batch */
+};
+
+static void put(struct buf *w, uint64_t v)
+{
+	w->n += gt_uvarint_put(w->b + w->n, v);
+}
+
+static void ev(struct buf *w, int type, int nargs, const uint64_t *args)
+{
+	w->b[w->n++] = (uint8_t)type;
+	for (int i = 0; i < nargs; i++)
+		put(w, args[i]);
+}
+
+#define EV(w, type, ...)                                                              \
+	do {                                                                          \
+		const uint64_t a_[] = { __VA_ARGS__ };                                \
+		ev(w, type, (int)(sizeof(a_) / sizeof(a_[0])), a_);                   \
+	} while (0)
+
+/* A batch of generation gen on M m; its size is written at batch_end
+ * (a 2-byte varint, so it can be patched). */
+static void batch(struct buf *w, uint64_t gen, uint64_t m, uint64_t time)
+{
+	w->b[w->n++] = GT_V2_EVENT_BATCH;
+	put(w, gen);
+	put(w, m);
+	put(w, time);
+	w->batch_size_at = w->n;
+	w->n += 2;
+	w->batch_start = w->n;
+}
+
+static void batch_end(struct buf *w)
+{
+	size_t size = w->n - w->batch_start;
+
+	w->b[w->batch_size_at] = (uint8_t)(0x80 | (size & 0x7f));
+	w->b[w->batch_size_at + 1] = (uint8_t)(size >> 7);
+}
+
+static void string(struct buf *w, uint64_t id, const char *s)
+{
+	EV(w, GT_V2_STRING, id);
+	put(w, strlen(s));
+	memcpy(w->b + w->n, s, strlen(s));
+	w->n += strlen(s);
+}
+
+/* One generation's tables: frequency 1e9 (ticks are ns), strings, the
+ * stack [0x1000 main.worker main.go:10] under id sid. */
+static void tables(struct buf *w, uint64_t gen, uint64_t sid)
+{
+	batch(w, gen, UINT64_MAX, 0);
+	EV(w, GT_V2_FREQUENCY, 1000000000);
+	batch_end(w);
+	batch(w, gen, UINT64_MAX, 0);
+	w->b[w->n++] = GT_V2_STRINGS;
+	string(w, 1, "chan receive");
+	string(w, 2, "main.worker");
+	string(w, 3, "main.go");
+	string(w, 4, "runtime.Gosched");
+	batch_end(w);
+	batch(w, gen, UINT64_MAX, 0);
+	w->b[w->n++] = GT_V2_STACKS;
+	EV(w, GT_V2_STACK, sid, 1, 0x1000, 2, 3, 10);
+	batch_end(w);
+}
+
+/* Generation 1 (M 1, times in ns from 100):
+ *   100 g1 running on p0 (statuses)     110 g1 creates g2
+ *   130 g1 blocks "chan receive"        140 g2 starts     (delay 30)
+ *   190 g2 unblocks g1                  200 g2 Gosched
+ *   205 g1 starts (delay 15, 75 off-CPU) 210 g1 ends
+ *   220 g2 starts (delay 20)
+ * Generation 2: g2 restated running, a syscall 300 -> 340 that did not
+ * block, then g2 ends at 400. */
+static size_t known(struct buf *w)
+{
+	memset(w, 0, sizeof(*w));
+	memcpy(w->b, "go 1.23 trace\0\0\0", 16);
+	w->n = 16;
+	tables(w, 1, 1);
+	batch(w, 1, 1, 100);
+	EV(w, GT_V2_PROC_STATUS, 0, 0, GT_V2_P_RUNNING);
+	EV(w, GT_V2_GO_STATUS, 0, 1, 1, GT_V2_G_RUNNING);
+	EV(w, GT_V2_GO_CREATE, 10, 2, 1, 1);
+	EV(w, GT_V2_GO_BLOCK, 20, 1, 1);
+	EV(w, GT_V2_GO_START, 10, 2, 1);
+	EV(w, GT_V2_GO_UNBLOCK, 50, 1, 1, 1);
+	EV(w, GT_V2_GO_STOP, 10, 4, 1);
+	EV(w, GT_V2_GO_START, 5, 1, 2);
+	EV(w, GT_V2_GO_DESTROY, 5);
+	EV(w, GT_V2_GO_START, 10, 2, 2);
+	batch_end(w);
+	tables(w, 2, 7); /* the same stack under another id */
+	batch(w, 2, 1, 290);
+	EV(w, GT_V2_PROC_STATUS, 0, 0, GT_V2_P_RUNNING);
+	EV(w, GT_V2_GO_STATUS, 0, 2, 1, GT_V2_G_RUNNING);
+	EV(w, GT_V2_GO_SYSCALL_BEGIN, 10, 1, 7);
+	EV(w, GT_V2_GO_SYSCALL_END, 40);
+	EV(w, GT_V2_GO_DESTROY, 60);
+	batch_end(w);
+	return w->n;
+}
+
+static void test_decoder_events(void)
+{
+	static struct buf w;
+	size_t n = known(&w);
+	struct gt_v2_file f;
+	struct gt_v2_batch b;
+	struct gt_v2_cursor c;
+	struct gt_v2_ev e;
+	uint64_t fr[4][4];
+	char err[128];
+	int batches = 0, events = 0, stacks = 0, rc;
+
+	GT_REQUIRE(gt_v2_open(&f, w.b, n) == 0 && f.version == 23, "%s", f.error);
+	while ((rc = gt_v2_next_batch(&f, &b)) == 1) {
+		batches++;
+		gt_v2_cursor_init(&c, &f, &b);
+		while ((rc = gt_v2_next_event(&c, &e, err, sizeof(err))) == 1) {
+			events++;
+			if (e.type == GT_V2_STACK) {
+				stacks++;
+				GT_CHECK(gt_v2_frames(&e, fr, 4) == 1 && fr[0][0] == 0x1000 &&
+					 fr[0][3] == 10, "frame");
+			}
+			if (e.type == GT_V2_GO_UNBLOCK)
+				GT_CHECK(e.ts == 190 && e.args[1] == 1, "GoUnblock at %llu",
+					 (unsigned long long)e.ts);
+		}
+		GT_CHECK(rc == 0, "%s", err);
+	}
+	GT_CHECK(rc == 0, "%s", f.error);
+	GT_CHECK(batches == 8 && stacks == 2 && events == 31, "%d batches, %d stacks, %d events",
+		 batches, stacks, events);
+}
+
+static void test_analysis_figures(void)
+{
+	static struct buf w;
+	size_t n = known(&w), len;
+	struct gt_analysis a;
+	const struct gt_an_thread *g1, *g2;
+	int64_t tid;
+
+	GT_REQUIRE(gt_analyze(&a, w.b, n, NULL) == 0, "%s", a.error);
+	GT_CHECK(a.version == 1023 && a.generations == 2 && a.anomalies == 0, "v%d gens %llu",
+		 a.version, (unsigned long long)a.generations);
+	g1 = gt_an_thread_of(&a, 1);
+	g2 = gt_an_thread_of(&a, 2);
+	GT_REQUIRE(g1 && g2, "threads");
+	/* g1: 0 at trace start (running), then 190 -> 205 */
+	GT_CHECK(g1->delay.count == 2 && g1->delay.sum == 15, "g1 delays %llu sum %llu",
+		 (unsigned long long)g1->delay.count, (unsigned long long)g1->delay.sum);
+	GT_CHECK(g1->offcpu_ns[GT_BLK_SYNC] == 75 && g1->offcpu_n[GT_BLK_SYNC] == 1,
+		 "g1 off-CPU sync %llu", (unsigned long long)g1->offcpu_ns[GT_BLK_SYNC]);
+	GT_CHECK(g1->nwak == 1 && g1->wak[0].g == 2 && g1->wak[0].delay_total_ns == 15,
+		 "g1 waker");
+	/* g2: 110 -> 140 and 200 -> 220; its Gosched is a "sched" stop */
+	GT_CHECK(g2->delay.count == 2 && g2->delay.sum == 50, "g2 delays %llu sum %llu",
+		 (unsigned long long)g2->delay.count, (unsigned long long)g2->delay.sum);
+	GT_CHECK(g2->offcpu_ns[GT_BLK_SCHED] == 20, "g2 sched %llu",
+		 (unsigned long long)g2->offcpu_ns[GT_BLK_SCHED]);
+	GT_CHECK(g2->nsys == 1 && g2->sys[0].count == 1 && g2->sys[0].total_ns == 40,
+		 "g2 syscall: %zu entries", g2->nsys);
+	const char *name = gt_an_thread_name(&a, g2, &len, &tid);
+	GT_CHECK(len == 11 && !memcmp(name, "main.worker", 11), "g2 name %.*s", (int)len, name);
+	/* one stack for both generations' ids */
+	GT_CHECK(a.stacks == 2, "stacks read %llu", (unsigned long long)a.stacks);
+	for (size_t i = 0; i < a.naggs; i++)
+		GT_CHECK(a.aggs[i].stk == 1, "aggregate on stack %llu",
+			 (unsigned long long)a.aggs[i].stk);
+	gt_analysis_free(&a);
+}
+
+/* The analysis of w[0..n) (strict or not) fails naming rule. */
+static void refused(const char *what, const uint8_t *b, size_t n, int strict, const char *rule)
+{
+	struct gt_analyze_opts o = { 0, -1, NULL, 0, strict };
+	struct gt_analysis a;
+	int rc = gt_analyze(&a, b, n, &o);
+
+	GT_CHECK(rc == -EINVAL && strstr(a.error, rule), "%s: rc %d, error '%s', want %s", what,
+		 rc, a.error, rule);
+	gt_analysis_free(&a);
+}
+
+static void test_rules(void)
+{
+	static struct buf w, x;
+	size_t n = known(&w);
+
+	refused("cut", w.b, n - 3, 0, "(rule: batch size)");
+	x = w;
+	x.b[16] = 77; /* the first batch byte */
+	refused("not a batch", x.b, n, 0, "(rule: batch header)");
+	x = w;
+	x.b[x.n - 1] = 200; /* the last event's type (GoDestroy's delta is 60: 1 byte) */
+	x.b[x.n - 2] = 200;
+	refused("unknown type", x.b, n, 0, "(rule: known event types)");
+	/* a GoStart of a goroutine never stated can never go: strictly the
+	 * rule "ordering"; leniently it goes last, counted twice (no order,
+	 * and a start of a goroutine that is not runnable) */
+	known(&x);
+	x.n = 16;
+	tables(&x, 1, 1);
+	batch(&x, 1, 1, 100);
+	EV(&x, GT_V2_PROC_STATUS, 0, 0, GT_V2_P_RUNNING);
+	EV(&x, GT_V2_GO_START, 10, 9, 1);
+	batch_end(&x);
+	refused("ordering", x.b, x.n, 1, "(rule: ordering)");
+	{
+		struct gt_analysis a;
+
+		GT_CHECK(gt_analyze(&a, x.b, x.n, NULL) == 0 && a.anomalies == 2,
+			 "lenient: an anomaly counted (%llu)", (unsigned long long)a.anomalies);
+		gt_analysis_free(&a);
+	}
+	/* generations going back */
+	known(&x);
+	x.n = 16;
+	tables(&x, 2, 1);
+	batch(&x, 2, 1, 100);
+	EV(&x, GT_V2_PROC_STATUS, 0, 0, GT_V2_P_RUNNING);
+	batch_end(&x);
+	tables(&x, 1, 1);
+	refused("generations", x.b, x.n, 0, "(rule: generations)");
+	/* a string given twice in one generation */
+	known(&x);
+	x.n = 16;
+	tables(&x, 1, 1);
+	batch(&x, 1, UINT64_MAX, 0);
+	x.b[x.n++] = GT_V2_STRINGS;
+	string(&x, 1, "again");
+	batch_end(&x);
+	refused("tables", x.b, x.n, 0, "(rule: tables)");
+}
+
+/* M 2 writes g2's GoStart at 150, before M 1's GoUnblock of g2 at 160
+ * (clocks of two CPUs): the sequence number puts the start after it. */
+static void test_seq_over_time(void)
+{
+	static struct buf w;
+	struct gt_analysis a;
+	const struct gt_an_thread *g2;
+
+	memset(&w, 0, sizeof(w));
+	memcpy(w.b, "go 1.23 trace\0\0\0", 16);
+	w.n = 16;
+	tables(&w, 1, 1);
+	batch(&w, 1, 1, 100);
+	EV(&w, GT_V2_PROC_STATUS, 0, 0, GT_V2_P_RUNNING);
+	EV(&w, GT_V2_GO_STATUS, 0, 1, 1, GT_V2_G_RUNNING);
+	EV(&w, GT_V2_GO_STATUS, 0, 2, UINT64_MAX, GT_V2_G_WAITING);
+	EV(&w, GT_V2_GO_UNBLOCK, 60, 2, 1, 1);
+	batch_end(&w);
+	batch(&w, 1, 2, 100);
+	EV(&w, GT_V2_PROC_STATUS, 0, 1, GT_V2_P_RUNNING);
+	EV(&w, GT_V2_GO_START, 50, 2, 2);
+	batch_end(&w);
+	GT_REQUIRE(gt_analyze(&a, w.b, w.n, NULL) == 0, "%s", a.error);
+	g2 = gt_an_thread_of(&a, 2);
+	GT_CHECK(a.anomalies == 0, "%llu anomalies", (unsigned long long)a.anomalies);
+	GT_CHECK(g2 && g2->starts == 1 && g2->nwak == 1 && g2->wak[0].g == 1,
+		 "g2 started once, woken by g1");
+	gt_analysis_free(&a);
+}
+
+int main(void)
+{
+	GT_RUN(test_seq_over_time);
+	GT_RUN(test_decoder_events);
+	GT_RUN(test_analysis_figures);
+	GT_RUN(test_rules);
+	return gt_test_done();
+}
