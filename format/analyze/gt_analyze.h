@@ -124,6 +124,8 @@ struct gt_an_thread {
 	int sys_resumed;     /* woken or preempted inside the call: it may
 			      * block again */
 	int sys_woke;        /* resumed by a wakeup (its start ends it) */
+	int ours, ours_known; /* gotraced's thread, as of name stack ours_stk */
+	uint64_t ours_stk;
 	int64_t sys_ns, sys_end_ns;
 	uint64_t sys_stk;
 	int v19_type, v19_stk;   /* Go 1.19's pending event (g.ev) */

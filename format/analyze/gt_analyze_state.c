@@ -90,23 +90,31 @@ static int waits(int type)
 	       type != GT_EV_GO_PREEMPT;
 }
 
-/* 1 if a block of type `type` that follows a GoSysCall of thread t is a
- * wait inside that syscall, to be counted as `syscall`: gotraced writes a
- * generic syscall that blocks (fsync, read, write, wait4, ...) as
- * GoSysCall then GoBlockRecv / GoBlockSend / GoBlockCond, so that its
- * waker's GoUnblock shows (DESIGN.md).  Its threads are known by their
- * identity frame ("[thread]").  In a Go runtime's trace the same pair
- * is a syscall that returned, then a channel or sync.Cond wait. */
-static int ours(const struct gt_analysis *a, const struct gt_an_thread *t)
+/* 1 if t is one of gotraced's threads (its name stack is an identity
+ * frame).  Asked at every event of a thread resumed inside a syscall, so
+ * the answer is kept until its name stack changes (a GoCreate). */
+static int ours(const struct gt_analysis *a, struct gt_an_thread *t)
 {
 	size_t len;
 	int64_t tid;
 
-	gt_an_thread_name(a, t, &len, &tid);
-	return tid >= 0;
+	if (!t->ours_known || t->ours_stk != t->name_stk) {
+		gt_an_thread_name(a, t, &len, &tid);
+		t->ours = tid >= 0;
+		t->ours_stk = t->name_stk;
+		t->ours_known = 1;
+	}
+	return t->ours;
 }
 
-static int generic_syscall_block(const struct gt_analysis *a, const struct gt_an_thread *t,
+/* 1 if a block of type `type` that follows a GoSysCall of thread t is a
+ * wait inside that syscall, to be counted as `syscall`: gotraced writes a
+ * generic syscall that blocks (fsync, read, write, wait4, ...) as
+ * GoSysCall then GoBlockRecv / GoBlockSend / GoBlockCond, so that its
+ * waker's GoUnblock shows (docs/mapping.md).  Its threads are known by their
+ * identity frame ("[thread]").  In a Go runtime's trace the same pair
+ * is a syscall that returned, then a channel or sync.Cond wait. */
+static int generic_syscall_block(const struct gt_analysis *a, struct gt_an_thread *t,
 				 int type)
 {
 	if (type != GT_EV_GO_BLOCK_RECV && type != GT_EV_GO_BLOCK_SEND &&
