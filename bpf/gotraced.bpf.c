@@ -282,6 +282,25 @@ static __always_inline __u32 loopback_flags(struct task_struct *cur, __u32 flags
 	return flags;
 }
 
+/* Wakings that raced their target's block (GT_WAKEUP_RACING) whose
+ * sched_wakeup has not come yet: the target's tid.  LRU: a mark whose
+ * sched_wakeup was never seen (the program detached in between) ages
+ * out; racing_live only lets every other wakeup of the machine skip the
+ * lookup while no mark is waiting. */
+GT_MAP(racing, BPF_MAP_TYPE_LRU_HASH, 1024, __u32, __u8);
+volatile __u32 racing_live = 0;
+
+static __always_inline int mark_racing(struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	__u8 one = 1;
+	long rc = bpf_map_update_elem(&racing, &tid, &one, BPF_NOEXIST);
+
+	if (rc == 0)
+		__sync_fetch_and_add(&racing_live, 1);
+	return rc == 0 || rc == -17; /* -EEXIST: its sched_wakeup is still due */
+}
+
 static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 flags)
 {
 	struct task_struct *cur = current_task();
@@ -299,6 +318,8 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	flags = loopback_flags(cur, flags | irq_flags());
 	if (p->on_cpu && (!p->on_rq || gt_sched_delayed(p)))
 		flags |= GT_WAKEUP_SWITCHING;
+	else if (p->on_cpu && !(flags & GT_WAKEUP_NEW) && mark_racing(p))
+		flags |= GT_WAKEUP_RACING;
 	wm = task_mask(cur);
 	if (wm && !(flags & GT_WAKEUP_IN_IRQ)) {
 		regs = gt_current_user_regs();
@@ -326,6 +347,37 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(gt_sched_waking, struct task_struct *p)
 {
 	return on_wakeup(ctx, p, 0);
+}
+
+/* The end of a waking that raced its target's block: see GT_WAKEUP_DONE. */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(gt_sched_wakeup, struct task_struct *p)
+{
+	struct gt_kev_wakeup *e;
+	__u32 tid, tm;
+	__u64 now;
+
+	if (!racing_live)
+		return 0;
+	now = bpf_ktime_get_ns();
+	tid = p->pid;
+	if (bpf_map_delete_elem(&racing, &tid))
+		return 0;
+	__sync_fetch_and_add(&racing_live, -1);
+	tm = task_mask(p);
+	if (!tm)
+		return 0;
+	e = reserve_event_at(sizeof(*e), now, GT_KEV_WAKEUP, current_task(), tm);
+	if (!e)
+		return 0;
+	e->target_tid = tid;
+	e->target_tgid = p->tgid;
+	e->target_cpu = gt_task_cpu(p);
+	e->flags = GT_WAKEUP_DONE;
+	e->waker_sessions = 0;
+	e->waker_ustack = -1;
+	submit(e);
+	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")

@@ -96,6 +96,18 @@ struct gt_kev_switch {
  * traced, or not known (sent from a softirq: an ACK, a retransmit), or the
  * softirq ran elsewhere (ksoftirqd): G 0. */
 #define GT_WAKEUP_LOOPBACK  0x40
+/* The target had begun to block (its state says so) but is still queued
+ * on its CPU, running: between set_current_state() and the dequeue in
+ * __schedule().  Whether it blocks is decided under its runqueue lock
+ * later: if the waker gets there first the target goes on running, else
+ * it switches out and the wakeup completes after that switch.  Either
+ * way a GT_WAKEUP_DONE record for it follows, at its sched_wakeup. */
+#define GT_WAKEUP_RACING    0x80
+/* Not a sched_waking: the sched_wakeup of a target whose waking was
+ * GT_WAKEUP_RACING (hdr = whoever is current then, not a waker; no stack):
+ * the wakeup is complete.  If the target switched out to sleep since the
+ * waking, that waking ended its block. */
+#define GT_WAKEUP_DONE      0x100
 struct gt_kev_wakeup {
 	struct gt_kev_hdr hdr;
 	__u32 target_tid;

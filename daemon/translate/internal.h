@@ -45,6 +45,10 @@ struct gt_thread {
 	 * (GT_WAKEUP_SWITCHING): it ends the block its switch-out, the next
 	 * event about it, is about to write. */
 	bool wake_pending;
+	/* A wakeup that came while it was still queued on its CPU, about to
+	 * block (GT_WAKEUP_RACING): it ends a block only if one begins before
+	 * its GT_WAKEUP_DONE, which decides. */
+	bool race_pending;
 	/* Its syscall entries are recorded (--syscalls=all): a generic
 	 * syscall wait with no entry since its last GoSysCall is that call
 	 * blocking again (after a wakeup or a preemption inside it), and

@@ -165,6 +165,7 @@ static void switch_next(struct gt_translator *t, const struct gt_kev_switch *e, 
 	}
 	if (!strcmp(th->comm, GT_UNKNOWN_COMM) && e->next_comm[0])
 		gt_tr_set_comm(t, th, e->next_comm);
+	th->race_pending = false; /* its GT_WAKEUP_DONE was lost, if it blocked */
 	if (th->state == GT_TH_WAITING || th->state == GT_TH_WAITING_SYS) {
 		gt_tr_repair(t, GT_REPAIR_LOST_WAKEUP);
 		gt_tr_make_runnable(t, th, gt_tr_g0_p(t, c), 0);
@@ -269,8 +270,31 @@ static void wake_pending(struct gt_translator *t, struct gt_thread *th)
 	gt_tr_make_runnable(t, th, p, stack);
 }
 
+/* The sched_wakeup of a thread whose waking raced its block: if it
+ * switched out to sleep since, that waking ends the block now (the waker
+ * is still inside it, waiting for that switch); if it is still running,
+ * the waker won and it never slept. */
+static void wakeup_done(struct gt_translator *t, const struct gt_kev_wakeup *e)
+{
+	struct gt_thread *th = gt_tr_lookup(t, e->target_tid);
+
+	if (!th || !th->race_pending)
+		return;
+	th->race_pending = false;
+	if (th->state == GT_TH_WAITING || th->state == GT_TH_WAITING_SYS) {
+		t->st.wakeups_raced++;
+		wake_pending(t, th);
+	} else {
+		t->st.wakeups_running++;
+	}
+}
+
 void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e)
 {
+	if (e->flags & GT_WAKEUP_DONE) {
+		wakeup_done(t, e);
+		return;
+	}
 	struct gt_thread *th = gt_tr_lookup(t, e->target_tid);
 	if (th && th->state == GT_TH_DEAD) {
 		if (!(e->flags & GT_WAKEUP_NEW))
@@ -293,9 +317,15 @@ void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e)
 		th->state = GT_TH_WAITING;
 		th->unnamed122 = true; /* GoWaiting: a GoStatus for Go 1.22+ */
 	}
+	th->race_pending = false; /* a later waking: that one lost its race */
 	if (th->state == GT_TH_RUNNING && (e->flags & GT_WAKEUP_SWITCHING)) {
 		th->pending = *e; /* its switch-out comes next: the wakeup ends that */
 		th->wake_pending = true;
+		return;
+	}
+	if (th->state == GT_TH_RUNNING && (e->flags & GT_WAKEUP_RACING)) {
+		th->pending = *e; /* it may block first: GT_WAKEUP_DONE decides */
+		th->race_pending = true;
 		return;
 	}
 	if (th->state == GT_TH_RUNNABLE || th->state == GT_TH_RUNNING) {

@@ -938,6 +938,58 @@ static void test_wakeup_racing_block(void)
 	tt_close(&x);
 }
 
+/* A waking of 101 by 102 on CPU 1 while 101 is still queued on its CPU,
+ * about to block (GT_WAKEUP_RACING), or (GT_WAKEUP_DONE) its
+ * sched_wakeup, seen on CPU 1 with 102 current. */
+static void racing_wake(struct tt *x, uint64_t ts, uint32_t flags)
+{
+	struct gt_kev_wakeup e = {0};
+	hdr(&e.hdr, GT_KEV_WAKEUP, ts, 1, 102);
+	e.target_tid = 101;
+	e.target_tgid = TGID;
+	e.flags = flags;
+	e.waker_sessions = flags == GT_WAKEUP_DONE ? 0 : 1;
+	e.waker_ustack = -1;
+	feed(x, &e, sizeof(e));
+}
+
+/* A waking that races the block while its target is still queued: the
+ * kernel decides later, under the runqueue lock.  Lost race for the
+ * waker (101 dequeued first and switched out, then the wakeup completed):
+ * the waking ends that block, by 102.  Won (the wakeup completed while
+ * 101 still ran, so it never slept): nothing is written, and a later
+ * block is ended by its own wakeup, not by this one. */
+static void test_wakeup_racing_queued(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'R', -1, 1);
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	x.sysnr[101] = 202; /* futex */
+	racing_wake(&x, 2000, GT_WAKEUP_RACING);
+	sw(&x, 2100, 0, 101, S_SLEEP, 0, 0);     /* lost: 101 dequeued first */
+	racing_wake(&x, 2150, GT_WAKEUP_DONE);
+	sw(&x, 2200, 0, 0, 0, 0, 101);
+	racing_wake(&x, 3000, GT_WAKEUP_RACING);
+	racing_wake(&x, 3050, GT_WAKEUP_DONE);   /* won: 101 runs on */
+	sw(&x, 3100, 0, 101, S_SLEEP, 0, 0);     /* a later block of its own */
+	wake(&x, 3300, 1, 102, 101);
+	sw(&x, 3400, 0, 0, 0, 0, 101);
+	if (tt_finish(&x, 5000) == 0) {
+		expect_seq(&x, "GoBlockSync p=0 g=1\n"
+			       "GoUnblock p=1 g=2 g=1 seq=2\n"
+			       "GoStart p=0 g=1 g=1 seq=3\n"
+			       "GoBlockSync p=0 g=1\n"
+			       "GoUnblock p=1 g=2 g=1 seq=4\n"
+			       "GoStart p=0 g=1 g=1 seq=5");
+		GT_CHECK(count_lines(&x, "GoUnblock") == 2, "unblocks:\n%s", x.dump);
+	}
+	expect_no_repairs(&x);
+	GT_CHECK(x.st.wakeups_raced == 1, "raced %llu", (unsigned long long)x.st.wakeups_raced);
+	tt_close(&x);
+}
+
 /* The root frame of the stack of goroutine g's first transition that has
  * one, as Go 1.23 reads the file (`go tool trace -d=1`): how its summary
  * names a goroutine whose state came from a GoStatus.  out gets "" if none. */
@@ -1877,6 +1929,7 @@ int main(void)
 	GT_RUN(test_irq_wakeup_kinds);
 	GT_RUN(test_loopback_wakeup);
 	GT_RUN(test_wakeup_racing_block);
+	GT_RUN(test_wakeup_racing_queued);
 	GT_RUN(test_wakeup_all_cpus_busy);
 	GT_RUN(test_repairs);
 	GT_RUN(test_exec_renames);

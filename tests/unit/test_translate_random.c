@@ -163,9 +163,22 @@ static void do_switch(struct sim *s, int c)
 	emit(s, &e.hdr, sizeof(e));
 }
 
+/* The sched_wakeup that ends a racing waking (GT_WAKEUP_DONE), for any
+ * thread: its waking may have been lost, or it may never have raced. */
+static void do_wakeup_done(struct sim *s, int c)
+{
+	struct gt_kev_wakeup e = {0};
+	hdr(s, &e.hdr, GT_KEV_WAKEUP, c, s->cur[c]);
+	e.target_tid = s->th[rnd(&s->r, MAXT)].tid;
+	e.target_tgid = TID0;
+	e.flags = GT_WAKEUP_DONE;
+	e.waker_ustack = -1;
+	emit(s, &e.hdr, sizeof(e));
+}
+
 /* A wakeup of a sleeper, from task or interrupt context; now and then one
- * of a running thread flagged as racing its block (GT_WAKEUP_SWITCHING),
- * whether or not it blocks next. */
+ * of a running thread flagged as racing its block (GT_WAKEUP_SWITCHING, or
+ * GT_WAKEUP_RACING, still queued), whether or not it blocks next. */
 static void do_wakeup(struct sim *s, int c)
 {
 	static const uint32_t kinds[] = {0, 0, 0, GT_WAKEUP_HARDIRQ | GT_WAKEUP_TIMER,
@@ -179,12 +192,14 @@ static void do_wakeup(struct sim *s, int c)
 	e.target_tid = s->th[t].tid;
 	e.target_tgid = TID0;
 	e.flags = kinds[rnd(&s->r, sizeof(kinds) / sizeof(kinds[0]))] |
-		  (racing ? GT_WAKEUP_SWITCHING : 0);
+		  (!racing ? 0 : rnd(&s->r, 2) ? GT_WAKEUP_SWITCHING : GT_WAKEUP_RACING);
 	e.waker_sessions = e.hdr.sessions;
 	e.waker_ustack = (int32_t)rnd(&s->r, 8) - 1;
 	if (!racing)
 		s->th[t].st = SIM_READY;
 	emit(s, &e.hdr, sizeof(e));
+	if (rnd(&s->r, 4) == 0)
+		do_wakeup_done(s, c);
 }
 
 static void do_syscall(struct sim *s, int c)
