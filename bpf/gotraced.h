@@ -290,7 +290,7 @@ static inline unsigned long gt_kev_size(unsigned type)
 	case GT_KEV_CPU_SAMPLE: return sizeof(struct gt_kev_cpu_sample);
 	case GT_KEV_ALLOC_SAMPLE: return sizeof(struct gt_kev_alloc_sample);
 	case GT_KEV_LEAVE: return sizeof(struct gt_kev_leave);
-	case GT_KEV_USTACK: return sizeof(struct gt_kev_ustack); /* + the stack */
+	/* GT_KEV_USTACK: 0, capture's alone (never in a merge slot) */
 	}
 	return 0;
 }
