@@ -188,10 +188,14 @@ $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(TESTLIB_OBJS) $(TEST_LIBS)
 
 # Workloads are plain programs the tests trace: no sanitizer (they are the
 # traced subject, not our code), frame pointers on so their stacks unwind.
+# nofp_*: built as Debian builds its libc, without frame pointers (the
+# DWARF unwinder's subject, tests/integration/record_dwarf.sh).
+WL_CFLAGS := -O1 -fno-omit-frame-pointer -fno-inline
+$(BUILD)/workloads/nofp_%: WL_CFLAGS := -O2 -fomit-frame-pointer
 $(BUILD)/workloads/%: tests/workloads/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline \
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE -g $(WL_CFLAGS) \
 		-Wall -Wextra -Werror -pthread $< -o $@
 
 # ---- fuzzing (libFuzzer needs clang) -----------------------------------------

@@ -13,6 +13,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "common.bpf.h" /* maps, filter, ring and stack helpers */
+#include "ustack.bpf.h" /* --call-graph=dwarf: user stack copies */
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -85,7 +86,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 		/* prev is still current here: the stacks are where it stopped */
 		regs = gt_current_user_regs();
 		sysnr = gt_regs_syscall(regs);
-		ustack = ustack_id(ctx, regs);
+		ustack = user_stack(ctx, regs, pm);
 		if (state)
 			late_entry(now, prev, pm, sysnr, ustack, regs, GT_SYS_ENTER_AT_BLOCK);
 	}
@@ -323,7 +324,7 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	wm = task_mask(cur);
 	if (wm && !(flags & GT_WAKEUP_IN_IRQ)) {
 		regs = gt_current_user_regs();
-		wustack = ustack_id(ctx, regs);
+		wustack = user_stack(ctx, regs, wm);
 		late_entry(now, cur, wm, gt_regs_syscall(regs), wustack, regs, GT_SYS_ENTER_CALLER_ONLY);
 	}
 	e = reserve_event_at(sizeof(*e), now, GT_KEV_WAKEUP, cur, tm);
@@ -411,7 +412,7 @@ int BPF_PROG(gt_sched_process_fork, struct task_struct *parent,
 		bpf_map_update_elem(&tgids, &ctgid, &m, BPF_ANY);
 	}
 	regs = gt_current_user_regs();
-	ustack = ustack_id(ctx, regs);
+	ustack = user_stack(ctx, regs, pm);
 	late_entry(now, parent, pm, gt_regs_syscall(regs), ustack, regs, GT_SYS_ENTER_CALLER_ONLY);
 	e = reserve_event_at(sizeof(*e), now, GT_KEV_FORK, parent, pm);
 	if (!e)
@@ -500,14 +501,19 @@ int BPF_PROG(gt_sys_enter, struct pt_regs *regs, long id)
 	struct task_struct *cur = current_task();
 	__u32 m = task_mask(cur) & syscall_sessions;
 	struct gt_kev_sys_enter *e;
+	__s32 copy = -1;
 
 	if (!m)
 		return 0;
+	/* a copy is a record of its own, which must come before this one in
+	 * the ring (capture reads the id from it): taken before the reserve */
+	if (m & dwarf_sessions)
+		copy = user_stack(ctx, regs, m);
 	e = reserve_event(sizeof(*e), GT_KEV_SYS_ENTER, cur, m);
 	if (!e)
 		return 0;
 	e->nr = id;
-	e->ustack = ustack_id(ctx, regs);
+	e->ustack = (m & dwarf_sessions) ? copy : ustack_id(ctx, regs);
 	e->flags = 0;
 	gt_read_utop(regs, &e->top);
 	submit(e);

@@ -13,7 +13,7 @@
 #ifndef GOTRACED_BPF_ABI_H
 #define GOTRACED_BPF_ABI_H
 
-#define GT_KEV_ABI_VERSION 7
+#define GT_KEV_ABI_VERSION 8
 #define GT_COMM_LEN 16
 #define GT_MAX_SESSIONS 32
 #define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
@@ -24,6 +24,13 @@
  * took the allocation's stack in the process (--heap interpose), and
  * memtrack keeps its return addresses under the rest of the id. */
 #define GT_STACK_INTERPOSED 0x20000000
+/* A user stack id with this bit names a copy of the stack, not a walk
+ * (--call-graph=dwarf): a GT_KEV_USTACK record with this id came just
+ * before, in the same ring, and user space unwinds it from the binaries'
+ * CFI (daemon/sym/unwind.h); capture replaces the id in the records that
+ * follow with the unwound stack's own (daemon/engine/dwarf_stacks.c). */
+#define GT_STACK_DWARF 0x10000000
+#define GT_STACK_DWARF_SEQ 0x0fffffff /* the copy's sequence number */
 
 /* User space takes the fixed-width types from the kernel's UAPI header, the
  * same one libbpf's headers include, so any include order works. */
@@ -44,6 +51,7 @@ enum gt_kev_type {
 	GT_KEV_CPU_SAMPLE,    /* perf cpu-clock sample */
 	GT_KEV_ALLOC_SAMPLE,  /* a sampled allocation, with its stack */
 	GT_KEV_LEAVE,         /* a process left non-root sessions (privileges) */
+	GT_KEV_USTACK,        /* a copy of the user stack and registers (dwarf) */
 	GT_KEV_TYPE_MAX,
 };
 
@@ -226,6 +234,27 @@ struct gt_kev_alloc_sample {
 	__u32 pad;
 };
 
+/* hdr = current.  --call-graph=dwarf: what perf copies for its own DWARF
+ * mode, where a user stack is taken: the task's user registers and the
+ * first `size` bytes of its stack from sp (the record is that much
+ * longer; size is a multiple of 8, at most GT_DWARF_STACK_MAX, smaller
+ * than asked where the stack ends before).  regs are in the arch's DWARF
+ * numbering: x86-64 rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip (0..16);
+ * arm64 x0..x30, sp (0..31).  Only capture reads it (variable-sized, it
+ * never reaches a merge slot): see GT_STACK_DWARF. */
+#define GT_UREGS 33
+#define GT_DWARF_STACK_MAX 16384
+#define GT_DWARF_STACK_DEFAULT 8192 /* perf's --call-graph dwarf default */
+struct gt_kev_ustack {
+	struct gt_kev_hdr hdr;
+	__u32 id;             /* GT_STACK_DWARF | sequence number */
+	__u32 size;           /* stack bytes that follow regs */
+	__u64 ip;
+	__u64 sp;
+	__u64 regs[GT_UREGS];
+	/* __u8 stack[size]; */
+};
+
 /* Counters kept by the BPF programs in a per-CPU array (key 0), one per CPU. */
 struct gt_bpf_stats {
 	__u64 drops;          /* ring-buffer reservations that failed */
@@ -273,6 +302,7 @@ static inline unsigned long gt_kev_size(unsigned type)
 	case GT_KEV_CPU_SAMPLE: return sizeof(struct gt_kev_cpu_sample);
 	case GT_KEV_ALLOC_SAMPLE: return sizeof(struct gt_kev_alloc_sample);
 	case GT_KEV_LEAVE: return sizeof(struct gt_kev_leave);
+	/* GT_KEV_USTACK: 0, capture's alone (never in a merge slot) */
 	}
 	return 0;
 }

@@ -97,6 +97,17 @@ int gt_capture_forget_session(struct gt_capture *c, int session_bit);
 /* Whether the session's blocking switch-outs carry a kernel stack even
  * inside a syscall (cleared by gt_capture_forget_session). */
 int gt_capture_kernel_stacks(struct gt_capture *c, int session_bit, int on);
+/* --call-graph=dwarf: the session's user stacks are copies of `bytes` of
+ * stack (a multiple of 8 up to GT_DWARF_STACK_MAX; 0 = frame-pointer
+ * walks, also what gt_capture_forget_session restores).  BPF copies the
+ * most any session asks for.  Needs gt_capture_set_ustack_cb. */
+int gt_capture_dwarf_stacks(struct gt_capture *c, int session_bit, unsigned bytes);
+/* Told every copied user stack (GT_KEV_USTACK) as the rings are read, before
+ * the records that name it (stack: u->size bytes, valid during the call):
+ * returns the stack id those records get instead, or -1 (no stack). */
+typedef int32_t (*gt_capture_ustack_cb)(void *ctx, const struct gt_kev_ustack *u,
+					const uint8_t *stack);
+void gt_capture_set_ustack_cb(struct gt_capture *c, gt_capture_ustack_cb cb, void *ctx);
 /* A non-root session (uid != 0) follows a process only while uid could
  * ptrace it: same real, effective and saved uid and gid, and dumpable.
  * BPF drops a process that stops qualifying from the session at once

@@ -196,6 +196,35 @@ int gt_capture_kernel_stacks(struct gt_capture *c, int session_bit, int on)
 	return 0;
 }
 
+int gt_capture_dwarf_stacks(struct gt_capture *c, int session_bit, unsigned bytes)
+{
+	uint32_t bit = 1u << session_bit, most = 0;
+	int rc = check_bit(session_bit);
+
+	if (rc)
+		return rc;
+	if (bytes % 8 || bytes > GT_DWARF_STACK_MAX)
+		return -EINVAL;
+	c->dwarf_bytes[session_bit] = bytes;
+	for (int i = 0; i < GT_MAX_SESSIONS; i++)
+		if (c->dwarf_bytes[i] > most)
+			most = c->dwarf_bytes[i];
+	/* the size first: BPF copies as soon as it sees the bit */
+	if (most)
+		__atomic_store_n(&c->skel->bss->dwarf_bytes, most, __ATOMIC_SEQ_CST);
+	if (bytes)
+		__atomic_or_fetch(&c->skel->bss->dwarf_sessions, bit, __ATOMIC_SEQ_CST);
+	else
+		__atomic_and_fetch(&c->skel->bss->dwarf_sessions, ~bit, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void gt_capture_set_ustack_cb(struct gt_capture *c, gt_capture_ustack_cb cb, void *ctx)
+{
+	c->ustack_cb = cb;
+	c->ustack_ctx = ctx;
+}
+
 int gt_capture_session_owner(struct gt_capture *c, int session_bit, uid_t uid, gid_t gid)
 {
 	uint32_t bit = 1u << session_bit;
@@ -233,6 +262,8 @@ int gt_capture_forget_session(struct gt_capture *c, int session_bit)
 	}
 	if (!rc)
 		rc = gt_capture_kernel_stacks(c, session_bit, 0);
+	if (!rc)
+		rc = gt_capture_dwarf_stacks(c, session_bit, 0);
 	if (!rc)
 		rc = gt_capture_session_owner(c, session_bit, 0, 0);
 	if (!rc)

@@ -11,6 +11,10 @@
 struct gotraced_bpf;
 struct bpf_link;
 
+/* User stack copies remembered per ring: the records that name a copy
+ * follow it in its ring, from the same BPF program (ustack.bpf.h). */
+#define GT_RING_COPIES 4
+
 /* One CPU's ring buffer, read through its own mmap (libbpf 1.1 cannot stop
  * between records without losing one, nor tell which ring is behind). */
 struct gt_ring {
@@ -21,6 +25,10 @@ struct gt_ring {
 	uint64_t mask;            /* data size - 1 */
 	size_t prod_len;          /* length of the producer mapping */
 	uint64_t newest_ts;       /* newest timestamp copied out of this ring */
+	/* the last user stack copies read (GT_KEV_USTACK): their ids in BPF
+	 * (GT_STACK_DWARF | seq) and the ids the callback gave them */
+	struct { int32_t bpf_id, id; } copies[GT_RING_COPIES];
+	unsigned ncopies;
 };
 
 /* seq = arrival order, which breaks ties between equal timestamps. */
@@ -92,6 +100,9 @@ struct gt_capture {
 	int tgids_fd, cgroups_fd, stacks_fd, stats_fd, spill_fd;
 	struct gt_capture_stats st;
 	uint64_t bad_records;      /* records with an impossible length */
+	unsigned dwarf_bytes[GT_MAX_SESSIONS]; /* each session's dwarf copy size */
+	gt_capture_ustack_cb ustack_cb;
+	void *ustack_ctx;
 	struct gt_mmaps mm;
 };
 

@@ -58,6 +58,49 @@ static inline uint32_t round_len(uint32_t len)
 	return (len + BPF_RINGBUF_HDR_SZ + 7) & ~7u;
 }
 
+/* A user stack copy: unwound by the callback now, its id remembered for
+ * the records that follow. */
+static void ring_copy(struct gt_capture *c, struct gt_ring *r, const void *rec, uint32_t n)
+{
+	struct gt_kev_ustack u;
+	int32_t id = -1;
+
+	memcpy(&u, rec, sizeof(u));
+	if (u.size > n - sizeof(u)) {
+		c->bad_records++;
+		return;
+	}
+	if (c->ustack_cb)
+		id = c->ustack_cb(c->ustack_ctx, &u, (const uint8_t *)rec + sizeof(u));
+	r->copies[r->ncopies % GT_RING_COPIES].bpf_id = (int32_t)u.id;
+	r->copies[r->ncopies % GT_RING_COPIES].id = id;
+	r->ncopies++;
+}
+
+/* The id a copy's BPF id stands for (-1: a copy not read, or lost). */
+static int32_t copy_id(const struct gt_ring *r, int32_t bpf_id)
+{
+	if (bpf_id < 0 || !(bpf_id & GT_STACK_DWARF))
+		return bpf_id;
+	for (unsigned i = 0; i < GT_RING_COPIES && i < r->ncopies; i++)
+		if (r->copies[i].bpf_id == bpf_id)
+			return r->copies[i].id;
+	return -1;
+}
+
+/* The records that carry a user stack id name copies by their BPF ids. */
+static void copy_ids(const struct gt_ring *r, union gt_kev_any *ev)
+{
+	if (!r->ncopies)
+		return;
+	switch (ev->hdr.type) {
+	case GT_KEV_SWITCH: ev->sw.prev_ustack = copy_id(r, ev->sw.prev_ustack); break;
+	case GT_KEV_WAKEUP: ev->wk.waker_ustack = copy_id(r, ev->wk.waker_ustack); break;
+	case GT_KEV_FORK: ev->fork.parent_ustack = copy_id(r, ev->fork.parent_ustack); break;
+	case GT_KEV_SYS_ENTER: ev->se.ustack = copy_id(r, ev->se.ustack); break;
+	}
+}
+
 int gt_ring_drain(struct gt_capture *c, int q, unsigned budget)
 {
 	struct gt_ring *r = &c->rings[q];
@@ -73,7 +116,10 @@ int gt_ring_drain(struct gt_capture *c, int q, unsigned budget)
 
 		if (len & BPF_RINGBUF_BUSY_BIT)
 			break; /* reserved, not yet committed: next time */
-		if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
+		if (!(len & BPF_RINGBUF_DISCARD_BIT) && n >= sizeof(struct gt_kev_ustack) &&
+		    ((const struct gt_kev_hdr *)(hdr + 2))->type == GT_KEV_USTACK) {
+			ring_copy(c, r, hdr + 2, n);
+		} else if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
 			if (n < sizeof(struct gt_kev_hdr) || n > sizeof(s->ev)) {
 				c->bad_records++;
 			} else {
@@ -84,6 +130,7 @@ int gt_ring_drain(struct gt_capture *c, int q, unsigned budget)
 				}
 				memcpy(&s->ev, hdr + 2, n);
 				s->len = n;
+				copy_ids(r, &s->ev);
 				if (s->ev.hdr.ts > r->newest_ts)
 					r->newest_ts = s->ev.hdr.ts;
 				gt_ring_merge_push(&c->m, q, s);

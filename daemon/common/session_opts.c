@@ -20,6 +20,13 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 	}
 	GT_SESSION_NUMBERS(CHECK_MAX_)
 #undef CHECK_MAX_
+	if (o->dwarf_stack_bytes && (o->dwarf_stack_bytes % 8 ||
+				     o->dwarf_stack_bytes < GT_MIN_DWARF_STACK)) {
+		snprintf(why, whylen, "--call-graph=dwarf stack copy of %u bytes: want a multiple "
+			 "of 8 from %u to %u", o->dwarf_stack_bytes, GT_MIN_DWARF_STACK,
+			 GT_MAX_DWARF_STACK);
+		return -EINVAL;
+	}
 	if (!known_version(o->go_version)) {
 		snprintf(why, whylen, "trace format version %d is not one of 1.11, 1.19 or 1.21 "
 			 "(%d, %d, %d)", o->go_version, GT_V1_11, GT_V1_19, GT_V1_21);

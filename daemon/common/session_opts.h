@@ -28,6 +28,10 @@ enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RS
 #define GT_MAX_CPU_HZ 100000u            /* perf's own ceiling is lower still */
 #define GT_MAX_ALLOC_EVERY (1u << 30)
 #define GT_MAX_DURATION_NS (366ull * 24 * 3600 * 1000000000ull) /* a year */
+/* --call-graph=dwarf,SIZE: bytes of user stack copied (bpf/gotraced.h's
+ * GT_DWARF_STACK_MAX), a multiple of 8; 0 = frame-pointer walks. */
+#define GT_MAX_DWARF_STACK 16384u
+#define GT_MIN_DWARF_STACK 64u
 
 /* The numeric options: X(type, name, wire, max, what).
  *   wire  u32 or u64, the field's width in a RECORD message
@@ -39,7 +43,8 @@ enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RS
 	X(int, go_version, u32, GT_V1_21, "trace format version")                           \
 	X(enum gt_heap_mode, heap, u32, GT_HEAP_INTERPOSE, "heap mode")              \
 	X(unsigned, cpu_profile_hz, u32, GT_MAX_CPU_HZ, "CPU profile rate (Hz)")     \
-	X(unsigned, alloc_stack_every, u32, GT_MAX_ALLOC_EVERY, "allocation sampling")
+	X(unsigned, alloc_stack_every, u32, GT_MAX_ALLOC_EVERY, "allocation sampling") \
+	X(unsigned, dwarf_stack_bytes, u32, GT_MAX_DWARF_STACK, "--call-graph=dwarf stack copy (bytes)")
 
 /* The on/off options: X(name, bit, what); on the wire, bits of the RECORD's
  * flags word (bit 0 is the request's own "send progress"). */

@@ -9,6 +9,7 @@
 #include "wire/gt_events.h"
 #include "common/parse_args.h"
 
+#define GT_DWARF_DEFAULT_BYTES 8192 /* perf's --call-graph dwarf default */
 #define DEFAULT_CPU_HZ 99 /* like perf: off the timer tick so samples don't alias */
 
 static const char usage_text[] =
@@ -51,6 +52,12 @@ static const char usage_text[] =
 "      --kernel-stacks    the kernel stack at every blocking switch-out (by\n"
 "                         default only where no syscall explains the block:\n"
 "                         page faults, I/O waits); about 1 us per switch\n"
+"      --call-graph=MODE  how user stacks are unwound: fp (default): frame\n"
+"                         pointers, loses callers in code built without\n"
+"                         them (Debian's libc); dwarf[,SIZE]: copy SIZE\n"
+"                         bytes of stack (default 8192, at most 16384) and\n"
+"                         the registers, unwind from .eh_frame, as perf\n"
+"                         does; costs more per stack (docs/mapping.md)\n"
 "memory and CPU:\n"
 "      --heap MODE        off | malloc | rss | interpose: resident memory\n"
 "                         (default); the live heap from allocator uprobes,\n"
@@ -100,6 +107,23 @@ static int parse_version(const char *s, int *v)
 	return 0;
 }
 
+/* --call-graph: fp, dwarf or dwarf,SIZE (perf's spelling). */
+static int parse_call_graph(const char *s, unsigned *bytes)
+{
+	if (!strcmp(s, "fp")) {
+		*bytes = 0;
+		return 0;
+	}
+	if (!strcmp(s, "dwarf")) {
+		*bytes = GT_DWARF_DEFAULT_BYTES;
+		return 0;
+	}
+	if (strncmp(s, "dwarf,", 6) ||
+	    parse_uint(s + 6, GT_MIN_DWARF_STACK, GT_MAX_DWARF_STACK, bytes) || *bytes % 8)
+		return -EINVAL;
+	return 0;
+}
+
 static int parse_heap(const char *s, enum gt_heap_mode *h)
 {
 	if (!strcmp(s, "off")) *h = GT_HEAP_OFF;
@@ -111,7 +135,8 @@ static int parse_heap(const char *s, enum gt_heap_mode *h)
 }
 
 enum { O_CGROUP = 256, O_CONTAINER, O_GOVER, O_HEAP, O_CPU, O_ALLOC, O_STANDALONE,
-       O_DAEMON, O_SOCKET, O_RING, O_KSTACKS, O_SYSCALLS, O_KTHREADS, O_CHILDREN, O_WAIT };
+       O_DAEMON, O_SOCKET, O_RING, O_KSTACKS, O_SYSCALLS, O_KTHREADS, O_CHILDREN, O_WAIT,
+       O_CALLGRAPH };
 
 static const struct option longopts[] = {
 	{"pid", required_argument, NULL, 'p'},
@@ -133,6 +158,7 @@ static const struct option longopts[] = {
 	{"socket", required_argument, NULL, O_SOCKET},
 	{"ring-size", required_argument, NULL, O_RING},
 	{"kernel-stacks", no_argument, NULL, O_KSTACKS},
+	{"call-graph", required_argument, NULL, O_CALLGRAPH},
 	{"syscalls", required_argument, NULL, O_SYSCALLS},
 	{"quiet", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 'v'},
@@ -184,6 +210,10 @@ static int parse_one(int c, struct gt_record_opts *o)
 	case O_RING:
 		return parse_uint(optarg, 4096, 1u << 30, &o->ring_bytes) ? bad("bad --ring-size (4096 to 1 GiB)", optarg) : 0;
 	case O_KSTACKS: o->kernel_stacks = 1; return 0;
+	case O_CALLGRAPH:
+		return parse_call_graph(optarg, &o->dwarf_stack_bytes) ?
+			bad("bad --call-graph (want fp, dwarf or dwarf,SIZE: SIZE a multiple "
+			    "of 8 from 64 to 16384 bytes)", optarg) : 0;
 	case O_SYSCALLS:
 		if (strcmp(optarg, "all") && strcmp(optarg, "blocking"))
 			return bad("bad --syscalls (want all or blocking)", optarg);

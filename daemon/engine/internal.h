@@ -93,6 +93,8 @@ struct gt_engine {
 				       detach pending): not given out again */
 	struct gt_worker worker;    /* the slow parts of start and stop */
 	int nclosing;               /* sessions out of the rings, not finished */
+	struct gt_dwarf_stacks *dwarf; /* --call-graph=dwarf's unwound stacks,
+				       from the first session that asks */
 	struct gt_mt_pcs *mem_stacks; /* stacks of the heap records' samples
 				       (the engine's thread's, like the records) */
 	char err[512];

@@ -13,6 +13,7 @@
 
 #include "writer/gt_writer.h"
 #include "memtrack/memtrack.h"
+#include "dwarf_stacks.h"
 #include "session_memtrack.h"
 #include "sym/symbolize.h"
 #include "translate/translate.h"
@@ -75,6 +76,7 @@ void gt_engine_close(struct gt_engine *e)
 	gt_engine_stop_all(e, "engine closed");
 	gt_engine_mem_close(e); /* before the maps it shares go */
 	gt_capture_close(e->capture);
+	gt_dwarf_stacks_free(e->dwarf);
 	gt_symbolizer_free(e->sym);
 	gt_titles_free(&e->titles);
 	gt_idmap_free(&e->symbolized);
@@ -104,6 +106,7 @@ static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 {
 	if (ev->type == GT_KEV_EXEC) {
 		gt_titles_forget(&e->titles, ev->tgid);
+		gt_dwarf_stacks_forget(e->dwarf, (pid_t)ev->tgid);
 		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
 		if (gt_idmap_add(&e->symbolized, ev->tgid) == 1)
 			gt_engine_followed_new(e, ev->tgid);

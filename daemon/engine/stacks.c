@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "caller.h"
+#include "dwarf_stacks.h"
 #include "capture/capture.h"
 #include "sym/symbolize.h"
 #include "translate/translate.h"
@@ -46,6 +47,8 @@ static int stack_ips(struct gt_stack_resolver *r, int32_t id, int kernel, uint64
 		     int *first_depth)
 {
 	*first_depth = 0;
+	if (!kernel && (id & GT_STACK_DWARF))
+		return gt_dwarf_stacks_get(r->dwarf, id, ips, GT_STACK_DEPTH);
 	if (!kernel && (id & GT_STACK_INTERPOSED)) {
 		*first_depth = 1;
 		return r->user_stack ? r->user_stack(r->user_ctx, id, ips, GT_STACK_DEPTH) : -ENOENT;
@@ -85,8 +88,9 @@ static int append_frames(struct gt_stack_resolver *r, uint32_t tgid, int32_t id,
 
 	if (!kernel)
 		got = trim_loop(ips, got);
-	/* frame 0 of BPF's user stacks is the interrupted instruction */
-	if (!kernel && d0 == 0) {
+	/* frame 0 of BPF's user stacks is the interrupted instruction; an
+	 * unwound copy lost no caller */
+	if (!kernel && d0 == 0 && !(id & GT_STACK_DWARF)) {
 		int had = got;
 
 		got = gt_caller_insert(r->sym, tgid, ips, got, GT_STACK_DEPTH + 1, caller);
@@ -129,8 +133,9 @@ int gt_resolve_ra_slot(void *resolver, uint32_t tgid, int32_t ustack_id)
 	struct gt_stack_resolver *r = resolver;
 	uint64_t ip;
 
-	/* the interposer's stacks hold return addresses only */
-	if (ustack_id < 0 || (ustack_id & GT_STACK_INTERPOSED) ||
+	/* the interposer's stacks hold return addresses only; an unwound
+	 * copy needs no caller found */
+	if (ustack_id < 0 || (ustack_id & (GT_STACK_INTERPOSED | GT_STACK_DWARF)) ||
 	    gt_capture_stack(r->capture, ustack_id, &ip, 1) != 1)
 		return GT_RA_NONE;
 	return gt_caller_slot(r->sym, tgid, ip);

@@ -18,6 +18,8 @@ struct gt_stack_resolver {
 	 * GT_STACK_INTERPOSED): their return addresses, or -ENOENT */
 	int (*user_stack)(void *ctx, int32_t id, uint64_t *ips, int max);
 	void *user_ctx;
+	/* --call-graph=dwarf: the unwound copies (ids with GT_STACK_DWARF) */
+	struct gt_dwarf_stacks *dwarf;
 	uint64_t unknown_ids;  /* ids the stack map no longer knew */
 	uint64_t truncated;    /* user stacks cut at a frame in no mapping */
 	uint64_t callers;      /* user stacks given the caller a walk lost */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/parse_args.h"
+#include "dwarf_stacks.h"
 #include "proc_snapshot.h"
 #include "common/proc_select.h"
 #include "common/procfs.h"
@@ -343,12 +344,38 @@ static int attach_cgroup(struct gt_session *s, const char *path, struct snapshot
 	return snapshot_cgroup_tree(s, path, 0, snap);
 }
 
+_Static_assert(GT_MAX_DWARF_STACK == GT_DWARF_STACK_MAX, "one limit for the CLI and BPF");
+
+/* --call-graph=dwarf: the engine's unwinder from the first session that
+ * asks, then BPF copies this session's stacks. */
+static int gt_session_dwarf_stacks(struct gt_session *s, unsigned bytes)
+{
+	struct gt_engine *e = s->engine;
+	int err;
+
+	if (bytes && !e->dwarf) {
+		e->dwarf = gt_dwarf_stacks_new(e->capture);
+		if (!e->dwarf) {
+			snprintf(e->err, sizeof(e->err), "--call-graph=dwarf: out of memory");
+			return -ENOMEM;
+		}
+		e->resolver.dwarf = e->dwarf;
+	}
+	err = gt_capture_dwarf_stacks(e->capture, s->bit, bytes);
+	if (err)
+		snprintf(e->err, sizeof(e->err), "--call-graph=dwarf,%u: %s", bytes, strerror(-err));
+	return err;
+}
+
 int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts *o)
 {
 	struct snapshot snap = {0};
 	int err;
 
 	gt_capture_kernel_stacks(s->engine->capture, s->bit, o->kernel_stacks);
+	err = gt_session_dwarf_stacks(s, o->dwarf_stack_bytes);
+	if (err)
+		return err;
 	if (o->cgroup_path && *o->cgroup_path)
 		err = attach_cgroup(s, o->cgroup_path, &snap);
 	else if (o->all_processes)

@@ -50,6 +50,8 @@ step overhead_all tests/bench/overhead_all.sh "$build"
 # What naming loopback wakers costs per wakeup (BPF run time, haproxy -> nginx);
 # LOOPBACK_BEFORE=DIR adds a build of an older commit beside it.
 step loopback_cost tests/bench/loopback_cost.sh "$build" ${LOOPBACK_BEFORE:-}
+# --call-graph=fp vs dwarf: the kernel side per stack (bench_unwind: user space).
+step unwind_cost tests/bench/unwind_cost.sh "$build"
 # nginx's req/s untraced and under each recorder; where drops begin.
 step servers tests/bench/servers.sh "$build"
 # Sessions of one gotraced beside each other: a busy one's drops alone and
