@@ -37,6 +37,10 @@ struct gt_capture_opts {
 	int load_only;                /* 1: load, but attach only on gt_capture_attach() */
 };
 
+/* The ring size per CPU when none is asked: 128 MiB / CPUs, within
+ * 4..16 MiB (before rounding up to a power of 2 pages). */
+unsigned gt_capture_ring_default(int ncpus);
+
 /* Loads everything and, unless o->load_only, attaches it.  Fails with a
  * clear message when not root / no CAP_BPF (-EPERM), no kernel BTF
  * (-ENOENT), or a kernel without a needed feature (-EOPNOTSUPP, named).  *out is set only on

@@ -37,15 +37,20 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+unsigned gt_capture_ring_default(int ncpus)
+{
+	unsigned want = RING_BYTES_TOTAL / (unsigned)(ncpus > 0 ? ncpus : 1);
+
+	return want > RING_BYTES_MAX ? RING_BYTES_MAX :
+	       want < RING_BYTES_MIN ? RING_BYTES_MIN : want;
+}
+
 static unsigned ring_size(unsigned want, int ncpus)
 {
 	unsigned page = (unsigned)sysconf(_SC_PAGESIZE), sz = page;
 
-	if (!want) {
-		want = RING_BYTES_TOTAL / (unsigned)ncpus;
-		want = want > RING_BYTES_MAX ? RING_BYTES_MAX :
-		       want < RING_BYTES_MIN ? RING_BYTES_MIN : want;
-	}
+	if (!want)
+		want = gt_capture_ring_default(ncpus);
 	while (sz < want && sz < (1u << 30))
 		sz <<= 1;
 	return sz;

@@ -66,6 +66,10 @@ int gt_record_embedded(struct gt_record_run *r)
 	int err;
 
 	eo.ring_bytes_per_cpu = r->opts->ring_bytes;
+	/* A dwarf stack copy is 8 KiB and its unwinding slow (docs/mapping.md,
+	 * "Stacks without frame pointers"): larger rings by default ride out
+	 * the bursts of a switch-heavy program (the demo's ping-pong). */
+	eo.big_rings = r->opts->dwarf_stack_bytes != 0;
 	eo.verbose = r->opts->verbose;
 	err = gt_engine_open(&e, &eo, r->why, sizeof(r->why));
 	if (err)

@@ -73,7 +73,8 @@ static const char usage_text[] =
 "      --daemon           use gotraced only; fail if it is not running\n"
 "      --socket PATH      gotraced's socket (default /run/gotraced/gotraced.sock)\n"
 "      --ring-size BYTES  ring buffer per CPU, standalone (default 16 MiB, less\n"
-"                         on machines of more than 8 CPUs, at least 4 MiB)\n"
+"                         on machines of more than 8 CPUs, at least 4 MiB;\n"
+"                         4 times that with --call-graph=dwarf)\n"
 "  -q, --quiet            no live progress\n"
 "  -v, --verbose          libbpf's messages\n"
 "  -h, --help\n";

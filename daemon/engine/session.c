@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -34,6 +35,8 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 	}
 	if (opts) {
 		co.ring_bytes_per_cpu = opts->ring_bytes_per_cpu;
+		if (!co.ring_bytes_per_cpu && opts->big_rings)
+			co.ring_bytes_per_cpu = 4 * gt_capture_ring_default((int)sysconf(_SC_NPROCESSORS_CONF));
 		co.stack_map_entries = opts->stack_map_entries;
 		co.verbose = opts->verbose;
 	}

@@ -28,7 +28,10 @@ struct gt_engine;
 struct gt_session;
 
 struct gt_engine_opts {
-	unsigned ring_bytes_per_cpu;   /* 0 = default (4 MiB) */
+	unsigned ring_bytes_per_cpu;   /* 0 = default (gt_capture_ring_default) */
+	int big_rings;                 /* with ring_bytes_per_cpu 0: 4 times the
+					* default (--call-graph=dwarf's 8 KiB
+					* copies, unwound slowly) */
 	unsigned stack_map_entries;    /* 0 = default (16384) */
 	int verbose;                   /* libbpf debug output to stderr */
 	int background;                /* 1: start and stop without waiting

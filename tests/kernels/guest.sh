@@ -1,7 +1,7 @@
 #!/bin/busybox sh
 # guest.sh: /init of a kernel-matrix guest (initramfs.sh packs it).  Loads
-# the virtio modules, records the demo workload with gotracectl twice (the
-# default options, then every optional probe), and writes everything it
+# the virtio modules, records the demo workload with gotracectl three times
+# (the default options, every optional probe, then --call-graph=dwarf), and writes everything it
 # made (traces, logs, exit codes, dmesg) as a tar file onto the raw disk
 # /dev/vda, which the host unpacks.  Kernel command line words reach us as
 # environment variables: gtjob=btf copies the kernel's BTF out instead;
@@ -59,4 +59,5 @@ record() {
 }
 record default
 record full --heap malloc --cpu-profile --syscalls all --kernel-stacks
+record dwarf --call-graph=dwarf
 finish

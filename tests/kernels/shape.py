@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """shape.py KIND FILE.json: the demo's expected shape in `gotracectl inspect
---json` output of a recording made on another kernel.  KIND is `default` or
-`full` (--heap malloc --cpu-profile --syscalls all --kernel-stacks).
+--json` output of a recording made on another kernel.  KIND is `default`,
+`full` (--heap malloc --cpu-profile --syscalls all --kernel-stacks) or
+`dwarf` (--call-graph=dwarf: the default's shape).
 The block reasons come from the syscall number read at the switch: a kernel
 where that read fails shows every block as a plain GoBlock, and fails here.
 A pipe read blocks as GoBlockRecv (counted with "sync" by inspect), so that
