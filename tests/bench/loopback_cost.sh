@@ -72,7 +72,7 @@ def read(p):
 b, a = read(sys.argv[1]), read(sys.argv[2])
 d = {k: (a[k][0] - b.get(k, (0, 0))[0], a[k][1] - b.get(k, (0, 0))[1]) for k in a}
 waking = d.get("gt_sched_waking", (0, 0))
-wake_progs = ["gt_sched_waking", "gt_netif_rx", "gt_netif_receive_skb", "gt_netif_receiv", "gt_softirq_exit"]
+wake_progs = ["gt_sched_waking", "gt_sched_wakeup", "gt_netif_rx", "gt_netif_receive_skb", "gt_netif_receiv", "gt_softirq_exit"]
 print(f"{sys.argv[3]}: wrk {sys.argv[4]} req/s")
 for k in wake_progs:
     if k in d and d[k][1]:
