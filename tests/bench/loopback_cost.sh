@@ -8,7 +8,8 @@
 # program; bpftool gives run_time_ns and run_cnt of the recorder's own
 # programs (those its pid holds).  Printed per build: ns per run of each
 # program that fires per wakeup or per packet, and the sum of all of them
-# over the sched_waking runs: the cost per wakeup.  With BUILD_BEFORE
+# over the sched_waking runs: the cost per wakeup, and the part of it that
+# attributing wakers (loopback senders, racing wakings) adds.  With BUILD_BEFORE
 # (e.g. a build of the commit before), the same for it, side by side.
 set -u
 cd "$(dirname "$0")/../.."
@@ -81,6 +82,11 @@ total = sum(d[k][0] for k in wake_progs if k in d)
 if waking[1]:
     print(f"  per wakeup: {total / waking[1]:.1f} ns (all of the above over {waking[1]} "
           f"sched_waking runs)")
+    # what naming wakers costs on top of the wakeup record itself: the
+    # loopback programs and the racing wakings' sched_wakeup
+    extra = total - waking[0]
+    print(f"  waker attribution: {extra / waking[1]:.1f} ns per wakeup on top of "
+          f"sched_waking's {waking[0] / waking[1]:.1f} ns")
 PY
 }
 
