@@ -133,7 +133,8 @@ static int32_t name_index(struct gt_analysis *a, const char *name)
 	return (int32_t)a->nnames++;
 }
 
-/* name as the syscall list spells it, or NULL if the list lacks it. */
+/* name as the syscall list spells it (or its "new" or "64" form), or
+ * NULL if the list lacks it. */
 static const char *listed(const struct gt_analyze_opts *o, const char *name)
 {
 	if (!o->nsysnames)
@@ -143,6 +144,12 @@ static const char *listed(const struct gt_analyze_opts *o, const char *name)
 			return o->sysnames[i];
 	for (size_t i = 0; i < o->nsysnames; i++)
 		if (!strncmp(o->sysnames[i], "new", 3) && !strcmp(o->sysnames[i] + 3, name))
+			return o->sysnames[i];
+	/* libc's large-file wrappers drop the kernel's "64": pread is pread64 */
+	size_t n = strlen(name);
+	for (size_t i = 0; i < o->nsysnames; i++)
+		if (strlen(o->sysnames[i]) == n + 2 && !strncmp(o->sysnames[i], name, n) &&
+		    !strcmp(o->sysnames[i] + n, "64"))
 			return o->sysnames[i];
 	return NULL;
 }

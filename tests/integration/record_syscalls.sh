@@ -14,10 +14,12 @@
 #    says what COUNT counts, next to the table.
 #  - report_calls_perf: with --syscalls=all, COUNT is calls (a call that
 #    blocks again stays one call): fsyncloop recorded under `perf trace
-#    -s`; the syncer thread's fsync, clock_nanosleep and write counts in
-#    `report --json` equal perf's for that thread (within 2%, at least 1),
-#    fsync's equals the program's own count (40), and an fsync lasts at
-#    least the time it was blocked.
+#    -s`; the syncer thread's fsync, clock_nanosleep, write and pread64
+#    counts in `report --json` equal perf's for that thread (within 2%, at
+#    least 1), fsync's equals the program's own count (40) and pread64's
+#    is at least its 40 (its wrapper is named pread, the call pread64;
+#    the loader preads too), and an fsync
+#    lasts at least the time it was blocked.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
@@ -106,13 +108,17 @@ if not perf:
     sys.exit("perf trace -s shows no syncer thread")
 calls = {l.split()[1]: int(l.split()[2]) for l in open(wout) if l.startswith("calls ")}
 errs, notes = [], []
-for name in ("fsync", "clock_nanosleep", "write"):
+# pread64: glibc's wrapper is named pread, the kernel's call pread64
+for name in ("fsync", "clock_nanosleep", "write", "pread64"):
     got, want = ours.get(name, {}).get("count", 0), perf.get(name, 0)
     notes.append("%s %d/%d" % (name, got, want))
     if abs(got - want) > max(1, want * 0.02):
         errs.append("%s: report counts %d calls, perf trace -s %d" % (name, got, want))
 if ours.get("fsync", {}).get("count") != calls.get("fsync"):
     errs.append("fsync: report counts %s, the program made %s" % (ours.get("fsync", {}).get("count"), calls.get("fsync")))
+# (the dynamic loader's own preads at start come on top of the program's)
+if ours.get("pread64", {}).get("count", 0) < calls.get("read", 1):
+    errs.append("pread64: report counts %s, the program made %s" % (ours.get("pread64", {}).get("count"), calls.get("read")))
 f = ours.get("fsync")
 if f and f["total_ns"] < f["blocked_ns"] * 0.98:
     errs.append("fsync lasted %d ns in all but was blocked %d ns" % (f["total_ns"], f["blocked_ns"]))
