@@ -1,0 +1,303 @@
+/* Unit tests of the Go 1.22+ (v2) encoder (format/v2/gt_v2enc.h): small
+ * traces written as "go 1.22 trace" and "go 1.23 trace" — two and more Ms,
+ * goroutines created, blocked, unblocked, preempted and in syscalls, a P
+ * stolen from a syscall, threads blocked in syscalls across generation
+ * boundaries (with their P and without), stack and string tables — read
+ * back by our own decoder and analysis (inspect's strict rules) and by Go's
+ * own readers (tests/lib/gocheck.sh: Go 1.22's parser for a 1.22 file, Go
+ * 1.23's parser and viewer pages for both): a file Go's reader accepts is
+ * the only proof.  Then a trace past Go's 64 KiB batch limit (events and
+ * strings cut into several batches), and the calls the encoder refuses,
+ * each naming why. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze/gt_analyze.h"
+#include "gt_test.h"
+#include "v2/gt_v2.h"
+#include "v2/gt_v2enc.h"
+
+struct mem {
+	uint8_t *b;
+	size_t n, cap;
+};
+
+static int mem_write(void *ctx, const void *p, size_t n)
+{
+	struct mem *m = ctx;
+
+	if (m->n + n > m->cap) {
+		size_t cap = (m->n + n) * 2;
+		uint8_t *b = realloc(m->b, cap);
+
+		if (!b)
+			return -ENOMEM;
+		m->b = b;
+		m->cap = cap;
+	}
+	memcpy(m->b + m->n, p, n);
+	m->n += n;
+	return 0;
+}
+
+/* The number of events of each type in the file (our decoder). */
+static int count_types(const struct mem *m, unsigned counts[GT_V2_NTYPES], char *why, size_t wl)
+{
+	struct gt_v2_file f;
+	struct gt_v2_batch b;
+	struct gt_v2_cursor c;
+	struct gt_v2_ev e;
+	int rc;
+
+	memset(counts, 0, sizeof(unsigned) * GT_V2_NTYPES);
+	if (gt_v2_open(&f, m->b, m->n)) {
+		snprintf(why, wl, "%s", f.error);
+		return -1;
+	}
+	while ((rc = gt_v2_next_batch(&f, &b)) == 1) {
+		gt_v2_cursor_init(&c, &f, &b);
+		while ((rc = gt_v2_next_event(&c, &e, why, wl)) == 1)
+			counts[e.type]++;
+		if (rc)
+			return -1;
+		counts[GT_V2_EVENT_BATCH]++;
+	}
+	if (rc)
+		snprintf(why, wl, "%s", f.error);
+	return rc;
+}
+
+/* Our strict analysis and Go's readers on the file, each asked whatever
+ * the other says: "" or why not. */
+static void both_readers(const char *name, const struct mem *m, struct gt_analysis *a,
+			 char *why, size_t wl)
+{
+	struct gt_analyze_opts o = { .since_ns = 0, .until_ns = -1, .strict = 1 };
+	char path[] = "/tmp/gt-v2enc-XXXXXX", go[1024];
+	int fd = mkstemp(path), n = 0;
+
+	why[0] = 0;
+	if (gt_analyze(a, m->b, m->n, &o))
+		n = snprintf(why, wl, "%s: our analysis: %s; ", name, a->error);
+	if (fd < 0 || write(fd, m->b, m->n) != (ssize_t)m->n) {
+		snprintf(why + n, wl - (size_t)n, "%s: cannot write %s", name, path);
+	} else if (gt_test_gocheck(path, go, sizeof(go))) {
+		snprintf(why + n, wl - (size_t)n, "%s: Go: %s", name,
+			 go[0] ? go : "its readers refused it");
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+}
+
+#define OK(call) GT_REQUIRE((call) == 0, "%s: %s", #call, e.error)
+
+/* The scheduling shapes, at version ver (times in ns). */
+static void sched_trace(int ver, struct mem *m)
+{
+	struct gt_v2enc e;
+	struct gt_v2enc_frame f[2] = { { 0x401000, "main.worker", "/src/main.go", 10 },
+				       { 0x402000, "runtime.goexit", "/go/proc.go", 1700 } };
+	uint64_t st, st2, chan, sync, yield;
+
+	memset(m, 0, sizeof(*m));
+	OK(gt_v2enc_init(&e, ver, 1000000000, mem_write, m));
+	st = gt_v2enc_stack(&e, f, 2);
+	st2 = gt_v2enc_stack(&e, f + 1, 1);
+	chan = gt_v2enc_string(&e, "chan receive");
+	yield = gt_v2enc_string(&e, "preempted");
+	GT_REQUIRE(st == 1 && st2 == 2 && gt_v2enc_stack(&e, f, 2) == st, "stack ids %llu %llu",
+		   (unsigned long long)st, (unsigned long long)st2);
+	/* generation 1: g1 ran before tracing (stated at first use) */
+	OK(gt_v2enc_proc_start(&e, 1, 1000, 0));
+	OK(gt_v2enc_go_start(&e, 1, 1100, 1));
+	OK(gt_v2enc_go_create(&e, 1, 1200, 2, st, st));
+	OK(gt_v2enc_go_create(&e, 1, 1250, 3, st, st));
+	OK(gt_v2enc_go_create(&e, 1, 1260, 4, st2, st));
+	OK(gt_v2enc_proc_start(&e, 2, 1300, 1));
+	OK(gt_v2enc_go_start(&e, 2, 1400, 2));
+	OK(gt_v2enc_go_block(&e, 2, 1500, chan, st));
+	OK(gt_v2enc_go_start(&e, 2, 1600, 3));
+	OK(gt_v2enc_syscall_begin(&e, 2, 1700, st)); /* g3 blocks in it, P taken */
+	OK(gt_v2enc_go_unblock(&e, 1, 1800, 2, st));
+	OK(gt_v2enc_go_unblock(&e, 1, 1850, 9, st)); /* g9 waited before tracing */
+	OK(gt_v2enc_go_stop(&e, 1, 1900, yield, st));
+	OK(gt_v2enc_go_start(&e, 1, 2000, 2));
+	OK(gt_v2enc_proc_steal(&e, 3, 2100, 1));
+	OK(gt_v2enc_proc_start(&e, 3, 2150, 1));
+	OK(gt_v2enc_go_start(&e, 3, 2200, 1));
+	OK(gt_v2enc_proc_start(&e, 4, 2300, 2));
+	OK(gt_v2enc_go_start(&e, 4, 2400, 4));
+	OK(gt_v2enc_syscall_begin(&e, 4, 2500, st2)); /* g4 keeps its P across */
+	OK(gt_v2enc_generation(&e, 3000));
+	/* generation 2: new tables; M 2 and M 4 still in their syscalls */
+	sync = gt_v2enc_string(&e, "sync");
+	st = gt_v2enc_stack(&e, f, 2);
+	GT_REQUIRE(sync == 1, "tables start again: sync is %llu", (unsigned long long)sync);
+	OK(gt_v2enc_syscall_end(&e, 2, 3100));       /* EndBlocked: g3 runnable */
+	OK(gt_v2enc_go_block(&e, 1, 3200, sync, st)); /* g2 waits */
+	OK(gt_v2enc_go_start(&e, 1, 3300, 3));
+	OK(gt_v2enc_go_destroy(&e, 1, 3400));
+	OK(gt_v2enc_go_start(&e, 1, 3500, 9));
+	OK(gt_v2enc_go_block(&e, 1, 3600, sync, st)); /* g9 waits across the next */
+	OK(gt_v2enc_go_unblock(&e, 3, 3700, 2, st));
+	OK(gt_v2enc_go_stop(&e, 3, 3800, gt_v2enc_string(&e, "preempted"), st)); /* g1 */
+	OK(gt_v2enc_go_start(&e, 3, 3900, 2));
+	OK(gt_v2enc_generation(&e, 4000));
+	/* generation 3 */
+	OK(gt_v2enc_syscall_end(&e, 4, 4100)); /* kept its P: GoSyscallEnd */
+	OK(gt_v2enc_go_destroy(&e, 4, 4200));
+	OK(gt_v2enc_proc_stop(&e, 4, 4300));
+	OK(gt_v2enc_go_unblock(&e, 3, 4400, 9, 0));
+	OK(gt_v2enc_go_destroy(&e, 3, 4500)); /* g2 */
+	OK(gt_v2enc_go_start(&e, 3, 4600, 9));
+	OK(gt_v2enc_go_destroy(&e, 3, 4700));
+	OK(gt_v2enc_go_start(&e, 1, 4800, 1));
+	OK(gt_v2enc_proc_stop(&e, 3, 4900));
+	OK(gt_v2enc_finish(&e));
+	gt_v2enc_free(&e);
+}
+
+static void test_sched(int ver)
+{
+	struct mem m;
+	struct gt_analysis a;
+	unsigned n[GT_V2_NTYPES];
+	char why[2048];
+
+	sched_trace(ver, &m);
+	if (gt_test_failed_now)
+		goto out;
+	GT_REQUIRE(count_types(&m, n, why, sizeof(why)) == 0, "our decoder: %s", why);
+	/* generation 3 names no string and no stack: no table batch */
+	GT_CHECK(n[GT_V2_FREQUENCY] == 3 && n[GT_V2_STRINGS] == 2 && n[GT_V2_STACKS] == 2,
+		 "one frequency batch per generation, tables where used: %u %u %u",
+		 n[GT_V2_FREQUENCY], n[GT_V2_STRINGS], n[GT_V2_STACKS]);
+	GT_CHECK(n[GT_V2_PROC_STEAL] == 1 && n[GT_V2_GO_SYSCALL_END_BLOCKED] == 1 &&
+		 n[GT_V2_GO_SYSCALL_END] == 1, "steal %u, end blocked %u, end %u",
+		 n[GT_V2_PROC_STEAL], n[GT_V2_GO_SYSCALL_END_BLOCKED], n[GT_V2_GO_SYSCALL_END]);
+	/* gen 1: P0-2 idle, g1 runnable, g9 waiting (at first use); gen 2:
+	 * P0-2, g1-4, g9; gen 3: P0-2, g1, g2, g4, g9 */
+	GT_CHECK(n[GT_V2_PROC_STATUS] == 3 + 3 + 3 && n[GT_V2_GO_STATUS] == 2 + 5 + 4,
+		 "%u ProcStatus, %u GoStatus", n[GT_V2_PROC_STATUS], n[GT_V2_GO_STATUS]);
+	both_readers(ver == 22 ? "go 1.22 trace" : "go 1.23 trace", &m, &a, why, sizeof(why));
+	GT_CHECK(!why[0], "%s", why);
+	GT_CHECK(a.generations == 3 && a.nthreads == 5, "%llu generations, %zu goroutines",
+		 (unsigned long long)a.generations, a.nthreads);
+	gt_analysis_free(&a);
+out:
+	free(m.b);
+}
+
+static void test_sched_go122(void)
+{
+	test_sched(22);
+}
+
+static void test_sched_go123(void)
+{
+	test_sched(23);
+}
+
+/* Past Go's limits: one M's events over several batches, a string table
+ * over several batches, 128 frames. */
+static void test_big(void)
+{
+	struct gt_v2enc e;
+	struct gt_v2enc_frame f[GT_V2_MAX_FRAMES];
+	char name[1024], fn[GT_V2_MAX_FRAMES][32];
+	struct mem m = { 0 };
+	struct gt_analysis a;
+	unsigned n[GT_V2_NTYPES];
+	char why[2048];
+	uint64_t ts = 1000, reason, st;
+
+	OK(gt_v2enc_init(&e, 23, 1000000000, mem_write, &m));
+	for (unsigned i = 0; i < GT_V2_MAX_FRAMES; i++) {
+		snprintf(fn[i], sizeof(fn[i]), "main.f%u", i);
+		f[i] = (struct gt_v2enc_frame){ 0x400000 + 16 * (uint64_t)i, fn[i], "/src/deep.go",
+						(uint64_t)i + 1 };
+	}
+	st = gt_v2enc_stack(&e, f, GT_V2_MAX_FRAMES);
+	OK(gt_v2enc_proc_start(&e, 7, ts, 0));
+	for (int i = 0; i < 12000; i++) {
+		snprintf(name, sizeof(name), "reason %d %0900d", i % 100, 0);
+		reason = gt_v2enc_string(&e, name);
+		OK(gt_v2enc_go_start(&e, 7, ts += 10, 1));
+		OK(gt_v2enc_go_stop(&e, 7, ts += 10, reason, st));
+	}
+	OK(gt_v2enc_finish(&e));
+	gt_v2enc_free(&e);
+	GT_REQUIRE(count_types(&m, n, why, sizeof(why)) == 0, "our decoder: %s", why);
+	GT_CHECK(n[GT_V2_STRINGS] >= 2 && n[GT_V2_EVENT_BATCH] >= 5 && n[GT_V2_GO_START] == 12000,
+		 "%u strings batches, %u batches, %u GoStart", n[GT_V2_STRINGS],
+		 n[GT_V2_EVENT_BATCH], n[GT_V2_GO_START]);
+	both_readers("big", &m, &a, why, sizeof(why));
+	GT_CHECK(!why[0], "%s", why);
+	gt_analysis_free(&a);
+	free(m.b);
+}
+
+/* refused(call, words): the call fails and e.error holds words. */
+#define REFUSED(call, words)                                                          \
+	do {                                                                          \
+		int rc_ = (call);                                                     \
+		GT_CHECK(rc_ == -EINVAL && strstr(e.error, words), "%s: %d, %s", #call, \
+			 rc_, e.error);                                               \
+	} while (0)
+
+static void fresh(struct gt_v2enc *e, struct mem *m, int ver)
+{
+	gt_v2enc_free(e);
+	m->n = 0;
+	gt_v2enc_init(e, ver, 1000000000, mem_write, m);
+}
+
+static void test_refused(void)
+{
+	struct gt_v2enc e;
+	struct mem m = { 0 };
+	const uint64_t sw[2] = { 5, 1 };
+
+	OK(gt_v2enc_init(&e, 23, 1000000000, mem_write, &m));
+	REFUSED(gt_v2enc_go_start(&e, 1, 10, 1), "holds no P");
+	fresh(&e, &m, 23);
+	OK(gt_v2enc_proc_start(&e, 1, 10, 0));
+	REFUSED(gt_v2enc_go_block(&e, 1, 20, 0, 0), "no goroutine running");
+	/* sticky: nothing more is written, the first error stays */
+	REFUSED(gt_v2enc_go_start(&e, 1, 30, 1), "GoBlock on M 1");
+	GT_CHECK(gt_v2enc_finish(&e) == -EINVAL, "finish after an error");
+	fresh(&e, &m, 23);
+	OK(gt_v2enc_proc_start(&e, 1, 10, 0));
+	OK(gt_v2enc_go_start(&e, 1, 20, 1));
+	REFUSED(gt_v2enc_go_start(&e, 1, 30, 2), "goroutine 1 runs there");
+	fresh(&e, &m, 23);
+	OK(gt_v2enc_proc_start(&e, 1, 10, 0));
+	REFUSED(gt_v2enc_proc_steal(&e, 2, 20, 0), "not in a syscall");
+	fresh(&e, &m, 23);
+	OK(gt_v2enc_proc_start(&e, 1, 10, 0));
+	OK(gt_v2enc_generation(&e, 100));
+	REFUSED(gt_v2enc_go_start(&e, 1, 110, 1), "not runnable"); /* never created */
+	fresh(&e, &m, 22);
+	REFUSED(gt_v2enc_raw(&e, 1, 10, GT_V2_GO_SWITCH, sw, 2), "GoSwitch");
+	fresh(&e, &m, 23);
+	REFUSED(gt_v2enc_raw(&e, 1, 10, GT_V2_GO_START, sw, 2), "its own call");
+	gt_v2enc_free(&e);
+	GT_CHECK(gt_v2enc_init(&e, 24, 1000000000, mem_write, &m) == -EINVAL &&
+		 strstr(e.error, "only 1.22 and 1.23"), "version 1.24: %s", e.error);
+	gt_v2enc_free(&e);
+	free(m.b);
+}
+
+int main(void)
+{
+	GT_RUN(test_sched_go122);
+	GT_RUN(test_sched_go123);
+	GT_RUN(test_big);
+	GT_RUN(test_refused);
+	return gt_test_done();
+}
