@@ -27,7 +27,24 @@ int gt_v2enc_fail(struct gt_v2enc *e, const char *fmt, ...)
 
 static int out(struct gt_v2enc *e, const void *p, size_t n)
 {
-	int rc = e->write(e->ctx, p, n);
+	int rc;
+
+	if (e->stage) {
+		if (e->nstaged + n > e->capstaged) {
+			size_t cap = (e->nstaged + n) * 2;
+			uint8_t *b = realloc(e->staged, cap);
+
+			if (!b)
+				return gt_v2enc_fail(e, "staged generation: out of memory");
+			e->staged = b;
+			e->capstaged = cap;
+		}
+		memcpy(e->staged + e->nstaged, p, n);
+		e->nstaged += n;
+		return 0;
+	}
+	rc = e->write(e->ctx, p, n);
+	e->written += n;
 
 	if (rc) {
 		e->failed = 1;
@@ -57,6 +74,7 @@ int gt_v2enc_init(struct gt_v2enc *e, int version, uint64_t freq, gt_v2enc_write
 		  void *ctx)
 {
 	char hdr[GT_V2_HEADER_LEN] = { 0 };
+	int rc;
 
 	memset(e, 0, sizeof(*e));
 	gt_idmap_init(&e->ms, 1, sizeof(struct gt_v2enc_m));
@@ -72,7 +90,30 @@ int gt_v2enc_init(struct gt_v2enc *e, int version, uint64_t freq, gt_v2enc_write
 	if (!freq)
 		return gt_v2enc_fail(e, "frequency 0");
 	snprintf(hdr, sizeof(hdr), "go 1.%d trace", version);
-	return out(e, hdr, sizeof(hdr));
+	rc = out(e, hdr, sizeof(hdr));
+	e->complete = e->written;
+	return rc;
+}
+
+void gt_v2enc_stage(struct gt_v2enc *e)
+{
+	e->stage = 1;
+}
+
+/* The generation's staged bytes, in one write. */
+static int unstage(struct gt_v2enc *e)
+{
+	int rc = 0;
+
+	if (e->stage && e->nstaged) {
+		e->stage = 0;
+		rc = out(e, e->staged, e->nstaged);
+		e->stage = 1;
+		e->nstaged = 0;
+	}
+	if (!rc)
+		e->complete = e->written;
+	return rc;
 }
 
 static void free_m(uint64_t key, void *val, void *arg)
@@ -90,6 +131,7 @@ void gt_v2enc_free(struct gt_v2enc *e)
 	gt_idmap_free(&e->gs);
 	gt_strset_free(&e->strings);
 	gt_strset_free(&e->stacks);
+	free(e->staged);
 }
 
 struct gt_v2enc_m *gt_v2enc_mstate(struct gt_v2enc *e, uint64_t m)
@@ -310,6 +352,8 @@ static int end_generation(struct gt_v2enc *e)
 	rc = write_strings(e, buf);
 	if (!rc)
 		rc = write_stacks(e, buf);
+	if (!rc)
+		rc = unstage(e);
 	free(buf);
 	gt_strset_free(&e->strings);
 	gt_strset_free(&e->stacks);

@@ -60,6 +60,12 @@ struct gt_v2enc {
 	struct gt_strset stacks;      /* frames as words; id = stack id */
 	int failed;                   /* an error was returned: write no more */
 	char error[256];
+	uint64_t written;             /* bytes given to the write function */
+	uint64_t complete;            /* of them, through the last whole
+				       * generation (a cut there is readable) */
+	int stage;                    /* gt_v2enc_stage() */
+	uint8_t *staged;              /* the open generation's bytes */
+	size_t nstaged, capstaged;
 };
 
 /* Writes the header.  version 22 or 23; freq > 0 (1e9: times in ns).
@@ -74,6 +80,12 @@ uint64_t gt_v2enc_string(struct gt_v2enc *e, const char *s);
 /* The id of a stack of n frames (innermost first, n <= 128) in this
  * generation's table, 0 for no frames or on error. */
 uint64_t gt_v2enc_stack(struct gt_v2enc *e, const struct gt_v2enc_frame *f, size_t n);
+
+/* From now on, hold the open generation's bytes and give them to the write
+ * function whole at its end: a file killed at any time then ends at a
+ * generation boundary (Go's reader refuses a partial one).  The caller
+ * bounds the memory by ending generations (e->nstaged says how much). */
+void gt_v2enc_stage(struct gt_v2enc *e);
 
 /* Ends the open generation (every batch of it written) and opens the next
  * at time ts, stating every P and goroutine in it.  0 or an error. */

@@ -6,7 +6,8 @@
  * back by our own decoder and analysis (inspect's strict rules) and by Go's
  * own readers (tests/lib/gocheck.sh: Go 1.22's parser for a 1.22 file, Go
  * 1.23's parser and viewer pages for both): a file Go's reader accepts is
- * the only proof.  Then a trace past Go's 64 KiB batch limit (events and
+ * the only proof.  A staged trace cut after a generation, read whole.  Then
+ * a trace past Go's 64 KiB batch limit (events and
  * strings cut into several batches), and the calls the encoder refuses,
  * each naming why. */
 #include <errno.h>
@@ -96,8 +97,10 @@ static void both_readers(const char *name, const struct mem *m, struct gt_analys
 
 #define OK(call) GT_REQUIRE((call) == 0, "%s: %s", #call, e.error)
 
-/* The scheduling shapes, at version ver (times in ns). */
-static void sched_trace(int ver, struct mem *m)
+/* The scheduling shapes, at version ver (times in ns).  stage: whole
+ * generations only (gt_v2enc_stage); cuts: the bytes written after each
+ * of the two generation ends, and before the last one's. */
+static void sched_trace(int ver, struct mem *m, int stage, size_t cuts[3])
 {
 	struct gt_v2enc e;
 	struct gt_v2enc_frame f[2] = { { 0x401000, "main.worker", "/src/main.go", 10 },
@@ -106,6 +109,8 @@ static void sched_trace(int ver, struct mem *m)
 
 	memset(m, 0, sizeof(*m));
 	OK(gt_v2enc_init(&e, ver, 1000000000, mem_write, m));
+	if (stage)
+		gt_v2enc_stage(&e);
 	st = gt_v2enc_stack(&e, f, 2);
 	st2 = gt_v2enc_stack(&e, f + 1, 1);
 	chan = gt_v2enc_string(&e, "chan receive");
@@ -134,6 +139,9 @@ static void sched_trace(int ver, struct mem *m)
 	OK(gt_v2enc_go_start(&e, 4, 2400, 4));
 	OK(gt_v2enc_syscall_begin(&e, 4, 2500, st2)); /* g4 keeps its P across */
 	OK(gt_v2enc_generation(&e, 3000));
+	cuts[0] = m->n;
+	GT_CHECK(e.complete == m->n, "complete %llu, written %zu",
+		 (unsigned long long)e.complete, m->n);
 	/* generation 2: new tables; M 2 and M 4 still in their syscalls */
 	sync = gt_v2enc_string(&e, "sync");
 	st = gt_v2enc_stack(&e, f, 2);
@@ -148,6 +156,7 @@ static void sched_trace(int ver, struct mem *m)
 	OK(gt_v2enc_go_stop(&e, 3, 3800, gt_v2enc_string(&e, "preempted"), st)); /* g1 */
 	OK(gt_v2enc_go_start(&e, 3, 3900, 2));
 	OK(gt_v2enc_generation(&e, 4000));
+	cuts[1] = m->n;
 	/* generation 3 */
 	OK(gt_v2enc_syscall_end(&e, 4, 4100)); /* kept its P: GoSyscallEnd */
 	OK(gt_v2enc_go_destroy(&e, 4, 4200));
@@ -158,6 +167,7 @@ static void sched_trace(int ver, struct mem *m)
 	OK(gt_v2enc_go_destroy(&e, 3, 4700));
 	OK(gt_v2enc_go_start(&e, 1, 4800, 1));
 	OK(gt_v2enc_proc_stop(&e, 3, 4900));
+	cuts[2] = m->n;
 	OK(gt_v2enc_finish(&e));
 	gt_v2enc_free(&e);
 }
@@ -168,8 +178,9 @@ static void test_sched(int ver)
 	struct gt_analysis a;
 	unsigned n[GT_V2_NTYPES];
 	char why[2048];
+	size_t cuts[3];
 
-	sched_trace(ver, &m);
+	sched_trace(ver, &m, 0, cuts);
 	if (gt_test_failed_now)
 		goto out;
 	GT_REQUIRE(count_types(&m, n, why, sizeof(why)) == 0, "our decoder: %s", why);
@@ -193,6 +204,30 @@ out:
 	free(m.b);
 }
 
+/* Staged: nothing of an open generation is written, so a recording killed
+ * at any time ends at a generation boundary; the file cut there (two of
+ * three generations) is read whole by our analysis and Go's readers. */
+static void test_cut_at_generation(void)
+{
+	struct mem m;
+	struct gt_analysis a;
+	char why[2048];
+	size_t cuts[3];
+
+	sched_trace(23, &m, 1, cuts);
+	if (gt_test_failed_now)
+		goto out;
+	GT_CHECK(cuts[2] == cuts[1] && cuts[1] > cuts[0] && m.n > cuts[1],
+		 "staged: %zu, %zu, %zu before the end, %zu after", cuts[0], cuts[1], cuts[2], m.n);
+	m.n = cuts[1];
+	both_readers("cut after generation 2", &m, &a, why, sizeof(why));
+	GT_CHECK(!why[0], "%s", why);
+	GT_CHECK(a.generations == 2, "%llu generations", (unsigned long long)a.generations);
+	gt_analysis_free(&a);
+out:
+	free(m.b);
+}
+
 static void test_sched_go122(void)
 {
 	test_sched(22);
@@ -204,19 +239,19 @@ static void test_sched_go123(void)
 }
 
 /* Past Go's limits: one M's events over several batches, a string table
- * over several batches, 128 frames. */
-static void test_big(void)
+ * over several batches, 128 frames.  stage: whole generation held; *open:
+ * the bytes written before the generation ended. */
+static void big_trace(struct mem *m, int stage, size_t *open)
 {
 	struct gt_v2enc e;
 	struct gt_v2enc_frame f[GT_V2_MAX_FRAMES];
 	char name[1024], fn[GT_V2_MAX_FRAMES][32];
-	struct mem m = { 0 };
-	struct gt_analysis a;
-	unsigned n[GT_V2_NTYPES];
-	char why[2048];
 	uint64_t ts = 1000, reason, st;
 
-	OK(gt_v2enc_init(&e, 23, 1000000000, mem_write, &m));
+	memset(m, 0, sizeof(*m));
+	OK(gt_v2enc_init(&e, 23, 1000000000, mem_write, m));
+	if (stage)
+		gt_v2enc_stage(&e);
 	for (unsigned i = 0; i < GT_V2_MAX_FRAMES; i++) {
 		snprintf(fn[i], sizeof(fn[i]), "main.f%u", i);
 		f[i] = (struct gt_v2enc_frame){ 0x400000 + 16 * (uint64_t)i, fn[i], "/src/deep.go",
@@ -230,8 +265,25 @@ static void test_big(void)
 		OK(gt_v2enc_go_start(&e, 7, ts += 10, 1));
 		OK(gt_v2enc_go_stop(&e, 7, ts += 10, reason, st));
 	}
+	*open = m->n;
 	OK(gt_v2enc_finish(&e));
 	gt_v2enc_free(&e);
+}
+
+static void test_big(void)
+{
+	struct mem m, staged;
+	struct gt_analysis a;
+	unsigned n[GT_V2_NTYPES];
+	char why[2048];
+	size_t open, sopen;
+
+	big_trace(&m, 0, &open);
+	big_trace(&staged, 1, &sopen);
+	GT_CHECK(open > GT_V2_MAX_BATCH && sopen == GT_V2_HEADER_LEN,
+		 "written before the end: %zu, staged %zu", open, sopen);
+	GT_CHECK(staged.n == m.n && !memcmp(staged.b, m.b, m.n), "staging changed the bytes");
+	free(staged.b);
 	GT_REQUIRE(count_types(&m, n, why, sizeof(why)) == 0, "our decoder: %s", why);
 	GT_CHECK(n[GT_V2_STRINGS] >= 2 && n[GT_V2_EVENT_BATCH] >= 5 && n[GT_V2_GO_START] == 12000,
 		 "%u strings batches, %u batches, %u GoStart", n[GT_V2_STRINGS],
@@ -297,6 +349,7 @@ int main(void)
 {
 	GT_RUN(test_sched_go122);
 	GT_RUN(test_sched_go123);
+	GT_RUN(test_cut_at_generation);
 	GT_RUN(test_big);
 	GT_RUN(test_refused);
 	return gt_test_done();
