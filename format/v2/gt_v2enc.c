@@ -132,6 +132,7 @@ void gt_v2enc_free(struct gt_v2enc *e)
 	gt_strset_free(&e->strings);
 	gt_strset_free(&e->stacks);
 	free(e->staged);
+	free(e->samples);
 }
 
 struct gt_v2enc_m *gt_v2enc_mstate(struct gt_v2enc *e, uint64_t m)
@@ -317,6 +318,48 @@ static int write_stacks(struct gt_v2enc *e, uint8_t *buf)
 	return rc ? rc : tab_end(&t);
 }
 
+int gt_v2enc_cpu_sample(struct gt_v2enc *e, uint64_t ts, uint64_t m, uint64_t p, uint64_t g,
+			uint64_t stack)
+{
+	if (e->failed)
+		return -EINVAL;
+	if (e->nsamples == e->capsamples) {
+		size_t cap = e->capsamples ? 2 * e->capsamples : 64;
+		void *s = realloc(e->samples, cap * sizeof(*e->samples));
+
+		if (!s)
+			return gt_v2enc_fail(e, "CPU samples: out of memory");
+		e->samples = s;
+		e->capsamples = cap;
+	}
+	/* Go's reader: goroutine 0 is none */
+	e->samples[e->nsamples][0] = ts;
+	e->samples[e->nsamples][1] = m;
+	e->samples[e->nsamples][2] = p;
+	e->samples[e->nsamples][3] = g == GT_V2ENC_NONE ? 0 : g;
+	e->samples[e->nsamples][4] = stack;
+	e->nsamples++;
+	return 0;
+}
+
+static int write_samples(struct gt_v2enc *e, uint8_t *buf)
+{
+	struct tab t = { e, buf, 0, GT_V2_CPU_SAMPLES };
+	uint8_t h[1 + 5 * 10];
+	int rc = 0;
+
+	for (size_t i = 0; i < e->nsamples && !rc; i++) {
+		size_t n = 0;
+
+		h[n++] = GT_V2_CPU_SAMPLE;
+		for (int k = 0; k < 5; k++)
+			n += gt_uvarint_put(h + n, e->samples[i][k]);
+		rc = tab_add(&t, h, n, NULL, 0);
+	}
+	e->nsamples = 0;
+	return rc ? rc : tab_end(&t);
+}
+
 struct flush_arg {
 	struct gt_v2enc *e;
 	int rc;
@@ -352,6 +395,8 @@ static int end_generation(struct gt_v2enc *e)
 	rc = write_strings(e, buf);
 	if (!rc)
 		rc = write_stacks(e, buf);
+	if (!rc)
+		rc = write_samples(e, buf);
 	if (!rc)
 		rc = unstage(e);
 	free(buf);

@@ -66,6 +66,8 @@ struct gt_v2enc {
 	int stage;                    /* gt_v2enc_stage() */
 	uint8_t *staged;              /* the open generation's bytes */
 	size_t nstaged, capstaged;
+	uint64_t (*samples)[5];       /* this generation's CPU samples */
+	size_t nsamples, capsamples;
 };
 
 /* Writes the header.  version 22 or 23; freq > 0 (1e9: times in ns).
@@ -81,13 +83,20 @@ uint64_t gt_v2enc_string(struct gt_v2enc *e, const char *s);
  * generation's table, 0 for no frames or on error. */
 uint64_t gt_v2enc_stack(struct gt_v2enc *e, const struct gt_v2enc_frame *f, size_t n);
 
+/* A CPU sample at ts of M m, P p and goroutine g (GT_V2ENC_NONE: none),
+ * stack an id of gt_v2enc_stack: written in the generation's CPUSamples
+ * batch at its end.  0 or -ENOMEM. */
+int gt_v2enc_cpu_sample(struct gt_v2enc *e, uint64_t ts, uint64_t m, uint64_t p, uint64_t g,
+			uint64_t stack);
+
 /* From now on, hold the open generation's bytes and give them to the write
  * function whole at its end: a file killed at any time then ends at a
  * generation boundary (Go's reader refuses a partial one).  The caller
  * bounds the memory by ending generations (e->nstaged says how much). */
 void gt_v2enc_stage(struct gt_v2enc *e);
 
-/* Ends the open generation (every batch of it written) and opens the next
+/* Ends the open generation (every batch of it written, then its frequency,
+ * strings, stacks and CPU samples batches) and opens the next
  * at time ts, stating every P and goroutine in it.  0 or an error. */
 int gt_v2enc_generation(struct gt_v2enc *e, uint64_t ts);
 /* Ends the last generation.  The file is complete. */

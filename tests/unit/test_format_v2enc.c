@@ -124,6 +124,8 @@ static void sched_trace(int ver, struct mem *m, int stage, size_t cuts[3])
 	OK(gt_v2enc_go_create(&e, 1, 1250, 3, st, st));
 	OK(gt_v2enc_go_create(&e, 1, 1260, 4, st2, st));
 	OK(gt_v2enc_proc_start(&e, 2, 1300, 1));
+	OK(gt_v2enc_cpu_sample(&e, 1150, 1, 0, 1, st));
+	OK(gt_v2enc_cpu_sample(&e, 1350, 2, 1, GT_V2ENC_NONE, st2)); /* no goroutine */
 	OK(gt_v2enc_go_start(&e, 2, 1400, 2));
 	OK(gt_v2enc_go_block(&e, 2, 1500, chan, st));
 	OK(gt_v2enc_go_start(&e, 2, 1600, 3));
@@ -151,6 +153,7 @@ static void sched_trace(int ver, struct mem *m, int stage, size_t cuts[3])
 	OK(gt_v2enc_go_start(&e, 1, 3300, 3));
 	OK(gt_v2enc_go_destroy(&e, 1, 3400));
 	OK(gt_v2enc_go_start(&e, 1, 3500, 9));
+	OK(gt_v2enc_cpu_sample(&e, 3550, 1, 0, 9, st));
 	OK(gt_v2enc_go_block(&e, 1, 3600, sync, st)); /* g9 waits across the next */
 	OK(gt_v2enc_go_unblock(&e, 3, 3700, 2, st));
 	OK(gt_v2enc_go_stop(&e, 3, 3800, gt_v2enc_string(&e, "preempted"), st)); /* g1 */
@@ -188,6 +191,8 @@ static void test_sched(int ver)
 	GT_CHECK(n[GT_V2_FREQUENCY] == 3 && n[GT_V2_STRINGS] == 2 && n[GT_V2_STACKS] == 2,
 		 "one frequency batch per generation, tables where used: %u %u %u",
 		 n[GT_V2_FREQUENCY], n[GT_V2_STRINGS], n[GT_V2_STACKS]);
+	GT_CHECK(n[GT_V2_CPU_SAMPLES] == 2 && n[GT_V2_CPU_SAMPLE] == 3,
+		 "CPU samples: %u batches, %u samples", n[GT_V2_CPU_SAMPLES], n[GT_V2_CPU_SAMPLE]);
 	GT_CHECK(n[GT_V2_PROC_STEAL] == 1 && n[GT_V2_GO_SYSCALL_END_BLOCKED] == 1 &&
 		 n[GT_V2_GO_SYSCALL_END] == 1, "steal %u, end blocked %u, end %u",
 		 n[GT_V2_PROC_STEAL], n[GT_V2_GO_SYSCALL_END_BLOCKED], n[GT_V2_GO_SYSCALL_END]);
@@ -197,8 +202,9 @@ static void test_sched(int ver)
 		 "%u ProcStatus, %u GoStatus", n[GT_V2_PROC_STATUS], n[GT_V2_GO_STATUS]);
 	both_readers(ver == 22 ? "go 1.22 trace" : "go 1.23 trace", &m, &a, why, sizeof(why));
 	GT_CHECK(!why[0], "%s", why);
-	GT_CHECK(a.generations == 3 && a.nthreads == 5, "%llu generations, %zu goroutines",
-		 (unsigned long long)a.generations, a.nthreads);
+	GT_CHECK(a.generations == 3 && a.nthreads == 5 && a.samples == 3,
+		 "%llu generations, %zu goroutines, %llu samples",
+		 (unsigned long long)a.generations, a.nthreads, (unsigned long long)a.samples);
 	gt_analysis_free(&a);
 out:
 	free(m.b);
