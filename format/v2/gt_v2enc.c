@@ -80,6 +80,7 @@ int gt_v2enc_init(struct gt_v2enc *e, int version, uint64_t freq, gt_v2enc_write
 	gt_idmap_init(&e->ms, 1, sizeof(struct gt_v2enc_m));
 	gt_idmap_init(&e->ps, 1, sizeof(struct gt_v2enc_p));
 	gt_idmap_init(&e->gs, 1, sizeof(struct gt_v2enc_g));
+	gt_idmap_init(&e->pcs, 1, 2 * sizeof(uint64_t));
 	e->write = write;
 	e->ctx = ctx;
 	e->freq = freq;
@@ -129,6 +130,7 @@ void gt_v2enc_free(struct gt_v2enc *e)
 	gt_idmap_free(&e->ms);
 	gt_idmap_free(&e->ps);
 	gt_idmap_free(&e->gs);
+	gt_idmap_free(&e->pcs);
 	gt_strset_free(&e->strings);
 	gt_strset_free(&e->stacks);
 	free(e->staged);
@@ -176,9 +178,20 @@ uint64_t gt_v2enc_stack(struct gt_v2enc *e, const struct gt_v2enc_frame *f, size
 	if (n > GT_V2_MAX_FRAMES)
 		n = GT_V2_MAX_FRAMES; /* Go's limit: the outermost are cut */
 	for (size_t i = 0; i < n; i++) {
+		int isnew;
+		uint64_t *ids = gt_idmap_put(&e->pcs, f[i].pc, &isnew);
+
+		if (!ids) {
+			gt_v2enc_fail(e, "stack table: out of memory");
+			return 0;
+		}
+		if (isnew) {
+			ids[0] = gt_v2enc_string(e, f[i].func ? f[i].func : "");
+			ids[1] = gt_v2enc_string(e, f[i].file ? f[i].file : "");
+		}
 		w[4 * i] = f[i].pc;
-		w[4 * i + 1] = gt_v2enc_string(e, f[i].func ? f[i].func : "");
-		w[4 * i + 2] = gt_v2enc_string(e, f[i].file ? f[i].file : "");
+		w[4 * i + 1] = ids[0];
+		w[4 * i + 2] = ids[1];
 		w[4 * i + 3] = f[i].line;
 	}
 	if (e->failed)
@@ -404,6 +417,8 @@ static int end_generation(struct gt_v2enc *e)
 	gt_strset_free(&e->stacks);
 	memset(&e->strings, 0, sizeof(e->strings));
 	memset(&e->stacks, 0, sizeof(e->stacks));
+	gt_idmap_free(&e->pcs);
+	gt_idmap_init(&e->pcs, 1, 2 * sizeof(uint64_t));
 	return rc;
 }
 

@@ -58,6 +58,9 @@ struct gt_v2enc {
 	struct gt_idmap ms, ps, gs;   /* M -> struct gt_v2enc_m, P, G states */
 	struct gt_strset strings;     /* this generation's; id = string id */
 	struct gt_strset stacks;      /* frames as words; id = stack id */
+	struct gt_idmap pcs;          /* pc -> its frame's string ids, this
+				       * generation (Go's reader keeps the
+				       * first frame of a pc too) */
 	int failed;                   /* an error was returned: write no more */
 	char error[256];
 	uint64_t written;             /* bytes given to the write function */
