@@ -116,6 +116,10 @@ int gt_v2enc_raw(struct gt_v2enc *e, uint64_t m, uint64_t ts, unsigned type,
  * was when tracing began; running (and syscall) bind it to M m. */
 int gt_v2enc_proc_status(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t p, int status);
 int gt_v2enc_go_status(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t g, int status);
+/* The same with the goroutine's stack (GoStatusStack: Go 1.23 files only;
+ * Go 1.23 names a goroutine that never runs after it). */
+int gt_v2enc_go_status_stack(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t g,
+			     int status, uint64_t stack);
 
 /* Scheduling on M m at time ts.  Stacks are ids of gt_v2enc_stack (0:
  * none), reasons ids of gt_v2enc_string. */

@@ -114,10 +114,12 @@ static int put_g(struct gt_v2enc *e, uint64_t m, uint64_t g, int status)
 	return 0;
 }
 
-int gt_v2enc_go_status(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t g, int status)
+int gt_v2enc_go_status_stack(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t g,
+			     int status, uint64_t stack)
 {
 	struct gt_v2enc_m *s = e->failed ? NULL : gt_v2enc_mstate(e, m);
 	int bind = status == GT_V2_G_RUNNING || status == GT_V2_G_SYSCALL;
+	uint64_t a[4] = { g, bind ? m : GT_V2ENC_NONE, (uint64_t)status, stack };
 
 	if (!s)
 		return -EINVAL;
@@ -129,9 +131,18 @@ int gt_v2enc_go_status(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t g, 
 	if (bind && s->g != GT_V2ENC_NONE)
 		return gt_v2enc_fail(e, "GoStatus of goroutine %llu on M %llu: goroutine %llu "
 				     "runs there", ULL(g), ULL(m), ULL(s->g));
+	if (stack && e->version == 22)
+		return gt_v2enc_fail(e, "GoStatusStack is Go 1.23's: not in a go 1.22 trace");
 	if (put_g(e, m, g, status))
 		return -EINVAL;
-	return ev(e, m, ts, GT_V2_GO_STATUS, g, bind ? m : GT_V2ENC_NONE, status);
+	if (stack)
+		return gt_v2enc_emit(e, m, ts, GT_V2_GO_STATUS_STACK, a, 4);
+	return gt_v2enc_emit(e, m, ts, GT_V2_GO_STATUS, a, 3);
+}
+
+int gt_v2enc_go_status(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t g, int status)
+{
+	return gt_v2enc_go_status_stack(e, m, ts, g, status, 0);
 }
 
 int gt_v2enc_proc_start(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t p)

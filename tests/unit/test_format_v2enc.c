@@ -132,6 +132,9 @@ static void sched_trace(int ver, struct mem *m, int stage, size_t cuts[3])
 	OK(gt_v2enc_syscall_begin(&e, 2, 1700, st)); /* g3 blocks in it, P taken */
 	OK(gt_v2enc_go_unblock(&e, 1, 1800, 2, st));
 	OK(gt_v2enc_go_unblock(&e, 1, 1850, 9, st)); /* g9 waited before tracing */
+	/* g10 waited before tracing and never runs: named by its status's
+	 * stack where the version has GoStatusStack */
+	OK(gt_v2enc_go_status_stack(&e, 2, 1860, 10, GT_V2_G_WAITING, ver == 23 ? st2 : 0));
 	OK(gt_v2enc_go_stop(&e, 1, 1900, yield, st));
 	OK(gt_v2enc_go_start(&e, 1, 2000, 2));
 	OK(gt_v2enc_proc_steal(&e, 3, 2100, 1));
@@ -196,13 +199,17 @@ static void test_sched(int ver)
 	GT_CHECK(n[GT_V2_PROC_STEAL] == 1 && n[GT_V2_GO_SYSCALL_END_BLOCKED] == 1 &&
 		 n[GT_V2_GO_SYSCALL_END] == 1, "steal %u, end blocked %u, end %u",
 		 n[GT_V2_PROC_STEAL], n[GT_V2_GO_SYSCALL_END_BLOCKED], n[GT_V2_GO_SYSCALL_END]);
-	/* gen 1: P0-2 idle, g1 runnable, g9 waiting (at first use); gen 2:
-	 * P0-2, g1-4, g9; gen 3: P0-2, g1, g2, g4, g9 */
-	GT_CHECK(n[GT_V2_PROC_STATUS] == 3 + 3 + 3 && n[GT_V2_GO_STATUS] == 2 + 5 + 4,
-		 "%u ProcStatus, %u GoStatus", n[GT_V2_PROC_STATUS], n[GT_V2_GO_STATUS]);
+	/* gen 1: P0-2 idle, g1 runnable, g9 waiting (at first use), g10
+	 * (with its stack in 1.23); gen 2: P0-2, g1-4, g9, g10; gen 3: P0-2,
+	 * g1, g2, g4, g9, g10 */
+	GT_CHECK(n[GT_V2_PROC_STATUS] == 3 + 3 + 3 &&
+		 n[GT_V2_GO_STATUS] + n[GT_V2_GO_STATUS_STACK] == 3 + 6 + 5 &&
+		 n[GT_V2_GO_STATUS_STACK] == (ver == 23 ? 1u : 0u),
+		 "%u ProcStatus, %u GoStatus, %u GoStatusStack", n[GT_V2_PROC_STATUS],
+		 n[GT_V2_GO_STATUS], n[GT_V2_GO_STATUS_STACK]);
 	both_readers(ver == 22 ? "go 1.22 trace" : "go 1.23 trace", &m, &a, why, sizeof(why));
 	GT_CHECK(!why[0], "%s", why);
-	GT_CHECK(a.generations == 3 && a.nthreads == 5 && a.samples == 3,
+	GT_CHECK(a.generations == 3 && a.nthreads == 6 && a.samples == 3,
 		 "%llu generations, %zu goroutines, %llu samples",
 		 (unsigned long long)a.generations, a.nthreads, (unsigned long long)a.samples);
 	gt_analysis_free(&a);
@@ -342,6 +349,8 @@ static void test_refused(void)
 	REFUSED(gt_v2enc_go_start(&e, 1, 110, 1), "not runnable"); /* never created */
 	fresh(&e, &m, 22);
 	REFUSED(gt_v2enc_raw(&e, 1, 10, GT_V2_GO_SWITCH, sw, 2), "GoSwitch");
+	fresh(&e, &m, 22);
+	REFUSED(gt_v2enc_go_status_stack(&e, 1, 10, 5, GT_V2_G_WAITING, 1), "GoStatusStack");
 	fresh(&e, &m, 23);
 	REFUSED(gt_v2enc_raw(&e, 1, 10, GT_V2_GO_START, sw, 2), "its own call");
 	gt_v2enc_free(&e);
