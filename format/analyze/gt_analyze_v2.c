@@ -23,10 +23,10 @@
  * Order: each M's events in its own order; among the Ms' next events the
  * earliest that may go, as Go's order.go admits them: a GoStart when its
  * goroutine is runnable with the sequence number before its own, a
- * GoUnblock or GoSwitch at its goroutine's next sequence number; a
- * ProcStart when its P is idle at the sequence number before its own and
- * its M holds none, a ProcSteal when its P is in a syscall at the number
- * before its own, a GoSyscallEndBlocked once its M's P has left the
+ * GoUnblock or GoSwitch when it is waiting at that number; a ProcStart
+ * when its P is idle at the sequence number before its own and its M
+ * holds none, a ProcSteal when its P is in a syscall at the number before
+ * its own, a GoSyscallEndBlocked once its M's P has left the
  * syscall (stolen or stopped); any other event at once.  A GoSyscallBegin
  * must carry its P's next number (rule "P sequence", as Go fails at once).
  * When nothing may go the earliest waiting event goes anyway (rule "P
@@ -776,8 +776,9 @@ static int on_sample(struct run *r, const struct v2e *e)
 
 /* order.go's readiness, for the events whose goroutine or P orders them
  * across Ms: a GoStart waits until its goroutine is runnable with the
- * sequence number before its own, a GoUnblock or GoSwitch until that
- * number (a GoStatus or GoCreate of this generation gives 0); a ProcStart
+ * sequence number before its own, a GoUnblock or GoSwitch until it is
+ * waiting with that number (a GoStatus or GoCreate of this generation
+ * gives 0); a ProcStart
  * until its M holds no P and its P is idle at the number before its own, a
  * ProcSteal until its P is in a syscall at that number (a ProcStatus of
  * this generation gives 0), a GoSyscallEndBlocked until its M's P has left
@@ -799,7 +800,7 @@ static int ready(struct run *r, const struct v2e *e, uint64_t *key)
 		s = gt_idmap_find(&r->gs, &e->args[0]);
 		if (!s || s->gen != r->genidx || e->args[1] != s->seq + 1)
 			return 0;
-		return e->type != GT_V2_GO_START || s->status == GT_V2_G_RUNNABLE;
+		return s->status == (e->type == GT_V2_GO_START ? GT_V2_G_RUNNABLE : GT_V2_G_WAITING);
 	case GT_V2_PROC_START: case GT_V2_PROC_STEAL:
 		ms = gt_idmap_find(&r->ms, &e->m);
 		if (e->type == GT_V2_PROC_START && ms && ms->p >= 0) {

@@ -6,10 +6,10 @@
  * back by our own decoder and analysis (inspect's strict rules) and by Go's
  * own readers (tests/lib/gocheck.sh: Go 1.22's parser for a 1.22 file, Go
  * 1.23's parser and viewer pages for both): a file Go's reader accepts is
- * the only proof.  A staged trace cut after a generation, read whole.  Then
- * a trace past Go's 64 KiB batch limit (events and
- * strings cut into several batches), and the calls the encoder refuses,
- * each naming why. */
+ * the only proof.  A staged trace cut after a generation, read whole.
+ * Then a trace past Go's 64 KiB batch limit (events and strings cut into
+ * several batches), the calls the encoder refuses, each naming why, and
+ * random walks of four Ms with skewed clocks, checked like the first. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -360,6 +360,131 @@ static void test_refused(void)
 	free(m.b);
 }
 
+/* ---- random walks ----------------------------------------------------- */
+
+struct walk {
+	struct gt_v2enc e;
+	uint64_t rng, ts, nextg;
+	int64_t skew[5];
+	uint64_t st[2];
+};
+
+static uint64_t rnd(struct walk *w, uint64_t n)
+{
+	w->rng ^= w->rng << 13;
+	w->rng ^= w->rng >> 7;
+	w->rng ^= w->rng << 17;
+	return w->rng % n;
+}
+
+/* A goroutine or P of status want, at random, or GT_V2ENC_NONE. */
+static uint64_t pick(struct walk *w, struct gt_idmap *map, int want, int is_p)
+{
+	uint64_t found[64], n = 0;
+
+	for (size_t i = 0; i < map->cap && n < 64; i++) {
+		if (!gt_idmap_full(map, i))
+			continue;
+		int st = is_p ? ((struct gt_v2enc_p *)gt_idmap_val(map, i))->status
+			      : ((struct gt_v2enc_g *)gt_idmap_val(map, i))->status;
+		if (st == want)
+			found[n++] = gt_idmap_key(map, i)[0];
+	}
+	return n ? found[rnd(w, n)] : GT_V2ENC_NONE;
+}
+
+/* One step of M m (1..4): an action its state allows, at random.  M m's
+ * clock runs skew[m] off the others' (sequence numbers order them). */
+static int step(struct walk *w, uint64_t m)
+{
+	struct gt_v2enc *e = &w->e;
+	struct gt_v2enc_m *s = gt_v2enc_mstate(e, m);
+	struct gt_v2enc_g *g;
+	uint64_t ts = (uint64_t)((int64_t)(w->ts += 10) + w->skew[m]), x;
+	uint64_t st = w->st[rnd(w, 2)], r = rnd(w, 10);
+
+	if (rnd(w, 20) == 0)
+		gt_v2enc_cpu_sample(e, ts, m, s->p, s->g, st);
+	if (s->g != GT_V2ENC_NONE && (g = gt_idmap_get(&e->gs, s->g)) &&
+	    g->status == GT_V2_G_SYSCALL)
+		return gt_v2enc_syscall_end(e, m, ts);
+	if (s->p == GT_V2ENC_NONE) {
+		/* steal a P from a syscall, or start an idle (or, first
+		 * generation, a new) one */
+		if (r < 3 && (x = pick(w, &e->ps, GT_V2_P_SYSCALL, 1)) != GT_V2ENC_NONE)
+			return gt_v2enc_proc_steal(e, m, ts, x);
+		x = pick(w, &e->ps, GT_V2_P_IDLE, 1);
+		if (x == GT_V2ENC_NONE && e->gen == 1 && e->ps.count < 4)
+			x = e->ps.count;
+		return x == GT_V2ENC_NONE ? 0 : gt_v2enc_proc_start(e, m, ts, x);
+	}
+	if (r == 0 && (x = pick(w, &e->gs, GT_V2_G_WAITING, 0)) != GT_V2ENC_NONE)
+		return gt_v2enc_go_unblock(e, m, ts, x, st);
+	if (r == 1 && e->gs.count < 40)
+		return gt_v2enc_go_create(e, m, ts, w->nextg++, st, st);
+	if (s->g == GT_V2ENC_NONE) {
+		if (r < 5 && (x = pick(w, &e->gs, GT_V2_G_RUNNABLE, 0)) != GT_V2ENC_NONE)
+			return gt_v2enc_go_start(e, m, ts, x);
+		return r < 7 ? gt_v2enc_proc_stop(e, m, ts) : 0;
+	}
+	switch (r) {
+	case 2: case 3:
+		return gt_v2enc_go_block(e, m, ts, gt_v2enc_string(e, "sync"), st);
+	case 4:
+		return gt_v2enc_go_stop(e, m, ts, gt_v2enc_string(e, "preempted"), st);
+	case 5:
+		return gt_v2enc_go_destroy(e, m, ts);
+	case 6: case 7:
+		return gt_v2enc_syscall_begin(e, m, ts, st);
+	}
+	return 0;
+}
+
+/* Random walks of four Ms over four Ps (creates, blocks, wakeups,
+ * syscalls, steals, samples, generations every ~150 steps, clocks up to
+ * 40 ns apart), as 1.23 files: every one read by our analysis and by Go's
+ * readers. */
+static void test_random_walks(void)
+{
+	struct gt_v2enc_frame f[2] = { { 0x401000, "main.worker", "/src/main.go", 10 },
+				       { 0x402000, "runtime.goexit", "/go/proc.go", 1700 } };
+
+	for (uint64_t seed = 1; seed <= 4 && !gt_test_failed_now; seed++) {
+		struct walk w = { .rng = seed * 0x9e3779b97f4a7c15ull, .ts = 1000, .nextg = 1 };
+		struct mem m = { 0 };
+		struct gt_analysis a;
+		char why[2048];
+		int rc = 0;
+
+		for (int i = 1; i <= 4; i++)
+			w.skew[i] = (int64_t)rnd(&w, 41) - 20;
+		GT_REQUIRE(gt_v2enc_init(&w.e, 23, 1000000000, mem_write, &m) == 0, "init");
+		for (int i = 0; i < 1200 && !rc; i++) {
+			if (i % 150 == 149) {
+				rc = gt_v2enc_generation(&w.e, w.ts += 10);
+				continue;
+			}
+			if (!w.e.strings.n) { /* a new generation's tables */
+				w.st[0] = gt_v2enc_stack(&w.e, f, 2);
+				w.st[1] = gt_v2enc_stack(&w.e, f + 1, 1);
+			}
+			rc = step(&w, 1 + rnd(&w, 4));
+		}
+		if (!rc)
+			rc = gt_v2enc_finish(&w.e);
+		GT_CHECK(rc == 0, "seed %llu: %s", (unsigned long long)seed, w.e.error);
+		gt_v2enc_free(&w.e);
+		if (!rc) {
+			both_readers("random walk", &m, &a, why, sizeof(why));
+			GT_CHECK(!why[0], "seed %llu: %s", (unsigned long long)seed, why);
+			GT_CHECK(a.generations == 9, "seed %llu: %llu generations",
+				 (unsigned long long)seed, (unsigned long long)a.generations);
+			gt_analysis_free(&a);
+		}
+		free(m.b);
+	}
+}
+
 int main(void)
 {
 	GT_RUN(test_sched_go122);
@@ -367,5 +492,6 @@ int main(void)
 	GT_RUN(test_cut_at_generation);
 	GT_RUN(test_big);
 	GT_RUN(test_refused);
+	GT_RUN(test_random_walks);
 	return gt_test_done();
 }
