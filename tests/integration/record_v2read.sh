@@ -22,6 +22,9 @@
 #     valid for every one Go expects to succeed (the one whose timestamps
 #     contradict its sequence numbers included); report never fails on a
 #     valid one.
+#     Two of them with a P's sequence number broken (a ProcSteal at 3
+#     where the P is at 1, a GoSyscallBegin at 2 where it is at 0): Go
+#     1.23 refuses both, and inspect says invalid naming "P sequence".
 #  6. v2block built with Go 1.22 writes a "go 1.22 trace": Go 1.22's own
 #     parser reads it, report reads it (version 1.22, no anomaly), its Go
 #     1.23 viewer totals equal Go 1.23's -pprof totals, inspect says valid.
@@ -30,7 +33,8 @@ cd "$(dirname "$0")/../.." || exit 1
 
 gt_expect v2read_build v2read_http_report v2read_http_profiles v2read_http_delays v2read_cpu_samples \
 	v2read_block_report v2read_block_profiles v2read_block_delays v2read_block_stacks \
-	v2read_inspect v2read_inspect_invalid v2read_go_testdata v2read_go122 v2read_go122_profiles
+	v2read_inspect v2read_inspect_invalid v2read_go_testdata v2read_inspect_pseq v2read_go122 \
+	v2read_go122_profiles
 
 GO=$GT_GO123
 [ -x "$GTCTL" ] || { fail v2read_build "$GTCTL not built"; gt_finish; }
@@ -174,6 +178,27 @@ for t in $tests; do
 		why="$why $b: report: $(head -1 "$GT_TMP/$b.err");"
 done
 gt_report v2read_go_testdata "$why"
+
+# P sequence numbers broken in Go's own steal test
+why=
+t=/usr/lib/go-1.23/src/internal/trace/testdata/tests/go122-syscall-steal-proc-simple.test
+for bad in "s/ProcSteal dt=1 p=0 p_seq=2/ProcSteal dt=1 p=0 p_seq=3/" \
+	"s/GoSyscallBegin dt=1 p_seq=1/GoSyscallBegin dt=1 p_seq=2/"; do
+	sed "$bad" "$t" >"$GT_TMP/pseq.test"
+	if cmp -s "$t" "$GT_TMP/pseq.test"; then
+		why="$why '$bad' changed nothing in $t;"
+		continue
+	fi
+	python3 tests/lib/v2raw.py "$GT_TMP/pseq.test" "$GT_TMP/pseq.trace" >/dev/null ||
+		{ why="$why '$bad': not converted;"; continue; }
+	"$GO" tool trace -d=1 "$GT_TMP/pseq.trace" >/dev/null 2>&1 && why="$why '$bad': Go 1.23 reads it;"
+	"$GTCTL" inspect "$GT_TMP/pseq.trace" >"$GT_TMP/pseq.insp" 2>&1
+	rc=$?
+	[ $rc = 1 ] || why="$why '$bad': inspect exit $rc;"
+	grep -q "invalid: .*(rule: P sequence)" "$GT_TMP/pseq.insp" ||
+		why="$why '$bad': $(tail -1 "$GT_TMP/pseq.insp");"
+done
+gt_report v2read_inspect_pseq "$why"
 
 # A Go 1.22 program's trace ("go 1.22 trace")
 why=
