@@ -234,8 +234,8 @@ int gt_v2enc_emit(struct gt_v2enc *e, uint64_t m, uint64_t ts, unsigned type,
 		return -ENOMEM;
 	if (!s->buf && !(s->buf = malloc(GT_V2_MAX_BATCH)))
 		return gt_v2enc_fail(e, "batch of M %llu: out of memory", (unsigned long long)m);
-	if (s->len && ts < s->last)
-		ts = s->last;
+	if (ts < s->last)
+		ts = s->last; /* within a generation an M's time never goes back */
 	ev[0] = (uint8_t)type;
 	n += gt_uvarint_put(ev + n, s->len ? ts - s->last : 0);
 	for (unsigned i = 0; i < nargs; i++)
@@ -384,6 +384,7 @@ static void flush_one(uint64_t key, void *val, void *arg)
 
 	if (!a->rc)
 		a->rc = flush_m(a->e, key, val);
+	((struct gt_v2enc_m *)val)->last = 0; /* the next generation's own */
 }
 
 /* Writes the open generation's batches, frequency and tables. */

@@ -10,7 +10,8 @@
  *   - batches per M: each M's events go to its own buffer, written as an
  *     EventBatch when it would pass Go's 64 KiB limit and at generation end;
  *     a timed event's time is a delta from its batch's previous one (a time
- *     earlier than the M's last is raised to it: deltas are unsigned);
+ *     earlier than the M's last in the generation is raised to it: deltas
+ *     are unsigned, and an M's batches follow each other);
  *   - tables per generation: strings (gt_v2enc_string) and stacks
  *     (gt_v2enc_stack, frames named by interned strings) get ids 1, 2, ...
  *     valid until the generation ends;
