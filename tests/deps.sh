@@ -21,9 +21,11 @@ pkgs=(
 	systemd                                  # systemd-analyze verify of the units
 )
 
-# Go 1.21 and 1.23 come from Debian's bookworm-backports suite: Go 1.22+
-# converts our format to its new model and has its own viewer invariants.
-backports=(golang-1.21-go golang-1.23-go)
+# Go 1.21, 1.22 and 1.23 come from Debian's bookworm-backports suite: Go
+# 1.22+ converts our format to its new model and has its own viewer
+# invariants; 1.22 is the first reader of the Go 1.22+ format ("go 1.22
+# trace" files only) and the oldest a v2 file must pass.
+backports=(golang-1.21-go golang-1.22-go golang-1.23-go)
 backports_list=/etc/apt/sources.list.d/gotraced-backports.sources
 
 missing=()

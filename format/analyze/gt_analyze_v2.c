@@ -23,11 +23,15 @@
  * Order: each M's events in its own order; among the Ms' next events the
  * earliest that may go, as Go's order.go admits them: a GoStart when its
  * goroutine is runnable with the sequence number before its own, a
- * GoUnblock or GoSwitch at its goroutine's next sequence number, any other
- * event at once.  Simplified from order.go: the Ps' sequence numbers
- * (ProcStart, ProcSteal, GoSyscallBegin) are not waited for, and when
- * nothing may go the earliest waiting event goes anyway (rule "ordering":
- * an anomaly, an error for inspect).  The figures cannot change for it: each
+ * GoUnblock or GoSwitch when it is waiting at that number; a ProcStart
+ * when its P is idle at the sequence number before its own and its M
+ * holds none, a ProcSteal when its P is in a syscall at the number before
+ * its own, a GoSyscallEndBlocked once its M's P has left the
+ * syscall (stolen or stopped); any other event at once.  A GoSyscallBegin
+ * must carry its P's next number (rule "P sequence", as Go fails at once).
+ * When nothing may go the earliest waiting event goes anyway (rule "P
+ * sequence" if it waits on a P, else "ordering": an anomaly, an error for
+ * inspect).  The figures cannot change for it: each
  * interval runs between its two events' own timestamps; the order only
  * decides which transitions pair up, and the goroutine sequence numbers
  * pair them as Go does.
@@ -55,6 +59,14 @@ struct mstate {
 	int64_t p;
 };
 
+/* A P as order.go sees it: status, and its sequence number (gen: the
+ * generation ordinal that numbered it; a ProcStatus restarts it at 0). */
+struct pstate {
+	uint8_t status; /* GT_V2_P_*, 0: never stated */
+	uint32_t gen;
+	uint64_t seq;
+};
+
 struct gstate {
 	uint8_t status; /* GT_V2_G_*, 0: unknown (dead or never seen) */
 	uint8_t sysblocked;
@@ -77,13 +89,15 @@ struct run {
 	struct v2e *ev;
 	size_t nev, capev;
 	struct gt_idmap ms, gs;     /* M -> mstate, G -> gstate */
+	struct gt_idmap ps;         /* P -> pstate */
 	struct gt_idmap lstk;       /* this generation's stack id -> global */
 	struct gt_idmap content;    /* (pc hash, pc hash, n) -> global id */
 	struct mhead *heads;        /* per M, then the heap of ready ones */
 	size_t nheads, capheads;
 	size_t *heap;               /* indexes into heads: those that may go */
 	size_t nheap, capheap, nwaiting;
-	struct gt_idmap waits;      /* G -> first head waiting on it (+1) */
+	struct gt_idmap waits;      /* G, or PKEY(P), -> first head waiting on
+				     * it (+1) */
 	int disorder;               /* nothing could go: time order for the
 				     * rest of the generation */
 	uint64_t gen;               /* current generation's number */
@@ -110,6 +124,18 @@ static int anomaly(struct run *r, const char *rule, const char *fmt, unsigned lo
 		return fail(r, rule, fmt, x);
 	r->a->anomalies++;
 	return 0;
+}
+
+/* anomaly() with a message made already. */
+static int anomaly_msg(struct run *r, const char *rule, const char *msg)
+{
+	if (!r->a->priv->opts.strict) {
+		r->a->anomalies++;
+		return 0;
+	}
+	snprintf(r->a->error, sizeof(r->a->error), "generation %llu: %s (rule: %s)",
+		 (unsigned long long)r->gen, msg, rule);
+	return -EINVAL;
 }
 
 /* ---- tables -------------------------------------------------------------- */
@@ -225,6 +251,17 @@ static struct mstate *mst(struct run *r, uint64_t m)
 	return s;
 }
 
+/* The wait key of a P (a goroutine's is its id: a clash only wakes a
+ * head to look again). */
+#define PKEY(p) ((uint64_t)(p) | (1ull << 63))
+
+static struct pstate *pst(struct run *r, uint64_t p)
+{
+	int isnew;
+
+	return gt_idmap_insert(&r->ps, &p, &isnew);
+}
+
 static struct gstate *gst(struct run *r, uint64_t g)
 {
 	int isnew;
@@ -234,6 +271,7 @@ static struct gstate *gst(struct run *r, uint64_t g)
 
 static int set_seq(struct run *r, uint64_t g, uint64_t seq);
 static void wake(struct run *r, uint64_t g);
+static int syscall_p(struct run *r, const struct v2e *e, struct mstate *ms);
 
 static int emit(struct run *r, int type, uint64_t g, int64_t p, uint64_t a0, uint64_t a1,
 		uint64_t stk, uint64_t ts)
@@ -548,6 +586,8 @@ static int on_go(struct run *r, const struct v2e *e, struct mstate *ms)
 	switch (e->type) {
 	case GT_V2_GO_DESTROY: case GT_V2_GO_DESTROY_SYSCALL:
 		ms->g = 0;
+		if (e->type == GT_V2_GO_DESTROY_SYSCALL && (rc = syscall_p(r, e, ms)))
+			return rc;
 		rc = emit(r, GT_EV_GO_END, cur, p, 0, 0, 0, ts);
 		return rc ? rc : set_status(r, cur, 0);
 	case GT_V2_GO_STOP:
@@ -559,9 +599,13 @@ static int on_go(struct run *r, const struct v2e *e, struct mstate *ms)
 		rc = emit(r, block_type(r, e->args[0]), cur, p, 0, 0, gstk(r, e->args[1]), ts);
 		return rc ? rc : set_status(r, cur, GT_V2_G_WAITING);
 	case GT_V2_GO_SYSCALL_BEGIN:
+		if ((rc = syscall_p(r, e, ms)))
+			return rc;
 		rc = emit(r, GT_EV_GO_SYSCALL, cur, p, 0, 0, gstk(r, e->args[1]), ts);
 		return rc ? rc : set_status(r, cur, GT_V2_G_SYSCALL);
 	case GT_V2_GO_SYSCALL_END:
+		if ((rc = syscall_p(r, e, ms)))
+			return rc;
 		rc = gt_an_syscall_end(r->a, cur, gt_an_ns(r->a, (int64_t)ts));
 		return rc ? rc : set_status(r, cur, GT_V2_G_RUNNING);
 	case GT_V2_GO_SYSCALL_END_BLOCKED:
@@ -574,34 +618,149 @@ static int on_go(struct run *r, const struct v2e *e, struct mstate *ms)
 	return 0;
 }
 
+/* P p changed (status, sequence number, M): the heads waiting on it look
+ * again. */
+static void p_changed(struct run *r, uint64_t p)
+{
+	wake(r, PKEY(p));
+}
+
+static const char *p_status_name(int st)
+{
+	static const char *names[] = { "not stated", "running", "idle", "in a syscall",
+				       "in an abandoned syscall" };
+
+	return st >= 0 && st <= GT_V2_P_SYSCALL_ABANDONED ? names[st] : "?";
+}
+
+/* ProcStatus: the P's status (a syscall stays one when restated as
+ * abandoned, as in Go), its sequence number from 0. */
+static int on_proc_status(struct run *r, const struct v2e *e, struct mstate *ms)
+{
+	uint64_t p = e->args[0], st = e->args[1];
+	struct pstate *ps = pst(r, p);
+	int rc;
+
+	if (!ps)
+		return -ENOMEM;
+	if (st < GT_V2_P_RUNNING || st > GT_V2_P_SYSCALL_ABANDONED)
+		return fail(r, "statuses", "proc status %llu is not one", st);
+	if (st == GT_V2_P_SYSCALL_ABANDONED &&
+	    (ps->status == GT_V2_P_SYSCALL || ps->status == GT_V2_P_SYSCALL_ABANDONED))
+		st = ps->status;
+	if (ps->status && ps->status != st &&
+	    (rc = anomaly(r, "statuses", "ProcStatus of P %llu restates another status", p)))
+		return rc;
+	ps->status = (uint8_t)st;
+	ps->gen = r->genidx;
+	ps->seq = 0;
+	if (st == GT_V2_P_RUNNING || st == GT_V2_P_SYSCALL)
+		ms->p = (int64_t)p;
+	p_changed(r, p);
+	return 0;
+}
+
+/* ProcSteal (it went: its P was in a syscall at the number before). */
+static int on_proc_steal(struct run *r, const struct v2e *e, struct mstate *ms)
+{
+	uint64_t p = e->args[0], victim = e->args[2];
+	struct pstate *ps = pst(r, p);
+	struct mstate *vm;
+	int old, rc;
+
+	if (!ps)
+		return -ENOMEM;
+	old = ps->status;
+	ps->status = GT_V2_P_IDLE;
+	ps->gen = r->genidx;
+	ps->seq = e->args[1];
+	p_changed(r, p);
+	if (old == GT_V2_P_SYSCALL_ABANDONED)
+		return 0; /* Go: its M is not known any more */
+	if (!(vm = victim == e->m ? ms : mst(r, victim)))
+		return -ENOMEM;
+	if (vm->p != (int64_t)p &&
+	    (rc = anomaly(r, "statuses", "ProcSteal of P %llu from an M that does not hold it", p)))
+		return rc;
+	if (vm->p == (int64_t)p)
+		vm->p = -1;
+	return vm->g ? sys_block(r, vm->g, (int64_t)p, e->ts) : 0;
+}
+
 static int on_proc(struct run *r, const struct v2e *e, struct mstate *ms)
 {
-	struct mstate *vm;
-	uint64_t victim;
+	struct pstate *ps;
 	int rc;
 
 	switch (e->type) {
 	case GT_V2_PROCS_CHANGE:
 		return emit(r, GT_EV_GOMAXPROCS, 0, ms->p, e->args[0], 0, 0, e->ts);
 	case GT_V2_PROC_START:
+		if (!(ps = pst(r, e->args[0])))
+			return -ENOMEM;
+		ps->status = GT_V2_P_RUNNING;
+		ps->gen = r->genidx;
+		ps->seq = e->args[1];
 		ms->p = (int64_t)e->args[0];
+		p_changed(r, e->args[0]);
 		return emit(r, GT_EV_PROC_START, 0, ms->p, e->m, 0, 0, e->ts);
 	case GT_V2_PROC_STOP:
+		if (ms->p < 0)
+			return anomaly(r, "statuses", "ProcStop on M %llu, which holds no P", e->m);
 		rc = emit(r, GT_EV_PROC_STOP, 0, ms->p, 0, 0, 0, e->ts);
+		if ((ps = pst(r, (uint64_t)ms->p)))
+			ps->status = GT_V2_P_IDLE;
+		p_changed(r, (uint64_t)ms->p);
 		ms->p = -1;
 		return rc;
 	case GT_V2_PROC_STATUS:
-		if (e->args[1] == GT_V2_P_RUNNING || e->args[1] == GT_V2_P_SYSCALL)
-			ms->p = (int64_t)e->args[0];
-		return 0;
+		return on_proc_status(r, e, ms);
 	case GT_V2_PROC_STEAL:
-		victim = e->args[2];
-		if (!(vm = mst(r, victim)))
-			return -ENOMEM;
-		if (vm->p == (int64_t)e->args[0])
-			vm->p = -1;
-		return vm->g ? sys_block(r, vm->g, (int64_t)e->args[0], e->ts) : 0;
+		return on_proc_steal(r, e, ms);
 	}
+	return 0;
+}
+
+/* GoSyscallBegin and GoSyscallEnd move the M's P into and out of the
+ * syscall; the begin carries the P's next sequence number (order.go fails
+ * at once when it does not: "can't make sequence").  GoDestroySyscall
+ * leaves the M's P abandoned in its syscall (Go 1.23's order.go). */
+static int syscall_p(struct run *r, const struct v2e *e, struct mstate *ms)
+{
+	uint64_t p = (uint64_t)ms->p;
+	struct pstate *ps = ms->p < 0 ? NULL : gt_idmap_find(&r->ps, &p);
+	char msg[160];
+	int rc;
+
+	if (e->type == GT_V2_GO_DESTROY_SYSCALL) {
+		/* Go 1.23: the thread lets its P go (its id may be reused) */
+		if (ps) {
+			ps->status = GT_V2_P_SYSCALL_ABANDONED;
+			ms->p = -1;
+			p_changed(r, p);
+		}
+		return 0;
+	}
+	if (!ps || !ps->status)
+		return anomaly(r, "statuses", "a syscall event on M %llu, which holds no stated P",
+			       e->m);
+	if (e->type == GT_V2_GO_SYSCALL_END) {
+		ps->status = GT_V2_P_RUNNING;
+		p_changed(r, p);
+		return 0;
+	}
+	if (!r->disorder && (ps->gen != r->genidx || e->args[0] != ps->seq + 1)) {
+		snprintf(msg, sizeof(msg), "GoSyscallBegin on P %llu with sequence number %llu: "
+			 "the P is at %llu%s", (unsigned long long)p,
+			 (unsigned long long)e->args[0], (unsigned long long)ps->seq,
+			 ps->gen != r->genidx ? " of an earlier generation" : "");
+		if ((rc = anomaly_msg(r, "P sequence", msg)))
+			return rc;
+	}
+	ps->status = GT_V2_P_SYSCALL;
+	ps->gen = r->genidx;
+	ps->seq = e->args[0];
+	p_changed(r, p);
 	return 0;
 }
 
@@ -615,26 +774,85 @@ static int on_sample(struct run *r, const struct v2e *e)
 	return gt_an_sample(r->a, &s);
 }
 
-/* order.go's readiness, for the events whose goroutine orders them
+/* order.go's readiness, for the events whose goroutine or P orders them
  * across Ms: a GoStart waits until its goroutine is runnable with the
- * sequence number before its own, a GoUnblock or GoSwitch until that
- * number (a GoStatus or GoCreate of this generation gives 0).  Every other
+ * sequence number before its own, a GoUnblock or GoSwitch until it is
+ * waiting with that number (a GoStatus or GoCreate of this generation
+ * gives 0); a ProcStart
+ * until its M holds no P and its P is idle at the number before its own, a
+ * ProcSteal until its P is in a syscall at that number (a ProcStatus of
+ * this generation gives 0), a GoSyscallEndBlocked until its M's P has left
+ * the syscall.  *key: what a head that may not go waits on.  Every other
  * event waits only for its M's previous one. */
-static int ready(struct run *r, const struct v2e *e)
+static int ready(struct run *r, const struct v2e *e, uint64_t *key)
 {
-	struct gstate *s;
+	const struct mstate *ms;
+	const struct gstate *s;
+	const struct pstate *ps;
+	uint64_t p;
 
 	if (r->disorder)
 		return 1;
+	*key = e->args[0];
 	switch (e->type) {
 	case GT_V2_GO_START: case GT_V2_GO_UNBLOCK: case GT_V2_GO_SWITCH:
 	case GT_V2_GO_SWITCH_DESTROY:
 		s = gt_idmap_find(&r->gs, &e->args[0]);
 		if (!s || s->gen != r->genidx || e->args[1] != s->seq + 1)
 			return 0;
-		return e->type != GT_V2_GO_START || s->status == GT_V2_G_RUNNABLE;
+		return s->status == (e->type == GT_V2_GO_START ? GT_V2_G_RUNNABLE : GT_V2_G_WAITING);
+	case GT_V2_PROC_START: case GT_V2_PROC_STEAL:
+		ms = gt_idmap_find(&r->ms, &e->m);
+		if (e->type == GT_V2_PROC_START && ms && ms->p >= 0) {
+			*key = PKEY(ms->p);
+			return 0;
+		}
+		*key = PKEY(e->args[0]);
+		ps = gt_idmap_find(&r->ps, &e->args[0]);
+		if (!ps || ps->gen != r->genidx || e->args[1] != ps->seq + 1)
+			return 0;
+		if (e->type == GT_V2_PROC_START)
+			return ps->status == GT_V2_P_IDLE;
+		return ps->status == GT_V2_P_SYSCALL || ps->status == GT_V2_P_SYSCALL_ABANDONED;
+	case GT_V2_GO_SYSCALL_END_BLOCKED:
+		ms = gt_idmap_find(&r->ms, &e->m);
+		if (!ms || ms->p < 0)
+			return 1;
+		p = (uint64_t)ms->p;
+		*key = PKEY(p);
+		ps = gt_idmap_find(&r->ps, &p);
+		return !ps || ps->status != GT_V2_P_SYSCALL;
 	}
 	return 1;
+}
+
+/* Why a P event that waits cannot go (the generation is stuck on it). */
+static void p_stuck(struct run *r, const struct v2e *e, char *msg, size_t len)
+{
+	const struct mstate *ms = gt_idmap_find(&r->ms, &e->m);
+	uint64_t p = e->type == GT_V2_GO_SYSCALL_END_BLOCKED ? (uint64_t)ms->p : e->args[0];
+	const struct pstate *ps = gt_idmap_find(&r->ps, &p);
+	int st = ps ? ps->status : 0;
+
+	if (e->type == GT_V2_PROC_START && ms && ms->p >= 0) {
+		snprintf(msg, len, "ProcStart of P %llu on M %llu, which holds P %lld",
+			 (unsigned long long)p, (unsigned long long)e->m, (long long)ms->p);
+		return;
+	}
+	if (e->type == GT_V2_GO_SYSCALL_END_BLOCKED) {
+		snprintf(msg, len, "GoSyscallEndBlocked on M %llu: its P %llu never leaves the "
+			 "syscall", (unsigned long long)e->m, (unsigned long long)p);
+		return;
+	}
+	if (ps && st && ps->gen != r->genidx) {
+		snprintf(msg, len, "%s of P %llu with sequence number %llu: the P has no status "
+			 "in this generation", gt_v2_name(e->type), (unsigned long long)p,
+			 (unsigned long long)e->args[1]);
+		return;
+	}
+	snprintf(msg, len, "%s of P %llu with sequence number %llu: the P is %s at %llu",
+		 gt_v2_name(e->type), (unsigned long long)p, (unsigned long long)e->args[1],
+		 p_status_name(st), ps ? (unsigned long long)ps->seq : 0ull);
 }
 
 static int head_less(const struct run *r, size_t x, size_t y)
@@ -730,11 +948,11 @@ static int process(struct run *r, const struct v2e *e)
 	return on_go(r, e, ms);
 }
 
-/* Head h waits on the goroutine its event names. */
-static int wait_on(struct run *r, size_t h)
+/* Head h waits on key (a goroutine, or PKEY of a P). */
+static int wait_on(struct run *r, size_t h, uint64_t key)
 {
 	int isnew;
-	uint64_t *first = gt_idmap_insert(&r->waits, &r->ev[r->heads[h].pos].args[0], &isnew);
+	uint64_t *first = gt_idmap_insert(&r->waits, &key, &isnew);
 
 	if (!first)
 		return -ENOMEM;
@@ -745,27 +963,48 @@ static int wait_on(struct run *r, size_t h)
 	return 0;
 }
 
+/* Nothing may go: the rule broken, named by the earliest waiting event
+ * (a P's: "P sequence"; a goroutine's: "ordering"). */
+static int stuck(struct run *r)
+{
+	const struct v2e *first = NULL;
+	char msg[200];
+
+	for (size_t h = 0; h < r->nheads; h++) {
+		const struct v2e *e = &r->ev[r->heads[h].pos];
+
+		if (r->heads[h].waiting && (!first || e->ts < first->ts))
+			first = e;
+	}
+	if (first && (first->type == GT_V2_PROC_START || first->type == GT_V2_PROC_STEAL ||
+		      first->type == GT_V2_GO_SYSCALL_END_BLOCKED)) {
+		p_stuck(r, first, msg, sizeof(msg));
+		return anomaly_msg(r, "P sequence", msg);
+	}
+	return anomaly(r, "ordering", "no event can go next (%llu waiting)", r->nwaiting);
+}
+
 /* The next head in order: the earliest that may go, the others waiting on
- * their goroutine (woken when it changes).  If none may go (the file's
- * sequence numbers cannot be met) the rule "ordering" is broken, and the
- * rest of the generation goes in time order. */
+ * their goroutine or P (woken when it changes).  If none may go (the
+ * file's sequence numbers cannot be met) a rule is broken (stuck()), and
+ * the rest of the generation goes in time order. */
 static int next_head(struct run *r, size_t *out)
 {
+	uint64_t key;
 	int rc;
 
 	for (;;) {
 		while (r->nheap) {
 			size_t h = heap_pop(r);
 
-			if (ready(r, &r->ev[r->heads[h].pos])) {
+			if (ready(r, &r->ev[r->heads[h].pos], &key)) {
 				*out = h;
 				return 0;
 			}
-			if ((rc = wait_on(r, h)))
+			if ((rc = wait_on(r, h, key)))
 				return rc;
 		}
-		if ((rc = anomaly(r, "ordering", "no event can go next (%llu waiting)",
-				  r->nwaiting)))
+		if ((rc = stuck(r)))
 			return rc;
 		r->disorder = 1;
 		for (size_t h = 0; h < r->nheads; h++)
@@ -854,6 +1093,7 @@ int gt_an_v2(struct gt_analysis *a)
 
 	gt_idmap_init(&r.ms, 1, sizeof(struct mstate));
 	gt_idmap_init(&r.gs, 1, sizeof(struct gstate));
+	gt_idmap_init(&r.ps, 1, sizeof(struct pstate));
 	gt_idmap_init(&r.content, 3, sizeof(uint64_t));
 	gt_idmap_init(&r.waits, 1, sizeof(uint64_t));
 	a->priv->v2 = 1;
@@ -884,6 +1124,7 @@ out:
 	gt_idmap_free(&r.waits);
 	gt_idmap_free(&r.ms);
 	gt_idmap_free(&r.gs);
+	gt_idmap_free(&r.ps);
 	gt_idmap_free(&r.content);
 	gt_an_map_free(&r.lstk);
 	return rc;

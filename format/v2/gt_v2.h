@@ -1,7 +1,8 @@
-/* Folder format/v2/: the decoder of Go 1.22+ execution traces (the "v2"
- * format: generations of per-M batches, per-generation string and stack
- * tables).  It owns the v2 event table (this file), the header, the batch
- * and event decoders and the grouping of batches into generations.  It may
+/* Folder format/v2/: the decoder and the encoder of Go 1.22+ execution
+ * traces (the "v2" format: generations of per-M batches, per-generation
+ * string and stack tables).  It owns the v2 event table (this file), the
+ * header, the batch and event decoders and the grouping of batches into
+ * generations; the encoder (gt_v2enc.h) writes files from the same table.  It may
  * include format/util/, format/wire/ and the C library; never writer/,
  * check/, analyze/, daemon/, bpf/ or a Linux header.  The analysis
  * (format/analyze/gt_analyze_v2.c) and the checker read v2 files through it.

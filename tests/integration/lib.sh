@@ -11,6 +11,7 @@ GTCTL=$GT_BUILD/gotracectl
 WL=$GT_BUILD/workloads
 TRUTH="python3 tests/integration/truth.py"
 GT_GO123=${GOCHECK_GO123:-/usr/lib/go-1.23/bin/go}  # Go 1.23, for its viewer
+GT_GO122=${GOCHECK_GO122:-/usr/lib/go-1.22/bin/go}  # Go 1.22, the first v2 reader
 GT_TMP=$(mktemp -d /tmp/gt-integration.XXXXXX)
 gt_failures=0
 gt_pids=()          # background processes to end at exit (ours only)

@@ -22,12 +22,19 @@
 #     valid for every one Go expects to succeed (the one whose timestamps
 #     contradict its sequence numbers included); report never fails on a
 #     valid one.
+#     Two of them with a P's sequence number broken (a ProcSteal at 3
+#     where the P is at 1, a GoSyscallBegin at 2 where it is at 0): Go
+#     1.23 refuses both, and inspect says invalid naming "P sequence".
+#  6. v2block built with Go 1.22 writes a "go 1.22 trace": Go 1.22's own
+#     parser reads it, report reads it (version 1.22, no anomaly), its Go
+#     1.23 viewer totals equal Go 1.23's -pprof totals, inspect says valid.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 gt_expect v2read_build v2read_http_report v2read_http_profiles v2read_http_delays v2read_cpu_samples \
 	v2read_block_report v2read_block_profiles v2read_block_delays v2read_block_stacks \
-	v2read_inspect v2read_inspect_invalid v2read_go_testdata
+	v2read_inspect v2read_inspect_invalid v2read_go_testdata v2read_inspect_pseq v2read_go122 \
+	v2read_go122_profiles
 
 GO=$GT_GO123
 [ -x "$GTCTL" ] || { fail v2read_build "$GTCTL not built"; gt_finish; }
@@ -59,18 +66,19 @@ else
 	ok v2read_build
 fi
 
-# report_ok NAME TRACE MIN_GOROUTINES: report --json reads it, as Go 1.23.
+# report_ok NAME TRACE MIN_GOROUTINES [VERSION]: report --json reads it, as
+# Go VERSION (1.23 unless told).
 report_ok() {
-	local n=$1 t=$2 min=$3 why
+	local n=$1 t=$2 min=$3 ver=${4:-1.23} why
 	if ! "$GTCTL" report --json --top=0 "$t" >"$GT_TMP/$n.json" 2>"$GT_TMP/$n.err"; then
 		fail "$n" "report failed: $(head -2 "$GT_TMP/$n.err")"
 		return
 	fi
-	why=$(python3 - "$GT_TMP/$n.json" "$min" <<'PY'
+	why=$(python3 - "$GT_TMP/$n.json" "$min" "$ver" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-if d["version"] != "1.23":
-    print("version %s, not 1.23" % d["version"])
+if d["version"] != sys.argv[3]:
+    print("version %s, not %s" % (d["version"], sys.argv[3]))
 elif d["anomalies"]:
     print("%d anomalies" % d["anomalies"])
 elif len(d["threads"]) < int(sys.argv[2]):
@@ -170,5 +178,54 @@ for t in $tests; do
 		why="$why $b: report: $(head -1 "$GT_TMP/$b.err");"
 done
 gt_report v2read_go_testdata "$why"
+
+# P sequence numbers broken in Go's own steal test
+why=
+t=/usr/lib/go-1.23/src/internal/trace/testdata/tests/go122-syscall-steal-proc-simple.test
+for bad in "s/ProcSteal dt=1 p=0 p_seq=2/ProcSteal dt=1 p=0 p_seq=3/" \
+	"s/GoSyscallBegin dt=1 p_seq=1/GoSyscallBegin dt=1 p_seq=2/"; do
+	sed "$bad" "$t" >"$GT_TMP/pseq.test"
+	if cmp -s "$t" "$GT_TMP/pseq.test"; then
+		why="$why '$bad' changed nothing in $t;"
+		continue
+	fi
+	python3 tests/lib/v2raw.py "$GT_TMP/pseq.test" "$GT_TMP/pseq.trace" >/dev/null ||
+		{ why="$why '$bad': not converted;"; continue; }
+	"$GO" tool trace -d=1 "$GT_TMP/pseq.trace" >/dev/null 2>&1 && why="$why '$bad': Go 1.23 reads it;"
+	"$GTCTL" inspect "$GT_TMP/pseq.trace" >"$GT_TMP/pseq.insp" 2>&1
+	rc=$?
+	[ $rc = 1 ] || why="$why '$bad': inspect exit $rc;"
+	grep -q "invalid: .*(rule: P sequence)" "$GT_TMP/pseq.insp" ||
+		why="$why '$bad': $(tail -1 "$GT_TMP/pseq.insp");"
+done
+gt_report v2read_inspect_pseq "$why"
+
+# A Go 1.22 program's trace ("go 1.22 trace")
+why=
+if [ ! -x "$GT_GO122" ]; then
+	why="Go 1.22 not installed at $GT_GO122 (make deps)"
+elif ! (export GOCACHE=$PWD/$dir/cache122 GOPATH=$PWD/$dir/gopath GO111MODULE=off GOFLAGS= \
+	CGO_ENABLED=0 && "$GT_GO122" build -o "$dir/v2block122" tests/workloads/go/v2block/main.go) \
+	>"$GT_TMP/build122.log" 2>&1; then
+	why="go1.22 build v2block failed: $(tail -3 "$GT_TMP/build122.log")"
+elif ! "$dir/v2block122" "$GT_TMP/v2block122.trace" >"$GT_TMP/v2block122.out" 2>&1; then
+	why="v2block (Go 1.22) failed: $(tail -3 "$GT_TMP/v2block122.out")"
+elif [ "$(head -c 13 "$GT_TMP/v2block122.trace")" != "go 1.22 trace" ]; then
+	why="v2block (Go 1.22) wrote no Go 1.22 trace"
+fi
+if [ -n "$why" ]; then
+	fail v2read_go122 "$why"
+	fail v2read_go122_profiles "no trace (see v2read_go122)"
+else
+	if ! out=$("$GT_GO122" tool trace -d=1 "$GT_TMP/v2block122.trace" 2>&1 >/dev/null); then
+		fail v2read_go122 "Go 1.22's own parser: ${out:0:300}"
+	elif ! "$GTCTL" inspect "$GT_TMP/v2block122.trace" >"$GT_TMP/v2block122.insp" 2>&1 ||
+		! grep -q "^version: *go 1.22 trace" "$GT_TMP/v2block122.insp"; then
+		fail v2read_go122 "inspect: $(tail -1 "$GT_TMP/v2block122.insp")"
+	else
+		report_ok v2read_go122 "$GT_TMP/v2block122.trace" 8 1.22
+	fi
+	check_script v2read_go122_profiles tests/integration/profiles_check.py "$GT_TMP/v2block122.trace"
+fi
 
 gt_finish

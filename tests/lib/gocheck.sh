@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
 # gocheck.sh FILE [FILE...]: holds trace files to Go's own readers, as
 # docs/format.md says a producer must.  Per file:
-#   - the parsers of Go 1.19 (`go tool trace -d`), 1.21 (same flag) and 1.23
-#     (`-d=1`: Go 1.22+ converts v1 files to its new model first);
+#   - the parsers of Go 1.19 (`go tool trace -d`), 1.21 (same flag), 1.22
+#     (`-d=1`: its legacy parser for v1 files, its v2 reader for "go 1.22
+#     trace" files; it reads no "go 1.23 trace") and 1.23 (`-d=1`: Go 1.23
+#     converts v1 files to its new model first);
 #   - the Go 1.19 viewer: its JSON timeline, goroutine and profile pages;
 #   - the Go 1.23 viewer, which runs its own generators with their own
 #     invariants (gstate.go panics on shapes every parser accepts): /trace,
 #     the JSON of its proc and thread views, /goroutines, one goroutine group
 #     page and that group's first goroutine timeline, the profiles.
+# A Go 1.22+ file ("go 1.22 trace", "go 1.23 trace") goes to the readers
+# of its version and later only.
 # Each page must answer 200 with the tool still alive and no panic in its
 # log.  One viewer process per Go version per file.  Exit 0 when every
 # file passes; otherwise prints what Go said and exits 1.
 #
-# GOCHECK_GO119, GOCHECK_GO121, GOCHECK_GO123 name the go binaries.
+# GOCHECK_GO119, GOCHECK_GO121, GOCHECK_GO122, GOCHECK_GO123 name the go
+# binaries.
 set -u
 
 GO119=${GOCHECK_GO119:-go}
 GO121=${GOCHECK_GO121:-/usr/lib/go-1.21/bin/go}
+GO122=${GOCHECK_GO122:-/usr/lib/go-1.22/bin/go}
 GO123=${GOCHECK_GO123:-/usr/lib/go-1.23/bin/go}
 export GOTOOLCHAIN=local
 
@@ -142,14 +148,23 @@ minor_version() {
 }
 
 check_file() {
-	local f=$1
-	parse go1.19 "$GO119" -d "$f" || return 1
-	parse go1.21 "$GO121" -d "$f" || return 1
-	viewer_pass go1.19 "$GO119" "$f" \
-		/jsontrace /goroutines @goroutines-link \
-		'/syscall?raw=1' '/sched?raw=1' '/block?raw=1' '/io?raw=1' || return 1
+	local f=$1 minor
+	minor=$(minor_version "$f")
+	# Go 1.19 and 1.21 read no Go 1.22+ file ("go 1.22 trace" and later).
+	if [ "$minor" -lt 22 ]; then
+		parse go1.19 "$GO119" -d "$f" || return 1
+		parse go1.21 "$GO121" -d "$f" || return 1
+		viewer_pass go1.19 "$GO119" "$f" \
+			/jsontrace /goroutines @goroutines-link \
+			'/syscall?raw=1' '/sched?raw=1' '/block?raw=1' '/io?raw=1' || return 1
+	fi
+	# Go 1.22 reads v1 files with its legacy parser, "go 1.22 trace" with
+	# its v2 reader, and no later version.
+	if [ "$minor" -le 22 ]; then
+		parse go1.22 "$GO122" -d=1 "$f" || return 1
+	fi
 	# Go 1.22+ reads no file older than 1.11 (Go's own 1.5-1.10 traces).
-	[ "$(minor_version "$f")" -ge 11 ] || return 0
+	[ "$minor" -ge 11 ] || return 0
 	parse go1.23 "$GO123" -d=1 "$f" || return 1
 	viewer_pass go1.23 "$GO123" "$f" \
 		/trace /jsontrace '/jsontrace?view=thread' /goroutines \

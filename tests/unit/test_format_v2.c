@@ -2,11 +2,15 @@
  * tiny hand-made files whose every figure is known: the decoder's events
  * and frames, the transitions mapped onto report's figures (delays, off-CPU
  * by reason, wakers, names, syscalls), one stack id across generations,
- * the order of sequence numbers over timestamps, and each rule that
- * refuses a file, named. */
+ * the order of sequence numbers over timestamps (a goroutine's and a P's),
+ * and each rule that refuses a file, named (the P sequence numbers' too,
+ * held to Go 1.23's own reader, which refuses the same files). */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyze/gt_analyze.h"
 #include "gt_test.h"
@@ -288,8 +292,94 @@ static void test_seq_over_time(void)
 	gt_analysis_free(&a);
 }
 
+/* Go's readers on b (tests/lib/gocheck.sh): 0 accepted. */
+static int go_accepts(const uint8_t *b, size_t n, char *why, size_t wl)
+{
+	char path[] = "/tmp/gt-v2seq-XXXXXX";
+	int fd = mkstemp(path), rc = -1;
+
+	if (fd >= 0 && write(fd, b, n) == (ssize_t)n)
+		rc = gt_test_gocheck(path, why, wl);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	return rc;
+}
+
+/* M 1 runs g1 on p0 and enters a syscall at 110 (p_seq begin); M 2 steals
+ * p0 (p_seq steal) at 105 by its clock, starts it and runs g1 there once
+ * M 1 left the syscall blocked (150).  The steal must wait for the syscall
+ * it takes the P from, the end for the steal.  Generation 2 (restate: p0's
+ * ProcStatus given or not) has M 2 start p0 again at p_seq 1. */
+static size_t steal_trace(struct buf *w, uint64_t begin, uint64_t steal, int restate)
+{
+	memset(w, 0, sizeof(*w));
+	memcpy(w->b, "go 1.23 trace\0\0\0", 16);
+	w->n = 16;
+	tables(w, 1, 1);
+	batch(w, 1, 1, 100);
+	EV(w, GT_V2_PROC_STATUS, 0, 0, GT_V2_P_RUNNING);
+	EV(w, GT_V2_GO_STATUS, 0, 1, 1, GT_V2_G_RUNNING);
+	EV(w, GT_V2_GO_SYSCALL_BEGIN, 10, begin, 1);
+	EV(w, GT_V2_GO_SYSCALL_END_BLOCKED, 40);
+	batch_end(w);
+	batch(w, 1, 2, 100);
+	EV(w, GT_V2_PROC_STEAL, 5, 0, steal, 1);
+	EV(w, GT_V2_PROC_START, 20, 0, steal + 1);
+	EV(w, GT_V2_GO_START, 40, 1, 1);
+	EV(w, GT_V2_GO_STOP, 10, 4, 1);
+	EV(w, GT_V2_PROC_STOP, 10);
+	batch_end(w);
+	tables(w, 2, 1);
+	batch(w, 2, 2, 300);
+	if (restate)
+		EV(w, GT_V2_PROC_STATUS, 0, 0, GT_V2_P_IDLE);
+	EV(w, GT_V2_GO_STATUS, 0, 1, UINT64_MAX, GT_V2_G_RUNNABLE);
+	EV(w, GT_V2_PROC_START, 10, 0, 1);
+	EV(w, GT_V2_GO_START, 10, 1, 1);
+	batch_end(w);
+	return w->n;
+}
+
+static void test_p_seq(void)
+{
+	static struct buf w;
+	struct gt_analysis a;
+	char why[1024];
+	size_t n;
+
+	/* good: the steal goes after the syscall begin, whatever the clocks */
+	n = steal_trace(&w, 1, 2, 1);
+	GT_REQUIRE(gt_analyze(&a, w.b, n, &(struct gt_analyze_opts){ 0, -1, NULL, 0, 1 }) == 0,
+		   "valid: %s", a.error);
+	gt_analysis_free(&a);
+	GT_CHECK(go_accepts(w.b, n, why, sizeof(why)) == 0, "Go refused the good one: %s", why);
+	/* a steal at a number its P never reaches */
+	n = steal_trace(&w, 1, 5, 1);
+	refused("steal", w.b, n, 1,
+		"ProcSteal of P 0 with sequence number 5: the P is in a syscall at 1 "
+		"(rule: P sequence)");
+	GT_CHECK(go_accepts(w.b, n, why, sizeof(why)) != 0, "Go accepted a steal at 5");
+	/* a syscall begin that skips a number: Go fails at once */
+	n = steal_trace(&w, 2, 3, 1);
+	refused("syscall begin", w.b, n, 1,
+		"GoSyscallBegin on P 0 with sequence number 2: the P is at 0 (rule: P sequence)");
+	GT_CHECK(go_accepts(w.b, n, why, sizeof(why)) != 0, "Go accepted a begin at 2");
+	/* leniently: counted, and the file read to its end */
+	GT_CHECK(gt_analyze(&a, w.b, n, NULL) == 0 && a.anomalies >= 1,
+		 "lenient: %llu anomalies (%s)", (unsigned long long)a.anomalies, a.error);
+	gt_analysis_free(&a);
+	/* a P started in a generation that never stated it */
+	n = steal_trace(&w, 1, 2, 0);
+	refused("no status", w.b, n, 1,
+		"ProcStart of P 0 with sequence number 1: the P has no status in this generation "
+		"(rule: P sequence)");
+	GT_CHECK(go_accepts(w.b, n, why, sizeof(why)) != 0, "Go accepted an unstated P");
+}
+
 int main(void)
 {
+	GT_RUN(test_p_seq);
 	GT_RUN(test_seq_over_time);
 	GT_RUN(test_decoder_events);
 	GT_RUN(test_analysis_figures);
