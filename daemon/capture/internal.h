@@ -93,6 +93,7 @@ struct gt_capture {
 	struct gt_capture_stats st;
 	uint64_t bad_records;      /* records with an impossible length */
 	struct gt_mmaps mm;
+	struct gt_capture_timing timing;
 };
 
 /* percpu.c: distances of per-CPU variables from `runqueues` (0 = not
