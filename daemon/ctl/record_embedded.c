@@ -82,6 +82,7 @@ int gt_record_embedded(struct gt_record_run *r)
 
 	eo.ring_bytes_per_cpu = r->opts->ring_bytes;
 	eo.verbose = r->opts->verbose;
+	eo.one_session = 1; /* memory tracking: only the programs it asks for */
 	err = gt_engine_open(&e, &eo, r->why, sizeof(r->why));
 	if (err)
 		return err;

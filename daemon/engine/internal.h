@@ -77,6 +77,7 @@ struct gt_session {
 struct gt_engine {
 	struct gt_capture *capture;
 	uint64_t open_ns;           /* how long gt_engine_open took */
+	int one_session;            /* gt_engine_opts.one_session */
 	struct gt_symbolizer *sym;
 	struct gt_stack_resolver resolver;
 	struct gt_titles titles;    /* process titles for goroutine names */

@@ -66,6 +66,7 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		return err;
 	}
 	e->open_ns = gt_now_ns() - t0;
+	e->one_session = opts && opts->one_session;
 	*out = e;
 	return 0;
 }

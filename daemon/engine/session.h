@@ -34,6 +34,10 @@ struct gt_engine_opts {
 	int background;                /* 1: start and stop without waiting
 					* (gotraced): see gt_session_starting,
 					* gt_session_ended */
+	int one_session;               /* 1: the engine runs one session
+					* (gotracectl embedded): memory tracking
+					* loads only what it asked for, and a
+					* later session may be refused it */
 };
 
 /* Loads the BPF programs (attached only while a session records).  0, or
