@@ -71,6 +71,20 @@ void gt_capture_detach(struct gt_capture *c);
  * Default all. */
 int gt_capture_syscall_entries(struct gt_capture *c, uint32_t sessions, char *err, size_t errlen);
 
+/* How long the capture's own steps took, in ns (`gotracectl record -v`
+ * prints them; make bench's startstop step reads them). */
+struct gt_capture_timing {
+	uint64_t kernel_check_ns;  /* gt_capture_kernel_check: the kernel's BTF read */
+	uint64_t open_ns;          /* the object opened, per-CPU offsets from BTF, rings made */
+	uint64_t load_ns;          /* CO-RE relocation against the kernel's BTF, the
+				    * verifier, the rings installed */
+	uint64_t probe_ns;         /* the mmap perf events tried once (and closed) */
+	uint64_t links_ns;         /* the last attach: one link per tracepoint */
+	uint64_t perf_events_ns;   /* the last attach: the mmap perf events opened */
+	uint64_t detach_ns;        /* the last detach: links and perf events closed */
+};
+void gt_capture_timing(const struct gt_capture *c, struct gt_capture_timing *t);
+
 /* An epoll descriptor that becomes readable when some ring has data. */
 int gt_capture_fd(struct gt_capture *c);
 /* Number of possible CPUs (= number of rings, = P count). */

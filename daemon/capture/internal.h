@@ -104,6 +104,7 @@ struct gt_capture {
 	gt_capture_ustack_cb ustack_cb;
 	void *ustack_ctx;
 	struct gt_mmaps mm;
+	struct gt_capture_timing timing;
 };
 
 /* percpu.c: distances of per-CPU variables from `runqueues` (0 = not

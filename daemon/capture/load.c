@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "common/clock.h"
 #include "internal.h"
 #include "gotraced.skel.h"
 #include "testing.h"
@@ -138,6 +139,7 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 		     char *err, size_t errlen)
 {
 	unsigned size = ring_size(o->ring_bytes_per_cpu, c->ncpus);
+	uint64_t start = gt_now_ns(), t0;
 	int rc;
 
 	c->skel = gotraced_bpf__open();
@@ -164,12 +166,16 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 		snprintf(err, errlen, "setting the ring template: %s", strerror(-rc));
 		return rc;
 	}
+	t0 = gt_now_ns();
+	c->timing.open_ns = t0 - start;
 	rc = gotraced_bpf__load(c->skel);
 	if (rc) {
 		explain_load(rc, err, errlen);
 		return rc;
 	}
-	return setup_rings(c, size, fds, err, errlen);
+	rc = setup_rings(c, size, fds, err, errlen);
+	c->timing.load_ns = gt_now_ns() - t0;
+	return rc;
 }
 
 /* Programs someone turned off (not loaded, or attached by hand, e.g. one a
@@ -211,6 +217,7 @@ int gt_capture_syscall_entries(struct gt_capture *c, uint32_t sessions, char *er
 int gt_capture_attach(struct gt_capture *c, char *err, size_t errlen)
 {
 	struct bpf_program *p;
+	uint64_t t0 = gt_now_ns(), t1;
 	int n = 0;
 
 	if (c->attached)
@@ -239,8 +246,11 @@ int gt_capture_attach(struct gt_capture *c, char *err, size_t errlen)
 		c->links[c->nlinks++] = l;
 	}
 	c->attached = 1;
+	t1 = gt_now_ns();
 	gt_mmaps_enable(c, 1);
+	c->timing.perf_events_ns = gt_now_ns() - t1;
 	int rc = sync_sys_link(c, err, errlen);
+	c->timing.links_ns = gt_now_ns() - t0 - c->timing.perf_events_ns;
 	if (rc)
 		gt_capture_detach(c);
 	return rc;
@@ -248,6 +258,8 @@ int gt_capture_attach(struct gt_capture *c, char *err, size_t errlen)
 
 void gt_capture_detach(struct gt_capture *c)
 {
+	uint64_t t0 = gt_now_ns();
+
 	while (c->nlinks > 0)
 		bpf_link__destroy(c->links[--c->nlinks]);
 	free(c->links);
@@ -256,6 +268,12 @@ void gt_capture_detach(struct gt_capture *c)
 		gt_mmaps_enable(c, 0);
 	c->attached = 0;
 	sync_sys_link(c, NULL, 0);
+	c->timing.detach_ns = gt_now_ns() - t0;
+}
+
+void gt_capture_timing(const struct gt_capture *c, struct gt_capture_timing *t)
+{
+	*t = c->timing;
 }
 
 int gt_capture_attached(const struct gt_capture *c)
@@ -278,6 +296,7 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 	struct gt_capture_opts def = { 0 };
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 	struct gt_capture *c;
+	uint64_t t0 = gt_now_ns(), checked;
 	int *fds, rc;
 
 	if (!o)
@@ -285,6 +304,7 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 	verbose_libbpf = o->verbose;
 	libbpf_set_print(libbpf_print);
 	rc = gt_capture_kernel_check(err, errlen);
+	checked = gt_now_ns();
 	if (rc)
 		return rc;
 	/* libbpf 1.1 does not raise RLIMIT_MEMLOCK itself on kernels that
@@ -297,6 +317,7 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 		return -ENOMEM;
 	}
 	c->epfd = -1;
+	c->timing.kernel_check_ns = checked - t0;
 	c->ncpus = libbpf_num_possible_cpus();
 	c->lag_ns = (uint64_t)(o->merge_lag_us ? o->merge_lag_us : DEFAULT_LAG_US) * 1000;
 	c->rings = calloc(c->ncpus > 0 ? c->ncpus : 1, sizeof(*c->rings));
@@ -319,7 +340,9 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 		return rc;
 	}
 	note_fds(c);
+	t0 = gt_now_ns();
 	gt_mmaps_probe(c);
+	c->timing.probe_ns = gt_now_ns() - t0;
 	if (!o->load_only)
 		rc = gt_capture_attach(c, err, errlen);
 	if (rc)

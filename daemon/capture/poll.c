@@ -68,6 +68,21 @@ static int drain_deliver(struct gt_capture *c, int final, gt_capture_cb cb, void
 	return total;
 }
 
+/* Whether some ring holds records not read yet (no syscall): after the
+ * last traced process exits, its filter entry is gone but its exit record
+ * may still wait in a ring, and nothing would wake us for it. */
+static int rings_pending(const struct gt_capture *c)
+{
+	for (int i = 0; i < c->ncpus; i++) {
+		const struct gt_ring *r = &c->rings[i];
+
+		if (r->consumer && __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE) !=
+				   __atomic_load_n(r->producer, __ATOMIC_ACQUIRE))
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether any filter entry exists (one syscall per map). */
 static int tracing_any(struct gt_capture *c)
 {
@@ -87,8 +102,9 @@ int gt_capture_poll(struct gt_capture *c, int timeout_ms, gt_capture_cb cb, void
 	if (c->m.nbuf && (timeout_ms < 0 || timeout_ms > lag_ms))
 		timeout_ms = lag_ms;
 	/* BPF wakes us only when a ring is a quarter full: while anything is
-	 * traced, look at the rings every tick anyway */
-	else if ((timeout_ms < 0 || timeout_ms > GT_CAPTURE_TICK_MS) && tracing_any(c))
+	 * traced, or a ring holds records, look at the rings every tick anyway */
+	else if ((timeout_ms < 0 || timeout_ms > GT_CAPTURE_TICK_MS) &&
+		 (rings_pending(c) || tracing_any(c)))
 		timeout_ms = GT_CAPTURE_TICK_MS;
 	n = epoll_wait(c->epfd, evs, 8, timeout_ms);
 	if (n < 0)

@@ -108,7 +108,17 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 	X(left, "processes that left the recording (privileges)")                    \
 	X(refused, "processes found but not recorded (ptrace's rule)")               \
 	X(loopback_anon, "loopback wakeups whose sender could not be named")         \
-	X(probe_call_ns, "what one probed allocator call costs here (ns)")
+	X(probe_call_ns, "what one probed allocator call costs here (ns)")           \
+	X(window_start_ns, "the trace's first instant (CLOCK_MONOTONIC ns, 0 unopened)") \
+	X(start_attach_ns, "starting: attaching the tracepoints (ns)")               \
+	X(start_perf_ns, "starting: opening the mmap perf events (ns)")              \
+	X(start_targets_ns, "starting: finding the targets, /proc snapshot (ns)")    \
+	X(start_probes_ns, "starting: heap and CPU-profile probes (ns)")             \
+	X(stop_notice_ns, "stopping: from the trace's end to the stop (ns)")       \
+	X(stop_flush_ns, "stopping: translating what the rings held (ns)")           \
+	X(stop_detach_ns, "stopping: detaching the programs (ns)")                   \
+	X(stop_mem_ns, "stopping: memory tracking's last values and detach (ns)")    \
+	X(stop_finish_ns, "stopping: the closing events and the footer (ns)")
 
 #define GT_COUNTER_FIELD_(name, what) uint64_t name;
 #define GT_SESSION_COUNTER_FIELDS GT_SESSION_COUNTERS(GT_COUNTER_FIELD_)

@@ -133,7 +133,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct gt_record_opts opts;
 	struct gt_record_run r;
-	uint64_t started;
+	uint64_t launched = gt_now_ns(), started, committing, done;
 	int rc = gt_record_parse(argc, argv, &opts);
 
 	if (rc)
@@ -142,6 +142,7 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	memset(&r, 0, sizeof(r));
 	r.opts = &opts;
+	r.fig.launched_ns = launched;
 	install_signals();
 	if (gt_output_open(&r.out, opts.out, r.why, sizeof(r.why))) {
 		fprintf(stderr, "gotracectl: %s\n", r.why);
@@ -165,15 +166,22 @@ int cmd_record(int argc, char **argv)
 	r.fig.wall_ns = gt_now_ns() - started;
 	if (r.have_child && r.child.go_fd >= 0)
 		gt_child_abort(&r.child); /* never released: the session failed */
+	committing = gt_now_ns();
 	finish_child(&r);
+	r.fig.reap_ns = gt_now_ns() - committing;
+	committing += r.fig.reap_ns;
 	if (!rc)
 		rc = gt_output_commit(&r.out, r.why, sizeof(r.why));
 	else
 		gt_output_discard(&r.out);
+	done = gt_now_ns(); /* the file is complete */
+	r.fig.commit_ns = done - committing;
 	if (rc) {
 		fprintf(stderr, "gotracectl: %s\n", r.why[0] ? r.why : strerror(-rc));
 		return 1;
 	}
 	gt_record_summary(&r.fig, r.reason, opts.out);
+	if (opts.verbose)
+		gt_record_timing(&r.fig, done);
 	return 0;
 }

@@ -7,9 +7,23 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "engine/session.h"
 
 #define POLL_MS 100
+
+static void note_load(struct gt_record_run *r, const struct gt_engine *e)
+{
+	struct gt_engine_timing t;
+
+	gt_engine_timing(e, &t);
+	r->fig.embedded = 1;
+	r->fig.load_check_ns = t.kernel_check_ns;
+	r->fig.load_open_ns = t.open_ns;
+	r->fig.load_ns = t.load_ns;
+	r->fig.load_probe_ns = t.probe_ns;
+	r->fig.load_total_ns = t.total_ns;
+}
 
 static int start_session(struct gt_record_run *r, struct gt_engine *e, struct gt_session **s)
 {
@@ -63,6 +77,7 @@ int gt_record_embedded(struct gt_record_run *r)
 	struct gt_session *s = NULL;
 	struct gt_session_stats st;
 	struct gt_progress prog;
+	uint64_t t0;
 	int err;
 
 	eo.ring_bytes_per_cpu = r->opts->ring_bytes;
@@ -71,9 +86,11 @@ int gt_record_embedded(struct gt_record_run *r)
 	 * the bursts of a switch-heavy program (the demo's ping-pong). */
 	eo.big_rings = r->opts->dwarf_stack_bytes != 0;
 	eo.verbose = r->opts->verbose;
+	eo.one_session = 1; /* memory tracking: only the programs it asks for */
 	err = gt_engine_open(&e, &eo, r->why, sizeof(r->why));
 	if (err)
 		return err;
+	note_load(r, e);
 	err = start_session(r, e, &s);
 	if (!err && r->have_child)
 		err = gt_record_release_child(r);
@@ -94,7 +111,9 @@ int gt_record_embedded(struct gt_record_run *r)
 	snprintf(r->reason, sizeof(r->reason), "%s", st.end_reason ? st.end_reason : "");
 	if (err && !r->why[0])
 		snprintf(r->why, sizeof(r->why), "%s", st.end_reason);
+	t0 = gt_now_ns();
 	gt_session_free(s);
 	gt_engine_close(e);
+	r->fig.unload_ns = gt_now_ns() - t0;
 	return err;
 }

@@ -76,7 +76,8 @@ static const char usage_text[] =
 "                         on machines of more than 8 CPUs, at least 4 MiB;\n"
 "                         4 times that with --call-graph=dwarf)\n"
 "  -q, --quiet            no live progress\n"
-"  -v, --verbose          libbpf's messages\n"
+"  -v, --verbose          libbpf's messages, and how long starting and\n"
+"                         stopping took, by phase\n"
 "  -h, --help\n";
 
 static int bad(const char *what, const char *value)

@@ -76,6 +76,55 @@ void gt_progress_clear(struct gt_progress *p)
 	p->stopping = 0;
 }
 
+static double ms(uint64_t ns)
+{
+	return ns / 1e6;
+}
+
+static void start_timing(const struct gt_record_figures *f)
+{
+	uint64_t start = f->window_start_ns - f->launched_ns;
+	uint64_t parts = f->load_total_ns + f->start_attach_ns + f->start_perf_ns +
+			 f->start_targets_ns + f->start_probes_ns;
+	char load[200] = "";
+
+	if (f->embedded)
+		snprintf(load, sizeof(load), "BPF load %.1f (kernel check %.1f, open and BTF "
+			 "offsets %.1f, CO-RE relocation and verifier %.1f, perf events tried %.1f), ",
+			 ms(f->load_total_ns), ms(f->load_check_ns), ms(f->load_open_ns),
+			 ms(f->load_ns), ms(f->load_probe_ns));
+	fprintf(stderr, "gotracectl: start %.1f ms from `record` to the trace's first instant: "
+		"%sattach %.1f, perf events %.1f, targets (/proc) %.1f, memory tracking %.1f, "
+		"the rest %.1f (ms)\n", ms(start), load, ms(f->start_attach_ns), ms(f->start_perf_ns),
+		ms(f->start_targets_ns), ms(f->start_probes_ns), start > parts ? ms(start - parts) : 0.0);
+}
+
+static void stop_timing(const struct gt_record_figures *f, uint64_t stop)
+{
+	uint64_t parts = f->stop_notice_ns + f->stop_flush_ns + f->stop_detach_ns +
+			 f->stop_mem_ns + f->stop_finish_ns + f->unload_ns + f->reap_ns + f->commit_ns;
+	char unload[48] = "";
+
+	if (f->embedded)
+		snprintf(unload, sizeof(unload), ", BPF unload %.1f", ms(f->unload_ns));
+	fprintf(stderr, "gotracectl: stop %.1f ms from the trace's last instant to the file "
+		"complete: noticing the end %.1f, flush %.1f, detach %.1f, memory tracking %.1f, "
+		"closing events and footer %.1f%s, command reaped %.1f, file synced and renamed "
+		"%.1f, the rest %.1f (ms)\n", ms(stop), ms(f->stop_notice_ns), ms(f->stop_flush_ns),
+		ms(f->stop_detach_ns), ms(f->stop_mem_ns), ms(f->stop_finish_ns), unload,
+		ms(f->reap_ns), ms(f->commit_ns), stop > parts ? ms(stop - parts) : 0.0);
+}
+
+void gt_record_timing(const struct gt_record_figures *f, uint64_t done_ns)
+{
+	uint64_t end = f->window_start_ns + f->elapsed_ns;
+
+	if (!f->window_start_ns || f->window_start_ns < f->launched_ns || done_ns < end)
+		return;
+	start_timing(f);
+	stop_timing(f, done_ns - end);
+}
+
 /* "in X s" is the trace's span; loading, attaching and the teardown
  * (detaching probes can take seconds) are not in the trace: shown apart
  * when they are worth a mention. */

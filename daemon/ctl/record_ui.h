@@ -12,6 +12,12 @@
 struct gt_record_figures {
 	GT_SESSION_COUNTER_FIELDS   /* elapsed_ns: the trace's span, start to end */
 	uint64_t wall_ns;           /* the whole run, starting and stopping included */
+	uint64_t launched_ns;       /* CLOCK_MONOTONIC: `record` began */
+	int embedded;               /* the BPF programs were loaded here: */
+	uint64_t load_check_ns, load_open_ns, load_ns, load_probe_ns, load_total_ns;
+	uint64_t reap_ns;           /* -- CMD: the command waited for */
+	uint64_t commit_ns;         /* the file synced and put at its path */
+	uint64_t unload_ns;         /* ...and unloaded (the session freed, the engine closed) */
 };
 
 struct gt_progress {
@@ -34,5 +40,9 @@ void gt_progress_clear(struct gt_progress *p);
 
 void gt_record_summary(const struct gt_record_figures *f, const char *reason,
 		       const char *path);
+/* -v: how long starting took (from launched_ns to the trace's first
+ * instant) and stopping (from its last instant to done_ns, the file
+ * complete), by phase. */
+void gt_record_timing(const struct gt_record_figures *f, uint64_t done_ns);
 
 #endif

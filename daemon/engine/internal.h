@@ -69,10 +69,15 @@ struct gt_session {
 	int syscall_entries;        /* GoSysCall at every syscall entry */
 	int malloc_probes;          /* asked for allocator probes: its stats
 				       carry what a probed call costs */
+	struct gt_session_phases {  /* how long starting and stopping took (ns) */
+		uint64_t attach, perf, targets, probes, notice, flush, detach, mem, finish;
+	} phase;
 };
 
 struct gt_engine {
 	struct gt_capture *capture;
+	uint64_t open_ns;           /* how long gt_engine_open took */
+	int one_session;            /* gt_engine_opts.one_session */
 	struct gt_symbolizer *sym;
 	struct gt_stack_resolver resolver;
 	struct gt_titles titles;    /* process titles for goroutine names */

@@ -26,6 +26,7 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 {
 	struct gt_capture_opts co = {0};
 	struct gt_engine *e = calloc(1, sizeof(*e));
+	uint64_t t0 = gt_now_ns();
 	int err;
 
 	*out = NULL;
@@ -68,8 +69,22 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		free(e);
 		return err;
 	}
+	e->open_ns = gt_now_ns() - t0;
+	e->one_session = opts && opts->one_session;
 	*out = e;
 	return 0;
+}
+
+void gt_engine_timing(const struct gt_engine *e, struct gt_engine_timing *t)
+{
+	struct gt_capture_timing ct;
+
+	gt_capture_timing(e->capture, &ct);
+	t->kernel_check_ns = ct.kernel_check_ns;
+	t->open_ns = ct.open_ns;
+	t->load_ns = ct.load_ns;
+	t->probe_ns = ct.probe_ns;
+	t->total_ns = e->open_ns;
 }
 
 void gt_engine_close(struct gt_engine *e)
@@ -272,6 +287,7 @@ int gt_engine_poll(struct gt_engine *e, int timeout_ms)
 static int session_enter(struct gt_engine *e, struct gt_session *s)
 {
 	uint32_t sys = e->syscall_sessions | (s->syscall_entries ? 1u << s->bit : 0);
+	struct gt_capture_timing ct;
 	char why[400];
 	int err;
 
@@ -281,6 +297,8 @@ static int session_enter(struct gt_engine *e, struct gt_session *s)
 			snprintf(e->err, sizeof(e->err), "%s", why);
 			return err;
 		}
+		gt_capture_timing(e->capture, &ct);
+		s->phase.perf = ct.perf_events_ns;
 	}
 	err = gt_capture_syscall_entries(e->capture, sys, why, sizeof(why));
 	if (err) {
@@ -304,6 +322,28 @@ static void session_leave(struct gt_engine *e, struct gt_session *s)
 	gt_capture_syscall_entries(e->capture, e->syscall_sessions, NULL, 0);
 	if (--e->nactive == 0)
 		gt_capture_detach(e->capture);
+}
+
+/* Attached, the targets found, the probes on their way: each step timed
+ * for the stats (gotracectl record -v). */
+static int enter_and_find(struct gt_engine *e, struct gt_session *s,
+			  const struct gt_session_opts *o)
+{
+	uint64_t t0 = gt_now_ns(), t1;
+	int err = session_enter(e, s);
+
+	t1 = gt_now_ns();
+	s->phase.attach = t1 - t0 - s->phase.perf;
+	if (!err)
+		err = gt_capture_session_owner(e->capture, s->bit, o->owner_uid, o->owner_gid);
+	if (!err)
+		err = gt_session_attach_targets(s, o);
+	t0 = gt_now_ns();
+	s->phase.targets = t0 - t1;
+	if (!err)
+		err = gt_session_mem_start(s, o); /* --heap, --cpu-profile */
+	s->phase.probes = gt_now_ns() - t0;
+	return err;
 }
 
 static int free_bit(struct gt_engine *e)
@@ -363,10 +403,8 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	err = gt_translator_new(&s->tr, s->writer, &to);
 	if (err)
 		snprintf(e->err, sizeof(e->err), "cannot start the translator: %s", strerror(-err));
-	else if ((err = session_enter(e, s)) == 0 &&
-		 (err = gt_capture_session_owner(e->capture, bit, o->owner_uid, o->owner_gid)) == 0 &&
-		 (err = gt_session_attach_targets(s, o)) == 0)
-		err = gt_session_mem_start(s, o); /* --heap, --cpu-profile */
+	else
+		err = enter_and_find(e, s, o);
 	if (err) {
 		gt_capture_forget_session(e->capture, bit);
 		if (e->active[bit] == s)
@@ -406,6 +444,16 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 	 * every target turned out to be Go or static: no probe at all) */
 	st->probe_call_ns = s->malloc_probes ? gt_memtrack_call_cost_known() : 0;
 	st->owner_uid = s->owner_uid;
+	st->window_start_ns = s->awaiting_exec.count ? 0 : s->started_ns;
+	st->start_attach_ns = s->phase.attach;
+	st->start_perf_ns = s->phase.perf;
+	st->start_targets_ns = s->phase.targets;
+	st->start_probes_ns = s->phase.probes;
+	st->stop_notice_ns = s->phase.notice;
+	st->stop_flush_ns = s->phase.flush;
+	st->stop_detach_ns = s->phase.detach;
+	st->stop_mem_ns = s->phase.mem;
+	st->stop_finish_ns = s->phase.finish;
 	if (s->ended) {
 		st->trace_events = s->last_trace_events;
 		st->bytes = s->last_bytes;
@@ -448,9 +496,11 @@ static int deliver_pending(void *ctx, const struct gt_kev_hdr *ev, size_t len)
 static void leave_rings(struct gt_session *s, const char *reason)
 {
 	struct gt_engine *e = s->engine;
+	uint64_t t0 = gt_now_ns();
 
 	gt_capture_forget_session(e->capture, s->bit);
 	session_leave(e, s);
+	s->phase.detach = gt_now_ns() - t0;
 	s->closing = 1;
 	e->nclosing++;
 	s->drops = gt_capture_session_drops(e->capture, s->bit) - s->drops_at_start;
@@ -464,6 +514,7 @@ static void finish(struct gt_session *s)
 	struct gt_engine *e = s->engine;
 	struct gt_writer_stats ws = {0};
 	struct gt_translator_stats ts = {0};
+	uint64_t t0 = gt_now_ns();
 	int err;
 
 	s->ended = 1;
@@ -489,6 +540,7 @@ static void finish(struct gt_session *s)
 	}
 	s->writer = NULL;
 	s->last_bytes = output_size(s->out_fd, ws.bytes);
+	s->phase.finish = gt_now_ns() - t0;
 	gt_translator_free(s->tr);
 	s->tr = NULL;
 	gt_idmap_free(&s->targets);
@@ -508,8 +560,12 @@ static void finish(struct gt_session *s)
  * with a worker thread), then the file. */
 static int close_session(struct gt_session *s, const char *reason)
 {
+	uint64_t t0;
+
 	leave_rings(s, reason);
+	t0 = gt_now_ns();
 	gt_session_mem_stop(s); /* without a worker thread: done already */
+	s->phase.mem = gt_now_ns() - t0;
 	if (!s->ended && !s->mem_pending)
 		finish(s);
 	return s->ended ? s->err : 0;
@@ -532,15 +588,20 @@ int gt_session_stop(struct gt_session *s, const char *reason)
 	/* The trace ends now (or earlier: see window.c), whatever the
 	 * teardown below costs.  What the rings still hold up to the end
 	 * is translated; what is stamped later is dropped. */
-	gt_session_window_close(s, gt_now_ns());
+	uint64_t t0 = gt_now_ns();
+
+	gt_session_window_close(s, t0);
 	gt_capture_flush(s->engine->capture, deliver_pending, s->engine);
+	s->phase.flush = gt_now_ns() - t0;
+	/* the last exit may come out of the rings only now */
+	s->phase.notice = t0 - s->end_ns;
 	return close_session(s, reason);
 }
 
 /* One instant for every session: the end of all their traces. */
 void gt_engine_stop_all(struct gt_engine *e, const char *reason)
 {
-	uint64_t now = gt_now_ns();
+	uint64_t now = gt_now_ns(), flush;
 	int any = 0;
 
 	for (int i = 0; i < GT_MAX_SESSIONS; i++)
@@ -550,9 +611,12 @@ void gt_engine_stop_all(struct gt_engine *e, const char *reason)
 		}
 	if (any)
 		gt_capture_flush(e->capture, deliver_pending, e);
+	flush = gt_now_ns() - now;
 	for (int i = 0; i < GT_MAX_SESSIONS; i++)
-		if (e->active[i])
+		if (e->active[i]) {
+			e->active[i]->phase.flush = flush;
 			close_session(e->active[i], reason);
+		}
 	/* until every file is finished; probes may still be going down */
 	while (e->nclosing > 0 && gt_worker_reap_wait(&e->worker) >= 0)
 		;

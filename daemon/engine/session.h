@@ -37,6 +37,10 @@ struct gt_engine_opts {
 	int background;                /* 1: start and stop without waiting
 					* (gotraced): see gt_session_starting,
 					* gt_session_ended */
+	int one_session;               /* 1: the engine runs one session
+					* (gotracectl embedded): memory tracking
+					* loads only what it asked for, and a
+					* later session may be refused it */
 };
 
 /* Loads the BPF programs (attached only while a session records).  0, or
@@ -44,6 +48,16 @@ struct gt_engine_opts {
 int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		   char *why, size_t whylen);
 void gt_engine_close(struct gt_engine *e); /* stops and finishes every session */
+
+/* How long gt_engine_open took, by step, in ns (gotracectl record -v). */
+struct gt_engine_timing {
+	uint64_t kernel_check_ns;      /* the kernel's BTF read for the features */
+	uint64_t open_ns;              /* BPF object opened, per-CPU offsets, rings */
+	uint64_t load_ns;              /* CO-RE relocation, the verifier */
+	uint64_t probe_ns;             /* the mmap perf events tried */
+	uint64_t total_ns;             /* all of gt_engine_open */
+};
+void gt_engine_timing(const struct gt_engine *e, struct gt_engine_timing *t);
 
 /* A descriptor that becomes readable when events are waiting (epoll). */
 int gt_engine_fd(struct gt_engine *e);

@@ -64,7 +64,9 @@ static int open_mem(struct mem_job *j)
 {
 	if (j->e->mem)
 		return 0;
-	return gt_memtrack_open(&j->e->mem, j->e->capture, j->why, sizeof(j->why));
+	/* the one session's memory programs only (gotracectl embedded) */
+	return gt_memtrack_open(&j->e->mem, j->e->capture, j->e->one_session ? &j->req : NULL,
+				j->why, sizeof(j->why));
 }
 
 static int keep_final(void *ctx, const struct gt_kev_hdr *ev, size_t len)

@@ -56,6 +56,7 @@ struct gt_mt_session {
 struct gt_memtrack {
 	struct memory_bpf *skel;
 	int multi;                   /* allocator programs loaded for uprobe_multi */
+	int no_probes, no_cpu;       /* the allocator probes, the CPU sampler not loaded */
 	int ncpus;
 	struct gt_mt_session s[GT_MAX_SESSIONS];
 	struct bpf_link *rss_link;   /* rss_stat, attached while rss_mask != 0 */

@@ -65,7 +65,44 @@ static void choose_uprobe_links(struct gt_memtrack *m)
 				p, (enum bpf_attach_type)GT_BPF_TRACE_UPROBE_MULTI);
 }
 
-int gt_memtrack_open(struct gt_memtrack **out, struct gt_capture *c, char *err, size_t errlen)
+/* Allocator probes only when asked (--heap malloc, or allocation
+ * samples): see start_process. */
+static int wants_probes(enum gt_heap_mode heap, unsigned alloc_every)
+{
+	return heap == GT_HEAP_MALLOC || alloc_every;
+}
+
+/* gt_memtrack_open's `only`: what that one request will never use is not
+ * loaded (nor verified). */
+static void load_only_for(struct gt_memtrack *m, const struct gt_memtrack_req *only)
+{
+	struct bpf_program *p;
+
+	if (!only)
+		return;
+	m->no_probes = !wants_probes(only->heap, only->alloc_every);
+	m->no_cpu = !only->cpu_hz;
+	bpf_object__for_each_program(p, m->skel->obj)
+		if ((m->no_probes && bpf_program__type(p) == BPF_PROG_TYPE_KPROBE) ||
+		    (m->no_cpu && p == m->skel->progs.gt_cpu_sample))
+			bpf_program__set_autoload(p, false);
+}
+
+/* A request for what load_only_for left out: refused, said why. */
+static int loaded_for(const struct gt_memtrack *m, const struct gt_memtrack_req *r,
+		      char *err, size_t errlen)
+{
+	if ((m->no_probes && wants_probes(r->heap, r->alloc_every)) || (m->no_cpu && r->cpu_hz)) {
+		snprintf(err, errlen, "memtrack: the %s not loaded (loaded for one session "
+			 "that did not ask for %s)", r->cpu_hz && m->no_cpu ? "CPU sampler was" :
+			 "allocator probes were", r->cpu_hz && m->no_cpu ? "it" : "them");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+int gt_memtrack_open(struct gt_memtrack **out, struct gt_capture *c,
+		     const struct gt_memtrack_req *only, char *err, size_t errlen)
 {
 	struct gt_memtrack *m = calloc(1, sizeof(*m));
 	int rc;
@@ -88,6 +125,7 @@ int gt_memtrack_open(struct gt_memtrack **out, struct gt_capture *c, char *err, 
 	if (!gt_capture_kernel_runtime_alloc_ok())
 		bpf_map__set_map_flags(m->skel->maps.live, 0);
 	choose_uprobe_links(m);
+	load_only_for(m, only);
 	rc = share_maps(m->skel, c, err, errlen);
 	if (!rc) {
 		rc = memory_bpf__load(m->skel);
@@ -290,7 +328,7 @@ static int start_process(struct gt_memtrack *m, struct gt_mt_session *s, struct 
 	 * samples): a uprobe trap costs ~15 us a call on a VM like the test
 	 * one, and slowed nginx 25-50x as a default.  The default is RSS,
 	 * for every program; Go never gets a uprobe (a uretprobe crashes it). */
-	if (t.is_go || !t.nlibs || (s->heap != GT_HEAP_MALLOC && !s->alloc_every)) {
+	if (t.is_go || !t.nlibs || !wants_probes(s->heap, s->alloc_every)) {
 		/* Go programs (no uretprobe ever), rss, or nothing to probe */
 		p->mode = s->heap == GT_HEAP_OFF ? GT_HEAP_OFF : GT_HEAP_RSS;
 		return 0;
@@ -326,7 +364,9 @@ int gt_memtrack_start(struct gt_memtrack *m, const struct gt_memtrack_req *r,
 		snprintf(err, errlen, "memtrack: bad or busy session bit %d", r->bit);
 		return -EINVAL;
 	}
-	rc = attach_exec(m, err, errlen);
+	rc = loaded_for(m, r, err, errlen);
+	if (!rc)
+		rc = attach_exec(m, err, errlen);
 	if (rc)
 		return rc;
 	s = &m->s[r->bit];

@@ -52,9 +52,14 @@ struct gt_memtrack_req {
 };
 
 /* Loads bpf/memory.bpf.c against the capture's shared maps (nothing is
- * attached yet).  -EPERM etc. as gt_capture_open. */
+ * attached yet).  -EPERM etc. as gt_capture_open.  With `only` (a request
+ * that will be the only one: gotracectl's embedded session), the
+ * allocator probes and the CPU sampler are loaded only if it asks for
+ * them: verifying the probes is about 100 ms of a default recording's
+ * start; a later request that needs what was not loaded is refused
+ * (-EOPNOTSUPP).  NULL loads everything (a daemon). */
 int gt_memtrack_open(struct gt_memtrack **out, struct gt_capture *c,
-		     char *err, size_t errlen);
+		     const struct gt_memtrack_req *only, char *err, size_t errlen);
 void gt_memtrack_close(struct gt_memtrack *m); /* detaches everything */
 
 /* What one allocator call costs the target under --heap malloc's probes

@@ -73,6 +73,7 @@ struct gt_server {
 	uint64_t request_ms, idle_ms; /* gt_server_opts' timeouts */
 	unsigned next_conn;
 	unsigned ticks;
+	uint64_t drained_ns;          /* the engine's rings last read (CLOCK_MONOTONIC) */
 	int stopping;
 };
 

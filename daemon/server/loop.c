@@ -18,10 +18,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/protocol.h"
 #include "engine/session.h"
 
 #define TICK_MS 100
+/* While a session records, the rings are read at least this often, as in
+ * embedded mode (capture/poll.c): BPF wakes us only when a ring is a
+ * quarter full, and a session learns its last target exited only from
+ * the rings (at TICK_MS, 50 ms late on average, 100 at worst). */
+#define RING_TICK_MS 10
 #define SOCKET_GROUP "gotrace"
 
 /* epoll data for the fixed descriptors (clients carry their own pointer) */
@@ -233,6 +239,7 @@ static void drain_engine(struct gt_server *sv)
 {
 	int n = gt_engine_poll(sv->engine, 0);
 
+	sv->drained_ns = gt_now_ns();
 	if (n < 0 && n != -EINTR)
 		gt_log("reading events failed: %s", strerror(-n));
 }
@@ -275,7 +282,8 @@ static void loop(struct gt_server *sv)
 	struct epoll_event evs[64];
 
 	while (!sv->stopping) {
-		int n = epoll_wait(sv->epfd, evs, 64, -1);
+		int tick = gt_srv_count_sessions(sv) ? RING_TICK_MS : -1;
+		int n = epoll_wait(sv->epfd, evs, 64, tick);
 
 		if (n < 0 && errno != EINTR) {
 			gt_log("epoll_wait: %s", strerror(errno));
@@ -295,6 +303,8 @@ static void loop(struct gt_server *sv)
 			else
 				gt_conn_on_io(sv, tag, evs[i].events);
 		}
+		if (tick >= 0 && gt_now_ns() - sv->drained_ns >= RING_TICK_MS * 1000000ull)
+			drain_engine(sv);
 		gt_srv_tick_ended(sv);
 		flush_clients(sv);
 		status_line(sv);

@@ -101,7 +101,7 @@ static int one_path(struct gt_capture *cap, int multi, struct mt_child *busy,
 		unsetenv(GT_NO_UPROBE_MULTI_ENV);
 	else
 		setenv(GT_NO_UPROBE_MULTI_ENV, "1", 1);
-	if (gt_memtrack_open(&m, cap, why, sizeof(why))) {
+	if (gt_memtrack_open(&m, cap, NULL, why, sizeof(why))) {
 		fprintf(stderr, "bench_uprobe_stop: %s\n", why);
 		return -1;
 	}

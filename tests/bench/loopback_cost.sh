@@ -13,15 +13,15 @@
 # (e.g. a build of the commit before), the same for it, side by side.
 set -u
 cd "$(dirname "$0")/../.."
+. tests/bench/bpf_progs.sh
 SECS=${LOOPBACK_SECONDS:-3}
 tmp=$(mktemp -d /tmp/gt-lo-cost.XXXXXX)
 pids=()
-old_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 cleanup() {
 	local p
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	sysctl -q -w kernel.bpf_stats_enabled="$old_stats" 2>/dev/null
+	gt_bpf_stats_restore 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -33,21 +33,7 @@ done
 gt_proxy_chain "$tmp/lo"; up=$?
 pids+=("${PROXY_PIDS[@]}")
 [ "$up" = 0 ] || { echo "loopback_cost: haproxy -> nginx did not start"; exit 1; }
-sysctl -q -w kernel.bpf_stats_enabled=1 || { echo "loopback_cost: cannot enable bpf stats"; exit 1; }
-
-# progs PID: "name run_time_ns run_cnt" of each BPF program PID holds
-# (the prog_id lines of its descriptors' fdinfo)
-progs() {
-	local ids
-	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u | tr '\n' ,)
-	[ -n "$ids" ] || return 0
-	bpftool prog show --json | python3 -c '
-import json, sys
-ids = {int(x) for x in sys.argv[1].split(",") if x}
-for p in json.load(sys.stdin):
-    if p.get("id") in ids:
-        print(p.get("name", "?"), p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$ids"
-}
+gt_bpf_stats_on || { echo "loopback_cost: cannot enable bpf stats"; exit 1; }
 
 # measure BUILD: one recording of the load; prints its figures
 measure() {
@@ -60,9 +46,9 @@ measure() {
 		sleep 0.1
 	done
 	sleep 0.5
-	progs "$rec" >"$tmp/before"
+	gt_bpf_progs "$rec" >"$tmp/before"
 	wrk -t1 -c4 -d"${SECS}s" "http://127.0.0.1:$FPORT/" >"$tmp/wrk.out" 2>&1
-	progs "$rec" >"$tmp/after"
+	gt_bpf_progs "$rec" >"$tmp/after"
 	kill -INT "$rec"
 	wait "$rec" || { echo "$1: gotracectl record failed: $(tail -3 "$tmp/rec.err")"; return; }
 	[ -s "$tmp/after" ] || { echo "$1: no BPF program of the recorder found"; return; }

@@ -45,6 +45,9 @@ step bench_reader tests/bench/bench_reader.sh "$build"
 step bench_report tests/bench/bench_report.sh "$build"
 # Append further steps here, e.g.:  step overhead_redis tests/bench/overhead.sh "$build"
 step overhead tests/bench/overhead.sh "$build"
+# How long a recording takes to start and stop, embedded and through the
+# daemon, next to perf sched record; gotracectl record -v's phases.
+step startstop tests/bench/startstop.sh "$build"
 # record -a next to perf sched record -a on a switch-heavy program.
 step overhead_all tests/bench/overhead_all.sh "$build"
 # What naming loopback wakers costs per wakeup (BPF run time, haproxy -> nginx);

@@ -8,7 +8,8 @@ cd "$(dirname "$0")/../.."
 
 CASES="cli_command cli_command_threads cli_fork_exec cli_fork_exec_self cli_duration
 cli_multi_pid cli_exit_mid cli_all_exited cli_sigint cli_sigterm
-cli_bad_pid cli_kernel_thread cli_unwritable cli_unknown_flag cli_bad_duration cli_not_root"
+cli_bad_pid cli_kernel_thread cli_unwritable cli_unknown_flag cli_bad_duration cli_not_root
+cli_verbose_timing"
 gt_require_bpf $CASES
 gt_expect $CASES
 
@@ -208,6 +209,45 @@ if [ -n "$(command -v setpriv)" ]; then
 	fi
 else
 	fail cli_not_root "setpriv (util-linux) not installed"
+fi
+
+# --- record -v: where starting and stopping went ------------------------
+# Two lines, each a total and its phases in ms; the phases run one after
+# another inside the total, so (to the print's rounding) they never sum
+# to more than it.  No figure is held to a speed.
+t=$GT_TMP/verbose.trace
+if "$GTCTL" record --standalone -v -o "$t" -- "$WL/sleeper" 5 1000 >"$GT_TMP/verbose.out" 2>"$GT_TMP/verbose.err"; then
+	why=$(python3 - "$GT_TMP/verbose.err" <<'PY'
+import re, sys
+lines = open(sys.argv[1], errors="replace").read().splitlines()
+for what, must in (("start", ("BPF load", "CO-RE relocation and verifier", "attach",
+                              "targets (/proc)", "memory tracking")),
+                   ("stop", ("noticing the end", "flush", "detach", "BPF unload",
+                             "file synced and renamed"))):
+    got = [l for l in lines if l.startswith(f"gotracectl: {what} ")]
+    if len(got) != 1:
+        print(f"{len(got)} '{what}' lines"); sys.exit()
+    total = float(got[0].split()[2])
+    body = got[0].split(": ", 2)[2]
+    body = re.sub(r"\([^)]*[0-9][^)]*\)", "", body)  # the load's parts, inside it
+    parts = {m.group(1).strip(): float(m.group(2))
+             for m in re.finditer(r"([a-zA-Z/() -]+?) ([0-9]+\.[0-9])", body)}
+    for m in must:
+        if m not in parts and m not in got[0]:
+            print(f"{what}: no '{m}' in: {got[0]}"); sys.exit()
+    s = sum(parts.values())
+    if s > total + 0.1 * len(parts) + 0.1:
+        print(f"{what}: phases sum to {s:.1f} ms, more than the {total:.1f} ms total: {got[0]}")
+        sys.exit()
+PY
+)
+	if [ -n "$why" ]; then
+		fail cli_verbose_timing "$why"
+	elif gt_valid cli_verbose_timing "$t"; then
+		ok cli_verbose_timing
+	fi
+else
+	fail cli_verbose_timing "record -v exited $?: $(grep -v '^libbpf' "$GT_TMP/verbose.err" | tail -3)"
 fi
 
 gt_finish

@@ -1,0 +1,30 @@
+# bpf_progs.sh: sourced by the benches that time gotraced's BPF programs
+# (loopback_cost.sh, overhead.sh).  With kernel.bpf_stats_enabled=1 the
+# kernel times every run of every BPF program (which itself costs a few
+# tens of ns a run: enable it only around the runs that read it).
+
+# gt_bpf_stats_on: enables the stats, keeping the old value for
+# gt_bpf_stats_restore (call that from the caller's EXIT trap).
+gt_bpf_stats_on() {
+	GT_BPF_STATS_OLD=${GT_BPF_STATS_OLD:-$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)}
+	sysctl -q -w kernel.bpf_stats_enabled=1
+}
+
+gt_bpf_stats_restore() {
+	[ -n "${GT_BPF_STATS_OLD:-}" ] && sysctl -q -w kernel.bpf_stats_enabled="$GT_BPF_STATS_OLD"
+	GT_BPF_STATS_OLD=
+}
+
+# gt_bpf_progs PID: "name run_time_ns run_cnt" of each BPF program PID holds
+# (the prog_id lines of its descriptors' fdinfo).
+gt_bpf_progs() {
+	local ids
+	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u | tr '\n' ,)
+	[ -n "$ids" ] || return 0
+	bpftool prog show --json | python3 -c '
+import json, sys
+ids = {int(x) for x in sys.argv[1].split(",") if x}
+for p in json.load(sys.stdin):
+    if p.get("id") in ids:
+        print(p.get("name", "?"), p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$ids"
+}
