@@ -322,7 +322,12 @@ static void test_inner_lengths_refused(void)
 {
 	struct gt_msg_record r = sample_record();
 	int n = encode_raw_record(&r);
-	size_t pidcount_off = GT_PROTO_HDR_SIZE + 4 + 8 + 4 * 4;
+	/* flags, then the numeric options (session_opts.h), then the pids */
+#define WIDTH_(type, name, wire, max, what) + sizeof(wire##_t_)
+	typedef uint32_t u32_t_;
+	typedef uint64_t u64_t_;
+	size_t pidcount_off = GT_PROTO_HDR_SIZE + 4 GT_SESSION_NUMBERS(WIDTH_);
+#undef WIDTH_
 	size_t cg_off = pidcount_off + 4 + 4 * 3;
 
 	set_u32(buf + pidcount_off, GT_PROTO_MAX_PIDS + 1);
