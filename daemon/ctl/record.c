@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "record_flight.h"
 #include "common/clock.h"
 #include "common/cgroup_resolve.h"
 
@@ -23,7 +24,13 @@ static void on_signal(int sig)
 	gt_record_interrupted = 1;
 }
 
-static void install_signals(void)
+static void on_usr1(int sig)
+{
+	(void)sig;
+	gt_record_dump_asked = 1;
+}
+
+static void install_signals(int flight)
 {
 	struct sigaction sa;
 
@@ -33,6 +40,11 @@ static void install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe is an EPIPE write error */
+	if (flight) {
+		/* perf's habit: SIGUSR1 writes the flight recorder's window */
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 }
 
 int gt_record_release_child(struct gt_record_run *r)
@@ -104,7 +116,7 @@ static int run(struct gt_record_run *r)
 	char err[512];
 	int sock, rc;
 
-	if (o->mode == GT_MODE_STANDALONE)
+	if (o->mode == GT_MODE_STANDALONE || o->flight_on)
 		return gt_record_embedded(r);
 	sock = gt_client_connect(o->socket, err, sizeof(err));
 	if (sock >= 0) {
@@ -142,7 +154,7 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	memset(&r, 0, sizeof(r));
 	r.opts = &opts;
-	install_signals();
+	install_signals(opts.flight_on);
 	if (gt_output_open(&r.out, opts.out, r.why, sizeof(r.why))) {
 		fprintf(stderr, "gotracectl: %s\n", r.why);
 		return 1;
@@ -166,14 +178,19 @@ int cmd_record(int argc, char **argv)
 	if (r.have_child && r.child.go_fd >= 0)
 		gt_child_abort(&r.child); /* never released: the session failed */
 	finish_child(&r);
-	if (!rc)
+	if (!rc && !opts.flight_on)
 		rc = gt_output_commit(&r.out, r.why, sizeof(r.why));
 	else
-		gt_output_discard(&r.out);
+		gt_output_discard(&r.out); /* --flight: only its dumps are files */
 	if (rc) {
 		fprintf(stderr, "gotracectl: %s\n", r.why[0] ? r.why : strerror(-rc));
 		return 1;
 	}
-	gt_record_summary(&r.fig, r.reason, opts.out);
+	if (opts.flight_on)
+		fprintf(stderr, "gotracectl: flight recording ended (%s) after %.2fs: %u dump%s "
+			"written\n", r.reason[0] ? r.reason : "stopped", r.fig.elapsed_ns / 1e9,
+			r.dumps, r.dumps == 1 ? "" : "s");
+	else
+		gt_record_summary(&r.fig, r.reason, opts.out);
 	return 0;
 }
