@@ -5,6 +5,7 @@
 #include "record_run.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -141,6 +142,22 @@ static int run(struct gt_record_run *r)
 	return rc;
 }
 
+/* The end of a flight recording: its dumps, and what it held (the
+ * segments kept, their span, the bytes against the cap). */
+static void flight_summary(const struct gt_record_run *r)
+{
+	const struct gt_flight_stats *f = &r->flight;
+
+	fprintf(stderr, "gotracectl: flight recording ended (%s) after %.2fs: %u dump%s written, "
+		"%" PRIu64 " triggers taken, %" PRIu64 " ignored; held %" PRIu64 " bytes (cap %"
+		PRIu64 ") in %" PRIu64 " segments over %.2fs, %" PRIu64 " dropped\n",
+		r->reason[0] ? r->reason : "stopped", r->fig.elapsed_ns / 1e9, r->dumps,
+		r->dumps == 1 ? "" : "s", f->fired, f->ignored, f->held_bytes,
+		(uint64_t)(r->opts->flight.size_bytes ? r->opts->flight.size_bytes
+						      : GT_FLIGHT_DEFAULT_SIZE),
+		f->segments, f->span_ns / 1e9, f->dropped);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct gt_record_opts opts;
@@ -187,9 +204,7 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	}
 	if (opts.flight_on)
-		fprintf(stderr, "gotracectl: flight recording ended (%s) after %.2fs: %u dump%s "
-			"written\n", r.reason[0] ? r.reason : "stopped", r.fig.elapsed_ns / 1e9,
-			r.dumps, r.dumps == 1 ? "" : "s");
+		flight_summary(&r);
 	else
 		gt_record_summary(&r.fig, r.reason, opts.out);
 	return 0;

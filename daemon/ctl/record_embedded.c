@@ -108,6 +108,8 @@ int gt_record_embedded(struct gt_record_run *r)
 		flight_tick(r, s, 1);
 	if (r->opts->flight_on && !err && r->why[0])
 		err = -EIO;
+	if (r->opts->flight_on)
+		gt_session_flight_stats(s, &r->flight);
 	gt_session_stats(s, &st);
 	GT_SESSION_COUNTERS_COPY(&r->fig, &st);
 	snprintf(r->reason, sizeof(r->reason), "%s", st.end_reason ? st.end_reason : "");

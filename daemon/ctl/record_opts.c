@@ -78,8 +78,8 @@ static const char usage_text[] =
 "                         after it and carries a log event at its time\n"
 "      --after D          with --trigger: keep recording D after it fired\n"
 "                         before writing (default 0)\n"
-"      --holdoff D        ignore triggers for D after one fired (default:\n"
-"                         WINDOW)\n"
+"      --holdoff D        ignore triggers for D after one fired (0: none;\n"
+"                         default: WINDOW)\n"
 "      --max-dumps N      write at most N triggered dumps (default: no limit)\n"
 "engine:\n"
 "      --standalone       load the BPF programs here (root), not via gotraced\n"
@@ -201,7 +201,9 @@ static int parse_flight(int c, struct gt_record_opts *o)
 		return gt_args_duration(optarg, &f->after_ns) ? bad_duration("--after", optarg) : 0;
 	case O_HOLDOFF:
 		f->holdoff_set = 1;
-		return gt_args_duration(optarg, &f->holdoff_ns) ? bad_duration("--holdoff", optarg) : 0;
+		f->holdoff_ns = 0; /* 0: every trigger (--max-dumps bounds them) */
+		return strcmp(optarg, "0") && gt_args_duration(optarg, &f->holdoff_ns) ?
+			bad_duration("--holdoff", optarg) : 0;
 	default:
 		return parse_uint(optarg, 1, 1000000, &f->max_dumps) ?
 			bad("bad --max-dumps (1 to 1000000)", optarg) : 0;
