@@ -167,6 +167,7 @@ static int dump(struct gt_session *s, const char *out, const struct gt_flight_op
 	struct gt_output file;
 	char path[4096], why[1100];
 	struct stat st;
+	uint64_t t0 = gt_now_ns(), t1;
 	int err = gt_flight_dump_name(out, o, mark, path, sizeof(path));
 
 	if (err) {
@@ -189,7 +190,13 @@ static int dump(struct gt_session *s, const char *out, const struct gt_flight_op
 			why[0] ? why : strerror(-err));
 		return err;
 	}
-	fprintf(stderr, "gotracectl: wrote %s (%" PRIu64 " bytes)\n", path, (uint64_t)st.st_size);
+	t1 = gt_now_ns();
+	fprintf(stderr, "gotracectl: wrote %s (%" PRIu64 " bytes in %.1f ms", path,
+		(uint64_t)st.st_size, (t1 - t0) / 1e6);
+	if (mark && t1 > mark->ts + o->after_ns)
+		fprintf(stderr, "; %.1f ms after the trigger and --after",
+			(t1 - mark->ts - o->after_ns) / 1e6);
+	fprintf(stderr, ")\n");
 	return 0;
 }
 
