@@ -27,6 +27,8 @@ struct gt_flight_trigger {
 	enum gt_flight_kind kind;
 	int64_t sysnr;           /* SYSCALL: the call, -1 = any */
 	uint64_t threshold_ns;   /* fires when the span is longer */
+	char name[16];           /* only for a thread of this comm, or of a
+				    process whose main thread has it; "" any */
 	char spec[64];           /* as the user wrote it, for names and messages */
 };
 

@@ -58,10 +58,21 @@ int gt_flight_trigger_parse(const char *spec, struct gt_flight_trigger *t, char 
 			 "'offcpu>200ms')", spec);
 		return -EINVAL;
 	}
+	const char *at = strchr(gt, '@');
+	char dur[32];
+
 	snprintf(t->spec, sizeof(t->spec), "%s", spec);
 	if (kind_parse(spec, (size_t)(gt - spec), t, why, whylen))
 		return -EINVAL;
-	if (gt_args_duration(gt + 1, &t->threshold_ns) || !t->threshold_ns) {
+	if (at && (!at[1] || strlen(at + 1) >= sizeof(t->name))) {
+		snprintf(why, whylen, "bad name in --trigger '%s' (a thread or process name of 1 "
+			 "to 15 characters after @)", spec);
+		return -EINVAL;
+	}
+	if (at)
+		snprintf(t->name, sizeof(t->name), "%s", at + 1);
+	snprintf(dur, sizeof(dur), "%.*s", (int)(at ? at - gt - 1 : (long)strlen(gt + 1)), gt + 1);
+	if (gt_args_duration(dur, &t->threshold_ns) || !t->threshold_ns) {
 		snprintf(why, whylen, "bad duration in --trigger '%s' (e.g. 20ms, 1s)", spec);
 		return -EINVAL;
 	}

@@ -10,6 +10,7 @@ struct trig_thread {
 	uint64_t off_ts;        /* switched out to sleep, 0 = not asleep */
 	uint64_t runnable_ts;   /* runnable since (woken or preempted), 0 = not */
 	int64_t sysnr;          /* the syscall it sleeps in, -1 none */
+	char comm[16];          /* its name, as last seen */
 };
 
 void gt_flight_trig_init(struct gt_flight_trig *tr)
@@ -51,6 +52,18 @@ static uint64_t span_of(const struct gt_flight_trigger *k, const struct trig_thr
 	return 0;
 }
 
+/* Whether trigger k is for thread th of process tgid (--trigger ...@NAME). */
+static int named(struct gt_flight_trig *tr, const struct gt_flight_trigger *k,
+		 const struct trig_thread *th, uint32_t tgid)
+{
+	const struct trig_thread *main_th;
+
+	if (!k->name[0] || !strncmp(th->comm, k->name, sizeof(th->comm)))
+		return 1;
+	main_th = gt_idmap_get(&tr->threads, tgid);
+	return main_th && !strncmp(main_th->comm, k->name, sizeof(main_th->comm));
+}
+
 static int switched_in(struct gt_flight_trig *tr, const struct gt_flight_opts *o, uint32_t tid,
 		       uint32_t tgid, const char *comm, uint64_t ts, struct gt_flight_fired *out)
 {
@@ -59,10 +72,11 @@ static int switched_in(struct gt_flight_trig *tr, const struct gt_flight_opts *o
 
 	if (!th)
 		return 0; /* first seen running: no span known */
+	memcpy(th->comm, comm, sizeof(th->comm) - 1);
 	for (int i = 0; i < o->ntriggers && !fired; i++) {
 		uint64_t span = span_of(&o->triggers[i], th, ts);
 
-		if (span <= o->triggers[i].threshold_ns)
+		if (span <= o->triggers[i].threshold_ns || !named(tr, &o->triggers[i], th, tgid))
 			continue;
 		memset(out, 0, sizeof(*out));
 		out->trigger = i;
@@ -86,6 +100,7 @@ static void switched_out(struct gt_flight_trig *tr, const struct gt_kev_switch *
 
 	if (!th)
 		return;
+	memcpy(th->comm, sw->prev_comm, sizeof(th->comm) - 1);
 	if (sw->prev_state == 0) { /* still runnable: preempted or yielded */
 		th->off_ts = 0;
 		th->runnable_ts = sw->hdr.ts;

@@ -7,8 +7,10 @@
 #                         holding the stall, at least the window before
 #                         its end, and the trigger's log event on the
 #                         staller; stderr says what fired and where
-#   flight_offcpu         the same with 'offcpu>60ms' and a 200 ms stall
-#                         (the other threads sleep 1 ms at a time)
+#   flight_offcpu         the same with 'offcpu>400ms@staller', a 1 s stall
+#                         (it sleeps 1 ms at a time otherwise: on a loaded
+#                         machine one such sleep was seen off CPU 114 ms,
+#                         hence the margin; the ppoll cases are exact)
 #   flight_sigusr1        two SIGUSR1 during a busy recording: two valid
 #                         files, the recording still going after each; no
 #                         file at the end (SIGINT writes none)
@@ -88,7 +90,7 @@ one_stall() {
 }
 
 one_stall flight_trigger_once 'syscall:ppoll>40ms' 80 syscall-ppoll
-one_stall flight_offcpu 'offcpu>60ms' 200 offcpu
+one_stall flight_offcpu 'offcpu>400ms@staller' 1000 offcpu
 
 # stalls NAME COUNT RECORD-FLAGS...: four stalls 500 ms apart, COUNT files
 stalls() {

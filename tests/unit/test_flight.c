@@ -130,6 +130,35 @@ static void test_trigger_syscall(void)
 	GT_CHECK(fires(&only7, 7, 30 * MS, 31 * MS, &f) == 0, "30 ms fired syscall:7>50ms");
 }
 
+/* --trigger KIND>D@NAME: for a thread of that name, or of a process whose
+ * main thread has it. */
+static void test_trigger_named(void)
+{
+	struct gt_flight_opts o = trig_opts(GT_FLIGHT_OFFCPU, -1, 50 * MS);
+	struct gt_flight_fired f;
+	struct gt_flight_trig tr;
+	struct gt_kev_switch m = sw(0, 1, TGID, 1, -1, 0);
+
+	snprintf(o.triggers[0].name, sizeof(o.triggers[0].name), "other");
+	GT_CHECK(fires(&o, -1, 60 * MS, 61 * MS, &f) == 0, "fired for a thread not named other");
+	snprintf(o.triggers[0].name, sizeof(o.triggers[0].name), "worker");
+	GT_CHECK(fires(&o, -1, 60 * MS, 61 * MS, &f) == 1, "did not fire for the thread worker");
+	/* the process's main thread (tid = tgid) is "server": 101 is its */
+	snprintf(o.triggers[0].name, sizeof(o.triggers[0].name), "server");
+	snprintf(m.prev_comm, sizeof(m.prev_comm), "server");
+	gt_flight_trig_init(&tr);
+	struct gt_kev_switch a = sw(1 * MS, 0, 101, 1, -1, 0), b = sw(61 * MS, 0, 0, 0, -1, 101);
+	int n = gt_flight_trig_event(&tr, &o, 1, &a.hdr, &f);
+	n += gt_flight_trig_event(&tr, &o, 1, &b.hdr, &f);
+	GT_CHECK(n == 0, "fired for process server before its main thread was seen");
+	n = gt_flight_trig_event(&tr, &o, 1, &m.hdr, &f);
+	a.hdr.ts = 100 * MS, b.hdr.ts = 200 * MS;
+	n += gt_flight_trig_event(&tr, &o, 1, &a.hdr, &f);
+	n += gt_flight_trig_event(&tr, &o, 1, &b.hdr, &f);
+	GT_CHECK(n == 1 && f.tid == 101, "did not fire for a thread of process server");
+	gt_flight_trig_free(&tr);
+}
+
 /* ---- the recorder ---- */
 
 static int fake_frames(void *ctx, uint32_t tgid, int32_t ustack, int32_t kstack, uint64_t caller,
@@ -314,6 +343,7 @@ int main(void)
 	GT_RUN(test_trigger_offcpu);
 	GT_RUN(test_trigger_sched_delay);
 	GT_RUN(test_trigger_syscall);
+	GT_RUN(test_trigger_named);
 	GT_RUN(test_window_kept);
 	GT_RUN(test_cap_wins);
 	GT_RUN(test_trigger_dump);
