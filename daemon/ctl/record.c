@@ -150,12 +150,13 @@ static void flight_summary(const struct gt_record_run *r)
 
 	fprintf(stderr, "gotracectl: flight recording ended (%s) after %.2fs: %u dump%s written, "
 		"%" PRIu64 " triggers taken, %" PRIu64 " ignored; held %" PRIu64 " bytes (cap %"
-		PRIu64 ") in %" PRIu64 " segments over %.2fs, %" PRIu64 " dropped\n",
+		PRIu64 ") in %" PRIu64 " segments over %.2fs, %" PRIu64 " dropped; %" PRIu64
+		" events lost by the kernel\n",
 		r->reason[0] ? r->reason : "stopped", r->fig.elapsed_ns / 1e9, r->dumps,
 		r->dumps == 1 ? "" : "s", f->fired, f->ignored, f->held_bytes,
 		(uint64_t)(r->opts->flight.size_bytes ? r->opts->flight.size_bytes
 						      : GT_FLIGHT_DEFAULT_SIZE),
-		f->segments, f->span_ns / 1e9, f->dropped);
+		f->segments, f->span_ns / 1e9, f->dropped, r->fig.drops);
 }
 
 int cmd_record(int argc, char **argv)

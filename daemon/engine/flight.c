@@ -23,7 +23,6 @@
 #define SEGS_PER_CAP 8             /* a segment holds at most cap / 8 */
 #define CHUNK_MAX (256u << 10)
 #define CHUNK_MIN (4u << 10)
-#define REC_HDR 8
 
 static long discard(void *ctx, int fd, const void *buf, size_t n)
 {
@@ -119,6 +118,7 @@ static int segment_open(struct gt_flight *f, uint64_t ts, struct gt_thread_snaps
 		f->head = s;
 	f->tail = s;
 	f->held += s->bytes;
+	gt_flight_codec_reset(&f->enc);
 	live_free(f);
 	err = translator_on(f, &f->lw, &f->lt, -1, &f->rec);
 	if (!err)
@@ -150,12 +150,11 @@ static int segment_cut(struct gt_flight *f, uint64_t ts)
 	return err ? err : segment_open(f, ts, snap, n);
 }
 
-static int append(struct gt_flight *f, const struct gt_kev_hdr *ev, size_t len,
-		  const struct gt_kev_hdr **stored)
+static int append(struct gt_flight *f, const struct gt_kev_hdr *ev, size_t len)
 {
 	struct gt_flight_seg *s = f->tail;
 	struct gt_flight_chunk *c = s->last;
-	size_t need = REC_HDR + ((len + 7) & ~(size_t)7);
+	size_t need = GT_FLIGHT_ENC_MAX(len);
 
 	if (!c || c->cap - c->len < need) {
 		size_t cap = need > f->chunk_size ? need : f->chunk_size;
@@ -174,11 +173,7 @@ static int append(struct gt_flight *f, const struct gt_kev_hdr *ev, size_t len,
 		s->bytes += sizeof(*c) + cap;
 		f->held += sizeof(*c) + cap;
 	}
-	uint32_t hdr[2] = {(uint32_t)len, 0};
-	memcpy(c->data + c->len, hdr, REC_HDR);
-	memcpy(c->data + c->len + REC_HDR, ev, len);
-	*stored = (const void *)(c->data + c->len + REC_HDR);
-	c->len += need;
+	c->len += gt_flight_encode(&f->enc, ev, len, c->data + c->len);
 	s->records++;
 	s->last_ts = ev->ts;
 	return 0;
@@ -207,23 +202,23 @@ static void consider(struct gt_flight *f, const struct gt_flight_fired *fi)
 
 int gt_flight_event(struct gt_flight *f, const struct gt_kev_hdr *ev, size_t len)
 {
-	const struct gt_kev_hdr *rec;
+	union gt_kev_any copy; /* aligned: ring records may not be */
+	const struct gt_kev_hdr *rec = &copy.hdr;
 	struct gt_flight_fired fi;
 	int err;
 
-	if (len > sizeof(union gt_kev_any))
-		len = sizeof(union gt_kev_any);
+	if (len > sizeof(copy))
+		len = sizeof(copy);
 	if (len < sizeof(*ev))
 		return 0;
-	if (!f->tail && (err = gt_flight_begin(f, ev->ts, NULL, 0)))
+	memcpy(&copy, ev, len);
+	if (!f->tail && (err = gt_flight_begin(f, rec->ts, NULL, 0)))
 		return err;
-	uint64_t ts;
-	memcpy(&ts, &ev->ts, sizeof(ts));
-	if (ts > f->tail->start_ts &&
-	    (ts - f->tail->start_ts >= f->seg_ns || f->tail->bytes >= f->seg_max) &&
-	    (err = segment_cut(f, ts)))
+	if (rec->ts > f->tail->start_ts &&
+	    (rec->ts - f->tail->start_ts >= f->seg_ns || f->tail->bytes >= f->seg_max) &&
+	    (err = segment_cut(f, rec->ts)))
 		return err;
-	if ((err = append(f, ev, len, &rec)))
+	if ((err = append(f, rec, len)))
 		return err;
 	if (rec->ts > f->last_ts)
 		f->last_ts = rec->ts;
@@ -271,6 +266,35 @@ static void mark_text(const struct gt_flight *f, const struct gt_flight_fired *m
 		 sys ? " in " : "", sys ? sys : "");
 }
 
+/* Every record of segment s into t (the mark before the first record
+ * after its time). */
+static int replay_segment(const struct gt_flight_seg *s, struct gt_translator *t,
+			  const struct gt_flight_fired *m, const char *text, int *marked)
+{
+	struct gt_flight_codec *dec = malloc(sizeof(*dec));
+	union gt_kev_any rec;
+	int err = dec ? 0 : -ENOMEM;
+
+	if (dec)
+		gt_flight_codec_reset(dec);
+	for (const struct gt_flight_chunk *c = s->first; c && !err; c = c->next)
+		for (size_t off = 0, len, n; off < c->len && !err; off += n) {
+			n = gt_flight_decode(dec, c->data + off, c->len - off, (void *)&rec, &len);
+			if (!n) {
+				err = -EIO; /* our own bytes: a bug */
+				break;
+			}
+			if (!*marked && rec.hdr.ts > m->ts) {
+				err = gt_translator_mark(t, m->tid, "gotraced.trigger", text);
+				*marked = 1;
+			}
+			if (!err)
+				err = gt_translator_event(t, &rec.hdr, len);
+		}
+	free(dec);
+	return err;
+}
+
 static int replay(struct gt_flight *f, struct gt_translator *t, const struct gt_flight_fired *m)
 {
 	int marked = !m, err = 0;
@@ -280,20 +304,7 @@ static int replay(struct gt_flight *f, struct gt_translator *t, const struct gt_
 		mark_text(f, m, text, sizeof(text));
 	err = gt_translator_begin(t, f->head->start_ts, f->head->snap, f->head->nsnap);
 	for (struct gt_flight_seg *s = f->head; s && !err; s = s->next)
-		for (struct gt_flight_chunk *c = s->first; c && !err; c = c->next)
-			for (size_t off = 0; off < c->len && !err;) {
-				uint32_t len;
-				const struct gt_kev_hdr *ev = (const void *)(c->data + off + REC_HDR);
-
-				memcpy(&len, c->data + off, sizeof(len));
-				off += REC_HDR + ((len + 7) & ~(size_t)7);
-				if (!marked && ev->ts > m->ts) {
-					err = gt_translator_mark(t, m->tid, "gotraced.trigger", text);
-					marked = 1;
-				}
-				if (!err)
-					err = gt_translator_event(t, ev, len);
-			}
+		err = replay_segment(s, t, m, text, &marked);
 	if (!marked && !err)
 		err = gt_translator_mark(t, m->tid, "gotraced.trigger", text);
 	if (!err)

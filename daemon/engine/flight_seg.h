@@ -4,12 +4,13 @@
 #define GT_ENGINE_FLIGHT_SEG_H
 
 #include "flight.h"
+#include "flight_codec.h"
 #include "writer/gt_writer.h"
 
 struct gt_flight_chunk {
 	struct gt_flight_chunk *next;
 	size_t len, cap;
-	unsigned char data[];     /* records: uint32 len, uint32 0, bytes, to 8 */
+	unsigned char data[];     /* records, encoded (flight_codec.h) */
 };
 
 struct gt_flight_seg {
@@ -44,6 +45,7 @@ struct gt_flight {
 	struct gt_stack_source rec; /* the resolver, recording into tail */
 	struct gt_stack_source replay; /* during a dump: the kept segments */
 	struct gt_flight_trig trig;
+	struct gt_flight_codec enc; /* the current segment's encoder */
 	uint64_t last_ts;
 	int have_fired, pending, accepted_any;
 	struct gt_flight_fired fired, pend;

@@ -66,6 +66,7 @@ one_stall() {
 	mapfile -t got < <(files "$d")
 	if [ "${#got[@]}" != 1 ]; then
 		fail "$name" "${#got[@]} files, want 1: ${got[*]}"
+		cat "$d.err" "$d.out" | detail
 		return
 	fi
 	f=$d/${got[0]}
@@ -176,7 +177,7 @@ size_cap() {
 		"$GT_TMP/$tag.rec.err")
 	[ -n "$held" ] && [ "$cap" = 1048576 ] && [ "$held" -le "$cap" ] ||
 		why="${why:+$why; }held ${held:-?} bytes, cap ${cap:-?}: $(tail -1 "$GT_TMP/$tag.rec.err")"
-	grep -q ' [1-9][0-9]* dropped$' "$GT_TMP/$tag.rec.err" ||
+	grep -q ' [1-9][0-9]* dropped;' "$GT_TMP/$tag.rec.err" ||
 		why="${why:+$why; }no segment dropped under a 1M cap: $(tail -1 "$GT_TMP/$tag.rec.err")"
 	mapfile -t got < <(files "$GT_TMP/$tag")
 	[ "${#got[@]}" = 1 ] || why="${why:+$why; }${#got[@]} files, want 1: ${got[*]}"
