@@ -172,11 +172,12 @@ static void say_fired(const struct gt_flight_opts *o, const struct gt_flight_fir
 		o->after_ns ? "; writing once --after has passed" : "");
 }
 
+/* 0 written, 1 nothing to write yet, or -errno (said on stderr). */
 static int dump(struct gt_session *s, const char *out, const struct gt_flight_opts *o,
 		const struct gt_flight_fired *mark)
 {
 	struct gt_output file;
-	char path[4096], why[1100];
+	char path[4096], why[1100] = "";
 	struct stat st;
 	uint64_t t0 = gt_now_ns(), t1;
 	int err = gt_flight_dump_name(out, o, mark, path, sizeof(path));
@@ -195,6 +196,10 @@ static int dump(struct gt_session *s, const char *out, const struct gt_flight_op
 			err = gt_output_commit(&file, why, sizeof(why));
 		else
 			gt_output_discard(&file);
+	}
+	if (err == -ENODATA) { /* -- CMD before its exec: no file, no harm */
+		fprintf(stderr, "gotracectl: no dump: %s\n", why);
+		return 1;
 	}
 	if (err) {
 		fprintf(stderr, "gotracectl: dump to %s failed: %s\n", path,
@@ -221,14 +226,14 @@ int gt_flight_tick(struct gt_session *s, const char *out, const struct gt_flight
 		say_fired(o, &f);
 	if (gt_record_dump_asked) {
 		gt_record_dump_asked = 0;
-		if ((err = dump(s, out, o, NULL)))
+		if ((err = dump(s, out, o, NULL)) < 0)
 			return err;
-		n++;
+		n += !err;
 	}
 	if (gt_session_flight_due(s, at_end, &f)) {
-		if ((err = dump(s, out, o, &f)))
+		if ((err = dump(s, out, o, &f)) < 0)
 			return err;
-		n++;
+		n += !err;
 	}
 	return n;
 }
