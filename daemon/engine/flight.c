@@ -86,13 +86,16 @@ static void drop_oldest(struct gt_flight *f)
 	seg_free(s);
 }
 
-/* The cap wins over the window; the current segment always stays. */
+/* The cap wins over the window; the current segment always stays.  While
+ * a trigger waits for --after, the window is the one before the trigger. */
 static void retain(struct gt_flight *f)
 {
+	uint64_t ref = f->pending && f->pend.ts < f->last_ts ? f->pend.ts : f->last_ts;
+
 	while (f->head != f->tail && f->held > f->o.size_bytes)
 		drop_oldest(f);
 	/* the oldest goes once the next one alone covers the window */
-	while (f->head != f->tail && f->head->next->start_ts + f->o.window_ns <= f->last_ts)
+	while (f->head != f->tail && f->head->next->start_ts + f->o.window_ns <= ref)
 		drop_oldest(f);
 }
 

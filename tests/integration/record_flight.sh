@@ -19,6 +19,8 @@
 #                         dump is valid and covers less than the run
 #   flight_max_dumps      four stalls, --holdoff 0 --max-dumps 2: two files
 #   flight_holdoff        four stalls within 2 s, --holdoff 30s: one file
+#   flight_end_pending    --after 60s outlives the target: the trigger's
+#                         file is written at the end, holding the stall
 # Every case also holds the directory to the files it expects: no partial,
 # temporary or other file is left.  No timing is asserted but what the
 # feature promises (the window kept); thresholds are far from the
@@ -27,7 +29,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 CASES=(flight_trigger_once flight_offcpu flight_sigusr1 flight_size_cap flight_max_dumps
-       flight_holdoff)
+       flight_holdoff flight_end_pending)
 gt_require_bpf "${CASES[@]}"
 gt_expect "${CASES[@]}"
 READ="python3 tests/integration/trace_read.py"
@@ -110,6 +112,26 @@ stalls() {
 
 stalls flight_max_dumps 2 --holdoff 0 --max-dumps 2
 stalls flight_holdoff 1 --holdoff 30s
+
+end_pending() {
+	local name=flight_end_pending d=$GT_TMP/flight_end_pending why="" a b first last
+	stalled "$name" "$d" 4000 80 1 0 --flight=1s --trigger 'syscall:ppoll>40ms' --after 60s ||
+		return
+	mapfile -t got < <(files "$d")
+	if [ "${#got[@]}" != 1 ]; then
+		fail "$name" "${#got[@]} files, want 1: ${got[*]}"
+		cat "$d.err" | detail
+		return
+	fi
+	valid_all "$name" "$d" || return
+	read -r _ _ a b < <(grep '^stall ' "$d.out")
+	read -r first last _ < <($READ span "$d/${got[0]}")
+	[ -n "$last" ] && [ "$first" -le "$a" ] && [ "$last" -ge "$b" ] ||
+		why="the file ($first..$last) does not hold the stall ($a..$b)"
+	grep -q 'ended (targets exited)' "$d.err" || why="${why:+$why; }not ended by the target's exit"
+	gt_report "$name" "$why"
+}
+end_pending
 
 # busy NAME TAG RECORD-FLAGS...: a flight recording of pingpong (-p), busy
 busy_start() {

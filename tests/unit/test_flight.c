@@ -381,6 +381,37 @@ static void test_trigger_dump(void)
 	gt_flight_free(r.f);
 }
 
+/* --after longer than the window: the dump still holds the window before
+ * the trigger (the segments before it are kept while it waits). */
+static void test_after_keeps_window(void)
+{
+	struct rec r = {0};
+	struct gt_flight_fired f;
+	struct gt_check_report rep;
+	uint64_t ts, fired_at;
+
+	r.o = trig_opts(GT_FLIGHT_OFFCPU, -1, 50 * MS);
+	r.o.after_ns = 3 * SEC;
+	GT_REQUIRE(rec_open(&r, 1 * SEC, 64ull << 20) == 0, "cannot start");
+	ts = rec_busy(&r, T0 + MS, 1500 * MS);
+	struct gt_kev_switch out = sw(ts, 0, 101, 1, -1, 0);
+	struct gt_kev_switch in = sw(ts + 80 * MS, 0, 0, 0, -1, 101);
+	struct gt_kev_switch out2 = sw(ts + 81 * MS, 0, 101, 1, -1, 0);
+	GT_REQUIRE(gt_flight_event(r.f, &out.hdr, sizeof(out)) == 0, "event");
+	GT_REQUIRE(gt_flight_event(r.f, &in.hdr, sizeof(in)) == 0, "event");
+	GT_REQUIRE(gt_flight_event(r.f, &out2.hdr, sizeof(out2)) == 0, "event");
+	GT_REQUIRE(gt_flight_fired(r.f, &f), "the trigger did not fire");
+	fired_at = f.ts;
+	ts = rec_busy(&r, ts + 100 * MS, 3 * SEC);
+	GT_REQUIRE(gt_flight_due(r.f, ts, 0, &f), "not due after --after");
+	rec_dump(&r, &f, &rep);
+	/* from at least 1 s before the trigger to 3 s after it */
+	GT_CHECK(rep.duration_ticks >= ts - 1 - (fired_at - 1 * SEC),
+		 "the dump lasts %llu ns: it lost the window before the trigger",
+		 (unsigned long long)rep.duration_ticks);
+	gt_flight_free(r.f);
+}
+
 int main(void)
 {
 	GT_RUN(test_trigger_offcpu);
@@ -391,5 +422,6 @@ int main(void)
 	GT_RUN(test_window_kept);
 	GT_RUN(test_cap_wins);
 	GT_RUN(test_trigger_dump);
+	GT_RUN(test_after_keeps_window);
 	return gt_test_done();
 }
