@@ -412,6 +412,34 @@ static void test_after_keeps_window(void)
 	gt_flight_free(r.f);
 }
 
+/* A dump holds the strings and stacks it uses and no others: 300
+ * distinct stacks early, then 3 s of one stack under a 1 s window. */
+static void test_own_stacks_only(void)
+{
+	struct rec r = {0};
+	struct gt_check_report rep;
+	uint64_t ts = T0 + MS;
+
+	GT_REQUIRE(rec_open(&r, 1 * SEC, 64ull << 20) == 0, "cannot start");
+	for (int i = 0; i < 300; i++, ts += MS) {
+		struct gt_kev_switch in = sw(ts, 0, 0, 0, -1, 101);
+		struct gt_kev_switch out = sw(ts + MS / 2, 0, 101, 1, -1, 0);
+
+		out.prev_ustack = 1000 + i;
+		GT_REQUIRE(gt_flight_event(r.f, &in.hdr, sizeof(in)) == 0, "event");
+		GT_REQUIRE(gt_flight_event(r.f, &out.hdr, sizeof(out)) == 0, "event");
+	}
+	rec_dump(&r, NULL, &rep);
+	GT_CHECK(rep.stacks > 300, "the early dump has %llu stacks, not the 300",
+		 (unsigned long long)rep.stacks);
+	rec_busy(&r, ts, 3 * SEC);
+	rec_dump(&r, NULL, &rep);
+	GT_CHECK(rep.stacks < 20 && rep.strings < 40, "the late dump has %llu stacks and %llu "
+		 "strings: old segments' ones too", (unsigned long long)rep.stacks,
+		 (unsigned long long)rep.strings);
+	gt_flight_free(r.f);
+}
+
 int main(void)
 {
 	GT_RUN(test_trigger_offcpu);
@@ -423,5 +451,6 @@ int main(void)
 	GT_RUN(test_cap_wins);
 	GT_RUN(test_trigger_dump);
 	GT_RUN(test_after_keeps_window);
+	GT_RUN(test_own_stacks_only);
 	return gt_test_done();
 }
