@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "wire/gt_events.h" /* GT_V1_*: trace format versions */
+#include "flight_opts.h"
 
 /* INTERPOSE: live heap counted by build/libgotraced-heap.so inside a command
  * that `record -- CMD` launched (daemon/interpose/). */
@@ -89,6 +90,8 @@ struct gt_session_opts {
 	uid_t owner_uid;               /* who asked (status; non-root: ptrace's rules) */
 	gid_t owner_gid;               /* its gid, for ptrace's rules */
 	pid_t owner_pid;               /* the client process (Yama scope 1), 0 unknown */
+	const struct gt_flight_opts *flight; /* a flight recording (embedded mode
+					  only: not on the wire); NULL none */
 	GT_SESSION_OPTION_FIELDS
 };
 

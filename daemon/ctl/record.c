@@ -5,6 +5,7 @@
 #include "record_run.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "record_flight.h"
 #include "common/clock.h"
 #include "common/cgroup_resolve.h"
 
@@ -23,7 +25,13 @@ static void on_signal(int sig)
 	gt_record_interrupted = 1;
 }
 
-static void install_signals(void)
+static void on_usr1(int sig)
+{
+	(void)sig;
+	gt_record_dump_asked = 1;
+}
+
+static void install_signals(int flight)
 {
 	struct sigaction sa;
 
@@ -33,6 +41,11 @@ static void install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe is an EPIPE write error */
+	if (flight) {
+		/* perf's habit: SIGUSR1 writes the flight recorder's window */
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 }
 
 int gt_record_release_child(struct gt_record_run *r)
@@ -104,7 +117,7 @@ static int run(struct gt_record_run *r)
 	char err[512];
 	int sock, rc;
 
-	if (o->mode == GT_MODE_STANDALONE)
+	if (o->mode == GT_MODE_STANDALONE || o->flight_on)
 		return gt_record_embedded(r);
 	sock = gt_client_connect(o->socket, err, sizeof(err));
 	if (sock >= 0) {
@@ -129,6 +142,23 @@ static int run(struct gt_record_run *r)
 	return rc;
 }
 
+/* The end of a flight recording: its dumps, and what it held (the
+ * segments kept, their span, the bytes against the cap). */
+static void flight_summary(const struct gt_record_run *r)
+{
+	const struct gt_flight_stats *f = &r->flight;
+
+	fprintf(stderr, "gotracectl: flight recording ended (%s) after %.2fs: %u dump%s written, "
+		"%" PRIu64 " triggers taken, %" PRIu64 " ignored; held %" PRIu64 " bytes (cap %"
+		PRIu64 ") in %" PRIu64 " segments over %.2fs, %" PRIu64 " dropped; %" PRIu64
+		" events lost by the kernel\n",
+		r->reason[0] ? r->reason : "stopped", r->fig.elapsed_ns / 1e9, r->dumps,
+		r->dumps == 1 ? "" : "s", f->fired, f->ignored, f->held_bytes,
+		(uint64_t)(r->opts->flight.size_bytes ? r->opts->flight.size_bytes
+						      : GT_FLIGHT_DEFAULT_SIZE),
+		f->segments, f->span_ns / 1e9, f->dropped, r->fig.drops);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct gt_record_opts opts;
@@ -143,7 +173,7 @@ int cmd_record(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.opts = &opts;
 	r.fig.launched_ns = launched;
-	install_signals();
+	install_signals(opts.flight_on);
 	if (gt_output_open(&r.out, opts.out, r.why, sizeof(r.why))) {
 		fprintf(stderr, "gotracectl: %s\n", r.why);
 		return 1;
@@ -170,17 +200,20 @@ int cmd_record(int argc, char **argv)
 	finish_child(&r);
 	r.fig.reap_ns = gt_now_ns() - committing;
 	committing += r.fig.reap_ns;
-	if (!rc)
+	if (!rc && !opts.flight_on)
 		rc = gt_output_commit(&r.out, r.why, sizeof(r.why));
 	else
-		gt_output_discard(&r.out);
+		gt_output_discard(&r.out); /* --flight: only its dumps are files */
 	done = gt_now_ns(); /* the file is complete */
 	r.fig.commit_ns = done - committing;
 	if (rc) {
 		fprintf(stderr, "gotracectl: %s\n", r.why[0] ? r.why : strerror(-rc));
 		return 1;
 	}
-	gt_record_summary(&r.fig, r.reason, opts.out);
+	if (opts.flight_on)
+		flight_summary(&r);
+	else
+		gt_record_summary(&r.fig, r.reason, opts.out);
 	if (opts.verbose)
 		gt_record_timing(&r.fig, done);
 	return 0;

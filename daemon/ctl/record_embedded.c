@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "engine/session.h"
+#include "record_flight.h"
 
 #define POLL_MS 100
 
@@ -50,6 +51,20 @@ static int duration_due(const struct gt_record_run *r, const struct gt_session_s
 	return d && st->elapsed_ns + POLL_MS * 1000000ull >= d;
 }
 
+/* --flight: what fired, what is due; a dump that fails ends the
+ * recording (r->why says it was). */
+static int flight_tick(struct gt_record_run *r, struct gt_session *s, int at_end)
+{
+	int n = gt_flight_tick(s, r->opts->out, &r->opts->flight, at_end);
+
+	if (n < 0) {
+		snprintf(r->why, sizeof(r->why), "a flight recording's dump failed (said above)");
+		return n;
+	}
+	r->dumps += n;
+	return 0;
+}
+
 static void record_loop(struct gt_record_run *r, struct gt_engine *e, struct gt_session *s,
 			struct gt_progress *prog)
 {
@@ -67,6 +82,8 @@ static void record_loop(struct gt_record_run *r, struct gt_engine *e, struct gt_
 		gt_session_stats(s, &st);
 		GT_SESSION_COUNTERS_COPY(&r->fig, &st);
 		gt_progress_show(prog, &r->fig);
+		if (r->opts->flight_on && flight_tick(r, s, 0))
+			break;
 	}
 }
 
@@ -101,11 +118,19 @@ int gt_record_embedded(struct gt_record_run *r)
 		return err;
 	}
 	r->why[0] = 0;
-	gt_progress_init(&prog, r->opts->quiet);
+	/* a flight recording says what fired and what it wrote instead */
+	gt_progress_init(&prog, r->opts->quiet || r->opts->flight_on);
 	record_loop(r, e, s, &prog);
 	gt_progress_stopping(&prog);
 	err = gt_session_stop(s, gt_record_interrupted ? "interrupted" : r->why[0] ? "error" : "stopped");
 	gt_progress_clear(&prog);
+	/* a trigger waiting for --after is written with what there is */
+	if (r->opts->flight_on && !err && !r->why[0])
+		flight_tick(r, s, 1);
+	if (r->opts->flight_on && !err && r->why[0])
+		err = -EIO;
+	if (r->opts->flight_on)
+		gt_session_flight_stats(s, &r->flight);
 	gt_session_stats(s, &st);
 	GT_SESSION_COUNTERS_COPY(&r->fig, &st);
 	snprintf(r->reason, sizeof(r->reason), "%s", st.end_reason ? st.end_reason : "");

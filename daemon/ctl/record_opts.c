@@ -8,6 +8,7 @@
 
 #include "wire/gt_events.h"
 #include "common/parse_args.h"
+#include "record_flight.h"
 
 #define GT_DWARF_DEFAULT_BYTES 8192 /* perf's --call-graph dwarf default */
 #define DEFAULT_CPU_HZ 99 /* like perf: off the timer tick so samples don't alias */
@@ -68,6 +69,27 @@ static const char usage_text[] =
 "                         (exact, tens of ns per call); Go is always rss\n"
 "      --cpu-profile[=HZ] CPU samples with stacks (default %d Hz)\n"
 "      --alloc-stacks N   every Nth allocation as a log event with its stack\n"
+"flight recorder (embedded mode; docs/design.md, \"Flight recorder\"):\n"
+"      --flight[=WINDOW]  keep the last WINDOW (default 10s) in memory and\n"
+"                         write nothing until asked: SIGUSR1 writes it to\n"
+"                         FILE-YYYYMMDD-HHMMSS.trace (FILE from -o, less\n"
+"                         .trace) and recording goes on; Ctrl-C or SIGTERM\n"
+"                         ends it without a dump (but for a trigger's)\n"
+"      --flight-size BYTES  memory held at most (K, M, G; default 64M, at\n"
+"                         least 1M): the cap wins over WINDOW\n"
+"      --trigger SPEC     write the window when a thread of the targets\n"
+"                         waited longer than a threshold: sched-delay>D\n"
+"                         (runnable, not running), offcpu>D (asleep),\n"
+"                         syscall>D or syscall:NAME>D (asleep in it), e.g.\n"
+"                         'offcpu>200ms' (repeatable); SPEC@NAME: only for\n"
+"                         threads named NAME or of a process whose main\n"
+"                         thread is; the file is named after the trigger\n"
+"                         and carries a log event at its time\n"
+"      --after D          with --trigger: keep recording D after it fired\n"
+"                         before writing (default 0)\n"
+"      --holdoff D        ignore triggers for D after one fired (0: none;\n"
+"                         default: WINDOW)\n"
+"      --max-dumps N      write at most N triggered dumps (default: no limit)\n"
 "engine:\n"
 "      --standalone       load the BPF programs here (root), not via gotraced\n"
 "      --daemon           use gotraced only; fail if it is not running\n"
@@ -138,7 +160,7 @@ static int parse_heap(const char *s, enum gt_heap_mode *h)
 
 enum { O_CGROUP = 256, O_CONTAINER, O_GOVER, O_HEAP, O_CPU, O_ALLOC, O_STANDALONE,
        O_DAEMON, O_SOCKET, O_RING, O_KSTACKS, O_SYSCALLS, O_KTHREADS, O_CHILDREN, O_WAIT,
-       O_CALLGRAPH };
+       O_CALLGRAPH, O_FLIGHT, O_FLIGHT_SIZE, O_TRIGGER, O_AFTER, O_HOLDOFF, O_MAX_DUMPS };
 
 static const struct option longopts[] = {
 	{"pid", required_argument, NULL, 'p'},
@@ -162,11 +184,60 @@ static const struct option longopts[] = {
 	{"kernel-stacks", no_argument, NULL, O_KSTACKS},
 	{"call-graph", required_argument, NULL, O_CALLGRAPH},
 	{"syscalls", required_argument, NULL, O_SYSCALLS},
+	{"flight", optional_argument, NULL, O_FLIGHT},
+	{"flight-size", required_argument, NULL, O_FLIGHT_SIZE},
+	{"trigger", required_argument, NULL, O_TRIGGER},
+	{"after", required_argument, NULL, O_AFTER},
+	{"holdoff", required_argument, NULL, O_HOLDOFF},
+	{"max-dumps", required_argument, NULL, O_MAX_DUMPS},
 	{"quiet", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
+
+static int bad_duration(const char *opt, const char *value)
+{
+	char what[128];
+
+	snprintf(what, sizeof(what), "bad %s (want a duration: 500ms, 10s, 2m)", opt);
+	return bad(what, value);
+}
+
+static int parse_flight(int c, struct gt_record_opts *o)
+{
+	struct gt_flight_opts *f = &o->flight;
+	char why[256];
+
+	switch (c) {
+	case O_FLIGHT:
+		o->flight_on = 1;
+		return optarg && (gt_args_duration(optarg, &f->window_ns) || !f->window_ns) ?
+			bad_duration("--flight window", optarg) : 0;
+	case O_FLIGHT_SIZE:
+		return gt_flight_size_parse(optarg, &f->size_bytes) ?
+			bad("bad --flight-size (bytes, K, M or G; at least 1M)", optarg) : 0;
+	case O_TRIGGER:
+		if (f->ntriggers == GT_FLIGHT_MAX_TRIGGERS)
+			return bad("too many --trigger (at most 8) at", optarg);
+		if (gt_flight_trigger_parse(optarg, &f->triggers[f->ntriggers], why, sizeof(why))) {
+			fprintf(stderr, "gotracectl record: %s\n", why);
+			return 2;
+		}
+		f->ntriggers++;
+		return 0;
+	case O_AFTER:
+		return gt_args_duration(optarg, &f->after_ns) ? bad_duration("--after", optarg) : 0;
+	case O_HOLDOFF:
+		f->holdoff_set = 1;
+		f->holdoff_ns = 0; /* 0: every trigger (--max-dumps bounds them) */
+		return strcmp(optarg, "0") && gt_args_duration(optarg, &f->holdoff_ns) ?
+			bad_duration("--holdoff", optarg) : 0;
+	default:
+		return parse_uint(optarg, 1, 1000000, &f->max_dumps) ?
+			bad("bad --max-dumps (1 to 1000000)", optarg) : 0;
+	}
+}
 
 static int parse_one(int c, struct gt_record_opts *o)
 {
@@ -221,6 +292,9 @@ static int parse_one(int c, struct gt_record_opts *o)
 			return bad("bad --syscalls (want all or blocking)", optarg);
 		o->all_syscalls = !strcmp(optarg, "all");
 		return 0;
+	case O_FLIGHT: case O_FLIGHT_SIZE: case O_TRIGGER: case O_AFTER: case O_HOLDOFF:
+	case O_MAX_DUMPS:
+		return parse_flight(c, o);
 	case 'q': o->quiet = 1; return 0;
 	case 'v': o->verbose = 1; return 0;
 	case 'h': printf(usage_text, DEFAULT_CPU_HZ); return 1;
@@ -245,6 +319,17 @@ static int check_targets(struct gt_record_opts *o)
 	}
 	if (o->wait && !o->nnames) {
 		fprintf(stderr, "gotracectl record: --wait goes with -n NAME\n");
+		return 2;
+	}
+	if (!o->flight_on && (o->flight.ntriggers || o->flight.size_bytes || o->flight.after_ns ||
+			      o->flight.holdoff_set || o->flight.max_dumps)) {
+		fprintf(stderr, "gotracectl record: --flight-size, --trigger, --after, --holdoff "
+			"and --max-dumps go with --flight\n");
+		return 2;
+	}
+	if (o->flight_on && o->mode == GT_MODE_DAEMON) {
+		fprintf(stderr, "gotracectl record: --flight records in embedded mode only, "
+			"not through gotraced (yet)\n");
 		return 2;
 	}
 	if (kinds > 1) {
@@ -305,4 +390,5 @@ void gt_record_session_opts(const struct gt_record_opts *o, struct gt_session_op
 	GT_SESSION_OPTIONS_COPY(so, o);
 	so->from_exec = o->cmd != NULL; /* the child is held before its exec */
 	so->out_fd = -1;
+	so->flight = o->flight_on ? &o->flight : NULL;
 }

@@ -28,6 +28,8 @@ struct gt_record_opts {
 	const char *socket;
 	int quiet;
 	int verbose;
+	int flight_on;            /* --flight: -o names the dumps */
+	struct gt_flight_opts flight;
 };
 
 /* 0 ok, 1 help printed (exit 0), 2 usage error (message printed). */

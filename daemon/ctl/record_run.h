@@ -19,6 +19,8 @@ struct gt_record_run {
 	struct gt_record_figures fig;
 	char reason[1100];           /* why the recording ended */
 	char why[1100];              /* what failed, for the user */
+	unsigned dumps;              /* --flight: files written */
+	struct gt_flight_stats flight; /* --flight: what it held at the end */
 };
 
 /* Set by SIGINT/SIGTERM: end the recording cleanly. */

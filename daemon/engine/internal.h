@@ -14,6 +14,7 @@
 #include "titles.h"
 #include "translate/translate.h"
 #include "worker.h"
+#include "flight.h"
 
 struct gt_writer;
 struct gt_translator;
@@ -27,6 +28,7 @@ struct gt_session {
 	int id;                     /* user-visible id, never reused */
 	struct gt_writer *writer;
 	struct gt_translator *tr;
+	struct gt_flight *flight;   /* a flight recording: no tr, no writer */
 	struct gt_stack_source stack_src;
 	struct gt_idmap targets; /* live traced processes (pid sessions) */
 	int by_cgroup;              /* a cgroup subtree: never "targets exited" */

@@ -219,7 +219,7 @@ int gt_session_deliver(struct gt_session *s, const struct gt_kev_hdr *ev, size_t
 {
 	int err;
 
-	if (s->ended || s->err || !s->tr)
+	if (s->ended || s->err || (!s->tr && !s->flight))
 		return 0;
 	/* counted even before the window opens: a `--` command that execs a
 	 * set-user-ID program leaves before its trace can begin */
@@ -228,9 +228,10 @@ int gt_session_deliver(struct gt_session *s, const struct gt_kev_hdr *ev, size_t
 		return 0;
 	s->kernel_events++;
 	track_targets(s, ev);
-	err = gt_translator_event(s->tr, ev, len);
+	err = s->flight ? gt_flight_event(s->flight, ev, len) : gt_translator_event(s->tr, ev, len);
 	if (err)
-		fail_session(s, err, "translating failed");
+		fail_session(s, err, s->flight ? "keeping the flight recording failed"
+					       : "translating failed");
 	return 0;
 }
 
@@ -354,10 +355,58 @@ static int free_bit(struct gt_engine *e)
 	return -1;
 }
 
+/* A recording's writer on its file and its translator. */
+static int trace_start(struct gt_engine *e, struct gt_session *s, const struct gt_session_opts *o)
+{
+	struct gt_translator_opts to = {0};
+	int err;
+
+	err = gt_writer_open_with(&s->writer, o->out_fd, o->go_version ? o->go_version : GT_V1_19,
+				  1000000000ull, o->owner_uid ? gt_session_write_as_owner : NULL,
+				  s);
+	if (err) {
+		snprintf(e->err, sizeof(e->err), "cannot start the trace: %s", strerror(-err));
+		return err;
+	}
+	to.ncpus = gt_capture_ncpus(e->capture);
+	s->stack_src.frames = gt_resolve_stack;
+	s->stack_src.ra_slot = gt_resolve_ra_slot;
+	s->stack_src.ctx = &e->resolver;
+	to.stacks = &s->stack_src;
+	to.titles = gt_titles_source(&e->titles);
+	to.go_version = o->go_version ? o->go_version : GT_V1_19;
+	to.session_mask = 1u << s->bit;
+	err = gt_translator_new(&s->tr, s->writer, &to);
+	if (err)
+		snprintf(e->err, sizeof(e->err), "cannot start the translator: %s", strerror(-err));
+	return err;
+}
+
+/* A flight recording keeps records, not a file (flight.c). */
+static int flight_start(struct gt_engine *e, struct gt_session *s, const struct gt_session_opts *o)
+{
+	struct gt_flight_params p = {0};
+	int err;
+
+	p.opts = o->flight;
+	p.ncpus = gt_capture_ncpus(e->capture);
+	p.go_version = o->go_version ? o->go_version : GT_V1_19;
+	p.mask = 1u << s->bit;
+	s->stack_src.frames = gt_resolve_stack;
+	s->stack_src.ra_slot = gt_resolve_ra_slot;
+	s->stack_src.ctx = &e->resolver;
+	p.stacks = &s->stack_src;
+	p.titles = gt_titles_source(&e->titles);
+	err = gt_flight_new(&s->flight, &p);
+	if (err)
+		snprintf(e->err, sizeof(e->err), "cannot start the flight recording: %s",
+			 strerror(-err));
+	return err;
+}
+
 int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 		     struct gt_session **out)
 {
-	struct gt_translator_opts to = {0};
 	struct gt_session *s;
 	int bit = free_bit(e), err;
 
@@ -384,26 +433,8 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 			   (o->alloc_stack_every && o->heap != GT_HEAP_INTERPOSE);
 	s->end_ns = UINT64_MAX;
 	s->out_fd = o->out_fd;
-	err = gt_writer_open_with(&s->writer, o->out_fd, o->go_version ? o->go_version : GT_V1_19,
-				  1000000000ull, o->owner_uid ? gt_session_write_as_owner : NULL,
-				  s);
-	if (err) {
-		snprintf(e->err, sizeof(e->err), "cannot start the trace: %s", strerror(-err));
-		free(s);
-		return err;
-	}
-	to.ncpus = gt_capture_ncpus(e->capture);
-	s->stack_src.frames = gt_resolve_stack;
-	s->stack_src.ra_slot = gt_resolve_ra_slot;
-	s->stack_src.ctx = &e->resolver;
-	to.stacks = &s->stack_src;
-	to.titles = gt_titles_source(&e->titles);
-	to.go_version = o->go_version ? o->go_version : GT_V1_19;
-	to.session_mask = 1u << bit;
-	err = gt_translator_new(&s->tr, s->writer, &to);
-	if (err)
-		snprintf(e->err, sizeof(e->err), "cannot start the translator: %s", strerror(-err));
-	else
+	err = o->flight ? flight_start(e, s, o) : trace_start(e, s, o);
+	if (!err)
 		err = enter_and_find(e, s, o);
 	if (err) {
 		gt_capture_forget_session(e->capture, bit);
@@ -411,6 +442,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 			session_leave(e, s);
 		if (s->tr)
 			gt_translator_free(s->tr);
+		gt_flight_free(s->flight);
 		gt_writer_free(s->writer);
 		gt_idmap_free(&s->targets);
 		gt_idmap_free(&s->awaiting_exec);
@@ -463,8 +495,17 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 		st->drops = s->drops;
 		return;
 	}
-	gt_writer_stats(s->writer, &ws);
-	gt_translator_stats(s->tr, &ts);
+	if (s->writer)
+		gt_writer_stats(s->writer, &ws);
+	if (s->tr)
+		gt_translator_stats(s->tr, &ts);
+	if (s->flight) {
+		struct gt_flight_stats fs;
+
+		gt_flight_stats(s->flight, &fs);
+		ws.bytes = fs.held_bytes; /* what it holds, not a file */
+		ts.threads = fs.threads;
+	}
 	st->trace_events = ws.events;
 	/* batches are written when full: the open ones count too (status
 	 * showed BYTES 16, the header, beside thousands of events) */
@@ -520,18 +561,28 @@ static void finish(struct gt_session *s)
 	s->ended = 1;
 	s->ended_ns = s->end_ns;
 	e->nclosing--;
-	gt_translator_stats(s->tr, &ts);
+	if (s->tr)
+		gt_translator_stats(s->tr, &ts);
 	s->threads = ts.threads;
 	s->repairs = ts.repairs;
 	s->loopback_anon = ts.loopback_anon;
-	if (!s->err) {
+	if (s->flight) {
+		struct gt_flight_stats fs;
+
+		gt_flight_stats(s->flight, &fs);
+		s->threads = fs.threads;
+		s->last_bytes = fs.held_bytes;
+	} else if (!s->err) {
 		err = gt_translator_end(s->tr, s->end_ns);
 		if (err)
 			fail_session(s, err, "finishing the trace failed");
 	}
-	gt_writer_stats(s->writer, &ws);
+	if (s->writer)
+		gt_writer_stats(s->writer, &ws);
 	s->last_trace_events = ws.events;
-	if (s->err) {
+	if (s->flight) {
+		;
+	} else if (s->err) {
 		gt_writer_free(s->writer);
 	} else {
 		err = gt_writer_close(s->writer);
@@ -539,7 +590,8 @@ static void finish(struct gt_session *s)
 			fail_session(s, err, "writing the trace failed");
 	}
 	s->writer = NULL;
-	s->last_bytes = output_size(s->out_fd, ws.bytes);
+	if (!s->flight)
+		s->last_bytes = output_size(s->out_fd, ws.bytes);
 	s->phase.finish = gt_now_ns() - t0;
 	gt_translator_free(s->tr);
 	s->tr = NULL;
@@ -640,5 +692,33 @@ void gt_session_free(struct gt_session *s)
 		gt_session_stop(s, "freed");
 	if (!s->ended)
 		gt_worker_settle(&s->engine->worker);
+	gt_flight_free(s->flight);
 	free(s);
+}
+
+int gt_session_flight_dump(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
+			   char *why, size_t whylen)
+{
+	if (!s->flight) {
+		snprintf(why, whylen, "not a flight recording");
+		return -EINVAL;
+	}
+	return gt_flight_dump(s->flight, fd, mark, why, whylen);
+}
+
+int gt_session_flight_fired(struct gt_session *s, struct gt_flight_fired *out)
+{
+	return s->flight ? gt_flight_fired(s->flight, out) : 0;
+}
+
+int gt_session_flight_due(struct gt_session *s, int force, struct gt_flight_fired *out)
+{
+	return s->flight ? gt_flight_due(s->flight, gt_now_ns(), force, out) : 0;
+}
+
+void gt_session_flight_stats(const struct gt_session *s, struct gt_flight_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (s->flight)
+		gt_flight_stats(s->flight, st);
 }

@@ -110,6 +110,23 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st);
  * gt_session_free waits for it. */
 int gt_session_stop(struct gt_session *s, const char *reason);
 int gt_session_ended(const struct gt_session *s);
+
+/* A flight recording (opts.flight; docs/design.md, "Flight recorder").
+ * What it keeps stays until gt_session_free, so a dump may follow the stop.
+ * dump: the window as one trace on fd (which it does not close), marked
+ * with what fired if mark; 0 or -errno with why.  fired: a trigger just
+ * accepted (1 and *out).  due: the accepted trigger whose --after passed,
+ * or with force any accepted one (1 and *out). */
+int gt_session_flight_dump(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
+			   char *why, size_t whylen);
+int gt_session_flight_fired(struct gt_session *s, struct gt_flight_fired *out);
+int gt_session_flight_due(struct gt_session *s, int force, struct gt_flight_fired *out);
+void gt_session_flight_stats(const struct gt_session *s, struct gt_flight_stats *st);
+
+/* syscalls.c: this architecture's syscall names (record --trigger
+ * syscall:NAME): NULL for a number it does not know, -1 for a name. */
+const char *gt_engine_syscall_name(int64_t nr);
+int64_t gt_engine_syscall_nr(const char *name);
 void gt_session_free(struct gt_session *s);
 
 #endif

@@ -387,7 +387,8 @@ int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts
 	/* a launched command's trace begins at its exec (window.c) */
 	if (!err && !s->awaiting_exec.count) {
 		gt_session_window_open(s, gt_now_ns());
-		err = gt_translator_begin(s->tr, s->started_ns, snap.threads, snap.n);
+		err = s->flight ? gt_flight_begin(s->flight, s->started_ns, snap.threads, snap.n)
+				: gt_translator_begin(s->tr, s->started_ns, snap.threads, snap.n);
 		if (err)
 			snprintf(s->engine->err, sizeof(s->engine->err),
 				 "cannot start the trace: %s", strerror(-err));

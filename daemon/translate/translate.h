@@ -155,6 +155,19 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
  * accepted afterwards.  The writer is not closed. */
 int gt_translator_end(struct gt_translator *t, uint64_t ts);
 
+/* The model now as a snapshot (docs/design.md, "Flight recorder"): every
+ * live thread, running ('R' with its CPU), runnable ('R', cpu -1) or
+ * blocked ('S'), for gt_translator_begin of another translator that picks
+ * up the stream from here.  *out is malloc'ed (free() it). */
+int gt_translator_snapshot(const struct gt_translator *t, struct gt_thread_snapshot **out,
+			   int *n);
+
+/* A UserLog (category, message) at the current time, on the P where tid
+ * runs (P 0 if it does not): a marker the viewer shows, e.g. what fired a
+ * flight recording's dump. */
+int gt_translator_mark(struct gt_translator *t, uint32_t tid, const char *category,
+		       const char *message);
+
 /* Repairs of the model, by kind (anomaly counters; perf's
  * nr_context_switch_bugs and friends). */
 #define GT_REPAIR_LIST(X)                                                   \

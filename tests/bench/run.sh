@@ -63,6 +63,8 @@ step isolation env GT_BUILD="$build" ISOLATION_BENCH=1 tests/integration/daemon_
 # Stopping a --heap malloc recording (SIGINT -> exit), embedded and daemon,
 # uprobe_multi vs perf-event links (bench_uprobe_stop: the probes alone).
 step uprobe_stop tests/bench/uprobe_stop.sh "$build"
+# record --flight: trigger-to-file latency, RSS over 10 min busy, slowdown.
+step flight tests/bench/flight.sh "$build"
 # 1 000 sequential sessions on fresh processes: the daemon's RSS and fds.
 step daemon_sessions tests/bench/daemon_sessions.sh "$build"
 

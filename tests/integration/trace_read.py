@@ -6,6 +6,8 @@ code that wrote it.
   trace_read.py frames FILE   every frame of every stack, one line each:
                               STACK_ID<TAB>PC<TAB>FUNC<TAB>FILE<TAB>LINE
   trace_read.py heap FILE     every HeapAlloc, in time order: TIME<TAB>BYTES
+  trace_read.py logs FILE     every UserLog, in time order:
+                              TIME<TAB>CATEGORY<TAB>MESSAGE
   trace_read.py span FILE     FIRST LAST TYPES: the first and last event
                               times as written (ticks; gotraced writes
                               CLOCK_MONOTONIC nanoseconds) and the types of
@@ -63,6 +65,7 @@ def records(buf):
                 args.append(v)
         if typ == EV_USER_LOG:  # its value string follows the arguments
             n, pos = uvarint(buf, pos)
+            args.append(buf[pos:pos + n])
             pos += n
         yield typ, args
 
@@ -119,9 +122,28 @@ def heap(recs):
         print("%d\t%d" % (ts, v))
 
 
+def logs(recs):
+    """UserLog (event 48: [delta, task, key string id, stack], value) by time."""
+    strings, out, now = {0: ""}, [], 0
+    for typ, args in recs:
+        if typ == EV_STRING:
+            strings[args[0]] = args[1].decode("utf-8", "replace")
+            continue
+        if typ == EV_BATCH:
+            now = args[1]
+            continue
+        if typ in (EV_FREQUENCY, EV_STACK):
+            continue
+        now += args[0]
+        if typ == EV_USER_LOG:
+            out.append((now, args[2], args[-1].decode("utf-8", "replace")))
+    for ts, key, value in sorted(out, key=lambda e: e[0]):
+        print("%d\t%s\t%s" % (ts, strings.get(key, "?"), value))
+
+
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("frames", "span", "heap"):
-        sys.stderr.write("usage: trace_read.py frames|span|heap FILE\n")
+    if len(argv) != 3 or argv[1] not in ("frames", "span", "heap", "logs"):
+        sys.stderr.write("usage: trace_read.py frames|span|heap|logs FILE\n")
         return 2
     with open(argv[2], "rb") as f:
         buf = f.read()
@@ -130,7 +152,7 @@ def main(argv):
         return 1
     try:
         recs = list(records(buf))
-        {"frames": frames, "span": span, "heap": heap}[argv[1]](recs)
+        {"frames": frames, "span": span, "heap": heap, "logs": logs}[argv[1]](recs)
     except (ValueError, IndexError) as e:
         sys.stderr.write("%s: %s\n" % (argv[2], e))
         return 1

@@ -1,0 +1,407 @@
+/* A flight recording's segments: kept, cut, dropped, and dumped
+ * (docs/design.md, "Flight recorder").
+ *
+ * The live model is a translator whose output is dropped: it follows the
+ * records as a recording's would, resolves their stacks (recorded in the
+ * current segment: flight_stacks.c), and at each segment's start gives
+ * the snapshot that segment begins from; it is then rebuilt from that
+ * snapshot, so what it holds (strings, stacks, threads long gone) never
+ * outlives a segment.  A dump begins a fresh translator at the oldest
+ * kept segment's snapshot and feeds it every kept record. */
+#include "flight_seg.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "translate/syscall_class.h"
+
+#define SEG_NS_MAX 1000000000ull   /* a segment covers at most 1 s */
+#define SEG_NS_MIN 10000000ull
+#define SEGS_PER_CAP 8             /* a segment holds at most cap / 8 */
+#define CHUNK_MAX (256u << 10)
+#define CHUNK_MIN (4u << 10)
+
+static long discard(void *ctx, int fd, const void *buf, size_t n)
+{
+	(void)ctx;
+	(void)fd;
+	(void)buf;
+	return (long)n;
+}
+
+static int translator_on(struct gt_flight *f, struct gt_writer **w, struct gt_translator **t,
+			 int fd, const struct gt_stack_source *stacks)
+{
+	struct gt_translator_opts to = {0};
+	/* fd -1: the live model's, its bytes dropped (fd 0 is never written) */
+	int err = gt_writer_open_with(w, fd < 0 ? 0 : fd, f->p.go_version, 1000000000ull,
+				      fd < 0 ? discard : NULL, NULL);
+
+	if (err)
+		return err;
+	to.ncpus = f->p.ncpus;
+	to.stacks = stacks;
+	to.titles = f->p.titles;
+	to.go_version = f->p.go_version;
+	to.session_mask = f->p.mask;
+	err = gt_translator_new(t, *w, &to);
+	if (err) {
+		gt_writer_free(*w);
+		*w = NULL;
+	}
+	return err;
+}
+
+static void live_free(struct gt_flight *f)
+{
+	gt_translator_free(f->lt);
+	gt_writer_free(f->lw);
+	f->lt = NULL;
+	f->lw = NULL;
+}
+
+static void seg_free(struct gt_flight_seg *s)
+{
+	struct gt_flight_chunk *c = s->first, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	gt_flight_seg_stacks_free(s);
+	free(s->snap);
+	free(s);
+}
+
+static void drop_oldest(struct gt_flight *f)
+{
+	struct gt_flight_seg *s = f->head;
+
+	f->head = s->next;
+	f->held -= s->bytes;
+	f->st.dropped++;
+	seg_free(s);
+}
+
+/* The cap wins over the window; the current segment always stays.  While
+ * a trigger waits for --after, the window is the one before the trigger. */
+static void retain(struct gt_flight *f)
+{
+	uint64_t ref = f->pending && f->pend.ts < f->last_ts ? f->pend.ts : f->last_ts;
+
+	while (f->head != f->tail && f->held > f->o.size_bytes)
+		drop_oldest(f);
+	/* the oldest goes once the next one alone covers the window */
+	while (f->head != f->tail && f->head->next->start_ts + f->o.window_ns <= ref)
+		drop_oldest(f);
+}
+
+/* A new segment at ts, from snapshot snap (taken; n threads). */
+static int segment_open(struct gt_flight *f, uint64_t ts, struct gt_thread_snapshot *snap, int n)
+{
+	struct gt_flight_seg *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s) {
+		free(snap);
+		return -ENOMEM;
+	}
+	s->start_ts = s->last_ts = ts;
+	s->snap = snap;
+	s->nsnap = n;
+	s->bytes = sizeof(*s) + (uint64_t)n * sizeof(*snap);
+	gt_idmap_init(&s->stacks, 4, sizeof(struct gt_flight_frames *));
+	gt_idmap_init(&s->ra, 2, sizeof(int));
+	if (f->tail)
+		f->tail->next = s;
+	else
+		f->head = s;
+	f->tail = s;
+	f->held += s->bytes;
+	gt_flight_codec_reset(&f->enc);
+	live_free(f);
+	err = translator_on(f, &f->lw, &f->lt, -1, &f->rec);
+	if (!err)
+		err = gt_translator_begin(f->lt, ts, snap, n);
+	retain(f);
+	return err;
+}
+
+int gt_flight_begin(struct gt_flight *f, uint64_t ts, const struct gt_thread_snapshot *threads,
+		    int n)
+{
+	struct gt_thread_snapshot *copy = calloc(n > 0 ? (size_t)n : 1, sizeof(*copy));
+
+	if (!copy)
+		return -ENOMEM;
+	if (n > 0)
+		memcpy(copy, threads, (size_t)n * sizeof(*copy));
+	f->last_ts = ts;
+	return segment_open(f, ts, copy, n);
+}
+
+/* The next segment, from the live model's state now (every record before
+ * ts translated). */
+static int segment_cut(struct gt_flight *f, uint64_t ts)
+{
+	struct gt_thread_snapshot *snap;
+	int n, err = gt_translator_snapshot(f->lt, &snap, &n);
+
+	return err ? err : segment_open(f, ts, snap, n);
+}
+
+static int append(struct gt_flight *f, const struct gt_kev_hdr *ev, size_t len)
+{
+	struct gt_flight_seg *s = f->tail;
+	struct gt_flight_chunk *c = s->last;
+	size_t need = GT_FLIGHT_ENC_MAX(len);
+
+	if (!c || c->cap - c->len < need) {
+		size_t cap = need > f->chunk_size ? need : f->chunk_size;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return -ENOMEM;
+		c->next = NULL;
+		c->len = 0;
+		c->cap = cap;
+		if (s->last)
+			s->last->next = c;
+		else
+			s->first = c;
+		s->last = c;
+		s->bytes += sizeof(*c) + cap;
+		f->held += sizeof(*c) + cap;
+	}
+	c->len += gt_flight_encode(&f->enc, ev, len, c->data + c->len);
+	s->records++;
+	s->last_ts = ev->ts;
+	return 0;
+}
+
+/* A trigger fired: accepted unless one is pending, within the holdoff of
+ * the last one, or past --max-dumps. */
+static void consider(struct gt_flight *f, const struct gt_flight_fired *fi)
+{
+	uint64_t holdoff = f->o.holdoff_set ? f->o.holdoff_ns : f->o.window_ns;
+
+	if (f->pending || (f->o.max_dumps && f->triggered >= f->o.max_dumps) ||
+	    (f->accepted_any && fi->ts < f->last_accept_ts + holdoff)) {
+		f->st.ignored++;
+		return;
+	}
+	f->accepted_any = 1;
+	f->last_accept_ts = fi->ts;
+	f->triggered++;
+	f->pending = 1;
+	f->pend = *fi;
+	f->have_fired = 1;
+	f->fired = *fi;
+	f->st.fired++;
+}
+
+int gt_flight_event(struct gt_flight *f, const struct gt_kev_hdr *ev, size_t len)
+{
+	union gt_kev_any copy; /* aligned: ring records may not be */
+	const struct gt_kev_hdr *rec = &copy.hdr;
+	struct gt_flight_fired fi;
+	int err;
+
+	if (len > sizeof(copy))
+		len = sizeof(copy);
+	if (len < sizeof(*ev))
+		return 0;
+	memcpy(&copy, ev, len);
+	if (!f->tail && (err = gt_flight_begin(f, rec->ts, NULL, 0)))
+		return err;
+	if (rec->ts > f->tail->start_ts &&
+	    (rec->ts - f->tail->start_ts >= f->seg_ns || f->tail->bytes >= f->seg_max) &&
+	    (err = segment_cut(f, rec->ts)))
+		return err;
+	if ((err = append(f, rec, len)))
+		return err;
+	if (rec->ts > f->last_ts)
+		f->last_ts = rec->ts;
+	if (gt_flight_trig_event(&f->trig, &f->o, f->p.mask, rec, &fi))
+		consider(f, &fi);
+	err = gt_translator_event(f->lt, rec, len);
+	if (f->held > f->o.size_bytes)
+		retain(f);
+	return err;
+}
+
+int gt_flight_fired(struct gt_flight *f, struct gt_flight_fired *out)
+{
+	if (!f->have_fired)
+		return 0;
+	f->have_fired = 0;
+	*out = f->fired;
+	return 1;
+}
+
+/* Past --after by the wall clock too: a quiet target sends no record. */
+#define DUE_SLACK_NS 200000000ull
+
+int gt_flight_due(struct gt_flight *f, uint64_t now, int force, struct gt_flight_fired *out)
+{
+	uint64_t due;
+
+	if (!f->pending)
+		return 0;
+	due = f->pend.ts + f->o.after_ns;
+	if (!force && f->last_ts < due && now < due + DUE_SLACK_NS)
+		return 0;
+	f->pending = 0;
+	*out = f->pend;
+	return 1;
+}
+
+static void mark_text(const struct gt_flight *f, const struct gt_flight_fired *m, char *buf,
+		      size_t len)
+{
+	const char *sys = m->sysnr >= 0 ? gt_syscall_name(m->sysnr) : NULL;
+
+	snprintf(buf, len, "%s fired: %.3f ms, thread %u (%.16s) of process %u%s%s",
+		 f->o.triggers[m->trigger].spec, m->span_ns / 1e6, m->tid, m->comm, m->tgid,
+		 sys ? " in " : "", sys ? sys : "");
+}
+
+/* Every record of segment s into t (the mark before the first record
+ * after its time). */
+static int replay_segment(const struct gt_flight_seg *s, struct gt_translator *t,
+			  const struct gt_flight_fired *m, const char *text, int *marked)
+{
+	struct gt_flight_codec *dec = malloc(sizeof(*dec));
+	union gt_kev_any rec;
+	int err = dec ? 0 : -ENOMEM;
+
+	if (dec)
+		gt_flight_codec_reset(dec);
+	for (const struct gt_flight_chunk *c = s->first; c && !err; c = c->next)
+		for (size_t off = 0, len, n; off < c->len && !err; off += n) {
+			n = gt_flight_decode(dec, c->data + off, c->len - off, (void *)&rec, &len);
+			if (!n) {
+				err = -EIO; /* our own bytes: a bug */
+				break;
+			}
+			if (!*marked && rec.hdr.ts > m->ts) {
+				err = gt_translator_mark(t, m->tid, "gotraced.trigger", text);
+				*marked = 1;
+			}
+			if (!err)
+				err = gt_translator_event(t, &rec.hdr, len);
+		}
+	free(dec);
+	return err;
+}
+
+static int replay(struct gt_flight *f, struct gt_translator *t, const struct gt_flight_fired *m)
+{
+	int marked = !m, err = 0;
+	char text[256];
+
+	if (m)
+		mark_text(f, m, text, sizeof(text));
+	err = gt_translator_begin(t, f->head->start_ts, f->head->snap, f->head->nsnap);
+	for (struct gt_flight_seg *s = f->head; s && !err; s = s->next)
+		err = replay_segment(s, t, m, text, &marked);
+	if (!marked && !err)
+		err = gt_translator_mark(t, m->tid, "gotraced.trigger", text);
+	if (!err)
+		err = gt_translator_end(t, f->last_ts);
+	return err;
+}
+
+int gt_flight_dump(struct gt_flight *f, int fd, const struct gt_flight_fired *mark, char *why,
+		   size_t whylen)
+{
+	struct gt_writer *w = NULL;
+	struct gt_translator *t = NULL;
+	int err;
+
+	if (!f->head) {
+		snprintf(why, whylen, "nothing recorded yet");
+		return -ENODATA;
+	}
+	err = translator_on(f, &w, &t, fd, &f->replay);
+	if (err) {
+		snprintf(why, whylen, "cannot start the trace: %s", strerror(-err));
+		return err;
+	}
+	err = replay(f, t, mark);
+	gt_translator_free(t);
+	if (err) {
+		gt_writer_free(w);
+		snprintf(why, whylen, "writing the trace failed: %s", strerror(-err));
+		return err;
+	}
+	err = gt_writer_close(w);
+	if (err) {
+		snprintf(why, whylen, "writing the trace failed: %s", strerror(-err));
+		return err;
+	}
+	f->st.dumps++;
+	return 0;
+}
+
+int gt_flight_new(struct gt_flight **out, const struct gt_flight_params *p)
+{
+	struct gt_flight *f = calloc(1, sizeof(*f));
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	f->o = *p->opts;
+	f->p = *p;
+	f->p.opts = &f->o;
+	if (!f->o.window_ns)
+		f->o.window_ns = GT_FLIGHT_DEFAULT_WINDOW_NS;
+	if (!f->o.size_bytes)
+		f->o.size_bytes = GT_FLIGHT_DEFAULT_SIZE;
+	f->seg_ns = f->o.window_ns / SEGS_PER_CAP;
+	if (f->seg_ns > SEG_NS_MAX)
+		f->seg_ns = SEG_NS_MAX;
+	if (f->seg_ns < SEG_NS_MIN)
+		f->seg_ns = SEG_NS_MIN;
+	f->seg_max = f->o.size_bytes / SEGS_PER_CAP;
+	f->chunk_size = f->seg_max / 8;
+	if (f->chunk_size > CHUNK_MAX)
+		f->chunk_size = CHUNK_MAX;
+	if (f->chunk_size < CHUNK_MIN)
+		f->chunk_size = CHUNK_MIN;
+	gt_flight_stacks_init(f);
+	gt_flight_trig_init(&f->trig);
+	*out = f;
+	return 0;
+}
+
+void gt_flight_free(struct gt_flight *f)
+{
+	if (!f)
+		return;
+	live_free(f);
+	while (f->head) {
+		struct gt_flight_seg *s = f->head;
+		f->head = s->next;
+		seg_free(s);
+	}
+	gt_flight_trig_free(&f->trig);
+	free(f);
+}
+
+void gt_flight_stats(const struct gt_flight *f, struct gt_flight_stats *st)
+{
+	struct gt_translator_stats ts = {0};
+
+	*st = f->st;
+	st->held_bytes = f->held;
+	for (const struct gt_flight_seg *s = f->head; s; s = s->next)
+		st->segments++;
+	st->span_ns = f->head ? f->last_ts - f->head->start_ts : 0;
+	if (f->lt)
+		gt_translator_stats(f->lt, &ts);
+	st->threads = ts.threads;
+}

@@ -1,0 +1,64 @@
+/* A session's flight recording (docs/design.md, "Flight recorder"): the
+ * kernel records of the last WINDOW kept in memory in segments, each
+ * beginning with a snapshot of every thread, the stacks each segment used
+ * resolved at the time; a dump runs a fresh translator and writer over the
+ * kept segments, so each file stands alone.  Engine-private (session*.c). */
+#ifndef GT_ENGINE_FLIGHT_H
+#define GT_ENGINE_FLIGHT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/flight_opts.h"
+#include "translate/translate.h"
+#include "util/gt_idmap.h"
+
+struct gt_flight;
+
+/* Triggers (flight_trigger.c): per thread, when it went to sleep or became
+ * runnable. */
+struct gt_flight_trig {
+	struct gt_idmap threads;
+};
+void gt_flight_trig_init(struct gt_flight_trig *tr);
+void gt_flight_trig_free(struct gt_flight_trig *tr);
+/* 1 when ev (an aligned record of the session mask) makes a trigger fire
+ * (*out says which, where, when), else 0. */
+int gt_flight_trig_event(struct gt_flight_trig *tr, const struct gt_flight_opts *o,
+			 uint32_t mask, const struct gt_kev_hdr *ev, struct gt_flight_fired *out);
+
+struct gt_flight_params {
+	const struct gt_flight_opts *opts;
+	int ncpus;
+	int go_version;
+	uint32_t mask;
+	const struct gt_stack_source *stacks;  /* the engine's resolver */
+	const struct gt_title_source *titles;
+};
+
+
+int gt_flight_new(struct gt_flight **out, const struct gt_flight_params *p);
+void gt_flight_free(struct gt_flight *f);
+
+/* The first segment, from the snapshot the recording starts with. */
+int gt_flight_begin(struct gt_flight *f, uint64_t ts, const struct gt_thread_snapshot *threads,
+		    int n);
+
+/* One record of the session (in time order); 0 or -errno (out of memory:
+ * the recording fails). */
+int gt_flight_event(struct gt_flight *f, const struct gt_kev_hdr *ev, size_t len);
+
+/* A trigger accepted since the last call: 1 and *out, else 0. */
+int gt_flight_fired(struct gt_flight *f, struct gt_flight_fired *out);
+/* The accepted trigger whose --after has passed (by the records' time or by
+ * now, CLOCK_MONOTONIC; or at once with force): 1 and *out, else 0. */
+int gt_flight_due(struct gt_flight *f, uint64_t now, int force, struct gt_flight_fired *out);
+
+/* Writes the window to fd as one trace (marked with what fired, if mark),
+ * ending at the last record kept; 0 or -errno with why. */
+int gt_flight_dump(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
+		   char *why, size_t whylen);
+
+void gt_flight_stats(const struct gt_flight *f, struct gt_flight_stats *st);
+
+#endif

@@ -1,0 +1,61 @@
+/* Segments of a flight recording (flight*.c only): records in chunks, the
+ * snapshot the segment starts from, the stacks it used. */
+#ifndef GT_ENGINE_FLIGHT_SEG_H
+#define GT_ENGINE_FLIGHT_SEG_H
+
+#include "flight.h"
+#include "flight_codec.h"
+#include "writer/gt_writer.h"
+
+struct gt_flight_chunk {
+	struct gt_flight_chunk *next;
+	size_t len, cap;
+	unsigned char data[];     /* records, encoded (flight_codec.h) */
+};
+
+struct gt_flight_seg {
+	struct gt_flight_seg *next;
+	uint64_t start_ts;        /* the snapshot's time */
+	uint64_t last_ts;         /* the last record's */
+	struct gt_thread_snapshot *snap;
+	int nsnap;
+	struct gt_flight_chunk *first, *last;
+	uint64_t records;
+	struct gt_idmap stacks;   /* (tgid, ustack, kstack, caller) -> blob * */
+	struct gt_idmap ra;       /* (tgid, ustack) -> int */
+	uint64_t bytes;           /* what it holds (chunks, snapshot, stacks) */
+};
+
+/* A resolved stack, copied with its strings: n frames, then the bytes
+ * their func and file point into. */
+struct gt_flight_frames {
+	int n;
+	size_t size;
+	struct gt_frame f[];
+};
+
+struct gt_flight {
+	struct gt_flight_opts o;
+	struct gt_flight_params p;
+	struct gt_flight_seg *head, *tail; /* oldest, current */
+	uint64_t seg_ns, seg_max, chunk_size;
+	uint64_t held;
+	struct gt_writer *lw;      /* the live model: its output is dropped */
+	struct gt_translator *lt;
+	struct gt_stack_source rec; /* the resolver, recording into tail */
+	struct gt_stack_source replay; /* during a dump: the kept segments */
+	struct gt_flight_trig trig;
+	struct gt_flight_codec enc; /* the current segment's encoder */
+	uint64_t last_ts;
+	int have_fired, pending, accepted_any;
+	struct gt_flight_fired fired, pend;
+	uint64_t last_accept_ts;
+	unsigned triggered;        /* triggers accepted (for --max-dumps) */
+	struct gt_flight_stats st;
+};
+
+/* flight_stacks.c */
+void gt_flight_stacks_init(struct gt_flight *f);
+void gt_flight_seg_stacks_free(struct gt_flight_seg *s);
+
+#endif

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# flight.sh BUILD: what a flight recording (record --flight) costs and how
+# fast it answers (figures only, no assertions; noisy on a small machine):
+#  1. trigger-to-file: the stall workload stalls once 80 ms in ppoll;
+#     `--trigger 'syscall:ppoll>40ms' --after 200ms`: how long after the
+#     trigger plus --after the file is in place (median of FLIGHT_RUNS;
+#     goal <= 100 ms), and how long the dump itself took;
+#  2. memory: gotracectl's RSS during FLIGHT_SECONDS (default 600) of a
+#     busy flight recording (pingpong, default 64 MiB cap), sampled every
+#     10 s: it must stay flat, under the cap plus the engine's own;
+#  3. the target's slowdown: pingpong (strict pipe, FLIGHT_ROUNDS round
+#     trips) untraced, under a recording and under a flight recording.
+set -u
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+GTCTL=$build/gotracectl
+RUNS=${FLIGHT_RUNS:-3}
+SECONDS_BUSY=${FLIGHT_SECONDS:-600}
+N=${FLIGHT_ROUNDS:-50000}
+tmp=$(mktemp -d /tmp/gt-flight-bench.XXXXXX)
+rec_pid=
+trap '[ -n "$rec_pid" ] && kill "$rec_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+
+for f in "$GTCTL" "$build/workloads/stall" "$build/workloads/pingpong"; do
+	[ -x "$f" ] || { echo "flight: $f not built (make BUILD=$build tests)"; exit 1; }
+done
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
+
+# 1. trigger-to-file
+lat=() took=()
+for i in $(seq 1 "$RUNS"); do
+	rm -f "$tmp"/*.trace
+	"$GTCTL" record --standalone -q --flight=5s --trigger 'syscall:ppoll>40ms' --after 200ms \
+		-o "$tmp/t.trace" -- "$build/workloads/stall" 6000 80 >/dev/null 2>"$tmp/t.err" ||
+		{ echo "flight: the trigger run failed: $(tail -2 "$tmp/t.err")"; exit 1; }
+	l=$(sed -n 's/.*; \([0-9.]*\) ms after the trigger and --after.*/\1/p' "$tmp/t.err")
+	t=$(sed -n 's/^gotracectl: wrote .* bytes in \([0-9.]*\) ms.*/\1/p' "$tmp/t.err")
+	[ -n "$l" ] && lat+=("$l") && took+=("$t")
+done
+echo "trigger-to-file: $(printf '%s\n' "${lat[@]}" | median) ms after --after ends," \
+	"median of ${#lat[@]} (goal <= 100 ms); the dump itself $(printf '%s\n' "${took[@]}" | median) ms"
+
+# 2. memory over a busy flight recording
+rss() { awk '$1 == "VmRSS:" { print int($2 / 1024) }' "/proc/$1/status" 2>/dev/null; }
+"$GTCTL" record --standalone -q --flight -o "$tmp/m.trace" -- \
+	"$build/workloads/pingpong" 1000000000000 >/dev/null 2>"$tmp/m.err" &
+rec_pid=$!
+sleep 10
+samples=()
+for ((s = 0; s < SECONDS_BUSY; s += 10)); do
+	samples+=("$(rss "$rec_pid")")
+	sleep 10
+done
+kill -INT "$rec_pid"
+wait "$rec_pid"
+rec_pid=
+first=${samples[0]} last=${samples[-1]}
+max=$(printf '%s\n' "${samples[@]}" | sort -n | tail -1)
+echo "rss of a busy flight recording over ${SECONDS_BUSY}s: ${first} MiB after 10 s," \
+	"${last} MiB at the end, ${max} MiB at most (cap 64 MiB; flat is the goal)"
+tail -1 "$tmp/m.err"
+
+# 3. slowdown
+elapsed() { awk '$1 == "elapsed_ns" { print $2 }' "$1"; }
+for kind in none record flight; do
+	v=()
+	for i in $(seq 1 "$RUNS"); do
+		case $kind in
+		none) "$build/workloads/pingpong" "$N" strict pipe >"$tmp/p.out" ;;
+		record) "$GTCTL" record --standalone -q -o "$tmp/p.trace" -- \
+			"$build/workloads/pingpong" "$N" strict pipe >"$tmp/p.out" 2>/dev/null ;;
+		flight) "$GTCTL" record --standalone -q --flight -o "$tmp/p.trace" -- \
+			"$build/workloads/pingpong" "$N" strict pipe >"$tmp/p.out" 2>/dev/null ;;
+		esac
+		v+=("$(elapsed "$tmp/p.out")")
+	done
+	eval "t_$kind=$(printf '%s\n' "${v[@]}" | median)"
+done
+awk -v n="$t_none" -v r="$t_record" -v f="$t_flight" -v rounds="$N" 'BEGIN {
+	printf "pingpong %d round trips: untraced %.1f ms, recorded %.1f ms (x%.2f), flight %.1f ms (x%.2f)\n",
+		rounds, n / 1e6, r / 1e6, r / n, f / 1e6, f / n }'
