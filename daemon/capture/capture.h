@@ -125,7 +125,13 @@ int gt_capture_dwarf_stacks(struct gt_capture *c, int session_bit, unsigned byte
  * returns the stack id those records get instead, or -1 (no stack). */
 typedef int32_t (*gt_capture_ustack_cb)(void *ctx, const struct gt_kev_ustack *u,
 					const uint8_t *stack);
-void gt_capture_set_ustack_cb(struct gt_capture *c, gt_capture_ustack_cb cb, void *ctx);
+/* Told every exec record (GT_KEV_EXEC) as the rings are read, in each
+ * ring's order with the copies: the process's later copies are another
+ * image's.  The merged record leaves later, seconds later when the rings
+ * are read behind (a slow machine), when the process may be gone. */
+typedef void (*gt_capture_exec_cb)(void *ctx, uint32_t tgid, uint64_t ts);
+void gt_capture_set_ustack_cb(struct gt_capture *c, gt_capture_ustack_cb cb,
+			      gt_capture_exec_cb exec_cb, void *ctx);
 /* A non-root session (uid != 0) follows a process only while uid could
  * ptrace it: same real, effective and saved uid and gid, and dumpable.
  * BPF drops a process that stops qualifying from the session at once

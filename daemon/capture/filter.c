@@ -219,9 +219,11 @@ int gt_capture_dwarf_stacks(struct gt_capture *c, int session_bit, unsigned byte
 	return 0;
 }
 
-void gt_capture_set_ustack_cb(struct gt_capture *c, gt_capture_ustack_cb cb, void *ctx)
+void gt_capture_set_ustack_cb(struct gt_capture *c, gt_capture_ustack_cb cb,
+			      gt_capture_exec_cb exec_cb, void *ctx)
 {
 	c->ustack_cb = cb;
+	c->exec_cb = exec_cb;
 	c->ustack_ctx = ctx;
 }
 

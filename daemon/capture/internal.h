@@ -102,6 +102,7 @@ struct gt_capture {
 	uint64_t bad_records;      /* records with an impossible length */
 	unsigned dwarf_bytes[GT_MAX_SESSIONS]; /* each session's dwarf copy size */
 	gt_capture_ustack_cb ustack_cb;
+	gt_capture_exec_cb exec_cb;
 	void *ustack_ctx;
 	struct gt_mmaps mm;
 	struct gt_capture_timing timing;

@@ -131,6 +131,8 @@ int gt_ring_drain(struct gt_capture *c, int q, unsigned budget)
 				memcpy(&s->ev, hdr + 2, n);
 				s->len = n;
 				copy_ids(r, &s->ev);
+				if (s->ev.hdr.type == GT_KEV_EXEC && c->exec_cb)
+					c->exec_cb(c->ustack_ctx, s->ev.hdr.tgid, s->ev.hdr.ts);
 				if (s->ev.hdr.ts > r->newest_ts)
 					r->newest_ts = s->ev.hdr.ts;
 				gt_ring_merge_push(&c->m, q, s);

@@ -101,6 +101,13 @@ static int32_t on_copy(void *ctx, const struct gt_kev_ustack *u, const uint8_t *
 	return n > 0 ? intern(d, u->hdr.tgid, ips, n) : -1;
 }
 
+/* An exec read from a ring: the unwinding session opened before it (of
+ * the old image) goes, in order with the copies of the same ring. */
+static void on_exec(void *ctx, uint32_t tgid, uint64_t ts)
+{
+	gt_dwarf_stacks_forget(ctx, (pid_t)tgid, ts);
+}
+
 struct gt_dwarf_stacks *gt_dwarf_stacks_new(struct gt_capture *c)
 {
 	struct gt_dwarf_stacks *d = calloc(1, sizeof(*d));
@@ -113,7 +120,7 @@ struct gt_dwarf_stacks *gt_dwarf_stacks_new(struct gt_capture *c)
 		return NULL;
 	}
 	gt_idmap_init(&d->ids, 2, sizeof(uint32_t));
-	gt_capture_set_ustack_cb(c, on_copy, d);
+	gt_capture_set_ustack_cb(c, on_copy, on_exec, d);
 	return d;
 }
 
@@ -140,10 +147,10 @@ int gt_dwarf_stacks_get(const struct gt_dwarf_stacks *d, int32_t id, uint64_t *i
 	return n;
 }
 
-void gt_dwarf_stacks_forget(struct gt_dwarf_stacks *d, pid_t tgid)
+void gt_dwarf_stacks_forget(struct gt_dwarf_stacks *d, pid_t tgid, uint64_t exec_ns)
 {
 	if (d)
-		gt_unwinder_forget(d->uw, tgid);
+		gt_unwinder_forget(d->uw, tgid, exec_ns);
 }
 
 void gt_dwarf_stacks_cost(const struct gt_dwarf_stacks *d, uint64_t *stacks, uint64_t *ns)

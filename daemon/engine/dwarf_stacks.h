@@ -23,8 +23,10 @@ void gt_dwarf_stacks_free(struct gt_dwarf_stacks *d);
  * the interrupted instruction, then return addresses.  -ENOENT if unknown. */
 int gt_dwarf_stacks_get(const struct gt_dwarf_stacks *d, int32_t id, uint64_t *ips, int max);
 
-/* Process tgid exec'd or exited: its unwinding session is stale. */
-void gt_dwarf_stacks_forget(struct gt_dwarf_stacks *d, pid_t tgid);
+/* Process tgid exec'd at exec_ns (the record's timestamp): its unwinding
+ * session is stale if it was opened before (gt_unwinder_forget).  Told by
+ * capture as the exec record is read from its ring (gt_capture_exec_cb). */
+void gt_dwarf_stacks_forget(struct gt_dwarf_stacks *d, pid_t tgid, uint64_t exec_ns);
 
 /* Copies unwound so far, and the time spent unwinding them (ns). */
 void gt_dwarf_stacks_cost(const struct gt_dwarf_stacks *d, uint64_t *stacks, uint64_t *ns);

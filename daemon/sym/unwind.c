@@ -18,7 +18,7 @@ struct proc {
 	pid_t tgid;
 	Dwfl *dwfl;
 	uint64_t used;          /* LRU tick */
-	uint64_t reported_ns;   /* when its maps were read */
+	uint64_t reported_ns;   /* when its maps were read (just before) */
 };
 
 struct gt_unwinder {
@@ -224,10 +224,11 @@ struct gt_unwinder *gt_unwinder_new(void)
 	return calloc(1, sizeof(struct gt_unwinder));
 }
 
-void gt_unwinder_forget(struct gt_unwinder *u, pid_t tgid)
+void gt_unwinder_forget(struct gt_unwinder *u, pid_t tgid, uint64_t exec_ns)
 {
 	for (int i = 0; u && i < GT_UNWIND_PROCS; i++)
-		if (u->procs[i].dwfl && u->procs[i].tgid == tgid)
+		if (u->procs[i].dwfl && u->procs[i].tgid == tgid &&
+		    u->procs[i].reported_ns < exec_ns)
 			proc_drop(&u->procs[i]);
 }
 

@@ -46,7 +46,13 @@ void gt_unwinder_free(struct gt_unwinder *u);
  * Returns how many (>= 1 when ip is known), or -errno. */
 int gt_unwind(struct gt_unwinder *u, const struct gt_unwind_in *in, uint64_t *ips, int max);
 
-/* Forgets process tgid's libdwfl session (it exited). */
-void gt_unwinder_forget(struct gt_unwinder *u, pid_t tgid);
+/* Process tgid exec'd at exec_ns (CLOCK_MONOTONIC, as BPF's timestamps):
+ * forgets its libdwfl session if the session read the maps before then
+ * (the old image's).  One read since is the new image's and is kept: the
+ * exec record is read after copies of other CPUs' rings, seconds after
+ * the exec when the rings are read behind (qemu), and by then the process
+ * may be gone: no session could be opened again, and every later copy
+ * would unwind to its first frame only. */
+void gt_unwinder_forget(struct gt_unwinder *u, pid_t tgid, uint64_t exec_ns);
 
 #endif
