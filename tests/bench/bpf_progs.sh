@@ -1,5 +1,5 @@
 # bpf_progs.sh: sourced by the benches that time gotraced's BPF programs
-# (loopback_cost.sh, overhead.sh).  With kernel.bpf_stats_enabled=1 the
+# (loopback_cost.sh, overhead.sh, unwind_cost.sh).  With kernel.bpf_stats_enabled=1 the
 # kernel times every run of every BPF program (which itself costs a few
 # tens of ns a run: enable it only around the runs that read it).
 
@@ -27,4 +27,15 @@ ids = {int(x) for x in sys.argv[1].split(",") if x}
 for p in json.load(sys.stdin):
     if p.get("id") in ids:
         print(p.get("name", "?"), p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$ids"
+}
+
+# gt_bpf_wait_progs PID: waits (up to 60 s) until PID holds BPF programs,
+# then half a second more for its attach to settle.
+gt_bpf_wait_progs() {
+	local i
+	for i in $(seq 1 600); do
+		grep -qs '^prog_id:' /proc/"$1"/fdinfo/* && break
+		sleep 0.1
+	done
+	sleep 0.5
 }

@@ -41,11 +41,7 @@ measure() {
 	"$ctl" record --standalone -q -p "$MASTER,$WORKER,$HAP" -o "$tmp/t.trace" \
 		>"$tmp/rec.out" 2>"$tmp/rec.err" &
 	rec=$!
-	for i in $(seq 1 600); do
-		grep -qs '^prog_id:' /proc/"$rec"/fdinfo/* && break
-		sleep 0.1
-	done
-	sleep 0.5
+	gt_bpf_wait_progs "$rec"
 	gt_bpf_progs "$rec" >"$tmp/before"
 	wrk -t1 -c4 -d"${SECS}s" "http://127.0.0.1:$FPORT/" >"$tmp/wrk.out" 2>&1
 	gt_bpf_progs "$rec" >"$tmp/after"

@@ -12,34 +12,21 @@
 # modes alike).
 set -u
 cd "$(dirname "$0")/../.."
+. tests/bench/bpf_progs.sh
 build=${1:-build}
 N=${UNWIND_SLEEPS:-5000}
 tmp=$(mktemp -d /tmp/gt-unwind-cost.XXXXXX)
 pids=()
-old_stats=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 cleanup() {
 	local p
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	sysctl -q -w kernel.bpf_stats_enabled="$old_stats" 2>/dev/null
+	gt_bpf_stats_restore 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 command -v bpftool >/dev/null || { echo "unwind_cost: bpftool not installed (make deps)"; exit 1; }
-sysctl -q -w kernel.bpf_stats_enabled=1 || { echo "unwind_cost: cannot enable bpf stats"; exit 1; }
-
-# progs PID: "name run_time_ns run_cnt" of each BPF program PID holds
-progs() {
-	local ids
-	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u | tr '\n' ,)
-	[ -n "$ids" ] || return 0
-	bpftool prog show --json | python3 -c '
-import json, sys
-ids = {int(x) for x in sys.argv[1].split(",") if x}
-for p in json.load(sys.stdin):
-    if p.get("id") in ids:
-        print(p.get("name", "?"), p.get("run_time_ns", 0), p.get("run_cnt", 0))' "$ids"
-}
+gt_bpf_stats_on || { echo "unwind_cost: cannot enable bpf stats"; exit 1; }
 
 # measure MODE: one recording of N blocks
 measure() {
@@ -53,15 +40,11 @@ measure() {
 	"$build/gotracectl" record --standalone -q --call-graph="$mode" -p "$wl" \
 		-o "$tmp/t.trace" >"$tmp/rec.out" 2>"$tmp/rec.err" &
 	rec=$!
-	for i in $(seq 1 600); do
-		grep -qs '^prog_id:' /proc/"$rec"/fdinfo/* && break
-		sleep 0.1
-	done
-	sleep 0.5
-	progs "$rec" >"$tmp/before"
+	gt_bpf_wait_progs "$rec"
+	gt_bpf_progs "$rec" >"$tmp/before"
 	echo >&3
 	for i in $(seq 1 600); do grep -q '^done' "$tmp/wl.out" && break; sleep 0.1; done
-	progs "$rec" >"$tmp/after"
+	gt_bpf_progs "$rec" >"$tmp/after"
 	kill -INT "$rec"
 	wait "$rec" || echo "$mode: gotracectl record failed: $(tail -3 "$tmp/rec.err")"
 	exec 3>&-
