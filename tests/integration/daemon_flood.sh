@@ -27,7 +27,8 @@ done
 chmod 0755 "$GT_TMP"
 chmod 0666 "$SOCK"
 mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" "$GT_TMP/bin/" && chmod 0755 "$GT_TMP/bin"
-cp tests/integration/daemon_proto.py "$GT_TMP/bin/" && chmod 0644 "$GT_TMP/bin/daemon_proto.py"
+cp tests/integration/daemon_proto.py daemon/common/session_opts.h "$GT_TMP/bin/" &&
+	chmod 0644 "$GT_TMP/bin/daemon_proto.py" "$GT_TMP/bin/session_opts.h"
 as() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups -- "$@"; }
 
 # --- one user opens 300 idle connections -------------------------------------

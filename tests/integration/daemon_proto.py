@@ -31,6 +31,7 @@ daemon_*.sh integration scripts: sends what gotracectl never would.
 Prints `ok NAME` / `FAIL NAME: why` lines; exits 1 if anything failed.
 """
 import os
+import re
 import socket
 import struct
 import sys
@@ -64,9 +65,34 @@ def pstr(s):
 HEAP_MALLOC = 2
 
 
+def numeric_options():
+    """The RECORD's numeric options after its flags, in wire order: (name,
+    struct code) from the one list, GT_SESSION_NUMBERS in session_opts.h."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    # beside this file when a test copied both (to run as another user)
+    path = os.path.join(here, "session_opts.h")
+    if not os.path.exists(path):
+        path = os.path.join(here, "../../daemon/common/session_opts.h")
+    src = open(path).read()
+    block = src[src.index("#define GT_SESSION_NUMBERS(X)"):]
+    block = block[:block.index("\n\n")]
+    return [(m.group(2), "Q" if m.group(3) == "u64" else "I")
+            for m in re.finditer(r"X\(([^,]+),\s*(\w+),\s*(u32|u64),", block)]
+
+
+NUMBERS = numeric_options()
+
+
+def options(**values):
+    """The flags-less numeric part of a RECORD: every option 0 unless given."""
+    return b"".join(struct.pack("<" + code, values.get(name, 0)) for name, code in NUMBERS)
+
+
 def record_payload(pids=(), cgroup="", duration_ns=0, label="daemon_proto", flags=0,
                    heap=0, cpu_hz=0, names=()):
-    p = struct.pack("<IQIIIII", flags, duration_ns, 0, heap, cpu_hz, 0, len(pids))
+    p = struct.pack("<I", flags) + options(duration_ns=duration_ns, heap=heap,
+                                           cpu_profile_hz=cpu_hz)
+    p += struct.pack("<I", len(pids))
     p += b"".join(struct.pack("<i", x) for x in pids)
     p += pstr(cgroup) + pstr(label) + struct.pack("<I", len(names))
     return p + b"".join(pstr(n) for n in names)
@@ -142,7 +168,7 @@ def abuse(path):
     expect_error("proto_truncated_payload", path,
                  msg(RECORD, record_payload([pid])[:10]), "cut short")
     expect_error("proto_lying_pid_count", path,
-                 msg(RECORD, struct.pack("<IQIIIII", 0, 0, 0, 0, 0, 0, 100000)), "limit")
+                 msg(RECORD, struct.pack("<I", 0) + options() + struct.pack("<I", 100000)), "limit")
     expect_error("proto_trailing_bytes", path, msg(STOP, struct.pack("<IB", 1, 0)), "unexpected")
     expect_error("proto_reply_as_request", path, msg(OK, struct.pack("<I", 1)), "reply")
     expect_error("proto_stop_unknown", path, msg(STOP, struct.pack("<I", 999999)), "no session")
