@@ -149,16 +149,13 @@ static void close_binary(struct gt_symbolizer *s, struct bin_entry *e)
 	free(e);
 }
 
-/* A binary no mapping uses is parked; the one parked longest ago (if
- * still unused) is closed to make room. */
-static void release_binary(struct gt_symbolizer *s, struct bin_entry *e)
+/* Parks e, unused; the one parked longest ago (if still unused) is
+ * closed to make room. */
+static void park_binary(struct gt_symbolizer *s, struct bin_entry *e)
 {
 	unsigned k = s->next_parked;
-	struct bin_entry *old;
+	struct bin_entry *old = s->parked[k];
 
-	if (e == s->vdso || --e->refs)
-		return;
-	old = s->parked[k];
 	if (old) {
 		old->parked = 0;
 		close_binary(s, old);
@@ -166,6 +163,13 @@ static void release_binary(struct gt_symbolizer *s, struct bin_entry *e)
 	s->parked[k] = e;
 	e->parked = k + 1;
 	s->next_parked = (k + 1) % PARKED_BINS;
+}
+
+/* A binary no mapping uses any more is parked. */
+static void release_binary(struct gt_symbolizer *s, struct bin_entry *e)
+{
+	if (e != s->vdso && !--e->refs)
+		park_binary(s, e);
 }
 
 void gt_symbolizer_close_parked(struct gt_symbolizer *s)
@@ -448,6 +452,45 @@ int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid)
 	else
 		s->nprocs++;
 	return 0;
+}
+
+int gt_symbolizer_prefetch_libc(struct gt_symbolizer *s)
+{
+	char *line = NULL;
+	size_t linecap = 0;
+	ssize_t n;
+	FILE *f = fopen("/proc/self/maps", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (err == -ENOENT && (n = getline(&line, &linecap, f)) > 0) {
+		struct gt_map_line m;
+		const char *base;
+		struct bin_entry *e;
+		uint64_t key[2];
+
+		if (gt_map_line_parse(line, (size_t)n, &m) || !m.executable || !m.inode ||
+		    !m.path_len || m.path[0] != '/')
+			continue;
+		base = m.path + m.path_len;
+		while (base > m.path && base[-1] != '/')
+			base--;
+		if ((size_t)(m.path + m.path_len - base) < 8 || memcmp(base, "libc.so.", 8))
+			continue;
+		bin_key(key, m.inode, m.dev_major, m.dev_minor);
+		if (gt_idmap_find(&s->bins, key)) {
+			err = 0; /* known already */
+			break;
+		}
+		e = get_binary(s, getpid(), &m);
+		if (e)
+			park_binary(s, e);
+		err = e ? 0 : -ENOMEM;
+	}
+	free(line);
+	fclose(f);
+	return err;
 }
 
 int gt_symbolizer_clone_process(struct gt_symbolizer *s, pid_t parent, pid_t child)
