@@ -16,10 +16,6 @@ int gt_symbolizer_binary_info(struct gt_symbolizer *s, pid_t pid, uint64_t ip);
  * it holds no process; garbage lookups (-EFAULT) add none. */
 size_t gt_symbolizer_names(const struct gt_symbolizer *s);
 
-/* Closes the binaries no process maps any more, parked for the next that
- * maps them (symbolize.c: PARKED_BINS of them at most). */
-void gt_symbolizer_close_parked(struct gt_symbolizer *s);
-
 /* no_wait: lookups never wait for a binary's load (loader.h), they take
  * it only once it is done. */
 void gt_symbolizer_no_wait(struct gt_symbolizer *s, int no_wait);
