@@ -61,6 +61,7 @@ void gt_engine_forget_followed(struct gt_engine *e)
 		if (pid)
 			gt_symbolizer_forget_process(e->sym, (pid_t)pid);
 	}
+	gt_symbolizer_close_parked(e->sym); /* no session left to map them */
 	gt_titles_free(&e->titles);
 	gt_idmap_free(&e->symbolized);
 	gt_idmap_free(&e->dying);

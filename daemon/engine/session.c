@@ -44,18 +44,23 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 	/* loaded now, so load and verifier errors show at start; attached
 	 * only while a session records (see session_enter) */
 	co.load_only = 1;
-	err = gt_capture_open(&e->capture, &co, e->err, sizeof(e->err));
-	if (err) {
-		snprintf(why, whylen, "%s", e->err[0] ? e->err : strerror(-err));
-		free(e);
-		return err;
-	}
 	e->sym = gt_symbolizer_new();
 	if (!e->sym) {
 		snprintf(why, whylen, "out of memory");
-		gt_capture_close(e->capture);
 		free(e);
 		return -ENOMEM;
+	}
+	/* a launched command almost always maps our libc: parsed (its
+	 * compressed debug info inflated) during the BPF load, not while the
+	 * command's first stacks wait (docs/mapping.md, Stacks) */
+	if (opts && opts->one_session)
+		gt_symbolizer_prefetch_libc(e->sym);
+	err = gt_capture_open(&e->capture, &co, e->err, sizeof(e->err));
+	if (err) {
+		snprintf(why, whylen, "%s", e->err[0] ? e->err : strerror(-err));
+		gt_symbolizer_free(e->sym);
+		free(e);
+		return err;
 	}
 	gt_engine_mmaps_start(e);
 	e->resolver.capture = e->capture;

@@ -28,6 +28,12 @@
 #include "util/gt_strset.h"
 
 #define CACHE_SLOTS 4096 /* recent (binary, address) results */
+/* Binaries no process maps any more, kept (parsed or being parsed) for
+ * the next that maps them: a launched command's maps are read at its exec,
+ * dropped when the kernel's exec record comes, and announced again by
+ * its mapping records; without these the same files were parsed twice or
+ * three times at every recording's start (docs/mapping.md, Stacks). */
+#define PARKED_BINS 32
 
 struct bin_entry {
 	unsigned dev_major, dev_minor;
@@ -36,6 +42,7 @@ struct bin_entry {
 	int open_failed;       /* could not be opened: tried again on a new map */
 	struct gt_sym_job *job; /* its load, while not taken (loader.h) */
 	unsigned refs;         /* mappings of snapshotted processes that use it */
+	unsigned parked;       /* unused, kept in s->parked[parked - 1]; 0 not */
 	struct gt_binary b;
 };
 
@@ -86,6 +93,8 @@ struct gt_symbolizer {
 				 * into every 64-bit process */
 	int no_wait;           /* lookups never wait for a load (tests) */
 	struct cache_slot cache[CACHE_SLOTS];
+	struct bin_entry *parked[PARKED_BINS]; /* oldest let go first */
+	unsigned next_parked;
 	char unmapped[24];     /* "0xADDR" of the last -EFAULT lookup */
 };
 
@@ -116,20 +125,19 @@ void gt_symbolizer_no_wait(struct gt_symbolizer *s, int no_wait)
 	s->no_wait = no_wait;
 }
 
-/* A binary no snapshotted process maps any more is closed: a daemon that
- * sees thousands of short-lived processes keeps only what is in use. */
+/* A binary no snapshotted process maps any more is closed once
+ * PARKED_BINS more have been let go after it: a daemon that sees
+ * thousands of short-lived processes keeps what is in use and a few. */
 static void bin_key(uint64_t key[2], uint64_t ino, unsigned major, unsigned minor)
 {
 	key[0] = ino;
 	key[1] = (uint64_t)major << 32 | minor;
 }
 
-static void release_binary(struct gt_symbolizer *s, struct bin_entry *e)
+static void close_binary(struct gt_symbolizer *s, struct bin_entry *e)
 {
 	uint64_t key[2];
 
-	if (e == s->vdso || --e->refs)
-		return;
 	bin_key(key, e->ino, e->dev_major, e->dev_minor);
 	gt_idmap_remove(&s->bins, key);
 	for (int i = 0; i < CACHE_SLOTS; i++)
@@ -141,10 +149,48 @@ static void release_binary(struct gt_symbolizer *s, struct bin_entry *e)
 	free(e);
 }
 
+/* Parks e, unused; the one parked longest ago (if still unused) is
+ * closed to make room. */
+static void park_binary(struct gt_symbolizer *s, struct bin_entry *e)
+{
+	unsigned k = s->next_parked;
+	struct bin_entry *old = s->parked[k];
+
+	if (old) {
+		old->parked = 0;
+		close_binary(s, old);
+	}
+	s->parked[k] = e;
+	e->parked = k + 1;
+	s->next_parked = (k + 1) % PARKED_BINS;
+}
+
+/* A binary no mapping uses any more is parked. */
+static void release_binary(struct gt_symbolizer *s, struct bin_entry *e)
+{
+	if (e != s->vdso && !--e->refs)
+		park_binary(s, e);
+}
+
+void gt_symbolizer_close_parked(struct gt_symbolizer *s)
+{
+	for (unsigned k = 0; k < PARKED_BINS; k++)
+		if (s->parked[k]) {
+			s->parked[k]->parked = 0;
+			close_binary(s, s->parked[k]);
+			s->parked[k] = NULL;
+		}
+}
+
 static void hold_binary(struct gt_symbolizer *s, struct bin_entry *e)
 {
-	if (e && e != s->vdso)
-		e->refs++;
+	if (!e || e == s->vdso)
+		return;
+	if (e->parked) {
+		s->parked[e->parked - 1] = NULL;
+		e->parked = 0;
+	}
+	e->refs++;
 }
 
 static void free_proc(struct gt_symbolizer *s, struct proc *p)
@@ -406,6 +452,45 @@ int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid)
 	else
 		s->nprocs++;
 	return 0;
+}
+
+int gt_symbolizer_prefetch_libc(struct gt_symbolizer *s)
+{
+	char *line = NULL;
+	size_t linecap = 0;
+	ssize_t n;
+	FILE *f = fopen("/proc/self/maps", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (err == -ENOENT && (n = getline(&line, &linecap, f)) > 0) {
+		struct gt_map_line m;
+		const char *base;
+		struct bin_entry *e;
+		uint64_t key[2];
+
+		if (gt_map_line_parse(line, (size_t)n, &m) || !m.executable || !m.inode ||
+		    !m.path_len || m.path[0] != '/')
+			continue;
+		base = m.path + m.path_len;
+		while (base > m.path && base[-1] != '/')
+			base--;
+		if ((size_t)(m.path + m.path_len - base) < 8 || memcmp(base, "libc.so.", 8))
+			continue;
+		bin_key(key, m.inode, m.dev_major, m.dev_minor);
+		if (gt_idmap_find(&s->bins, key)) {
+			err = 0; /* known already */
+			break;
+		}
+		e = get_binary(s, getpid(), &m);
+		if (e)
+			park_binary(s, e);
+		err = e ? 0 : -ENOMEM;
+	}
+	free(line);
+	fclose(f);
+	return err;
 }
 
 int gt_symbolizer_clone_process(struct gt_symbolizer *s, pid_t parent, pid_t child)

@@ -59,6 +59,19 @@ void gt_symbolizer_free(struct gt_symbolizer *s);
  * Returns 0, or -errno if the maps cannot be read (-ENOENT, -ESRCH: gone). */
 int gt_symbolizer_add_process(struct gt_symbolizer *s, pid_t pid);
 
+/* Closes the binaries no process maps any more, parked for the next that
+ * maps them (at most 32: a launched command's maps are dropped at its exec
+ * and announced again just after).  The engine does it once no session is
+ * left, so that an idle daemon holds no user's file. */
+void gt_symbolizer_close_parked(struct gt_symbolizer *s);
+
+/* Starts loading the C library this process maps, parked (unused until a
+ * process that maps the same file takes it, loaded or still loading): a
+ * recorder about to launch a command does it before the slow BPF load,
+ * so the command's first stacks do not wait for libc's debug info.  0, or
+ * -errno (-ENOENT: no libc.so.* mapped). */
+int gt_symbolizer_prefetch_libc(struct gt_symbolizer *s);
+
 /* A forked child maps what its parent mapped until it execs: child gets a
  * copy of parent's snapshot (nothing if parent is unknown), so that the
  * stacks of a child that is gone before its own maps are read (a short

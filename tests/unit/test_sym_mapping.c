@@ -2,6 +2,7 @@
  * perf records) name the frames of a process whose maps were never read. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "gt_test.h"
 #include "sym/maps.h"
 #include "sym/symbolize.h"
+#include "sym/testing.h"
 
 /* No process has this id (above the kernel's PID_MAX_LIMIT): its
  * /proc/PID/root and map_files fail, as a gone process's do. */
@@ -125,10 +127,86 @@ static void test_overlaps(void)
 	gt_symbolizer_free(s);
 }
 
+static atomic_uint own_loads;
+
+static void count_own_loads(const char *path)
+{
+	if (strstr(path, "test_sym_mapping"))
+		atomic_fetch_add(&own_loads, 1);
+}
+
+/* A mapping announced again (the kernel's record of one the maps read
+ * already holds, as at every recording's start) keeps its binary: the
+ * file is parsed once, not once per announcement. */
+static void test_same_mapping_again(void)
+{
+	uint64_t ip = (uint64_t)(uintptr_t)&mapping_probe_fn;
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	struct gt_map_line m;
+	struct gt_sym out;
+	char *line;
+	int rc;
+
+	GT_REQUIRE(s && own_mapping(ip, &m, &line) == 0, "our own text mapping not found");
+	atomic_store(&own_loads, 0);
+	gt_sym_load_hook = count_own_loads;
+	GT_REQUIRE(gt_symbolizer_add_process(s, getpid()) == 0, "add_process");
+	GT_REQUIRE(gt_symbolizer_add_mapping(s, getpid(), &m) == 0, "add_mapping under way");
+	GT_REQUIRE(gt_sym_loader_idle(10000000000ull), "loads never finished");
+	GT_REQUIRE(gt_symbolizer_add_mapping(s, getpid(), &m) == 0, "add_mapping once loaded");
+	rc = gt_symbolize_user(s, getpid(), ip, &out);
+	GT_CHECK(rc == 0 && !strcmp(out.func, "mapping_probe_fn"), "rc %d func %s", rc, out.func);
+	GT_REQUIRE(gt_sym_loader_idle(10000000000ull), "loads never finished");
+	GT_CHECK(atomic_load(&own_loads) == 1, "our binary loaded %u times, not once",
+		 atomic_load(&own_loads));
+	gt_sym_load_hook = NULL;
+	free(line);
+	gt_symbolizer_free(s);
+}
+
+static atomic_uint libc_loads;
+
+static void count_libc_loads(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	if (base && !strncmp(base + 1, "libc.so.", 8))
+		atomic_fetch_add(&libc_loads, 1);
+}
+
+/* The libc loaded ahead (gotracectl record, before the BPF load) is the
+ * one a process mapping the same file uses: not loaded a second time. */
+static void test_prefetch_libc(void)
+{
+	uint64_t ip = (uint64_t)(uintptr_t)&getppid;
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	struct gt_sym out;
+	int rc;
+
+	GT_REQUIRE(s, "out of memory");
+	atomic_store(&libc_loads, 0);
+	gt_sym_load_hook = count_libc_loads;
+	rc = gt_symbolizer_prefetch_libc(s);
+	GT_REQUIRE(rc == 0, "prefetch: %s", strerror(-rc));
+	GT_REQUIRE(gt_sym_loader_idle(10000000000ull), "loads never finished");
+	GT_CHECK(atomic_load(&libc_loads) == 1, "libc loaded %u times ahead", atomic_load(&libc_loads));
+	GT_REQUIRE(gt_symbolizer_add_process(s, getpid()) == 0, "add_process");
+	rc = gt_symbolize_user(s, getpid(), ip, &out);
+	GT_CHECK(rc == 0 && strstr(out.module, "libc.so."), "getppid: rc %d %s in %s", rc, out.func,
+		 out.module);
+	GT_REQUIRE(gt_sym_loader_idle(10000000000ull), "loads never finished");
+	GT_CHECK(atomic_load(&libc_loads) == 1, "libc loaded %u times, not once",
+		 atomic_load(&libc_loads));
+	gt_sym_load_hook = NULL;
+	gt_symbolizer_free(s);
+}
+
 int main(void)
 {
 	GT_RUN(test_gone_process);
 	GT_RUN(test_replaced_file);
 	GT_RUN(test_overlaps);
+	GT_RUN(test_same_mapping_again);
+	GT_RUN(test_prefetch_libc);
 	return gt_test_done();
 }
