@@ -26,7 +26,8 @@ UID_U=$(id -u "$USER_NAME")
 chmod 0755 "$GT_TMP"
 chmod 0666 "$SOCK"
 as_user() { setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@"; }
-mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" tests/integration/daemon_proto.py "$GT_TMP/bin/" &&
+mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" tests/integration/daemon_proto.py \
+	daemon/common/session_opts.h "$GT_TMP/bin/" &&
 	chmod 0755 "$GT_TMP/bin"/*
 UDIR=$GT_TMP/user
 mkdir -p "$UDIR" && chown "$USER_NAME" "$UDIR"
