@@ -107,9 +107,11 @@ fi
 kill "$NPID" 2>/dev/null
 
 # --- a server in its own mount and pid namespaces -------------------------------
+# (its script is copied into its private /tmp: the tree may be under ours)
 # shellcheck disable=SC2016
 (cd "$GT_TMP" && exec unshare -m -p -f --mount-proc sh -c \
-	'mount -t tmpfs gt-jit /tmp && exec "$0" --perf-basic-prof "$1"' "$NODE" "$SERVER") \
+	'js=$(cat "$1") && mount -t tmpfs gt-jit /tmp && printf "%s\n" "$js" >/tmp/server.js &&
+	 exec "$0" --perf-basic-prof /tmp/server.js' "$NODE" "$SERVER") \
 >"$GT_TMP/ns.out" 2>&1 &
 UPID=$!
 gt_pids+=("$UPID")
@@ -135,7 +137,8 @@ fi
 hostile() {
 	local kind=$1 tag=hostile_$1 rc f
 	# shellcheck disable=SC2016
-	(cd "$GT_TMP" && exec unshare -m sh -c 'mount -t tmpfs gt-jit /tmp || exit 1
+	(cd "$GT_TMP" && exec unshare -m sh -c 'js=$(cat "$1") && mount -t tmpfs gt-jit /tmp || exit 1
+		printf "%s\n" "$js" >/tmp/server.js || exit 1
 		m=/tmp/perf-$$.map
 		case $2 in
 		fifo) mkfifo $m ;;
@@ -144,7 +147,7 @@ hostile() {
 		garbage) { printf "zz 10 x\n0x 1 \n1 0 zero\nffffffffffffffff 10 wraps\n\t\n"
 			head -c 200000 /dev/urandom; printf "%02000d\n" 7; } >$m ;;
 		esac
-		exec "$0" "$1"' "$NODE" "$SERVER" "$kind") >"$GT_TMP/$tag.out" 2>&1 &
+		exec "$0" /tmp/server.js' "$NODE" "$SERVER" "$kind") >"$GT_TMP/$tag.out" 2>&1 &
 	NPID=$!
 	gt_pids+=("$NPID")
 	wait_port "$tag" || { WHY="$kind: node did not start: $(tail -3 "$GT_TMP/$tag.out")"; return 1; }
