@@ -18,13 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gt_ucopy.h"
 #include "sym/unwind.h"
 
-#define COPY 8192
-
-static uint64_t regs[GT_UNWIND_REGS], ip, sp;
-static uint8_t stack[COPY];
-static size_t size;
+static struct gt_ucopy cp;
 static int taken;
 
 static uint64_t now_ns(void)
@@ -36,28 +33,9 @@ static uint64_t now_ns(void)
 }
 
 /* The registers and the stack, as BPF copies them (DWARF numbering). */
-__attribute__((noinline)) static void take(void)
+static void take(void)
 {
-#if defined(__x86_64__)
-	__asm__ volatile("movq %%rbx, %0\n\tmovq %%rbp, %1\n\tmovq %%rsp, %2\n\t"
-			 "movq %%r12, %3\n\tmovq %%r13, %4\n\tmovq %%r14, %5\n\t"
-			 "movq %%r15, %6\n\tleaq 0(%%rip), %%rax\n\tmovq %%rax, %7"
-			 : "=m"(regs[3]), "=m"(regs[6]), "=m"(regs[7]), "=m"(regs[12]),
-			   "=m"(regs[13]), "=m"(regs[14]), "=m"(regs[15]), "=m"(regs[16])
-			 : : "rax", "memory");
-	ip = regs[16];
-	sp = regs[7];
-#elif defined(__aarch64__)
-	uint64_t *r = regs;
-	__asm__ volatile("stp x19, x20, [%0, #152]\n\tstp x21, x22, [%0, #168]\n\t"
-			 "stp x23, x24, [%0, #184]\n\tstp x25, x26, [%0, #200]\n\t"
-			 "stp x27, x28, [%0, #216]\n\tstp x29, x30, [%0, #232]\n\t"
-			 "mov x9, sp\n\tstr x9, [%0, #248]\n\tadr x9, .\n\tstr x9, [%1]"
-			 : : "r"(r), "r"(&ip) : "x9", "memory");
-	sp = regs[31];
-#endif
-	size = COPY;
-	memcpy(stack, (void *)(uintptr_t)sp, size);
+	gt_ucopy_take(&cp);
 	taken = 1;
 }
 
@@ -72,17 +50,17 @@ static int cmp(const void *a, const void *b)
 static int fp_walk(uint64_t *ips, int max)
 {
 #if defined(__x86_64__)
-	uint64_t fp = regs[6];
+	uint64_t fp = cp.regs[6];
 #else
-	uint64_t fp = regs[29];
+	uint64_t fp = cp.regs[29];
 #endif
 	int n = 0;
 
-	ips[n++] = ip;
-	while (n < max && fp >= sp && fp + 16 <= sp + size) {
+	ips[n++] = cp.ip;
+	while (n < max && fp >= cp.sp && fp + 16 <= cp.sp + sizeof(cp.stack)) {
 		uint64_t f[2];
 
-		memcpy(f, stack + (fp - sp), sizeof(f));
+		memcpy(f, cp.stack + (fp - cp.sp), sizeof(f));
 		if (!f[1])
 			break;
 		ips[n++] = f[1];
@@ -102,14 +80,15 @@ int main(int argc, char **argv)
 
 	/* 8 KiB of stack above the callback's sp, whatever the environment
 	 * above main's frame: the copy stays inside the stack */
-	volatile char pad[COPY];
+	volatile char pad[GT_UCOPY_BYTES];
 
-	pad[0] = pad[COPY - 1] = 0;
+	pad[0] = pad[GT_UCOPY_BYTES - 1] = 0;
 	for (int i = 0; i < 64; i++)
 		v[i] = (i * 7919) % 64;
 	qsort(v, 64, sizeof(v[0]), cmp);
 	in = (struct gt_unwind_in){.tgid = getpid(), .tid = (pid_t)syscall(SYS_gettid),
-				   .ip = ip, .sp = sp, .regs = regs, .stack = stack, .size = size};
+				   .ip = cp.ip, .sp = cp.sp, .regs = cp.regs, .stack = cp.stack,
+				   .size = sizeof(cp.stack)};
 	if (!u || gt_unwind(u, &in, ips, 128) < 1) { /* the first: opens the session */
 		fprintf(stderr, "bench_unwind: unwinder failed\n");
 		return 1;

@@ -16,16 +16,12 @@
 #include <unistd.h>
 
 #include "gt_test.h"
+#include "gt_ucopy.h"
 #include "sym/unwind.h"
 
-#define COPY 8192
+#define COPY GT_UCOPY_BYTES
 
-struct copy {
-	uint64_t regs[GT_UNWIND_REGS], ip, sp;
-	uint8_t stack[COPY];
-};
-
-static struct copy cp;
+static struct gt_ucopy cp;
 static int taken;
 
 static uint64_t now_ns(void)
@@ -36,29 +32,9 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The callee-saved registers, sp and pc in DWARF numbering, and the stack. */
-__attribute__((noinline)) static void take(void)
+static void take(void)
 {
-#if defined(__x86_64__)
-	__asm__ volatile("movq %%rbx, %0\n\tmovq %%rbp, %1\n\tmovq %%rsp, %2\n\t"
-			 "movq %%r12, %3\n\tmovq %%r13, %4\n\tmovq %%r14, %5\n\t"
-			 "movq %%r15, %6\n\tleaq 0(%%rip), %%rax\n\tmovq %%rax, %7"
-			 : "=m"(cp.regs[3]), "=m"(cp.regs[6]), "=m"(cp.regs[7]), "=m"(cp.regs[12]),
-			   "=m"(cp.regs[13]), "=m"(cp.regs[14]), "=m"(cp.regs[15]), "=m"(cp.regs[16])
-			 : : "rax", "memory");
-	cp.ip = cp.regs[16];
-	cp.sp = cp.regs[7];
-#elif defined(__aarch64__)
-	uint64_t *r = cp.regs;
-
-	__asm__ volatile("stp x19, x20, [%0, #152]\n\tstp x21, x22, [%0, #168]\n\t"
-			 "stp x23, x24, [%0, #184]\n\tstp x25, x26, [%0, #200]\n\t"
-			 "stp x27, x28, [%0, #216]\n\tstp x29, x30, [%0, #232]\n\t"
-			 "mov x9, sp\n\tstr x9, [%0, #248]\n\tadr x9, .\n\tstr x9, [%1]"
-			 : : "r"(r), "r"(&cp.ip) : "x9", "memory");
-	cp.sp = cp.regs[31];
-#endif
-	memcpy(cp.stack, (void *)(uintptr_t)cp.sp, COPY);
+	gt_ucopy_take(&cp);
 	taken = 1;
 }
 
@@ -95,7 +71,7 @@ static int read_all(int fd, void *buf, size_t len)
 
 /* A child that took its copy into *c and waits; its pid, or -1. *go: write
  * a byte to let it exit. */
-static pid_t start_child(struct copy *c, int *go)
+static pid_t start_child(struct gt_ucopy *c, int *go)
 {
 	int to_parent[2], to_child[2];
 	pid_t pid;
@@ -134,7 +110,7 @@ static void stop_child(pid_t pid, int go)
 	waitpid(pid, NULL, 0);
 }
 
-static int unwind(struct gt_unwinder *u, pid_t pid, const struct copy *c)
+static int unwind(struct gt_unwinder *u, pid_t pid, const struct gt_ucopy *c)
 {
 	uint64_t ips[64];
 	struct gt_unwind_in in = {
@@ -149,7 +125,7 @@ static int unwind(struct gt_unwinder *u, pid_t pid, const struct copy *c)
  * outlives the process (the engine's late exec record). */
 static void test_exec_before_session_keeps_it(void)
 {
-	static struct copy c;
+	static struct gt_ucopy c;
 	struct gt_unwinder *u = gt_unwinder_new();
 	uint64_t exec_ns = now_ns();
 	int go, n0, n1;
@@ -172,7 +148,7 @@ static void test_exec_before_session_keeps_it(void)
  * goes; the process gone, a copy gives its first frame only. */
 static void test_exec_after_session_drops_it(void)
 {
-	static struct copy c;
+	static struct gt_ucopy c;
 	struct gt_unwinder *u = gt_unwinder_new();
 	int go, n0, n1;
 	pid_t pid;
