@@ -168,13 +168,15 @@ int gt_mt_attach_process(struct gt_memtrack *m, struct gt_mt_proc *p,
 	return 0;
 }
 
-void gt_mt_forget_process(struct gt_memtrack *m, pid_t pid)
+void gt_mt_forget_process(struct gt_memtrack *m, pid_t pid, int walk_live)
 {
 	int live = bpf_map__fd(m->skel->maps.live);
 	struct gt_mem_live_key k, next, *prev = NULL;
 	uint32_t tgid = (uint32_t)pid;
 
 	bpf_map_delete_elem(bpf_map__fd(m->skel->maps.procs), &tgid);
+	if (!walk_live)
+		return;
 	/* deleting the current key would restart the walk: delete one behind */
 	while (bpf_map_get_next_key(live, prev, &next) == 0) {
 		if (prev && prev->tgid == tgid)

@@ -34,6 +34,7 @@ struct gt_mt_link {
 struct gt_mt_proc {
 	pid_t pid;
 	enum gt_heap_mode mode;      /* GT_HEAP_MALLOC, _RSS, _INTERPOSE or _OFF */
+	int ever_malloc;             /* was in GT_HEAP_MALLOC: may have `live` entries */
 	int nlinks;                  /* links[0..nlinks) are attached */
 	int nuprobes, nuretprobes;   /* functions probed (not links) */
 	struct gt_mt_link links[GT_MT_MAX_LINKS];
@@ -57,6 +58,7 @@ struct gt_memtrack {
 	struct memory_bpf *skel;
 	int multi;                   /* allocator programs loaded for uprobe_multi */
 	int no_probes, no_cpu;       /* the allocator probes, the CPU sampler not loaded */
+	int live_used;               /* a process was probed since `live` was last emptied */
 	int ncpus;
 	struct gt_mt_session s[GT_MAX_SESSIONS];
 	struct bpf_link *rss_link;   /* rss_stat, attached while rss_mask != 0 */
@@ -69,7 +71,7 @@ struct gt_memtrack {
 int gt_mt_attach_process(struct gt_memtrack *m, struct gt_mt_proc *p,
 			 const struct gt_alloc_target *t, char *err, size_t errlen);
 /* Drops a process's accounting (procs entry, live allocations). */
-void gt_mt_forget_process(struct gt_memtrack *m, pid_t pid);
+void gt_mt_forget_process(struct gt_memtrack *m, pid_t pid, int walk_live);
 
 /* detach.c: the probes of n processes at once, on several threads (each
  * link's teardown waits for the kernel's grace periods: together they

@@ -197,6 +197,14 @@ static int any_active(const struct gt_memtrack *m)
 	return 0;
 }
 
+static int others_active(const struct gt_memtrack *m, int bit)
+{
+	for (int i = 0; i < GT_MAX_SESSIONS; i++)
+		if (i != bit && m->s[i].active)
+			return 1;
+	return 0;
+}
+
 static int session_has_mode(const struct gt_mt_session *s, enum gt_heap_mode mode)
 {
 	for (int i = 0; i < s->nprocs; i++)
@@ -350,6 +358,8 @@ static int start_process(struct gt_memtrack *m, struct gt_mt_session *s, struct 
 	if (rc)
 		return rc;
 	p->mode = GT_HEAP_MALLOC;
+	p->ever_malloc = 1;
+	m->live_used = 1;
 	s->nprobed++;
 	return 0;
 }
@@ -528,9 +538,16 @@ void gt_memtrack_stop(struct gt_memtrack *m, int bit)
 		return;
 	s = &m->s[bit];
 	gt_mt_detach_procs(s->procs, s->nprocs); /* all at once: see detach.c */
+	/* Walking `live` costs a scan of its 1 Mi buckets, in one
+	 * non-preemptible syscall: only for a process that had allocator
+	 * probes, and not when no session is left (one clear below). */
+	int last = !others_active(m, bit);
+
 	for (int i = 0; i < s->nprocs; i++) {
-		if (s->procs[i].mode != GT_HEAP_OFF && !pid_in_use(m, bit, s->procs[i].pid))
-			gt_mt_forget_process(m, s->procs[i].pid);
+		const struct gt_mt_proc *p = &s->procs[i];
+
+		if (p->mode != GT_HEAP_OFF && !pid_in_use(m, bit, p->pid))
+			gt_mt_forget_process(m, p->pid, p->ever_malloc && !last);
 	}
 	free(s->procs);
 	gt_mt_interpose_close(s->ip);
@@ -543,7 +560,9 @@ void gt_memtrack_stop(struct gt_memtrack *m, int bit)
 		 * would otherwise fill the maps over time */
 		clear_map(bpf_map__fd(m->skel->maps.pending), sizeof(uint32_t));
 		clear_map(bpf_map__fd(m->skel->maps.procs), sizeof(uint32_t));
-		clear_map(bpf_map__fd(m->skel->maps.live), sizeof(struct gt_mem_live_key));
+		if (m->live_used)
+			clear_map(bpf_map__fd(m->skel->maps.live), sizeof(struct gt_mem_live_key));
+		m->live_used = 0;
 	}
 }
 

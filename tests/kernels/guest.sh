@@ -48,12 +48,49 @@ fi
 
 verbose=
 [ "${gtverbose:-0}" = 1 ] && verbose=--verbose
+# hang_state NAME: what every process is doing (a recording that does not
+# end): each thread's name, state, wait channel, system call with its user
+# pc and sp (/proc/PID/task/TID/syscall), and kernel stack; plus gotracectl's
+# maps, so the host can name the pc (addr2line on the same binary).
+hang_state() {
+	for t in /proc/[0-9]*/task/[0-9]*; do
+		[ -r $t/stat ] || continue
+		echo "== ${t#/proc/} $(cat $t/comm 2>/dev/null)" \
+			"state=$(cut -d' ' -f3 $t/stat 2>/dev/null)" \
+			"wchan=$(cat $t/wchan 2>/dev/null)"
+		echo "   syscall: $(cat $t/syscall 2>/dev/null)"
+		sed 's/^/   k: /' $t/stack 2>/dev/null
+	done
+	for p in $(pidof gotracectl); do
+		echo "== maps of gotracectl $p"
+		grep ' r-xp ' /proc/$p/maps
+	done
+}
+
+# record NAME OPTIONS...: one recording of the demo.  A recording normally
+# ends in 10-20 s under emulation; one still running after gtwatch seconds
+# (default 240) has hung: its state goes to NAME.hang and the console, it is
+# killed, and the run goes on (the host fails it with that state) instead of
+# waiting for boot.sh's timeout.
 record() {
 	name=$1
 	shift
 	say "recording $name"
 	gotracectl record -q $verbose -o /out/$name.trace "$@" -- /gt/demo 3 \
-		> /out/$name.log 2>&1
+		> /out/$name.log 2>&1 &
+	pid=$!
+	waited=0
+	while kill -0 $pid 2>/dev/null && [ $waited -lt ${gtwatch:-240} ]; do
+		sleep 1
+		waited=$((waited + 1))
+	done
+	if kill -0 $pid 2>/dev/null; then
+		say "$name still running after $waited s: its state follows"
+		hang_state > /out/$name.hang 2>&1
+		cat /out/$name.hang > /dev/console
+		kill -9 $pid $(pidof demo) 2>/dev/null
+	fi
+	wait $pid
 	echo $? > /out/$name.rc
 	say "recorded $name: exit $(cat /out/$name.rc)"
 }

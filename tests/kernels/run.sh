@@ -24,6 +24,11 @@ KERNEL_TROUBLE='BUG:|Oops|soft lockup|hung_task|rcu.*stall|WARNING: CPU|Call Tra
 
 check_trace() {
 	local name=$1 kind=$2 out=$3 host=$4 file=$3/$2.trace log
+	if [ -s "$out/$kind.hang" ]; then
+		fail "${name}_$kind" "gotracectl record hung in the guest and was killed (its state: $out/$kind.hang)"
+		grep -A12 '^== [0-9]*/[0-9]* gotracectl' "$out/$kind.hang" | head -60 | detail
+		return
+	fi
 	if [ "$(cat "$out/$kind.rc" 2>/dev/null)" != 0 ]; then
 		fail "${name}_$kind" "gotracectl record failed in the guest (exit $(cat "$out/$kind.rc" 2>/dev/null))"
 		grep -v '^thread \|^pid \|^ready\|^done' "$out/$kind.log" | tail -15 | detail
