@@ -48,12 +48,14 @@ fi
 
 verbose=
 [ "${gtverbose:-0}" = 1 ] && verbose=--verbose
-# hang_state NAME: what every process is doing (a recording that does not
+# hang_state PID: what the recorder PID and every process is doing (a recording that does not
 # end): each thread's name, state, wait channel, system call with its user
 # pc and sp (/proc/PID/task/TID/syscall), and kernel stack; plus gotracectl's
 # maps, so the host can name the pc (addr2line on the same binary).
 hang_state() {
-	for t in /proc/[0-9]*/task/[0-9]*; do
+	echo "== processes: $(ls /proc | grep '^[0-9]' | sort -n | tr '\n' ' ')"
+	echo "== recorder: $1, gotracectl: $(pidof gotracectl)"
+	for t in /proc/$1/task/* /proc/[0-9]*/task/[0-9]*; do
 		[ -r $t/stat ] || continue
 		echo "== ${t#/proc/} $(cat $t/comm 2>/dev/null)" \
 			"state=$(cut -d' ' -f3 $t/stat 2>/dev/null)" \
@@ -86,9 +88,9 @@ record() {
 	done
 	if kill -0 $pid 2>/dev/null; then
 		say "$name still running after $waited s: its state follows"
-		hang_state > /out/$name.hang 2>&1
+		hang_state $pid > /out/$name.hang 2>&1
 		cat /out/$name.hang > /dev/console
-		kill -9 $pid $(pidof demo) 2>/dev/null
+		kill -9 $pid $(pidof gotracectl) $(pidof demo) 2>/dev/null
 	fi
 	wait $pid
 	echo $? > /out/$name.rc
