@@ -36,8 +36,11 @@ viewer_start() {
 		VIEWER_PORT=$(( (RANDOM % 20000) + 30000 ))
 		BROWSER=true "$go" tool trace -http="127.0.0.1:$VIEWER_PORT" "$file" >"$log" 2>&1 &
 		VIEWER_PID=$!
+		# Its own line first: another test's viewer may hold the port
+		# we picked, and answer our curl while ours fails to bind.
 		while kill -0 "$VIEWER_PID" 2>/dev/null; do
-			curl -s -o /dev/null "http://127.0.0.1:$VIEWER_PORT/" && return 0
+			grep -q "Trace viewer is listening on" "$log" &&
+				curl -s -o /dev/null "http://127.0.0.1:$VIEWER_PORT/" && return 0
 			sleep 0.1
 		done
 		wait "$VIEWER_PID" 2>/dev/null
