@@ -170,6 +170,8 @@ int cmd_record(int argc, char **argv)
 		return rc == 1 ? 0 : 2;
 	if (resolve_cgroup(&opts) || gt_record_check_names(&opts))
 		return 1;
+	if (opts.detach)
+		return gt_record_detached(&opts);
 	memset(&r, 0, sizeof(r));
 	r.opts = &opts;
 	r.fig.launched_ns = launched;

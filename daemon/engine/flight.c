@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fs_ids.h"
 #include "translate/syscall_class.h"
 
 #define SEG_NS_MAX 1000000000ull   /* a segment covers at most 1 s */
@@ -33,12 +34,14 @@ static long discard(void *ctx, int fd, const void *buf, size_t n)
 }
 
 static int translator_on(struct gt_flight *f, struct gt_writer **w, struct gt_translator **t,
-			 int fd, const struct gt_stack_source *stacks)
+			 int fd, const struct gt_stack_source *stacks, const struct gt_fs_ids *as)
 {
 	struct gt_translator_opts to = {0};
-	/* fd -1: the live model's, its bytes dropped (fd 0 is never written) */
+	/* fd -1: the live model's, its bytes dropped (fd 0 is never written);
+	 * as: a user's file, written with the user's file-system ids */
 	int err = gt_writer_open_with(w, fd < 0 ? 0 : fd, f->p.go_version, 1000000000ull,
-				      fd < 0 ? discard : NULL, NULL);
+				      fd < 0 ? discard : as ? gt_fs_write_as : NULL,
+				      (void *)(uintptr_t)as);
 
 	if (err)
 		return err;
@@ -123,7 +126,7 @@ static int segment_open(struct gt_flight *f, uint64_t ts, struct gt_thread_snaps
 	f->held += s->bytes;
 	gt_flight_codec_reset(&f->enc);
 	live_free(f);
-	err = translator_on(f, &f->lw, &f->lt, -1, &f->rec);
+	err = translator_on(f, &f->lw, &f->lt, -1, &f->rec, NULL);
 	if (!err)
 		err = gt_translator_begin(f->lt, ts, snap, n);
 	retain(f);
@@ -318,6 +321,12 @@ static int replay(struct gt_flight *f, struct gt_translator *t, const struct gt_
 int gt_flight_dump(struct gt_flight *f, int fd, const struct gt_flight_fired *mark, char *why,
 		   size_t whylen)
 {
+	return gt_flight_dump_as(f, fd, mark, NULL, why, whylen);
+}
+
+int gt_flight_dump_as(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
+		      const struct gt_fs_ids *as, char *why, size_t whylen)
+{
 	struct gt_writer *w = NULL;
 	struct gt_translator *t = NULL;
 	int err;
@@ -326,7 +335,7 @@ int gt_flight_dump(struct gt_flight *f, int fd, const struct gt_flight_fired *ma
 		snprintf(why, whylen, "nothing recorded yet");
 		return -ENODATA;
 	}
-	err = translator_on(f, &w, &t, fd, &f->replay);
+	err = translator_on(f, &w, &t, fd, &f->replay, as);
 	if (err) {
 		snprintf(why, whylen, "cannot start the trace: %s", strerror(-err));
 		return err;
@@ -404,4 +413,8 @@ void gt_flight_stats(const struct gt_flight *f, struct gt_flight_stats *st)
 	if (f->lt)
 		gt_translator_stats(f->lt, &ts);
 	st->threads = ts.threads;
+	st->names_seen = f->trig.names_seen;
+	for (int i = 0; i < f->o.ntriggers; i++)
+		if (!f->o.triggers[i].name[0])
+			st->names_seen |= 1u << i;
 }

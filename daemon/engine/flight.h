@@ -19,6 +19,7 @@ struct gt_flight;
  * runnable. */
 struct gt_flight_trig {
 	struct gt_idmap threads;
+	uint32_t names_seen;     /* bit i: trigger i's @NAME seen switching */
 };
 void gt_flight_trig_init(struct gt_flight_trig *tr);
 void gt_flight_trig_free(struct gt_flight_trig *tr);
@@ -58,6 +59,10 @@ int gt_flight_due(struct gt_flight *f, uint64_t now, int force, struct gt_flight
  * ending at the last record kept; 0 or -errno with why. */
 int gt_flight_dump(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
 		   char *why, size_t whylen);
+/* The same, written with as's file-system ids (a user's file; NULL: ours). */
+struct gt_fs_ids;
+int gt_flight_dump_as(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
+		      const struct gt_fs_ids *as, char *why, size_t whylen);
 
 void gt_flight_stats(const struct gt_flight *f, struct gt_flight_stats *st);
 

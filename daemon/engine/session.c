@@ -703,11 +703,17 @@ void gt_session_free(struct gt_session *s)
 int gt_session_flight_dump(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
 			   char *why, size_t whylen)
 {
+	return gt_session_flight_dump_as(s, fd, mark, NULL, why, whylen);
+}
+
+int gt_session_flight_dump_as(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
+			      const struct gt_fs_ids *as, char *why, size_t whylen)
+{
 	if (!s->flight) {
-		snprintf(why, whylen, "not a flight recording");
+		snprintf(why, whylen, "session %d is not a flight recording", s->id);
 		return -EINVAL;
 	}
-	return gt_flight_dump(s->flight, fd, mark, why, whylen);
+	return gt_flight_dump_as(s->flight, fd, mark, as, why, whylen);
 }
 
 int gt_session_flight_fired(struct gt_session *s, struct gt_flight_fired *out)

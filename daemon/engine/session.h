@@ -119,6 +119,11 @@ int gt_session_ended(const struct gt_session *s);
  * or with force any accepted one (1 and *out). */
 int gt_session_flight_dump(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
 			   char *why, size_t whylen);
+/* The same, written with as's file-system ids (gotraced: the user's file;
+ * common/fs_ids.h). */
+struct gt_fs_ids;
+int gt_session_flight_dump_as(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
+			      const struct gt_fs_ids *as, char *why, size_t whylen);
 int gt_session_flight_fired(struct gt_session *s, struct gt_flight_fired *out);
 int gt_session_flight_due(struct gt_session *s, int force, struct gt_flight_fired *out);
 void gt_session_flight_stats(const struct gt_session *s, struct gt_flight_stats *st);
