@@ -132,6 +132,14 @@ void gt_session_flight_stats(const struct gt_session *s, struct gt_flight_stats 
  * syscall:NAME): NULL for a number it does not know, -1 for a name. */
 const char *gt_engine_syscall_name(int64_t nr);
 int64_t gt_engine_syscall_nr(const char *name);
+
+/* flight_parse.c: --trigger SPEC: KIND>DURATION[@NAME] with KIND
+ * sched-delay, offcpu, syscall or syscall:NAME; 0, or -EINVAL with why.
+ * --flight-size: a count of bytes with an optional K, M or G (binary), at
+ * least GT_FLIGHT_MIN_SIZE; 0 or -EINVAL. */
+int gt_flight_trigger_parse(const char *spec, struct gt_flight_trigger *t, char *why,
+			    size_t whylen);
+int gt_flight_size_parse(const char *s, uint64_t *bytes);
 void gt_session_free(struct gt_session *s);
 
 #endif

@@ -129,6 +129,9 @@ int gt_srv_flight_dump_dir(struct gt_srv_session *ss, const struct gt_flight_fir
 void gt_srv_flight_tick(struct gt_srv_session *ss, int force);
 /* The session's line in status: window, bytes held, dumps, triggers. */
 void gt_srv_flight_describe(struct gt_srv_session *ss, char *out, size_t len);
+/* flight_config.c: starts the always-on flight recording, if configured;
+ * 0 or -errno (logged: the daemon serves on without it). */
+int gt_srv_flight_start_configured(struct gt_server *sv, const struct gt_srv_flight_config *c);
 
 /* server_session.c */
 void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg *m);

@@ -20,6 +20,12 @@
 #                            dump is created in its directory as the user
 #   flightd_user_limit       a user's third detached session is refused (2)
 #   flightd_stop             stop ID ends the sessions; status lists none
+#   flightd_always_on        gotraced --flight-cgroup CG --flight-dir DIR
+#                            --flight-trigger ...: from its start a session
+#                            (status: always on) that dumps exactly one file
+#                            holding the stall of a process put in CG
+#   flightd_always_needs_target  --flight-* options without a unit or cgroup:
+#                            gotraced refuses to start (exit 2)
 # No timing is asserted; the trigger's threshold is far from the workload's
 # 1 ms sleeps, so a CPU hog beside does not fire it.
 cd "$(dirname "$0")/../.." || exit 1
@@ -29,7 +35,7 @@ USER_NAME=gt_test_user
 READ="python3 tests/integration/trace_read.py"
 CASES=(flightd_detach flightd_status flightd_trigger_once flightd_dump_file flightd_dump_dir
        flightd_name_unseen flightd_user_cannot_dump flightd_user_dir_refused flightd_user_own
-       flightd_user_limit flightd_stop)
+       flightd_user_limit flightd_stop flightd_always_on flightd_always_needs_target)
 gt_require_daemon daemon_flight
 gt_expect "${CASES[@]}"
 gt_start_daemon
@@ -193,4 +199,56 @@ wait_log "session $ID2 ended \(stopped by uid 0\)" 10 || why="${why:+$why; }no e
 gt_report flightd_stop "$why"
 
 kill -0 "$DAEMON_PID" 2>/dev/null || fail flightd_stop "gotraced died"
+
+# --- always on, from the daemon's options ---------------------------------------------
+out=$("$GTD" --socket "$GT_TMP/x.sock" --flight-window 2s 2>&1); rc=$?
+if [ $rc = 2 ] && [[ "$out" == *"go with --flight-unit or --flight-cgroup"* ]]; then
+	ok flightd_always_needs_target
+else
+	fail flightd_always_needs_target "rc=$rc: $out"
+fi
+
+kill -TERM "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null
+CGMNT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+CG=$CGMNT/gt_it_flight_$$
+mkdir -p "$CG"
+cleanup_cg() {
+	local p
+	while read -r p; do echo "$p" >"$CGMNT/cgroup.procs" 2>/dev/null; done <"$CG/cgroup.procs"
+	rmdir "$CG" 2>/dev/null
+}
+trap 'cleanup_cg; gt_cleanup' EXIT
+A=$GT_TMP/always
+gt_start_daemon --flight-cgroup "$CG" --flight-dir "$A" --flight-window 2s \
+	--flight-trigger 'syscall:ppoll>40ms' --flight-after 300ms
+gt_start_workload st2 "$WL/stall" --wait 3000 80 ||
+	{ fail flightd_always_on "stall did not start"; gt_finish; }
+echo "$WL_PID" >"$CG/cgroup.procs"
+why=""
+wait_log "session [0-9]+ started for uid 0" 60 || why="the always-on session did not start"
+st=$("$GTCTL" status --socket "$SOCK" 2>&1)
+echo "$st" | grep -q "cgroup $CG (always on: --flight-cgroup $CG)" &&
+	echo "$st" | grep -q "flight (detached): window 2.0s.*syscall:ppoll>40ms; dir $A" ||
+	why="status: $st"
+gt_go st2
+gt_wait_line st2 '^done' 60
+if [ -z "$why" ] && ! wait_log "session [0-9]+: wrote flight-[0-9]+-[0-9-]+-syscall-ppoll.trace" 30; then
+	why="no dump logged: $(tail -3 "$GT_TMP/daemon.log")"
+fi
+if [ -z "$why" ]; then
+	sleep 0.5
+	mapfile -t got < <(ls -1 "$A")
+	read -r _ _ a b < <(grep '^stall ' "$GT_TMP/st2.out")
+	if [ "${#got[@]}" != 1 ]; then
+		why="${#got[@]} files, want 1: ${got[*]}"
+	elif ! gt_valid flightd_always_on "$A/${got[0]}"; then
+		why="-"
+	else
+		read -r first last _ < <($READ span "$A/${got[0]}")
+		[ -n "$last" ] && [ "$first" -le "$a" ] && [ "$last" -ge "$b" ] ||
+			why="the file ($first..$last) does not hold the stall ($a..$b)"
+	fi
+fi
+[ "$why" = "-" ] || gt_report flightd_always_on "$why"
 gt_finish
