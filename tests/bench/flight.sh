@@ -5,6 +5,8 @@
 #     `--trigger 'syscall:ppoll>40ms' --after 200ms`: how long after the
 #     trigger plus --after the file is in place (median of FLIGHT_RUNS;
 #     goal <= 100 ms), and how long the dump itself took;
+#     the same through gotraced (record --flight --detach, the stall
+#     attached by -p): the daemon's log says how long after;
 #  2. memory: gotracectl's RSS during FLIGHT_SECONDS (default 600) of a
 #     busy flight recording (pingpong, default 64 MiB cap), sampled every
 #     10 s: it must stay flat, under the cap plus the engine's own;
@@ -45,6 +47,32 @@ for i in $(seq 1 "$RUNS"); do
 done
 echo "trigger-to-file: $(printf '%s\n' "${lat[@]}" | median) ms after --after ends," \
 	"median of ${#lat[@]} (goal <= 100 ms); the dump itself $(printf '%s\n' "${took[@]}" | median) ms"
+
+# 1b. trigger-to-file in gotraced (a private daemon on a temporary socket)
+sock=$tmp/gd.sock
+"$build/gotraced" --socket "$sock" 2>"$tmp/gd.log" &
+gd_pid=$!
+for _ in $(seq 1 300); do grep -q 'ready on' "$tmp/gd.log" && break; sleep 0.1; done
+dlat=()
+for i in $(seq 1 "$RUNS"); do
+	mkfifo "$tmp/st$i.in"
+	"$build/workloads/stall" --wait 6000 80 <"$tmp/st$i.in" >"$tmp/st$i.out" &
+	st_pid=$!
+	exec 7>"$tmp/st$i.in"
+	for _ in $(seq 1 100); do grep -q '^ready' "$tmp/st$i.out" && break; sleep 0.05; done
+	id=$("$GTCTL" record --socket "$sock" -p "$st_pid" --flight=5s --detach -o "$tmp/gd$i" \
+		--trigger 'syscall:ppoll>40ms' --after 200ms 2>/dev/null)
+	printf g >&7
+	exec 7>&-
+	wait "$st_pid"
+	for _ in $(seq 1 100); do grep -q "session $id: wrote" "$tmp/gd.log" && break; sleep 0.1; done
+	l=$(sed -n "s/.*session $id: wrote .*; \([0-9.-]*\) ms after the trigger and --after.*/\1/p" "$tmp/gd.log")
+	[ -n "$l" ] && dlat+=("$l")
+done
+kill -TERM "$gd_pid"
+wait "$gd_pid"
+echo "trigger-to-file through gotraced: $(printf '%s\n' "${dlat[@]}" | median) ms after --after ends," \
+	"median of ${#dlat[@]} (goal <= 100 ms)"
 
 # 2. memory over a busy flight recording
 rss() { awk '$1 == "VmRSS:" { print int($2 / 1024) }' "/proc/$1/status" 2>/dev/null; }
