@@ -56,6 +56,8 @@ static int ask(const char *sock_path, uint32_t id, struct gt_output *out, int ha
 	int fd = gt_client_connect(sock_path, err, sizeof(err)), rc;
 
 	if (fd < 0) {
+		if (have_out)
+			gt_output_discard(out);
 		fprintf(stderr, "gotracectl: %s\n", err);
 		return 1;
 	}
