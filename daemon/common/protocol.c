@@ -333,8 +333,13 @@ static int decode_flight(struct rbuf *r, struct gt_flight_opts *f, char *why, si
 	f->size_bytes = get_u64(r, "flight size");
 	f->after_ns = get_u64(r, "--after");
 	f->holdoff_ns = get_u64(r, "--holdoff");
-	f->holdoff_set = get_u32(r, "--holdoff given") != 0;
+	n = get_u32(r, "--holdoff given");
+	f->holdoff_set = (int)n;
 	f->max_dumps = get_u32(r, "--max-dumps");
+	if (!r->bad && n > 1) {
+		snprintf(why, whylen, "--holdoff given is %u, not 0 or 1", n);
+		return -EBADMSG;
+	}
 	n = get_u32(r, "trigger count");
 	if (r->bad)
 		return -EBADMSG;
