@@ -1,19 +1,22 @@
 /* What a flight recording is asked to keep and when it writes it
  * (`record --flight`, docs/design.md "Flight recorder"): the window, the
  * memory cap, the triggers and how often they may fire.  Filled by the
- * command line (ctl/record_flight.c), read by the engine (engine/flight*.c).
- * Embedded mode only for now: not carried by the protocol.
+ * command line (ctl/record_flight.c), carried to gotraced in a RECORD
+ * (common/protocol.c, GT_REC_FLIGHT), read by the engine (engine/flight*.c).
  *
  * common/ includes nothing of the other folders. */
 #ifndef GT_COMMON_FLIGHT_OPTS_H
 #define GT_COMMON_FLIGHT_OPTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define GT_FLIGHT_DEFAULT_WINDOW_NS (10ull * 1000000000ull)
 #define GT_FLIGHT_DEFAULT_SIZE (64ull << 20)   /* bytes held, at most */
 #define GT_FLIGHT_MIN_SIZE (1ull << 20)
+#define GT_FLIGHT_MAX_SIZE (16ull << 30)  /* --flight-size at most */
 #define GT_FLIGHT_MAX_TRIGGERS 8
+#define GT_FLIGHT_MAX_DUMPS 1000000u
 
 /* What a trigger measures, for one thread of the recording:
  *  SCHED_DELAY  from the moment it became runnable (woken, or preempted)
@@ -63,6 +66,15 @@ struct gt_flight_stats {
 	uint64_t ignored;        /* triggers ignored (holdoff, max, pending) */
 	uint64_t dumps;          /* files written */
 	uint64_t threads;        /* threads the live model knows */
+	uint32_t names_seen;     /* bit i: trigger i has no @NAME, or a thread
+				    of that name (or of a process of that
+				    name) was seen switching */
 };
+
+/* Checks what a client sent (the daemon) or the command line made: the
+ * bounds above, known kinds, syscall numbers from -1 to 4095, thresholds
+ * above 0, names and specs NUL-terminated in their arrays.  0, or -EINVAL
+ * with why naming what is wrong. */
+int gt_flight_opts_check(const struct gt_flight_opts *o, char *why, size_t whylen);
 
 #endif

@@ -87,6 +87,27 @@ static uint32_t switch_flags(const struct gt_msg_record *r)
 	return f;
 }
 
+/* The flight block of a RECORD (GT_REC_FLIGHT; protocol.h). */
+static void put_flight(struct wbuf *w, const struct gt_flight_opts *f)
+{
+	put_u64(w, f->window_ns);
+	put_u64(w, f->size_bytes);
+	put_u64(w, f->after_ns);
+	put_u64(w, f->holdoff_ns);
+	put_u32(w, (uint32_t)f->holdoff_set);
+	put_u32(w, f->max_dumps);
+	put_u32(w, (uint32_t)f->ntriggers);
+	for (int i = 0; i < f->ntriggers && i < GT_FLIGHT_MAX_TRIGGERS; i++) {
+		const struct gt_flight_trigger *t = &f->triggers[i];
+
+		put_u32(w, (uint32_t)t->kind);
+		put_u64(w, (uint64_t)t->sysnr);
+		put_u64(w, t->threshold_ns);
+		put_str(w, t->name, sizeof(t->name) - 1);
+		put_str(w, t->spec, sizeof(t->spec) - 1);
+	}
+}
+
 int gt_proto_encode_record(void *buf, size_t cap, const struct gt_msg_record *r)
 {
 	struct wbuf w;
@@ -97,6 +118,9 @@ int gt_proto_encode_record(void *buf, size_t cap, const struct gt_msg_record *r)
 	for (uint32_t i = 0; i < r->nnames; i++)
 		if (strnlen(r->names[i], GT_MAX_NAME_LEN + 1) > GT_MAX_NAME_LEN)
 			return -EINVAL;
+	if ((r->flags & GT_REC_FLIGHT) &&
+	    (r->flight.ntriggers < 0 || r->flight.ntriggers > GT_FLIGHT_MAX_TRIGGERS))
+		return -EINVAL;
 	begin(&w, buf, cap, GT_MSG_RECORD);
 	put_u32(&w, r->flags | switch_flags(r));
 #define PUT_NUMBER_(type, name, wire, max, what) put_##wire(&w, (uint64_t)r->name);
@@ -110,6 +134,8 @@ int gt_proto_encode_record(void *buf, size_t cap, const struct gt_msg_record *r)
 	put_u32(&w, r->nnames);
 	for (uint32_t i = 0; i < r->nnames; i++)
 		put_str(&w, r->names[i], GT_MAX_NAME_LEN);
+	if (r->flags & GT_REC_FLIGHT)
+		put_flight(&w, &r->flight);
 	return finish(&w);
 }
 
@@ -138,6 +164,22 @@ int gt_proto_encode_stop(void *buf, size_t cap, uint32_t id)
 int gt_proto_encode_ok(void *buf, size_t cap, uint32_t id)
 {
 	return encode_id(buf, cap, GT_MSG_OK, id);
+}
+
+int gt_proto_encode_dump(void *buf, size_t cap, uint32_t id)
+{
+	return encode_id(buf, cap, GT_MSG_DUMP, id);
+}
+
+int gt_proto_encode_dumped(void *buf, size_t cap, const struct gt_msg_dumped *d)
+{
+	struct wbuf w;
+
+	begin(&w, buf, cap, GT_MSG_DUMPED);
+	put_u32(&w, d->id);
+	put_u64(&w, d->bytes);
+	put_str(&w, d->name, GT_PROTO_MAX_NAME);
+	return finish(&w);
 }
 
 static void put_stats(struct wbuf *w, const struct gt_msg_stats *s)
@@ -198,6 +240,7 @@ int gt_proto_encode_status_reply(void *buf, size_t cap, const struct gt_msg_stat
 		put_stats(&w, &r->sessions[i].stats);
 		put_str(&w, r->sessions[i].targets, GT_PROTO_MAX_TARGETS);
 		put_str(&w, r->sessions[i].label, GT_PROTO_MAX_LABEL);
+		put_str(&w, r->sessions[i].flight, GT_PROTO_MAX_FLIGHT);
 	}
 	return finish(&w);
 }
@@ -282,6 +325,43 @@ static int decode_names(struct rbuf *r, struct gt_msg_record *rec, char *why, si
 	return 0;
 }
 
+static int decode_flight(struct rbuf *r, struct gt_flight_opts *f, char *why, size_t whylen)
+{
+	uint32_t n;
+
+	f->window_ns = get_u64(r, "flight window");
+	f->size_bytes = get_u64(r, "flight size");
+	f->after_ns = get_u64(r, "--after");
+	f->holdoff_ns = get_u64(r, "--holdoff");
+	n = get_u32(r, "--holdoff given");
+	f->holdoff_set = (int)n;
+	f->max_dumps = get_u32(r, "--max-dumps");
+	if (!r->bad && n > 1) {
+		snprintf(why, whylen, "--holdoff given is %u, not 0 or 1", n);
+		return -EBADMSG;
+	}
+	n = get_u32(r, "trigger count");
+	if (r->bad)
+		return -EBADMSG;
+	if (n > GT_FLIGHT_MAX_TRIGGERS) {
+		snprintf(why, whylen, "%u triggers, limit %d", n, GT_FLIGHT_MAX_TRIGGERS);
+		return -EBADMSG;
+	}
+	f->ntriggers = (int)n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct gt_flight_trigger *t = &f->triggers[i];
+		uint32_t kind = get_u32(r, "trigger kind");
+
+		t->kind = kind > GT_FLIGHT_SYSCALL ? (enum gt_flight_kind)99 : (enum gt_flight_kind)kind;
+		t->sysnr = (int64_t)get_u64(r, "trigger syscall");
+		t->threshold_ns = get_u64(r, "trigger threshold");
+		if (get_str(r, t->name, sizeof(t->name) - 1, "trigger name", why, whylen) ||
+		    get_str(r, t->spec, sizeof(t->spec) - 1, "trigger spec", why, whylen))
+			return -EBADMSG;
+	}
+	return gt_flight_opts_check(f, why, whylen) ? -EBADMSG : 0;
+}
+
 static int target_kinds(const struct gt_msg_record *rec)
 {
 	return (rec->npids > 0) + (rec->cgroup[0] != '\0') + (rec->nnames > 0) +
@@ -310,7 +390,11 @@ static int decode_record(struct rbuf *r, struct gt_msg_record *rec, char *why, s
 #define GET_SWITCH_(name, bit, what) rec->name = !!(rec->flags & (bit));
 	GT_SESSION_SWITCHES(GET_SWITCH_)
 #undef GET_SWITCH_
-	rec->flags &= GT_REC_PROGRESS;
+	rec->flags &= GT_REC_PROGRESS | GT_REC_FLIGHT | GT_REC_DETACH;
+	if ((rec->flags & GT_REC_DETACH) && !(rec->flags & GT_REC_FLIGHT)) {
+		snprintf(why, whylen, "only a flight recording may detach from its client");
+		return -EBADMSG;
+	}
 	if (rec->npids > GT_PROTO_MAX_PIDS) {
 		snprintf(why, whylen, "%u pids, limit %d", rec->npids, GT_PROTO_MAX_PIDS);
 		return -EBADMSG;
@@ -325,6 +409,9 @@ static int decode_record(struct rbuf *r, struct gt_msg_record *rec, char *why, s
 	if (get_str(r, rec->cgroup, GT_PROTO_MAX_PATH, "cgroup path", why, whylen) ||
 	    get_str(r, rec->label, GT_PROTO_MAX_LABEL, "label", why, whylen) ||
 	    decode_names(r, rec, why, whylen))
+		return -EBADMSG;
+	memset(&rec->flight, 0, sizeof(rec->flight));
+	if ((rec->flags & GT_REC_FLIGHT) && decode_flight(r, &rec->flight, why, whylen))
 		return -EBADMSG;
 	if (target_kinds(rec) != 1) {
 		snprintf(why, whylen, "a recording needs one of pids, a cgroup, names or all "
@@ -352,7 +439,8 @@ static int decode_status_reply(struct rbuf *r, struct gt_msg_status_reply *s,
 	for (uint32_t i = 0; i < s->count; i++) {
 		get_stats(r, &s->sessions[i].stats);
 		if (get_str(r, s->sessions[i].targets, GT_PROTO_MAX_TARGETS, "targets", why, whylen) ||
-		    get_str(r, s->sessions[i].label, GT_PROTO_MAX_LABEL, "label", why, whylen))
+		    get_str(r, s->sessions[i].label, GT_PROTO_MAX_LABEL, "label", why, whylen) ||
+		    get_str(r, s->sessions[i].flight, GT_PROTO_MAX_FLIGHT, "flight", why, whylen))
 			return -EBADMSG;
 	}
 	return 0;
@@ -367,8 +455,13 @@ static int decode_payload(struct rbuf *r, struct gt_msg *m, char *why, size_t wh
 		return 0;
 	case GT_MSG_STOP:
 	case GT_MSG_OK:
+	case GT_MSG_DUMP:
 		m->u.id = get_u32(r, "session id");
 		return 0;
+	case GT_MSG_DUMPED:
+		m->u.dumped.id = get_u32(r, "session id");
+		m->u.dumped.bytes = get_u64(r, "bytes");
+		return get_str(r, m->u.dumped.name, GT_PROTO_MAX_NAME, "file name", why, whylen);
 	case GT_MSG_PROGRESS:
 		get_stats(r, &m->u.progress);
 		return 0;
@@ -392,6 +485,8 @@ const char *gt_proto_type_name(unsigned type)
 	case GT_MSG_RECORD: return "RECORD";
 	case GT_MSG_STATUS: return "STATUS";
 	case GT_MSG_STOP: return "STOP";
+	case GT_MSG_DUMP: return "DUMP";
+	case GT_MSG_DUMPED: return "DUMPED";
 	case GT_MSG_OK: return "OK";
 	case GT_MSG_PROGRESS: return "PROGRESS";
 	case GT_MSG_DONE: return "DONE";
@@ -485,8 +580,18 @@ int gt_proto_record_from_opts(struct gt_msg_record *m, const struct gt_session_o
 	}
 	if (gt_session_opts_check(o, why, whylen))
 		return -EINVAL;
+	if (o->flight && gt_flight_opts_check(o->flight, why, whylen))
+		return -EINVAL;
+	if (o->detach && !o->flight) {
+		snprintf(why, whylen, "only a flight recording may detach from its client");
+		return -EINVAL;
+	}
 	memset(m, 0, sizeof(*m));
 	m->flags = want_progress ? GT_REC_PROGRESS : 0;
+	if (o->flight) {
+		m->flags |= GT_REC_FLIGHT | (o->detach ? GT_REC_DETACH : 0);
+		m->flight = *o->flight;
+	}
 	GT_SESSION_OPTIONS_COPY(m, o);
 	m->npids = (uint32_t)o->npids;
 	for (int i = 0; i < o->npids; i++)
@@ -510,4 +615,6 @@ void gt_proto_opts_from_record(struct gt_session_opts *o, const struct gt_msg_re
 	o->npids = (int)r->npids;
 	o->cgroup_path = r->cgroup[0] ? r->cgroup : NULL;
 	o->out_fd = -1;
+	o->flight = (r->flags & GT_REC_FLIGHT) ? &r->flight : NULL;
+	o->detach = !!(r->flags & GT_REC_DETACH);
 }

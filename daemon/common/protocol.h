@@ -19,8 +19,18 @@
  *          (if asked), then DONE{summary, reason}; or ERROR.  A client that
  *          half-closes (shutdown SHUT_WR) or disconnects stops its session;
  *          after a half-close it still receives DONE.
+ *   With GT_REC_FLIGHT the RECORD is a flight recording and its first
+ *          descriptor is the directory for its triggered dumps (opened
+ *          O_PATH by the client); with GT_REC_DETACH too, the session
+ *          outlives its connection: after OK the connection is free again
+ *          and the session ends only by STOP (or its targets, -d, the
+ *          daemon's end).
  *   STATUS -> STATUS_REPLY{sessions}
  *   STOP{id} -> OK{id} (the session's own client gets DONE) or ERROR.
+ *   DUMP{id} (+ optionally a regular file open for writing, by
+ *          SCM_RIGHTS) -> DUMPED{id, bytes, name}: a flight session's
+ *          window written now, to that file, or (without one) to a new
+ *          file in the session's directory, `name` in it; or ERROR.
  * A RECORD is accepted once per connection; further requests on a recording
  * connection are refused with ERROR (out of order).  A connection refused at
  * accept (a limit) gets one ERROR saying why, then is closed; so is one that
@@ -52,16 +62,20 @@
 #define GT_PROTO_MAX_TEXT 1024     /* error messages, end reasons */
 #define GT_PROTO_MAX_TARGETS 200   /* targets description in status */
 #define GT_PROTO_MAX_SESSIONS 32   /* = GT_MAX_SESSIONS of bpf/gotraced.h */
+#define GT_PROTO_MAX_FLIGHT 400    /* a flight session's line in status */
+#define GT_PROTO_MAX_NAME 255      /* a dump's file name in its directory */
 
 enum gt_msg_type {
 	GT_MSG_RECORD = 1,
 	GT_MSG_STATUS = 2,
 	GT_MSG_STOP = 3,
+	GT_MSG_DUMP = 4,
 	GT_MSG_OK = 16,
 	GT_MSG_PROGRESS = 17,
 	GT_MSG_DONE = 18,
 	GT_MSG_ERROR = 19,
 	GT_MSG_STATUS_REPLY = 20,
+	GT_MSG_DUMPED = 21,
 };
 
 struct gt_msg_hdr {
@@ -73,19 +87,27 @@ struct gt_msg_hdr {
 };
 
 #define GT_REC_PROGRESS 0x1u      /* flags: send PROGRESS about once a second */
+#define GT_REC_FLIGHT 0x10000u    /* a flight recording: its options follow */
+#define GT_REC_DETACH 0x20000u    /* (with FLIGHT) outlives its connection */
 #define GT_REC_SWITCH_BIT_(name, bit, what) | (bit)
-/* Every flag this side knows (progress, and one bit per on/off option of
- * GT_SESSION_SWITCHES): a RECORD with any other is refused (a newer client
- * asking an older daemon for something it cannot do). */
-#define GT_REC_KNOWN_FLAGS (GT_REC_PROGRESS GT_SESSION_SWITCHES(GT_REC_SWITCH_BIT_))
+/* Every flag this side knows (progress, flight, detach, and one bit per
+ * on/off option of GT_SESSION_SWITCHES): a RECORD with any other is
+ * refused (a newer client asking an older daemon for something it cannot
+ * do). */
+#define GT_REC_KNOWN_FLAGS (GT_REC_PROGRESS | GT_REC_FLIGHT | GT_REC_DETACH \
+			    GT_SESSION_SWITCHES(GT_REC_SWITCH_BIT_))
 
 /* RECORD: exactly one of pids (npids > 0), cgroup (absolute path), names
  * (nnames > 0) or the all_processes switch.  On the wire: flags (u32), the
  * numeric options in GT_SESSION_NUMBERS' order and widths (the switches
  * travel as flag bits), the pids, cgroup, label, then u32 nnames and the
- * names (strings of at most GT_MAX_NAME_LEN bytes). */
+ * names (strings of at most GT_MAX_NAME_LEN bytes); then, with
+ * GT_REC_FLIGHT only: u64 window, size, after, holdoff (ns, bytes), u32
+ * holdoff_set, max_dumps, ntriggers, and per trigger u32 kind, u64 sysnr
+ * (-1 any), u64 threshold, the name and the spec (strings). */
 struct gt_msg_record {
-	uint32_t flags;             /* GT_REC_PROGRESS (switches: their fields) */
+	uint32_t flags;             /* GT_REC_PROGRESS, _FLIGHT, _DETACH
+				       (switches: their fields) */
 	GT_SESSION_OPTION_FIELDS
 	uint32_t npids;
 	int32_t pids[GT_PROTO_MAX_PIDS];
@@ -96,6 +118,7 @@ struct gt_msg_record {
 	/* not on the wire: names[i], set by the decoder and
 	 * gt_proto_record_from_opts (so a copied record must not be used) */
 	const char *name_ptrs[GT_MAX_NAMES];
+	struct gt_flight_opts flight; /* with GT_REC_FLIGHT */
 };
 
 /* Statistics of one session, as in PROGRESS, DONE and STATUS_REPLY: id,
@@ -122,6 +145,16 @@ struct gt_msg_session_info {
 	struct gt_msg_stats stats;
 	char targets[GT_PROTO_MAX_TARGETS + 1];  /* "pid 12,13" or "cgroup /x" */
 	char label[GT_PROTO_MAX_LABEL + 1];
+	char flight[GT_PROTO_MAX_FLIGHT + 1];    /* "" or what a flight session
+						    keeps, wrote, waits for */
+};
+
+/* DUMPED: what a DUMP wrote. */
+struct gt_msg_dumped {
+	uint32_t id;
+	uint64_t bytes;
+	char name[GT_PROTO_MAX_NAME + 1];   /* "" (the client's file) or its
+					       name in the session's directory */
 };
 
 struct gt_msg_status_reply {
@@ -134,11 +167,12 @@ struct gt_msg {
 	struct gt_msg_hdr hdr;
 	union {
 		struct gt_msg_record record;
-		uint32_t id;                 /* STOP, OK */
+		uint32_t id;                 /* STOP, OK, DUMP */
 		struct gt_msg_stats progress;
 		struct gt_msg_done done;
 		struct gt_msg_error error;
 		struct gt_msg_status_reply status;
+		struct gt_msg_dumped dumped;
 	} u;
 };
 
@@ -150,6 +184,8 @@ int gt_proto_encode_record(void *buf, size_t cap, const struct gt_msg_record *r)
 int gt_proto_encode_status(void *buf, size_t cap);
 int gt_proto_encode_stop(void *buf, size_t cap, uint32_t id);
 int gt_proto_encode_ok(void *buf, size_t cap, uint32_t id);
+int gt_proto_encode_dump(void *buf, size_t cap, uint32_t id);
+int gt_proto_encode_dumped(void *buf, size_t cap, const struct gt_msg_dumped *d);
 int gt_proto_encode_progress(void *buf, size_t cap, const struct gt_msg_stats *s);
 int gt_proto_encode_done(void *buf, size_t cap, const struct gt_msg_done *d);
 int gt_proto_encode_error(void *buf, size_t cap, int code, const char *fmt, ...)
@@ -158,13 +194,15 @@ int gt_proto_encode_status_reply(void *buf, size_t cap,
 				 const struct gt_msg_status_reply *r);
 
 /* The RECORD that asks for the session o describes (pids, cgroup and every
- * option; want_progress sets GT_REC_PROGRESS; no label: the daemon shows
+ * option, o->flight and o->detach included; want_progress sets
+ * GT_REC_PROGRESS; no label: the daemon shows
  * the client's pid): 0, or -EINVAL /
  * -ENAMETOOLONG with why saying what does not fit. */
 int gt_proto_record_from_opts(struct gt_msg_record *m, const struct gt_session_opts *o,
 			      int want_progress, char *why, size_t whylen);
 /* The session options a decoded RECORD asks for; o points into r (pids,
- * cgroup, names), so r must outlive o.  out_fd and owner_uid are left 0. */
+ * cgroup, names, flight), so r must outlive o.  out_fd and owner_uid are
+ * left 0. */
 void gt_proto_opts_from_record(struct gt_session_opts *o, const struct gt_msg_record *r);
 
 /* Checks the first GT_PROTO_HDR_SIZE bytes of buf: 0 and *hdr filled, or

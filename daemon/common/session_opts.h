@@ -90,8 +90,8 @@ struct gt_session_opts {
 	uid_t owner_uid;               /* who asked (status; non-root: ptrace's rules) */
 	gid_t owner_gid;               /* its gid, for ptrace's rules */
 	pid_t owner_pid;               /* the client process (Yama scope 1), 0 unknown */
-	const struct gt_flight_opts *flight; /* a flight recording (embedded mode
-					  only: not on the wire); NULL none */
+	const struct gt_flight_opts *flight; /* a flight recording; NULL none */
+	int detach;                    /* (flight, daemon) outlives its client */
 	GT_SESSION_OPTION_FIELDS
 };
 

@@ -298,3 +298,21 @@ int gt_client_stop(int fd, uint32_t id, char *err, size_t errlen)
 		rc = expect(&m, GT_MSG_OK, err, errlen);
 	return rc;
 }
+
+int gt_client_dump(int fd, uint32_t id, int out_fd, struct gt_msg_dumped *out, char *err,
+		   size_t errlen)
+{
+	unsigned char buf[GT_PROTO_HDR_SIZE + 4];
+	static struct gt_msg m;
+	int rc = send_or_say(fd, buf, gt_proto_encode_dump(buf, sizeof(buf), id), &out_fd,
+			     out_fd >= 0 ? 1 : 0, err, errlen);
+
+	/* the dump is written before the answer: a long window takes seconds */
+	if (!rc)
+		rc = client_recv(fd, 600000, &m, err, errlen);
+	if (!rc)
+		rc = expect(&m, GT_MSG_DUMPED, err, errlen);
+	if (!rc)
+		*out = m.u.dumped;
+	return rc;
+}

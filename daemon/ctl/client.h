@@ -1,5 +1,5 @@
 /* The client side of the gotraced protocol: what gotracectl uses to talk to
- * the daemon (record, status, stop).
+ * the daemon (record, status, stop, dump).
  *
  * The client opens the output file itself and passes its descriptor to the
  * daemon (SCM_RIGHTS): the daemon never opens a path a client names.
@@ -72,6 +72,12 @@ int gt_client_status(int fd, struct gt_msg_status_reply *out, char *err, size_t 
 
 /* Stops session id (root: any; others: their own). */
 int gt_client_stop(int fd, uint32_t id, char *err, size_t errlen);
+
+/* Writes flight session id's window now (root: any; others: their own),
+ * to out_fd (a regular file this process opened, written with its ids), or
+ * with out_fd -1 to a new file of the session's directory (out->name). */
+int gt_client_dump(int fd, uint32_t id, int out_fd, struct gt_msg_dumped *out, char *err,
+		   size_t errlen);
 
 
 #endif

@@ -17,5 +17,6 @@ int inspect_v2(const char *path, int json, int want_g);
 int cmd_report(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 
 #endif

@@ -157,6 +157,12 @@ static void flight_summary(const struct gt_record_run *r)
 		(uint64_t)(r->opts->flight.size_bytes ? r->opts->flight.size_bytes
 						      : GT_FLIGHT_DEFAULT_SIZE),
 		f->segments, f->span_ns / 1e9, f->dropped, r->fig.drops);
+	/* "0 dumps" alone would not tell a quiet target from a misspelt name */
+	for (int i = 0; i < r->opts->flight.ntriggers; i++)
+		if (!(f->names_seen & (1u << i)))
+			fprintf(stderr, "gotracectl: trigger %s never applied: no thread named %s, nor "
+				"of a process named so, was seen running\n",
+				r->opts->flight.triggers[i].spec, r->opts->flight.triggers[i].name);
 }
 
 int cmd_record(int argc, char **argv)
@@ -170,6 +176,8 @@ int cmd_record(int argc, char **argv)
 		return rc == 1 ? 0 : 2;
 	if (resolve_cgroup(&opts) || gt_record_check_names(&opts))
 		return 1;
+	if (opts.detach)
+		return gt_record_detached(&opts);
 	memset(&r, 0, sizeof(r));
 	r.opts = &opts;
 	r.fig.launched_ns = launched;

@@ -9,18 +9,14 @@
 #include <stdint.h>
 
 #include "common/flight_opts.h"
+#include "engine/session.h"
 
 struct gt_session;
 
 /* Set by SIGUSR1: dump the window now. */
 extern volatile sig_atomic_t gt_record_dump_asked;
 
-/* --trigger SPEC: KIND>DURATION with KIND sched-delay, offcpu, syscall or
- * syscall:NAME; 0, or -EINVAL with why. */
-int gt_flight_trigger_parse(const char *spec, struct gt_flight_trigger *t, char *why,
-			    size_t whylen);
-/* --flight-size: a count of bytes with an optional K, M or G (binary). */
-int gt_flight_size_parse(const char *s, uint64_t *bytes);
+/* gt_flight_trigger_parse, gt_flight_size_parse: engine/session.h. */
 
 /* The dump's path from -o FILE: FILE (less a .trace suffix), the local
  * time, the trigger's kind if any, ".trace"; a free name (-2, -3, ...). */

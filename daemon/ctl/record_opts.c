@@ -69,7 +69,7 @@ static const char usage_text[] =
 "                         (exact, tens of ns per call); Go is always rss\n"
 "      --cpu-profile[=HZ] CPU samples with stacks (default %d Hz)\n"
 "      --alloc-stacks N   every Nth allocation as a log event with its stack\n"
-"flight recorder (embedded mode; docs/design.md, \"Flight recorder\"):\n"
+"flight recorder (docs/design.md, \"Flight recorder\"):\n"
 "      --flight[=WINDOW]  keep the last WINDOW (default 10s) in memory and\n"
 "                         write nothing until asked: SIGUSR1 writes it to\n"
 "                         FILE-YYYYMMDD-HHMMSS.trace (FILE from -o, less\n"
@@ -90,6 +90,11 @@ static const char usage_text[] =
 "      --holdoff D        ignore triggers for D after one fired (0: none;\n"
 "                         default: WINDOW)\n"
 "      --max-dumps N      write at most N triggered dumps (default: no limit)\n"
+"      --detach           record in gotraced, beyond this command: -o names\n"
+"                         a directory (made if missing) where the daemon\n"
+"                         writes triggered dumps as you; prints the\n"
+"                         session's ID for `gotracectl dump ID`, `status`\n"
+"                         and `stop ID` (without it --flight is embedded)\n"
 "engine:\n"
 "      --standalone       load the BPF programs here (root), not via gotraced\n"
 "      --daemon           use gotraced only; fail if it is not running\n"
@@ -160,7 +165,8 @@ static int parse_heap(const char *s, enum gt_heap_mode *h)
 
 enum { O_CGROUP = 256, O_CONTAINER, O_GOVER, O_HEAP, O_CPU, O_ALLOC, O_STANDALONE,
        O_DAEMON, O_SOCKET, O_RING, O_KSTACKS, O_SYSCALLS, O_KTHREADS, O_CHILDREN, O_WAIT,
-       O_CALLGRAPH, O_FLIGHT, O_FLIGHT_SIZE, O_TRIGGER, O_AFTER, O_HOLDOFF, O_MAX_DUMPS };
+       O_CALLGRAPH, O_FLIGHT, O_FLIGHT_SIZE, O_TRIGGER, O_AFTER, O_HOLDOFF, O_MAX_DUMPS,
+       O_DETACH };
 
 static const struct option longopts[] = {
 	{"pid", required_argument, NULL, 'p'},
@@ -190,6 +196,7 @@ static const struct option longopts[] = {
 	{"after", required_argument, NULL, O_AFTER},
 	{"holdoff", required_argument, NULL, O_HOLDOFF},
 	{"max-dumps", required_argument, NULL, O_MAX_DUMPS},
+	{"detach", no_argument, NULL, O_DETACH},
 	{"quiet", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
@@ -228,6 +235,9 @@ static int parse_flight(int c, struct gt_record_opts *o)
 		return 0;
 	case O_AFTER:
 		return gt_args_duration(optarg, &f->after_ns) ? bad_duration("--after", optarg) : 0;
+	case O_DETACH:
+		o->detach = 1;
+		return 0;
 	case O_HOLDOFF:
 		f->holdoff_set = 1;
 		f->holdoff_ns = 0; /* 0: every trigger (--max-dumps bounds them) */
@@ -293,7 +303,7 @@ static int parse_one(int c, struct gt_record_opts *o)
 		o->all_syscalls = !strcmp(optarg, "all");
 		return 0;
 	case O_FLIGHT: case O_FLIGHT_SIZE: case O_TRIGGER: case O_AFTER: case O_HOLDOFF:
-	case O_MAX_DUMPS:
+	case O_MAX_DUMPS: case O_DETACH:
 		return parse_flight(c, o);
 	case 'q': o->quiet = 1; return 0;
 	case 'v': o->verbose = 1; return 0;
@@ -327,9 +337,15 @@ static int check_targets(struct gt_record_opts *o)
 			"and --max-dumps go with --flight\n");
 		return 2;
 	}
-	if (o->flight_on && o->mode == GT_MODE_DAEMON) {
-		fprintf(stderr, "gotracectl record: --flight records in embedded mode only, "
-			"not through gotraced (yet)\n");
+	if (o->detach && (!o->flight_on || o->mode == GT_MODE_STANDALONE || o->cmd)) {
+		fprintf(stderr, "gotracectl record: --detach goes with --flight, through gotraced "
+			"(not --standalone), for running processes (-p, -n, -a, --cgroup, "
+			"--container; not -- CMD)\n");
+		return 2;
+	}
+	if (o->flight_on && !o->detach && o->mode == GT_MODE_DAEMON) {
+		fprintf(stderr, "gotracectl record: --flight records through gotraced with "
+			"--detach only (else in this process)\n");
 		return 2;
 	}
 	if (kinds > 1) {
@@ -391,4 +407,5 @@ void gt_record_session_opts(const struct gt_record_opts *o, struct gt_session_op
 	so->from_exec = o->cmd != NULL; /* the child is held before its exec */
 	so->out_fd = -1;
 	so->flight = o->flight_on ? &o->flight : NULL;
+	so->detach = o->detach;
 }

@@ -29,6 +29,7 @@ struct gt_record_opts {
 	int quiet;
 	int verbose;
 	int flight_on;            /* --flight: -o names the dumps */
+	int detach;               /* --detach: in gotraced; -o is a directory */
 	struct gt_flight_opts flight;
 };
 

@@ -31,6 +31,10 @@ extern volatile sig_atomic_t gt_record_interrupted;
 int gt_record_embedded(struct gt_record_run *r);
 int gt_record_via_daemon(struct gt_record_run *r, int sock);
 
+/* record_detach.c: --flight --detach; the exit status (0: the session's
+ * ID printed on stdout; 1: why not, on stderr). */
+int gt_record_detached(struct gt_record_opts *o);
+
 /* -- CMD mode: lets the held child exec; 0 or -errno (r->why says). */
 int gt_record_release_child(struct gt_record_run *r);
 /* record_select.c: says on stderr which existing child processes of the

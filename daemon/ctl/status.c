@@ -12,7 +12,8 @@ static void status_usage(FILE *f)
 {
 	fprintf(f, "usage: gotracectl status [--socket PATH]\n\n"
 		   "Lists the recording sessions of the gotraced daemon: id, owner, targets,\n"
-		   "elapsed time, events, bytes and dropped events.\n"
+		   "elapsed time, events, bytes and dropped events; under a flight\n"
+		   "recording, what it keeps, its dumps and its triggers.\n"
 		   "      --socket PATH   gotraced's socket (default %s)\n", GT_DEFAULT_SOCKET);
 }
 
@@ -47,6 +48,8 @@ static void print_sessions(const struct gt_msg_status_reply *r)
 		       (unsigned long long)s->stats.drops,
 		       (unsigned long long)s->stats.loopback_anon, s->targets,
 		       s->label[0] ? " (" : "", s->label, s->label[0] ? ")" : "");
+		if (s->flight[0])
+			printf("     %s\n", s->flight);
 	}
 }
 

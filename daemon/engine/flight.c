@@ -11,11 +11,15 @@
 #include "flight_seg.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fs_ids.h"
+#include "titles.h"
 #include "translate/syscall_class.h"
 
 #define SEG_NS_MAX 1000000000ull   /* a segment covers at most 1 s */
@@ -32,21 +36,24 @@ static long discard(void *ctx, int fd, const void *buf, size_t n)
 	return (long)n;
 }
 
-static int translator_on(struct gt_flight *f, struct gt_writer **w, struct gt_translator **t,
-			 int fd, const struct gt_stack_source *stacks)
+static int translator_on(const struct gt_flight_params *p, const struct gt_title_source *titles,
+			 struct gt_writer **w, struct gt_translator **t, int fd,
+			 const struct gt_stack_source *stacks, const struct gt_fs_ids *as)
 {
 	struct gt_translator_opts to = {0};
-	/* fd -1: the live model's, its bytes dropped (fd 0 is never written) */
-	int err = gt_writer_open_with(w, fd < 0 ? 0 : fd, f->p.go_version, 1000000000ull,
-				      fd < 0 ? discard : NULL, NULL);
+	/* fd -1: the live model's, its bytes dropped (fd 0 is never written);
+	 * as: a user's file, written with the user's file-system ids */
+	int err = gt_writer_open_with(w, fd < 0 ? 0 : fd, p->go_version, 1000000000ull,
+				      fd < 0 ? discard : as ? gt_fs_write_as : NULL,
+				      (void *)(uintptr_t)as);
 
 	if (err)
 		return err;
-	to.ncpus = f->p.ncpus;
+	to.ncpus = p->ncpus;
 	to.stacks = stacks;
-	to.titles = f->p.titles;
-	to.go_version = f->p.go_version;
-	to.session_mask = f->p.mask;
+	to.titles = titles;
+	to.go_version = p->go_version;
+	to.session_mask = p->mask;
 	err = gt_translator_new(t, *w, &to);
 	if (err) {
 		gt_writer_free(*w);
@@ -83,7 +90,12 @@ static void drop_oldest(struct gt_flight *f)
 	f->head = s->next;
 	f->held -= s->bytes;
 	f->st.dropped++;
-	seg_free(s);
+	if (!s->pins) {
+		seg_free(s);
+		return;
+	}
+	s->next = f->unlinked; /* a dump reads it: freed when it is done */
+	f->unlinked = s;
 }
 
 /* The cap wins over the window; the current segment always stays.  While
@@ -92,6 +104,8 @@ static void retain(struct gt_flight *f)
 {
 	uint64_t ref = f->pending && f->pend.ts < f->last_ts ? f->pend.ts : f->last_ts;
 
+	if (f->freezing)
+		return; /* a dump's cut: what it writes was chosen already */
 	while (f->head != f->tail && f->held > f->o.size_bytes)
 		drop_oldest(f);
 	/* the oldest goes once the next one alone covers the window */
@@ -123,7 +137,7 @@ static int segment_open(struct gt_flight *f, uint64_t ts, struct gt_thread_snaps
 	f->held += s->bytes;
 	gt_flight_codec_reset(&f->enc);
 	live_free(f);
-	err = translator_on(f, &f->lw, &f->lt, -1, &f->rec);
+	err = translator_on(&f->p, f->p.titles, &f->lw, &f->lt, -1, &f->rec, NULL);
 	if (!err)
 		err = gt_translator_begin(f->lt, ts, snap, n);
 	retain(f);
@@ -298,53 +312,178 @@ static int replay_segment(const struct gt_flight_seg *s, struct gt_translator *t
 	return err;
 }
 
-static int replay(struct gt_flight *f, struct gt_translator *t, const struct gt_flight_fired *m)
-{
-	int marked = !m, err = 0;
-	char text[256];
+/* A dump: the segments it reads (pinned, immutable), what it writes
+ * where, and, once its thread is done, how that went. */
+struct dump_job {
+	struct gt_flight_params p;
+	struct gt_flight_segs segs;
+	struct gt_stack_source stacks;
+	struct gt_titles titles;      /* a copy: the engine's changes meanwhile */
+	struct gt_fs_ids as;
+	int has_as, fd, has_mark;
+	struct gt_flight_fired mark;
+	char mark_text[256];
+	uint64_t end_ts;
+	int err;
+	char why[256];
+	atomic_int done;
+};
 
-	if (m)
-		mark_text(f, m, text, sizeof(text));
-	err = gt_translator_begin(t, f->head->start_ts, f->head->snap, f->head->nsnap);
-	for (struct gt_flight_seg *s = f->head; s && !err; s = s->next)
-		err = replay_segment(s, t, m, text, &marked);
+static int replay(struct dump_job *j, struct gt_translator *t)
+{
+	const struct gt_flight_fired *m = j->has_mark ? &j->mark : NULL;
+	int marked = !m, err;
+
+	err = gt_translator_begin(t, j->segs.v[0]->start_ts, j->segs.v[0]->snap,
+				  j->segs.v[0]->nsnap);
+	for (int i = 0; i < j->segs.n && !err; i++)
+		err = replay_segment(j->segs.v[i], t, m, j->mark_text, &marked);
 	if (!marked && !err)
-		err = gt_translator_mark(t, m->tid, "gotraced.trigger", text);
+		err = gt_translator_mark(t, m->tid, "gotraced.trigger", j->mark_text);
 	if (!err)
-		err = gt_translator_end(t, f->last_ts);
+		err = gt_translator_end(t, j->end_ts);
 	return err;
+}
+
+/* The dump's own thread (or the caller's, without a pump): a fresh
+ * translator and writer over the pinned segments. */
+static void *dump_main(void *arg)
+{
+	struct dump_job *j = arg;
+	struct gt_writer *w = NULL;
+	struct gt_translator *t = NULL;
+	int err = translator_on(&j->p, j->p.titles, &w, &t, j->fd, &j->stacks,
+				j->has_as ? &j->as : NULL);
+
+	if (err) {
+		snprintf(j->why, sizeof(j->why), "cannot start the trace: %s", strerror(-err));
+	} else {
+		err = replay(j, t);
+		gt_translator_free(t);
+		if (err)
+			gt_writer_free(w);
+		else
+			err = gt_writer_close(w);
+		if (err)
+			snprintf(j->why, sizeof(j->why), "writing the trace failed: %s",
+				 strerror(-err));
+	}
+	j->err = err;
+	atomic_store(&j->done, 1);
+	return NULL;
+}
+
+/* The segments a dump reads: every one up to now, closed by cutting a
+ * new one for what comes while it is written (its records, stacks and
+ * snapshot are then never touched again, and a segment dropped meanwhile
+ * waits on f->unlinked).  0, -ENODATA (nothing yet) or -ENOMEM. */
+static int freeze(struct gt_flight *f, struct gt_flight_segs *segs)
+{
+	int n = 0, err;
+
+	if (!f->head || (f->head == f->tail && !f->tail->records))
+		return -ENODATA;
+	f->freezing = 1; /* a triggered dump's window, due now, is the one
+			    kept before its trigger: not cut away here */
+	err = f->tail->records ? segment_cut(f, f->last_ts) : 0;
+	f->freezing = 0;
+	if (err)
+		return err;
+	for (struct gt_flight_seg *s = f->head; s != f->tail; s = s->next)
+		n++;
+	segs->v = calloc((size_t)n, sizeof(*segs->v));
+	if (!segs->v)
+		return -ENOMEM;
+	segs->n = n;
+	n = 0;
+	for (struct gt_flight_seg *s = f->head; s != f->tail; s = s->next) {
+		s->pins++;
+		segs->v[n++] = s;
+	}
+	return 0;
+}
+
+static void thaw(struct gt_flight *f, struct gt_flight_segs *segs)
+{
+	struct gt_flight_seg **pp = &f->unlinked;
+
+	for (int i = 0; i < segs->n; i++)
+		segs->v[i]->pins--;
+	while (*pp) {
+		struct gt_flight_seg *s = *pp;
+
+		if (s->pins) {
+			pp = &s->next;
+			continue;
+		}
+		*pp = s->next;
+		seg_free(s);
+	}
+	free(segs->v);
+}
+
+static int job_init(struct gt_flight *f, struct dump_job *j, int fd,
+		    const struct gt_flight_fired *mark, const struct gt_fs_ids *as)
+{
+	j->p = f->p;
+	j->fd = fd;
+	j->end_ts = f->last_ts;
+	if (as) {
+		j->as = *as;
+		j->has_as = 1;
+	}
+	if (mark) {
+		j->mark = *mark;
+		j->has_mark = 1;
+		mark_text(f, mark, j->mark_text, sizeof(j->mark_text));
+	}
+	if (f->p.title_cache) {
+		gt_titles_copy(&j->titles, f->p.title_cache);
+		j->p.titles = gt_titles_source(&j->titles);
+	}
+	gt_flight_replay_source(&j->segs, &j->stacks);
+	atomic_init(&j->done, 0);
+	return 0;
 }
 
 int gt_flight_dump(struct gt_flight *f, int fd, const struct gt_flight_fired *mark, char *why,
 		   size_t whylen)
 {
-	struct gt_writer *w = NULL;
-	struct gt_translator *t = NULL;
-	int err;
+	return gt_flight_dump_as(f, fd, mark, NULL, NULL, NULL, why, whylen);
+}
 
-	if (!f->head) {
-		snprintf(why, whylen, "nothing recorded yet");
-		return -ENODATA;
-	}
-	err = translator_on(f, &w, &t, fd, &f->replay);
+int gt_flight_dump_as(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
+		      const struct gt_fs_ids *as, void (*pump)(void *), void *pump_ctx,
+		      char *why, size_t whylen)
+{
+	struct dump_job *j = calloc(1, sizeof(*j));
+	pthread_t th;
+	int err = j ? freeze(f, &j->segs) : -ENOMEM;
+
 	if (err) {
-		snprintf(why, whylen, "cannot start the trace: %s", strerror(-err));
+		snprintf(why, whylen, "%s", err == -ENODATA ? "nothing recorded yet" : strerror(-err));
+		free(j);
 		return err;
 	}
-	err = replay(f, t, mark);
-	gt_translator_free(t);
-	if (err) {
-		gt_writer_free(w);
-		snprintf(why, whylen, "writing the trace failed: %s", strerror(-err));
-		return err;
+	job_init(f, j, fd, mark, as);
+	/* the caller keeps reading the rings meanwhile (pump), so that the
+	 * kernel drops nothing while a long window is written */
+	if (!pump || pthread_create(&th, NULL, dump_main, j)) {
+		dump_main(j);
+	} else {
+		while (!atomic_load(&j->done))
+			pump(pump_ctx);
+		pthread_join(th, NULL);
 	}
-	err = gt_writer_close(w);
-	if (err) {
-		snprintf(why, whylen, "writing the trace failed: %s", strerror(-err));
-		return err;
-	}
-	f->st.dumps++;
-	return 0;
+	err = j->err;
+	if (err)
+		snprintf(why, whylen, "%s", j->why);
+	else
+		f->st.dumps++;
+	thaw(f, &j->segs);
+	gt_titles_free(&j->titles);
+	free(j);
+	return err;
 }
 
 int gt_flight_new(struct gt_flight **out, const struct gt_flight_params *p)
@@ -383,6 +522,11 @@ void gt_flight_free(struct gt_flight *f)
 	if (!f)
 		return;
 	live_free(f);
+	while (f->unlinked) { /* none pinned: no dump runs now */
+		struct gt_flight_seg *s = f->unlinked;
+		f->unlinked = s->next;
+		seg_free(s);
+	}
 	while (f->head) {
 		struct gt_flight_seg *s = f->head;
 		f->head = s->next;
@@ -404,4 +548,8 @@ void gt_flight_stats(const struct gt_flight *f, struct gt_flight_stats *st)
 	if (f->lt)
 		gt_translator_stats(f->lt, &ts);
 	st->threads = ts.threads;
+	st->names_seen = f->trig.names_seen;
+	for (int i = 0; i < f->o.ntriggers; i++)
+		if (!f->o.triggers[i].name[0])
+			st->names_seen |= 1u << i;
 }

@@ -14,11 +14,13 @@
 #include "util/gt_idmap.h"
 
 struct gt_flight;
+struct gt_titles;
 
 /* Triggers (flight_trigger.c): per thread, when it went to sleep or became
  * runnable. */
 struct gt_flight_trig {
 	struct gt_idmap threads;
+	uint32_t names_seen;     /* bit i: trigger i's @NAME seen switching */
 };
 void gt_flight_trig_init(struct gt_flight_trig *tr);
 void gt_flight_trig_free(struct gt_flight_trig *tr);
@@ -34,6 +36,7 @@ struct gt_flight_params {
 	uint32_t mask;
 	const struct gt_stack_source *stacks;  /* the engine's resolver */
 	const struct gt_title_source *titles;
+	const struct gt_titles *title_cache;   /* copied for a dump's thread */
 };
 
 
@@ -58,6 +61,15 @@ int gt_flight_due(struct gt_flight *f, uint64_t now, int force, struct gt_flight
  * ending at the last record kept; 0 or -errno with why. */
 int gt_flight_dump(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
 		   char *why, size_t whylen);
+/* The same, written with as's file-system ids (a user's file; NULL: ours),
+ * on a thread of its own while the caller calls pump(pump_ctx) (reads the
+ * rings: gt_flight_event goes on meanwhile) until it is done; without a
+ * pump, on the caller's thread.  The window ends at the last record
+ * before the call. */
+struct gt_fs_ids;
+int gt_flight_dump_as(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
+		      const struct gt_fs_ids *as, void (*pump)(void *), void *pump_ctx,
+		      char *why, size_t whylen);
 
 void gt_flight_stats(const struct gt_flight *f, struct gt_flight_stats *st);
 

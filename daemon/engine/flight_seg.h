@@ -24,6 +24,7 @@ struct gt_flight_seg {
 	struct gt_idmap stacks;   /* (tgid, ustack, kstack, caller) -> blob * */
 	struct gt_idmap ra;       /* (tgid, ustack) -> int */
 	uint64_t bytes;           /* what it holds (chunks, snapshot, stacks) */
+	int pins;                 /* dumps reading it (engine thread only) */
 };
 
 /* A resolved stack, copied with its strings: n frames, then the bytes
@@ -38,24 +39,32 @@ struct gt_flight {
 	struct gt_flight_opts o;
 	struct gt_flight_params p;
 	struct gt_flight_seg *head, *tail; /* oldest, current */
+	struct gt_flight_seg *unlinked; /* dropped while a dump reads them:
+					   freed when it is done */
 	uint64_t seg_ns, seg_max, chunk_size;
 	uint64_t held;
 	struct gt_writer *lw;      /* the live model: its output is dropped */
 	struct gt_translator *lt;
 	struct gt_stack_source rec; /* the resolver, recording into tail */
-	struct gt_stack_source replay; /* during a dump: the kept segments */
 	struct gt_flight_trig trig;
 	struct gt_flight_codec enc; /* the current segment's encoder */
 	uint64_t last_ts;
 	int have_fired, pending, accepted_any;
+	int freezing;              /* a dump's cut: retain() waits */
 	struct gt_flight_fired fired, pend;
 	uint64_t last_accept_ts;
 	unsigned triggered;        /* triggers accepted (for --max-dumps) */
 	struct gt_flight_stats st;
 };
 
-/* flight_stacks.c */
+/* flight_stacks.c.  A dump's stacks: the copies of the segments it
+ * reads, the newest first. */
+struct gt_flight_segs {
+	struct gt_flight_seg **v;
+	int n;
+};
 void gt_flight_stacks_init(struct gt_flight *f);
+void gt_flight_replay_source(const struct gt_flight_segs *segs, struct gt_stack_source *out);
 void gt_flight_seg_stacks_free(struct gt_flight_seg *s);
 
 #endif

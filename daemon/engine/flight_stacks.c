@@ -1,11 +1,13 @@
 /* The stacks of a flight recording: the live model resolves each stack
  * through the engine's resolver as the records come (as a recording
  * does), and the segment keeps a copy with its strings; a dump resolves
- * from those copies, newest segment first, so it needs neither the BPF
+ * from the copies of the segments it reads (immutable then: the dump cut
+ * a new segment for what comes meanwhile), newest first, so it needs neither the BPF
  * stack map nor the symbolizer's view of processes gone since.  Old
  * segments take their stacks with them. */
 #include "flight_seg.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,14 +98,14 @@ static int rec_ra_slot(void *ctx, uint32_t tgid, int32_t ustack)
 static int replay_frames(void *ctx, uint32_t tgid, int32_t ustack, int32_t kstack,
 			 uint64_t caller, struct gt_frame *out, int max)
 {
-	struct gt_flight *f = ctx;
+	const struct gt_flight_segs *segs = ctx;
 	struct gt_flight_frames *best = NULL;
 	uint64_t k[4];
 
 	stack_key(k, tgid, ustack, kstack, caller);
 	/* the latest copy: a stack id may be reused once the map is cleared */
-	for (struct gt_flight_seg *s = f->head; s; s = s->next) {
-		struct gt_flight_frames **b = gt_idmap_find(&s->stacks, k);
+	for (int i = segs->n - 1; i >= 0 && !best; i--) {
+		struct gt_flight_frames **b = gt_idmap_find(&segs->v[i]->stacks, k);
 		if (b)
 			best = *b;
 	}
@@ -116,16 +118,15 @@ static int replay_frames(void *ctx, uint32_t tgid, int32_t ustack, int32_t kstac
 
 static int replay_ra_slot(void *ctx, uint32_t tgid, int32_t ustack)
 {
-	struct gt_flight *f = ctx;
+	const struct gt_flight_segs *segs = ctx;
 	uint64_t k[2] = {tgid, (uint32_t)ustack};
-	int r = GT_RA_NONE;
 
-	for (struct gt_flight_seg *s = f->head; s; s = s->next) {
-		int *v = gt_idmap_find(&s->ra, k);
+	for (int i = segs->n - 1; i >= 0; i--) {
+		int *v = gt_idmap_find(&segs->v[i]->ra, k);
 		if (v)
-			r = *v;
+			return *v;
 	}
-	return r;
+	return GT_RA_NONE;
 }
 
 void gt_flight_stacks_init(struct gt_flight *f)
@@ -133,9 +134,13 @@ void gt_flight_stacks_init(struct gt_flight *f)
 	f->rec.frames = rec_frames;
 	f->rec.ra_slot = rec_ra_slot;
 	f->rec.ctx = f;
-	f->replay.frames = replay_frames;
-	f->replay.ra_slot = replay_ra_slot;
-	f->replay.ctx = f;
+}
+
+void gt_flight_replay_source(const struct gt_flight_segs *segs, struct gt_stack_source *out)
+{
+	out->frames = replay_frames;
+	out->ra_slot = replay_ra_slot;
+	out->ctx = (void *)(uintptr_t)segs;
 }
 
 static void free_blob(uint64_t key, void *val, void *arg)

@@ -73,6 +73,10 @@ static int switched_in(struct gt_flight_trig *tr, const struct gt_flight_opts *o
 	if (!th)
 		return 0; /* first seen running: no span known */
 	memcpy(th->comm, comm, sizeof(th->comm) - 1);
+	for (int i = 0; i < o->ntriggers; i++)
+		if (o->triggers[i].name[0] && !(tr->names_seen & (1u << i)) &&
+		    named(tr, &o->triggers[i], th, tgid))
+			tr->names_seen |= 1u << i; /* status: the name matched */
 	for (int i = 0; i < o->ntriggers && !fired; i++) {
 		uint64_t span = span_of(&o->triggers[i], th, ts);
 

@@ -401,6 +401,7 @@ static int flight_start(struct gt_engine *e, struct gt_session *s, const struct 
 	s->stack_src.ctx = &e->resolver;
 	p.stacks = &s->stack_src;
 	p.titles = gt_titles_source(&e->titles);
+	p.title_cache = &e->titles;
 	err = gt_flight_new(&s->flight, &p);
 	if (err)
 		snprintf(e->err, sizeof(e->err), "cannot start the flight recording: %s",
@@ -700,14 +701,27 @@ void gt_session_free(struct gt_session *s)
 	free(s);
 }
 
+/* While a dump is written on its thread: the rings are read (every
+ * session's records translated, this one's kept in new segments). */
+static void pump_rings(void *ctx)
+{
+	gt_engine_poll(ctx, 2);
+}
+
 int gt_session_flight_dump(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
 			   char *why, size_t whylen)
 {
+	return gt_session_flight_dump_as(s, fd, mark, NULL, why, whylen);
+}
+
+int gt_session_flight_dump_as(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
+			      const struct gt_fs_ids *as, char *why, size_t whylen)
+{
 	if (!s->flight) {
-		snprintf(why, whylen, "not a flight recording");
+		snprintf(why, whylen, "session %d is not a flight recording", s->id);
 		return -EINVAL;
 	}
-	return gt_flight_dump(s->flight, fd, mark, why, whylen);
+	return gt_flight_dump_as(s->flight, fd, mark, as, pump_rings, s->engine, why, whylen);
 }
 
 int gt_session_flight_fired(struct gt_session *s, struct gt_flight_fired *out)

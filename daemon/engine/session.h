@@ -119,6 +119,11 @@ int gt_session_ended(const struct gt_session *s);
  * or with force any accepted one (1 and *out). */
 int gt_session_flight_dump(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
 			   char *why, size_t whylen);
+/* The same, written with as's file-system ids (gotraced: the user's file;
+ * common/fs_ids.h). */
+struct gt_fs_ids;
+int gt_session_flight_dump_as(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
+			      const struct gt_fs_ids *as, char *why, size_t whylen);
 int gt_session_flight_fired(struct gt_session *s, struct gt_flight_fired *out);
 int gt_session_flight_due(struct gt_session *s, int force, struct gt_flight_fired *out);
 void gt_session_flight_stats(const struct gt_session *s, struct gt_flight_stats *st);
@@ -127,6 +132,14 @@ void gt_session_flight_stats(const struct gt_session *s, struct gt_flight_stats 
  * syscall:NAME): NULL for a number it does not know, -1 for a name. */
 const char *gt_engine_syscall_name(int64_t nr);
 int64_t gt_engine_syscall_nr(const char *name);
+
+/* flight_parse.c: --trigger SPEC: KIND>DURATION[@NAME] with KIND
+ * sched-delay, offcpu, syscall or syscall:NAME; 0, or -EINVAL with why.
+ * --flight-size: a count of bytes with an optional K, M or G (binary), at
+ * least GT_FLIGHT_MIN_SIZE; 0 or -EINVAL. */
+int gt_flight_trigger_parse(const char *spec, struct gt_flight_trigger *t, char *why,
+			    size_t whylen);
+int gt_flight_size_parse(const char *s, uint64_t *bytes);
 void gt_session_free(struct gt_session *s);
 
 #endif

@@ -87,3 +87,15 @@ void gt_titles_free(struct gt_titles *ts)
 	free(ts->cache);
 	ts->cache = NULL;
 }
+
+int gt_titles_copy(struct gt_titles *dst, const struct gt_titles *src)
+{
+	dst->cache = NULL;
+	if (src->cache) {
+		dst->cache = malloc(GT_TITLE_CACHE * sizeof(*dst->cache));
+		if (!dst->cache)
+			return -1; /* read every title from /proc then */
+		memcpy(dst->cache, src->cache, GT_TITLE_CACHE * sizeof(*dst->cache));
+	}
+	return 0;
+}

@@ -31,6 +31,11 @@ void gt_titles_note(struct gt_titles *titles, uint32_t tgid);
 /* Forgets tgid's title: after its exec, or once it is gone. */
 void gt_titles_forget(struct gt_titles *titles, uint32_t tgid);
 void gt_titles_free(struct gt_titles *titles);
+/* A private copy of what src knows (a flight dump's thread reads titles
+ * while the engine's thread updates its own): 0, or -1 without memory
+ * (then dst reads /proc every time).  gt_titles_source(dst) to use it,
+ * gt_titles_free(dst) after. */
+int gt_titles_copy(struct gt_titles *dst, const struct gt_titles *src);
 
 /* A cmdline's bytes (NUL-separated arguments) as one title: arguments
  * joined by spaces, trailing NULs and spaces dropped, cut to fit out.

@@ -14,6 +14,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: gotraced [--socket PATH] [--ring-kb N] [--request-timeout S]\n"
 		"                [--idle-timeout S] [--verbose]\n"
+		"                [--flight-unit NAME | --flight-cgroup PATH [--flight-dir DIR]\n"
+		"                 [--flight-window D] [--flight-size B] [--flight-trigger SPEC]...\n"
+		"                 [--flight-after D] [--flight-holdoff D] [--flight-max-dumps N]]\n"
 		"\n"
 		"Serves gotracectl recording sessions over a Unix socket.\n"
 		"  -s, --socket PATH   listen on PATH (default %s,\n"
@@ -25,9 +28,16 @@ static void usage(FILE *f)
 		"                      byte, or is closed with the reason (default %d)\n"
 		"      --idle-timeout S  a connection that records nothing is closed\n"
 		"                      S seconds after its last request (default %d)\n"
+		"      --flight-unit NAME, --flight-cgroup PATH  an always-on flight\n"
+		"                      recording of a systemd unit (or container) or a\n"
+		"                      cgroup v2 path, from the daemon's start, as\n"
+		"                      gotracectl record --flight --detach; its dumps go\n"
+		"                      to --flight-dir (default %s);\n"
+		"                      --flight-window, -size, -trigger, -after, -holdoff,\n"
+		"                      -max-dumps as record's --flight, --flight-size, ...\n"
 		"  -v, --verbose       libbpf debug output\n"
 		"  -h, --help          this text\n",
-		GT_DEFAULT_SOCKET, GT_SRV_REQUEST_S, GT_SRV_IDLE_S);
+		GT_DEFAULT_SOCKET, GT_SRV_REQUEST_S, GT_SRV_IDLE_S, GT_SRV_FLIGHT_DIR);
 }
 
 /* A timeout option: 1..GT_SRV_TIMEOUT_MAX_S whole seconds. */
@@ -54,15 +64,28 @@ int main(int argc, char **argv)
 		{"idle-timeout", required_argument, NULL, 'I'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
+		{"flight-unit", required_argument, NULL, 'F'},
+		{"flight-cgroup", required_argument, NULL, 'F'},
+		{"flight-dir", required_argument, NULL, 'F'},
+		{"flight-window", required_argument, NULL, 'F'},
+		{"flight-size", required_argument, NULL, 'F'},
+		{"flight-trigger", required_argument, NULL, 'F'},
+		{"flight-after", required_argument, NULL, 'F'},
+		{"flight-holdoff", required_argument, NULL, 'F'},
+		{"flight-max-dumps", required_argument, NULL, 'F'},
 		{0},
 	};
 	struct gt_server_opts o = {0};
 	char *end;
 	long kb;
-	int c;
+	int c, li;
 
-	while ((c = getopt_long(argc, argv, "s:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:vh", longopts, &li)) != -1) {
 		switch (c) {
+		case 'F':
+			if (gt_srv_flight_option(longopts[li].name, optarg, &o))
+				return 2;
+			break;
 		case 's':
 			o.socket_path = optarg;
 			break;
@@ -96,6 +119,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (gt_srv_flight_config_check(&o))
+		return 2;
 	if (geteuid() != 0)
 		fprintf(stderr, "gotraced: warning: not running as root; loading BPF will likely fail\n");
 	setvbuf(stderr, NULL, _IOLBF, 0);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/flight_opts.h"
 #include "common/protocol.h"
 #include "server.h"
 
@@ -16,6 +17,10 @@
  * and stop always get through). */
 #define GT_SRV_MAX_CLIENTS_PER_UID 32
 #define GT_SRV_MAX_SESSIONS_PER_UID 8
+/* Of those, detached flight sessions (they hold memory with nobody
+ * watching), and the memory each may hold (--flight-size). */
+#define GT_SRV_MAX_DETACHED_PER_UID 2
+#define GT_SRV_MAX_FLIGHT_SIZE_USER (256ull << 20)
 #define GT_SRV_ROOT_RESERVED 8
 #define GT_SRV_MAX_FDS 2
 #define GT_SRV_OUT_MAX (256 * 1024)  /* unsent replies beyond this: client dropped */
@@ -61,6 +66,15 @@ struct gt_srv_session {
 	char targets[GT_PROTO_MAX_TARGETS + 1];
 	char label[GT_PROTO_MAX_LABEL + 1];
 	struct gt_srv_client *client; /* NULL once the client went away */
+	/* a flight recording (flight.c): out_fd is then the directory of its
+	 * triggered dumps (O_PATH), written with the owner's ids */
+	int flight;
+	int detached;                /* outlives its client: ended by STOP */
+	gid_t owner_gid;
+	struct gt_flight_opts fopts; /* as asked (names, messages) */
+	unsigned dumps;              /* files written */
+	uint64_t last_dump_ns;       /* how long the last dump took */
+	char last_error[160];        /* the last dump that failed, "" none */
 };
 
 struct gt_server {
@@ -100,6 +114,24 @@ void gt_conn_flush(struct gt_server *sv, struct gt_srv_client *c);
 void gt_conn_reap(struct gt_server *sv);
 void gt_conn_expire_idle(struct gt_server *sv);
 void gt_conn_close_all(struct gt_server *sv);
+
+/* flight.c: a flight session's dumps and status line. */
+struct gt_flight_fired;
+/* Checks the descriptor a flight RECORD brought: a directory the owner
+ * owns (root: any); 0 or -errno with why. */
+int gt_srv_flight_check_dir(int fd, uid_t owner, char *why, size_t whylen);
+/* Writes the window to a new file of the session's directory, created and
+ * written with the owner's ids, named flight-ID-YYYYMMDD-HHMMSS[-KIND].trace
+ * (mark: what fired); its name in name.  0 or -errno with why. */
+int gt_srv_flight_dump_dir(struct gt_srv_session *ss, const struct gt_flight_fired *mark,
+			   char *name, size_t namelen, uint64_t *bytes, char *why, size_t whylen);
+/* What fired and what is due (force: the session ends), logged and written. */
+void gt_srv_flight_tick(struct gt_srv_session *ss, int force);
+/* The session's line in status: window, bytes held, dumps, triggers. */
+void gt_srv_flight_describe(struct gt_srv_session *ss, char *out, size_t len);
+/* flight_config.c: starts the always-on flight recording, if configured;
+ * 0 or -errno (logged: the daemon serves on without it). */
+int gt_srv_flight_start_configured(struct gt_server *sv, const struct gt_srv_flight_config *c);
 
 /* server_session.c */
 void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg *m);

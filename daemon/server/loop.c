@@ -346,6 +346,7 @@ int gt_server_run(const struct gt_server_opts *o)
 		teardown(&sv);
 		return 1;
 	}
+	gt_srv_flight_start_configured(&sv, &o->flight);
 	gt_log("ready on %s", sv.listen_owned ? sv.socket_path : "the systemd socket");
 	gt_sd_notify("READY=1\nSTATUS=0 recording session(s)");
 	loop(&sv);

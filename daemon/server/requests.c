@@ -1,6 +1,7 @@
 /* What gotraced does with each request: RECORD (authorize, start a session
- * on the client's descriptor), STATUS, STOP; and the sessions table:
- * progress, DONE when a session ends, cleanup when a client leaves. */
+ * on the client's descriptor), STATUS, STOP, DUMP; and the sessions table:
+ * progress, DONE when a session ends, cleanup when a client leaves (a
+ * detached flight session stays). */
 #include "internal.h"
 
 #include <errno.h>
@@ -14,6 +15,8 @@
 
 #include "authz.h"
 #include "common/cgroup_resolve.h"
+#include "common/clock.h"
+#include "common/fs_ids.h"
 #include "common/parse_args.h"
 #include "engine/session.h"
 
@@ -86,6 +89,7 @@ static void complete_session(struct gt_server *sv, int slot, int err)
 		send_done(ss->client, &st, err);
 		ss->client->session = NULL;
 	}
+	gt_srv_flight_tick(ss, 1); /* a trigger waiting for --after: written now */
 	close(ss->out_fd);
 	gt_session_free(ss->s);
 	free(ss);
@@ -222,13 +226,37 @@ static void describe_targets(const struct gt_msg_record *r, const char *cgroup,
 		off += (size_t)snprintf(out + off, len - off, "%s%d", i ? "," : " ", r->pids[i]);
 }
 
-static int sessions_of(const struct gt_server *sv, uid_t uid)
+static int sessions_of(const struct gt_server *sv, uid_t uid, int detached_only)
 {
 	int n = 0;
 
 	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++)
-		n += sv->sessions[i] && sv->sessions[i]->owner == uid;
+		n += sv->sessions[i] && sv->sessions[i]->owner == uid &&
+		     (!detached_only || sv->sessions[i]->detached);
 	return n;
+}
+
+/* What a non-root user may hold besides the session count: detached
+ * sessions, and flight memory per session.  0 or -EBUSY with why. */
+static int user_bounds(const struct gt_server *sv, const struct gt_srv_client *c,
+		       const struct gt_msg_record *r, char *why, size_t whylen)
+{
+	if (c->uid == 0 || !(r->flags & GT_REC_FLIGHT))
+		return 0;
+	if ((r->flags & GT_REC_DETACH) &&
+	    sessions_of(sv, c->uid, 1) >= GT_SRV_MAX_DETACHED_PER_UID) {
+		snprintf(why, whylen, "too many detached sessions for uid %u: limit %d (stop one "
+			 "first: gotracectl status, gotracectl stop ID)", (unsigned)c->uid,
+			 GT_SRV_MAX_DETACHED_PER_UID);
+		return -EBUSY;
+	}
+	if (r->flight.size_bytes > GT_SRV_MAX_FLIGHT_SIZE_USER) {
+		snprintf(why, whylen, "--flight-size %llu: users other than root may hold at most "
+			 "%llu bytes per session", (unsigned long long)r->flight.size_bytes,
+			 (unsigned long long)GT_SRV_MAX_FLIGHT_SIZE_USER);
+		return -EBUSY;
+	}
+	return 0;
 }
 
 static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg_record *r,
@@ -244,13 +272,15 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 		snprintf(why, whylen, "too many recording sessions (at most %d)", GT_PROTO_MAX_SESSIONS);
 		return -EBUSY;
 	}
-	if (c->uid != 0 && sessions_of(sv, c->uid) >= GT_SRV_MAX_SESSIONS_PER_UID) {
+	if (c->uid != 0 && sessions_of(sv, c->uid, 0) >= GT_SRV_MAX_SESSIONS_PER_UID) {
 		snprintf(why, whylen, "too many sessions for uid %u: limit %d (this user already "
 			 "records %d sessions, at most %d per user)", (unsigned)c->uid,
-			 GT_SRV_MAX_SESSIONS_PER_UID, sessions_of(sv, c->uid),
+			 GT_SRV_MAX_SESSIONS_PER_UID, sessions_of(sv, c->uid, 0),
 			 GT_SRV_MAX_SESSIONS_PER_UID);
 		return -EBUSY;
 	}
+	if ((rc = user_bounds(sv, c, r, why, whylen)))
+		return rc;
 	ss = calloc(1, sizeof(*ss));
 	if (!ss) {
 		snprintf(why, whylen, "out of memory");
@@ -266,7 +296,7 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	o.pids = pids;
 	o.npids = gt_pids_dedup(pids, (int)r->npids);
 	o.cgroup_path = cgroup[0] ? cgroup : NULL; /* as resolved and authorized */
-	o.out_fd = out_fd;
+	o.out_fd = r->flags & GT_REC_FLIGHT ? -1 : out_fd; /* flight: the directory */
 	o.owner_uid = c->uid;
 	o.owner_gid = c->gid;
 	o.owner_pid = c->pid;
@@ -284,11 +314,28 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	ss->owner = c->uid;
 	ss->owner_pid = c->pid;
 	ss->want_progress = !!(r->flags & GT_REC_PROGRESS);
+	ss->owner_gid = c->gid;
+	ss->flight = !!(r->flags & GT_REC_FLIGHT);
+	ss->detached = !!(r->flags & GT_REC_DETACH);
+	if (ss->flight)
+		ss->fopts = r->flight;
 	ss->ok_pending = gt_session_starting(ss->s);
 	ss->client = c;
 	c->session = ss;
 	sv->sessions[slot] = ss;
 	return 0;
+}
+
+/* A detached session, once its client has its OK, is nobody's: the
+ * connection is free for other requests and may close. */
+static void detach_if_asked(struct gt_srv_session *ss)
+{
+	if (!ss->detached || !ss->client)
+		return;
+	gt_log("session %d detached from its client (pid %d): it records until stopped",
+	       ss->id, (int)ss->owner_pid);
+	ss->client->session = NULL;
+	ss->client = NULL;
 }
 
 static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
@@ -308,7 +355,8 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 		snprintf(why, sizeof(why), "gotraced is shutting down");
 		rc = -ESHUTDOWN;
 	} else {
-		rc = check_output(fd, why, sizeof(why));
+		rc = r->flags & GT_REC_FLIGHT ? gt_srv_flight_check_dir(fd, c->uid, why, sizeof(why))
+					      : check_output(fd, why, sizeof(why));
 		if (!rc)
 			rc = authorize(c, r, cgroup_fd, cgroup, why, sizeof(why));
 		if (!rc)
@@ -325,8 +373,10 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 	gt_log("session %d %s for uid %u (pid %d): %s, %.3f s%s", c->session->id,
 	       c->session->ok_pending ? "attaching probes" : "started", (unsigned)c->uid, (int)c->pid,
 	       c->session->targets, r->duration_ns / 1e9, r->duration_ns ? "" : " (until stopped)");
-	if (!c->session->ok_pending)
+	if (!c->session->ok_pending) {
 		gt_conn_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)c->session->id));
+		detach_if_asked(c->session);
+	}
 }
 
 /* A start that went on in the background is over: OK, or the error that
@@ -348,6 +398,7 @@ static void settle_start(struct gt_server *sv, int slot)
 		if (ss->client)
 			gt_conn_queue(ss->client, buf,
 					gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)ss->id));
+		detach_if_asked(ss);
 		return;
 	}
 	if (!gt_session_ended(ss->s))
@@ -364,6 +415,27 @@ static void settle_start(struct gt_server *sv, int slot)
 	gt_session_free(ss->s);
 	free(ss);
 	sv->sessions[slot] = NULL;
+}
+
+/* The session id names, if c may act on it: its slot, or -1 (refused). */
+static int session_for(struct gt_server *sv, struct gt_srv_client *c, uint32_t id,
+		       const char *what)
+{
+	int slot = id > 0x7fffffffu ? -1 : slot_of_session(sv, (int)id);
+	char why[256];
+
+	if (slot < 0) {
+		snprintf(why, sizeof(why), "no session %u", id);
+		refuse(c, ESRCH, why);
+		return -1;
+	}
+	if (c->uid != 0 && sv->sessions[slot]->owner != c->uid) {
+		snprintf(why, sizeof(why), "session %u belongs to uid %u; uid %u may %s only its own",
+			 id, (unsigned)sv->sessions[slot]->owner, (unsigned)c->uid, what);
+		refuse(c, EPERM, why);
+		return -1;
+	}
+	return slot;
 }
 
 /* ---- STATUS, STOP ----------------------------------------------------------- */
@@ -387,6 +459,8 @@ static void handle_status(struct gt_server *sv, struct gt_srv_client *c)
 		to_msg_stats(&st, &r.sessions[r.count].stats);
 		snprintf(r.sessions[r.count].targets, sizeof(r.sessions[0].targets), "%s", ss->targets);
 		snprintf(r.sessions[r.count].label, sizeof(r.sessions[0].label), "%s", ss->label);
+		gt_srv_flight_describe(ss, r.sessions[r.count].flight,
+				       sizeof(r.sessions[0].flight));
 		r.count++;
 	}
 	gt_conn_queue(c, buf, gt_proto_encode_status_reply(buf, sizeof(buf), &r));
@@ -395,32 +469,81 @@ static void handle_status(struct gt_server *sv, struct gt_srv_client *c)
 static void handle_stop(struct gt_server *sv, struct gt_srv_client *c, uint32_t id)
 {
 	unsigned char buf[GT_PROTO_HDR_SIZE + 4];
-	int slot = id > 0x7fffffffu ? -1 : slot_of_session(sv, (int)id);
-	char why[256], reason[64];
+	int slot = session_for(sv, c, id, "stop");
+	char reason[64];
 
-	if (slot < 0) {
-		snprintf(why, sizeof(why), "no session %u", id);
-		refuse(c, ESRCH, why);
+	if (slot < 0)
 		return;
-	}
-	if (c->uid != 0 && sv->sessions[slot]->owner != c->uid) {
-		snprintf(why, sizeof(why), "session %u belongs to uid %u; uid %u may stop only its own",
-			 id, (unsigned)sv->sessions[slot]->owner, (unsigned)c->uid);
-		refuse(c, EPERM, why);
-		return;
-	}
 	gt_log("client %u (uid %u): stop session %u", c->conn, (unsigned)c->uid, id);
 	snprintf(reason, sizeof(reason), "stopped by uid %u", (unsigned)c->uid);
 	finish_session(sv, slot, reason);
 	gt_conn_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), id));
 }
 
+/* The window to the client's file (written with the client's ids, as
+ * its own file), or to a new file of the session's directory. */
+static int dump_now(struct gt_srv_session *ss, struct gt_srv_client *c, int fd,
+		    struct gt_msg_dumped *d, char *why, size_t whylen)
+{
+	struct gt_fs_ids as = {.uid = c->uid, .gid = c->gid};
+	struct stat st;
+	int err;
+
+	if (fd < 0)
+		return gt_srv_flight_dump_dir(ss, NULL, d->name, sizeof(d->name), &d->bytes, why,
+					      whylen);
+	err = check_output(fd, why, whylen);
+	if (!err)
+		err = gt_session_flight_dump_as(ss->s, fd, NULL, c->uid ? &as : NULL, why, whylen);
+	if (!err && fstat(fd, &st) == 0)
+		d->bytes = (uint64_t)st.st_size;
+	return err;
+}
+
+static void handle_dump(struct gt_server *sv, struct gt_srv_client *c, uint32_t id)
+{
+	static struct gt_msg_dumped d;
+	unsigned char buf[GT_PROTO_HDR_SIZE + 16 + GT_PROTO_MAX_NAME];
+	int fd = c->npending > 0 ? c->pending_fds[0] : -1, slot, err;
+	char why[GT_PROTO_MAX_TEXT];
+	uint64_t t0 = gt_now_ns();
+
+	if (c->npending > 0)
+		c->npending--, c->pending_fds[0] = c->pending_fds[c->npending];
+	gt_conn_drop_fds(c);
+	slot = session_for(sv, c, id, "dump");
+	if (slot >= 0 && (!sv->sessions[slot]->flight || sv->sessions[slot]->ok_pending)) {
+		snprintf(why, sizeof(why), "session %u is %s", id, sv->sessions[slot]->flight ?
+			 "still starting" : "not a flight recording (record --flight)");
+		refuse(c, sv->sessions[slot]->flight ? EAGAIN : EINVAL, why);
+		slot = -1;
+	}
+	if (slot < 0) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	memset(&d, 0, sizeof(d));
+	d.id = id;
+	err = dump_now(sv->sessions[slot], c, fd, &d, why, sizeof(why));
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		refuse(c, -err, why);
+		return;
+	}
+	gt_log("client %u (uid %u): dumped session %u: %llu bytes%s%s in %.1f ms", c->conn,
+	       (unsigned)c->uid, id, (unsigned long long)d.bytes, d.name[0] ? " to " : "",
+	       d.name, (gt_now_ns() - t0) / 1e6);
+	gt_conn_queue(c, buf, gt_proto_encode_dumped(buf, sizeof(buf), &d));
+}
+
 void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg *m)
 {
 	unsigned type = m->hdr.type;
 
-	if (type != GT_MSG_RECORD)
-		gt_conn_drop_fds(c); /* descriptors only ride with RECORD */
+	if (type != GT_MSG_RECORD && type != GT_MSG_DUMP)
+		gt_conn_drop_fds(c); /* descriptors only ride with RECORD and DUMP */
 	if (type == GT_MSG_RECORD) {
 		handle_record(sv, c, &m->u.record);
 	} else if (c->session) {
@@ -433,6 +556,8 @@ void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct g
 		handle_status(sv, c);
 	} else if (type == GT_MSG_STOP) {
 		handle_stop(sv, c, m->u.id);
+	} else if (type == GT_MSG_DUMP) {
+		handle_dump(sv, c, m->u.id);
 	} else {
 		char why[128];
 
@@ -512,6 +637,8 @@ void gt_srv_tick_ended(struct gt_server *sv)
 			settle_start(sv, i);
 		else if (sv->sessions[i] && gt_session_ended(sv->sessions[i]->s))
 			finish_session(sv, i, NULL);
+		else if (sv->sessions[i])
+			gt_srv_flight_tick(sv->sessions[i], 0); /* what fired, what is due */
 	}
 }
 

@@ -2,7 +2,7 @@
  * or accept without reading out of bounds, and whatever it accepts must
  * re-encode to the very same bytes (no silent reinterpretation).
  */
-// fuzz-links: daemon/common/protocol.c daemon/common/session_opts.c
+// fuzz-links: daemon/common/protocol.c daemon/common/session_opts.c daemon/common/flight_opts.c
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +18,8 @@ static int reencode(const struct gt_msg *m)
 	case GT_MSG_STATUS: return gt_proto_encode_status(again, sizeof(again));
 	case GT_MSG_STOP: return gt_proto_encode_stop(again, sizeof(again), m->u.id);
 	case GT_MSG_OK: return gt_proto_encode_ok(again, sizeof(again), m->u.id);
+	case GT_MSG_DUMP: return gt_proto_encode_dump(again, sizeof(again), m->u.id);
+	case GT_MSG_DUMPED: return gt_proto_encode_dumped(again, sizeof(again), &m->u.dumped);
 	case GT_MSG_PROGRESS: return gt_proto_encode_progress(again, sizeof(again), &m->u.progress);
 	case GT_MSG_DONE: return gt_proto_encode_done(again, sizeof(again), &m->u.done);
 	case GT_MSG_ERROR:

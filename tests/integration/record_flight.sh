@@ -21,6 +21,9 @@
 #   flight_holdoff        four stalls within 2 s, --holdoff 30s: one file
 #   flight_end_pending    --after 60s outlives the target: the trigger's
 #                         file is written at the end, holding the stall
+#   flight_name_unseen    a trigger for @NAME that no thread has: the end
+#                         line says it never applied (and which); one for a
+#                         name the target has says nothing
 # Every case also holds the directory to the files it expects: no partial,
 # temporary or other file is left.  No timing is asserted but what the
 # feature promises (the window kept); thresholds are far from the
@@ -29,7 +32,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 CASES=(flight_trigger_once flight_offcpu flight_sigusr1 flight_size_cap flight_max_dumps
-       flight_holdoff flight_end_pending)
+       flight_holdoff flight_end_pending flight_name_unseen)
 gt_require_bpf "${CASES[@]}"
 gt_expect "${CASES[@]}"
 READ="python3 tests/integration/trace_read.py"
@@ -132,6 +135,18 @@ end_pending() {
 	gt_report "$name" "$why"
 }
 end_pending
+
+name_unseen() {
+	local name=flight_name_unseen d=$GT_TMP/flight_name_unseen why=""
+	stalled "$name" "$d" 1000 10 1 0 --flight=1s --trigger 'offcpu>10s@nosuchthread' \
+		--trigger 'offcpu>10s@staller' || return
+	grep -q 'trigger offcpu>10s@nosuchthread never applied: no thread named nosuchthread' \
+		"$d.err" || why="the end does not say @nosuchthread never applied: $(tail -2 "$d.err")"
+	grep -q 'offcpu>10s@staller never' "$d.err" &&
+		why="${why:+$why; }it says @staller never applied, but the staller ran"
+	gt_report "$name" "$why"
+}
+name_unseen
 
 # busy NAME TAG RECORD-FLAGS...: a flight recording of pingpong (-p), busy
 busy_start() {

@@ -140,6 +140,7 @@ static void test_status_reply_full(void)
 		r.sessions[i].stats = sample_stats((uint32_t)i);
 		memset(r.sessions[i].targets, 't', GT_PROTO_MAX_TARGETS);
 		memset(r.sessions[i].label, 'l', GT_PROTO_MAX_LABEL);
+		memset(r.sessions[i].flight, 'f', GT_PROTO_MAX_FLIGHT);
 	}
 	n = gt_proto_encode_status_reply(buf, sizeof(buf), &r);
 	GT_REQUIRE(n > 0 && n <= GT_PROTO_MAX_MSG, "a full status reply encodes to %d", n);
@@ -147,6 +148,7 @@ static void test_status_reply_full(void)
 	GT_CHECK(msg.u.status.count == GT_PROTO_MAX_SESSIONS, "count %u", msg.u.status.count);
 	GT_CHECK(msg.u.status.sessions[31].stats.id == 31, "last id");
 	GT_CHECK(strlen(msg.u.status.sessions[31].label) == GT_PROTO_MAX_LABEL, "label");
+	GT_CHECK(strlen(msg.u.status.sessions[31].flight) == GT_PROTO_MAX_FLIGHT, "flight line");
 	r.count = GT_PROTO_MAX_SESSIONS + 1;
 	GT_CHECK(gt_proto_encode_status_reply(buf, sizeof(buf), &r) == -EINVAL,
 		 "too many sessions accepted");
@@ -404,6 +406,82 @@ static void test_status_reply_lies_refused(void)
 	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "limit"), "count: %s", why);
 }
 
+static struct gt_msg_record flight_record(void)
+{
+	struct gt_msg_record r = sample_record();
+	struct gt_flight_trigger *t = &r.flight.triggers[0];
+
+	r.flags |= GT_REC_FLIGHT | GT_REC_DETACH;
+	r.flight.window_ns = 3000000000ull;
+	r.flight.size_bytes = 8ull << 20;
+	r.flight.after_ns = 5;
+	r.flight.holdoff_set = 1;
+	r.flight.max_dumps = 3;
+	r.flight.ntriggers = 2;
+	t->kind = GT_FLIGHT_SYSCALL;
+	t->sysnr = 74;
+	t->threshold_ns = 50000000;
+	strcpy(t->name, "worker");
+	strcpy(t->spec, "syscall:fsync>50ms@worker");
+	t[1].kind = GT_FLIGHT_OFFCPU;
+	t[1].sysnr = -1;
+	t[1].threshold_ns = 1;
+	strcpy(t[1].spec, "offcpu>1ns");
+	return r;
+}
+
+/* A flight recording's options ride after the names (GT_REC_FLIGHT); a
+ * detach without flight, and out-of-range options, are refused; every
+ * prefix is refused too. */
+static void test_flight_record(void)
+{
+	struct gt_msg_record r = flight_record();
+	const struct gt_flight_opts *f = &msg.u.record.flight;
+	int n = encode_raw_record(&r);
+
+	GT_REQUIRE(n > 0 && decode_exact(buf, (size_t)n) == 0, "decode: %s", why);
+	GT_CHECK(msg.u.record.flags == (GT_REC_PROGRESS | GT_REC_FLIGHT | GT_REC_DETACH), "flags %#x",
+		 msg.u.record.flags);
+	GT_CHECK(f->window_ns == 3000000000ull && f->size_bytes == (8ull << 20) && f->after_ns == 5 &&
+		 f->holdoff_set && f->max_dumps == 3 && f->ntriggers == 2, "options");
+	GT_CHECK(f->triggers[0].kind == GT_FLIGHT_SYSCALL && f->triggers[0].sysnr == 74 &&
+		 f->triggers[0].threshold_ns == 50000000 && !strcmp(f->triggers[0].name, "worker") &&
+		 !strcmp(f->triggers[0].spec, "syscall:fsync>50ms@worker"), "trigger 0");
+	GT_CHECK(f->triggers[1].sysnr == -1 && f->triggers[1].kind == GT_FLIGHT_OFFCPU, "trigger 1");
+	for (int len = 0; len < n; len++)
+		GT_CHECK(decode_exact(buf, (size_t)len) < 0, "prefix of %d bytes accepted", len);
+	r.flags &= ~GT_REC_FLIGHT;
+	n = encode_raw_record(&r);
+	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "detach"), "detach: %s", why);
+	r = flight_record();
+	r.flight.triggers[1].threshold_ns = 0;
+	n = encode_raw_record(&r);
+	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "threshold"), "0: %s", why);
+	r = flight_record();
+	r.flight.size_bytes = 5;
+	n = encode_raw_record(&r);
+	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "flight-size"), "size: %s", why);
+	r = flight_record();
+	r.flight.triggers[0].kind = (enum gt_flight_kind)7;
+	n = encode_raw_record(&r);
+	GT_CHECK(decode_exact(buf, (size_t)n) == -EBADMSG && strstr(why, "kind"), "kind: %s", why);
+}
+
+static void test_dump_round_trip(void)
+{
+	struct gt_msg_dumped d = {.id = 9, .bytes = 123456789012ull};
+	int n = gt_proto_encode_dump(buf, sizeof(buf), 7);
+
+	GT_REQUIRE(n > 0 && decode_exact(buf, (size_t)n) == 0, "DUMP: %s", why);
+	GT_CHECK(msg.hdr.type == GT_MSG_DUMP && msg.u.id == 7, "DUMP id");
+	strcpy(d.name, "flight-9-20260101-000000.trace");
+	n = gt_proto_encode_dumped(buf, sizeof(buf), &d);
+	GT_REQUIRE(n > 0 && decode_exact(buf, (size_t)n) == 0, "DUMPED: %s", why);
+	GT_CHECK(msg.u.dumped.id == 9 && msg.u.dumped.bytes == 123456789012ull &&
+		 !strcmp(msg.u.dumped.name, d.name), "DUMPED fields");
+	GT_CHECK(!strcmp(gt_proto_type_name(GT_MSG_DUMPED), "DUMPED"), "name");
+}
+
 static void test_type_names(void)
 {
 	GT_CHECK(!strcmp(gt_proto_type_name(GT_MSG_RECORD), "RECORD"), "record");
@@ -429,5 +507,7 @@ int main(void)
 	GT_RUN(test_names_and_all_round_trip);
 	GT_RUN(test_status_reply_lies_refused);
 	GT_RUN(test_type_names);
+	GT_RUN(test_flight_record);
+	GT_RUN(test_dump_round_trip);
 	return gt_test_done();
 }

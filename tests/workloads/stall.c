@@ -1,4 +1,4 @@
-/* stall RUN_MS STALL_MS [COUNT [GAP_MS]]: a flight recorder's prey.
+/* stall [--wait] RUN_MS STALL_MS [COUNT [GAP_MS]]: a flight recorder's prey.
  *
  * Three threads ("ticker") and the main thread each sleep 1 ms at a time
  * (nanosleep) for RUN_MS; one more thread, "staller", does the same but,
@@ -7,7 +7,8 @@
  * (default 1) GAP_MS apart (default 400).  It prints `stall TID START_NS
  * END_NS` (CLOCK_MONOTONIC) for each, then `done` when every thread ended.
  * The ppoll is made with syscall(2), so that its number is ppoll whatever
- * libc's poll does. */
+ * libc's poll does.  --wait: says `ready`, and starts (the run's clock
+ * too) at the first byte on stdin, for a recorder attached by -p. */
 #include <poll.h>
 
 #include "wl_common.h"
@@ -67,9 +68,12 @@ static void *staller(void *arg)
 
 int main(int argc, char **argv)
 {
+	int wait = wl_take_wait_flag(&argc, &argv);
 	pthread_t th[4];
 	long seed;
 
+	if (wait)
+		wl_wait_go(1);
 	run_ms = wl_arg(argc, argv, 1, 3000);
 	stall_ms = wl_arg(argc, argv, 2, 80);
 	count = wl_arg(argc, argv, 3, 1);

@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# daemon_flight.sh: flight recordings in gotraced (`record --flight --detach`,
+# docs/design.md "Flight recorder", "In the daemon").
+#   flightd_detach           record --detach prints the session's ID and exits 0
+#   flightd_status           status lists the session after its client is gone:
+#                            detached, its window, its trigger, its directory
+#   flightd_trigger_once     `stall` (attached by -p, started after the client
+#                            left) stalls once 80 ms in ppoll: exactly one file
+#                            in the directory, named flight-ID-TIME-syscall-ppoll,
+#                            valid in every reader, holding the stall and one
+#                            trigger log naming the staller
+#   flightd_dump_file        dump ID -o FILE: a valid file, the session goes on
+#   flightd_dump_dir         dump ID: a new valid file in the session's directory
+#   flightd_name_unseen      a trigger's @NAME that no thread has: status says so
+#   flightd_user_cannot_dump another user cannot dump nor stop root's session,
+#                            and gets no file
+#   flightd_user_dir_refused a user's session into a directory not the user's
+#                            is refused
+#   flightd_user_own         a user's detached session on its own process: its
+#                            dump is created in its directory as the user
+#   flightd_user_limit       a user's third detached session is refused (2)
+#   flightd_stop             stop ID ends the sessions; status lists none
+#   flightd_always_on        gotraced --flight-cgroup CG --flight-dir DIR
+#                            --flight-trigger ...: from its start a session
+#                            (status: always on) that dumps exactly one file
+#                            holding the stall of a process put in CG
+#   flightd_always_needs_target  --flight-* options without a unit or cgroup:
+#                            gotraced refuses to start (exit 2)
+# No timing is asserted; the trigger's threshold is far from the workload's
+# 1 ms sleeps, so a CPU hog beside does not fire it.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+USER_NAME=gt_test_user
+READ="python3 tests/integration/trace_read.py"
+CASES=(flightd_detach flightd_status flightd_trigger_once flightd_dump_file flightd_dump_dir
+       flightd_name_unseen flightd_user_cannot_dump flightd_user_dir_refused flightd_user_own
+       flightd_user_limit flightd_stop flightd_always_on flightd_always_needs_target)
+gt_require_daemon daemon_flight
+gt_expect "${CASES[@]}"
+gt_start_daemon
+
+# wait_log REGEX [SECONDS]: until the daemon's log has a line matching REGEX
+wait_log() {
+	local end=$((SECONDS + ${2:-60}))
+	while [ $SECONDS -lt $end ]; do
+		grep -qE "$1" "$GT_TMP/daemon.log" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+D=$GT_TMP/dumps
+gt_start_workload st "$WL/stall" --wait 4000 80 || { fail flightd_detach "stall did not start"; gt_finish; }
+ST_PID=$WL_PID
+if ID=$("$GTCTL" record --socket "$SOCK" -p "$ST_PID" --flight=2s --detach -o "$D" \
+	--trigger 'syscall:ppoll>40ms' --after 300ms 2>"$GT_TMP/detach.err") &&
+	[[ "$ID" =~ ^[0-9]+$ ]]; then
+	ok flightd_detach
+else
+	fail flightd_detach "record --detach: '$ID' $(cat "$GT_TMP/detach.err")"
+	gt_finish
+fi
+
+st=$("$GTCTL" status --socket "$SOCK" 2>&1)
+if echo "$st" | grep -qE "^$ID +root .*pid $ST_PID" &&
+	echo "$st" | grep -q "flight (detached): window 2.0s.*triggers syscall:ppoll>40ms; dir $D"; then
+	ok flightd_status
+else
+	fail flightd_status "status: $st"
+fi
+
+# the stall starts now, its client long gone
+gt_go st
+gt_wait_line st '^done' 60
+why=""
+if ! wait_log "session $ID: wrote flight-$ID-" 30; then
+	why="no dump logged: $(grep "session $ID" "$GT_TMP/daemon.log" | tail -3)"
+else
+	sleep 0.5 # a second dump, if one were wrongly taken, would be as quick
+	mapfile -t got < <(ls -1 "$D")
+	f=$D/${got[0]}
+	read -r _ tid a b < <(grep '^stall ' "$GT_TMP/st.out")
+	if [ "${#got[@]}" != 1 ]; then
+		why="${#got[@]} files, want 1: ${got[*]}"
+	elif ! [[ "${got[0]}" =~ ^flight-$ID-[0-9]{8}-[0-9]{6}-syscall-ppoll\.trace$ ]]; then
+		why="file name ${got[0]} does not say the session, the time and the trigger"
+	elif ! gt_valid flightd_trigger_once "$f"; then
+		why="-" # gt_valid said why
+	else
+		read -r first last _ < <($READ span "$f")
+		[ -n "$last" ] && [ "$first" -le "$a" ] && [ "$last" -ge "$b" ] ||
+			why="the file ($first..$last) does not hold the stall ($a..$b)"
+		log=$($READ logs "$f" | grep -P '\tgotraced.trigger\t')
+		[ "$(printf '%s\n' "$log" | grep -c .)" = 1 ] && [[ "$log" == *"thread $tid (staller)"* ]] ||
+			why="${why:+$why; }want one trigger log naming thread $tid, got: $log"
+	fi
+fi
+[ "$why" = "-" ] || gt_report flightd_trigger_once "$why"
+
+# --- dumps on request --------------------------------------------------------------
+"$WL/sleeper" 100000 1000 >/dev/null &
+SL_PID=$!
+gt_pids+=("$SL_PID")
+ID2=$("$GTCTL" record --socket "$SOCK" -p "$SL_PID" --flight=1s --detach -o "$GT_TMP/d2" \
+	--trigger 'offcpu>10s@nosuchthread' 2>/dev/null)
+sleep 1.5
+if out=$("$GTCTL" dump --socket "$SOCK" -o "$GT_TMP/now.trace" "$ID2" 2>&1); then
+	gt_valid flightd_dump_file "$GT_TMP/now.trace" && ok flightd_dump_file
+else
+	fail flightd_dump_file "dump -o: $out"
+fi
+if out=$("$GTCTL" dump --socket "$SOCK" "$ID2" 2>&1) &&
+	name=$(echo "$out" | sed -n "s/^session $ID2: wrote \(flight-$ID2-[0-9-]*\.trace\) in its directory .*/\1/p") &&
+	[ -n "$name" ]; then
+	gt_valid flightd_dump_dir "$GT_TMP/d2/$name" && ok flightd_dump_dir
+else
+	fail flightd_dump_dir "dump: $out; $(ls "$GT_TMP/d2")"
+fi
+st=$("$GTCTL" status --socket "$SOCK" 2>&1)
+if echo "$st" | grep -q "offcpu>10s@nosuchthread (no thread named nosuchthread seen)"; then
+	ok flightd_name_unseen
+else
+	fail flightd_name_unseen "status: $st"
+fi
+
+# --- another user ---------------------------------------------------------------------
+if ! id "$USER_NAME" >/dev/null 2>&1; then
+	useradd --system --no-create-home --shell /usr/sbin/nologin "$USER_NAME" ||
+		{ fail flightd_user_cannot_dump "useradd $USER_NAME failed"; gt_finish; }
+fi
+chmod 0755 "$GT_TMP"
+chmod 0666 "$SOCK"
+UDIR=$GT_TMP/user
+mkdir -p "$UDIR" && chown "$USER_NAME" "$UDIR"
+as_user() { setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@"; }
+mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" "$GT_TMP/bin/" && chmod 0755 "$GT_TMP/bin"
+UCTL=$GT_TMP/bin/gotracectl
+
+o1=$(as_user "$UCTL" dump --socket "$SOCK" -o "$UDIR/root.trace" "$ID2" 2>&1); r1=$?
+o2=$(as_user "$UCTL" dump --socket "$SOCK" "$ID2" 2>&1); r2=$?
+o3=$(as_user "$UCTL" stop --socket "$SOCK" "$ID2" 2>&1); r3=$?
+if [ $r1 != 0 ] && [ $r2 != 0 ] && [ $r3 != 0 ] && [[ "$o1" == *"may dump only its own"* ]] &&
+	[[ "$o2" == *"may dump only its own"* ]] && [[ "$o3" == *"may stop only its own"* ]] &&
+	[ ! -e "$UDIR/root.trace" ] && "$GTCTL" status --socket "$SOCK" | grep -q "^$ID2 "; then
+	ok flightd_user_cannot_dump
+else
+	fail flightd_user_cannot_dump "dump -o: rc=$r1 $o1; dump: rc=$r2 $o2; stop: rc=$r3 $o3"
+fi
+
+setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$GT_TMP/bin/sleeper" 100000 1000 >/dev/null &
+U_PID=$!
+gt_pids+=("$U_PID")
+for _ in $(seq 1 600); do
+	[ "$(readlink "/proc/$U_PID/exe")" = "$GT_TMP/bin/sleeper" ] && break
+	sleep 0.1
+done
+mkdir -p "$GT_TMP/rootdir" && chmod 0777 "$GT_TMP/rootdir"
+out=$(as_user "$UCTL" record --socket "$SOCK" -p "$U_PID" --flight=1s --detach -o "$GT_TMP/rootdir" 2>&1); rc=$?
+if [ $rc != 0 ] && [[ "$out" == *"belongs to uid 0"* ]] && [ -z "$(ls "$GT_TMP/rootdir")" ]; then
+	ok flightd_user_dir_refused
+else
+	fail flightd_user_dir_refused "rc=$rc: $out"
+fi
+
+UID3=$(as_user "$UCTL" record --socket "$SOCK" -p "$U_PID" --flight=1s --detach -o "$UDIR/fl" 2>"$GT_TMP/u.err")
+sleep 1
+why=""
+if ! [[ "$UID3" =~ ^[0-9]+$ ]]; then
+	why="the user's record --detach failed: $(cat "$GT_TMP/u.err")"
+elif ! out=$(as_user "$UCTL" dump --socket "$SOCK" "$UID3" 2>&1); then
+	why="the user's dump failed: $out"
+else
+	name=$(ls -1 "$UDIR/fl")
+	if [ "$(stat -c %U "$UDIR/fl/$name" 2>/dev/null)" != "$USER_NAME" ]; then
+		why="the dump $name is owned by $(stat -c %U "$UDIR/fl/$name" 2>&1), not the user"
+	elif ! gt_valid flightd_user_own "$UDIR/fl/$name"; then
+		why="-" # gt_valid said why
+	fi
+fi
+[ "$why" = "-" ] || gt_report flightd_user_own "$why"
+
+as_user "$UCTL" record --socket "$SOCK" -p "$U_PID" --flight=1s --detach -o "$UDIR/fl2" >/dev/null 2>&1
+out=$(as_user "$UCTL" record --socket "$SOCK" -p "$U_PID" --flight=1s --detach -o "$UDIR/fl3" 2>&1); rc=$?
+if [ $rc != 0 ] && [[ "$out" == *"too many detached sessions for uid"* ]]; then
+	ok flightd_user_limit
+else
+	fail flightd_user_limit "a third detached session: rc=$rc: $out"
+fi
+
+# --- stop ---------------------------------------------------------------------------
+why=""
+for id in $("$GTCTL" status --socket "$SOCK" | awk 'NR > 1 && $1 ~ /^[0-9]+$/ { print $1 }'); do
+	out=$("$GTCTL" stop --socket "$SOCK" "$id" 2>&1) || why="${why:+$why; }stop $id: $out"
+done
+st=$("$GTCTL" status --socket "$SOCK" 2>&1)
+[ "$st" = "no recording sessions" ] || why="${why:+$why; }after stop: $st"
+wait_log "session $ID2 ended \(stopped by uid 0\)" 10 || why="${why:+$why; }no end logged for $ID2"
+gt_report flightd_stop "$why"
+
+kill -0 "$DAEMON_PID" 2>/dev/null || fail flightd_stop "gotraced died"
+
+# --- always on, from the daemon's options ---------------------------------------------
+out=$("$GTD" --socket "$GT_TMP/x.sock" --flight-window 2s 2>&1); rc=$?
+if [ $rc = 2 ] && [[ "$out" == *"go with --flight-unit or --flight-cgroup"* ]]; then
+	ok flightd_always_needs_target
+else
+	fail flightd_always_needs_target "rc=$rc: $out"
+fi
+
+kill -TERM "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null
+CGMNT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+CG=$CGMNT/gt_it_flight_$$
+mkdir -p "$CG"
+cleanup_cg() {
+	local p
+	while read -r p; do echo "$p" >"$CGMNT/cgroup.procs" 2>/dev/null; done <"$CG/cgroup.procs"
+	rmdir "$CG" 2>/dev/null
+}
+trap 'cleanup_cg; gt_cleanup' EXIT
+A=$GT_TMP/always
+gt_start_daemon --flight-cgroup "$CG" --flight-dir "$A" --flight-window 2s \
+	--flight-trigger 'syscall:ppoll>40ms' --flight-after 300ms
+gt_start_workload st2 "$WL/stall" --wait 3000 80 ||
+	{ fail flightd_always_on "stall did not start"; gt_finish; }
+echo "$WL_PID" >"$CG/cgroup.procs"
+why=""
+wait_log "session [0-9]+ started for uid 0" 60 || why="the always-on session did not start"
+st=$("$GTCTL" status --socket "$SOCK" 2>&1)
+echo "$st" | grep -q "cgroup $CG (always on: --flight-cgroup $CG)" &&
+	echo "$st" | grep -q "flight (detached): window 2.0s.*syscall:ppoll>40ms; dir $A" ||
+	why="status: $st"
+gt_go st2
+gt_wait_line st2 '^done' 60
+if [ -z "$why" ] && ! wait_log "session [0-9]+: wrote flight-[0-9]+-[0-9-]+-syscall-ppoll.trace" 30; then
+	why="no dump logged: $(tail -3 "$GT_TMP/daemon.log")"
+fi
+if [ -z "$why" ]; then
+	sleep 0.5
+	mapfile -t got < <(ls -1 "$A")
+	read -r _ _ a b < <(grep '^stall ' "$GT_TMP/st2.out")
+	if [ "${#got[@]}" != 1 ]; then
+		why="${#got[@]} files, want 1: ${got[*]}"
+	elif ! gt_valid flightd_always_on "$A/${got[0]}"; then
+		why="-"
+	else
+		read -r first last _ < <($READ span "$A/${got[0]}")
+		[ -n "$last" ] && [ "$first" -le "$a" ] && [ "$last" -ge "$b" ] ||
+			why="the file ($first..$last) does not hold the stall ($a..$b)"
+	fi
+fi
+[ "$why" = "-" ] || gt_report flightd_always_on "$why"
+gt_finish
