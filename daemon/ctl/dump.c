@@ -100,6 +100,11 @@ int cmd_dump(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 1) {
+		if (argc - optind > 1)
+			fprintf(stderr, "gotracectl dump: one session id, options before it "
+				"(got '%s' after '%s')\n\n", argv[optind + 1], argv[optind]);
+		else
+			fprintf(stderr, "gotracectl dump: which session? (see gotracectl status)\n\n");
 		dump_usage(stderr);
 		return 2;
 	}
