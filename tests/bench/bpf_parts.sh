@@ -12,7 +12,7 @@
 # the default recording), the loopback TCP ping-pong (wakeups from the
 # receive softirq), and the pipe ping-pong again with --syscalls=all (gt_sys_enter).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 build=${1:-build}
 GTCTL=$build/gotracectl
 PP=$build/workloads/pingpong
@@ -42,7 +42,7 @@ cost() {
 	for i in $(seq 1 600); do grep -qs '^ready' "$tmp/s.out" && break; sleep 0.05; done
 	gt_bpf_progs "$rec" >"$tmp/before"
 	printf x >&7
-	for i in $(seq 1 2400); do grep -qs '^done' "$tmp/s.out" && break; sleep 0.05; done
+	for _ in $(seq 1 2400); do grep -qs '^done' "$tmp/s.out" && break; sleep 0.05; done
 	gt_bpf_progs "$rec" >"$tmp/after"
 	exec 7>&-
 	wait "$rec" >/dev/null 2>&1
