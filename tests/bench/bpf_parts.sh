@@ -30,7 +30,7 @@ gt_bpf_stats_on || { echo "bpf_parts: cannot enable kernel.bpf_stats_enabled"; e
 # before its loop) with parts OFF left out; prints "prog ns runs" of the
 # programs over the loop alone.
 cost() {
-	local off=$1 flags=$2 rec i
+	local off=$1 flags=$2 rec
 	shift 3
 	rm -f "$tmp/go"
 	mkfifo "$tmp/go"
@@ -39,7 +39,7 @@ cost() {
 		<"$tmp/go" >"$tmp/s.out" 2>"$tmp/s.err" &
 	rec=$!
 	exec 7>"$tmp/go"
-	for i in $(seq 1 600); do grep -qs '^ready' "$tmp/s.out" && break; sleep 0.05; done
+	for _ in $(seq 1 600); do grep -qs '^ready' "$tmp/s.out" && break; sleep 0.05; done
 	gt_bpf_progs "$rec" >"$tmp/before"
 	printf x >&7
 	for _ in $(seq 1 2400); do grep -qs '^done' "$tmp/s.out" && break; sleep 0.05; done
