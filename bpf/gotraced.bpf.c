@@ -333,12 +333,16 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 		return 0;
 	now = bpf_ktime_get_ns();
 	/* An interrupt wakes on behalf of no task: current is whoever it
-	 * interrupted, so its stack would name an innocent bystander. */
-	if (part_on(GT_PARTS_OFF_WAKEFLAGS)) {
+	 * interrupted, so its stack would name an innocent bystander.  A new
+	 * task's first wakeup needs none of it: wake_up_new_task() runs in
+	 * the forking task (kernel_clone(), never an interrupt) and the task
+	 * has never run (on_cpu 0), so its flags are GT_WAKEUP_NEW alone; left
+	 * out, the code of sched_wakeup_new verifies in less time at start. */
+	if (part_on(GT_PARTS_OFF_WAKEFLAGS) && !(flags & GT_WAKEUP_NEW)) {
 		flags = loopback_flags(cur, flags | irq_flags());
 		if (p->on_cpu && (!p->on_rq || gt_sched_delayed(p)))
 			flags |= GT_WAKEUP_SWITCHING;
-		else if (p->on_cpu && !(flags & GT_WAKEUP_NEW) && mark_racing(p))
+		else if (p->on_cpu && mark_racing(p))
 			flags |= GT_WAKEUP_RACING;
 	}
 	wm = task_mask(cur);

@@ -182,6 +182,10 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 		snprintf(err, errlen, "setting the ring template: %s", strerror(-rc));
 		return rc;
 	}
+	if (o->no_syscall_entries) {
+		bpf_program__set_autoload(c->skel->progs.gt_sys_enter, false);
+		c->skel->data->syscall_sessions = 0;
+	}
 	t0 = gt_now_ns();
 	c->timing.open_ns = t0 - start;
 	rc = gotraced_bpf__load(c->skel);
@@ -210,6 +214,11 @@ static int sync_sys_link(struct gt_capture *c, char *err, size_t errlen)
 	if (!want && c->sys_link) {
 		bpf_link__destroy(c->sys_link);
 		c->sys_link = NULL;
+	}
+	if (want && !c->sys_link && bpf_program__fd(c->skel->progs.gt_sys_enter) < 0) {
+		snprintf(err, errlen, "recording every syscall entry: its program was not loaded "
+			 "(this recorder was opened without syscall entries)");
+		return -EINVAL;
 	}
 	if (want && !c->sys_link) {
 		c->sys_link = bpf_program__attach(c->skel->progs.gt_sys_enter);
