@@ -340,24 +340,34 @@ static __always_inline __u64 gt_mix(__u64 h, __u64 v)
 #define GT_PGD0_SPAN (1ull << 39)
 #define GT_PAGE_PRESENT 0x1 /* arch/x86/include/asm/pgtable_types.h _PAGE_PRESENT */
 
-/* Whether a read of 16 bytes at user address fp would fault because
- * nothing at all is mapped under GT_PGD0_SPAN: the current mm's first
- * top-level page-table entry is not present.  A frame read runs with page
- * faults disabled (bpf_probe_read_user, and perf_callchain_user under
- * bpf_get_stackid alike): a page not present fails it, whatever the VMAs
- * say.  With page-table isolation mm->pgd is the kernel's copy, whose
- * user entries are the user copy's (plus NX).  0 = not known to fault
- * (the read then tells).  One field chain and one 8-byte kernel read,
- * against a page fault taken and fixed up (a microsecond in a VM). */
-static __always_inline int gt_low_frame_unmapped(__u64 fp)
+/* Whether nothing at all is mapped under GT_PGD0_SPAN for the current
+ * task: its mm's first top-level page-table entry is not present, so a read
+ * of a frame there faults.  A frame read runs with page faults disabled
+ * (bpf_probe_read_user, and perf_callchain_user under bpf_get_stackid
+ * alike): a page not present fails it, whatever the VMAs say.  With
+ * page-table isolation mm->pgd is the kernel's copy, whose user entries
+ * are the user copy's (plus NX).  0 = not known (no mm: the reads tell).
+ * Plain loads from 5.11 (the current task is a BTF pointer), three
+ * probe-reads before; once per walk, before its loop (inside it, the
+ * verifier's paths doubled). */
+static __always_inline int gt_pgd0_absent(void)
 {
-	__u64 pgd, e = GT_PAGE_PRESENT;
+	struct task_struct *t = gt_current_task();
+	__u64 e = GT_PAGE_PRESENT;
+	struct mm_struct *mm;
+	pgd_t *pgd;
 
-	if (fp > GT_PGD0_SPAN - 16)
-		return 0;
-	pgd = (__u64)BPF_CORE_READ(gt_current_task(), mm, pgd);
-	if (!pgd || bpf_probe_read_kernel(&e, sizeof(e), (void *)pgd))
-		return 0;
+	if (gt_has_current_task_btf()) {
+		mm = t->mm;
+		pgd = mm ? mm->pgd : 0;
+		if (!pgd)
+			return 0;
+		e = pgd->pgd;
+	} else {
+		pgd = BPF_CORE_READ(t, mm, pgd);
+		if (!pgd || bpf_probe_read_kernel(&e, sizeof(e), pgd))
+			return 0;
+	}
 	return !(e & GT_PAGE_PRESENT);
 }
 
@@ -376,16 +386,18 @@ static __always_inline int gt_low_frame_unmapped(__u64 fp)
 static __always_inline __u64 gt_ustack_key(struct pt_regs *regs, int depth)
 {
 	struct { __u64 next, ret; } f;
-	__u64 h, fp;
+	__u64 h, fp, low;
 	int n = 1;
 
 	if (!regs || GT_REGS_FIELD(regs, cs) != GT_USER_CS)
 		return 0;
 	fp = GT_REGS_FIELD(regs, bp);
 	h = gt_mix(0x6a09e667f3bcc908ull, GT_REGS_FIELD(regs, ip));
+	/* fp <= low: 0, or (where nothing is mapped under GT_PGD0_SPAN)
+	 * [fp, fp + 16) there; one test, as the verifier's paths go */
+	low = gt_pgd0_absent() ? GT_PGD0_SPAN - 16 : 0;
 	for (int i = 1; i < depth; i++) {
-		if (!fp || gt_low_frame_unmapped(fp) ||
-		    bpf_probe_read_user(&f, sizeof(f), (void *)fp))
+		if (fp <= low || bpf_probe_read_user(&f, sizeof(f), (void *)fp))
 			break;
 		h = gt_mix(h, f.ret);
 		fp = f.next;
