@@ -19,6 +19,19 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define GT_TASK_DEAD 0x80 /* include/linux/sched.h TASK_DEAD */
 
+/* Parts of the hot programs left out, for `make bench` only (GT_PARTS_OFF_*
+ * in gotraced.h, set before load from GOTRACED_BENCH_PARTS_OFF by the
+ * embedded recorder): the difference of a program's ns per run with and
+ * without a part is what that part costs.  0 in every real recording; a
+ * read-only constant, so the verifier drops the tests and the code they
+ * skip (nothing of them is left in the JIT image). */
+const volatile __u32 parts_off = 0;
+
+static __always_inline bool part_on(__u32 part)
+{
+	return !(parts_off & part);
+}
+
 /* Sessions that asked for the kernel stack at every blocking switch-out
  * (--kernel-stacks); set by user space.  Walking a kernel stack costs about
  * as much as the rest of a switch, so by default it is taken only where
@@ -60,7 +73,7 @@ static __always_inline void late_entry(__u64 ts, struct task_struct *cur, __u32 
 	e->nr = nr;
 	e->ustack = ustack;
 	e->flags = flags;
-	gt_read_utop(regs, &e->top);
+	gt_read_utop(part_on(GT_PARTS_OFF_UTOP) ? regs : NULL, &e->top);
 	submit(e);
 }
 
@@ -75,7 +88,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	long state, sysnr = -1;
 	__u64 now;
 
-	if (!(pm | nm))
+	if (!(pm | nm) || !part_on(GT_PARTS_OFF_ALL))
 		return 0;
 	now = bpf_ktime_get_ns(); /* before the stack walk: fill_hdr_at */
 	/* A preempted task is runnable whatever its state word says (it may
@@ -86,10 +99,13 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 		/* prev is still current here: the stacks are where it stopped */
 		regs = gt_current_user_regs();
 		sysnr = gt_regs_syscall(regs);
-		ustack = user_stack(ctx, regs, pm);
-		if (state)
+		if (part_on(GT_PARTS_OFF_USTACK))
+			ustack = user_stack(ctx, regs, pm);
+		if (state && part_on(GT_PARTS_OFF_LATE))
 			late_entry(now, prev, pm, sysnr, ustack, regs, GT_SYS_ENTER_AT_BLOCK);
 	}
+	if (!part_on(GT_PARTS_OFF_RECORD))
+		return 0;
 	e = reserve_event_at(sizeof(*e), now, GT_KEV_SWITCH, prev, pm | nm);
 	if (!e)
 		return 0;
@@ -106,8 +122,10 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	e->flags = preempt ? GT_SWITCH_PREEMPT : 0;
 	/* plain loads from the BTF pointers (the scheduler just touched both
 	 * tasks): a probe-read helper call each would cost more than the rest */
-	__builtin_memcpy(e->prev_comm, prev->comm, GT_COMM_LEN);
-	__builtin_memcpy(e->next_comm, next->comm, GT_COMM_LEN);
+	if (part_on(GT_PARTS_OFF_COMM)) {
+		__builtin_memcpy(e->prev_comm, prev->comm, GT_COMM_LEN);
+		__builtin_memcpy(e->next_comm, next->comm, GT_COMM_LEN);
+	}
 	submit(e);
 	/* The last switch-out of the last thread of a process: the tgid can
 	 * never run again, drop it so a reused pid is not traced by mistake. */
@@ -311,22 +329,33 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	__s32 wustack = -1;
 	__u64 now;
 
-	if (!tm)
+	if (!tm || !part_on(GT_PARTS_OFF_ALL))
 		return 0;
 	now = bpf_ktime_get_ns();
 	/* An interrupt wakes on behalf of no task: current is whoever it
-	 * interrupted, so its stack would name an innocent bystander. */
-	flags = loopback_flags(cur, flags | irq_flags());
-	if (p->on_cpu && (!p->on_rq || gt_sched_delayed(p)))
-		flags |= GT_WAKEUP_SWITCHING;
-	else if (p->on_cpu && !(flags & GT_WAKEUP_NEW) && mark_racing(p))
-		flags |= GT_WAKEUP_RACING;
+	 * interrupted, so its stack would name an innocent bystander.  A new
+	 * task's first wakeup needs none of it: wake_up_new_task() runs in
+	 * the forking task (kernel_clone(), never an interrupt) and the task
+	 * has never run (on_cpu 0), so its flags are GT_WAKEUP_NEW alone; left
+	 * out, the code of sched_wakeup_new verifies in less time at start. */
+	if (part_on(GT_PARTS_OFF_WAKEFLAGS) && !(flags & GT_WAKEUP_NEW)) {
+		flags = loopback_flags(cur, flags | irq_flags());
+		if (p->on_cpu && (!p->on_rq || gt_sched_delayed(p)))
+			flags |= GT_WAKEUP_SWITCHING;
+		else if (p->on_cpu && mark_racing(p))
+			flags |= GT_WAKEUP_RACING;
+	}
 	wm = task_mask(cur);
 	if (wm && !(flags & GT_WAKEUP_IN_IRQ)) {
 		regs = gt_current_user_regs();
-		wustack = user_stack(ctx, regs, wm);
-		late_entry(now, cur, wm, gt_regs_syscall(regs), wustack, regs, GT_SYS_ENTER_CALLER_ONLY);
+		if (part_on(GT_PARTS_OFF_USTACK))
+			wustack = user_stack(ctx, regs, wm);
+		if (part_on(GT_PARTS_OFF_LATE))
+			late_entry(now, cur, wm, gt_regs_syscall(regs), wustack, regs,
+				   GT_SYS_ENTER_CALLER_ONLY);
 	}
+	if (!part_on(GT_PARTS_OFF_RECORD))
+		return 0;
 	e = reserve_event_at(sizeof(*e), now, GT_KEV_WAKEUP, cur, tm);
 	if (!e)
 		return 0;
@@ -503,7 +532,7 @@ int BPF_PROG(gt_sys_enter, struct pt_regs *regs, long id)
 	struct gt_kev_sys_enter *e;
 	__s32 copy = -1;
 
-	if (!m)
+	if (!m || !part_on(GT_PARTS_OFF_ALL))
 		return 0;
 	/* a copy is a record of its own, which must come before this one in
 	 * the ring (capture reads the id from it): taken before the reserve */
@@ -513,9 +542,10 @@ int BPF_PROG(gt_sys_enter, struct pt_regs *regs, long id)
 	if (!e)
 		return 0;
 	e->nr = id;
-	e->ustack = (m & dwarf_sessions) ? copy : ustack_id(ctx, regs);
+	e->ustack = (m & dwarf_sessions) ? copy :
+		    part_on(GT_PARTS_OFF_USTACK) ? ustack_id(ctx, regs) : -1;
 	e->flags = 0;
-	gt_read_utop(regs, &e->top);
+	gt_read_utop(part_on(GT_PARTS_OFF_UTOP) ? regs : NULL, &e->top);
 	submit(e);
 	return 0;
 }

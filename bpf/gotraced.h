@@ -32,6 +32,21 @@
 #define GT_STACK_DWARF 0x10000000
 #define GT_STACK_DWARF_SEQ 0x0fffffff /* the copy's sequence number */
 
+/* Parts of the hot programs a `make bench` run may leave out to time them
+ * (bpf/gotraced.bpf.c parts_off; never in a real recording): the user
+ * stack walk, the syscall entry written at a block or a wakeup (late
+ * entry), the copy of the stack's top words, the wakeup's context
+ * bookkeeping (interrupt, loopback, racing), the comm copies of a switch,
+ * the main record (reservation, fill, submit), and everything after the
+ * target filter. */
+#define GT_PARTS_OFF_USTACK    0x01
+#define GT_PARTS_OFF_LATE      0x02
+#define GT_PARTS_OFF_UTOP      0x04
+#define GT_PARTS_OFF_WAKEFLAGS 0x08
+#define GT_PARTS_OFF_COMM      0x10
+#define GT_PARTS_OFF_RECORD    0x20
+#define GT_PARTS_OFF_ALL       0x40
+
 /* User space takes the fixed-width types from the kernel's UAPI header, the
  * same one libbpf's headers include, so any include order works. */
 #ifndef __VMLINUX_H__

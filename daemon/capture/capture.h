@@ -35,6 +35,9 @@ struct gt_capture_opts {
 	unsigned merge_lag_us;        /* 0 = default 2000: events younger than this wait for other CPUs */
 	int verbose;                  /* libbpf debug output to stderr */
 	int load_only;                /* 1: load, but attach only on gt_capture_attach() */
+	int no_syscall_entries;       /* 1: gt_sys_enter is not loaded (its verification
+				       * is a seventh of the load): no session of this
+				       * capture will want every syscall entry */
 };
 
 /* The ring size per CPU when none is asked: 128 MiB / CPUs, within

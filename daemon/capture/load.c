@@ -135,6 +135,21 @@ static void set_percpu_offsets(struct gt_capture *c, const struct gt_capture_opt
 	c->skel->rodata->hrtimer_bases_from_rq = po.hrtimer_bases_from_rq;
 }
 
+/* make bench's per-part timing (tests/bench/bpf_parts.sh): parts of the
+ * hot programs left out, GT_PARTS_OFF_* bits in GOTRACED_BENCH_PARTS_OFF
+ * (docs/testing.md).  Such a recording is not exact, and says so. */
+static void set_parts_off(struct gt_capture *c)
+{
+	const char *v = getenv("GOTRACED_BENCH_PARTS_OFF");
+	unsigned long off = v ? strtoul(v, NULL, 0) : 0;
+
+	if (!off)
+		return;
+	fprintf(stderr, "gotraced: GOTRACED_BENCH_PARTS_OFF=%#lx: parts of the recording left "
+		"out (a bench run, not a trace to trust)\n", off);
+	c->skel->rodata->parts_off = (uint32_t)off;
+}
+
 static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int *fds,
 		     char *err, size_t errlen)
 {
@@ -157,6 +172,7 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 	c->skel->rodata->wakeup_bytes = size / 4;
 	c->skel->rodata->self_tgid = (uint32_t)getpid();
 	set_percpu_offsets(c, o);
+	set_parts_off(c);
 	rc = create_rings(c, size, fds, err, errlen);
 	if (rc)
 		return rc;
@@ -165,6 +181,10 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 	if (rc) {
 		snprintf(err, errlen, "setting the ring template: %s", strerror(-rc));
 		return rc;
+	}
+	if (o->no_syscall_entries) {
+		bpf_program__set_autoload(c->skel->progs.gt_sys_enter, false);
+		c->skel->data->syscall_sessions = 0;
 	}
 	t0 = gt_now_ns();
 	c->timing.open_ns = t0 - start;
@@ -194,6 +214,11 @@ static int sync_sys_link(struct gt_capture *c, char *err, size_t errlen)
 	if (!want && c->sys_link) {
 		bpf_link__destroy(c->sys_link);
 		c->sys_link = NULL;
+	}
+	if (want && !c->sys_link && bpf_program__fd(c->skel->progs.gt_sys_enter) < 0) {
+		snprintf(err, errlen, "recording every syscall entry: its program was not loaded "
+			 "(this recorder was opened without syscall entries)");
+		return -EINVAL;
 	}
 	if (want && !c->sys_link) {
 		c->sys_link = bpf_program__attach(c->skel->progs.gt_sys_enter);

@@ -104,6 +104,9 @@ int gt_record_embedded(struct gt_record_run *r)
 	eo.big_rings = r->opts->dwarf_stack_bytes != 0;
 	eo.verbose = r->opts->verbose;
 	eo.one_session = 1; /* memory tracking: only the programs it asks for */
+	/* the syscall entry program is a seventh of the verifier's time at
+	 * start: loaded only for the one session that wants it */
+	eo.no_syscall_entries = !r->opts->all_syscalls;
 	err = gt_engine_open(&e, &eo, r->why, sizeof(r->why));
 	if (err)
 		return err;

@@ -40,6 +40,7 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 			co.ring_bytes_per_cpu = 4 * gt_capture_ring_default((int)sysconf(_SC_NPROCESSORS_CONF));
 		co.stack_map_entries = opts->stack_map_entries;
 		co.verbose = opts->verbose;
+		co.no_syscall_entries = opts->no_syscall_entries;
 	}
 	/* loaded now, so load and verifier errors show at start; attached
 	 * only while a session records (see session_enter) */

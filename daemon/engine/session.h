@@ -41,6 +41,10 @@ struct gt_engine_opts {
 					* (gotracectl embedded): memory tracking
 					* loads only what it asked for, and a
 					* later session may be refused it */
+	int no_syscall_entries;        /* 1: no session will record every
+					* syscall entry (gotracectl embedded
+					* without --syscalls=all): that program
+					* is not loaded */
 };
 
 /* Loads the BPF programs (attached only while a session records).  0, or

@@ -45,6 +45,8 @@ step bench_reader tests/bench/bench_reader.sh "$build"
 step bench_report tests/bench/bench_report.sh "$build"
 # Append further steps here, e.g.:  step overhead_redis tests/bench/overhead.sh "$build"
 step overhead tests/bench/overhead.sh "$build"
+# What each part of the hot BPF programs costs (variants with parts left out).
+step bpf_parts tests/bench/bpf_parts.sh "$build"
 # How long a recording takes to start and stop, embedded and through the
 # daemon, next to perf sched record; gotracectl record -v's phases.
 step startstop tests/bench/startstop.sh "$build"
