@@ -20,13 +20,17 @@ tests/kernels/initramfs.sh "$arch" "$build" "$kdir" "$out/initramfs.cpio.gz"
 truncate -s 256M "$out/disk.img"
 
 # -accel tcg: KVM is not available (or hangs) inside the VMs CI runs in.
+# x86 runs its vCPUs on one host thread (thread=single): with one thread
+# per vCPU, a CPU could run a stale translation of code the kernel was
+# patching with int3 (text_poke_bp, as a BPF program attaches to a
+# tracepoint), and 6.12 died on "Oops: int3" in handle_softirqs.
 # ignore_loglevel: the whole kernel log reaches the console, so a verifier
 # complaint, a soft lockup or an RCU stall is in console.log; a soft lockup
 # panics the guest (softlockup_panic) to end the run now, not at the timeout.
 args="panic=-1 softlockup_panic=1 ignore_loglevel $*"
 case $arch in
 x86)
-	qemu=(qemu-system-x86_64 -accel tcg -cpu max -smp "${GT_QEMU_SMP:-2}" -m 1024
+	qemu=(qemu-system-x86_64 -accel tcg,thread=single -cpu max -smp "${GT_QEMU_SMP:-2}" -m 1024
 	      -drive "file=$out/disk.img,format=raw,if=virtio")
 	console=ttyS0 ;;
 arm64)
