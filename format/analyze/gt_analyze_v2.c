@@ -323,16 +323,17 @@ static int stop_type(struct run *r, uint64_t sid)
 
 /* A goroutine the trace states (GoStatus) that the analysis has not seen:
  * what a legacy runtime wrote for it.  create: at trace start (GoCreate
- * first, before Gomaxprocs). */
+ * first, before Gomaxprocs, with name_stk: a GoStatusStack's stack, which
+ * names the goroutine as Go 1.23 does). */
 static int introduce(struct run *r, uint64_t g, uint64_t status, uint64_t m, uint64_t ts,
-		     int create)
+		     int create, uint64_t name_stk)
 {
 	struct gstate *s;
 	struct mstate *ms;
 	int rc = 0;
 
 	if (create)
-		rc = emit(r, GT_EV_GO_CREATE, 0, -1, g, 0, 0, ts);
+		rc = emit(r, GT_EV_GO_CREATE, 0, -1, g, name_stk, 0, ts);
 	if (!rc && status == GT_V2_G_WAITING)
 		rc = emit(r, GT_EV_GO_WAITING, g, -1, g, 0, 0, ts);
 	if (!rc && status == GT_V2_G_SYSCALL)
@@ -374,7 +375,7 @@ static int on_status(struct run *r, const struct v2e *e)
 	if (!(s = gst(r, g)))
 		return -ENOMEM;
 	if (!s->status)
-		return introduce(r, g, st, m, e->ts, 0);
+		return introduce(r, g, st, m, e->ts, 0, 0);
 	if (s->status != st &&
 	    (rc = anomaly(r, "statuses", "GoStatus of goroutine %llu restates another status", g)))
 		return rc;
@@ -422,7 +423,8 @@ static int start(struct run *r)
 			return -ENOMEM;
 		if (s->status)
 			continue;
-		rc = introduce(r, e->args[0], e->args[2], e->args[1], t0, 1);
+		rc = introduce(r, e->args[0], e->args[2], e->args[1], t0, 1,
+			       e->type == GT_V2_GO_STATUS_STACK ? gstk(r, e->args[3]) : 0);
 		if (!rc)
 			rc = set_seq(r, e->args[0], 0);
 		if (rc)
