@@ -182,6 +182,12 @@ static int identity_frames(struct gt_translator *t, struct gt_thread *th)
 		.file = "[thread]",
 		.line = th->tid,
 	};
+	/* Go 1.22+'s reader keeps one frame per PC in a generation (the
+	 * first), so threads of one name would all show the first's tid: in
+	 * v2 the PC holds the tid in its low 22 bits (pid_max <= 2^22).  Go
+	 * 1.23's Goroutines page groups by name, not PC. */
+	if (t->v2 && th->tid)
+		f.pc = (f.pc & ~(uint64_t)0x3fffff) | th->tid;
 	int r = gt_tr_out_stack_define(t, th->ident, &f, 1);
 	if (r >= 0 && th->root_id)
 		r = gt_tr_out_stack_define_rooted(t, th->root_id, th->root_base, &f);
