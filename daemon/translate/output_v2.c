@@ -143,7 +143,9 @@ static int set_frames(struct v2stack *s, const struct gt_frame *f, int n)
 	free_frames(s);
 	s->f = nf;
 	s->n = (uint32_t)n;
-	s->gen = 0; /* interned again where next used */
+	if (!s->late)
+		s->gen = 0; /* interned again where next used (a late one keeps
+			     * its id: its frames are given at the generation's end) */
 	return 0;
 }
 
@@ -270,24 +272,42 @@ static int snap_add(struct gt_tr_v2 *v, uint64_t g, uint64_t stack)
 }
 
 /* GoStatus of a snapshot thread (with its identity stack in Go 1.23). */
+/* A snapshot thread on M m.  Go 1.23: GoStatus(Stack), its identity stack
+ * naming it.  Go 1.22 has no GoStatusStack, and names a goroutine stated
+ * by GoStatus only from its next own stack, which one that runs and exits
+ * never has: there it is created by m (which holds a P), and a waiting one
+ * blocks at once, for 0 ns, with its identity stack. */
 static int state_snap(struct gt_tr_v2 *v, struct v2snap *s, uint64_t m, uint64_t ts)
 {
 	int st = s->waiting ? GT_V2_G_WAITING : GT_V2_G_RUNNABLE;
+	uint64_t stk = sid(v, s->stack);
+	int rc;
 
 	if (s->stated)
 		return 0;
 	s->stated = true;
 	if (v->e->version >= 23)
-		return gt_v2enc_go_status_stack(v->e, m, ts, s->g, st, sid(v, s->stack));
-	return gt_v2enc_go_status(v->e, m, ts, s->g, st);
+		return gt_v2enc_go_status_stack(v->e, m, ts, s->g, st, stk);
+	rc = gt_v2enc_go_create(v->e, m, ts, s->g, stk, 0);
+	if (!rc && s->waiting)
+		rc = gt_v2enc_go_start(v->e, m, ts, s->g);
+	if (!rc && s->waiting)
+		rc = gt_v2enc_go_block(v->e, m, ts, gt_v2enc_string(v->e, "unspecified"), stk);
+	return rc;
 }
 
 static int end_snapshot(struct gt_tr_v2 *v, uint64_t ts)
 {
-	int rc = 0;
+	/* 1.22: created on the spare P, which no thread holds yet */
+	int spare = v->nps - 1, rc = 0;
+	uint64_t m = v->e->version >= 23 ? pm(0) : pm(spare);
 
+	if (v->e->version < 23 && v->nsnap)
+		rc = gt_v2enc_proc_start(v->e, m, ts, (uint64_t)spare);
 	for (size_t i = 0; i < v->nsnap && !rc; i++)
-		rc = state_snap(v, &v->snap[i], pm(0), ts);
+		rc = state_snap(v, &v->snap[i], m, ts);
+	if (!rc && v->e->version < 23 && v->nsnap)
+		rc = gt_v2enc_proc_stop(v->e, m, ts);
 	/* every P, idle unless a thread holds it: later generations restate
 	 * only the Ps the encoder knows */
 	for (int p = 0; p < v->nps && !rc; p++)
@@ -364,12 +384,17 @@ static int leave(struct gt_tr_v2 *v, int p, int type, uint64_t ts, uint64_t stac
 static int start(struct gt_tr_v2 *v, int p, uint64_t g, uint64_t ts)
 {
 	struct v2snap *s = v->snapshot_done ? NULL : snap_of(v, g);
-	/* on its own M: a status on another M at the same time would tie */
-	int rc = s ? state_snap(v, s, g, ts) : 0;
+	int rc = 0;
 
+	/* its status (1.22: its creation, which needs the P) on its own M: on
+	 * another M at the same time it would tie (see next_ts) */
+	if (s && v->e->version >= 23)
+		rc = state_snap(v, s, g, ts);
 	v->started[p] = false;
 	if (!rc)
 		rc = gt_v2enc_proc_start(v->e, g, ts, (uint64_t)p);
+	if (!rc && s && v->e->version < 23)
+		rc = state_snap(v, s, g, ts);
 	if (!rc)
 		rc = gt_v2enc_go_start(v->e, g, ts, g);
 	v->cur[p] = g;
