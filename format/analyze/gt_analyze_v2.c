@@ -605,11 +605,22 @@ static int on_go(struct run *r, const struct v2e *e, struct mstate *ms)
 			return rc;
 		rc = emit(r, GT_EV_GO_SYSCALL, cur, p, 0, 0, gstk(r, e->args[1]), ts);
 		return rc ? rc : set_status(r, cur, GT_V2_G_SYSCALL);
-	case GT_V2_GO_SYSCALL_END:
+	case GT_V2_GO_SYSCALL_END: {
+		struct gt_an_thread *t = gt_an_thread_get(r->a, cur);
+		int64_t ns = gt_an_ns(r->a, (int64_t)ts);
+
 		if ((rc = syscall_p(r, e, ms)))
 			return rc;
-		rc = gt_an_syscall_end(r->a, cur, gt_an_ns(r->a, (int64_t)ts));
+		if (!t)
+			return -ENOMEM;
+		/* an end at its begin's very time is a v1 GoSysCall written as
+		 * v2 (record --go-version 1.22+, docs/format.md "Recording
+		 * v2"): the call stays open, as after a GoSysCall, so that the
+		 * block right after it is that syscall blocking */
+		if (!(t->sys_open && t->sys_ns == ns))
+			rc = gt_an_syscall_end(r->a, cur, ns);
 		return rc ? rc : set_status(r, cur, GT_V2_G_RUNNING);
+	}
 	case GT_V2_GO_SYSCALL_END_BLOCKED:
 		ms->g = 0;
 		rc = sys_block(r, cur, p, ts);
