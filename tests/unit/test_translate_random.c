@@ -429,6 +429,7 @@ static int run_v2(uint64_t seed, int version, int ncpus, const uint8_t *stream,
 	struct gt_analyze_opts ao = {.since_ns = 0, .until_ns = -1, .strict = 1};
 	struct stat st;
 	size_t unnamed = 0, ng = 0;
+	unsigned long long gens = 0;
 	void *data;
 	int r;
 
@@ -468,6 +469,7 @@ static int run_v2(uint64_t seed, int version, int ncpus, const uint8_t *stream,
 		unnamed += tid < 0;
 	}
 	ng = a.nthreads;
+	gens = a.generations;
 	if (!ok)
 		snprintf(why, whylen, "v2 (1.%d): our analysis: %s", version, a.error);
 	else if (ng != want_threads || unnamed)
@@ -480,8 +482,8 @@ static int run_v2(uint64_t seed, int version, int ncpus, const uint8_t *stream,
 		goto out;
 	if (gt_test_gocheck(path, why, whylen) != 0)
 		goto out;
-	printf("seed %llu: v2 1.%d: %lld bytes\n", (unsigned long long)seed, version,
-	       (long long)st.st_size);
+	printf("seed %llu: v2 1.%d: %lld bytes, %llu generations\n", (unsigned long long)seed,
+	       version, (long long)st.st_size, gens);
 	rc = 0;
 out:
 	gt_v2enc_free(&e);
@@ -528,7 +530,10 @@ static int run_stream(uint64_t seed, char *why, size_t whylen)
 	}
 	int nsteps = 300 + (int)rnd(&s.r, 1500);
 	for (int i = 0; i < nsteps; i++) {
-		s.ts += 1 + rnd(&s.r, 2000);
+		/* one stream in three spans seconds: v2's generations (one a
+		 * second) cut it, with threads blocked, runnable and running
+		 * across each boundary */
+		s.ts += 1 + rnd(&s.r, seed % 3 ? 2000 : 4000000);
 		int c = (int)rnd(&s.r, (uint32_t)s.kcpus);
 		switch (rnd(&s.r, 10)) {
 		case 0: case 1: case 2: do_switch(&s, c); break;
