@@ -62,8 +62,9 @@ static void goroutines_text(const struct gt_analysis *a)
 }
 
 /* The goroutines as v1's inspect --json lists them (the fields
- * tests/integration/truth.py reads; unblocks_received counts the wakeups
- * that ended a wait; no end_state). */
+ * tests/integration/truth.py reads; blocks by their event's own reason, as
+ * v1's; unblocks_received counts the wakeups that ended a wait; no
+ * end_state). */
 static void goroutines_json(const struct gt_analysis *a)
 {
 	printf(",\"goroutines\":[");
@@ -83,7 +84,7 @@ static void goroutines_json(const struct gt_analysis *a)
 		printf(",\"starts\":%llu,\"blocks\":{", (unsigned long long)t->starts);
 		for (int b = 0; b < GT_BLK_COUNT; b++)
 			printf("%s\"%s\":%llu", b ? "," : "", gt_block_reason_names[b],
-			       (unsigned long long)t->offcpu_n[b]);
+			       (unsigned long long)t->stops_n[b]);
 		for (size_t w = 0; w < t->nwak; w++)
 			woken += t->wak[w].count;
 		printf("},\"running_ns\":%llu,\"runnable_ns\":%llu,\"unblocks_received\":%llu}",

@@ -108,6 +108,10 @@ struct gt_an_thread {
 	int64_t worst_at_ns; /* when the worst delay ended (its GoStart) */
 	uint64_t offcpu_ns[GT_BLK_COUNT], offcpu_n[GT_BLK_COUNT];
 	uint64_t oncpu_ns, starts, migrations;
+	uint64_t stops_n[GT_BLK_COUNT]; /* stops by their own event's reason,
+					 * as v1's `inspect --json` counts
+					 * blocks (offcpu_n moves a generic
+					 * syscall's wait to syscall) */
 	struct gt_an_syscall *sys;
 	size_t nsys, capsys;
 	struct gt_an_waker *wak;

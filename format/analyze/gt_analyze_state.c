@@ -254,6 +254,8 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 	/* GoEnd: no reason, the goroutine is gone */
 	int r = e->type == GT_EV_GO_END ? -1 : (int)gt_block_reason_of(e->type);
 
+	if (r >= 0 && in_window(a, ns))
+		t->stops_n[r]++;
 	if (t->sys_blocked && generic_syscall_block(a, t, e->type))
 		r = GT_BLK_SYSCALL;
 
