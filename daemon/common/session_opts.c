@@ -7,7 +7,8 @@
 
 static int known_version(int v)
 {
-	return v == 0 || v == GT_V1_11 || v == GT_V1_19 || v == GT_V1_21;
+	return v == 0 || v == GT_V1_11 || v == GT_V1_19 || v == GT_V1_21 || v == GT_GO_1_22 ||
+	       v == GT_GO_1_23;
 }
 
 int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t whylen)
@@ -28,8 +29,14 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 		return -EINVAL;
 	}
 	if (!known_version(o->go_version)) {
-		snprintf(why, whylen, "trace format version %d is not one of 1.11, 1.19 or 1.21 "
-			 "(%d, %d, %d)", o->go_version, GT_V1_11, GT_V1_19, GT_V1_21);
+		snprintf(why, whylen, "trace format version %d is not one of 1.11, 1.19, 1.21, "
+			 "1.22 or 1.23 (%d, %d, %d, %d, %d)", o->go_version, GT_V1_11, GT_V1_19,
+			 GT_V1_21, GT_GO_1_22, GT_GO_1_23);
+		return -EINVAL;
+	}
+	if (o->flight && o->go_version >= GT_GO_1_22) {
+		snprintf(why, whylen, "a flight recording writes Go 1.11 to 1.21 traces only "
+			 "(not --go-version 1.22 or 1.23 yet)");
 		return -EINVAL;
 	}
 	if (o->nnames < 0 || o->nnames > GT_MAX_NAMES || (o->nnames > 0 && !o->names)) {

@@ -21,6 +21,11 @@
 #include "wire/gt_events.h" /* GT_V1_*: trace format versions */
 #include "flight_opts.h"
 
+/* Go 1.22+ trace formats (v2: generations, batches per M), written through
+ * format/v2/gt_v2enc.h; go_version's values past GT_V1_21. */
+#define GT_GO_1_22 1022
+#define GT_GO_1_23 1023
+
 /* INTERPOSE: live heap counted by build/libgotraced-heap.so inside a command
  * that `record -- CMD` launched (daemon/interpose/). */
 enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RSS,
@@ -41,7 +46,7 @@ enum gt_heap_mode { GT_HEAP_DEFAULT = 0, GT_HEAP_OFF, GT_HEAP_MALLOC, GT_HEAP_RS
  * go_version is also checked against the set of versions we write. */
 #define GT_SESSION_NUMBERS(X)                                                        \
 	X(uint64_t, duration_ns, u64, GT_MAX_DURATION_NS, "duration (ns)")           \
-	X(int, go_version, u32, GT_V1_21, "trace format version")                           \
+	X(int, go_version, u32, GT_GO_1_23, "trace format version")                         \
 	X(enum gt_heap_mode, heap, u32, GT_HEAP_INTERPOSE, "heap mode")              \
 	X(unsigned, cpu_profile_hz, u32, GT_MAX_CPU_HZ, "CPU profile rate (Hz)")     \
 	X(unsigned, alloc_stack_every, u32, GT_MAX_ALLOC_EVERY, "allocation sampling") \

@@ -61,7 +61,41 @@ static void goroutines_text(const struct gt_analysis *a)
 	}
 }
 
-static void summary_json(const char *path, const struct gt_analysis *a, int ok, size_t len)
+/* The goroutines as v1's inspect --json lists them (the fields
+ * tests/integration/truth.py reads; blocks by their event's own reason, as
+ * v1's; unblocks_received counts the wakeups that ended a wait; no
+ * end_state). */
+static void goroutines_json(const struct gt_analysis *a)
+{
+	printf(",\"goroutines\":[");
+	for (size_t i = 0; i < a->nthreads; i++) {
+		const struct gt_an_thread *t = &a->threads[i];
+		uint64_t woken = 0;
+		size_t len;
+		int64_t tid = -1;
+		const char *name = gt_an_thread_name(a, t, &len, &tid);
+		char buf[512];
+
+		snprintf(buf, sizeof(buf), "%.*s", len ? (int)len : 0, len ? name : "");
+		printf("%s{\"id\":%llu,\"name\":", i ? "," : "", (unsigned long long)t->id);
+		jstr(buf);
+		if (tid >= 0) /* none for one without a [thread] name */
+			printf(",\"tid\":%lld", (long long)tid);
+		printf(",\"starts\":%llu,\"blocks\":{", (unsigned long long)t->starts);
+		for (int b = 0; b < GT_BLK_COUNT; b++)
+			printf("%s\"%s\":%llu", b ? "," : "", gt_block_reason_names[b],
+			       (unsigned long long)t->stops_n[b]);
+		for (size_t w = 0; w < t->nwak; w++)
+			woken += t->wak[w].count;
+		printf("},\"running_ns\":%llu,\"runnable_ns\":%llu,\"unblocks_received\":%llu}",
+		       (unsigned long long)t->oncpu_ns, (unsigned long long)t->delay.sum,
+		       (unsigned long long)woken);
+	}
+	printf("]");
+}
+
+static void summary_json(const char *path, const struct gt_analysis *a, int ok, size_t len,
+			 int want_g)
 {
 	printf("{\"file\":");
 	jstr(path);
@@ -72,10 +106,13 @@ static void summary_json(const char *path, const struct gt_analysis *a, int ok, 
 	else
 		jstr(a->error);
 	printf(",\"bytes\":%zu,\"events\":%llu,\"duration_ns\":%lld,\"freq\":%llu,"
-	       "\"goroutine_count\":%zu,\"generations\":%llu,\"strings\":%llu,\"stacks\":%llu}\n",
+	       "\"goroutine_count\":%zu,\"generations\":%llu,\"strings\":%llu,\"stacks\":%llu",
 	       len, (unsigned long long)a->events, (long long)a->end_ns,
 	       (unsigned long long)a->freq, a->nthreads, (unsigned long long)a->generations,
 	       (unsigned long long)a->strings, (unsigned long long)a->stacks);
+	if (ok && want_g)
+		goroutines_json(a);
+	printf("}\n");
 }
 
 static void summary_text(const char *path, const struct gt_analysis *a, int ok, size_t len)
@@ -122,7 +159,7 @@ int inspect_v2(const char *path, int json, int want_g)
 	}
 	ok = gt_analyze(&a, data, len, &o) == 0;
 	if (json)
-		summary_json(path, &a, ok, len);
+		summary_json(path, &a, ok, len, 1); /* as v1: --json lists them */
 	else
 		summary_text(path, &a, ok, len);
 	if (ok && want_g && !json)

@@ -109,6 +109,19 @@ static void hint_start(char *why, size_t len)
 		 "or record as root without it (--standalone)");
 }
 
+/* Embedded.  A Go 1.22+ trace grows by whole generations (docs/format.md,
+ * "Recording v2"): it is written under PATH.partial, as in daemon mode, so
+ * that a recording killed (SIGKILL) leaves its completed generations there,
+ * readable; the normal ends rename it to PATH or remove it. */
+static int embedded(struct gt_record_run *r)
+{
+	int rc = 0;
+
+	if (r->opts->go_version >= GT_GO_1_22 && !r->opts->flight_on)
+		rc = gt_output_name_partial(&r->out, r->why, sizeof(r->why));
+	return rc ? rc : gt_record_embedded(r);
+}
+
 /* Daemon when one answers (unless --standalone); embedded otherwise
  * (unless --daemon). */
 static int run(struct gt_record_run *r)
@@ -118,7 +131,7 @@ static int run(struct gt_record_run *r)
 	int sock, rc;
 
 	if (o->mode == GT_MODE_STANDALONE || o->flight_on)
-		return gt_record_embedded(r);
+		return embedded(r);
 	sock = gt_client_connect(o->socket, err, sizeof(err));
 	if (sock >= 0) {
 		rc = gt_output_name_partial(&r->out, r->why, sizeof(r->why));
@@ -133,7 +146,7 @@ static int run(struct gt_record_run *r)
 			hint_start(r->why, sizeof(r->why));
 		return sock;
 	}
-	rc = gt_record_embedded(r);
+	rc = embedded(r);
 	if ((rc == -EPERM || rc == -EACCES) && geteuid() != 0) {
 		/* not root, and no daemon: say that, not only what failed */
 		snprintf(r->why, sizeof(r->why), "%s", err);

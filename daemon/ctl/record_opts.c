@@ -44,7 +44,8 @@ static const char usage_text[] =
 "  -d, --duration D       stop after D (750ms, 10s, 2m, 1h; a bare number is\n"
 "                         seconds); default: until Ctrl-C, SIGTERM, or every\n"
 "                         target exited (never for -a, -n or --cgroup)\n"
-"      --go-version V     trace format 1.11, 1.19 (default) or 1.21\n"
+"      --go-version V     trace format 1.11, 1.19 (default), 1.21, or Go 1.22+'s\n"
+"                         1.22 or 1.23\n"
 "      --syscalls MODE    blocking (default): the syscalls that block, with\n"
 "                         their stacks; all: GoSysCall at every syscall\n"
 "                         entry, which runs a BPF program at every syscall\n"
@@ -132,6 +133,8 @@ static int parse_version(const char *s, int *v)
 	if (!strcmp(s, "1.11")) *v = GT_V1_11;
 	else if (!strcmp(s, "1.19")) *v = GT_V1_19;
 	else if (!strcmp(s, "1.21")) *v = GT_V1_21;
+	else if (!strcmp(s, "1.22")) *v = GT_GO_1_22;
+	else if (!strcmp(s, "1.23")) *v = GT_GO_1_23;
 	else return -EINVAL;
 	return 0;
 }
@@ -279,7 +282,7 @@ static int parse_one(int c, struct gt_record_opts *o)
 	case O_CGROUP: o->cgroup = optarg; return 0;
 	case O_CONTAINER: o->container = optarg; return 0;
 	case O_GOVER:
-		return parse_version(optarg, &o->go_version) ? bad("unknown trace version (want 1.11, 1.19 or 1.21)", optarg) : 0;
+		return parse_version(optarg, &o->go_version) ? bad("unknown trace version (want 1.11, 1.19, 1.21, 1.22 or 1.23)", optarg) : 0;
 	case O_HEAP:
 		return parse_heap(optarg, &o->heap) ? bad("bad --heap (want off, malloc, rss or interpose)", optarg) : 0;
 	case O_CPU:

@@ -17,6 +17,7 @@
 #include "flight.h"
 
 struct gt_writer;
+struct gt_v2enc;
 struct gt_translator;
 struct gt_mt_interpose;
 struct gt_mt_pcs;
@@ -27,6 +28,7 @@ struct gt_session {
 	int bit;                    /* session bit in the BPF filters */
 	int id;                     /* user-visible id, never reused */
 	struct gt_writer *writer;
+	struct gt_v2enc *v2;        /* or a Go 1.22+ trace's encoder (session_v2.c) */
 	struct gt_translator *tr;
 	struct gt_flight *flight;   /* a flight recording: no tr, no writer */
 	struct gt_stack_source stack_src;
@@ -136,6 +138,15 @@ int gt_session_deliver(struct gt_session *s, const struct gt_kev_hdr *ev, size_t
  * EPERM if the ids cannot be taken (no CAP_SETUID/CAP_SETGID): never
  * written as root instead. */
 long gt_session_write_as_owner(void *ctx, int fd, const void *buf, size_t n);
+
+/* session_v2.c: the encoder of a Go 1.22+ trace on s->out_fd (staged: the
+ * file grows by whole generations); close writes the last generation. */
+int gt_session_v2_open(struct gt_session *s, int go_version);
+int gt_session_v2_close(struct gt_session *s);
+void gt_session_v2_free(struct gt_session *s);
+uint64_t gt_session_v2_bytes(const struct gt_session *s);
+/* The rule the encoder refused, or NULL. */
+const char *gt_session_v2_error(const struct gt_session *s);
 
 /* window.c: the span of time a session's trace covers. */
 void gt_session_window_open(struct gt_session *s, uint64_t ts);

@@ -366,7 +366,10 @@ static int trace_start(struct gt_engine *e, struct gt_session *s, const struct g
 	struct gt_translator_opts to = {0};
 	int err;
 
-	err = gt_writer_open_with(&s->writer, o->out_fd, o->go_version ? o->go_version : GT_V1_19,
+	if (o->go_version >= GT_GO_1_22)
+		err = gt_session_v2_open(s, o->go_version);
+	else
+		err = gt_writer_open_with(&s->writer, o->out_fd, o->go_version ? o->go_version : GT_V1_19,
 				  1000000000ull, o->owner_uid ? gt_session_write_as_owner : NULL,
 				  s);
 	if (err) {
@@ -381,6 +384,7 @@ static int trace_start(struct gt_engine *e, struct gt_session *s, const struct g
 	to.titles = gt_titles_source(&e->titles);
 	to.go_version = o->go_version ? o->go_version : GT_V1_19;
 	to.session_mask = 1u << s->bit;
+	to.v2 = s->v2;
 	err = gt_translator_new(&s->tr, s->writer, &to);
 	if (err)
 		snprintf(e->err, sizeof(e->err), "cannot start the translator: %s", strerror(-err));
@@ -450,6 +454,7 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 			gt_translator_free(s->tr);
 		gt_flight_free(s->flight);
 		gt_writer_free(s->writer);
+		gt_session_v2_free(s);
 		gt_idmap_free(&s->targets);
 		gt_idmap_free(&s->awaiting_exec);
 		free(s);
@@ -505,6 +510,10 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 		gt_writer_stats(s->writer, &ws);
 	if (s->tr)
 		gt_translator_stats(s->tr, &ts);
+	if (s->v2) {
+		ws.events = ts.events_out;
+		ws.bytes = gt_session_v2_bytes(s);
+	}
 	if (s->flight) {
 		struct gt_flight_stats fs;
 
@@ -585,8 +594,22 @@ static void finish(struct gt_session *s)
 	}
 	if (s->writer)
 		gt_writer_stats(s->writer, &ws);
+	if (s->v2) {
+		const char *why = gt_session_v2_error(s);
+
+		gt_translator_stats(s->tr, &ts);
+		ws.events = ts.events_out;
+		if (why && s->err)
+			snprintf(s->end_reason, sizeof(s->end_reason),
+				 "writing the Go 1.2x trace failed: %s", why);
+		err = s->err ? 0 : gt_session_v2_close(s);
+		ws.bytes = gt_session_v2_bytes(s);
+		if (err)
+			fail_session(s, err, "writing the trace failed");
+		gt_session_v2_free(s);
+	}
 	s->last_trace_events = ws.events;
-	if (s->flight) {
+	if (s->flight || !s->writer) {
 		;
 	} else if (s->err) {
 		gt_writer_free(s->writer);

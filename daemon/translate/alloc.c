@@ -11,7 +11,7 @@ void gt_tr_on_alloc_sample(struct gt_translator *t, const struct gt_kev_alloc_sa
 {
 	struct gt_thread *th = NULL;
 	char value[32];
-	uint64_t key, stack;
+	uint64_t stack;
 	int p = 0;
 
 	/* the allocating thread is running (it is inside malloc) on hdr.cpu;
@@ -24,10 +24,9 @@ void gt_tr_on_alloc_sample(struct gt_translator *t, const struct gt_kev_alloc_sa
 		p = th->cpu;
 	if (t->err)
 		return;
-	key = gt_writer_string(t->w, "alloc");
 	stack = gt_tr_stack(t, th ? th->tgid : e->hdr.tgid, e->ustack, -1);
 	snprintf(value, sizeof(value), "%" PRIu64 " bytes", (uint64_t)e->size);
-	int r = gt_writer_user_log(t->w, p, t->now, 0, key, stack, value);
+	int r = gt_tr_out_user_log(t, p, "alloc", stack, value);
 	if (r < 0)
 		t->err = r;
 	else

@@ -15,6 +15,7 @@ struct gt_thread *gt_tr_create(struct gt_translator *t, int p, uint64_t creator_
 	if (!th)
 		return NULL;
 	th->ident = gt_tr_identity_reserve(t);
+	gt_tr_identity_now(t, th);
 	uint64_t a[3] = {th->goid, th->ident, creator_stack};
 	gt_tr_emit(t, p, GT_EV_GO_CREATE, a, 3);
 	th->last_p = p;

@@ -90,8 +90,11 @@ struct gt_heap_shares {
 
 #define GT_IRQ_KINDS 5 /* gt_tr_irq_stack */
 
+struct gt_tr_v2;
+
 struct gt_translator {
-	struct gt_writer *w;
+	struct gt_writer *w;    /* v1 output, or NULL with v2 */
+	struct gt_tr_v2 *v2;    /* v2 output (output_v2.c), or NULL */
 	int ncpus;              /* real Ps; P ncpus is a virtual one for G 0 */
 	const struct gt_stack_source *stacks;
 	const struct gt_title_source *titles;
@@ -153,6 +156,35 @@ bool gt_tr_traced(const struct gt_translator *t, uint32_t sessions);
 int gt_tr_g0_p(struct gt_translator *t, int hint);
 void gt_tr_set_comm(struct gt_translator *t, struct gt_thread *th, const char *comm);
 
+/* output.c: events and stacks out, to the v1 writer or through output_v2.c
+ * to the v2 encoder (gt_translator_opts.v2); 0 or a negative errno */
+int gt_tr_out_event(struct gt_translator *t, int p, int type, uint64_t ts, const uint64_t *args,
+		    int n);
+uint64_t gt_tr_out_stack(struct gt_translator *t, const struct gt_frame *f, int n);
+uint64_t gt_tr_out_stack_reserve(struct gt_translator *t);
+int gt_tr_out_stack_define(struct gt_translator *t, uint64_t id, const struct gt_frame *f, int n);
+int gt_tr_out_stack_define_rooted(struct gt_translator *t, uint64_t id, uint64_t base,
+				  const struct gt_frame *root);
+/* UserLog (category, value) at t->now on P p */
+int gt_tr_out_user_log(struct gt_translator *t, int p, const char *category, uint64_t stack,
+		       const char *value);
+/* output_v2.c */
+struct gt_v2enc;
+int gt_tr_v2_new(struct gt_tr_v2 **out, struct gt_v2enc *e, int ncpus);
+void gt_tr_v2_free(struct gt_tr_v2 *v);
+int gt_tr_v2_event(struct gt_tr_v2 *v, int p, int type, uint64_t ts, const uint64_t *a, int n);
+/* id 0: a new stack (reserved if n is 0); else (re)defines id.  The id, 0
+ * without memory.  v2 stacks may be defined again: tables are per
+ * generation, each generation takes the frames known when it uses them. */
+uint64_t gt_tr_v2_stack(struct gt_tr_v2 *v, uint64_t id, const struct gt_frame *f, int n);
+int gt_tr_v2_stack_rooted(struct gt_tr_v2 *v, uint64_t id, uint64_t base,
+			  const struct gt_frame *root);
+int gt_tr_v2_user_log(struct gt_tr_v2 *v, int p, uint64_t ts, const char *category,
+		      uint64_t stack, const char *value);
+uint64_t gt_tr_v2_dropped(const struct gt_tr_v2 *v);
+/* At the translator's end: the open generation's names. */
+int gt_tr_v2_end(struct gt_tr_v2 *v);
+
 /* translate_stack.c: stack ids -> writer stacks, identity stacks */
 /* A kernel stack id meaning "no kernel stack, a [loopback] frame on top of
  * the user stack": the stack of a loopback sender credited with the
@@ -171,6 +203,9 @@ uint64_t gt_tr_thread_stack(struct gt_translator *t, const struct gt_thread *th,
 			    int32_t kstack);
 uint64_t gt_tr_identity_reserve(struct gt_translator *t);
 void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th);
+/* v2 only: th's identity (and rooted) stack defined now with its current
+ * name, defined again later (a generation uses the name it knows) */
+void gt_tr_identity_now(struct gt_translator *t, struct gt_thread *th);
 uint64_t gt_tr_comm_pc(const char *comm);
 uint64_t gt_tr_irq_stack(struct gt_translator *t, uint32_t wakeup_flags);
 uint64_t gt_tr_named_stack(struct gt_translator *t, struct gt_thread *th, uint64_t stack);

@@ -132,8 +132,10 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 			/* the entry's, with the kernel's frames (kept rooted
 			 * in the thread's name if it was: Go 1.23 names it so) */
 			if (e->prev_kstack >= 0 && th->root_id &&
-			    t->cpus[c].sys_stack == th->root_id)
+			    t->cpus[c].sys_stack == th->root_id) {
 				th->root_base = stk;
+				gt_tr_identity_now(t, th);
+			}
 			else if (e->prev_kstack >= 0)
 				t->cpus[c].sys_stack = stk;
 		} else if (t->cpus[c].last_type != GT_EV_GO_SYSCALL && !th->entries_seen) {

@@ -56,7 +56,6 @@ int gt_translator_mark(struct gt_translator *t, uint32_t tid, const char *catego
 		       const char *message)
 {
 	struct gt_thread *th;
-	uint64_t key;
 	int p = 0, r;
 
 	if (t->err || t->ended)
@@ -67,8 +66,7 @@ int gt_translator_mark(struct gt_translator *t, uint32_t tid, const char *catego
 	if (th && th->state == GT_TH_RUNNING)
 		p = th->cpu;
 	gt_tr_flush_syscall(t, p);
-	key = gt_writer_string(t->w, category);
-	r = gt_writer_user_log(t->w, p, t->now, 0, key, 0, message);
+	r = gt_tr_out_user_log(t, p, category, 0, message);
 	if (r < 0)
 		t->err = r;
 	else

@@ -65,7 +65,7 @@ uint64_t gt_tr_stack_caller(struct gt_translator *t, uint32_t tgid, int32_t usta
 	if (!isnew)
 		return *s;
 	int n = stack_frames(t, tgid, ustack, kstack, caller);
-	uint64_t id = n > 0 ? gt_writer_stack(t->w, t->frames, n) : 0;
+	uint64_t id = n > 0 ? gt_tr_out_stack(t, t->frames, n) : 0;
 	*s = id;
 	return id;
 }
@@ -126,7 +126,7 @@ uint64_t gt_tr_irq_stack(struct gt_translator *t, uint32_t wakeup_flags)
 	if (!t->irq_stacks[k] && !t->err) {
 		struct gt_frame f = how_frame(kinds[k]);
 
-		t->irq_stacks[k] = gt_writer_stack(t->w, &f, 1);
+		t->irq_stacks[k] = gt_tr_out_stack(t, &f, 1);
 	}
 	return t->irq_stacks[k];
 }
@@ -136,7 +136,7 @@ uint64_t gt_tr_irq_stack(struct gt_translator *t, uint32_t wakeup_flags)
  * name is the thread's last one (set after clone, changed by exec). */
 uint64_t gt_tr_identity_reserve(struct gt_translator *t)
 {
-	uint64_t id = gt_writer_stack_reserve(t->w);
+	uint64_t id = gt_tr_out_stack_reserve(t);
 	if (!id && !t->err)
 		t->err = -ENOMEM; /* the writer poisons itself on this */
 	return id;
@@ -154,7 +154,7 @@ uint64_t gt_tr_named_stack(struct gt_translator *t, struct gt_thread *th, uint64
 	th->unnamed122 = false;
 	if (!stack)
 		return th->ident;
-	uint64_t id = gt_writer_stack_reserve(t->w);
+	uint64_t id = gt_tr_out_stack_reserve(t);
 	if (!id) {
 		if (!t->err)
 			t->err = -ENOMEM; /* the writer poisons itself on this */
@@ -162,6 +162,7 @@ uint64_t gt_tr_named_stack(struct gt_translator *t, struct gt_thread *th, uint64
 	}
 	th->root_id = id;
 	th->root_base = stack;
+	gt_tr_identity_now(t, th);
 	return id;
 }
 
@@ -169,12 +170,11 @@ uint64_t gt_tr_named_stack(struct gt_translator *t, struct gt_thread *th, uint64
  * "[thread]", line = tid} once (and its rooted stack, if it took one);
  * later calls do nothing.  The name is its last comm, or its process's
  * title where processes share that comm (names.c). */
-void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th)
+/* Gives th's identity stack (and its rooted one) the frame of its name now. */
+static int identity_frames(struct gt_translator *t, struct gt_thread *th)
 {
 	char name[GT_TITLE_LEN + GT_COMM_LEN + 4];
 
-	if (!th->ident)
-		return;
 	gt_tr_name(t, th, name, sizeof(name));
 	struct gt_frame f = {
 		.pc = gt_tr_comm_pc(name),
@@ -182,11 +182,36 @@ void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th)
 		.file = "[thread]",
 		.line = th->tid,
 	};
-	int r = gt_writer_stack_define(t->w, th->ident, &f, 1);
+	/* Go 1.22+'s reader keeps one frame per PC in a generation (the
+	 * first), so threads of one name would all show the first's tid: in
+	 * v2 the PC holds the tid in its low 22 bits (pid_max <= 2^22).  Go
+	 * 1.23's Goroutines page groups by name, not PC. */
+	if (t->v2 && th->tid)
+		f.pc = (f.pc & ~(uint64_t)0x3fffff) | th->tid;
+	int r = gt_tr_out_stack_define(t, th->ident, &f, 1);
 	if (r >= 0 && th->root_id)
-		r = gt_writer_stack_define_rooted(t->w, th->root_id, th->root_base, &f);
+		r = gt_tr_out_stack_define_rooted(t, th->root_id, th->root_base, &f);
+	return r;
+}
+
+void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th)
+{
+	if (!th->ident)
+		return;
+	int r = identity_frames(t, th);
 	th->ident = 0;
 	th->root_id = 0;
+	if (r < 0 && !t->err)
+		t->err = r;
+}
+
+/* With v2, a stack is used in the generation that writes it: the identity
+ * is defined as soon as it is reserved, and again at each rename. */
+void gt_tr_identity_now(struct gt_translator *t, struct gt_thread *th)
+{
+	if (!t->v2 || !th->ident)
+		return;
+	int r = identity_frames(t, th);
 	if (r < 0 && !t->err)
 		t->err = r;
 }

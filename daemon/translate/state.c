@@ -40,6 +40,7 @@ void gt_tr_set_comm(struct gt_translator *t, struct gt_thread *th, const char *c
 	memcpy(th->comm, comm, len);
 	th->comm[len] = '\0';
 	gt_tr_note_comm(t, th);
+	gt_tr_identity_now(t, th);
 }
 
 /* th's goroutine id: its TID if no goroutine had it yet (see
@@ -118,7 +119,7 @@ void gt_tr_flush_syscall(struct gt_translator *t, int p)
 	if (!c->sys_pending || t->err)
 		return;
 	c->sys_pending = false;
-	int r = gt_writer_event(t->w, p, GT_EV_GO_SYSCALL, c->sys_ts, &c->sys_stack, 1);
+	int r = gt_tr_out_event(t, p, GT_EV_GO_SYSCALL, c->sys_ts, &c->sys_stack, 1);
 	if (r < 0) {
 		t->err = r;
 		return;
@@ -135,7 +136,7 @@ void gt_tr_emit(struct gt_translator *t, int p, int type, const uint64_t *args, 
 	gt_tr_flush_syscall(t, p);
 	if (t->err)
 		return;
-	int r = gt_writer_event(t->w, p, type, t->now, args, n);
+	int r = gt_tr_out_event(t, p, type, t->now, args, n);
 	if (r < 0) {
 		t->err = r;
 		return;

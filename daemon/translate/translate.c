@@ -12,12 +12,12 @@ int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 		      const struct gt_translator_opts *o)
 {
 	*out = NULL;
-	if (!w || !o || o->ncpus <= 0 || o->ncpus > GT_MAX_P) /* P ncpus is the spare */
+	if ((!w && !(o && o->v2)) || !o || o->ncpus <= 0 || o->ncpus > GT_MAX_P) /* P ncpus is the spare */
 		return -EINVAL;
 	struct gt_translator *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->w = w;
+	t->w = o->v2 ? NULL : w;
 	t->ncpus = o->ncpus;
 	t->stacks = o->stacks;
 	t->titles = o->titles;
@@ -27,7 +27,8 @@ int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 	gt_idmap_init(&t->threads, 1, sizeof(struct gt_thread *));
 	t->cpus = calloc((size_t)o->ncpus + 1, sizeof(*t->cpus));
 	t->frames = calloc(GT_MAX_STACK_FRAMES, sizeof(*t->frames));
-	if (!t->cpus || !t->frames) {
+	int err = o->v2 ? gt_tr_v2_new(&t->v2, o->v2, o->ncpus) : 0;
+	if (!t->cpus || !t->frames || err) {
 		gt_translator_free(t);
 		return -ENOMEM;
 	}
@@ -45,6 +46,7 @@ void gt_translator_free(struct gt_translator *t)
 	gt_tr_heap_free(t);
 	free(t->cpus);
 	free(t->frames);
+	gt_tr_v2_free(t->v2);
 	free(t->tid_used);
 	gt_tr_stack_free(t);
 	gt_tr_names_free(t);
@@ -247,8 +249,15 @@ int gt_translator_end(struct gt_translator *t, uint64_t ts)
 		if (th)
 			gt_tr_identity_define(t, th);
 	}
+	if (t->v2 && !t->err)
+		t->err = gt_tr_v2_end(t->v2);
 	t->ended = true;
 	return t->err;
+}
+
+uint64_t gt_translator_dropped(const struct gt_translator *t)
+{
+	return gt_tr_v2_dropped(t->v2);
 }
 
 void gt_translator_stats(const struct gt_translator *t, struct gt_translator_stats *st)

@@ -56,6 +56,9 @@
  *    Go 1.22+ (which names a goroutine from its own transitions' stacks)
  *    names it (docs/mapping.md, "Threads that never ran").
  *
+ * With gt_translator_opts.v2 the same events are written as a Go 1.22+
+ * trace (output_v2.c, docs/format.md "Recording v2"): M = the thread.
+ *
  * Return convention: 0 or a negative errno (only writer or allocation
  * failures are errors; bad kernel input is repaired, never an error).
  */
@@ -136,10 +139,21 @@ struct gt_translator_opts {
 						(CPUSample needs >= 1.19) */
 	uint32_t session_mask;               /* this session's bit in the
 						*_sessions masks; 0 = any bit */
+	struct gt_v2enc *v2;                 /* non-NULL: write a Go 1.22+ trace
+						through this encoder (initialized,
+						times in ns), not w; the caller
+						finishes and frees it after
+						gt_translator_end */
 };
 
+struct gt_v2enc;
+
+/* w: the v1 writer, or NULL when o->v2 is given. */
 int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 		      const struct gt_translator_opts *o);
+
+/* UserLogs not written (v2 has none without a running goroutine). */
+uint64_t gt_translator_dropped(const struct gt_translator *t);
 
 /* Writes the initial snapshot (GoCreate by G 0 for each thread, GoWaiting
  * for the blocked ones, ProcStart + GoStart for those running)

@@ -177,10 +177,18 @@ int32_t gt_an_stack_sysname(struct gt_analysis *a, uint64_t stk)
 const char *gt_an_thread_name(const struct gt_analysis *a, const struct gt_an_thread *t,
 			      size_t *len, int64_t *tid)
 {
-	struct gt_an_frame f;
+	struct gt_an_frame f, all[128];
+	size_t n;
 
 	*tid = -1;
 	*len = 0;
+	if (!t->name_stk && t->root_stk &&
+	    (n = gt_an_stack(a, t->root_stk, all, sizeof(all) / sizeof(all[0]))) > 0 &&
+	    all[n - 1].file_len == 8 && !memcmp(all[n - 1].file, "[thread]", 8)) {
+		*tid = (int64_t)all[n - 1].line;
+		*len = all[n - 1].fn_len;
+		return all[n - 1].fn;
+	}
 	if (!t->name_stk || gt_an_stack(a, t->name_stk, &f, 1) != 1)
 		return "";
 	if (f.file_len == 8 && !memcmp(f.file, "[thread]", 8))

@@ -100,10 +100,18 @@ enum gt_an_wake { GT_AN_WAKE_NONE, GT_AN_WAKE_UNBLOCK };
 struct gt_an_thread {
 	uint64_t id;
 	uint64_t name_stk;   /* GoCreate's new-goroutine stack (0: unknown) */
+	uint64_t root_stk;   /* without one: its first own stack, whose root
+			      * frame names it if that is a [thread] frame
+			      * (a goroutine a Go 1.22 file stated by GoStatus,
+			      * named as Go 1.22 names it) */
 	struct gt_hist delay;
 	int64_t worst_at_ns; /* when the worst delay ended (its GoStart) */
 	uint64_t offcpu_ns[GT_BLK_COUNT], offcpu_n[GT_BLK_COUNT];
 	uint64_t oncpu_ns, starts, migrations;
+	uint64_t stops_n[GT_BLK_COUNT]; /* stops by their own event's reason,
+					 * as v1's `inspect --json` counts
+					 * blocks (offcpu_n moves a generic
+					 * syscall's wait to syscall) */
 	struct gt_an_syscall *sys;
 	size_t nsys, capsys;
 	struct gt_an_waker *wak;

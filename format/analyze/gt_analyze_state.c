@@ -254,6 +254,8 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 	/* GoEnd: no reason, the goroutine is gone */
 	int r = e->type == GT_EV_GO_END ? -1 : (int)gt_block_reason_of(e->type);
 
+	if (r >= 0 && in_window(a, ns))
+		t->stops_n[r]++;
 	if (t->sys_blocked && generic_syscall_block(a, t, e->type))
 		r = GT_BLK_SYSCALL;
 
@@ -265,6 +267,8 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 	t->stop_ns = ns;
 	t->stop_stk = e->stk;
 	t->stop_sys = -1;
+	if (!t->name_stk && !t->root_stk)
+		t->root_stk = e->stk;
 	/* blocked inside a syscall: the time is that syscall's too, and a
 	 * GoSysBlock, which has no stack, takes its GoSysCall's */
 	if (t->sys_blocked) {
@@ -338,6 +342,8 @@ int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 		t->sys_open = 1;
 		t->sys_ns = ns;
 		t->sys_stk = e->stk;
+		if (!t->name_stk && !t->root_stk)
+			t->root_stk = e->stk;
 		return 0;
 	case GT_EV_GO_SYSEXIT:
 		runnable(t, ns, GT_AN_WAKE_NONE, 0);

@@ -323,16 +323,17 @@ static int stop_type(struct run *r, uint64_t sid)
 
 /* A goroutine the trace states (GoStatus) that the analysis has not seen:
  * what a legacy runtime wrote for it.  create: at trace start (GoCreate
- * first, before Gomaxprocs). */
+ * first, before Gomaxprocs, with name_stk: a GoStatusStack's stack, which
+ * names the goroutine as Go 1.23 does). */
 static int introduce(struct run *r, uint64_t g, uint64_t status, uint64_t m, uint64_t ts,
-		     int create)
+		     int create, uint64_t name_stk)
 {
 	struct gstate *s;
 	struct mstate *ms;
 	int rc = 0;
 
 	if (create)
-		rc = emit(r, GT_EV_GO_CREATE, 0, -1, g, 0, 0, ts);
+		rc = emit(r, GT_EV_GO_CREATE, 0, -1, g, name_stk, 0, ts);
 	if (!rc && status == GT_V2_G_WAITING)
 		rc = emit(r, GT_EV_GO_WAITING, g, -1, g, 0, 0, ts);
 	if (!rc && status == GT_V2_G_SYSCALL)
@@ -374,7 +375,7 @@ static int on_status(struct run *r, const struct v2e *e)
 	if (!(s = gst(r, g)))
 		return -ENOMEM;
 	if (!s->status)
-		return introduce(r, g, st, m, e->ts, 0);
+		return introduce(r, g, st, m, e->ts, 0, 0);
 	if (s->status != st &&
 	    (rc = anomaly(r, "statuses", "GoStatus of goroutine %llu restates another status", g)))
 		return rc;
@@ -422,7 +423,8 @@ static int start(struct run *r)
 			return -ENOMEM;
 		if (s->status)
 			continue;
-		rc = introduce(r, e->args[0], e->args[2], e->args[1], t0, 1);
+		rc = introduce(r, e->args[0], e->args[2], e->args[1], t0, 1,
+			       e->type == GT_V2_GO_STATUS_STACK ? gstk(r, e->args[3]) : 0);
 		if (!rc)
 			rc = set_seq(r, e->args[0], 0);
 		if (rc)
@@ -603,11 +605,22 @@ static int on_go(struct run *r, const struct v2e *e, struct mstate *ms)
 			return rc;
 		rc = emit(r, GT_EV_GO_SYSCALL, cur, p, 0, 0, gstk(r, e->args[1]), ts);
 		return rc ? rc : set_status(r, cur, GT_V2_G_SYSCALL);
-	case GT_V2_GO_SYSCALL_END:
+	case GT_V2_GO_SYSCALL_END: {
+		struct gt_an_thread *t = gt_an_thread_get(r->a, cur);
+		int64_t ns = gt_an_ns(r->a, (int64_t)ts);
+
 		if ((rc = syscall_p(r, e, ms)))
 			return rc;
-		rc = gt_an_syscall_end(r->a, cur, gt_an_ns(r->a, (int64_t)ts));
+		if (!t)
+			return -ENOMEM;
+		/* an end at its begin's very time is a v1 GoSysCall written as
+		 * v2 (record --go-version 1.22+, docs/format.md "Recording
+		 * v2"): the call stays open, as after a GoSysCall, so that the
+		 * block right after it is that syscall blocking */
+		if (!(t->sys_open && t->sys_ns == ns))
+			rc = gt_an_syscall_end(r->a, cur, ns);
 		return rc ? rc : set_status(r, cur, GT_V2_G_RUNNING);
+	}
 	case GT_V2_GO_SYSCALL_END_BLOCKED:
 		ms->g = 0;
 		rc = sys_block(r, cur, p, ts);

@@ -169,10 +169,11 @@ uint64_t gt_v2enc_string(struct gt_v2enc *e, const char *s)
 	return id;
 }
 
-uint64_t gt_v2enc_stack(struct gt_v2enc *e, const struct gt_v2enc_frame *f, size_t n)
+/* A stack's frames as table words (pc, func, file, line; names interned)
+ * into w: how many frames, 0 for none or on error. */
+static size_t stack_words(struct gt_v2enc *e, const struct gt_v2enc_frame *f, size_t n,
+			  uint64_t *w)
 {
-	uint64_t w[GT_V2_MAX_FRAMES * 4], id = 0;
-
 	if (e->failed || !n)
 		return 0;
 	if (n > GT_V2_MAX_FRAMES)
@@ -194,13 +195,49 @@ uint64_t gt_v2enc_stack(struct gt_v2enc *e, const struct gt_v2enc_frame *f, size
 		w[4 * i + 2] = ids[1];
 		w[4 * i + 3] = f[i].line;
 	}
-	if (e->failed)
+	return e->failed ? 0 : n;
+}
+
+uint64_t gt_v2enc_stack(struct gt_v2enc *e, const struct gt_v2enc_frame *f, size_t n)
+{
+	uint64_t w[GT_V2_MAX_FRAMES * 4], id = 0;
+
+	if (!(n = stack_words(e, f, n, w)))
 		return 0;
 	if (gt_strset_add(&e->stacks, w, n * 4 * sizeof(w[0]), &id, NULL)) {
 		gt_v2enc_fail(e, "stack table: out of memory");
 		return 0;
 	}
 	return id;
+}
+
+uint64_t gt_v2enc_stack_reserve(struct gt_v2enc *e)
+{
+	uint64_t id = 0;
+
+	if (e->failed)
+		return 0;
+	if (gt_strset_reserve(&e->stacks, &id)) {
+		gt_v2enc_fail(e, "stack table: out of memory");
+		return 0;
+	}
+	return id;
+}
+
+int gt_v2enc_stack_define(struct gt_v2enc *e, uint64_t id, const struct gt_v2enc_frame *f,
+			  size_t n)
+{
+	uint64_t w[GT_V2_MAX_FRAMES * 4];
+	int rc;
+
+	if (!(n = stack_words(e, f, n, w)))
+		return e->failed ? -EINVAL : gt_v2enc_fail(e, "stack %llu defined with no frame",
+							 (unsigned long long)id);
+	rc = gt_strset_define(&e->stacks, id, w, n * 4 * sizeof(w[0]));
+	if (rc)
+		return gt_v2enc_fail(e, "stack %llu: not reserved in this generation, or defined "
+				     "already", (unsigned long long)id);
+	return 0;
 }
 
 static int flush_m(struct gt_v2enc *e, uint64_t m, struct gt_v2enc_m *s)
@@ -321,6 +358,8 @@ static int write_stacks(struct gt_v2enc *e, uint8_t *buf)
 		size_t len, n = 0;
 		const uint64_t *w = gt_strset_get(&e->stacks, id, &len);
 
+		if (!w)
+			continue; /* reserved, never defined: no event uses it */
 		h[n++] = GT_V2_STACK;
 		n += gt_uvarint_put(h + n, id);
 		n += gt_uvarint_put(h + n, len / (4 * sizeof(*w)));

@@ -86,6 +86,13 @@ uint64_t gt_v2enc_string(struct gt_v2enc *e, const char *s);
 /* The id of a stack of n frames (innermost first, n <= 128) in this
  * generation's table, 0 for no frames or on error. */
 uint64_t gt_v2enc_stack(struct gt_v2enc *e, const struct gt_v2enc_frame *f, size_t n);
+/* A stack id of this generation whose frames are given later, before the
+ * generation ends (gt_v2enc_stack_define, once): a thread's name known
+ * only at the generation's end.  0 on error.  One left undefined is not
+ * written: no event may use it then. */
+uint64_t gt_v2enc_stack_reserve(struct gt_v2enc *e);
+int gt_v2enc_stack_define(struct gt_v2enc *e, uint64_t id, const struct gt_v2enc_frame *f,
+			  size_t n);
 
 /* A CPU sample at ts of M m, P p and goroutine g (GT_V2ENC_NONE: none),
  * stack an id of gt_v2enc_stack: written in the generation's CPUSamples

@@ -8,6 +8,14 @@ set -u
 
 GT_BUILD=${GT_BUILD:-build}
 GTCTL=$GT_BUILD/gotracectl
+# GT_GO_VERSION=1.22|1.23 (or any --go-version): every `record` of the
+# script writes that format, unless it names a version itself
+# (tests/lib/gtctl_go_version.sh; docs/testing.md).
+if [ -n "${GT_GO_VERSION:-}" ]; then
+	export GT_GO_VERSION GT_REAL_GTCTL
+	GT_REAL_GTCTL=$(cd "$GT_BUILD" && pwd)/gotracectl
+	GTCTL=$(pwd)/tests/lib/gtctl_go_version.sh
+fi
 WL=$GT_BUILD/workloads
 TRUTH="python3 tests/integration/truth.py"
 GT_GO123=${GOCHECK_GO123:-/usr/lib/go-1.23/bin/go}  # Go 1.23, for its viewer
@@ -379,8 +387,10 @@ gt_serve_trace() {
 # gt_viewer_pages FILE: serves FILE with `go tool trace` and saves
 # /jsontrace and /goroutines to FILE.jsontrace and FILE.goroutines.html.
 gt_viewer_pages() {
-	local file=$1 rc=1
-	if gt_serve_trace go "$file" "$file.viewer.log" 600; then
+	local file=$1 rc=1 go=go
+	# a Go 1.22+ file (GT_GO_VERSION): Go 1.19 cannot read it, Go 1.23 can
+	head -c 16 "$file" | grep -qa "go 1.2[23] trace" && go=$GT_GO123
+	if gt_serve_trace "$go" "$file" "$file.viewer.log" 600; then
 		rc=0
 		curl -s --max-time 120 -o "$file.jsontrace" "http://127.0.0.1:$gt_port/jsontrace" || rc=1
 		curl -s --max-time 120 -o "$file.goroutines.html" "http://127.0.0.1:$gt_port/goroutines" || rc=1

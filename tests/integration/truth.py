@@ -238,7 +238,8 @@ def main(argv):
     if cmd == "groups":
         with open(args[0]) as f:
             page = f.read()
-        shown = set(re.findall(r'<a href="/goroutine\?id=\d+">([^<]*)</a>', page))
+        # Go 1.19's page links groups by id, Go 1.23's (a v2 file) by name
+        shown = set(re.findall(r'<a href="/goroutine\?(?:id=\d+|name=[^"]*)">([^<]*)</a>', page))
         missing = [n for n in args[1:] if n not in shown]
         if missing:
             print(f"  Goroutines page lacks groups {missing}; it shows {sorted(shown)[:40]}")
@@ -248,6 +249,9 @@ def main(argv):
             page = f.read()
         sizes = {}
         for name, n in re.findall(r'<a href="/goroutine\?id=\d+">([^<]*)</a> N=(\d+)', page):
+            sizes[name] = sizes.get(name, 0) + int(n)
+        for name, n in re.findall(r'<a href="/goroutine\?name=[^"]*">([^<]*)</a>(?:\s*</\w+>)*\s*<td>(\d+)',
+                                  page):  # Go 1.23's
             sizes[name] = sizes.get(name, 0) + int(n)
         rc = 0
         for want in args[1:]:

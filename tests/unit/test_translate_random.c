@@ -14,8 +14,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "analyze/gt_analyze.h"
 #include "check/gt_check.h"
 #include "gt_test.h"
+#include "v2/gt_v2enc.h"
 #include "writer/gt_writer.h"
 #include "translate/translate.h"
 
@@ -388,6 +394,108 @@ static void tally_name(const struct gt_goroutine_stats *g, void *arg)
 	}
 }
 
+static int fd_write(void *ctx, const void *p, size_t n)
+{
+	int fd = *(int *)ctx;
+	const char *b = p;
+
+	while (n) {
+		ssize_t k = write(fd, b, n);
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* The same stream through the v2 output (record --go-version 1.22|1.23):
+ * the encoder accepts every call (Go's rules), our analysis reads the file
+ * strictly with one goroutine per thread lifetime, each named by its
+ * thread (its tid known), and Go 1.22/1.23's parsers and Go 1.23's viewer
+ * accept it. */
+static int run_v2(uint64_t seed, int version, int ncpus, const uint8_t *stream,
+		  const size_t *offs, size_t nev, const struct gt_thread_snapshot *snap, int nsnap,
+		  uint64_t end, uint64_t want_threads, char *why, size_t whylen)
+{
+	char path[] = "/tmp/gt-test-translate-random-v2-XXXXXX";
+	int fd = mkstemp(path), rc = -1, ok;
+	struct gt_v2enc e;
+	struct gt_translator *t = NULL;
+	struct gt_stack_source src = {fake_frames, fake_ra_slot, NULL};
+	struct gt_translator_opts o = {.ncpus = ncpus, .stacks = &src, .go_version = 1000 + version,
+				       .v2 = &e};
+	struct gt_analysis a;
+	struct gt_analyze_opts ao = {.since_ns = 0, .until_ns = -1, .strict = 1};
+	struct stat st;
+	size_t unnamed = 0, ng = 0;
+	unsigned long long gens = 0;
+	void *data;
+	int r;
+
+	memset(&e, 0, sizeof(e));
+	r = fd < 0 ? -errno : gt_v2enc_init(&e, version, 1000000000ull, fd_write, &fd);
+	if (!r) {
+		gt_v2enc_stage(&e);
+		r = gt_translator_new(&t, NULL, &o);
+	}
+	if (!r)
+		r = gt_translator_begin(t, 1000000, snap, nsnap);
+	for (size_t i = 0; !r && i < nev; i++)
+		r = gt_translator_event(t, (const struct gt_kev_hdr *)(stream + offs[i]),
+					offs[i + 1] - offs[i]);
+	if (!r)
+		r = gt_translator_end(t, end);
+	if (!r)
+		r = gt_v2enc_finish(&e);
+	gt_translator_free(t);
+	if (r) {
+		snprintf(why, whylen, "v2 (1.%d): translate/encode failed: %s: %s", version,
+			 strerror(-r), e.failed ? e.error : "");
+		goto out;
+	}
+	data = fstat(fd, &st) == 0 && st.st_size ?
+		mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	if (data == MAP_FAILED) {
+		snprintf(why, whylen, "v2: empty file");
+		goto out;
+	}
+	ok = gt_analyze(&a, data, (size_t)st.st_size, &ao) == 0;
+	for (size_t i = 0; ok && i < a.nthreads; i++) {
+		size_t len;
+		int64_t tid;
+
+		gt_an_thread_name(&a, &a.threads[i], &len, &tid);
+		unnamed += tid < 0;
+	}
+	ng = a.nthreads;
+	gens = a.generations;
+	if (!ok)
+		snprintf(why, whylen, "v2 (1.%d): our analysis: %s", version, a.error);
+	else if (ng != want_threads || unnamed)
+		snprintf(why, whylen, "v2 (1.%d): %zu goroutines for %llu thread lifetimes, %zu "
+			 "without their thread's name", version, ng,
+			 (unsigned long long)want_threads, unnamed);
+	gt_analysis_free(&a);
+	munmap(data, (size_t)st.st_size);
+	if (!ok || ng != want_threads || unnamed)
+		goto out;
+	if (gt_test_gocheck(path, why, whylen) != 0)
+		goto out;
+	printf("seed %llu: v2 1.%d: %lld bytes, %llu generations\n", (unsigned long long)seed,
+	       version, (long long)st.st_size, gens);
+	rc = 0;
+out:
+	gt_v2enc_free(&e);
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0 || !getenv("GT_KEEP"))
+		unlink(path);
+	else
+		fprintf(stderr, "kept %s\n", path);
+	return rc;
+}
+
 static int run_stream(uint64_t seed, char *why, size_t whylen)
 {
 	struct sim s;
@@ -422,7 +530,10 @@ static int run_stream(uint64_t seed, char *why, size_t whylen)
 	}
 	int nsteps = 300 + (int)rnd(&s.r, 1500);
 	for (int i = 0; i < nsteps; i++) {
-		s.ts += 1 + rnd(&s.r, 2000);
+		/* one stream in three spans seconds: v2's generations (one a
+		 * second) cut it, with threads blocked, runnable and running
+		 * across each boundary */
+		s.ts += 1 + rnd(&s.r, seed % 3 ? 2000 : 4000000);
 		int c = (int)rnd(&s.r, (uint32_t)s.kcpus);
 		switch (rnd(&s.r, 10)) {
 		case 0: case 1: case 2: do_switch(&s, c); break;
@@ -485,6 +596,9 @@ static int run_stream(uint64_t seed, char *why, size_t whylen)
 		goto out;
 	}
 	if (gt_test_gocheck(path, why, whylen) != 0)
+		goto out;
+	if (run_v2(seed, seed % 2 ? 22 : 23, s.ncpus, stream, s.offs, s.nev, snap, nsnap,
+		   s.ts + 2000000, st.threads, why, whylen))
 		goto out;
 	printf("seed %llu: ncpus %d, %zu kernel events, %llu go events, %llu repairs\n",
 	       (unsigned long long)seed, s.ncpus, s.nev, (unsigned long long)st.events_out,
