@@ -124,3 +124,16 @@ int gt_args_socket_opts(int argc, char **argv, void (*usage)(FILE *), const char
 	}
 	return -1;
 }
+
+int gt_args_session_id(const char *s, uint32_t *id)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v == 0 || v > 0x7fffffffUL || s[0] == '-')
+		return -EINVAL;
+	*id = (uint32_t)v;
+	return 0;
+}

@@ -21,6 +21,10 @@ int gt_args_pids(const char *s, pid_t *pids, int max);
  * process), -EPERM (a kernel thread), with a message in why. */
 int gt_args_target_pid(pid_t pid, char *why, size_t whylen);
 
+/* A daemon session's id as gotracectl status shows it: a decimal number
+ * from 1 to 2^31-1, nothing else.  0 or -EINVAL. */
+int gt_args_session_id(const char *s, uint32_t *id);
+
 /* The options of gotracectl's daemon commands (status, stop): --socket
  * PATH and --help.  Returns -1 to go on (*sock_path set, optind at the
  * first operand), or the exit code: 0 after --help (usage on stdout), 2

@@ -13,6 +13,7 @@
 
 #include "client.h"
 #include "commands.h"
+#include "common/parse_args.h"
 #include "common/clock.h"
 #include "trace_output.h"
 
@@ -25,19 +26,6 @@ static void dump_usage(FILE *f)
 		   "  -o, --output FILE   write it to FILE (atomically, as for record -o);\n"
 		   "                      default: a new file in the session's directory\n"
 		   "      --socket PATH   gotraced's socket (default %s)\n", GT_DEFAULT_SOCKET);
-}
-
-static int parse_id(const char *s, uint32_t *id)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v == 0 || v > 0x7fffffffUL || s[0] == '-')
-		return -EINVAL;
-	*id = (uint32_t)v;
-	return 0;
 }
 
 static const struct option longopts[] = {
@@ -108,7 +96,7 @@ int cmd_dump(int argc, char **argv)
 		dump_usage(stderr);
 		return 2;
 	}
-	if (parse_id(argv[optind], &id)) {
+	if (gt_args_session_id(argv[optind], &id)) {
 		fprintf(stderr, "gotracectl dump: '%s' is not a session id (see gotracectl status)\n",
 			argv[optind]);
 		return 2;

@@ -18,19 +18,6 @@
 
 volatile sig_atomic_t gt_record_dump_asked;
 
-static void kind_label(const struct gt_flight_trigger *t, char *buf, size_t len)
-{
-	const char *sys = t->sysnr >= 0 ? gt_engine_syscall_name(t->sysnr) : NULL;
-
-	switch (t->kind) {
-	case GT_FLIGHT_SCHED_DELAY: snprintf(buf, len, "-sched-delay"); break;
-	case GT_FLIGHT_OFFCPU: snprintf(buf, len, "-offcpu"); break;
-	case GT_FLIGHT_SYSCALL:
-		snprintf(buf, len, "-syscall%s%s", sys ? "-" : "", sys ? sys : "");
-		break;
-	}
-}
-
 int gt_flight_dump_name(const char *out, const struct gt_flight_opts *o,
 			const struct gt_flight_fired *mark, char *path, size_t len)
 {
@@ -44,7 +31,7 @@ int gt_flight_dump_name(const char *out, const struct gt_flight_opts *o,
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y%m%d-%H%M%S", &tm);
 	if (mark)
-		kind_label(&o->triggers[mark->trigger], label, sizeof(label));
+		gt_flight_trigger_label(&o->triggers[mark->trigger], label, sizeof(label));
 	for (int i = 1; i < 1000; i++) {
 		char suffix[16] = "";
 		struct stat st;

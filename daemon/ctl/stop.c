@@ -16,19 +16,6 @@ static void stop_usage(FILE *f)
 		   "      --socket PATH   gotraced's socket (default %s)\n", GT_DEFAULT_SOCKET);
 }
 
-static int parse_id(const char *s, uint32_t *id)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v == 0 || v > 0x7fffffffUL || s[0] == '-')
-		return -EINVAL;
-	*id = (uint32_t)v;
-	return 0;
-}
-
 int cmd_stop(int argc, char **argv)
 {
 	const char *sock_path;
@@ -42,7 +29,7 @@ int cmd_stop(int argc, char **argv)
 		stop_usage(stderr);
 		return 2;
 	}
-	if (parse_id(argv[optind], &id)) {
+	if (gt_args_session_id(argv[optind], &id)) {
 		fprintf(stderr, "gotracectl stop: '%s' is not a session id (see gotracectl status)\n",
 			argv[optind]);
 		return 2;

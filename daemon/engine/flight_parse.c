@@ -92,3 +92,16 @@ int gt_flight_size_parse(const char *s, uint64_t *bytes)
 	*bytes = (uint64_t)v << shift;
 	return 0;
 }
+
+void gt_flight_trigger_label(const struct gt_flight_trigger *t, char *buf, size_t len)
+{
+	const char *sys = t->sysnr >= 0 ? gt_engine_syscall_name(t->sysnr) : NULL;
+
+	switch (t->kind) {
+	case GT_FLIGHT_SCHED_DELAY: snprintf(buf, len, "-sched-delay"); break;
+	case GT_FLIGHT_OFFCPU: snprintf(buf, len, "-offcpu"); break;
+	case GT_FLIGHT_SYSCALL:
+		snprintf(buf, len, "-syscall%s%s", sys ? "-" : "", sys ? sys : "");
+		break;
+	}
+}

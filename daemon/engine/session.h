@@ -144,6 +144,8 @@ int64_t gt_engine_syscall_nr(const char *name);
 int gt_flight_trigger_parse(const char *spec, struct gt_flight_trigger *t, char *why,
 			    size_t whylen);
 int gt_flight_size_parse(const char *s, uint64_t *bytes);
+/* A trigger's part of a dump's file name: "-offcpu", "-syscall-fsync". */
+void gt_flight_trigger_label(const struct gt_flight_trigger *t, char *buf, size_t len);
 void gt_session_free(struct gt_session *s);
 
 #endif

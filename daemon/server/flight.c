@@ -42,19 +42,6 @@ int gt_srv_flight_check_dir(int fd, uid_t owner, char *why, size_t whylen)
 	return 0;
 }
 
-static void kind_label(const struct gt_flight_trigger *t, char *buf, size_t len)
-{
-	const char *sys = t->sysnr >= 0 ? gt_engine_syscall_name(t->sysnr) : NULL;
-
-	switch (t->kind) {
-	case GT_FLIGHT_SCHED_DELAY: snprintf(buf, len, "-sched-delay"); break;
-	case GT_FLIGHT_OFFCPU: snprintf(buf, len, "-offcpu"); break;
-	case GT_FLIGHT_SYSCALL:
-		snprintf(buf, len, "-syscall%s%s", sys ? "-" : "", sys ? sys : "");
-		break;
-	}
-}
-
 /* Links the finished anonymous file fd into the directory under the first
  * free name (never over an existing one: linkat does not replace). */
 static int link_named(struct gt_srv_session *ss, int fd, const struct gt_flight_fired *mark,
@@ -67,7 +54,7 @@ static int link_named(struct gt_srv_session *ss, int fd, const struct gt_flight_
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y%m%d-%H%M%S", &tm);
 	if (mark)
-		kind_label(&ss->fopts.triggers[mark->trigger], label, sizeof(label));
+		gt_flight_trigger_label(&ss->fopts.triggers[mark->trigger], label, sizeof(label));
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	for (int i = 1; i < 1000; i++) {
 		char suffix[16] = "";

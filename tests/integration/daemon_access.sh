@@ -34,21 +34,8 @@ grep -q "refused: RECORD came without the output file descriptor" "$GT_TMP/daemo
 	ok daemon_refusals_logged || fail daemon_refusals_logged "no log line for the refusal"
 
 # --- a non-root user ------------------------------------------------------------------
-if ! id "$USER_NAME" >/dev/null 2>&1; then
-	useradd --system --no-create-home --shell /usr/sbin/nologin "$USER_NAME" ||
-		{ fail daemon_user "useradd $USER_NAME failed"; gt_finish; }
-fi
+gt_user_env daemon_user
 UID_U=$(id -u "$USER_NAME")
-# The real socket is 0660 root:gotrace; here the test lets the user in directly.
-chmod 0755 "$GT_TMP"
-chmod 0666 "$SOCK"
-UDIR=$GT_TMP/user
-mkdir -p "$UDIR" && chown "$USER_NAME" "$UDIR"
-# setpriv execs in place (runuser would fork), so $! is the user's own process
-as_user() { setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@"; }
-# the user may not reach the build tree: give it copies of the binaries
-mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" "$GT_TMP/bin/" && chmod 0755 "$GT_TMP/bin"
-UCTL=$GT_TMP/bin/gotracectl
 
 out=$(as_user "$UCTL" record --daemon --socket "$SOCK" -p "$ROOT_TARGET" -o "$UDIR/root.trace" -d 1s 2>&1); rc=$?
 if [ $rc != 0 ] && echo "$out" | grep -q "may not trace process $ROOT_TARGET"; then

@@ -125,17 +125,7 @@ else
 fi
 
 # --- another user ---------------------------------------------------------------------
-if ! id "$USER_NAME" >/dev/null 2>&1; then
-	useradd --system --no-create-home --shell /usr/sbin/nologin "$USER_NAME" ||
-		{ fail flightd_user_cannot_dump "useradd $USER_NAME failed"; gt_finish; }
-fi
-chmod 0755 "$GT_TMP"
-chmod 0666 "$SOCK"
-UDIR=$GT_TMP/user
-mkdir -p "$UDIR" && chown "$USER_NAME" "$UDIR"
-as_user() { setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@"; }
-mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" "$GT_TMP/bin/" && chmod 0755 "$GT_TMP/bin"
-UCTL=$GT_TMP/bin/gotracectl
+gt_user_env flightd_user_cannot_dump
 
 o1=$(as_user "$UCTL" dump --socket "$SOCK" -o "$UDIR/root.trace" "$ID2" 2>&1); r1=$?
 o2=$(as_user "$UCTL" dump --socket "$SOCK" "$ID2" 2>&1); r2=$?

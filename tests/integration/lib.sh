@@ -158,6 +158,27 @@ gt_start_daemon() {
 
 # gt_valid NAME FILE: Go's reader and viewer (gocheck.sh) and our checker
 # (inspect) both accept FILE; writes FILE.json (inspect --json) for later.
+# gt_user_env CASE: a non-root user USER_NAME (made if missing; CASE fails
+# and the script ends if it cannot be) who may reach gotraced's socket SOCK
+# and GT_TMP: sets UDIR (a directory of the user's), UCTL (a copy of
+# gotracectl the user can run, beside one of the sleeper workload) and
+# as_user CMD... (setpriv execs in place, where runuser would fork, so $!
+# is the user's own process).
+gt_user_env() {
+	if ! id "$USER_NAME" >/dev/null 2>&1; then
+		useradd --system --no-create-home --shell /usr/sbin/nologin "$USER_NAME" ||
+			{ fail "$1" "useradd $USER_NAME failed"; gt_finish; }
+	fi
+	# The real socket is 0660 root:gotrace; here the test lets the user in directly.
+	chmod 0755 "$GT_TMP"
+	chmod 0666 "$SOCK"
+	UDIR=$GT_TMP/user
+	mkdir -p "$UDIR" && chown "$USER_NAME" "$UDIR"
+	mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" "$GT_TMP/bin/" && chmod 0755 "$GT_TMP/bin"
+	UCTL=$GT_TMP/bin/gotracectl
+}
+as_user() { setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@"; }
+
 gt_valid() {
 	local name=$1 file=$2 out
 	if [ ! -s "$file" ]; then
