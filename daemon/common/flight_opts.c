@@ -3,8 +3,10 @@
 #include "flight_opts.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_NS (366ull * 24 * 3600 * 1000000000ull) /* a year, as GT_MAX_DURATION_NS */
 
@@ -56,4 +58,20 @@ int gt_flight_opts_check(const struct gt_flight_opts *o, char *why, size_t whyle
 		if (check_trigger(&o->triggers[i], i, why, whylen))
 			return -EINVAL;
 	return 0;
+}
+
+int gt_flight_dir_open(const char *path, const char *what, char *why, size_t whylen)
+{
+	int fd;
+
+	if (!what)
+		what = path;
+	if (mkdir(path, 0750) && errno != EEXIST) {
+		snprintf(why, whylen, "cannot make %s: %s", what, strerror(errno));
+		return -1;
+	}
+	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		snprintf(why, whylen, "cannot open %s: %s", what, strerror(errno));
+	return fd;
 }

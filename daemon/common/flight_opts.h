@@ -77,4 +77,9 @@ struct gt_flight_stats {
  * with why naming what is wrong. */
 int gt_flight_opts_check(const struct gt_flight_opts *o, char *why, size_t whylen);
 
+/* The dumps' directory PATH, made (0750, one level) if missing, opened
+ * O_PATH without following a link: its fd, or -1 with why saying
+ * "cannot make|open WHAT: reason", WHAT being what (PATH itself if NULL). */
+int gt_flight_dir_open(const char *path, const char *what, char *why, size_t whylen);
+
 #endif

@@ -8,25 +8,27 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "client.h"
+#include "common/flight_opts.h"
 
+/* The dump directory -o names, opened here (the daemon gets the fd). */
 static int open_dir(const char *path, char *why, size_t whylen)
 {
+	char what[PATH_MAX + 32];
+	size_t n;
 	int fd;
 
-	if (mkdir(path, 0750) && errno != EEXIST) {
-		snprintf(why, whylen, "cannot make the dump directory %s: %s", path, strerror(errno));
-		return -1;
-	}
-	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		snprintf(why, whylen, "cannot open the dump directory %s: %s (-o names a "
-			 "directory with --detach)", path, strerror(errno));
+	snprintf(what, sizeof(what), "the dump directory %s", path);
+	fd = gt_flight_dir_open(path, what, why, whylen);
+	n = strlen(why);
+	if (fd < 0 && n < whylen)
+		snprintf(why + n, whylen - n, " (-o names a directory with --detach)");
 	return fd;
 }
 

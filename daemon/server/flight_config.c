@@ -85,21 +85,6 @@ int gt_srv_flight_config_check(const struct gt_server_opts *o)
 	return 0;
 }
 
-/* The dumps' directory, made (0750, one level) if missing; no link. */
-static int open_dir(const char *path, char *why, size_t whylen)
-{
-	int fd;
-
-	if (mkdir(path, 0750) && errno != EEXIST) {
-		snprintf(why, whylen, "cannot make %s: %s", path, strerror(errno));
-		return -1;
-	}
-	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
-	return fd;
-}
-
 static int start_configured(struct gt_server *sv, const struct gt_srv_flight_config *c,
 			    int dir, const char *cgroup, char *why, size_t whylen)
 {
@@ -154,7 +139,7 @@ int gt_srv_flight_start_configured(struct gt_server *sv, const struct gt_srv_fli
 		     : gt_cgroup_resolve_path(c->cgroup, cgroup, sizeof(cgroup), why, sizeof(why));
 	if (rc)
 		goto fail;
-	dir = open_dir(c->dir ? c->dir : GT_SRV_FLIGHT_DIR, why, sizeof(why));
+	dir = gt_flight_dir_open(c->dir ? c->dir : GT_SRV_FLIGHT_DIR, NULL, why, sizeof(why));
 	if (dir < 0) {
 		rc = -ENOENT;
 		goto fail;
