@@ -13,9 +13,20 @@ code that wrote it.
                               CLOCK_MONOTONIC nanoseconds) and the types of
                               the events at the last time (comma-separated)
 
+A Go 1.22+ file (`record --go-version 1.23`) is read through Go 1.23's own
+reader (`go tool trace -d=1`, its parsed events): the same four answers,
+with a stack numbered by its first appearance there, HeapAlloc the metric
+/memory/classes/heap/objects:bytes Go's converter makes of it, and among the
+types at the last time GoEnd for a goroutine's Running->NotExist.
+
 Exits 1 with a message on a file it cannot read.
 """
+import json
+import re
+import subprocess
 import sys
+
+GO123 = "/usr/lib/go-1.23/bin/go"
 
 EV_BATCH, EV_FREQUENCY, EV_STACK, EV_STRING = 1, 2, 3, 37
 EV_USER_LOG, EV_CPU_SAMPLE = 48, 49
@@ -141,6 +152,77 @@ def logs(recs):
         print("%d\t%s\t%s" % (ts, strings.get(key, "?"), value))
 
 
+V2_EVENT = re.compile(r"^M=-?\d+ P=-?\d+ G=-?\d+ (\w+) Time=(\d+)(.*)$")
+V2_FRAME = re.compile(r"^\t(.*) @ (0x[0-9a-f]+)$")
+V2_LINE = re.compile(r"^\t\t(.*):(\d+)$")
+V2_HEAP = '"/memory/classes/heap/objects:bytes"'
+
+
+def go_string(q):
+    """A Go %q string's value (json reads the escapes Go writes for text)."""
+    try:
+        return json.loads(q)
+    except ValueError:
+        return q.strip('"')
+
+
+def v2(cmd, path):
+    """cmd's answer for a Go 1.22+ file, from Go 1.23's parsed events."""
+    out = subprocess.run([GO123, "tool", "trace", "-d=1", path], capture_output=True,
+                         text=True, timeout=1200)
+    if out.returncode != 0:
+        raise ValueError("go tool trace -d=1: " + out.stderr.strip()[-300:])
+    stacks, cur, rows = {}, None, []
+    first, last, at_last = None, None, []
+    for line in out.stdout.splitlines() + ["M=0 P=0 G=0 Sync Time=0"]:
+        m = V2_EVENT.match(line)
+        if cur and (m or line in ("Stack=", "TransitionStack=")):
+            stacks.setdefault(tuple(tuple(x) for x in cur), len(stacks) + 1)
+        if m:
+            kind, ts, rest = m.group(1), int(m.group(2)), m.group(3)
+            cur = None
+            if kind == "Sync":  # generation boundaries: Go's, not the recording's
+                continue
+            name = kind
+            if kind == "StateTransition" and "Goroutine(" in rest and rest.endswith("Running->NotExist"):
+                name = "GoEnd"
+            first = ts if first is None or ts < first else first
+            if last is None or ts > last:
+                last, at_last = ts, []
+            if ts == last:
+                at_last.append(name)
+            if kind == "Metric" and cmd == "heap" and (" Name=" + V2_HEAP) in rest:
+                v = re.search(r"Value=Uint64\((\d+)\)", rest)
+                if v:
+                    rows.append((ts, v.group(1)))
+            elif kind == "Log" and cmd == "logs":
+                lm = re.match(r' Task=\d+ Category=("(?:[^"\\]|\\.)*") Message=(".*")$', rest)
+                if lm:
+                    rows.append((ts, go_string(lm.group(1)) + "\t" + go_string(lm.group(2))))
+            continue
+        if line in ("Stack=", "TransitionStack="):
+            cur = []
+            continue
+        f = V2_FRAME.match(line)
+        if f and cur is not None:
+            cur.append([f.group(2), f.group(1), "", 0])
+            continue
+        f = V2_LINE.match(line)
+        if f and cur:
+            cur[-1][2], cur[-1][3] = f.group(1), int(f.group(2))
+    if cmd == "frames":
+        for key, sid in stacks.items():
+            for pc, fn, fl, ln in key:
+                print("%d\t%s\t%s\t%s\t%d" % (sid, pc, fn, fl, ln))
+    elif cmd == "span":
+        if first is None:
+            raise ValueError("no events")
+        print("%d %d %s" % (first, last, ",".join(at_last)))
+    else:
+        for ts, v in sorted(rows, key=lambda e: e[0]):
+            print("%d\t%s" % (ts, v))
+
+
 def main(argv):
     if len(argv) != 3 or argv[1] not in ("frames", "span", "heap", "logs"):
         sys.stderr.write("usage: trace_read.py frames|span|heap|logs FILE\n")
@@ -151,6 +233,10 @@ def main(argv):
         sys.stderr.write("%s: not a Go trace (header %r)\n" % (argv[2], buf[:16]))
         return 1
     try:
+        m = re.match(rb"go 1\.(\d+) trace", buf[:16])
+        if m and int(m.group(1)) >= 22:
+            v2(argv[1], argv[2])
+            return 0
         recs = list(records(buf))
         {"frames": frames, "span": span, "heap": heap, "logs": logs}[argv[1]](recs)
     except (ValueError, IndexError) as e:

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Who woke whom in a Go execution trace (the v1 wire format gotraced writes),
-read straight from the file: every GoUnblock/GoUnblockLocal, the goroutine
+"""Who woke whom in a Go execution trace: a v1 file (the wire format gotraced
+writes by default) read straight from the file, a Go 1.22+ file (`record
+--go-version 1.23`) from Go 1.23's own reading of it (`go tool trace -d=1`,
+V2Trace): every GoUnblock/GoUnblockLocal, the goroutine
 that wrote it (the one running on its P then, 0 for none) and the one it
 names, the block it ends, and the first frame of its stack.  Goroutines are
 named as gotraced names them: by the one frame of their GoCreate's
@@ -36,7 +38,10 @@ exits 1 on a mismatch.
 """
 import collections
 import re
+import subprocess
 import sys
+
+GO123 = "/usr/lib/go-1.23/bin/go"
 
 EV_BATCH, EV_FREQUENCY, EV_STACK = 1, 2, 3
 EV_GO_CREATE, EV_GO_START = 13, 14
@@ -154,6 +159,90 @@ class Trace:
         return out
 
 
+# Go 1.23's reasons for v1's blocks, as its converter gives them
+# (internal/trace/oldtrace.go; daemon/translate/output_v2.c, block_reason)
+V2_BLOCKS = {"chan send": "GoBlockSend", "chan receive": "GoBlockRecv",
+             "select": "GoBlockSelect", "sync": "GoBlockSync",
+             "sync.(*Cond).Wait": "GoBlockCond", "network": "GoBlockNet",
+             "sleep": "GoSleep", "unspecified": "GoBlock",
+             "GC mark assist wait for work": "GoBlockGC"}
+V2_EVENT = re.compile(r"^M=-?\d+ P=-?\d+ G=(-?\d+) StateTransition Time=(\d+) "
+                      r"Resource=Goroutine\((\d+)\) Reason=\"([^\"]*)\" GoID=\d+ (\w+)->(\w+)")
+V2_FRAME = re.compile(r"^\t(.*) @ 0x[0-9a-f]+$")
+V2_LINE = re.compile(r"^\t\t(.*):(\d+)$")
+
+
+class V2Trace(Trace):
+    """The same tables from a Go 1.22+ file, as Go 1.23 reads it: a wakeup
+    is a goroutine's Waiting->Runnable (its waker the event's G, its stack
+    the event's Stack), a block its Running->Waiting (the v1 block its
+    reason stands for), a goroutine's name and tid the identity frame
+    (file "[thread]", line = tid) at the root of its own transitions'
+    stacks, the last one seen (v1 names a thread by its last name too)."""
+
+    def __init__(self, path):
+        out = subprocess.run([GO123, "tool", "trace", "-d=1", path], capture_output=True,
+                             text=True, check=True, timeout=1200).stdout
+        self.unblocks, self.blocks = [], collections.defaultdict(list)
+        self.frame, self.name, self.tid = {}, {}, {}
+        sids = {}
+        stack = []    # the event's Stack (a wakeup's: the waker's)
+        ev = None     # (waker g, target g, ts, is a wakeup)
+        frames = []   # the frames of the stack being read: [func, file, line]
+        own = []      # the target's own: its TransitionStack, or the Stack
+                      # of an event it writes itself
+
+        def done():
+            if ev is None:
+                return
+            g, t, ts, wake = ev
+            if own and own[-1][1] == "[thread]":
+                self.name[t], self.tid[t] = own[-1][0], own[-1][2]
+            if wake:
+                first = stack[0][0] if stack else ""
+                sid = sids.setdefault(first, len(sids) + 1)
+                self.frame[sid] = first
+                self.unblocks.append((ts, g, t, sid))
+
+        for line in out.splitlines():
+            m = V2_EVENT.match(line)
+            if m or line.startswith("M="):
+                done()
+                ev, frames, own, stack = None, [], [], []
+            if m:
+                g, ts, t, reason, old, new = m.groups()
+                g, t = max(int(g), 0), int(t)
+                ev = (g, t, int(ts), old == "Waiting" and new == "Runnable")
+                if old == "Running" and new == "Waiting":
+                    self.blocks[t].append((int(ts), V2_BLOCKS.get(reason, reason)))
+                continue
+            if line in ("Stack=", "TransitionStack=") and ev:
+                frames = []
+                if line == "Stack=":
+                    stack = frames
+                if line == "TransitionStack=" or ev[0] == ev[1]:
+                    own = frames
+                continue
+            f = V2_FRAME.match(line)
+            if f:
+                frames.append([f.group(1), "", 0])
+                continue
+            f = V2_LINE.match(line)
+            if f and frames:
+                frames[-1][1], frames[-1][2] = f.group(1), int(f.group(2))
+        done()
+        for t in set(self.name) | {u[2] for u in self.unblocks}:
+            self.name.setdefault(t, f"G{t}")
+
+
+def load(path):
+    """Trace or V2Trace, by the file's header."""
+    with open(path, "rb") as f:
+        head = f.read(16)
+    m = re.match(rb"go 1\.(\d+) trace", head)
+    return V2Trace(path) if m and int(m.group(1)) >= 22 else Trace(path)
+
+
 def table(tr):
     counts = collections.Counter((tr.waker(w, s), tr.name.get(t, f"G{t}"))
                                  for _, w, t, s in tr.unblocks)
@@ -235,7 +324,7 @@ def main(argv):
     if len(argv) < 3:
         print(__doc__)
         return 2
-    cmd, tr = argv[1], Trace(argv[2])
+    cmd, tr = argv[1], load(argv[2])
     if cmd == "table":
         return table(tr)
     if cmd == "bounds":
