@@ -6,6 +6,10 @@
 #                                 `// tier: system`, root-only tests of the real
 #                                 kernel (one at a time)
 #   tests/integration/*.sh        scripts that record real programs
+#   v2.record_*                   the v2 pass: some of those scripts again
+#                                 with GT_GO_VERSION=1.23 (Go 1.23 traces;
+#                                 V2=0 leaves it out, as does a GT_GO_VERSION
+#                                 already set: every script then records v2)
 #   build/fuzz/fuzz_*             libFuzzer targets: each replays its saved
 #                                 crashes and seeds, then fuzzes FUZZ_SECONDS (20);
 #                                 two targets at a time
@@ -111,6 +115,19 @@ if [ "$tier" != unit ]; then
 		[ -f "$s" ] || continue
 		run_one "$(basename "$s" .sh)" bash "$s"
 	done
+	# The v2 pass: recording scripts whose checks cover what the v1 run's
+	# own v2 tests do not (fidelity to /proc, wakers, report's figures,
+	# names, short lives, real servers), run again on Go 1.23 files: every
+	# record of theirs gets --go-version 1.23 (tests/lib/gtctl_go_version.sh;
+	# docs/testing.md).  About 4 minutes.
+	if [ "${V2:-1}" != 0 ] && [ -z "${GT_GO_VERSION:-}" ]; then
+		for s in record_fidelity record_wakeups record_report record_identity \
+			record_shortlived record_callers record_honest; do
+			run_one "v2.$s" env GT_GO_VERSION=1.23 bash "tests/integration/$s.sh"
+		done
+		run_one v2.record_servers env GT_GO_VERSION=1.23 GT_SERVERS="postgres gohttp" \
+			bash tests/integration/record_servers.sh
+	fi
 	# Fuzzers: first the replay machinery itself on a fuzzer made to crash,
 	# then each target replays its saved crashes and seeds, then fuzzes;
 	# the targets run side by side (each is one process on its own corpus).

@@ -405,12 +405,17 @@ gt_serve_trace() {
 	return 1
 }
 
+# gt_v2 FILE: 0 if FILE is a Go 1.22+ trace (GT_GO_VERSION's recordings),
+# which Go 1.21 and older cannot read: a check that reads the file through
+# their `go tool trace -d` reads it through Go 1.23's (`-d=1`) instead.
+gt_v2() { head -c 16 "$1" | grep -qa "go 1.2[2-9] trace"; }
+
 # gt_viewer_pages FILE: serves FILE with `go tool trace` and saves
 # /jsontrace and /goroutines to FILE.jsontrace and FILE.goroutines.html.
 gt_viewer_pages() {
 	local file=$1 rc=1 go=go
 	# a Go 1.22+ file (GT_GO_VERSION): Go 1.19 cannot read it, Go 1.23 can
-	head -c 16 "$file" | grep -qa "go 1.2[23] trace" && go=$GT_GO123
+	gt_v2 "$file" && go=$GT_GO123
 	if gt_serve_trace "$go" "$file" "$file.viewer.log" 600; then
 		rc=0
 		curl -s --max-time 120 -o "$file.jsontrace" "http://127.0.0.1:$gt_port/jsontrace" || rc=1

@@ -145,11 +145,13 @@ gt_report honest_cgroup_one_error "$why"
 # (the installed /run/gotraced is 0750 root:gotrace: connect says EACCES
 # whether or not a daemon listens)
 mkdir -p "$GT_TMP/bin" "$GT_TMP/closed" && chmod 0700 "$GT_TMP/closed"
-cp "$GTCTL" "$GT_TMP/bin/" && chmod 0755 "$GT_TMP" "$GT_TMP/bin"
+# the binary itself (with GT_GO_VERSION $GTCTL is a wrapper script, which
+# the copy would leave behind: its --go-version is given here instead)
+cp "${GT_REAL_GTCTL:-$GTCTL}" "$GT_TMP/bin/gotracectl" && chmod 0755 "$GT_TMP" "$GT_TMP/bin"
 # In a PID namespace of its own with its own /proc: no gotraced runs there,
 # whatever runs on this machine.
 out=$(cd / && unshare --pid --fork --mount-proc setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
-	"$GT_TMP/bin/gotracectl" record --socket "$GT_TMP/closed/gotraced.sock" -p 1 -d 1s \
+	"$GT_TMP/bin/gotracectl" record ${GT_GO_VERSION:+--go-version "$GT_GO_VERSION"} --socket "$GT_TMP/closed/gotraced.sock" -p 1 -d 1s \
 	-o /dev/shm/gt-honest-$$.trace 2>&1); rc=$?
 rm -f /dev/shm/gt-honest-$$.trace
 if [ $rc = 1 ] && echo "$out" | grep -q "no gotraced daemon is running.*start it.*--standalone" &&

@@ -16,7 +16,9 @@
 #    1.23's Goroutines page too, none "(Inactive, no stack trace sampled)",
 #    and report counts no start for the 0 ns run that names them;
 #  - Go 1.23's M (thread view rows, -d=1's M=) is one per CPU, 10^9 + the
-#    P, never the TID of whichever thread started that CPU's P.
+#    P, never the TID of whichever thread started that CPU's P; in a Go
+#    1.22+ file (GT_GO_VERSION) M is the thread itself: a goroutine's
+#    events are on its own TID's M.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
@@ -77,8 +79,30 @@ missing_goids() {
 	echo "$miss"
 }
 
-# Go 1.19: one python3 group (by start PC), its page lists every thread
-if gt_serve_trace go "$t" "$GT_TMP/v119.log" 600; then
+# Go 1.19: one python3 group (by start PC), its page lists every thread.
+# A Go 1.22+ file (GT_GO_VERSION) is read by no Go before 1.22: there the
+# oldest Go that reads its version serves it (1.22 for a 1.22 file; a 1.23
+# file only by 1.23, as identity_go123), its page checked the same way.
+old_go=go
+if gt_v2 "$t"; then
+	old_go=$GT_GO123
+	head -c 16 "$t" | grep -qa "go 1.22 trace" && old_go=$GT_GO122
+	echo "# identity_go119: a $(head -c 13 "$t") file: Go 1.19 reads none, $old_go serves it"
+fi
+if [ "$old_go" != go ] && gt_serve_trace "$old_go" "$t" "$GT_TMP/v119.log" 0; then
+	curl -s --max-time 600 -o "$GT_TMP/g119.html" "http://127.0.0.1:$gt_port/goroutines"
+	groups=$(grep -c 'goroutine?name=python3"' "$GT_TMP/g119.html")
+	curl -s --max-time 600 -o "$GT_TMP/g119p.html" "http://127.0.0.1:$gt_port/goroutine?name=python3"
+	kill "$gt_server" 2>/dev/null; wait "$gt_server" 2>/dev/null
+	miss=$(missing_goids "$GT_TMP/g119p.html")
+	if [ "$groups" != 1 ]; then
+		fail identity_go119 "$groups python3 groups on $old_go's /goroutines, want 1"
+	else
+		gt_report identity_go119 "${miss:+the python3 group page lacks goid=TID for$miss}"
+	fi
+elif [ "$old_go" != go ]; then
+	fail identity_go119 "$old_go tool trace did not serve: $(tail -3 "$GT_TMP/v119.log")"
+elif gt_serve_trace go "$t" "$GT_TMP/v119.log" 600; then
 	curl -s --max-time 120 -o "$GT_TMP/g119.html" "http://127.0.0.1:$gt_port/goroutines"
 	groups=$(grep -c '>python3<' "$GT_TMP/g119.html")
 	link=$(grep -o '/goroutine?id=[0-9]*">python3<' "$GT_TMP/g119.html" | head -1 | cut -d'"' -f1)
@@ -147,12 +171,19 @@ else
 fi
 
 # --- Go 1.23's M: 10^9 + the P, on both recordings -------------------------------
+# A Go 1.22+ file (GT_GO_VERSION) is written with M = the thread instead
+# (docs/format.md, Recording v2): there every event of a goroutine on a
+# real M (below 10^9; G 0's work is on the pseudo-M 10^9 + the P) is on
+# its own thread's M, the goroutine's id being its TID (or, for a reused
+# TID, an id from 2^32).
 why=""
 for f in "$t" "$it"; do
 	[ -s "$f" ] || continue
+	rule='m != -1 && m != 1000000000 + p'
+	gt_v2 "$f" && rule='m != -1 && m < 1000000000 && g != -1 && g != m && g < 4294967296'
 	bad=$(GOTOOLCHAIN=local "$GT_GO123" tool trace -d=1 "$f" 2>&1 |
-		awk '/^M=-?[0-9]+ P=-?[0-9]+ / { m = substr($1, 3); p = substr($2, 3);
-			if (m != -1 && m != 1000000000 + p) { print; exit } }')
+		awk '/^M=-?[0-9]+ P=-?[0-9]+ G=-?[0-9]+ / { m = substr($1, 3) + 0; p = substr($2, 3) + 0;
+			g = substr($3, 3) + 0; if ('"$rule"') { print; exit } }')
 	[ -n "$bad" ] && why="$why ${f##*/}: $bad"
 done
 gt_report identity_m_per_cpu "$why"

@@ -16,8 +16,9 @@ code that wrote it.
 A Go 1.22+ file (`record --go-version 1.23`) is read through Go 1.23's own
 reader (`go tool trace -d=1`, its parsed events): the same four answers,
 with a stack numbered by its first appearance there, HeapAlloc the metric
-/memory/classes/heap/objects:bytes Go's converter makes of it, and among the
-types at the last time GoEnd for a goroutine's Running->NotExist.
+/memory/classes/heap/objects:bytes, and among the types at the last time
+(the events 1 ns apart that end the file: the v2 writer moves events that
+share a time 1 ns apart) GoEnd for a goroutine's Running->NotExist.
 
 Exits 1 with a message on a file it cannot read.
 """
@@ -173,7 +174,7 @@ def v2(cmd, path):
     if out.returncode != 0:
         raise ValueError("go tool trace -d=1: " + out.stderr.strip()[-300:])
     stacks, cur, rows = {}, None, []
-    first, last, at_last = None, None, []
+    first, last, at = None, None, {}
     for line in out.stdout.splitlines() + ["M=0 P=0 G=0 Sync Time=0"]:
         m = V2_EVENT.match(line)
         if cur and (m or line in ("Stack=", "TransitionStack=")):
@@ -187,10 +188,9 @@ def v2(cmd, path):
             if kind == "StateTransition" and "Goroutine(" in rest and rest.endswith("Running->NotExist"):
                 name = "GoEnd"
             first = ts if first is None or ts < first else first
-            if last is None or ts > last:
-                last, at_last = ts, []
-            if ts == last:
-                at_last.append(name)
+            last = ts if last is None or ts > last else last
+            if cmd == "span":
+                at.setdefault(ts, []).append(name)
             if kind == "Metric" and cmd == "heap" and (" Name=" + V2_HEAP) in rest:
                 v = re.search(r"Value=Uint64\((\d+)\)", rest)
                 if v:
@@ -217,7 +217,14 @@ def v2(cmd, path):
     elif cmd == "span":
         if first is None:
             raise ValueError("no events")
-        print("%d %d %s" % (first, last, ",".join(at_last)))
+        # events that share a time in the translator are written 1 ns
+        # apart (docs/format.md, "Distinct times"): the last time is the
+        # run of events each 1 ns after the one before that ends the file
+        t, types = last, []
+        while t in at:
+            types = at[t] + types
+            t -= 1
+        print("%d %d %s" % (first, last, ",".join(types)))
     else:
         for ts, v in sorted(rows, key=lambda e: e[0]):
             print("%d\t%s" % (ts, v))

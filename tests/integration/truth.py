@@ -183,8 +183,10 @@ def calls(jsontrace, event, least, want):
     hits, lost, names = 0, [], {}
     for e in d.get("traceEvents", []):
         name = str(e.get("name"))
-        # a goroutine's slice is named "G<id> <name>"
-        ours = name == event or re.fullmatch(r"G\d+ " + re.escape(event), name)
+        # a goroutine's slice is named "G<id> <name>"; Go 1.23's viewer
+        # (a Go 1.22+ file) adds the reason to a wakeup: "unblock (chan receive)"
+        ours = (name == event or re.fullmatch(r"G\d+ " + re.escape(event), name) or
+                re.fullmatch(re.escape(event) + r" \(.*\)", name))
         for key in ("sf", "esf"):
             if key not in e:
                 continue
