@@ -108,10 +108,15 @@ def go_events():
     ev = re.compile(r"^M=\S+ P=\S+ G=\S+ StateTransition Time=(\d+) Resource=Goroutine\((\d+)\)"
                     r" Reason=\"[^\"]*\" GoID=\d+ (\w+->\w+)$")
     kinds = {"Waiting->Runnable": "GoUnblock", "Runnable->Running": "GoStart"}
-    for line in run(os.environ["GT_GO123"], "tool", "trace", "-d=1", trace).splitlines():
+    lines = run(os.environ["GT_GO123"], "tool", "trace", "-d=1", trace).splitlines()
+    # -d=1's times are the clock's; Go 1.19's -d's (and report's --since)
+    # count from the trace's first event (Sync marks a generation only)
+    t0 = min(int(t) for t in re.findall(r"^M=\S+ P=\S+ G=\S+ (?!Sync )\w+ Time=(\d+)",
+                                        "\n".join(lines), re.M))
+    for line in lines:
         m = ev.match(line)
         if m and m.group(3) in kinds:
-            yield int(m.group(1)), kinds[m.group(3)], int(m.group(2))
+            yield int(m.group(1)) - t0, kinds[m.group(3)], int(m.group(2))
 
 
 for ts, kind, g in go_events():

@@ -28,6 +28,14 @@ shows.  Each subcommand prints one line per check and exits 1 on a mismatch
                                     (innermost first: F0 called by F1, by
                                     F2), and no event's stack goes from F0
                                     straight to F2 (F1 lost)
+  wakes TRACE MIN F0 F1 F2          as calls ... unblock, for a Go 1.22+
+                                    TRACE, from Go 1.23's own reading of it
+                                    (-d=1): its wakeups (Waiting->Runnable)
+                                    with their waker's stack.  Go 1.23's
+                                    viewer draws no wakeup from P 0 (its
+                                    proc view takes resource 0 for none:
+                                    cmd/trace/gstate.go, unblock), so the
+                                    JSON of a run on CPU 0 has none to count
   groups GOROUTINES_HTML NAME...    the Goroutines page lists these names
   group_sizes GOROUTINES_HTML NAME=N...
                                     the Goroutines page's group NAME has
@@ -41,6 +49,7 @@ shows.  Each subcommand prints one line per check and exits 1 on a mismatch
 import json
 import os
 import re
+import subprocess
 import sys
 
 
@@ -205,6 +214,32 @@ def calls(jsontrace, event, least, want):
     return 0 if hits >= least and not lost else 1
 
 
+def wakes(trace, least, want):
+    out = subprocess.run(["/usr/lib/go-1.23/bin/go", "tool", "trace", "-d=1", trace],
+                         capture_output=True, text=True, check=True, timeout=1200).stdout
+    hits, lost, seen, st, wake = 0, 0, 0, None, False
+
+    def done():
+        nonlocal hits, lost, seen
+        if wake and st:
+            hits += in_a_row(st, want)
+            lost += in_a_row(st, [want[0], want[2]])
+            seen += want[0] in st
+
+    for line in out.splitlines():
+        if line.startswith("M="):
+            done()
+            wake, st = line.endswith(" Waiting->Runnable"), None
+        elif line == "Stack=":
+            st = []
+        elif st is not None and line.startswith("\t") and not line.startswith("\t\t"):
+            st.append(line.strip().rsplit(" @ ", 1)[0])
+    done()
+    print(f"  wakeups with {' <- '.join(want)} in their waker's stack: {hits} (want >= {least}); "
+          f"with {want[0]}: {seen}; losing {want[1]}: {lost}")
+    return 0 if hits >= least and not lost else 1
+
+
 def in_range(label, value, lo, hi):
     good = lo <= value <= hi
     print(f"  {label}: {value} (want {lo}..{hi}){'' if good else '  <-- MISMATCH'}")
@@ -264,6 +299,8 @@ def main(argv):
         return 1 if missing else 0
     if cmd == "calls":
         return calls(args[0], args[1], int(args[2]), args[3:6])
+    if cmd == "wakes":
+        return wakes(args[0], int(args[1]), args[2:5])
     if cmd == "groups":
         with open(args[0]) as f:
             page = f.read()
