@@ -119,7 +119,7 @@ if [ "$tier" != unit ]; then
 	# own v2 tests do not (fidelity to /proc, wakers, names, short lives,
 	# stacks, v1's shapes Go converts, real servers), run again on Go 1.23
 	# files: every record of theirs gets --go-version 1.23
-	# (tests/lib/gtctl_go_version.sh; docs/testing.md).  Not yet
+	# (tests/lib/gtctl_go_version.sh; docs/testing.md): ~5 min.  Not yet
 	# record_report: now and then its report_pingpong finds report's delays
 	# on a v2 pingpong 3-7% off Go 1.23's, from a writer bug
 	# (docs/testing.md).
