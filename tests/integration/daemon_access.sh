@@ -48,8 +48,8 @@ else ok daemon_user_refused_leaves_no_file; fi
 grep -q "uid $UID_U .*refused: uid $UID_U may not trace" "$GT_TMP/daemon.log" &&
 	ok daemon_user_refusal_logged || fail daemon_user_refusal_logged "no log line"
 
-# started directly (not through the as_user function) so $! is the process itself
-setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$GT_TMP/bin/sleeper" 100000 10000 >/dev/null &
+# as_user_bg: $! is the process itself, not a subshell
+as_user_bg "$GT_TMP/bin/sleeper" 100000 10000 >/dev/null &
 USER_TARGET=$!
 gt_pids+=("$USER_TARGET")
 # until setpriv has dropped to the user and exec'd the sleeper (a fixed
