@@ -195,6 +195,30 @@ as_user_bg() {
 	exec setpriv "${GT_USER_IDS[@]}" -- "$@"
 }
 
+# gt_cgroup2_mount: where cgroup v2 is mounted (nothing: nowhere).
+gt_cgroup2_mount() { awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo; }
+
+# gt_need_cgroup2 CASE: CGMNT, where cgroup v2 is mounted (CASE fails and
+# the script ends if nowhere).
+gt_need_cgroup2() {
+	CGMNT=$(gt_cgroup2_mount)
+	[ -n "$CGMNT" ] || { fail "$1" "no cgroup v2 filesystem mounted"; gt_finish; }
+}
+
+# gt_refused NAME WANT CMD...: CMD fails saying WANT (a grep pattern): ok
+# NAME, else fail NAME.  Leaves CMD's output (stdout and stderr) in out and
+# its status in rc.
+gt_refused() {
+	local name=$1 want=$2
+	shift 2
+	out=$("$@" 2>&1); rc=$?
+	if [ $rc != 0 ] && echo "$out" | grep -q "$want"; then
+		ok "$name"
+	else
+		fail "$name" "rc=$rc (wanted a failure saying $want): $out"
+	fi
+}
+
 # gt_valid NAME FILE: Go's reader and viewer (gocheck.sh) and our checker
 # (inspect) both accept FILE; writes FILE.json (inspect --json) for later.
 gt_valid() {
