@@ -215,7 +215,7 @@ fuzz_libs = $(shell sed -n 's|^// fuzz-libs: ||p' $(1))
 
 fuzz: $(FUZZERS)
 
-build/fuzz/%: tests/fuzz/%.c $(FORMAT_SRCS) $(wildcard format/*/*.h daemon/*/*.h daemon/*/*.c) build/gen/syscall_names.h
+build/fuzz/%: tests/fuzz/%.c $(FORMAT_SRCS) $(wildcard format/*/*.h daemon/*/*.h daemon/*/*.c tests/fuzz/*.h) build/gen/syscall_names.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FORMAT_SRCS) $(call fuzz_links,$<) $(call fuzz_libs,$<) -o $@

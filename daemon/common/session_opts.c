@@ -11,7 +11,8 @@ static int known_version(int v)
 	       v == GT_GO_1_23;
 }
 
-int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t whylen)
+/* The numbers' bounds and the trace format: 0 or -EINVAL with why. */
+static int check_format(const struct gt_session_opts *o, char *why, size_t whylen)
 {
 #define CHECK_MAX_(type, name, wire, max, what)                                              \
 	if ((uint64_t)o->name > (uint64_t)(max)) {                                           \
@@ -39,6 +40,12 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 			 "(not --go-version 1.22 or 1.23 yet)");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* The program names (--name): 0 or -EINVAL with why. */
+static int check_names(const struct gt_session_opts *o, char *why, size_t whylen)
+{
 	if (o->nnames < 0 || o->nnames > GT_MAX_NAMES || (o->nnames > 0 && !o->names)) {
 		snprintf(why, whylen, "%d names (at most %d)", o->nnames, GT_MAX_NAMES);
 		return -EINVAL;
@@ -53,6 +60,12 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+/* What -a, --children and -p go with: 0 or -EINVAL with why. */
+static int check_selection(const struct gt_session_opts *o, char *why, size_t whylen)
+{
 	if (o->kernel_threads && !o->all_processes) {
 		snprintf(why, whylen, "kernel threads are recorded only with -a");
 		return -EINVAL;
@@ -73,4 +86,13 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t whylen)
+{
+	int rc;
+
+	if ((rc = check_format(o, why, whylen)) || (rc = check_names(o, why, whylen)))
+		return rc;
+	return check_selection(o, why, whylen);
 }

@@ -252,7 +252,8 @@ static int parse_flight(int c, struct gt_record_opts *o)
 	}
 }
 
-static int parse_one(int c, struct gt_record_opts *o)
+/* The options that choose what is recorded: 0, or 2 (said why). */
+static int parse_target(int c, struct gt_record_opts *o)
 {
 	int n;
 
@@ -274,13 +275,17 @@ static int parse_one(int c, struct gt_record_opts *o)
 	case O_KTHREADS: o->kernel_threads = 1; return 0;
 	case O_CHILDREN: o->children = 1; return 0;
 	case O_WAIT: o->wait = 1; return 0;
-	case 'o': o->out = optarg; return 0;
-	case 'd':
-		return gt_args_duration(optarg, &o->duration_ns) ?
-			bad("bad duration (want a number and a unit: ns, us, ms, s, m or h; "
-			    "e.g. 500ms, 10s, 2m; a bare number is seconds)", optarg) : 0;
 	case O_CGROUP: o->cgroup = optarg; return 0;
-	case O_CONTAINER: o->container = optarg; return 0;
+	default: /* O_CONTAINER */
+		o->container = optarg;
+		return 0;
+	}
+}
+
+/* The options that say what the trace holds: 0, or 2 (said why). */
+static int parse_content(int c, struct gt_record_opts *o)
+{
+	switch (c) {
 	case O_GOVER:
 		return parse_version(optarg, &o->go_version) ? bad("unknown trace version (want 1.11, 1.19, 1.21, 1.22 or 1.23)", optarg) : 0;
 	case O_HEAP:
@@ -290,24 +295,41 @@ static int parse_one(int c, struct gt_record_opts *o)
 		return optarg && parse_uint(optarg, 1, GT_MAX_CPU_HZ, &o->cpu_profile_hz) ? bad("bad --cpu-profile rate (1 to 100000 Hz)", optarg) : 0;
 	case O_ALLOC:
 		return parse_uint(optarg, 1, GT_MAX_ALLOC_EVERY, &o->alloc_stack_every) ? bad("bad --alloc-stacks (a count from 1 to 2^30)", optarg) : 0;
-	case O_STANDALONE: o->mode = GT_MODE_STANDALONE; return 0;
-	case O_DAEMON: o->mode = GT_MODE_DAEMON; return 0;
-	case O_SOCKET: o->socket = optarg; return 0;
-	case O_RING:
-		return parse_uint(optarg, 4096, 1u << 30, &o->ring_bytes) ? bad("bad --ring-size (4096 to 1 GiB)", optarg) : 0;
 	case O_KSTACKS: o->kernel_stacks = 1; return 0;
 	case O_CALLGRAPH:
 		return parse_call_graph(optarg, &o->dwarf_stack_bytes) ?
 			bad("bad --call-graph (want fp, dwarf or dwarf,SIZE: SIZE a multiple "
 			    "of 8 from 64 to 16384 bytes)", optarg) : 0;
-	case O_SYSCALLS:
+	default: /* O_SYSCALLS */
 		if (strcmp(optarg, "all") && strcmp(optarg, "blocking"))
 			return bad("bad --syscalls (want all or blocking)", optarg);
 		o->all_syscalls = !strcmp(optarg, "all");
 		return 0;
+	}
+}
+
+static int parse_one(int c, struct gt_record_opts *o)
+{
+	switch (c) {
+	case 'p': case 'a': case 'n': case O_KTHREADS: case O_CHILDREN: case O_WAIT:
+	case O_CGROUP: case O_CONTAINER:
+		return parse_target(c, o);
+	case O_GOVER: case O_HEAP: case O_CPU: case O_ALLOC: case O_KSTACKS: case O_CALLGRAPH:
+	case O_SYSCALLS:
+		return parse_content(c, o);
 	case O_FLIGHT: case O_FLIGHT_SIZE: case O_TRIGGER: case O_AFTER: case O_HOLDOFF:
 	case O_MAX_DUMPS: case O_DETACH:
 		return parse_flight(c, o);
+	case 'o': o->out = optarg; return 0;
+	case 'd':
+		return gt_args_duration(optarg, &o->duration_ns) ?
+			bad("bad duration (want a number and a unit: ns, us, ms, s, m or h; "
+			    "e.g. 500ms, 10s, 2m; a bare number is seconds)", optarg) : 0;
+	case O_STANDALONE: o->mode = GT_MODE_STANDALONE; return 0;
+	case O_DAEMON: o->mode = GT_MODE_DAEMON; return 0;
+	case O_SOCKET: o->socket = optarg; return 0;
+	case O_RING:
+		return parse_uint(optarg, 4096, 1u << 30, &o->ring_bytes) ? bad("bad --ring-size (4096 to 1 GiB)", optarg) : 0;
 	case 'q': o->quiet = 1; return 0;
 	case 'v': o->verbose = 1; return 0;
 	case 'h': printf(usage_text, DEFAULT_CPU_HZ); return 1;

@@ -464,30 +464,9 @@ int gt_session_start(struct gt_engine *e, const struct gt_session_opts *o,
 	return 0;
 }
 
-void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
+/* The times of the session's start and stop phases. */
+static void stats_phases(const struct gt_session *s, struct gt_session_stats *st)
 {
-	struct gt_writer_stats ws = {0};
-	struct gt_translator_stats ts = {0};
-
-	memset(st, 0, sizeof(*st));
-	st->id = s->id;
-	st->state = s->ended ? GT_SESSION_ENDED : GT_SESSION_RUNNING;
-	st->end_reason = s->end_reason;
-	st->started_ns = s->started_ns;
-	/* the span of the trace: from its start (0 while a launched command
-	 * has not exec'd yet) to its end, or to now while recording */
-	if (s->ended || s->closing)
-		st->elapsed_ns = s->end_ns - s->started_ns;
-	else if (!s->awaiting_exec.count && gt_now_ns() > s->started_ns)
-		st->elapsed_ns = gt_now_ns() - s->started_ns;
-	st->kernel_events = s->kernel_events;
-	st->left = s->left;
-	st->refused = s->refused;
-	/* measured when its first probe attached (0 until then, and when
-	 * every target turned out to be Go or static: no probe at all) */
-	st->probe_call_ns = s->malloc_probes ? gt_memtrack_call_cost_known() : 0;
-	st->owner_uid = s->owner_uid;
-	st->window_start_ns = s->awaiting_exec.count ? 0 : s->started_ns;
 	st->start_attach_ns = s->phase.attach;
 	st->start_perf_ns = s->phase.perf;
 	st->start_targets_ns = s->phase.targets;
@@ -497,15 +476,14 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 	st->stop_detach_ns = s->phase.detach;
 	st->stop_mem_ns = s->phase.mem;
 	st->stop_finish_ns = s->phase.finish;
-	if (s->ended) {
-		st->trace_events = s->last_trace_events;
-		st->bytes = s->last_bytes;
-		st->threads = s->threads;
-		st->repairs = s->repairs;
-		st->loopback_anon = s->loopback_anon;
-		st->drops = s->drops;
-		return;
-	}
+}
+
+/* The output's figures of a session still recording (or closing). */
+static void stats_live(const struct gt_session *s, struct gt_session_stats *st)
+{
+	struct gt_writer_stats ws = {0};
+	struct gt_translator_stats ts = {0};
+
 	if (s->writer)
 		gt_writer_stats(s->writer, &ws);
 	if (s->tr)
@@ -530,6 +508,40 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 	st->loopback_anon = ts.loopback_anon;
 	st->drops = s->closing ? s->drops :
 		    gt_capture_session_drops(s->engine->capture, s->bit) - s->drops_at_start;
+}
+
+void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->id = s->id;
+	st->state = s->ended ? GT_SESSION_ENDED : GT_SESSION_RUNNING;
+	st->end_reason = s->end_reason;
+	st->started_ns = s->started_ns;
+	/* the span of the trace: from its start (0 while a launched command
+	 * has not exec'd yet) to its end, or to now while recording */
+	if (s->ended || s->closing)
+		st->elapsed_ns = s->end_ns - s->started_ns;
+	else if (!s->awaiting_exec.count && gt_now_ns() > s->started_ns)
+		st->elapsed_ns = gt_now_ns() - s->started_ns;
+	st->kernel_events = s->kernel_events;
+	st->left = s->left;
+	st->refused = s->refused;
+	/* measured when its first probe attached (0 until then, and when
+	 * every target turned out to be Go or static: no probe at all) */
+	st->probe_call_ns = s->malloc_probes ? gt_memtrack_call_cost_known() : 0;
+	st->owner_uid = s->owner_uid;
+	st->window_start_ns = s->awaiting_exec.count ? 0 : s->started_ns;
+	stats_phases(s, st);
+	if (!s->ended) {
+		stats_live(s, st);
+		return;
+	}
+	st->trace_events = s->last_trace_events;
+	st->bytes = s->last_bytes;
+	st->threads = s->threads;
+	st->repairs = s->repairs;
+	st->loopback_anon = s->loopback_anon;
+	st->drops = s->drops;
 }
 
 /* Bytes in the finished file (the footer included), when fd is a file. */
@@ -564,18 +576,47 @@ static void leave_rings(struct gt_session *s, const char *reason)
 		snprintf(s->end_reason, sizeof(s->end_reason), "%s", reason);
 }
 
-/* The closing events at the end, the footer, the file closed. */
-static void finish(struct gt_session *s)
+/* The Go 1.22+ output closed (a failure named in the end reason); its
+ * figures into *ws. */
+static void finish_v2(struct gt_session *s, struct gt_writer_stats *ws)
 {
-	struct gt_engine *e = s->engine;
-	struct gt_writer_stats ws = {0};
 	struct gt_translator_stats ts = {0};
-	uint64_t t0 = gt_now_ns();
+	const char *why = gt_session_v2_error(s);
 	int err;
 
-	s->ended = 1;
-	s->ended_ns = s->end_ns;
-	e->nclosing--;
+	gt_translator_stats(s->tr, &ts);
+	ws->events = ts.events_out;
+	if (why && s->err)
+		snprintf(s->end_reason, sizeof(s->end_reason),
+			 "writing the Go 1.2x trace failed: %s", why);
+	err = s->err ? 0 : gt_session_v2_close(s);
+	ws->bytes = gt_session_v2_bytes(s);
+	if (err)
+		fail_session(s, err, "writing the trace failed");
+	gt_session_v2_free(s);
+}
+
+/* The v1 writer closed (its footer written), or freed after a failure. */
+static void finish_writer(struct gt_session *s)
+{
+	int err;
+
+	if (s->writer && !s->flight) {
+		if (s->err)
+			gt_writer_free(s->writer);
+		else if ((err = gt_writer_close(s->writer)))
+			fail_session(s, err, "writing the trace failed");
+	}
+	s->writer = NULL;
+}
+
+/* The translator's figures kept, and its closing events written (a
+ * flight session's come from its window instead). */
+static void finish_translator(struct gt_session *s)
+{
+	struct gt_translator_stats ts = {0};
+	int err;
+
 	if (s->tr)
 		gt_translator_stats(s->tr, &ts);
 	s->threads = ts.threads;
@@ -592,33 +633,25 @@ static void finish(struct gt_session *s)
 		if (err)
 			fail_session(s, err, "finishing the trace failed");
 	}
+}
+
+/* The closing events at the end, the footer, the file closed. */
+static void finish(struct gt_session *s)
+{
+	struct gt_engine *e = s->engine;
+	struct gt_writer_stats ws = {0};
+	uint64_t t0 = gt_now_ns();
+
+	s->ended = 1;
+	s->ended_ns = s->end_ns;
+	e->nclosing--;
+	finish_translator(s);
 	if (s->writer)
 		gt_writer_stats(s->writer, &ws);
-	if (s->v2) {
-		const char *why = gt_session_v2_error(s);
-
-		gt_translator_stats(s->tr, &ts);
-		ws.events = ts.events_out;
-		if (why && s->err)
-			snprintf(s->end_reason, sizeof(s->end_reason),
-				 "writing the Go 1.2x trace failed: %s", why);
-		err = s->err ? 0 : gt_session_v2_close(s);
-		ws.bytes = gt_session_v2_bytes(s);
-		if (err)
-			fail_session(s, err, "writing the trace failed");
-		gt_session_v2_free(s);
-	}
+	if (s->v2)
+		finish_v2(s, &ws);
 	s->last_trace_events = ws.events;
-	if (s->flight || !s->writer) {
-		;
-	} else if (s->err) {
-		gt_writer_free(s->writer);
-	} else {
-		err = gt_writer_close(s->writer);
-		if (err)
-			fail_session(s, err, "writing the trace failed");
-	}
-	s->writer = NULL;
+	finish_writer(s);
 	if (!s->flight)
 		s->last_bytes = output_size(s->out_fd, ws.bytes);
 	s->phase.finish = gt_now_ns() - t0;

@@ -55,65 +55,77 @@ static int seconds(const char *arg, const char *opt, unsigned *out)
 	return 0;
 }
 
+static const struct option longopts[] = {
+	{"socket", required_argument, NULL, 's'},
+	{"ring-kb", required_argument, NULL, 'r'},
+	{"request-timeout", required_argument, NULL, 'T'},
+	{"idle-timeout", required_argument, NULL, 'I'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"flight-unit", required_argument, NULL, 'F'},
+	{"flight-cgroup", required_argument, NULL, 'F'},
+	{"flight-dir", required_argument, NULL, 'F'},
+	{"flight-window", required_argument, NULL, 'F'},
+	{"flight-size", required_argument, NULL, 'F'},
+	{"flight-trigger", required_argument, NULL, 'F'},
+	{"flight-after", required_argument, NULL, 'F'},
+	{"flight-holdoff", required_argument, NULL, 'F'},
+	{"flight-max-dumps", required_argument, NULL, 'F'},
+	{0},
+};
+
+/* --ring-kb KB: 0, or -1 (said why). */
+static int ring_kb(const char *arg, struct gt_server_opts *o)
+{
+	char *end;
+	long kb = strtol(arg, &end, 10);
+
+	if (*end || kb < 64 || kb > 1024 * 1024) {
+		fprintf(stderr, "gotraced: --ring-kb wants 64..1048576, not '%s'\n", arg);
+		return -1;
+	}
+	o->ring_bytes_per_cpu = (unsigned)kb * 1024u;
+	return 0;
+}
+
+/* One option c (longopts[li] when long) into *o: -1 go on, else the exit
+ * status (0 after --help, 2 for a bad option). */
+static int parse_one(int c, int li, struct gt_server_opts *o)
+{
+	switch (c) {
+	case 'F':
+		return gt_srv_flight_option(longopts[li].name, optarg, o) ? 2 : -1;
+	case 's':
+		o->socket_path = optarg;
+		return -1;
+	case 'r':
+		return ring_kb(optarg, o) ? 2 : -1;
+	case 'T':
+	case 'I':
+		if (seconds(optarg, c == 'T' ? "--request-timeout" : "--idle-timeout",
+			    c == 'T' ? &o->request_timeout_s : &o->idle_timeout_s))
+			return 2;
+		return -1;
+	case 'v':
+		o->verbose = 1;
+		return -1;
+	case 'h':
+		usage(stdout);
+		return 0;
+	default:
+		usage(stderr);
+		return 2;
+	}
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"ring-kb", required_argument, NULL, 'r'},
-		{"request-timeout", required_argument, NULL, 'T'},
-		{"idle-timeout", required_argument, NULL, 'I'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"flight-unit", required_argument, NULL, 'F'},
-		{"flight-cgroup", required_argument, NULL, 'F'},
-		{"flight-dir", required_argument, NULL, 'F'},
-		{"flight-window", required_argument, NULL, 'F'},
-		{"flight-size", required_argument, NULL, 'F'},
-		{"flight-trigger", required_argument, NULL, 'F'},
-		{"flight-after", required_argument, NULL, 'F'},
-		{"flight-holdoff", required_argument, NULL, 'F'},
-		{"flight-max-dumps", required_argument, NULL, 'F'},
-		{0},
-	};
 	struct gt_server_opts o = {0};
-	char *end;
-	long kb;
-	int c, li;
+	int c, li = 0, rc;
 
-	while ((c = getopt_long(argc, argv, "s:vh", longopts, &li)) != -1) {
-		switch (c) {
-		case 'F':
-			if (gt_srv_flight_option(longopts[li].name, optarg, &o))
-				return 2;
-			break;
-		case 's':
-			o.socket_path = optarg;
-			break;
-		case 'r':
-			kb = strtol(optarg, &end, 10);
-			if (*end || kb < 64 || kb > 1024 * 1024) {
-				fprintf(stderr, "gotraced: --ring-kb wants 64..1048576, not '%s'\n", optarg);
-				return 2;
-			}
-			o.ring_bytes_per_cpu = (unsigned)kb * 1024u;
-			break;
-		case 'T':
-		case 'I':
-			if (seconds(optarg, c == 'T' ? "--request-timeout" : "--idle-timeout",
-				    c == 'T' ? &o.request_timeout_s : &o.idle_timeout_s))
-				return 2;
-			break;
-		case 'v':
-			o.verbose = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
+	while ((c = getopt_long(argc, argv, "s:vh", longopts, &li)) != -1)
+		if ((rc = parse_one(c, li, &o)) >= 0)
+			return rc;
 	if (optind < argc) {
 		fprintf(stderr, "gotraced: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);

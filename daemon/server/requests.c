@@ -259,13 +259,10 @@ static int user_bounds(const struct gt_server *sv, const struct gt_srv_client *c
 	return 0;
 }
 
-static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg_record *r,
-		 int out_fd, const char *cgroup, char *why, size_t whylen)
+/* May c start one more session?  Its slot, or -errno with why said. */
+static int admit(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg_record *r,
+		 char *why, size_t whylen)
 {
-	static pid_t pids[GT_PROTO_MAX_PIDS];
-	struct gt_session_opts o;
-	struct gt_session_stats st;
-	struct gt_srv_session *ss;
 	int slot = free_slot(sv), rc;
 
 	if (slot < 0) {
@@ -281,33 +278,33 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	}
 	if ((rc = user_bounds(sv, c, r, why, whylen)))
 		return rc;
-	ss = calloc(1, sizeof(*ss));
-	if (!ss) {
-		snprintf(why, whylen, "out of memory");
-		return -ENOMEM;
-	}
-	describe_targets(r, cgroup, ss->targets, sizeof(ss->targets));
-	if (r->label[0])
-		snprintf(ss->label, sizeof(ss->label), "%s", r->label);
-	else
-		snprintf(ss->label, sizeof(ss->label), "client pid %d", (int)c->pid);
-	gt_proto_opts_from_record(&o, r);
-	memcpy(pids, r->pids, r->npids * sizeof(pids[0]));
-	o.pids = pids;
-	o.npids = gt_pids_dedup(pids, (int)r->npids);
-	o.cgroup_path = cgroup[0] ? cgroup : NULL; /* as resolved and authorized */
-	o.out_fd = r->flags & GT_REC_FLIGHT ? -1 : out_fd; /* flight: the directory */
-	o.owner_uid = c->uid;
-	o.owner_gid = c->gid;
-	o.owner_pid = c->pid;
-	rc = gt_session_start(sv->engine, &o, &ss->s);
-	if (rc) {
-		const char *e = gt_engine_error(sv->engine);
+	return slot;
+}
 
-		snprintf(why, whylen, "cannot start the session: %s", e && *e ? e : strerror(-rc));
-		free(ss);
-		return rc;
-	}
+/* The session's options: the request's, for its client (o->pids point
+ * into a static array, valid until the next call). */
+static void session_opts(struct gt_session_opts *o, const struct gt_srv_client *c,
+			 const struct gt_msg_record *r, int out_fd, const char *cgroup)
+{
+	static pid_t pids[GT_PROTO_MAX_PIDS];
+
+	gt_proto_opts_from_record(o, r);
+	memcpy(pids, r->pids, r->npids * sizeof(pids[0]));
+	o->pids = pids;
+	o->npids = gt_pids_dedup(pids, (int)r->npids);
+	o->cgroup_path = cgroup[0] ? cgroup : NULL; /* as resolved and authorized */
+	o->out_fd = r->flags & GT_REC_FLIGHT ? -1 : out_fd; /* flight: the directory */
+	o->owner_uid = c->uid;
+	o->owner_gid = c->gid;
+	o->owner_pid = c->pid;
+}
+
+/* The started session ss->s becomes c's. */
+static void adopt(struct gt_srv_session *ss, struct gt_srv_client *c,
+		  const struct gt_msg_record *r, int out_fd)
+{
+	struct gt_session_stats st;
+
 	gt_session_stats(ss->s, &st);
 	ss->id = st.id;
 	ss->out_fd = out_fd;
@@ -322,6 +319,37 @@ static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 	ss->ok_pending = gt_session_starting(ss->s);
 	ss->client = c;
 	c->session = ss;
+}
+
+static int start(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg_record *r,
+		 int out_fd, const char *cgroup, char *why, size_t whylen)
+{
+	struct gt_session_opts o;
+	struct gt_srv_session *ss;
+	int slot = admit(sv, c, r, why, whylen), rc;
+
+	if (slot < 0)
+		return slot;
+	ss = calloc(1, sizeof(*ss));
+	if (!ss) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	describe_targets(r, cgroup, ss->targets, sizeof(ss->targets));
+	if (r->label[0])
+		snprintf(ss->label, sizeof(ss->label), "%s", r->label);
+	else
+		snprintf(ss->label, sizeof(ss->label), "client pid %d", (int)c->pid);
+	session_opts(&o, c, r, out_fd, cgroup);
+	rc = gt_session_start(sv->engine, &o, &ss->s);
+	if (rc) {
+		const char *e = gt_engine_error(sv->engine);
+
+		snprintf(why, whylen, "cannot start the session: %s", e && *e ? e : strerror(-rc));
+		free(ss);
+		return rc;
+	}
+	adopt(ss, c, r, out_fd);
 	sv->sessions[slot] = ss;
 	return 0;
 }

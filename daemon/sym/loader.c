@@ -430,24 +430,25 @@ void gt_sym_job_drop(struct gt_sym_job *j)
 		job_free(j);
 }
 
-unsigned gt_sym_loader_threads(void)
+/* A counter of the pool, read under its lock. */
+static unsigned pool_count(const unsigned *counter)
 {
 	unsigned n;
 
 	pthread_mutex_lock(&pool.lock);
-	n = pool.threads;
+	n = *counter;
 	pthread_mutex_unlock(&pool.lock);
 	return n;
 }
 
+unsigned gt_sym_loader_threads(void)
+{
+	return pool_count(&pool.threads);
+}
+
 unsigned gt_sym_loads_late(void)
 {
-	unsigned n;
-
-	pthread_mutex_lock(&pool.lock);
-	n = pool.late;
-	pthread_mutex_unlock(&pool.lock);
-	return n;
+	return pool_count(&pool.late);
 }
 
 int gt_sym_loader_idle(uint64_t max_ns)

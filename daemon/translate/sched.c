@@ -68,6 +68,45 @@ struct gt_thread *gt_tr_lookup_ours(struct gt_translator *t, uint32_t tid, uint3
 	return NULL;
 }
 
+/* The syscall around a switch-out of th of this type (stack stk).
+ * Without entries (--syscalls=blocking) the entry is written where the
+ * syscall blocks: a sleep, futex, poll or socket wait says what it is by
+ * its block alone, as before (the entry only lent the stack its caller);
+ * the others show it, and only now may its stack take the goroutine's
+ * name (Go 1.22+, gt_tr_named_stack). */
+static void switch_syscall(struct gt_translator *t, struct gt_thread *th,
+			   const struct gt_kev_switch *e, int c, int type, uint64_t stk)
+{
+	struct gt_cpu *cp = &t->cpus[c];
+
+	if (cp->sys_pending && cp->sys_at_block) {
+		if (generic_syscall_wait(type))
+			cp->sys_stack = gt_tr_named_stack(t, th, cp->sys_stack);
+		else
+			cp->sys_pending = false;
+	}
+	if (!generic_syscall_wait(type))
+		return;
+	/* The syscall stays in the syscall profile: its GoSysCall right
+	 * before the block, with the switch's fuller stack (the kernel's
+	 * frames) when the entry's is held back, or written now when
+	 * entries are not recorded.  With entries, a block with no entry
+	 * since is the call shown blocking again: no GoSysCall. */
+	if (cp->sys_pending) {
+		/* the entry's, with the kernel's frames (kept rooted in the
+		 * thread's name if it was: Go 1.23 names it so) */
+		if (e->prev_kstack >= 0 && th->root_id && cp->sys_stack == th->root_id) {
+			th->root_base = stk;
+			gt_tr_identity_now(t, th);
+		} else if (e->prev_kstack >= 0) {
+			cp->sys_stack = stk;
+		}
+	} else if (cp->last_type != GT_EV_GO_SYSCALL && !th->entries_seen) {
+		uint64_t a[1] = {gt_tr_named_stack(t, th, stk)};
+		gt_tr_emit(t, c, GT_EV_GO_SYSCALL, a, 1);
+	}
+}
+
 /* The prev half of a switch on CPU c. */
 static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, int c)
 {
@@ -110,39 +149,7 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 	}
 	int type = switch_out_type(e);
 	uint64_t stk = gt_tr_thread_stack(t, th, e->prev_ustack, e->prev_kstack);
-	/* Without entries (--syscalls=blocking) the entry is written where
-	 * the syscall blocks: a sleep, futex, poll or socket wait says what
-	 * it is by its block alone, as before (the entry only lent the stack
-	 * its caller); the others show it, and only now may its stack take
-	 * the goroutine's name (Go 1.22+, gt_tr_named_stack). */
-	struct gt_cpu *cp = &t->cpus[c];
-	if (cp->sys_pending && cp->sys_at_block) {
-		if (generic_syscall_wait(type))
-			cp->sys_stack = gt_tr_named_stack(t, th, cp->sys_stack);
-		else
-			cp->sys_pending = false;
-	}
-	if (generic_syscall_wait(type)) {
-		/* The syscall stays in the syscall profile: its GoSysCall right
-		 * before the block, with the switch's fuller stack (the kernel's
-		 * frames) when the entry's is held back, or written now when
-		 * entries are not recorded.  With entries, a block with no
-		 * entry since is the call shown blocking again: no GoSysCall. */
-		if (t->cpus[c].sys_pending) {
-			/* the entry's, with the kernel's frames (kept rooted
-			 * in the thread's name if it was: Go 1.23 names it so) */
-			if (e->prev_kstack >= 0 && th->root_id &&
-			    t->cpus[c].sys_stack == th->root_id) {
-				th->root_base = stk;
-				gt_tr_identity_now(t, th);
-			}
-			else if (e->prev_kstack >= 0)
-				t->cpus[c].sys_stack = stk;
-		} else if (t->cpus[c].last_type != GT_EV_GO_SYSCALL && !th->entries_seen) {
-			uint64_t a[1] = {gt_tr_named_stack(t, th, stk)};
-			gt_tr_emit(t, c, GT_EV_GO_SYSCALL, a, 1);
-		}
-	}
+	switch_syscall(t, th, e, c, type, stk);
 	gt_tr_deschedule(t, th, type, stk);
 	if (woken && th->state == GT_TH_WAITING)
 		wake_pending(t, th);

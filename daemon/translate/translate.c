@@ -8,11 +8,23 @@
 #include "common/procfs.h"
 
 
+/* The calls gt_translator_new accepts: options with 1..GT_MAX_P CPUs (P
+ * ncpus is the spare), and an output: o->v2 (a Go 1.22+ trace; w, if
+ * given too, is not used) or else the v1 writer w. */
+static int translator_args_valid(const struct gt_writer *w, const struct gt_translator_opts *o)
+{
+	if (!o)
+		return 0;
+	if (o->ncpus <= 0 || o->ncpus > GT_MAX_P)
+		return 0;
+	return o->v2 || w;
+}
+
 int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 		      const struct gt_translator_opts *o)
 {
 	*out = NULL;
-	if ((!w && !(o && o->v2)) || !o || o->ncpus <= 0 || o->ncpus > GT_MAX_P) /* P ncpus is the spare */
+	if (!translator_args_valid(w, o))
 		return -EINVAL;
 	struct gt_translator *t = calloc(1, sizeof(*t));
 	if (!t)

@@ -148,7 +148,9 @@ struct gt_translator_opts {
 
 struct gt_v2enc;
 
-/* w: the v1 writer, or NULL when o->v2 is given. */
+/* Valid calls: o non-NULL with 0 < o->ncpus <= GT_MAX_P, and an output:
+ * o->v2 (then w may be NULL, and is not used) or the v1 writer w.
+ * -EINVAL otherwise, -ENOMEM. */
 int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 		      const struct gt_translator_opts *o);
 

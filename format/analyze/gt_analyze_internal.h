@@ -63,7 +63,7 @@ struct gt_an_priv {
 	struct gt_an_proc *procs;
 	size_t nprocs, capprocs;
 	size_t capthreads, capaggs, capnames;
-	int v2;                       /* a Go 1.22+ file (gt_analyze_v2.c) */
+	int v2;                       /* a Go 1.22+ file (gt_analyze_v2*.c) */
 	int seen_gomaxprocs;          /* Go 1.23's converter: init is over */
 	int64_t last123_ns;           /* its last event's time */
 };
@@ -93,7 +93,7 @@ int32_t gt_an_stack_sysname(struct gt_analysis *a, uint64_t stk);
 /* The string with this id, or NULL. */
 const char *gt_an_string(const struct gt_analysis *a, uint64_t id, size_t *len);
 
-/* ---- Go 1.22+ (v2) files (gt_analyze_v2.c) ---- */
+/* ---- Go 1.22+ (v2) files (gt_analyze_v2*.c, gt_analyze_v2_run.h) ---- */
 /* Both passes over a v2 file: its generations, translated (0, -EINVAL with
  * a->error naming the rule, -ENOMEM). */
 int gt_an_v2(struct gt_analysis *a);

@@ -15,17 +15,7 @@
 #include "analyze/gt_analyze.h"
 #include "ctl/report.h"
 #include "v2/gt_v2.h"
-
-static FILE *devnull(void)
-{
-	static FILE *f;
-
-	if (!f)
-		f = fopen("/dev/null", "w");
-	if (!f)
-		abort();
-	return f;
-}
+#include "fuzz_devnull.h"
 
 /* The decoder alone: every batch, event and frame, to the end or an error
  * that says why. */
@@ -70,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct report_opts o = { .top = 3, .win = { 0, -1, NULL, 0, 0 } };
 	struct gt_analysis a;
-	FILE *out = devnull();
+	FILE *out = fuzz_devnull();
 	int rc;
 
 	fprintf(out, "%llu", (unsigned long long)walk(data, size));

@@ -17,22 +17,12 @@ USER_NAME=gt_test_user
 gt_require_daemon daemon_cgroup_oracle
 gt_expect cgroup_oracle_same_answer cgroup_oracle_no_secret cgroup_oracle_refused \
 	cgroup_fd_own_recorded cgroup_fd_root_refused cgroup_oracle_exit
-CGMNT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-[ -n "$CGMNT" ] || { fail cgroup_oracle_same_answer "no cgroup v2 filesystem mounted"; gt_finish; }
+gt_need_cgroup2 cgroup_oracle_same_answer
 gt_start_daemon
 
-if ! id "$USER_NAME" >/dev/null 2>&1; then
-	useradd --system --no-create-home --shell /usr/sbin/nologin "$USER_NAME" ||
-		{ fail cgroup_oracle_same_answer "useradd $USER_NAME failed"; gt_finish; }
-fi
-chmod 0755 "$GT_TMP"
-chmod 0666 "$SOCK"
-as_user() { setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@"; }
-mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" tests/integration/daemon_proto.py \
-	daemon/common/session_opts.h "$GT_TMP/bin/" &&
-	chmod 0755 "$GT_TMP/bin"/*
-UDIR=$GT_TMP/user
-mkdir -p "$UDIR" && chown "$USER_NAME" "$UDIR"
+gt_user_env cgroup_oracle_same_answer
+cp tests/integration/daemon_proto.py daemon/common/session_opts.h "$GT_TMP/bin/" &&
+	chmod 0644 "$GT_TMP/bin/daemon_proto.py" "$GT_TMP/bin/session_opts.h"
 
 # root's 0700 directory: a plain directory, a link to a secret name, nothing
 SECRET=SECRETNAME$$
@@ -69,14 +59,12 @@ fi
 CG=$CGMNT/gt_it_oracle_$$
 mkdir "$CG" && chown "$USER_NAME" "$CG" "$CG/cgroup.procs"
 trap 'rmdir "$CG" 2>/dev/null; gt_cleanup' EXIT
-out=$(as_user "$GT_TMP/bin/gotracectl" record --daemon --socket "$SOCK" --cgroup "$CG" \
+out=$(as_user "$UCTL" record --daemon --socket "$SOCK" --cgroup "$CG" \
 	-o "$UDIR/own.trace" -d 300ms 2>&1); rc=$?
 if [ $rc = 0 ]; then gt_valid cgroup_fd_own_recorded "$UDIR/own.trace" && ok cgroup_fd_own_recorded
 else fail cgroup_fd_own_recorded "rc=$rc: $out"; fi
-out=$(as_user "$GT_TMP/bin/gotracectl" record --daemon --socket "$SOCK" --cgroup "$CGMNT" \
-	-o "$UDIR/root.trace" -d 300ms 2>&1); rc=$?
-if [ $rc != 0 ] && echo "$out" | grep -q "may not trace cgroup"; then ok cgroup_fd_root_refused
-else fail cgroup_fd_root_refused "rc=$rc: $out"; fi
+gt_refused cgroup_fd_root_refused "may not trace cgroup" \
+	as_user "$UCTL" record --daemon --socket "$SOCK" --cgroup "$CGMNT" -o "$UDIR/root.trace" -d 300ms
 
 kill -TERM "$DAEMON_PID"
 if wait "$DAEMON_PID"; then ok cgroup_oracle_exit; else fail cgroup_oracle_exit "gotraced exited $?"; fi

@@ -33,17 +33,11 @@ gt_require_daemon hostile_fifo
 gt_expect $CASES
 gt_start_daemon
 
-if ! id "$USER_NAME" >/dev/null 2>&1; then
-	useradd --system --no-create-home --shell /usr/sbin/nologin "$USER_NAME" ||
-		{ fail hostile_fifo "useradd $USER_NAME failed"; gt_finish; }
-fi
-chmod 0755 "$GT_TMP"
-chmod 0666 "$SOCK"
+gt_user_env hostile_fifo
 # The user's files, outside /tmp: another program that reads every file
 # under /tmp (the machine's other tests) would count as an opener here.
 D=$(mktemp -d /var/tmp/gt-hostile.XXXXXX) && chmod 0755 "$D" && chown "$USER_NAME" "$D"
 trap 'rm -rf "$D"; gt_cleanup' EXIT
-as_user() { setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@"; }
 OPENED="python3 tests/integration/opened.py"
 UP=../../..  # from /usr/lib/debug to /
 
@@ -89,9 +83,7 @@ record_user() {
 	local tag=$1 i rc t0 t1 worst=0 asked=0 done=0
 	shift
 	WHY=
-	# not as_user: $! must be the program's pid, not a subshell's
-	setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@" \
-		</dev/null >"$GT_TMP/$tag.out" 2>&1 &
+	as_user_bg "$@" </dev/null >"$GT_TMP/$tag.out" 2>&1 &
 	UPID=$!
 	gt_pids+=("$UPID")
 	for i in $(seq 1 200); do

@@ -18,24 +18,15 @@ gt_expect limits_connections_status limits_connections_record limits_silent_clos
 	limits_half_message_closed limits_idle_closed limits_exit
 gt_start_daemon --request-timeout 1 --idle-timeout 5
 
-if ! id "$USER_NAME" >/dev/null 2>&1; then
-	useradd --system --no-create-home --shell /usr/sbin/nologin "$USER_NAME" ||
-		{ fail limits_connections_status "useradd $USER_NAME failed"; gt_finish; }
-fi
+gt_user_env limits_connections_status
 UID_U=$(id -u "$USER_NAME")
-chmod 0755 "$GT_TMP"
-chmod 0666 "$SOCK"
-as_user() { setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@"; }
-mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" tests/integration/daemon_proto.py \
-	daemon/common/session_opts.h "$GT_TMP/bin/" &&
-	chmod 0755 "$GT_TMP/bin"/*
-UDIR=$GT_TMP/user
-mkdir -p "$UDIR" && chown "$USER_NAME" "$UDIR"
+cp tests/integration/daemon_proto.py daemon/common/session_opts.h "$GT_TMP/bin/" &&
+	chmod 0644 "$GT_TMP/bin/daemon_proto.py" "$GT_TMP/bin/session_opts.h"
 
 # --- over the connection limit ----------------------------------------------------
 # 32 connections of the user, each asking STATUS at once and then every
 # 0.3 s, well within the timeouts (which are the cases below)
-setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- /usr/bin/python3 - "$SOCK" \
+as_user_bg /usr/bin/python3 - "$SOCK" \
 	>"$GT_TMP/hold.out" 2>&1 <<'PY' &
 import socket, struct, sys, time
 hdr = struct.pack("<IHHII", 0x44525447, 1, 2, 0, 0)
@@ -61,17 +52,16 @@ for i in $(seq 1 300); do
 	sleep 0.1
 done
 want="too many connections for uid $UID_U: limit 32"
-out=$(as_user "$GT_TMP/bin/gotracectl" status --socket "$SOCK" 2>&1); rc=$?
+out=$(as_user "$UCTL" status --socket "$SOCK" 2>&1); rc=$?
 if [ $rc != 0 ] && echo "$out" | grep -q "$want" && ! echo "$out" | grep -qi "broken pipe"; then
 	ok limits_connections_status
 else
 	fail limits_connections_status "rc=$rc: $out"
 fi
-setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$GT_TMP/bin/sleeper" 100000 10000 \
-	>/dev/null &
+as_user_bg "$GT_TMP/bin/sleeper" 100000 10000 >/dev/null &
 UT=$!
 gt_pids+=("$UT")
-out=$(as_user "$GT_TMP/bin/gotracectl" record --daemon --socket "$SOCK" -p "$UT" \
+out=$(as_user "$UCTL" record --daemon --socket "$SOCK" -p "$UT" \
 	-o "$UDIR/over.trace" -d 1s 2>&1); rc=$?
 if [ $rc != 0 ] && echo "$out" | grep -q "$want" && ! echo "$out" | grep -qi "broken pipe"; then
 	ok limits_connections_record
@@ -82,7 +72,7 @@ kill "$HOLD" 2>/dev/null
 wait "$HOLD" 2>/dev/null
 # until the daemon has seen them go
 for i in $(seq 1 300); do
-	as_user "$GT_TMP/bin/gotracectl" status --socket "$SOCK" >/dev/null 2>&1 && break
+	as_user "$UCTL" status --socket "$SOCK" >/dev/null 2>&1 && break
 	sleep 0.1
 done
 

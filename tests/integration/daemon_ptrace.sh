@@ -22,26 +22,13 @@ gt_require_daemon daemon_ptrace
 gt_expect daemon_ptrace_children_setuid daemon_ptrace_children_own daemon_ptrace_cgroup_root \
 	daemon_ptrace_cgroup_caps daemon_ptrace_cgroup_own daemon_ptrace_caps_pid
 
-CGMNT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-[ -n "$CGMNT" ] || { fail daemon_ptrace "no cgroup v2 filesystem mounted"; gt_finish; }
-
-if ! id "$USER_NAME" >/dev/null 2>&1; then
-	useradd --system --no-create-home --shell /usr/sbin/nologin "$USER_NAME" ||
-		{ fail daemon_ptrace "useradd $USER_NAME failed"; gt_finish; }
-fi
-UID_U=$(id -u "$USER_NAME")
-GID_U=$(id -g "$USER_NAME")
+gt_need_cgroup2 daemon_ptrace
 
 gt_start_daemon
-chmod 0755 "$GT_TMP"
-chmod 0666 "$SOCK"
-UDIR=$GT_TMP/user
-mkdir -p "$UDIR" && chown "$USER_NAME" "$UDIR"
-USER_IDS=(--reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups)
-as_user() { setpriv "${USER_IDS[@]}" -- "$@"; }
+gt_user_env daemon_ptrace
+UID_U=$(id -u "$USER_NAME")
+GID_U=$(id -g "$USER_NAME")
 BIN=$GT_TMP/bin
-mkdir -p "$BIN" && cp "$GTCTL" "$BIN/" && chmod 0755 "$BIN"
-UCTL=$BIN/gotracectl
 # one sleeper per role, named by its program (in its command line: the
 # sleeper names its threads wl-sleeper and sleeper)
 for n in gtpt_suid gtpt_own gtpt_root gtpt_caps gtpt_mine; do
@@ -122,8 +109,8 @@ wait_threads() {
 }
 
 # --- --children: a set-user-ID child started before the recording ----------------
-# (setpriv itself in the background, not a subshell: $! is the process)
-setpriv "${USER_IDS[@]}" -- sh -c '"$1" '$LONG' 1000 & "$2" '$LONG' 1000 & wait' \
+# (as_user_bg: $! is the process, not a subshell)
+as_user_bg sh -c '"$1" '$LONG' 1000 & "$2" '$LONG' 1000 & wait' \
 	sh "$BIN/gtpt_suid" "$BIN/gtpt_own" &
 SH=$!
 gt_pids+=("$SH")
@@ -164,13 +151,8 @@ wait_threads "$CAPP"
 if ! grep -q '^CapPrm:.*[1-9a-f]' "/proc/$CAPP/status"; then
 	fail daemon_ptrace_caps_pid "setpriv gave the process no capability: $(grep ^Cap "/proc/$CAPP/status")"
 else
-	out=$(as_user "$UCTL" record --daemon --socket "$SOCK" -p "$CAPP" -d 1s \
-		-o "$UDIR/caps.trace" 2>&1); rc=$?
-	if [ $rc != 0 ] && echo "$out" | grep -q "holds capabilities"; then
-		ok daemon_ptrace_caps_pid
-	else
-		fail daemon_ptrace_caps_pid "rc=$rc: $out"
-	fi
+	gt_refused daemon_ptrace_caps_pid "holds capabilities" \
+		as_user "$UCTL" record --daemon --socket "$SOCK" -p "$CAPP" -d 1s -o "$UDIR/caps.trace"
 fi
 
 # --- --cgroup: root's process and the capability holder in the user's cgroup -------
@@ -178,7 +160,7 @@ mkdir "$BASE" && chown "$USER_NAME" "$BASE" "$BASE/cgroup.procs"
 "$BIN/gtpt_root" $LONG 1000 &
 ROOTP=$!
 gt_pids+=("$ROOTP")
-setpriv "${USER_IDS[@]}" -- "$BIN/gtpt_mine" $LONG 1000 &
+as_user_bg "$BIN/gtpt_mine" $LONG 1000 &
 MINEP=$!
 gt_pids+=("$MINEP")
 wait_threads "$ROOTP" "$MINEP"
@@ -205,20 +187,16 @@ if [ ! -e "$YAMA" ]; then
 	echo "skip daemon_ptrace_yama: this kernel has no Yama ($YAMA); test_ptrace_rule covers the rule"
 else
 	gt_expect daemon_ptrace_yama_sibling daemon_ptrace_yama_child
-	setpriv "${USER_IDS[@]}" -- "$BIN/gtpt_mine" $LONG 1000 &
+	as_user_bg "$BIN/gtpt_mine" $LONG 1000 &
 	SIB=$!
 	gt_pids+=("$SIB")
 	if ! echo 1 >"$YAMA"; then
 		fail daemon_ptrace_yama_sibling "cannot set $YAMA to 1 (it was $OLD_SCOPE)"
 		fail daemon_ptrace_yama_child "cannot set $YAMA to 1"
 	else
-		out=$(as_user "$UCTL" record --daemon --socket "$SOCK" -p "$SIB" -d 1s \
-			-o "$UDIR/yama.trace" 2>&1); rc=$?
-		if [ $rc != 0 ] && echo "$out" | grep -q "ptrace_scope is 1"; then
-			ok daemon_ptrace_yama_sibling
-		else
-			fail daemon_ptrace_yama_sibling "rc=$rc: $out"
-		fi
+		gt_refused daemon_ptrace_yama_sibling "ptrace_scope is 1" \
+			as_user "$UCTL" record --daemon --socket "$SOCK" -p "$SIB" -d 1s \
+			-o "$UDIR/yama.trace"
 		out=$(as_user "$UCTL" record --daemon --socket "$SOCK" -o "$UDIR/yama_child.trace" \
 			-- "$BIN/gtpt_mine" 20 1000 2>&1); rc=$?
 		if [ $rc != 0 ]; then

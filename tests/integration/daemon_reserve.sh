@@ -15,14 +15,7 @@ gt_expect reserve_user_refused reserve_user_no_file reserve_root_writes reserve_
 command -v mkfs.ext4 >/dev/null || { fail reserve_user_refused "mkfs.ext4 missing (e2fsprogs)"; gt_finish; }
 gt_start_daemon
 
-if ! id "$USER_NAME" >/dev/null 2>&1; then
-	useradd --system --no-create-home --shell /usr/sbin/nologin "$USER_NAME" ||
-		{ fail reserve_user_refused "useradd $USER_NAME failed"; gt_finish; }
-fi
-chmod 0755 "$GT_TMP"
-chmod 0666 "$SOCK"
-as_user() { setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@"; }
-mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" "$GT_TMP/bin/" && chmod 0755 "$GT_TMP/bin"/*
+gt_user_env reserve_user_refused
 
 MNT=$GT_TMP/small
 mkdir -p "$MNT"
@@ -38,17 +31,11 @@ as_user dd if=/dev/zero of="$MNT/u/fill" bs=64k status=none 2>/dev/null
 as_user dd if=/dev/zero of="$MNT/u/fill2" bs=1k status=none 2>/dev/null
 sync
 
-setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$GT_TMP/bin/sleeper" 100000 1000 \
-	>/dev/null &
+as_user_bg "$GT_TMP/bin/sleeper" 100000 1000 >/dev/null &
 UT=$!
 gt_pids+=("$UT")
-out=$(as_user "$GT_TMP/bin/gotracectl" record --daemon --socket "$SOCK" -p "$UT" \
-	-o "$MNT/u/t.trace" -d 500ms 2>&1); rc=$?
-if [ $rc != 0 ] && echo "$out" | grep -q "No space left on device"; then
-	ok reserve_user_refused
-else
-	fail reserve_user_refused "rc=$rc (wanted a failure saying No space left on device): $out"
-fi
+gt_refused reserve_user_refused "No space left on device" \
+	as_user "$UCTL" record --daemon --socket "$SOCK" -p "$UT" -o "$MNT/u/t.trace" -d 500ms
 left=$(ls "$MNT/u" | grep -v '^fill2\?$')
 if [ -z "$left" ]; then ok reserve_user_no_file
 else fail reserve_user_no_file "left behind: $left"; fi

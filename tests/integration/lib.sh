@@ -156,19 +156,20 @@ gt_start_daemon() {
 	gt_finish
 }
 
-# gt_valid NAME FILE: Go's reader and viewer (gocheck.sh) and our checker
-# (inspect) both accept FILE; writes FILE.json (inspect --json) for later.
-# gt_user_env CASE: a non-root user USER_NAME (made if missing; CASE fails
-# and the script ends if it cannot be) who may reach gotraced's socket SOCK
-# and GT_TMP: sets UDIR (a directory of the user's), UCTL (a copy of
-# gotracectl the user can run, beside one of the sleeper workload) and
-# as_user CMD... (setpriv execs in place, where runuser would fork, so $!
-# is the user's own process).
+# gt_user_make CASE NAME: the non-root user NAME, made if missing (CASE
+# fails and the script ends if it cannot be).
+gt_user_make() {
+	id "$2" >/dev/null 2>&1 && return 0
+	useradd --system --no-create-home --shell /usr/sbin/nologin "$2" ||
+		{ fail "$1" "useradd $2 failed"; gt_finish; }
+}
+
+# gt_user_env CASE: the non-root user USER_NAME (gt_user_make CASE) who may
+# reach gotraced's socket SOCK and GT_TMP: sets UDIR (a directory of the
+# user's) and UCTL (a copy of gotracectl the user can run, beside one of
+# the sleeper workload, in $GT_TMP/bin).
 gt_user_env() {
-	if ! id "$USER_NAME" >/dev/null 2>&1; then
-		useradd --system --no-create-home --shell /usr/sbin/nologin "$USER_NAME" ||
-			{ fail "$1" "useradd $USER_NAME failed"; gt_finish; }
-	fi
+	gt_user_make "$1" "$USER_NAME"
 	# The real socket is 0660 root:gotrace; here the test lets the user in directly.
 	chmod 0755 "$GT_TMP"
 	chmod 0666 "$SOCK"
@@ -177,8 +178,49 @@ gt_user_env() {
 	mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" "$GT_TMP/bin/" && chmod 0755 "$GT_TMP/bin"
 	UCTL=$GT_TMP/bin/gotracectl
 }
-as_user() { setpriv --reuid="$USER_NAME" --regid="$USER_NAME" --clear-groups -- "$@"; }
 
+# as_named NAME CMD...: CMD as user NAME, without groups; as_user CMD...:
+# as USER_NAME.  Started in the background (&) a function is a subshell:
+# $! is that shell's pid, not CMD's.  Where it must be CMD's, start it as
+# `as_user_bg CMD... &`: the subshell execs setpriv, which execs CMD.
+gt_user_ids() { GT_USER_IDS=(--reuid="$1" --regid="$1" --clear-groups); } # setpriv's
+as_named() { local GT_USER_IDS; gt_user_ids "$1"; shift; setpriv "${GT_USER_IDS[@]}" -- "$@"; }
+as_user() { as_named "$USER_NAME" "$@"; }
+as_user_bg() {
+	if [ "$BASHPID" = "$$" ]; then # not in the background: exec would end the test
+		echo "as_user_bg $1: only with & (it execs)" >&2
+		return 1
+	fi
+	gt_user_ids "$USER_NAME"
+	exec setpriv "${GT_USER_IDS[@]}" -- "$@"
+}
+
+# gt_cgroup2_mount: where cgroup v2 is mounted (nothing: nowhere).
+gt_cgroup2_mount() { awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo; }
+
+# gt_need_cgroup2 CASE: CGMNT, where cgroup v2 is mounted (CASE fails and
+# the script ends if nowhere).
+gt_need_cgroup2() {
+	CGMNT=$(gt_cgroup2_mount)
+	[ -n "$CGMNT" ] || { fail "$1" "no cgroup v2 filesystem mounted"; gt_finish; }
+}
+
+# gt_refused NAME WANT CMD...: CMD fails saying WANT (a grep pattern): ok
+# NAME, else fail NAME.  Leaves CMD's output (stdout and stderr) in out and
+# its status in rc.
+gt_refused() {
+	local name=$1 want=$2
+	shift 2
+	out=$("$@" 2>&1); rc=$?
+	if [ $rc != 0 ] && echo "$out" | grep -q "$want"; then
+		ok "$name"
+	else
+		fail "$name" "rc=$rc (wanted a failure saying $want): $out"
+	fi
+}
+
+# gt_valid NAME FILE: Go's reader and viewer (gocheck.sh) and our checker
+# (inspect) both accept FILE; writes FILE.json (inspect --json) for later.
 gt_valid() {
 	local name=$1 file=$2 out
 	if [ ! -s "$file" ]; then

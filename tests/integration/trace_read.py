@@ -96,10 +96,11 @@ def frames(recs):
             print("%d\t%#x\t%s\t%s\t%d" % (sid, pc, strings.get(fn, "?"), strings.get(fl, "?"), line))
 
 
-def span(recs):
-    """Event times: a batch gives its P's time, each event a delta to the
-    previous one of its batch (a CPU sample carries its real time)."""
-    first, last, at_last, now = None, None, [], 0
+def timed(recs):
+    """(type, args, time) of each event: a batch gives its P's time, each
+    event a delta to the previous one of its batch (the dictionaries and
+    the frequency are no events)."""
+    now = 0
     for typ, args in recs:
         if typ == EV_BATCH:
             now = args[1]
@@ -107,6 +108,14 @@ def span(recs):
         if typ in (EV_FREQUENCY, EV_STACK, EV_STRING):
             continue
         now += args[0]
+        yield typ, args, now
+
+
+def span(recs):
+    """Event times: a batch gives its P's time, each event a delta to the
+    previous one of its batch (a CPU sample carries its real time)."""
+    first, last, at_last = None, None, []
+    for typ, args, now in timed(recs):
         ts = args[1] if typ == EV_CPU_SAMPLE else now
         first = ts if first is None or ts < first else first
         if last is None or ts > last:
@@ -120,14 +129,8 @@ def span(recs):
 
 def heap(recs):
     """HeapAlloc values (event 33: [delta, bytes]) sorted by time."""
-    out, now = [], 0
-    for typ, args in recs:
-        if typ == EV_BATCH:
-            now = args[1]
-            continue
-        if typ in (EV_FREQUENCY, EV_STACK, EV_STRING):
-            continue
-        now += args[0]
+    out = []
+    for typ, args, now in timed(recs):
         if typ == 33:
             out.append((now, args[1]))
     for ts, v in sorted(out, key=lambda e: e[0]):
@@ -136,17 +139,11 @@ def heap(recs):
 
 def logs(recs):
     """UserLog (event 48: [delta, task, key string id, stack], value) by time."""
-    strings, out, now = {0: ""}, [], 0
+    strings, out = {0: ""}, []
     for typ, args in recs:
         if typ == EV_STRING:
             strings[args[0]] = args[1].decode("utf-8", "replace")
-            continue
-        if typ == EV_BATCH:
-            now = args[1]
-            continue
-        if typ in (EV_FREQUENCY, EV_STACK):
-            continue
-        now += args[0]
+    for typ, args, now in timed(recs):
         if typ == EV_USER_LOG:
             out.append((now, args[2], args[-1].decode("utf-8", "replace")))
     for ts, key, value in sorted(out, key=lambda e: e[0]):

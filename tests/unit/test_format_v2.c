@@ -90,6 +90,19 @@ static void tables(struct buf *w, uint64_t gen, uint64_t sid)
 	batch_end(w);
 }
 
+/* A Go 1.23 file begun: generation 1's tables, then M 1's batch at time
+ * 100 with p0 running and g1 running on it. */
+static void begin_file(struct buf *w)
+{
+	memset(w, 0, sizeof(*w));
+	memcpy(w->b, "go 1.23 trace\0\0\0", 16);
+	w->n = 16;
+	tables(w, 1, 1);
+	batch(w, 1, 1, 100);
+	EV(w, GT_V2_PROC_STATUS, 0, 0, GT_V2_P_RUNNING);
+	EV(w, GT_V2_GO_STATUS, 0, 1, 1, GT_V2_G_RUNNING);
+}
+
 /* Generation 1 (M 1, times in ns from 100):
  *   100 g1 running on p0 (statuses)     110 g1 creates g2
  *   130 g1 blocks "chan receive"        140 g2 starts     (delay 30)
@@ -100,13 +113,7 @@ static void tables(struct buf *w, uint64_t gen, uint64_t sid)
  * block, then g2 ends at 400. */
 static size_t known(struct buf *w)
 {
-	memset(w, 0, sizeof(*w));
-	memcpy(w->b, "go 1.23 trace\0\0\0", 16);
-	w->n = 16;
-	tables(w, 1, 1);
-	batch(w, 1, 1, 100);
-	EV(w, GT_V2_PROC_STATUS, 0, 0, GT_V2_P_RUNNING);
-	EV(w, GT_V2_GO_STATUS, 0, 1, 1, GT_V2_G_RUNNING);
+	begin_file(w);
 	EV(w, GT_V2_GO_CREATE, 10, 2, 1, 1);
 	EV(w, GT_V2_GO_BLOCK, 20, 1, 1);
 	EV(w, GT_V2_GO_START, 10, 2, 1);
@@ -313,13 +320,7 @@ static int go_accepts(const uint8_t *b, size_t n, char *why, size_t wl)
  * ProcStatus given or not) has M 2 start p0 again at p_seq 1. */
 static size_t steal_trace(struct buf *w, uint64_t begin, uint64_t steal, int restate)
 {
-	memset(w, 0, sizeof(*w));
-	memcpy(w->b, "go 1.23 trace\0\0\0", 16);
-	w->n = 16;
-	tables(w, 1, 1);
-	batch(w, 1, 1, 100);
-	EV(w, GT_V2_PROC_STATUS, 0, 0, GT_V2_P_RUNNING);
-	EV(w, GT_V2_GO_STATUS, 0, 1, 1, GT_V2_G_RUNNING);
+	begin_file(w);
 	EV(w, GT_V2_GO_SYSCALL_BEGIN, 10, begin, 1);
 	EV(w, GT_V2_GO_SYSCALL_END_BLOCKED, 40);
 	batch_end(w);

@@ -202,13 +202,34 @@ static void check_g1(const struct gt_an_thread *t)
 		 (unsigned long long)t->wak[0].count, (unsigned long long)t->wak[0].delay_max_ns);
 }
 
+/* The known trace (write_trace) in a memfd, mapped. */
+struct mapped {
+	int fd;
+	uint8_t *data;
+	size_t len;
+};
+
+static void map_known(struct mapped *m)
+{
+	m->fd = memfd_create("report", 0);
+	GT_REQUIRE(m->fd >= 0, "memfd: %s", strerror(errno));
+	GT_REQUIRE(write_trace(m->fd) == 0, "writing the trace");
+	m->len = (size_t)lseek(m->fd, 0, SEEK_END);
+	m->data = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, m->fd, 0);
+	GT_REQUIRE(m->data != MAP_FAILED, "mmap");
+}
+
+static void unmap_known(struct mapped *m)
+{
+	munmap(m->data, m->len);
+	close(m->fd);
+}
+
 static void test_analyze_known_trace(void)
 {
-	int fd = memfd_create("report", 0);
+	struct mapped mp;
 	struct gt_analysis a;
 	const struct gt_an_thread *t;
-	uint8_t *data;
-	off_t len;
 	char *folded = NULL;
 	size_t flen = 0;
 	FILE *m;
@@ -216,12 +237,8 @@ static void test_analyze_known_trace(void)
 	size_t nlen;
 	const char *name;
 
-	GT_REQUIRE(fd >= 0, "memfd: %s", strerror(errno));
-	GT_REQUIRE(write_trace(fd) == 0, "writing the trace");
-	len = lseek(fd, 0, SEEK_END);
-	data = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
-	GT_REQUIRE(data != MAP_FAILED, "mmap");
-	GT_REQUIRE(gt_analyze(&a, data, (size_t)len, NULL) == 0, "analyze: %s", a.error);
+	map_known(&mp);
+	GT_REQUIRE(gt_analyze(&a, mp.data, mp.len, NULL) == 0, "analyze: %s", a.error);
 	t = gt_an_thread_of(&a, 1);
 	GT_REQUIRE(t, "no G1");
 	check_g1(t);
@@ -239,33 +256,26 @@ static void test_analyze_known_trace(void)
 		 "folded off-CPU:\n%s", folded ? folded : "(null)");
 	free(folded);
 	gt_analysis_free(&a);
-	munmap(data, (size_t)len);
-	close(fd);
+	unmap_known(&mp);
 }
 
 /* --since/--until: a delay counts when its GoStart is in the window. */
 static void test_analyze_window(void)
 {
-	int fd = memfd_create("report", 0);
+	struct mapped mp;
 	struct gt_analyze_opts o = { 4000, 4600, NULL, 0 };
 	struct gt_analysis a;
 	const struct gt_an_thread *t;
-	uint8_t *data;
-	off_t len;
 
-	GT_REQUIRE(fd >= 0 && write_trace(fd) == 0, "writing the trace");
-	len = lseek(fd, 0, SEEK_END);
-	data = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
-	GT_REQUIRE(data != MAP_FAILED, "mmap");
-	GT_REQUIRE(gt_analyze(&a, data, (size_t)len, &o) == 0, "analyze: %s", a.error);
+	map_known(&mp);
+	GT_REQUIRE(gt_analyze(&a, mp.data, mp.len, &o) == 0, "analyze: %s", a.error);
 	t = gt_an_thread_of(&a, 1);
 	GT_CHECK(t && t->delay.count == 1 && t->delay.max == 500 && t->oncpu_ns == 100,
 		 "window 4000..4600: count %llu max %llu on-CPU %llu, want 1 500 100",
 		 t ? (unsigned long long)t->delay.count : 0ULL,
 		 t ? (unsigned long long)t->delay.max : 0ULL, t ? (unsigned long long)t->oncpu_ns : 0ULL);
 	gt_analysis_free(&a);
-	munmap(data, (size_t)len);
-	close(fd);
+	unmap_known(&mp);
 }
 
 /* The Go viewers' profile totals of the same trace, by each reader's rules
@@ -276,18 +286,13 @@ static void test_analyze_window(void)
  * 5000; the lock wait itself never ends there, its wakeup has no stack. */
 static void test_analyze_viewers(void)
 {
-	int fd = memfd_create("report", 0);
+	struct mapped mp;
 	static const uint64_t ns19[GT_AN_VIEW_COUNT] = { 0, 1000, 3800, 0 };
 	static const uint64_t ns23[GT_AN_VIEW_COUNT] = { 0, 0, 4800, 0 };
 	struct gt_analysis a;
-	uint8_t *data;
-	off_t len;
 
-	GT_REQUIRE(fd >= 0 && write_trace(fd) == 0, "writing the trace");
-	len = lseek(fd, 0, SEEK_END);
-	data = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
-	GT_REQUIRE(data != MAP_FAILED, "mmap");
-	GT_REQUIRE(gt_analyze(&a, data, (size_t)len, NULL) == 0, "analyze: %s", a.error);
+	map_known(&mp);
+	GT_REQUIRE(gt_analyze(&a, mp.data, mp.len, NULL) == 0, "analyze: %s", a.error);
 	for (int k = 0; k < GT_AN_VIEW_COUNT; k++) {
 		GT_CHECK(a.go119.ns[k] == ns19[k] && a.go119.n[k] == (ns19[k] != 0),
 			 "go1.19 profile %d: %llu ns in %llu, want %llu", k,
@@ -299,8 +304,7 @@ static void test_analyze_viewers(void)
 			 (unsigned long long)ns23[k]);
 	}
 	gt_analysis_free(&a);
-	munmap(data, (size_t)len);
-	close(fd);
+	unmap_known(&mp);
 }
 
 static void test_analyze_rejects_garbage(void)

@@ -1,0 +1,108 @@
+/* A v2 generation read and decoded: its batches gathered (the next
+ * generation's first batch kept for later), then each batch's events
+ * sorted out: strings and stacks into the tables (gt_analyze_v2_tables.c),
+ * the frequency checked, the rest kept in r->ev for the state machine. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gt_analyze_v2_run.h"
+
+static int on_frequency(struct v2run *r, const struct gt_v2_ev *e)
+{
+	if (e->args[0] == 0 || (int64_t)e->args[0] < 0)
+		return gt_an_v2_fail(r, "frequency", "frequency %llu is not one", e->args[0]);
+	if (r->a->freq && r->a->freq != e->args[0])
+		return gt_an_v2_fail(r, "frequency", "frequency changed to %llu", e->args[0]);
+	r->a->freq = e->args[0];
+	return 0;
+}
+
+/* A state event of M b->m, kept for the merge (timed ones lose their
+ * time argument: it is ts). */
+static int keep_event(struct v2run *r, const struct gt_v2_ev *e, const struct gt_v2_batch *b)
+{
+	if (gt_an_grow(&r->ev, &r->capev, r->nev + 1, sizeof(*r->ev)))
+		return -ENOMEM;
+	r->ev[r->nev] = (struct v2e){ e->ts, r->nev, b->m, { 0 }, e->type };
+	memcpy(r->ev[r->nev].args, e->args + (gt_v2_descs[e->type].timed ? 1 : 0),
+	       sizeof(r->ev[r->nev].args));
+	r->nev++;
+	return 0;
+}
+
+int gt_an_v2_decode_batch(struct v2run *r, const struct gt_v2_batch *b)
+{
+	struct gt_v2_cursor c;
+	struct gt_v2_ev e;
+	int rc;
+
+	gt_v2_cursor_init(&c, &r->f, b);
+	while ((rc = gt_v2_next_event(&c, &e, r->a->error, sizeof(r->a->error))) == 1) {
+		switch (e.type) {
+		case GT_V2_STRING:
+			rc = gt_an_v2_on_string(r, &e);
+			break;
+		case GT_V2_STACK:
+			rc = gt_an_v2_on_stack(r, &e, b);
+			break;
+		case GT_V2_FREQUENCY:
+			rc = on_frequency(r, &e);
+			break;
+		case GT_V2_STRINGS: case GT_V2_STACKS: case GT_V2_CPU_SAMPLES:
+			rc = 0;
+			break;
+		default:
+			rc = keep_event(r, &e, b);
+		}
+		if (rc)
+			return rc;
+	}
+	return rc;
+}
+
+/* The batches of generation r->gen from b on, until one of another
+ * generation (kept in *next) or the end. */
+static int gather(struct v2run *r, struct gt_v2_batch b, struct gt_v2_batch *next,
+		  int *have_next)
+{
+	int rc = 0;
+
+	do {
+		if (b.gen != r->gen) {
+			*next = b;
+			*have_next = 1;
+			break;
+		}
+		if (gt_an_grow(&r->batches, &r->capbatches, r->nbatches + 1, sizeof(b)))
+			return -ENOMEM;
+		r->batches[r->nbatches++] = b;
+	} while ((rc = gt_v2_next_batch(&r->f, &b)) == 1);
+	if (!*have_next && rc < 0) {
+		snprintf(r->a->error, sizeof(r->a->error), "%s", r->f.error);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+int gt_an_v2_read_gen(struct v2run *r, struct gt_v2_batch *next, int *have_next)
+{
+	struct gt_v2_batch b;
+
+	r->nbatches = 0;
+	r->nev = 0;
+	gt_an_map_free(&r->lstk);
+	if (!*have_next)
+		return 0;
+	if (r->genidx && next->gen <= r->gen) {
+		r->gen = next->gen;
+		return gt_an_v2_fail(r, "generations", "generation number %llu after a later one",
+				     next->gen);
+	}
+	r->gen = next->gen;
+	r->genidx++;
+	r->a->generations++;
+	b = *next;
+	*have_next = 0;
+	return gather(r, b, next, have_next);
+}

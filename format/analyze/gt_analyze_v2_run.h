@@ -1,0 +1,164 @@
+/* Shared by the gt_analyze_v2*.c files only: the state of one analysis of
+ * a Go 1.22+ (v2) file (struct v2run: its generation's events, the Ms, Ps
+ * and goroutines as Go's order.go sees them, the merge heads) and the
+ * functions the files hand each other.  Not a public API.
+ *
+ *   gt_analyze_v2.c          the entry: generations, dispatch, errors,
+ *                            the legacy events handed to the analysis
+ *   gt_analyze_v2_decode.c   a generation's batches read and decoded
+ *   gt_analyze_v2_tables.c   strings and stacks (per generation in v2)
+ *   gt_analyze_v2_status.c   GoStatus and the trace start
+ *   gt_analyze_v2_go.c       goroutine transitions
+ *   gt_analyze_v2_proc.c     P transitions (ProcStart ... , syscalls' P)
+ *   gt_analyze_v2_heads.c    the Ms' runs of events and their heap
+ *   gt_analyze_v2_order.c    which head may go next (order.go's rules) */
+#ifndef GT_ANALYZE_V2_RUN_H
+#define GT_ANALYZE_V2_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gt_analyze_internal.h"
+#include "v2/gt_v2.h"
+
+/* One event of the generation (idx: its place as read, the tie-break). */
+struct v2e {
+	uint64_t ts, idx, m;
+	uint64_t args[5];
+	uint8_t type;
+};
+
+struct mstate {
+	uint64_t g;
+	int64_t p;
+};
+
+/* A P as order.go sees it: status, and its sequence number (gen: the
+ * generation ordinal that numbered it; a ProcStatus restarts it at 0). */
+struct pstate {
+	uint8_t status; /* GT_V2_P_*, 0: never stated */
+	uint32_t gen;
+	uint64_t seq;
+};
+
+struct gstate {
+	uint8_t status; /* GT_V2_G_*, 0: unknown (dead or never seen) */
+	uint8_t sysblocked;
+	uint32_t gen;   /* generation (ordinal) of seq */
+	uint64_t seq;   /* its sequence number in that generation */
+};
+
+/* An M's run of the generation's events (r->ev[pos..end)), a merge head. */
+struct mhead {
+	size_t pos, end;
+	int64_t next_wait;  /* the next head waiting on the same goroutine */
+	int waiting;
+};
+
+struct v2run {
+	struct gt_analysis *a;
+	struct gt_v2_file f;
+	struct gt_v2_batch *batches;
+	size_t nbatches, capbatches;
+	struct v2e *ev;
+	size_t nev, capev;
+	struct gt_idmap ms, gs;     /* M -> mstate, G -> gstate */
+	struct gt_idmap ps;         /* P -> pstate */
+	struct gt_idmap lstk;       /* this generation's stack id -> global */
+	struct gt_idmap content;    /* (pc hash, pc hash, n) -> global id */
+	struct mhead *heads;        /* per M, then the heap of ready ones */
+	size_t nheads, capheads;
+	size_t *heap;               /* indexes into heads: those that may go */
+	size_t nheap, capheap, nwaiting;
+	struct gt_idmap waits;      /* G, or PKEY(P), -> first head waiting on
+				     * it (+1) */
+	int disorder;               /* nothing could go: time order for the
+				     * rest of the generation */
+	uint64_t gen;               /* current generation's number */
+	uint32_t genidx;            /* its ordinal, from 1 */
+	uint64_t nextstk;
+	int started;                /* the first generation was done */
+};
+
+/* The wait key of a P (a goroutine's is its id: a clash only wakes a
+ * head to look again). */
+#define PKEY(p) ((uint64_t)(p) | (1ull << 63))
+
+/* The state of M m, G g, P p, created (zeroed; an M holds no P) when new;
+ * NULL if memory ran out. */
+static inline struct mstate *mst(struct v2run *r, uint64_t m)
+{
+	int isnew;
+	struct mstate *s = gt_idmap_insert(&r->ms, &m, &isnew);
+
+	if (s && isnew)
+		s->p = -1;
+	return s;
+}
+
+static inline struct gstate *gst(struct v2run *r, uint64_t g)
+{
+	int isnew;
+
+	return gt_idmap_insert(&r->gs, &g, &isnew);
+}
+
+static inline struct pstate *pst(struct v2run *r, uint64_t p)
+{
+	int isnew;
+
+	return gt_idmap_insert(&r->ps, &p, &isnew);
+}
+
+/* ---- errors and output (gt_analyze_v2.c) ---- */
+/* The error (rule broken, fmt with one number): -EINVAL. */
+int gt_an_v2_fail(struct v2run *r, const char *rule, const char *fmt, unsigned long long x);
+/* An event that breaks a state rule of Go's reader: counted, or with
+ * opts.strict the error. */
+int gt_an_v2_anomaly(struct v2run *r, const char *rule, const char *fmt, unsigned long long x);
+/* gt_an_v2_anomaly() with a message made already. */
+int gt_an_v2_anomaly_msg(struct v2run *r, const char *rule, const char *msg);
+/* Hands the legacy event type (GT_EV_*) to the analysis. */
+int gt_an_v2_emit(struct v2run *r, int type, uint64_t g, int64_t p, uint64_t a0, uint64_t a1,
+		  uint64_t stk, uint64_t ts);
+
+/* ---- reading (gt_analyze_v2_decode.c, gt_analyze_v2_tables.c) ---- */
+/* Reads the batches of one generation; the next one's first batch is kept
+ * in *next.  1 (a generation read), 0 (end), < 0. */
+int gt_an_v2_read_gen(struct v2run *r, struct gt_v2_batch *next, int *have_next);
+/* The batch's tables into the analysis, its events into r->ev. */
+int gt_an_v2_decode_batch(struct v2run *r, const struct gt_v2_batch *b);
+int gt_an_v2_on_string(struct v2run *r, const struct gt_v2_ev *e);
+int gt_an_v2_on_stack(struct v2run *r, const struct gt_v2_ev *e, const struct gt_v2_batch *b);
+/* The global id of this generation's stack id (0: none or unknown). */
+uint64_t gt_an_v2_stk(struct v2run *r, uint64_t id);
+
+/* ---- the state machine (gt_analyze_v2_status.c, _go.c, _proc.c) ---- */
+int gt_an_v2_on_status(struct v2run *r, const struct v2e *e);
+/* The first generation: what a legacy runtime wrote at trace start. */
+int gt_an_v2_start(struct v2run *r);
+int gt_an_v2_on_go(struct v2run *r, const struct v2e *e, struct mstate *ms);
+int gt_an_v2_on_proc(struct v2run *r, const struct v2e *e, struct mstate *ms);
+/* g's sequence number is seq in this generation (GoStatus, GoCreate: 0;
+ * GoStart, GoUnblock, GoSwitch: theirs). */
+int gt_an_v2_set_seq(struct v2run *r, uint64_t g, uint64_t seq);
+/* g's syscall blocks (GoSysBlock), once per syscall. */
+int gt_an_v2_sys_block(struct v2run *r, uint64_t g, int64_t p, uint64_t ts);
+/* The M's P into or out of a syscall (GoSyscallBegin, GoSyscallEnd,
+ * GoDestroySyscall). */
+int gt_an_v2_syscall_p(struct v2run *r, const struct v2e *e, struct mstate *ms);
+/* Why a P event that waits cannot go (the generation is stuck on it). */
+void gt_an_v2_p_stuck(struct v2run *r, const struct v2e *e, char *msg, size_t len);
+
+/* ---- order (gt_analyze_v2_heads.c, gt_analyze_v2_order.c) ---- */
+/* The generation's events grouped per M (each M's own order), one head
+ * per M, all in the heap. */
+int gt_an_v2_split(struct v2run *r);
+void gt_an_v2_heap_push(struct v2run *r, size_t h);
+size_t gt_an_v2_heap_pop(struct v2run *r);
+/* The next head in order (see gt_analyze_v2_order.c). */
+int gt_an_v2_next_head(struct v2run *r, size_t *out);
+/* g (or PKEY of a P) changed: the heads waiting on it may go now. */
+void gt_an_v2_wake(struct v2run *r, uint64_t key);
+
+#endif

@@ -1,0 +1,116 @@
+/* Strings and stacks of a v2 file.  They are per generation in v2: a
+ * string id names a string of its generation; a stack is given one id for
+ * the whole file by its PCs (the same stack in every generation is one
+ * id), and keeps the generation whose strings name its frames.  Also the
+ * lookups the printers use. */
+#include <errno.h>
+#include <string.h>
+
+#include "gt_analyze_v2_run.h"
+
+int gt_an_v2_on_string(struct v2run *r, const struct gt_v2_ev *e)
+{
+	struct gt_an_priv *pv = r->a->priv;
+
+	if (gt_an_map_get(&pv->strings, e->args[0], r->genidx, 0) >= 0)
+		return gt_an_v2_fail(r, "tables", "string id %llu given twice", e->args[0]);
+	if (gt_an_grow(&pv->strs, &pv->capstrs, pv->nstrs + 1, sizeof(*pv->strs)) ||
+	    gt_an_map_put(&pv->strings, e->args[0], r->genidx, 0, (uint32_t)pv->nstrs))
+		return -ENOMEM;
+	pv->strs[pv->nstrs++] = (struct gt_an_str){ (uint64_t)(e->data - pv->data),
+						    (uint32_t)e->data_len };
+	r->a->strings++;
+	return 0;
+}
+
+/* The content key of n frames: two hashes of their PCs, and n. */
+static void stack_key(uint64_t fr[][4], size_t n, uint64_t key[3])
+{
+	uint64_t h1 = 1469598103934665603ull, h2 = 7;
+
+	for (size_t k = 0; k < n; k++) {
+		h1 = (h1 ^ fr[k][0]) * 1099511628211ull;
+		h2 = h2 * 31 + (fr[k][0] ^ (fr[k][0] >> 29)) * 0x9e3779b97f4a7c15ull;
+	}
+	key[0] = h1, key[1] = h2, key[2] = n;
+}
+
+int gt_an_v2_on_stack(struct v2run *r, const struct gt_v2_ev *e, const struct gt_v2_batch *b)
+{
+	struct gt_an_priv *pv = r->a->priv;
+	uint64_t fr[GT_V2_MAX_FRAMES][4], key[3];
+	size_t n = gt_v2_frames(e, fr, GT_V2_MAX_FRAMES);
+	uint64_t *gid;
+	int isnew;
+
+	if (e->args[0] == 0 || n == 0)
+		return 0; /* Go keeps no entry for id 0 or no frames */
+	if (gt_an_map_get(&r->lstk, e->args[0], 0, 0) >= 0)
+		return gt_an_v2_fail(r, "tables", "stack id %llu given twice", e->args[0]);
+	r->a->stacks++;
+	stack_key(fr, n, key);
+	gid = gt_idmap_insert(&r->content, key, &isnew);
+	if (!gid)
+		return -ENOMEM;
+	if (isnew) {
+		*gid = ++r->nextstk;
+		if (gt_an_grow(&pv->stks, &pv->capstks, pv->nstks + 1, sizeof(*pv->stks)) ||
+		    gt_an_map_put(&pv->stacks, *gid, 0, 0, (uint32_t)pv->nstks))
+			return -ENOMEM;
+		pv->stks[pv->nstks++] = (struct gt_an_stk){ e->off, -1, b->end, r->genidx };
+	}
+	if ((uint32_t)*gid != *gid)
+		return -ENOMEM;
+	return gt_an_map_put(&r->lstk, e->args[0], 0, 0, (uint32_t)*gid) ? -ENOMEM : 0;
+}
+
+uint64_t gt_an_v2_stk(struct v2run *r, uint64_t id)
+{
+	int64_t g = id ? gt_an_map_get(&r->lstk, id, 0, 0) : -1;
+
+	return g < 0 ? 0 : (uint64_t)g;
+}
+
+/* ---- lookups for the printers ----------------------------------------------- */
+
+const char *gt_an_string_v2(const struct gt_analysis *a, uint64_t id, uint32_t gen, size_t *len)
+{
+	int64_t i = gt_an_map_get(&a->priv->strings, id, gen, 0);
+
+	if (i < 0)
+		return NULL;
+	*len = a->priv->strs[i].len;
+	return (const char *)a->priv->data + a->priv->strs[i].off;
+}
+
+size_t gt_an_stack_v2(const struct gt_analysis *a, int64_t i, struct gt_an_frame *out, size_t max)
+{
+	const struct gt_an_priv *pv = a->priv;
+	const struct gt_an_stk *s = &pv->stks[i];
+	struct gt_v2_file f = { .data = pv->data, .len = pv->len };
+	struct gt_v2_batch b = { .off = s->off, .end = s->end, .kind = GT_V2_K_STACKS };
+	struct gt_v2_cursor c;
+	struct gt_v2_ev e;
+	uint64_t fr[GT_V2_MAX_FRAMES][4];
+	char err[8];
+	size_t n;
+
+	gt_v2_cursor_init(&c, &f, &b);
+	if (gt_v2_next_event(&c, &e, err, sizeof(err)) != 1 || e.type != GT_V2_STACK)
+		return 0;
+	n = gt_v2_frames(&e, fr, max < GT_V2_MAX_FRAMES ? max : GT_V2_MAX_FRAMES);
+	for (size_t k = 0; k < n; k++) {
+		struct gt_an_frame *o = &out[k];
+
+		memset(o, 0, sizeof(*o));
+		o->pc = fr[k][0];
+		o->fn = gt_an_string_v2(a, fr[k][1], s->gen, &o->fn_len);
+		o->file = gt_an_string_v2(a, fr[k][2], s->gen, &o->file_len);
+		o->line = fr[k][3];
+		if (!o->fn)
+			o->fn = "", o->fn_len = 0;
+		if (!o->file)
+			o->file = "", o->file_len = 0;
+	}
+	return n;
+}
