@@ -20,9 +20,10 @@ char LICENSE[] SEC("license") = "GPL";
 #define GT_TASK_DEAD 0x80 /* include/linux/sched.h TASK_DEAD */
 
 /* Parts of the hot programs left out, for `make bench` only (GT_PARTS_OFF_*
- * in gotraced.h, set before load from GOTRACED_BENCH_PARTS_OFF by the
- * embedded recorder): the difference of a program's ns per run with and
- * without a part is what that part costs.  0 in every real recording; a
+ * in gotraced.h, set before load from GOTRACED_BENCH_PARTS_OFF by make
+ * bench's own build of gotracectl, tests/bench/parts_off.c): the
+ * difference of a program's ns per run with and without a part is what
+ * that part costs.  0 in every real recording; a
  * read-only constant, so the verifier drops the tests and the code they
  * skip (nothing of them is left in the JIT image). */
 const volatile __u32 parts_off = 0;

@@ -138,18 +138,15 @@ static void set_percpu_offsets(struct gt_capture *c, const struct gt_capture_opt
 }
 
 /* make bench's per-part timing (tests/bench/bpf_parts.sh): parts of the
- * hot programs left out, GT_PARTS_OFF_* bits in GOTRACED_BENCH_PARTS_OFF
- * (docs/testing.md).  Such a recording is not exact, and says so. */
+ * hot programs left out, GT_PARTS_OFF_* bits.  Only a bench build of
+ * gotracectl defines this (tests/bench/parts_off.c, docs/testing.md); the
+ * programs shipped have no such knob, and always load every part. */
+uint32_t gt_bench_parts_off(void) __attribute__((weak));
+
 static void set_parts_off(struct gt_capture *c)
 {
-	const char *v = getenv("GOTRACED_BENCH_PARTS_OFF");
-	unsigned long off = v ? strtoul(v, NULL, 0) : 0;
-
-	if (!off)
-		return;
-	fprintf(stderr, "gotraced: GOTRACED_BENCH_PARTS_OFF=%#lx: parts of the recording left "
-		"out (a bench run, not a trace to trust)\n", off);
-	c->skel->rodata->parts_off = (uint32_t)off;
+	if (gt_bench_parts_off)
+		c->skel->rodata->parts_off = gt_bench_parts_off();
 }
 
 static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o,

@@ -74,6 +74,14 @@ for k in $kinds; do
 	    -v e="$(awk '{ print $2 }' "$tmp/$k.runs" | median)" \
 	    'BEGIN { printf "%-12s %10.1f %10.1f\n", k, s / 1e3, e / 1e3 }'
 done
+# the summary's line (run.sh shows lines with a target)
+med() { awk -v c="$2" '{ print $c }' "$tmp/$1.runs" | median; }
+if [ -s "$tmp/embedded.runs" ] && [ -s "$tmp/daemon.runs" ] && [ -s "$tmp/perf-sched.runs" ]; then
+	awk -v es="$(med embedded 1)" -v ee="$(med embedded 2)" -v ds="$(med daemon 1)" \
+	    -v de="$(med daemon 2)" -v ps="$(med perf-sched 1)" -v pe="$(med perf-sched 2)" 'BEGIN {
+		printf "start+stop ms: embedded %.0f (target <= 300), daemon %.0f (start %.0f, target <= 50), perf sched record %.0f\n",
+			(es + ee) / 1e3, (ds + de) / 1e3, ds / 1e3, (ps + pe) / 1e3 }'
+fi
 echo
 echo "== where gotracectl's time went (record -v; each figure the median of its $RUNS runs)"
 # medians FILE: the last line of FILE with each number replaced by the
