@@ -91,6 +91,7 @@ struct gt_capture {
 	struct gotraced_bpf *skel;  /* the maps' owner; its programs are not loaded */
 	struct gotraced_bpf *groups[GT_CAPTURE_LOAD_GROUPS]; /* the programs, shared out */
 	struct bpf_program *sys_prog; /* gt_sys_enter as loaded, or NULL */
+	const int *ring_fds;       /* while opening: each CPU's ring, to install */
 	struct bpf_link **links;   /* while attached: one per attached program */
 	int nlinks;
 	struct bpf_link *sys_link; /* sys_enter's, while attached and wanted */
@@ -129,6 +130,8 @@ int gt_capture_kernel_read(struct btf **out, char *err, size_t errlen);
  * meanwhile; 0 or -errno (err says why, or is empty: libbpf said it). */
 int gt_capture_load_progs(struct gt_capture *c, const struct gt_capture_opts *o, char *err,
 			  size_t errlen);
+/* load.c: c->ring_fds into the rings' outer map; 0 or -errno (err says). */
+int gt_capture_install_rings(struct gt_capture *c, char *err, size_t errlen);
 /* The loaded copy of c->skel's program `owner`, or NULL. */
 struct bpf_program *gt_capture_prog(struct gt_capture *c, const struct bpf_program *owner);
 void gt_capture_unload_progs(struct gt_capture *c);

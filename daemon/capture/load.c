@@ -85,9 +85,27 @@ static int create_rings(struct gt_capture *c, unsigned size, int *fds, char *err
 	return 0;
 }
 
-static int setup_rings(struct gt_capture *c, unsigned size, int *fds, char *err, size_t errlen)
+/* Each CPU's ring into the outer map.  Every update of a map of maps waits
+ * for an RCU grace period (the kernel's maybe_wait_bpf_programs(): ~12 ms
+ * each on the test machine, one per CPU), so load_progs.c does it while
+ * the programs verify, not after: asleep, it costs the verifier nothing. */
+int gt_capture_install_rings(struct gt_capture *c, char *err, size_t errlen)
 {
 	int outer = bpf_map__fd(c->skel->maps.rings);
+
+	for (int i = 0; i < c->ncpus; i++) {
+		uint32_t key = i;
+
+		if (bpf_map_update_elem(outer, &key, &c->ring_fds[i], BPF_ANY)) {
+			snprintf(err, errlen, "installing the ring of CPU %d: %s", i, strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int setup_rings(struct gt_capture *c, unsigned size, int *fds, char *err, size_t errlen)
+{
 	struct epoll_event ev = { .events = EPOLLIN };
 
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -96,14 +114,8 @@ static int setup_rings(struct gt_capture *c, unsigned size, int *fds, char *err,
 		return -errno;
 	}
 	for (int i = 0; i < c->ncpus; i++) {
-		uint32_t key = i;
-		int rc;
+		int rc = gt_ring_map(&c->rings[i], fds[i], size, err, errlen);
 
-		if (bpf_map_update_elem(outer, &key, &fds[i], BPF_ANY)) {
-			snprintf(err, errlen, "installing the ring of CPU %d: %s", i, strerror(errno));
-			return -errno;
-		}
-		rc = gt_ring_map(&c->rings[i], fds[i], size, err, errlen);
 		if (rc)
 			return rc;
 		ev.data.u32 = i;
@@ -188,7 +200,9 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o,
 	}
 	t0 = gt_now_ns();
 	c->timing.open_ns = t0 - start;
+	c->ring_fds = fds; /* installed while the programs load */
 	rc = gt_capture_load_progs(c, o, err, errlen);
+	c->ring_fds = NULL;
 	if (rc) {
 		if (!err[0])
 			explain_load(rc, err, errlen);

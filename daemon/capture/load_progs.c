@@ -116,7 +116,7 @@ int gt_capture_load_progs(struct gt_capture *c, const struct gt_capture_opts *o,
 			  size_t errlen)
 {
 	struct group_load g[GT_CAPTURE_LOAD_GROUPS] = {0};
-	int wanted[64] = {0}, group[64] = {0}, nprogs = 0, rc;
+	int wanted[64] = {0}, group[64] = {0}, nprogs = 0, rc, rings_rc;
 	struct bpf_program *p;
 	uint64_t t0 = gt_now_ns();
 
@@ -150,13 +150,15 @@ int gt_capture_load_progs(struct gt_capture *c, const struct gt_capture_opts *o,
 		if (!g[k].started)
 			load_one(&g[k]);
 	}
+	/* the rings' slots meanwhile: each one waits for a grace period */
+	rings_rc = gt_capture_install_rings(c, err, errlen);
 	if (o->beside_load) {
 		uint64_t t1 = gt_now_ns();
 
 		o->beside_load(c, o->beside_ctx);
 		c->timing.beside_ns = gt_now_ns() - t1;
 	}
-	rc = 0;
+	rc = rings_rc;
 	for (int k = 0; k < GT_CAPTURE_LOAD_GROUPS; k++) {
 		if (g[k].started)
 			pthread_join(g[k].thread, NULL);
