@@ -95,6 +95,7 @@ struct gt_capture_timing {
 	uint64_t group_ns[GT_CAPTURE_LOAD_GROUPS]; /* ...and each group of programs
 				    * loaded (CO-RE and verifier), side by side */
 	uint64_t beside_ns;        /* ...and the opts' beside_load, meanwhile */
+	uint64_t rings_ns;         /* ...and the rings installed, meanwhile */
 	uint64_t verified_insns;   /* the instructions the verifier processed, all
 				    * programs (its work; 0 before Linux 5.16) */
 	uint64_t probe_ns;         /* the mmap perf events tried once (and closed) */

@@ -83,6 +83,26 @@ static void assign(struct gotraced_bpf *owner, const int *wanted, int nprogs, in
 	}
 }
 
+/* The rings into their outer map: each update sleeps through a grace
+ * period, on a thread of its own so that nothing waits on it. */
+struct rings_install {
+	struct gt_capture *c;
+	pthread_t thread;
+	int started, rc;
+	uint64_t ns;
+	char err[200];
+};
+
+static void *install_rings(void *arg)
+{
+	struct rings_install *r = arg;
+	uint64_t t0 = gt_now_ns();
+
+	r->rc = gt_capture_install_rings(r->c, r->err, sizeof(r->err));
+	r->ns = gt_now_ns() - t0;
+	return NULL;
+}
+
 static void *load_one(void *arg)
 {
 	struct group_load *g = arg;
@@ -116,7 +136,8 @@ int gt_capture_load_progs(struct gt_capture *c, const struct gt_capture_opts *o,
 			  size_t errlen)
 {
 	struct group_load g[GT_CAPTURE_LOAD_GROUPS] = {0};
-	int wanted[64] = {0}, group[64] = {0}, nprogs = 0, rc, rings_rc;
+	struct rings_install ri = { .c = c };
+	int wanted[64] = {0}, group[64] = {0}, nprogs = 0, rc;
 	struct bpf_program *p;
 	uint64_t t0 = gt_now_ns();
 
@@ -143,22 +164,28 @@ int gt_capture_load_progs(struct gt_capture *c, const struct gt_capture_opts *o,
 			return rc;
 		g[k].skel = c->groups[k];
 	}
-	/* a thread each (one that cannot start: loaded here), and meanwhile
+	/* a thread each (one that cannot start: done here), and meanwhile
 	 * here what the caller loads beside on the same maps */
+	ri.started = !pthread_create(&ri.thread, NULL, install_rings, &ri);
+	if (!ri.started)
+		install_rings(&ri);
 	for (int k = 0; k < GT_CAPTURE_LOAD_GROUPS; k++) {
 		g[k].started = !pthread_create(&g[k].thread, NULL, load_one, &g[k]);
 		if (!g[k].started)
 			load_one(&g[k]);
 	}
-	/* the rings' slots meanwhile: each one waits for a grace period */
-	rings_rc = gt_capture_install_rings(c, err, errlen);
 	if (o->beside_load) {
 		uint64_t t1 = gt_now_ns();
 
 		o->beside_load(c, o->beside_ctx);
 		c->timing.beside_ns = gt_now_ns() - t1;
 	}
-	rc = rings_rc;
+	if (ri.started)
+		pthread_join(ri.thread, NULL);
+	c->timing.rings_ns = ri.ns;
+	rc = ri.rc;
+	if (rc)
+		snprintf(err, errlen, "%s", ri.err);
 	for (int k = 0; k < GT_CAPTURE_LOAD_GROUPS; k++) {
 		if (g[k].started)
 			pthread_join(g[k].thread, NULL);

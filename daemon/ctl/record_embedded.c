@@ -25,6 +25,7 @@ static void note_load(struct gt_record_run *r, const struct gt_engine *e)
 	r->fig.load_maps_ns = t.maps_ns;
 	memcpy(r->fig.load_progs_ns, t.progs_ns, sizeof(r->fig.load_progs_ns));
 	r->fig.load_mem_ns = t.mem_ns;
+	r->fig.load_rings_ns = t.rings_ns;
 	r->fig.verified_insns = t.verified_insns;
 	r->fig.load_probe_ns = t.probe_ns;
 	r->fig.load_total_ns = t.total_ns;

@@ -113,6 +113,7 @@ void gt_engine_timing(const struct gt_engine *e, struct gt_engine_timing *t)
 		       "a figure per group");
 	memcpy(t->progs_ns, ct.group_ns, sizeof(t->progs_ns));
 	t->mem_ns = ct.beside_ns;
+	t->rings_ns = ct.rings_ns;
 	t->verified_insns = ct.verified_insns;
 	t->probe_ns = ct.probe_ns;
 	t->total_ns = e->open_ns;

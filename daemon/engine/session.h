@@ -69,6 +69,7 @@ struct gt_engine_timing {
 	uint64_t progs_ns[2];          /* ...the programs, in two groups on two
 					* threads (GT_CAPTURE_LOAD_GROUPS) */
 	uint64_t mem_ns;               /* ...and the memory programs (one_session) */
+	uint64_t rings_ns;             /* ...and the rings installed */
 	uint64_t verified_insns;       /* the capture's programs: the verifier's work */
 	uint64_t probe_ns;             /* the mmap perf events tried */
 	uint64_t total_ns;             /* all of gt_engine_open */

@@ -15,12 +15,17 @@
 # file complete; the medians of each phase are printed under the table.
 # The daemon runs one session before the rounds: its first loads the
 # memory tracking's programs, once for its life.
+# STARTSTOP_PRIO=N runs every recorder (and so its command) under
+# `chrt -f N`: on a machine other work keeps busy, no ordinary process
+# takes their CPU, which gives a quiet machine's figures near enough.
 set -u
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 GTCTL=$build/gotracectl
 ST=$build/workloads/stamps
 RUNS=${STARTSTOP_RUNS:-5}
+PRIO=()
+[ -n "${STARTSTOP_PRIO:-}" ] && PRIO=(chrt -f "$STARTSTOP_PRIO")
 tmp=$(mktemp -d /tmp/gt-startstop.XXXXXX)
 daemon=
 cleanup() {
@@ -46,10 +51,10 @@ one() {
 	local out=$tmp/$kind.out err=$tmp/$kind.err
 	t0=$EPOCHREALTIME
 	case $kind in
-	untraced) "$ST" 200 >"$out" 2>"$err" ;;
-	embedded) "$GTCTL" record -q -v --standalone -o "$tmp/t.trace" -- "$ST" 200 >"$out" 2>"$err" ;;
-	daemon) "$GTCTL" record -q -v --daemon --socket "$tmp/d.sock" -o "$tmp/t.trace" -- "$ST" 200 >"$out" 2>"$err" ;;
-	perf-sched) perf sched record -o "$tmp/p.data" -- "$ST" 200 >"$out" 2>"$err" ;;
+	untraced) "${PRIO[@]}" "$ST" 200 >"$out" 2>"$err" ;;
+	embedded) "${PRIO[@]}" "$GTCTL" record -q -v --standalone -o "$tmp/t.trace" -- "$ST" 200 >"$out" 2>"$err" ;;
+	daemon) "${PRIO[@]}" "$GTCTL" record -q -v --daemon --socket "$tmp/d.sock" -o "$tmp/t.trace" -- "$ST" 200 >"$out" 2>"$err" ;;
+	perf-sched) "${PRIO[@]}" perf sched record -o "$tmp/p.data" -- "$ST" 200 >"$out" 2>"$err" ;;
 	esac
 	rc=$?
 	t1=$EPOCHREALTIME
@@ -66,7 +71,7 @@ for _ in $(seq 1 "$RUNS"); do
 done
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
-echo "== start and stop of a recording of a 200 ms command, median of $RUNS (wall clock: launch to the command's main, its exit to the recorder's)"
+echo "== start and stop of a recording of a 200 ms command, median of $RUNS (wall clock: launch to the command's main, its exit to the recorder's)${PRIO:+, under ${PRIO[*]}}"
 printf '%-12s %10s %10s\n' recorder "start ms" "stop ms"
 for k in $kinds; do
 	[ -s "$tmp/$k.runs" ] || { printf '%-12s %10s %10s\n' "$k" - -; continue; }
