@@ -85,13 +85,17 @@ UNIT_TESTS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,\
                   $(shell grep -L '^// tier: system' $(TEST_SRCS)))
 WORKLOADS    := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
 BENCHES      := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
+# make bench's own gotracectl (tests/bench/bpf_parts.sh): the installed one
+# plus a knob to leave parts of the BPF programs out (tests/bench/parts_off.c).
+# In a folder of its own: tests/bench/run.sh runs the files of bench/.
+BENCH_CTL    := $(BUILD)/bench/parts/gotracectl
 FUZZERS      := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 
 .PHONY: all tests unit-tests fuzz check check-unit check-kernels bench deps deps-kernels demo install clean
 
 all: $(PROGRAMS)
 
-tests: all $(TESTS) $(WORKLOADS) $(BENCHES)
+tests: all $(TESTS) $(WORKLOADS) $(BENCHES) $(BENCH_CTL)
 
 unit-tests: $(UNIT_TESTS) $(WORKLOADS)
 
@@ -182,6 +186,12 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB_OBJS) $(TEST_LIBS)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/bench/%: $(BUILD)/obj/tests/bench/%.o $(TESTLIB_OBJS) $(TEST_LIBS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BENCH_CTL): $(BUILD)/obj/daemon/ctl/gotracectl.o $(BUILD)/obj/tests/bench/parts_off.o \
+		$(LIBCTL) $(LIBCORE) $(LIBFORMAT)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

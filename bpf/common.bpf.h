@@ -21,6 +21,16 @@
 
 #define GT_CGROUP_MAX_DEPTH 32
 
+/* GT_WITHOUT_* (gotraced.h): what no session of this load will use, set
+ * before load; a read-only constant, so the verifier drops the code that
+ * tests it (nothing of it is verified, nothing left in the JIT image). */
+const volatile __u32 loaded_without = 0;
+
+static __always_inline bool loaded_with(__u32 what)
+{
+	return !(loaded_without & what);
+}
+
 /* Number of cgroup entries this object's sessions use; the cgroup walk is
  * skipped while 0.  Each object's own .bss, written by its user space. */
 volatile __u32 n_cgroup_sessions = 0;
@@ -131,8 +141,13 @@ static __always_inline struct task_struct *current_task(void)
 	return gt_current_task(); /* a number before 5.11: see compat.bpf.h */
 }
 
-static __always_inline __u32 cgroup_mask(struct task_struct *t)
+/* The sessions of the cgroups of the task at address `task` and of their
+ * ancestors.  A global function, verified once per program on its own:
+ * inlined, its walk was verified again at every task_mask() of a program
+ * and on every path to it (docs/design.md, "Cost"); hence an address. */
+__noinline __u32 gt_cgroup_mask(__u64 task)
 {
+	struct task_struct *t = (struct task_struct *)task;
 	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
 	__u32 mask = 0;
 
@@ -245,9 +260,13 @@ static __always_inline __u32 task_mask(struct task_struct *t)
 		if (m)
 			mask = *m;
 	}
-	if (n_cgroup_sessions)
-		mask |= cgroup_mask(t);
-	if (all_sessions && tgid != self_tgid) {
+	if (loaded_with(GT_WITHOUT_CGROUPS) && n_cgroup_sessions) {
+		__u64 addr = 0; /* a global function takes scalars: the address, copied */
+
+		bpf_probe_read_kernel(&addr, sizeof(addr), &t);
+		mask |= gt_cgroup_mask(addr);
+	}
+	if (loaded_with(GT_WITHOUT_ALL) && all_sessions && tgid != self_tgid) {
 		/* GT_TASK_FIELD: no BTF task pointer before 5.11 */
 		__u32 all = (GT_TASK_FIELD(t, flags) & GT_PF_KTHREAD) ? all_kthread_sessions : all_sessions;
 
@@ -258,7 +277,7 @@ static __always_inline __u32 task_mask(struct task_struct *t)
 		}
 		mask |= all;
 	}
-	if (mask & owner_sessions) {
+	if (loaded_with(GT_WITHOUT_OWNERS) && (mask & owner_sessions)) {
 		/* a global function takes scalars: the address, copied */
 		__u64 addr = 0;
 

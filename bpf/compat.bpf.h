@@ -387,7 +387,6 @@ static __always_inline __u64 gt_ustack_key(struct pt_regs *regs, int depth)
 {
 	struct { __u64 next, ret; } f;
 	__u64 h, fp, low;
-	int n = 1;
 
 	if (!regs || GT_REGS_FIELD(regs, cs) != GT_USER_CS)
 		return 0;
@@ -401,9 +400,8 @@ static __always_inline __u64 gt_ustack_key(struct pt_regs *regs, int depth)
 			break;
 		h = gt_mix(h, f.ret);
 		fp = f.next;
-		n++;
 	}
-	return gt_mix(h, n) | 1;
+	return h | 1;
 }
 #else
 static __always_inline __u64 gt_ustack_key(struct pt_regs *regs, int depth)

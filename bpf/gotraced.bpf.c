@@ -20,9 +20,10 @@ char LICENSE[] SEC("license") = "GPL";
 #define GT_TASK_DEAD 0x80 /* include/linux/sched.h TASK_DEAD */
 
 /* Parts of the hot programs left out, for `make bench` only (GT_PARTS_OFF_*
- * in gotraced.h, set before load from GOTRACED_BENCH_PARTS_OFF by the
- * embedded recorder): the difference of a program's ns per run with and
- * without a part is what that part costs.  0 in every real recording; a
+ * in gotraced.h, set before load from GOTRACED_BENCH_PARTS_OFF by make
+ * bench's own build of gotracectl, tests/bench/parts_off.c): the
+ * difference of a program's ns per run with and without a part is what
+ * that part costs.  0 in every real recording; a
  * read-only constant, so the verifier drops the tests and the code they
  * skip (nothing of them is left in the JIT image). */
 const volatile __u32 parts_off = 0;
@@ -530,19 +531,20 @@ int BPF_PROG(gt_sys_enter, struct pt_regs *regs, long id)
 	struct task_struct *cur = current_task();
 	__u32 m = task_mask(cur) & syscall_sessions;
 	struct gt_kev_sys_enter *e;
+	__u32 dm = loaded_with(GT_WITHOUT_DWARF) ? m & dwarf_sessions : 0;
 	__s32 copy = -1;
 
 	if (!m || !part_on(GT_PARTS_OFF_ALL))
 		return 0;
 	/* a copy is a record of its own, which must come before this one in
 	 * the ring (capture reads the id from it): taken before the reserve */
-	if (m & dwarf_sessions)
+	if (dm)
 		copy = user_stack(ctx, regs, m);
 	e = reserve_event(sizeof(*e), GT_KEV_SYS_ENTER, cur, m);
 	if (!e)
 		return 0;
 	e->nr = id;
-	e->ustack = (m & dwarf_sessions) ? copy :
+	e->ustack = dm ? copy :
 		    part_on(GT_PARTS_OFF_USTACK) ? ustack_id(ctx, regs) : -1;
 	e->flags = 0;
 	gt_read_utop(part_on(GT_PARTS_OFF_UTOP) ? regs : NULL, &e->top);

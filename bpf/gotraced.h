@@ -32,6 +32,18 @@
 #define GT_STACK_DWARF 0x10000000
 #define GT_STACK_DWARF_SEQ 0x0fffffff /* the copy's sequence number */
 
+/* What a recorder that loads the programs for known sessions only (gotracectl
+ * record, embedded) says none of them will use, in the programs' read-only
+ * `loaded_without`: the verifier then drops that code, and verifies less at
+ * start (docs/design.md, "Cost").  Sessions selected by cgroup, sessions of
+ * a non-root owner (the ptrace rule), --call-graph=dwarf copies, every
+ * process of the machine (record -a).  User space refuses a session that
+ * would need what was left out (daemon/capture/filter.c). */
+#define GT_WITHOUT_CGROUPS 0x01
+#define GT_WITHOUT_OWNERS  0x02
+#define GT_WITHOUT_DWARF   0x04
+#define GT_WITHOUT_ALL     0x08
+
 /* Parts of the hot programs a `make bench` run may leave out to time them
  * (bpf/gotraced.bpf.c parts_off; never in a real recording): the user
  * stack walk, the syscall entry written at a block or a wakeup (late

@@ -131,7 +131,7 @@ static __always_inline __s32 user_stack(void *ctx, struct pt_regs *regs, __u32 m
 {
 	__u64 addr = 0;
 
-	if ((mask & dwarf_sessions) && regs) {
+	if (loaded_with(GT_WITHOUT_DWARF) && (mask & dwarf_sessions) && regs) {
 		/* a global function takes scalars: the address, copied */
 		bpf_probe_read_kernel(&addr, sizeof(addr), &regs);
 		return gt_ustack_copy(addr, mask);

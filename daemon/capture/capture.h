@@ -38,6 +38,15 @@ struct gt_capture_opts {
 	int no_syscall_entries;       /* 1: gt_sys_enter is not loaded (its verification
 				       * is a seventh of the load): no session of this
 				       * capture will want every syscall entry */
+	unsigned without;             /* GT_WITHOUT_* (bpf/gotraced.h): what no session
+				       * of this capture will use, its code left out
+				       * at load; a session that asks is refused */
+	/* Called once, on the opening thread, while the programs load on
+	 * others, the maps made: another object that shares them (memtrack's,
+	 * gt_capture_shared_maps) can load beside instead of after.  c is not
+	 * open yet: only shared_maps and ncpus may be asked of it. */
+	void (*beside_load)(struct gt_capture *c, void *ctx);
+	void *beside_ctx;
 };
 
 /* The ring size per CPU when none is asked: 128 MiB / CPUs, within
@@ -76,11 +85,19 @@ int gt_capture_syscall_entries(struct gt_capture *c, uint32_t sessions, char *er
 
 /* How long the capture's own steps took, in ns (`gotracectl record -v`
  * prints them; make bench's startstop step reads them). */
+#define GT_CAPTURE_LOAD_GROUPS 2 /* programs verified on this many threads at once */
 struct gt_capture_timing {
 	uint64_t kernel_check_ns;  /* gt_capture_kernel_check: the kernel's BTF read */
 	uint64_t open_ns;          /* the object opened, per-CPU offsets from BTF, rings made */
 	uint64_t load_ns;          /* CO-RE relocation against the kernel's BTF, the
 				    * verifier, the rings installed */
+	uint64_t maps_ns;          /* ...of which the maps created (the object without programs) */
+	uint64_t group_ns[GT_CAPTURE_LOAD_GROUPS]; /* ...and each group of programs
+				    * loaded (CO-RE and verifier), side by side */
+	uint64_t beside_ns;        /* ...and the opts' beside_load, meanwhile */
+	uint64_t rings_ns;         /* ...and the rings installed, meanwhile */
+	uint64_t verified_insns;   /* the instructions the verifier processed, all
+				    * programs (its work; 0 before Linux 5.16) */
 	uint64_t probe_ns;         /* the mmap perf events tried once (and closed) */
 	uint64_t links_ns;         /* the last attach: one link per tracepoint */
 	uint64_t perf_events_ns;   /* the last attach: the mmap perf events opened */
@@ -187,6 +204,7 @@ struct gt_capture_maps {
 	int ustack_ids, filter;  /* filter: the maybe_tgid section (bpf/common.bpf.h) */
 	int session_drops;
 	uint64_t wakeup_bytes;   /* the rings' wakeup threshold, to set before load */
+	uint32_t without;        /* GT_WITHOUT_*: the same loaded_without, before load */
 };
 void gt_capture_shared_maps(struct gt_capture *c, struct gt_capture_maps *m);
 

@@ -80,10 +80,20 @@ int gt_capture_tgid_sessions(struct gt_capture *c, uint32_t tgid, uint32_t *mask
 	return 0;
 }
 
+/* -EOPNOTSUPP when the capture was loaded without `what` (GT_WITHOUT_*):
+ * its code is not in the programs, a session asking for it would record
+ * nothing of it. */
+static int loaded_with(const struct gt_capture *c, uint32_t what)
+{
+	return c->skel->rodata->loaded_without & what ? -EOPNOTSUPP : 0;
+}
+
 int gt_capture_trace_cgroup(struct gt_capture *c, uint64_t cgroup_id, int session_bit, int on)
 {
 	int rc = check_bit(session_bit);
 
+	if (!rc && on)
+		rc = loaded_with(c, GT_WITHOUT_CGROUPS);
 	if (rc)
 		return rc;
 	rc = update_mask(c->cgroups_fd, &cgroup_id, session_bit, on);
@@ -104,6 +114,8 @@ int gt_capture_trace_all(struct gt_capture *c, int session_bit, int kthreads, in
 {
 	int rc = check_bit(session_bit);
 
+	if (!rc && on)
+		rc = loaded_with(c, GT_WITHOUT_ALL);
 	if (rc)
 		return rc;
 	set_bit_in(&c->skel->bss->all_kthread_sessions, 1u << session_bit, on && kthreads);
@@ -201,6 +213,8 @@ int gt_capture_dwarf_stacks(struct gt_capture *c, int session_bit, unsigned byte
 	uint32_t bit = 1u << session_bit, most = 0;
 	int rc = check_bit(session_bit);
 
+	if (!rc && bytes)
+		rc = loaded_with(c, GT_WITHOUT_DWARF);
 	if (rc)
 		return rc;
 	if (bytes % 8 || bytes > GT_DWARF_STACK_MAX)
@@ -238,6 +252,9 @@ int gt_capture_session_owner(struct gt_capture *c, int session_bit, uid_t uid, g
 		__atomic_and_fetch(&c->skel->data_filter->owner_sessions, ~bit, __ATOMIC_SEQ_CST);
 		return 0;
 	}
+	rc = loaded_with(c, GT_WITHOUT_OWNERS);
+	if (rc)
+		return rc;
 	/* the ids before the bit: BPF reads them once it sees the bit */
 	c->skel->data_filter->owner_uid[session_bit] = (uint32_t)uid;
 	c->skel->data_filter->owner_gid[session_bit] = (uint32_t)gid;

@@ -10,6 +10,7 @@
 
 struct gotraced_bpf;
 struct bpf_link;
+struct bpf_program;
 
 /* User stack copies remembered per ring: the records that name a copy
  * follow it in its ring, from the same BPF program (ustack.bpf.h). */
@@ -87,7 +88,10 @@ struct gt_mmaps {
 };
 
 struct gt_capture {
-	struct gotraced_bpf *skel;
+	struct gotraced_bpf *skel;  /* the maps' owner; its programs are not loaded */
+	struct gotraced_bpf *groups[GT_CAPTURE_LOAD_GROUPS]; /* the programs, shared out */
+	struct bpf_program *sys_prog; /* gt_sys_enter as loaded, or NULL */
+	const int *ring_fds;       /* while opening: each CPU's ring, to install */
 	struct bpf_link **links;   /* while attached: one per attached program */
 	int nlinks;
 	struct bpf_link *sys_link; /* sys_enter's, while attached and wanted */
@@ -114,7 +118,23 @@ struct gt_percpu_offsets {
 	int64_t preempt_count_from_rq;
 	int64_t hrtimer_bases_from_rq;
 };
-int gt_capture_percpu_offsets(struct gt_percpu_offsets *o);
+struct btf;
+int gt_capture_percpu_offsets(const struct btf *btf, struct gt_percpu_offsets *o);
+
+/* kernel_check.c: gt_capture_kernel_check() that keeps the kernel's BTF it
+ * read (*out, for btf__free) for the rest of the open: read once. */
+int gt_capture_kernel_read(struct btf **out, char *err, size_t errlen);
+
+/* load_progs.c: c->skel's programs with autoload on, loaded in groups on
+ * threads at once, on c->skel's maps (created here), o->beside_load run
+ * meanwhile; 0 or -errno (err says why, or is empty: libbpf said it). */
+int gt_capture_load_progs(struct gt_capture *c, const struct gt_capture_opts *o, char *err,
+			  size_t errlen);
+/* load.c: c->ring_fds into the rings' outer map; 0 or -errno (err says). */
+int gt_capture_install_rings(struct gt_capture *c, char *err, size_t errlen);
+/* The loaded copy of c->skel's program `owner`, or NULL. */
+struct bpf_program *gt_capture_prog(struct gt_capture *c, const struct bpf_program *owner);
+void gt_capture_unload_progs(struct gt_capture *c);
 
 /* ring.c */
 int gt_ring_map(struct gt_ring *r, int fd, size_t size, char *err, size_t errlen);

@@ -52,9 +52,18 @@ static const char *release(void)
 	return uname(&u) ? "?" : u.release;
 }
 
+/* Whether the kernel allocates hash maps at run time safely in tracing
+ * programs, once known (from the BTF read at open): -1 not yet. */
+static int runtime_alloc_known = -1;
+
+static int runtime_alloc_ok(const struct btf *btf)
+{
+	return btf__find_by_name_kind(btf, "bpf_mem_alloc", BTF_KIND_STRUCT) >= 0;
+}
+
 /* Whether the BTF in `path` has every required feature; its absence, or one
- * it cannot read, is named in err. */
-int gt_capture_kernel_check_file(const char *path, char *err, size_t errlen)
+ * it cannot read, is named in err.  *out keeps the BTF read (NULL: freed). */
+static int check_file(const char *path, struct btf **out, char *err, size_t errlen)
 {
 	struct btf *btf;
 	int rc = 0;
@@ -81,13 +90,32 @@ int gt_capture_kernel_check_file(const char *path, char *err, size_t errlen)
 		rc = -EOPNOTSUPP;
 		break;
 	}
-	btf__free(btf);
+	if (out && !rc)
+		*out = btf;
+	else
+		btf__free(btf);
 	return rc;
+}
+
+int gt_capture_kernel_check_file(const char *path, char *err, size_t errlen)
+{
+	return check_file(path, NULL, err, errlen);
 }
 
 int gt_capture_kernel_check(char *err, size_t errlen)
 {
-	return gt_capture_kernel_check_file("/sys/kernel/btf/vmlinux", err, errlen);
+	return check_file("/sys/kernel/btf/vmlinux", NULL, err, errlen);
+}
+
+int gt_capture_kernel_read(struct btf **out, char *err, size_t errlen)
+{
+	int rc;
+
+	*out = NULL;
+	rc = check_file("/sys/kernel/btf/vmlinux", out, err, errlen);
+	if (!rc)
+		__atomic_store_n(&runtime_alloc_known, runtime_alloc_ok(*out), __ATOMIC_RELAXED);
+	return rc;
 }
 
 /* Linux 6.1 ("bpf: Introduce any context BPF specific memory allocator",
@@ -97,12 +125,15 @@ int gt_capture_kernel_check(char *err, size_t errlen)
  * refused on PREEMPT_RT.  The allocator's struct says which side we are on. */
 int gt_capture_kernel_runtime_alloc_ok(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	int ok;
+	int known = __atomic_load_n(&runtime_alloc_known, __ATOMIC_RELAXED);
+	struct btf *btf;
 
+	if (known >= 0) /* a capture read the BTF already: not again */
+		return known;
+	btf = btf__load_vmlinux_btf();
 	if (!btf)
 		return 0;
-	ok = btf__find_by_name_kind(btf, "bpf_mem_alloc", BTF_KIND_STRUCT) >= 0;
+	known = runtime_alloc_ok(btf);
 	btf__free(btf);
-	return ok;
+	return known;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "common/clock.h"
@@ -84,9 +85,27 @@ static int create_rings(struct gt_capture *c, unsigned size, int *fds, char *err
 	return 0;
 }
 
-static int setup_rings(struct gt_capture *c, unsigned size, int *fds, char *err, size_t errlen)
+/* Each CPU's ring into the outer map.  Every update of a map of maps waits
+ * for an RCU grace period (the kernel's maybe_wait_bpf_programs(): ~12 ms
+ * each on the test machine, one per CPU), so load_progs.c does it while
+ * the programs verify, not after: asleep, it costs the verifier nothing. */
+int gt_capture_install_rings(struct gt_capture *c, char *err, size_t errlen)
 {
 	int outer = bpf_map__fd(c->skel->maps.rings);
+
+	for (int i = 0; i < c->ncpus; i++) {
+		uint32_t key = i;
+
+		if (bpf_map_update_elem(outer, &key, &c->ring_fds[i], BPF_ANY)) {
+			snprintf(err, errlen, "installing the ring of CPU %d: %s", i, strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int setup_rings(struct gt_capture *c, unsigned size, int *fds, char *err, size_t errlen)
+{
 	struct epoll_event ev = { .events = EPOLLIN };
 
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -95,14 +114,8 @@ static int setup_rings(struct gt_capture *c, unsigned size, int *fds, char *err,
 		return -errno;
 	}
 	for (int i = 0; i < c->ncpus; i++) {
-		uint32_t key = i;
-		int rc;
+		int rc = gt_ring_map(&c->rings[i], fds[i], size, err, errlen);
 
-		if (bpf_map_update_elem(outer, &key, &fds[i], BPF_ANY)) {
-			snprintf(err, errlen, "installing the ring of CPU %d: %s", i, strerror(errno));
-			return -errno;
-		}
-		rc = gt_ring_map(&c->rings[i], fds[i], size, err, errlen);
 		if (rc)
 			return rc;
 		ev.data.u32 = i;
@@ -123,10 +136,11 @@ static unsigned spill_entries(unsigned stack_entries)
 
 /* Without the offsets every wakeup looks like one from task context, as
  * before interrupts were told apart: worth a word, not a failure. */
-static void set_percpu_offsets(struct gt_capture *c, const struct gt_capture_opts *o)
+static void set_percpu_offsets(struct gt_capture *c, const struct gt_capture_opts *o,
+			       const struct btf *btf)
 {
 	struct gt_percpu_offsets po;
-	int rc = gt_capture_percpu_offsets(&po);
+	int rc = gt_capture_percpu_offsets(btf, &po);
 
 	if (rc && o->verbose)
 		fprintf(stderr, "gotraced: per-CPU preempt count not found in the kernel's BTF "
@@ -136,22 +150,19 @@ static void set_percpu_offsets(struct gt_capture *c, const struct gt_capture_opt
 }
 
 /* make bench's per-part timing (tests/bench/bpf_parts.sh): parts of the
- * hot programs left out, GT_PARTS_OFF_* bits in GOTRACED_BENCH_PARTS_OFF
- * (docs/testing.md).  Such a recording is not exact, and says so. */
+ * hot programs left out, GT_PARTS_OFF_* bits.  Only a bench build of
+ * gotracectl defines this (tests/bench/parts_off.c, docs/testing.md); the
+ * programs shipped have no such knob, and always load every part. */
+uint32_t gt_bench_parts_off(void) __attribute__((weak));
+
 static void set_parts_off(struct gt_capture *c)
 {
-	const char *v = getenv("GOTRACED_BENCH_PARTS_OFF");
-	unsigned long off = v ? strtoul(v, NULL, 0) : 0;
-
-	if (!off)
-		return;
-	fprintf(stderr, "gotraced: GOTRACED_BENCH_PARTS_OFF=%#lx: parts of the recording left "
-		"out (a bench run, not a trace to trust)\n", off);
-	c->skel->rodata->parts_off = (uint32_t)off;
+	if (gt_bench_parts_off)
+		c->skel->rodata->parts_off = gt_bench_parts_off();
 }
 
-static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int *fds,
-		     char *err, size_t errlen)
+static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o,
+		     const struct btf *btf, int *fds, char *err, size_t errlen)
 {
 	unsigned size = ring_size(o->ring_bytes_per_cpu, c->ncpus);
 	uint64_t start = gt_now_ns(), t0;
@@ -171,7 +182,8 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 	bpf_map__set_max_entries(c->skel->maps.rings, c->ncpus);
 	c->skel->rodata->wakeup_bytes = size / 4;
 	c->skel->rodata->self_tgid = (uint32_t)getpid();
-	set_percpu_offsets(c, o);
+	c->skel->rodata->loaded_without = o->without;
+	set_percpu_offsets(c, o, btf);
 	set_parts_off(c);
 	rc = create_rings(c, size, fds, err, errlen);
 	if (rc)
@@ -188,11 +200,15 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 	}
 	t0 = gt_now_ns();
 	c->timing.open_ns = t0 - start;
-	rc = gotraced_bpf__load(c->skel);
+	c->ring_fds = fds; /* installed while the programs load */
+	rc = gt_capture_load_progs(c, o, err, errlen);
+	c->ring_fds = NULL;
 	if (rc) {
-		explain_load(rc, err, errlen);
+		if (!err[0])
+			explain_load(rc, err, errlen);
 		return rc;
 	}
+	c->sys_prog = gt_capture_prog(c, c->skel->progs.gt_sys_enter);
 	rc = setup_rings(c, size, fds, err, errlen);
 	c->timing.load_ns = gt_now_ns() - t0;
 	return rc;
@@ -200,9 +216,10 @@ static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o, int 
 
 /* Programs someone turned off (not loaded, or attached by hand, e.g. one a
  * session enables on demand) are not ours to attach. */
-static int attaches_itself(const struct bpf_program *p)
+static int attaches_itself(const struct gt_capture *c, const struct bpf_program *p)
 {
-	return bpf_program__autoload(p) && bpf_program__autoattach(p) && bpf_program__fd(p) >= 0;
+	return bpf_program__autoload(p) && bpf_program__autoattach(p) && bpf_program__fd(p) >= 0 &&
+	       p != c->sys_prog;
 }
 
 /* sys_enter runs at every syscall of the machine: it has a link of its
@@ -215,13 +232,13 @@ static int sync_sys_link(struct gt_capture *c, char *err, size_t errlen)
 		bpf_link__destroy(c->sys_link);
 		c->sys_link = NULL;
 	}
-	if (want && !c->sys_link && bpf_program__fd(c->skel->progs.gt_sys_enter) < 0) {
+	if (want && !c->sys_link && !c->sys_prog) {
 		snprintf(err, errlen, "recording every syscall entry: its program was not loaded "
 			 "(this recorder was opened without syscall entries)");
 		return -EINVAL;
 	}
 	if (want && !c->sys_link) {
-		c->sys_link = bpf_program__attach(c->skel->progs.gt_sys_enter);
+		c->sys_link = bpf_program__attach(c->sys_prog);
 		if (!c->sys_link) {
 			int rc = errno ? -errno : -EINVAL;
 
@@ -254,21 +271,23 @@ int gt_capture_attach(struct gt_capture *c, char *err, size_t errlen)
 		snprintf(err, errlen, "attaching the tracepoints: out of memory");
 		return -ENOMEM;
 	}
-	bpf_object__for_each_program(p, c->skel->obj) {
-		struct bpf_link *l;
+	for (int k = 0; k < GT_CAPTURE_LOAD_GROUPS; k++) {
+		bpf_object__for_each_program(p, c->groups[k]->obj) {
+			struct bpf_link *l;
 
-		if (!attaches_itself(p) || p == c->skel->progs.gt_sys_enter)
-			continue;
-		l = bpf_program__attach(p);
-		if (!l) {
-			int rc = errno ? -errno : -EINVAL;
+			if (!attaches_itself(c, p))
+				continue;
+			l = bpf_program__attach(p);
+			if (!l) {
+				int rc = errno ? -errno : -EINVAL;
 
-			snprintf(err, errlen, "attaching the tracepoints: %s: %s",
-				 bpf_program__name(p), strerror(-rc));
-			gt_capture_detach(c); /* all or nothing */
-			return rc;
+				snprintf(err, errlen, "attaching the tracepoints: %s: %s",
+					 bpf_program__name(p), strerror(-rc));
+				gt_capture_detach(c); /* all or nothing */
+				return rc;
+			}
+			c->links[c->nlinks++] = l;
 		}
-		c->links[c->nlinks++] = l;
 	}
 	c->attached = 1;
 	t1 = gt_now_ns();
@@ -321,6 +340,7 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 	struct gt_capture_opts def = { 0 };
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 	struct gt_capture *c;
+	struct btf *btf;
 	uint64_t t0 = gt_now_ns(), checked;
 	int *fds, rc;
 
@@ -328,7 +348,9 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 		o = &def;
 	verbose_libbpf = o->verbose;
 	libbpf_set_print(libbpf_print);
-	rc = gt_capture_kernel_check(err, errlen);
+	/* the kernel's BTF read once, for the check and the per-CPU offsets
+	 * (libbpf reads it again for CO-RE: no way to hand it over) */
+	rc = gt_capture_kernel_read(&btf, err, errlen);
 	checked = gt_now_ns();
 	if (rc)
 		return rc;
@@ -338,6 +360,7 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 		fprintf(stderr, "gotraced: setrlimit(RLIMIT_MEMLOCK): %s\n", strerror(errno));
 	c = calloc(1, sizeof(*c));
 	if (!c) {
+		btf__free(btf);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -351,12 +374,14 @@ int gt_capture_open(struct gt_capture **out, const struct gt_capture_opts *o,
 		rc = c->ncpus <= 0 ? -EINVAL : -ENOMEM; /* before c is freed */
 		snprintf(err, errlen, rc == -EINVAL ? "cannot count possible CPUs" : "out of memory");
 		free(fds);
+		btf__free(btf);
 		gt_capture_close(c);
 		return rc;
 	}
 	for (int i = 0; i < c->ncpus; i++)
 		fds[i] = c->rings[i].fd = -1;
-	rc = open_skel(c, o, fds, err, errlen);
+	rc = open_skel(c, o, btf, fds, err, errlen);
+	btf__free(btf);
 	for (int i = 0; i < c->ncpus; i++)
 		c->rings[i].fd = fds[i]; /* the capture owns them from here */
 	free(fds);
@@ -382,6 +407,7 @@ void gt_capture_close(struct gt_capture *c)
 	if (!c)
 		return;
 	gt_capture_detach(c);
+	gt_capture_unload_progs(c);
 	if (c->skel)
 		gotraced_bpf__destroy(c->skel);
 	for (int i = 0; c->rings && i < c->ncpus; i++) {
@@ -405,16 +431,18 @@ int gt_capture_fd(struct gt_capture *c)
 /* Added by ha (memtrack): see capture.h. */
 void gt_capture_shared_maps(struct gt_capture *c, struct gt_capture_maps *m)
 {
-	m->tgids = c->tgids_fd;
-	m->cgroups = c->cgroups_fd;
+	/* from the maps: asked while the capture opens too (beside_load) */
+	m->tgids = bpf_map__fd(c->skel->maps.tgids);
+	m->cgroups = bpf_map__fd(c->skel->maps.cgroups);
 	m->rings = bpf_map__fd(c->skel->maps.rings);
-	m->stacks = c->stacks_fd;
-	m->stacks_spill = c->spill_fd;
-	m->stats = c->stats_fd;
+	m->stacks = bpf_map__fd(c->skel->maps.stacks);
+	m->stacks_spill = bpf_map__fd(c->skel->maps.stacks_spill);
+	m->stats = bpf_map__fd(c->skel->maps.stats);
 	m->ustack_ids = bpf_map__fd(c->skel->maps.ustack_ids);
 	m->filter = bpf_map__fd(c->skel->maps.data_filter);
 	m->session_drops = bpf_map__fd(c->skel->maps.session_drops);
 	m->wakeup_bytes = c->skel->rodata->wakeup_bytes;
+	m->without = c->skel->rodata->loaded_without;
 }
 
 int gt_capture_ncpus(struct gt_capture *c)

@@ -43,12 +43,9 @@ static long member_offset(const struct btf *btf, __u32 id, const char *name)
 	return -1;
 }
 
-int gt_capture_percpu_offsets(struct gt_percpu_offsets *o)
+int gt_capture_percpu_offsets(const struct btf *btf, struct gt_percpu_offsets *o)
 {
 	memset(o, 0, sizeof(*o));
-	struct btf *btf = btf__load_vmlinux_btf();
-	if (!btf)
-		return errno ? -errno : -ENOENT;
 	int rc = -ENOENT;
 	int id = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
 	const struct btf_type *sec = id > 0 ? btf__type_by_id(btf, id) : NULL;
@@ -66,6 +63,5 @@ int gt_capture_percpu_offsets(struct gt_percpu_offsets *o)
 		o->hrtimer_bases_from_rq = hrt >= 0 ? hrt - rq : 0;
 		rc = o->preempt_count_from_rq ? 0 : -ENOENT;
 	}
-	btf__free(btf);
 	return rc;
 }

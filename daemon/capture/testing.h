@@ -20,6 +20,11 @@ int gt_capture_tgid_sessions(struct gt_capture *c, uint32_t tgid, uint32_t *mask
  * SIZE_MAX if mincore fails. */
 size_t gt_capture_merge_resident(const struct gt_capture *c);
 
+/* How many programs c loaded (in all its groups), their size after the
+ * verifier (xlated bytes) in *xlated and the instructions it processed in
+ * *verified (0 before Linux 5.16); -EEXIST if one was loaded twice. */
+int gt_capture_loaded_progs(struct gt_capture *c, uint64_t *xlated, uint64_t *verified);
+
 /* gt_capture_kernel_check() of the raw BTF file `path` instead of the
  * running kernel's. */
 int gt_capture_kernel_check_file(const char *path, char *err, size_t errlen);

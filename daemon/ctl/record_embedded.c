@@ -22,21 +22,30 @@ static void note_load(struct gt_record_run *r, const struct gt_engine *e)
 	r->fig.load_check_ns = t.kernel_check_ns;
 	r->fig.load_open_ns = t.open_ns;
 	r->fig.load_ns = t.load_ns;
+	r->fig.load_maps_ns = t.maps_ns;
+	memcpy(r->fig.load_progs_ns, t.progs_ns, sizeof(r->fig.load_progs_ns));
+	r->fig.load_mem_ns = t.mem_ns;
+	r->fig.load_rings_ns = t.rings_ns;
+	r->fig.verified_insns = t.verified_insns;
 	r->fig.load_probe_ns = t.probe_ns;
 	r->fig.load_total_ns = t.total_ns;
 }
 
-static int start_session(struct gt_record_run *r, struct gt_engine *e, struct gt_session **s)
+/* The one session's options, known before the programs load. */
+static void session_opts(struct gt_record_run *r, struct gt_session_opts *so)
 {
-	struct gt_session_opts so;
-	int err;
+	gt_record_session_opts(r->opts, so);
+	so->out_fd = r->out.fd;
+	so->owner_uid = getuid();
+	so->owner_gid = getgid();
+	so->owner_pid = getpid();
+}
 
-	gt_record_session_opts(r->opts, &so);
-	so.out_fd = r->out.fd;
-	so.owner_uid = getuid();
-	so.owner_gid = getgid();
-	so.owner_pid = getpid();
-	err = gt_session_start(e, &so, s);
+static int start_session(struct gt_record_run *r, struct gt_engine *e,
+			 const struct gt_session_opts *so, struct gt_session **s)
+{
+	int err = gt_session_start(e, so, s);
+
 	if (err)
 		snprintf(r->why, sizeof(r->why), "%s", gt_engine_error(e));
 	return err;
@@ -90,6 +99,7 @@ static void record_loop(struct gt_record_run *r, struct gt_engine *e, struct gt_
 int gt_record_embedded(struct gt_record_run *r)
 {
 	struct gt_engine_opts eo = {0};
+	struct gt_session_opts so;
 	struct gt_engine *e = NULL;
 	struct gt_session *s = NULL;
 	struct gt_session_stats st;
@@ -107,11 +117,13 @@ int gt_record_embedded(struct gt_record_run *r)
 	/* the syscall entry program is a seventh of the verifier's time at
 	 * start: loaded only for the one session that wants it */
 	eo.no_syscall_entries = !r->opts->all_syscalls;
+	session_opts(r, &so);
+	eo.only = &so; /* and what else it will not use */
 	err = gt_engine_open(&e, &eo, r->why, sizeof(r->why));
 	if (err)
 		return err;
 	note_load(r, e);
-	err = start_session(r, e, &s);
+	err = start_session(r, e, &so, &s);
 	if (!err && r->have_child)
 		err = gt_record_release_child(r);
 	if (err) {

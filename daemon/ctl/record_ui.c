@@ -86,13 +86,17 @@ static void start_timing(const struct gt_record_figures *f)
 	uint64_t start = f->window_start_ns - f->launched_ns;
 	uint64_t parts = f->load_total_ns + f->start_attach_ns + f->start_perf_ns +
 			 f->start_targets_ns + f->start_probes_ns;
-	char load[200] = "";
+	char load[320] = "";
 
 	if (f->embedded)
 		snprintf(load, sizeof(load), "BPF load %.1f (kernel check %.1f, open and BTF "
-			 "offsets %.1f, CO-RE relocation and verifier %.1f, perf events tried %.1f), ",
+			 "offsets %.1f, CO-RE relocation and verifier %.1f [maps %.1f, then at once: "
+			 "programs %.1f and %.1f, memory programs %.1f, rings %.1f; %llu "
+			 "instructions verified], perf events tried %.1f), ",
 			 ms(f->load_total_ns), ms(f->load_check_ns), ms(f->load_open_ns),
-			 ms(f->load_ns), ms(f->load_probe_ns));
+			 ms(f->load_ns), ms(f->load_maps_ns), ms(f->load_progs_ns[0]),
+			 ms(f->load_progs_ns[1]), ms(f->load_mem_ns), ms(f->load_rings_ns),
+			 (unsigned long long)f->verified_insns, ms(f->load_probe_ns));
 	fprintf(stderr, "gotracectl: start %.1f ms from `record` to the trace's first instant: "
 		"%sattach %.1f, perf events %.1f, targets (/proc) %.1f, memory tracking %.1f, "
 		"the rest %.1f (ms)\n", ms(start), load, ms(f->start_attach_ns), ms(f->start_perf_ns),

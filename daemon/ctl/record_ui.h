@@ -15,6 +15,9 @@ struct gt_record_figures {
 	uint64_t launched_ns;       /* CLOCK_MONOTONIC: `record` began */
 	int embedded;               /* the BPF programs were loaded here: */
 	uint64_t load_check_ns, load_open_ns, load_ns, load_probe_ns, load_total_ns;
+	uint64_t load_maps_ns, load_progs_ns[2], load_mem_ns, load_rings_ns; /* of load_ns:
+				     * see gt_engine_timing */
+	uint64_t verified_insns;
 	uint64_t reap_ns;           /* -- CMD: the command waited for */
 	uint64_t commit_ns;         /* the file synced and put at its path */
 	uint64_t unload_ns;         /* ...and unloaded (the session freed, the engine closed) */

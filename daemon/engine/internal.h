@@ -82,6 +82,7 @@ struct gt_engine {
 	struct gt_capture *capture;
 	uint64_t open_ns;           /* how long gt_engine_open took */
 	int one_session;            /* gt_engine_opts.one_session */
+	const struct gt_session_opts *only; /* gt_engine_opts.only, during gt_engine_open */
 	struct gt_symbolizer *sym;
 	struct gt_stack_resolver resolver;
 	struct gt_titles titles;    /* process titles for goroutine names */

@@ -21,6 +21,15 @@
 
 #define LIVENESS_PERIOD_NS 500000000ull
 
+/* GT_WITHOUT_*: what a session with options o will never use. */
+static unsigned unused_by(const struct gt_session_opts *o)
+{
+	return (o->cgroup_path ? 0 : GT_WITHOUT_CGROUPS) |
+	       (o->owner_uid ? 0 : GT_WITHOUT_OWNERS) |
+	       (o->dwarf_stack_bytes ? 0 : GT_WITHOUT_DWARF) |
+	       (o->all_processes ? 0 : GT_WITHOUT_ALL);
+}
+
 int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		   char *why, size_t whylen)
 {
@@ -41,6 +50,13 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		co.stack_map_entries = opts->stack_map_entries;
 		co.verbose = opts->verbose;
 		co.no_syscall_entries = opts->no_syscall_entries;
+		co.without = opts->only ? unused_by(opts->only) : 0;
+		e->only = opts->only;
+	}
+	/* the one session's memory programs load beside the capture's */
+	if (e->only && opts->one_session) {
+		co.beside_load = gt_engine_mem_preload;
+		co.beside_ctx = e;
 	}
 	/* loaded now, so load and verifier errors show at start; attached
 	 * only while a session records (see session_enter) */
@@ -59,6 +75,7 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 	err = gt_capture_open(&e->capture, &co, e->err, sizeof(e->err));
 	if (err) {
 		snprintf(why, whylen, "%s", e->err[0] ? e->err : strerror(-err));
+		gt_memtrack_close(e->mem); /* loaded beside, on maps now gone */
 		gt_symbolizer_free(e->sym);
 		free(e);
 		return err;
@@ -70,12 +87,14 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 	err = opts && opts->background ? gt_worker_start(&e->worker) : 0;
 	if (err) {
 		snprintf(why, whylen, "starting the engine's worker thread: %s", strerror(-err));
+		gt_memtrack_close(e->mem);
 		gt_symbolizer_free(e->sym);
 		gt_capture_close(e->capture);
 		free(e);
 		return err;
 	}
 	e->open_ns = gt_now_ns() - t0;
+	e->only = NULL; /* the caller's, valid only during the open */
 	e->one_session = opts && opts->one_session;
 	*out = e;
 	return 0;
@@ -89,6 +108,13 @@ void gt_engine_timing(const struct gt_engine *e, struct gt_engine_timing *t)
 	t->kernel_check_ns = ct.kernel_check_ns;
 	t->open_ns = ct.open_ns;
 	t->load_ns = ct.load_ns;
+	t->maps_ns = ct.maps_ns;
+	_Static_assert(GT_CAPTURE_LOAD_GROUPS == sizeof(t->progs_ns) / sizeof(t->progs_ns[0]),
+		       "a figure per group");
+	memcpy(t->progs_ns, ct.group_ns, sizeof(t->progs_ns));
+	t->mem_ns = ct.beside_ns;
+	t->rings_ns = ct.rings_ns;
+	t->verified_insns = ct.verified_insns;
 	t->probe_ns = ct.probe_ns;
 	t->total_ns = e->open_ns;
 }
@@ -340,8 +366,12 @@ static int enter_and_find(struct gt_engine *e, struct gt_session *s,
 
 	t1 = gt_now_ns();
 	s->phase.attach = t1 - t0 - s->phase.perf;
-	if (!err)
+	if (!err) {
 		err = gt_capture_session_owner(e->capture, s->bit, o->owner_uid, o->owner_gid);
+		if (err)
+			snprintf(e->err, sizeof(e->err), "following only what uid %u may ptrace: %s",
+				 (unsigned)o->owner_uid, strerror(-err));
+	}
 	if (!err)
 		err = gt_session_attach_targets(s, o);
 	t0 = gt_now_ns();

@@ -45,6 +45,13 @@ struct gt_engine_opts {
 					* syscall entry (gotracectl embedded
 					* without --syscalls=all): that program
 					* is not loaded */
+	const struct gt_session_opts *only; /* the one session's options, known
+					* before load (gotracectl embedded):
+					* the code of what they do not use
+					* (cgroups, -a, dwarf copies, a non-root
+					* owner's rule) is left out of the
+					* programs, verified in less time; a
+					* session that wants it is refused */
 };
 
 /* Loads the BPF programs (attached only while a session records).  0, or
@@ -58,6 +65,12 @@ struct gt_engine_timing {
 	uint64_t kernel_check_ns;      /* the kernel's BTF read for the features */
 	uint64_t open_ns;              /* BPF object opened, per-CPU offsets, rings */
 	uint64_t load_ns;              /* CO-RE relocation, the verifier */
+	uint64_t maps_ns;              /* ...of which the maps made, then at once: */
+	uint64_t progs_ns[2];          /* ...the programs, in two groups on two
+					* threads (GT_CAPTURE_LOAD_GROUPS) */
+	uint64_t mem_ns;               /* ...and the memory programs (one_session) */
+	uint64_t rings_ns;             /* ...and the rings installed */
+	uint64_t verified_insns;       /* the capture's programs: the verifier's work */
 	uint64_t probe_ns;             /* the mmap perf events tried */
 	uint64_t total_ns;             /* all of gt_engine_open */
 };

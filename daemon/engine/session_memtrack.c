@@ -265,6 +265,20 @@ static void post_detach(struct gt_engine *e, int bit)
 	gt_worker_post(&e->worker, &j->job);
 }
 
+void gt_engine_mem_preload(struct gt_capture *c, void *engine)
+{
+	struct gt_engine *e = engine;
+	const struct gt_session_opts *o = e->only;
+	struct gt_memtrack_req req = {
+		.heap = o->heap, .cpu_hz = o->cpu_profile_hz, .alloc_every = o->alloc_stack_every,
+	};
+	char why[400];
+
+	if (!e->mem && gt_memtrack_wanted(o->heap, o->cpu_profile_hz, o->alloc_stack_every) &&
+	    gt_memtrack_open(&e->mem, c, &req, why, sizeof(why)))
+		e->mem = NULL;
+}
+
 void gt_engine_mem_close(struct gt_engine *e)
 {
 	gt_worker_stop(&e->worker);

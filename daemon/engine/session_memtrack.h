@@ -11,6 +11,7 @@
 #include "session.h"
 
 struct gt_memtrack;
+struct gt_capture;
 struct gt_kev_hdr;
 
 /* After the session's targets are attached: posts the attach, and marks
@@ -26,6 +27,10 @@ int gt_session_mem_stop(struct gt_session *s);
 /* session.c: a memtrack job of s completed (on the engine's thread). */
 void gt_session_mem_settled(struct gt_session *s);
 void gt_engine_mem_close(struct gt_engine *e);
+/* The capture's beside_load (gotracectl embedded, e->only set): the memory
+ * programs that one session will want, loaded while the capture's own
+ * verify; failing, the session's start loads them again and says why. */
+void gt_engine_mem_preload(struct gt_capture *c, void *engine);
 /* For every event before it is dispatched: an exec re-decides the
  * process's probes (posted, cheap for any other event). */
 void gt_engine_mem_event(struct gt_engine *e, const struct gt_kev_hdr *ev);

@@ -45,6 +45,7 @@ static int share_maps(struct memory_bpf *skel, struct gt_capture *c, char *err, 
 	    (rc = reuse(skel->maps.session_drops, cm.session_drops, "session_drops", err, errlen)))
 		return rc;
 	skel->rodata->wakeup_bytes = cm.wakeup_bytes;
+	skel->rodata->loaded_without = cm.without;
 	skel->rodata->self_tgid = (uint32_t)getpid();
 	return 0;
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bpf_parts.sh BUILD: what each part of the hot BPF programs costs, in ns
-# per run (figures only, no assertions).  The embedded recorder loads its
-# programs with parts left out (GOTRACED_BENCH_PARTS_OFF, GT_PARTS_OFF_* in
-# bpf/gotraced.h; the verifier removes the code of a part left out); each
+# per run (figures only, no assertions).  The bench's own build of the
+# embedded recorder (BUILD/bench/parts/gotracectl: the installed one has no
+# such knob) loads its programs with parts left out
+# (GOTRACED_BENCH_PARTS_OFF, GT_PARTS_OFF_* in bpf/gotraced.h; the verifier
+# removes the code of a part left out); each
 # variant records the same loop with kernel.bpf_stats_enabled=1 (restored
 # after), and a part's cost is the program's ns per run with everything
 # minus its ns per run without that part.  Every variant records twice and
@@ -14,7 +16,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 build=${1:-build}
-GTCTL=$build/gotracectl
+GTCTL=$build/bench/parts/gotracectl
 PP=$build/workloads/pingpong
 TPP=$build/workloads/tcppingpong
 N=${PARTS_ROUNDS:-50000}
@@ -30,22 +32,11 @@ gt_bpf_stats_on || { echo "bpf_parts: cannot enable kernel.bpf_stats_enabled"; e
 # before its loop) with parts OFF left out; prints "prog ns runs" of the
 # programs over the loop alone.
 cost() {
-	local off=$1 flags=$2 rec
+	local off=$1 flags=$2
 	shift 3
-	rm -f "$tmp/go"
-	mkfifo "$tmp/go"
 	# shellcheck disable=SC2086 # flags: words
-	GOTRACED_BENCH_PARTS_OFF=$off "$GTCTL" record -q --standalone $flags -o "$tmp/s.trace" -- "$@" \
-		<"$tmp/go" >"$tmp/s.out" 2>"$tmp/s.err" &
-	rec=$!
-	exec 7>"$tmp/go"
-	for _ in $(seq 1 600); do grep -qs '^ready' "$tmp/s.out" && break; sleep 0.05; done
-	gt_bpf_progs "$rec" >"$tmp/before"
-	printf x >&7
-	for _ in $(seq 1 2400); do grep -qs '^done' "$tmp/s.out" && break; sleep 0.05; done
-	gt_bpf_progs "$rec" >"$tmp/after"
-	exec 7>&-
-	wait "$rec" >/dev/null 2>&1
+	gt_bpf_loop "$tmp" env GOTRACED_BENCH_PARTS_OFF="$off" \
+		"$GTCTL" record -q --standalone $flags -o "$tmp/s.trace" -- "$@"
 	awk 'NR == FNR { b[$1] = $2; c[$1] = $3; next }
 	     $3 > c[$1] { printf "%s %d %d\n", $1, $2 - b[$1], $3 - c[$1] }' "$tmp/before" "$tmp/after"
 }

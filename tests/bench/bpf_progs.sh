@@ -1,5 +1,5 @@
 # bpf_progs.sh: sourced by the benches that time gotraced's BPF programs
-# (loopback_cost.sh, overhead.sh, unwind_cost.sh).  With kernel.bpf_stats_enabled=1 the
+# (bpf_parts.sh, loopback_cost.sh, overhead.sh, unwind_cost.sh).  With kernel.bpf_stats_enabled=1 the
 # kernel times every run of every BPF program (which itself costs a few
 # tens of ns a run: enable it only around the runs that read it).
 
@@ -38,4 +38,29 @@ gt_bpf_wait_progs() {
 		sleep 0.1
 	done
 	sleep 0.5
+}
+
+# gt_bpf_loop DIR CMD...: runs CMD, a recorder whose workload prints `ready`,
+# waits for a byte on its stdin, runs its loop and prints `done` (the
+# workloads' --wait); CMD's stdin is the fifo DIR/go, its stdout DIR/s.out,
+# its stderr DIR/s.err.  The figures of CMD's BPF programs (gt_bpf_progs)
+# go to DIR/before just before the loop and DIR/after just after it: their
+# difference is the loop's alone.  Returns CMD's exit status.
+gt_bpf_loop() {
+	local dir=$1 rec i rc
+	shift
+	rm -f "$dir/go"
+	mkfifo "$dir/go"
+	"$@" <"$dir/go" >"$dir/s.out" 2>"$dir/s.err" &
+	rec=$!
+	exec 7>"$dir/go"
+	for i in $(seq 1 600); do grep -qs '^ready' "$dir/s.out" && break; sleep 0.05; done
+	gt_bpf_progs "$rec" >"$dir/before"
+	printf x >&7
+	for i in $(seq 1 2400); do grep -qs '^done' "$dir/s.out" && break; sleep 0.05; done
+	gt_bpf_progs "$rec" >"$dir/after"
+	exec 7>&-
+	wait "$rec"
+	rc=$?
+	return $rc
 }

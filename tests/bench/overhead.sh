@@ -146,21 +146,11 @@ echo "== gotraced's BPF programs per event (kernel.bpf_stats_enabled; the loop o
 # time and count between its `ready` and its `done`.  Every run counts,
 # the other processes' (filtered out) too: on a busy machine they weigh in.
 bpf_cost() {
-	local tag=$1 rec i
+	local tag=$1
 	shift
-	rm -f "$tmp/go"
-	mkfifo "$tmp/go"
-	"$GTCTL" record -q --standalone -o "$tmp/s.trace" -- "$@" <"$tmp/go" >"$tmp/s.out" 2>"$tmp/s.err" &
-	rec=$!
-	exec 7>"$tmp/go"
-	for i in $(seq 1 600); do grep -qs '^ready' "$tmp/s.out" && break; sleep 0.05; done
-	gt_bpf_progs "$rec" >"$tmp/$tag.before"
-	printf x >&7
-	for i in $(seq 1 2400); do grep -qs '^done' "$tmp/s.out" && break; sleep 0.05; done
-	gt_bpf_progs "$rec" >"$tmp/$tag.after"
-	exec 7>&-
-	wait "$rec" || { echo "$tag: gotracectl record failed: $(tail -3 "$tmp/s.err")"; return; }
-	python3 - "$tmp/$tag.before" "$tmp/$tag.after" "$tag" "$N" \
+	gt_bpf_loop "$tmp" "$GTCTL" record -q --standalone -o "$tmp/s.trace" -- "$@" ||
+		{ echo "$tag: gotracectl record failed: $(tail -3 "$tmp/s.err")"; return; }
+	python3 - "$tmp/before" "$tmp/after" "$tag" "$N" \
 		"$(loop_ns "$tag" untraced)" "$(loop_ns "$tag" gotraced)" "$(elapsed "$tmp/s.out")" <<'PY'
 import sys
 def read(p):

@@ -15,12 +15,17 @@
 # file complete; the medians of each phase are printed under the table.
 # The daemon runs one session before the rounds: its first loads the
 # memory tracking's programs, once for its life.
+# STARTSTOP_PRIO=N runs every recorder (and so its command) under
+# `chrt -f N`: on a machine other work keeps busy, no ordinary process
+# takes their CPU, which gives a quiet machine's figures near enough.
 set -u
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 GTCTL=$build/gotracectl
 ST=$build/workloads/stamps
 RUNS=${STARTSTOP_RUNS:-5}
+PRIO=()
+[ -n "${STARTSTOP_PRIO:-}" ] && PRIO=(chrt -f "$STARTSTOP_PRIO")
 tmp=$(mktemp -d /tmp/gt-startstop.XXXXXX)
 daemon=
 cleanup() {
@@ -46,10 +51,10 @@ one() {
 	local out=$tmp/$kind.out err=$tmp/$kind.err
 	t0=$EPOCHREALTIME
 	case $kind in
-	untraced) "$ST" 200 >"$out" 2>"$err" ;;
-	embedded) "$GTCTL" record -q -v --standalone -o "$tmp/t.trace" -- "$ST" 200 >"$out" 2>"$err" ;;
-	daemon) "$GTCTL" record -q -v --daemon --socket "$tmp/d.sock" -o "$tmp/t.trace" -- "$ST" 200 >"$out" 2>"$err" ;;
-	perf-sched) perf sched record -o "$tmp/p.data" -- "$ST" 200 >"$out" 2>"$err" ;;
+	untraced) "${PRIO[@]}" "$ST" 200 >"$out" 2>"$err" ;;
+	embedded) "${PRIO[@]}" "$GTCTL" record -q -v --standalone -o "$tmp/t.trace" -- "$ST" 200 >"$out" 2>"$err" ;;
+	daemon) "${PRIO[@]}" "$GTCTL" record -q -v --daemon --socket "$tmp/d.sock" -o "$tmp/t.trace" -- "$ST" 200 >"$out" 2>"$err" ;;
+	perf-sched) "${PRIO[@]}" perf sched record -o "$tmp/p.data" -- "$ST" 200 >"$out" 2>"$err" ;;
 	esac
 	rc=$?
 	t1=$EPOCHREALTIME
@@ -66,7 +71,7 @@ for _ in $(seq 1 "$RUNS"); do
 done
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
-echo "== start and stop of a recording of a 200 ms command, median of $RUNS (wall clock: launch to the command's main, its exit to the recorder's)"
+echo "== start and stop of a recording of a 200 ms command, median of $RUNS (wall clock: launch to the command's main, its exit to the recorder's)${PRIO:+, under ${PRIO[*]}}"
 printf '%-12s %10s %10s\n' recorder "start ms" "stop ms"
 for k in $kinds; do
 	[ -s "$tmp/$k.runs" ] || { printf '%-12s %10s %10s\n' "$k" - -; continue; }
@@ -74,6 +79,14 @@ for k in $kinds; do
 	    -v e="$(awk '{ print $2 }' "$tmp/$k.runs" | median)" \
 	    'BEGIN { printf "%-12s %10.1f %10.1f\n", k, s / 1e3, e / 1e3 }'
 done
+# the summary's line (run.sh shows lines with a target)
+med() { awk -v c="$2" '{ print $c }' "$tmp/$1.runs" | median; }
+if [ -s "$tmp/embedded.runs" ] && [ -s "$tmp/daemon.runs" ] && [ -s "$tmp/perf-sched.runs" ]; then
+	awk -v es="$(med embedded 1)" -v ee="$(med embedded 2)" -v ds="$(med daemon 1)" \
+	    -v de="$(med daemon 2)" -v ps="$(med perf-sched 1)" -v pe="$(med perf-sched 2)" 'BEGIN {
+		printf "start+stop ms: embedded %.0f (target <= 300), daemon %.0f (start %.0f, target <= 50), perf sched record %.0f\n",
+			(es + ee) / 1e3, (ds + de) / 1e3, ds / 1e3, (ps + pe) / 1e3 }'
+fi
 echo
 echo "== where gotracectl's time went (record -v; each figure the median of its $RUNS runs)"
 # medians FILE: the last line of FILE with each number replaced by the

@@ -1060,6 +1060,51 @@ static void test_attach_on_demand(void)
 		 links0);
 }
 
+/* A capture loaded for known sessions only (gotracectl embedded): every
+ * program is loaded once, shared out between the loading threads; what
+ * was left out (cgroup sessions, -a, dwarf copies, a non-root owner's
+ * rule) is not in the programs, which the verifier made smaller, and a
+ * session asking for it is refused rather than silently not recorded. */
+static void test_loaded_without(void)
+{
+	struct gt_capture_opts o = { .ring_bytes_per_cpu = 1 << 20, .load_only = 1 };
+	unsigned all = GT_WITHOUT_CGROUPS | GT_WITHOUT_OWNERS | GT_WITHOUT_DWARF | GT_WITHOUT_ALL;
+	uint64_t full = 0, less = 0, vfull, vless;
+	struct gt_capture *c;
+	int n_full, n_less, rc;
+	char err[512];
+
+	n_full = gt_capture_loaded_progs(cap, &full, &vfull);
+	GT_CHECK(n_full > 8, "the capture loaded %d programs (-EEXIST: one twice)", n_full);
+	o.without = all;
+	rc = gt_capture_open(&c, &o, err, sizeof(err));
+	GT_REQUIRE(rc == 0, "capture loaded without %#x: %s", all, err);
+	n_less = gt_capture_loaded_progs(c, &less, &vless);
+	GT_CHECK(n_less == n_full, "%d programs loaded without %#x, %d with everything", n_less,
+		 all, n_full);
+	GT_CHECK(less > 0 && less < full, "the programs loaded without %#x take %llu bytes, "
+		 "with everything %llu", all, (unsigned long long)less, (unsigned long long)full);
+	GT_CHECK(gt_capture_trace_cgroup(c, 1, 0, 1) == -EOPNOTSUPP, "a cgroup session accepted");
+	GT_CHECK(gt_capture_trace_all(c, 0, 0, 1) == -EOPNOTSUPP, "an -a session accepted");
+	GT_CHECK(gt_capture_dwarf_stacks(c, 0, 1024) == -EOPNOTSUPP, "a dwarf session accepted");
+	GT_CHECK(gt_capture_session_owner(c, 0, 1000, 1000) == -EOPNOTSUPP,
+		 "a non-root owner accepted");
+	/* what it has: a root session of pids, off switches */
+	GT_CHECK(gt_capture_session_owner(c, 0, 0, 0) == 0, "a root owner refused");
+	GT_CHECK(gt_capture_dwarf_stacks(c, 0, 0) == 0, "frame-pointer stacks refused");
+	GT_CHECK(gt_capture_trace_all(c, 0, 0, 0) == 0, "-a off refused");
+	GT_CHECK(gt_capture_trace_tgid(c, (uint32_t)getpid(), 0, 1) == 0, "a tgid refused");
+	gt_capture_trace_tgid(c, (uint32_t)getpid(), 0, 0);
+	gt_capture_close(c);
+	/* and one loaded with everything takes them (bit 1 traces nothing) */
+	GT_CHECK(gt_capture_dwarf_stacks(cap, 1, 1024) == 0, "dwarf refused by the full capture");
+	GT_CHECK(gt_capture_session_owner(cap, 1, 1000, 1000) == 0,
+		 "a non-root owner refused by the full capture");
+	gt_capture_forget_session(cap, 1);
+	gt_capture_dwarf_stacks(cap, 1, 0);
+	gt_capture_session_owner(cap, 1, 0, 0);
+}
+
 /* A ring too small for the load, read late: reservations fail, and every
  * failure is counted on its CPU and for the session that wanted the record
  * (bit 0; bit 1, tracing nothing, lost nothing); everything committed is
@@ -1278,6 +1323,7 @@ int main(void)
 	GT_RUN(test_stack_spill);
 	GT_RUN(test_mmaps_in_order);
 	GT_RUN(test_attach_on_demand);
+	GT_RUN(test_loaded_without);
 	free(fam.r.v);
 	gt_capture_close(cap);
 	return gt_test_done();
