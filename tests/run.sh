@@ -119,13 +119,10 @@ if [ "$tier" != unit ]; then
 	# own v2 tests do not (fidelity to /proc, wakers, names, short lives,
 	# stacks, v1's shapes Go converts, real servers), run again on Go 1.23
 	# files: every record of theirs gets --go-version 1.23
-	# (tests/lib/gtctl_go_version.sh; docs/testing.md): ~5 min.  Not yet
-	# record_report: now and then its report_pingpong finds report's delays
-	# on a v2 pingpong 3-7% off Go 1.23's, from a writer bug
-	# (docs/testing.md).
+	# (tests/lib/gtctl_go_version.sh; docs/testing.md): ~5 min.
 	if [ "${V2:-1}" != 0 ] && [ -z "${GT_GO_VERSION:-}" ]; then
 		for s in record_fidelity record_wakeups record_identity record_shortlived \
-			record_callers record_honest record_readers; do
+			record_callers record_honest record_readers record_report; do
 			run_one "v2.$s" env GT_GO_VERSION=1.23 bash "tests/integration/$s.sh"
 		done
 		run_one v2.record_servers env GT_GO_VERSION=1.23 GT_SERVERS="postgres gohttp" \

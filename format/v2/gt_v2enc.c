@@ -277,10 +277,18 @@ int gt_v2enc_emit(struct gt_v2enc *e, uint64_t m, uint64_t ts, unsigned type,
 	n += gt_uvarint_put(ev + n, s->len ? ts - s->last : 0);
 	for (unsigned i = 0; i < nargs; i++)
 		n += gt_uvarint_put(ev + n, args[i]);
-	if (s->len + n > GT_V2_MAX_BATCH && (rc = flush_m(e, m, s)))
-		return rc;
+	if (s->len + n > GT_V2_MAX_BATCH) {
+		if ((rc = flush_m(e, m, s)))
+			return rc;
+		/* the first of a new batch: its time is the batch's, its
+		 * delta 0 (one from the last batch would move this event and
+		 * every later one of the batch that much late) */
+		n = 1 + gt_uvarint_put(ev + 1, 0);
+		for (unsigned i = 0; i < nargs; i++)
+			n += gt_uvarint_put(ev + n, args[i]);
+	}
 	if (!s->len)
-		s->time = ts; /* the first event's delta is 0 either way */
+		s->time = ts;
 	memcpy(s->buf + s->len, ev, n);
 	s->len += n;
 	s->last = ts;

@@ -9,7 +9,8 @@
  *     any generation is complete and readable;
  *   - batches per M: each M's events go to its own buffer, written as an
  *     EventBatch when it would pass Go's 64 KiB limit and at generation end;
- *     a timed event's time is a delta from its batch's previous one (a time
+ *     a batch's first event is at the batch's time (delta 0), a later
+ *     one's time is a delta from its batch's previous one (a time
  *     earlier than the M's last in the generation is raised to it: deltas
  *     are unsigned, and an M's batches follow each other);
  *   - tables per generation: strings (gt_v2enc_string) and stacks

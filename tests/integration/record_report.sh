@@ -49,10 +49,16 @@ fi
 gt_valid report_pingpong "$t" || gt_finish
 # A Go 1.22+ file (GT_GO_VERSION): Go 1.21's `go tool trace -d`, which
 # report_check.py reads, cannot read it; v2_sched_check.py holds report's
-# scheduling delays to Go 1.23's own reading of the file instead.
+# scheduling delays to Go 1.23's own reading of the file instead, and
+# v2_p_order.py first holds the file to stamping every P's events in the
+# order Go's reader puts them (else Go moves the late ones and the two
+# disagree: docs/testing.md).
 check=(tests/integration/report_check.py) d="go tool trace -d"
 gt_v2 "$t" && check=(tests/integration/v2_sched_check.py) d="Go 1.23's go tool trace -d=1"
-if python3 "${check[@]}" "$GTCTL" "$t" >"$GT_TMP/check.out" 2>&1; then
+if gt_v2 "$t" && ! python3 tests/integration/v2_p_order.py "$t" >"$GT_TMP/order.out" 2>&1; then
+	fail report_pingpong "a P's events are not stamped in Go's reader's order"
+	detail <"$GT_TMP/order.out"
+elif python3 "${check[@]}" "$GTCTL" "$t" >"$GT_TMP/check.out" 2>&1; then
 	ok report_pingpong
 else
 	fail report_pingpong "report --json disagrees with $d"
