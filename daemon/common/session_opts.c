@@ -34,11 +34,6 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 			 GT_V1_21, GT_GO_1_22, GT_GO_1_23);
 		return -EINVAL;
 	}
-	if (o->flight && o->go_version >= GT_GO_1_22) {
-		snprintf(why, whylen, "a flight recording writes Go 1.11 to 1.21 traces only "
-			 "(not --go-version 1.22 or 1.23 yet)");
-		return -EINVAL;
-	}
 	if (o->nnames < 0 || o->nnames > GT_MAX_NAMES || (o->nnames > 0 && !o->names)) {
 		snprintf(why, whylen, "%d names (at most %d)", o->nnames, GT_MAX_NAMES);
 		return -EINVAL;
