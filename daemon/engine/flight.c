@@ -518,29 +518,54 @@ int gt_flight_dump(struct gt_flight *f, int fd, const struct gt_flight_fired *ma
 	return gt_flight_dump_as(f, fd, mark, NULL, NULL, NULL, why, whylen);
 }
 
-int gt_flight_dump_as(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
-		      const struct gt_fs_ids *as, void (*pump)(void *), void *pump_ctx,
-		      char *why, size_t whylen)
-{
-	struct dump_job *j = calloc(1, sizeof(*j));
+/* A dump under way (gt_flight_dump_begin): its job, and its thread. */
+struct gt_flight_dump {
+	struct dump_job *j;
 	pthread_t th;
+	int threaded;
+};
+
+int gt_flight_dump_begin(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
+			 const struct gt_fs_ids *as, int threaded, struct gt_flight_dump **out,
+			 char *why, size_t whylen)
+{
+	struct gt_flight_dump *d = calloc(1, sizeof(*d));
+	struct dump_job *j = d ? calloc(1, sizeof(*j)) : NULL;
 	int err = j ? freeze(f, &j->segs) : -ENOMEM;
 
+	*out = NULL;
 	if (err) {
 		snprintf(why, whylen, "%s", err == -ENODATA ? "nothing recorded yet" : strerror(-err));
 		free(j);
+		free(d);
 		return err;
 	}
 	job_init(f, j, fd, mark, as);
-	/* the caller keeps reading the rings meanwhile (pump), so that the
-	 * kernel drops nothing while a long window is written */
-	if (!pump || pthread_create(&th, NULL, dump_main, j)) {
+	d->j = j;
+	/* the caller keeps reading the rings meanwhile, so that the kernel
+	 * drops nothing while a long window is written */
+	d->threaded = threaded && !pthread_create(&d->th, NULL, dump_main, j);
+	if (d->threaded)
+		pthread_setname_np(d->th, "gotraced-dump"); /* top -H, perf */
+	else
 		dump_main(j);
-	} else {
-		while (!atomic_load(&j->done))
-			pump(pump_ctx);
-		pthread_join(th, NULL);
-	}
+	f->dumping++;
+	*out = d;
+	return 0;
+}
+
+int gt_flight_dump_done(const struct gt_flight_dump *d)
+{
+	return atomic_load(&d->j->done);
+}
+
+int gt_flight_dump_end(struct gt_flight *f, struct gt_flight_dump *d, char *why, size_t whylen)
+{
+	struct dump_job *j = d->j;
+	int err;
+
+	if (d->threaded)
+		pthread_join(d->th, NULL);
 	err = j->err;
 	if (err)
 		snprintf(why, whylen, "%s", j->why);
@@ -549,7 +574,23 @@ int gt_flight_dump_as(struct gt_flight *f, int fd, const struct gt_flight_fired 
 	thaw(f, &j->segs);
 	gt_titles_free(&j->titles);
 	free(j);
+	free(d);
+	f->dumping--;
 	return err;
+}
+
+int gt_flight_dump_as(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
+		      const struct gt_fs_ids *as, void (*pump)(void *), void *pump_ctx,
+		      char *why, size_t whylen)
+{
+	struct gt_flight_dump *d;
+	int err = gt_flight_dump_begin(f, fd, mark, as, pump != NULL, &d, why, whylen);
+
+	if (err)
+		return err;
+	while (!gt_flight_dump_done(d))
+		pump(pump_ctx);
+	return gt_flight_dump_end(f, d, why, whylen);
 }
 
 int gt_flight_new(struct gt_flight **out, const struct gt_flight_params *p)
@@ -587,6 +628,8 @@ void gt_flight_free(struct gt_flight *f)
 {
 	if (!f)
 		return;
+	if (f->dumping)  /* a dump's thread reads its segments: a bug */
+		abort(); /* of the caller's (gt_flight_dump_end first) */
 	live_free(f);
 	while (f->unlinked) { /* none pinned: no dump runs now */
 		struct gt_flight_seg *s = f->unlinked;

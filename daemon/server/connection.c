@@ -355,6 +355,7 @@ void gt_conn_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t event
 static void free_client(struct gt_server *sv, struct gt_srv_client *c)
 {
 	gt_srv_client_gone(sv, c, "client disconnected");
+	gt_srv_flight_forget_client(sv, c);
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	gt_conn_drop_fds(c);
@@ -406,7 +407,8 @@ void gt_conn_expire_idle(struct gt_server *sv)
 	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++) {
 		struct gt_srv_client *c = sv->clients[i];
 
-		if (!c || c->session || c->dead || !overdue(sv, c, now, why, sizeof(why)))
+		if (!c || c->session || c->dumping || c->dead ||
+		    !overdue(sv, c, now, why, sizeof(why)))
 			continue;
 		gt_log("client %u (uid %u): %s", c->conn, (unsigned)c->uid, why);
 		gt_conn_queue_error(c, ETIMEDOUT, "%s", why);

@@ -32,6 +32,13 @@
 #                            holding the stall and the trigger's log event
 #   flightd_v2_dump_file     dump ID -o FILE of that session: a valid go 1.23
 #                            trace, the session going on
+#   flightd_status_during_dump  a long dump (3 s of busy pingpong) is written
+#                            while the daemon answers: once gotraced's dump
+#                            thread is seen (one more thread), a `status` on
+#                            another connection gets its answer while that
+#                            thread still runs and before the DUMP's client
+#                            has its DUMPED (the old loop answered nothing
+#                            until the dump was written); the dump is valid
 #   flightd_always_on_v2     gotraced --flight-cgroup ... --flight-go-version
 #                            1.22: its one triggered dump is a valid "go 1.22
 #                            trace" holding the stall
@@ -45,7 +52,8 @@ READ="python3 tests/integration/trace_read.py"
 CASES=(flightd_detach flightd_status flightd_trigger_once flightd_dump_file flightd_dump_dir
        flightd_name_unseen flightd_user_cannot_dump flightd_user_dir_refused flightd_user_own
        flightd_user_limit flightd_stop flightd_always_on flightd_always_needs_target
-       flightd_v2_trigger flightd_v2_dump_file flightd_always_on_v2)
+       flightd_v2_trigger flightd_v2_dump_file flightd_status_during_dump
+       flightd_always_on_v2)
 gt_require_daemon daemon_flight
 gt_expect "${CASES[@]}"
 gt_start_daemon
@@ -164,12 +172,12 @@ if ! [[ "$ID3" =~ ^[0-9]+$ ]]; then
 	why="no session: $ID3 $(cat "$GT_TMP/v2.err")"
 elif ! out=$("$GTCTL" dump --socket "$SOCK" -o "$GT_TMP/v2now.trace" "$ID3" 2>&1); then
 	why="dump -o: $out"
+elif ! "$GTCTL" status --socket "$SOCK" | grep -q "^$ID3 "; then
+	why="the session is gone after the dump" # (the stall runs 4 s: asked at once)
 elif [ "$(head -c 16 "$GT_TMP/v2now.trace" | tr -d '\0')" != "go 1.23 trace" ]; then
 	why="not a go 1.23 trace: $(head -c 16 "$GT_TMP/v2now.trace" | od -c | head -1)"
 elif ! gt_valid flightd_v2_dump_file "$GT_TMP/v2now.trace"; then
 	why="-"
-elif ! "$GTCTL" status --socket "$SOCK" | grep -q "^$ID3 "; then
-	why="the session is gone after the dump"
 fi
 [ "$why" = "-" ] || gt_report flightd_v2_dump_file "$why"
 why=""
@@ -263,6 +271,46 @@ wait_log "session $ID2 ended \(stopped by uid 0\)" 10 || why="${why:+$why; }no e
 gt_report flightd_stop "$why"
 
 kill -0 "$DAEMON_PID" 2>/dev/null || fail flightd_stop "gotraced died"
+
+# --- the loop answers while a dump is written -------------------------------------------
+# threads: gotraced's threads (a dump is written on one of its own)
+threads() { ls /proc/"$DAEMON_PID"/task | grep -c .; }
+status_during_dump() {
+	local name=flightd_status_during_dump why="" id dpid i seen=0 st base
+	gt_start_workload pp "$WL/pingpong" --wait 1000000000 || { fail $name "pingpong did not start"; return; }
+	gt_pids+=("$WL_PID")
+	id=$("$GTCTL" record --socket "$SOCK" -p "$WL_PID" --flight=60s --flight-size 256M --detach \
+		-o "$GT_TMP/ppdir" 2>"$GT_TMP/pp.err")
+	[[ "$id" =~ ^[0-9]+$ ]] || { fail $name "record --detach: '$id' $(cat "$GT_TMP/pp.err")"; return; }
+	gt_go pp
+	sleep 3
+	base=$(threads)
+	"$GTCTL" dump --socket "$SOCK" -o "$GT_TMP/long.trace" "$id" >"$GT_TMP/long.out" 2>&1 &
+	dpid=$!
+	for i in $(seq 1 3000); do
+		[ "$(threads)" -gt "$base" ] && { seen=1; break; }
+		kill -0 "$dpid" 2>/dev/null || break
+		sleep 0.01
+	done
+	if [ $seen = 0 ]; then
+		why="no dump thread seen in gotraced while the dump ran: $(cat "$GT_TMP/long.out")"
+	elif ! st=$(timeout 60 "$GTCTL" status --socket "$SOCK" 2>&1); then
+		why="status failed: $st"
+	elif [ "$(threads)" -le "$base" ] || ! kill -0 "$dpid" 2>/dev/null ||
+		grep -q "dumped session $id" "$GT_TMP/daemon.log"; then
+		why="status was answered only once the dump was written (the dump thread is gone or DUMPED was sent)"
+	elif ! echo "$st" | grep -qE "^$id +root"; then
+		why="status during the dump does not list session $id: $st"
+	fi
+	wait "$dpid" || why="${why:+$why; }dump -o failed: $(cat "$GT_TMP/long.out")"
+	"$GTCTL" stop --socket "$SOCK" "$id" >/dev/null 2>&1
+	kill "$WL_PID" 2>/dev/null
+	if [ -z "$why" ]; then
+		gt_valid $name "$GT_TMP/long.trace" || return
+	fi
+	gt_report $name "$why"
+}
+status_during_dump
 
 # --- always on, from the daemon's options ---------------------------------------------
 out=$("$GTD" --socket "$GT_TMP/x.sock" --flight-window 2s 2>&1); rc=$?
