@@ -221,8 +221,9 @@ void gt_conn_flush(struct gt_server *sv, struct gt_srv_client *c)
 	if (!c->dead)
 		want_output(sv, c, c->outlen > 0);
 	/* a half-closed client whose session is still being finished (in
-	 * the background) waits for its DONE */
-	if (c->outlen == 0 && c->closing && !(c->read_closed && c->session))
+	 * the background) waits for its DONE, one whose dump is being
+	 * written for its DUMPED */
+	if (c->outlen == 0 && c->closing && !(c->read_closed && (c->session || c->dumping)))
 		c->dead = 1;
 }
 

@@ -52,7 +52,7 @@ struct gt_srv_client {
 	unsigned requests;           /* whole messages received */
 	struct gt_srv_session *session;
 	int dumping;                 /* its DUMP is being written (flight_dump.c):
-					no other request until DUMPED */
+					another request is refused at once */
 };
 
 struct gt_srv_session {

@@ -519,7 +519,7 @@ void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct g
 
 	if (type != GT_MSG_RECORD && type != GT_MSG_DUMP)
 		gt_conn_drop_fds(c); /* descriptors only ride with RECORD and DUMP */
-	if (c->dumping) { /* answers stay in order: DUMPED first */
+	if (c->dumping) { /* as on a recording connection: one thing at a time */
 		char why[128];
 
 		gt_conn_drop_fds(c);

@@ -11,6 +11,9 @@
 #                            trigger log naming the staller
 #   flightd_dump_file        dump ID -o FILE: a valid file, the session goes on
 #   flightd_dump_dir         dump ID: a new valid file in the session's directory
+#   flightd_dump_half_closed a DUMP sent on a connection then half-closed
+#                            (shutdown SHUT_WR) still gets its DUMPED (the
+#                            dump is written while the loop goes on)
 #   flightd_name_unseen      a trigger's @NAME that no thread has: status says so
 #   flightd_user_cannot_dump another user cannot dump nor stop root's session,
 #                            and gets no file
@@ -50,6 +53,7 @@ cd "$(dirname "$0")/../.." || exit 1
 USER_NAME=gt_test_user
 READ="python3 tests/integration/trace_read.py"
 CASES=(flightd_detach flightd_status flightd_trigger_once flightd_dump_file flightd_dump_dir
+       flightd_dump_half_closed
        flightd_name_unseen flightd_user_cannot_dump flightd_user_dir_refused flightd_user_own
        flightd_user_limit flightd_stop flightd_always_on flightd_always_needs_target
        flightd_v2_trigger flightd_v2_dump_file flightd_status_during_dump
@@ -151,6 +155,23 @@ if out=$("$GTCTL" dump --socket "$SOCK" "$ID2" 2>&1) &&
 	gt_valid flightd_dump_dir "$GT_TMP/d2/$name" && ok flightd_dump_dir
 else
 	fail flightd_dump_dir "dump: $out; $(ls "$GT_TMP/d2")"
+fi
+out=$(python3 - "$SOCK" "$ID2" <<'PY' 2>&1
+import socket, struct, sys
+sys.path.insert(0, "tests/integration")
+from daemon_proto import msg, recv_msg
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(120)
+s.connect(sys.argv[1])
+s.sendall(msg(4, struct.pack("<I", int(sys.argv[2]))))  # DUMP{id}, to its directory
+s.shutdown(socket.SHUT_WR)
+print(recv_msg(s)[0])  # DUMPED is 21
+PY
+)
+if [ "$out" = 21 ]; then
+	ok flightd_dump_half_closed
+else
+	fail flightd_dump_half_closed "a half-closed DUMP got: $out"
 fi
 st=$("$GTCTL" status --socket "$SOCK" 2>&1)
 if echo "$st" | grep -q "offcpu>10s@nosuchthread (no thread named nosuchthread seen)"; then
