@@ -1,5 +1,6 @@
 #include "parse_args.h"
 #include "procfs.h"
+#include "session_opts.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -8,6 +9,17 @@
 #include <string.h>
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
+
+int gt_args_go_version(const char *s, int *v)
+{
+	if (!strcmp(s, "1.11")) *v = GT_V1_11;
+	else if (!strcmp(s, "1.19")) *v = GT_V1_19;
+	else if (!strcmp(s, "1.21")) *v = GT_V1_21;
+	else if (!strcmp(s, "1.22")) *v = GT_GO_1_22;
+	else if (!strcmp(s, "1.23")) *v = GT_GO_1_23;
+	else return -EINVAL;
+	return 0;
+}
 
 int gt_args_duration(const char *s, uint64_t *ns)
 {

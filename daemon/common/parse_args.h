@@ -9,6 +9,11 @@
 /* "500ms", "2s", "1.5m", "1h", "750us", "10" (seconds) -> ns.  0 or -EINVAL. */
 int gt_args_duration(const char *s, uint64_t *ns);
 
+/* A trace format version as --go-version spells it: "1.11", "1.19",
+ * "1.21", "1.22" or "1.23" -> GT_V1_* / GT_GO_1_* (session_opts.h).
+ * 0 or -EINVAL. */
+int gt_args_go_version(const char *s, int *v);
+
 /* "12,34" -> pids (at most max).  Returns the count or -EINVAL / -E2BIG. */
 /* Removes repeated PIDs in place, keeping the first of each; returns the
  * new count.  A PID named twice is one process, traced once (a list of one

@@ -35,11 +35,6 @@ static int check_format(const struct gt_session_opts *o, char *why, size_t whyle
 			 GT_V1_21, GT_GO_1_22, GT_GO_1_23);
 		return -EINVAL;
 	}
-	if (o->flight && o->go_version >= GT_GO_1_22) {
-		snprintf(why, whylen, "a flight recording writes Go 1.11 to 1.21 traces only "
-			 "(not --go-version 1.22 or 1.23 yet)");
-		return -EINVAL;
-	}
 	return 0;
 }
 

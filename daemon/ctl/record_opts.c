@@ -128,17 +128,6 @@ static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 	return 0;
 }
 
-static int parse_version(const char *s, int *v)
-{
-	if (!strcmp(s, "1.11")) *v = GT_V1_11;
-	else if (!strcmp(s, "1.19")) *v = GT_V1_19;
-	else if (!strcmp(s, "1.21")) *v = GT_V1_21;
-	else if (!strcmp(s, "1.22")) *v = GT_GO_1_22;
-	else if (!strcmp(s, "1.23")) *v = GT_GO_1_23;
-	else return -EINVAL;
-	return 0;
-}
-
 /* --call-graph: fp, dwarf or dwarf,SIZE (perf's spelling). */
 static int parse_call_graph(const char *s, unsigned *bytes)
 {
@@ -287,7 +276,7 @@ static int parse_content(int c, struct gt_record_opts *o)
 {
 	switch (c) {
 	case O_GOVER:
-		return parse_version(optarg, &o->go_version) ? bad("unknown trace version (want 1.11, 1.19, 1.21, 1.22 or 1.23)", optarg) : 0;
+		return gt_args_go_version(optarg, &o->go_version) ? bad("unknown trace version (want 1.11, 1.19, 1.21, 1.22 or 1.23)", optarg) : 0;
 	case O_HEAP:
 		return parse_heap(optarg, &o->heap) ? bad("bad --heap (want off, malloc, rss or interpose)", optarg) : 0;
 	case O_CPU:

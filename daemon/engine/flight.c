@@ -7,7 +7,11 @@
  * the snapshot that segment begins from; it is then rebuilt from that
  * snapshot, so what it holds (strings, stacks, threads long gone) never
  * outlives a segment.  A dump begins a fresh translator at the oldest
- * kept segment's snapshot and feeds it every kept record. */
+ * kept segment's snapshot and feeds it every kept record, through the v1
+ * writer or, for --go-version 1.22|1.23, the v2 encoder (its generations
+ * cut by the translator's output as a recording's are, each restating
+ * every thread and P: docs/format.md "Recording v2").  The live model
+ * writes v1 whatever the dump's format: only its state matters. */
 #include "flight_seg.h"
 
 #include <errno.h>
@@ -17,10 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fs_ids.h"
+#include "common/session_opts.h"
 #include "titles.h"
 #include "translate/syscall_class.h"
+#include "v2/gt_v2enc.h"
 
 #define SEG_NS_MAX 1000000000ull   /* a segment covers at most 1 s */
 #define SEG_NS_MIN 10000000ull
@@ -36,28 +43,75 @@ static long discard(void *ctx, int fd, const void *buf, size_t n)
 	return (long)n;
 }
 
+/* Where a dump's v2 bytes go: fd, with as's file-system ids if as. */
+struct v2_out {
+	int fd;
+	const struct gt_fs_ids *as;
+};
+
+static int v2_write(void *ctx, const void *p, size_t n)
+{
+	const struct v2_out *o = ctx;
+	const char *b = p;
+
+	while (n) {
+		long k = o->as ? gt_fs_write_as((void *)o->as, o->fd, b, n) :
+				 (long)write(o->fd, b, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* A translator writing to fd: the v1 writer *w, or, when v2 is given (a
+ * Go 1.22+ dump), the v2 encoder *v2 (initialized here on out). */
 static int translator_on(const struct gt_flight_params *p, const struct gt_title_source *titles,
-			 struct gt_writer **w, struct gt_translator **t, int fd,
-			 const struct gt_stack_source *stacks, const struct gt_fs_ids *as)
+			 struct gt_writer **w, struct gt_v2enc *v2, struct v2_out *out,
+			 struct gt_translator **t, int fd, const struct gt_stack_source *stacks,
+			 const struct gt_fs_ids *as)
 {
 	struct gt_translator_opts to = {0};
-	/* fd -1: the live model's, its bytes dropped (fd 0 is never written);
-	 * as: a user's file, written with the user's file-system ids */
-	int err = gt_writer_open_with(w, fd < 0 ? 0 : fd, p->go_version, 1000000000ull,
-				      fd < 0 ? discard : as ? gt_fs_write_as : NULL,
-				      (void *)(uintptr_t)as);
+	/* the live model's version: a v1 one even for a v2 dump */
+	int ver = p->go_version >= GT_GO_1_22 ? GT_V1_19 : p->go_version;
+	int err;
 
-	if (err)
-		return err;
+	*w = NULL;
+	if (v2) {
+		out->fd = fd;
+		out->as = as;
+		err = gt_v2enc_init(v2, p->go_version - 1000, 1000000000ull, v2_write, out);
+		if (err) {
+			gt_v2enc_free(v2);
+			return err;
+		}
+		ver = p->go_version;
+	} else {
+		/* fd -1: the live model's, its bytes dropped (fd 0 is never
+		 * written); as: a user's file, written with the user's
+		 * file-system ids */
+		err = gt_writer_open_with(w, fd < 0 ? 0 : fd, ver, 1000000000ull,
+					  fd < 0 ? discard : as ? gt_fs_write_as : NULL,
+					  (void *)(uintptr_t)as);
+		if (err)
+			return err;
+	}
 	to.ncpus = p->ncpus;
 	to.stacks = stacks;
 	to.titles = titles;
-	to.go_version = p->go_version;
+	to.go_version = ver;
 	to.session_mask = p->mask;
+	to.v2 = v2;
 	err = gt_translator_new(t, *w, &to);
 	if (err) {
 		gt_writer_free(*w);
 		*w = NULL;
+		if (v2)
+			gt_v2enc_free(v2);
 	}
 	return err;
 }
@@ -137,7 +191,7 @@ static int segment_open(struct gt_flight *f, uint64_t ts, struct gt_thread_snaps
 	f->held += s->bytes;
 	gt_flight_codec_reset(&f->enc);
 	live_free(f);
-	err = translator_on(&f->p, f->p.titles, &f->lw, &f->lt, -1, &f->rec, NULL);
+	err = translator_on(&f->p, f->p.titles, &f->lw, NULL, NULL, &f->lt, -1, &f->rec, NULL);
 	if (!err)
 		err = gt_translator_begin(f->lt, ts, snap, n);
 	retain(f);
@@ -346,26 +400,38 @@ static int replay(struct dump_job *j, struct gt_translator *t)
 }
 
 /* The dump's own thread (or the caller's, without a pump): a fresh
- * translator and writer over the pinned segments. */
+ * translator and writer (v1) or encoder (v2) over the pinned segments. */
 static void *dump_main(void *arg)
 {
 	struct dump_job *j = arg;
 	struct gt_writer *w = NULL;
+	struct gt_v2enc v2;
+	struct v2_out out;
+	int is_v2 = j->p.go_version >= GT_GO_1_22;
 	struct gt_translator *t = NULL;
-	int err = translator_on(&j->p, j->p.titles, &w, &t, j->fd, &j->stacks,
-				j->has_as ? &j->as : NULL);
+	int err = translator_on(&j->p, j->p.titles, &w, is_v2 ? &v2 : NULL, &out, &t, j->fd,
+				&j->stacks, j->has_as ? &j->as : NULL);
 
 	if (err) {
-		snprintf(j->why, sizeof(j->why), "cannot start the trace: %s", strerror(-err));
+		snprintf(j->why, sizeof(j->why), "cannot start the trace: %.200s",
+			 is_v2 && v2.failed ? v2.error : strerror(-err));
 	} else {
 		err = replay(j, t);
 		gt_translator_free(t);
-		if (err)
+		if (is_v2) {
+			if (!err)
+				err = gt_v2enc_finish(&v2);
+			if (err && v2.failed)
+				snprintf(j->why, sizeof(j->why), "writing the trace failed: %.200s",
+					 v2.error);
+			gt_v2enc_free(&v2);
+		} else if (err) {
 			gt_writer_free(w);
-		else
+		} else {
 			err = gt_writer_close(w);
-		if (err)
-			snprintf(j->why, sizeof(j->why), "writing the trace failed: %s",
+		}
+		if (err && !j->why[0])
+			snprintf(j->why, sizeof(j->why), "writing the trace failed: %.200s",
 				 strerror(-err));
 	}
 	j->err = err;
@@ -452,29 +518,54 @@ int gt_flight_dump(struct gt_flight *f, int fd, const struct gt_flight_fired *ma
 	return gt_flight_dump_as(f, fd, mark, NULL, NULL, NULL, why, whylen);
 }
 
-int gt_flight_dump_as(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
-		      const struct gt_fs_ids *as, void (*pump)(void *), void *pump_ctx,
-		      char *why, size_t whylen)
-{
-	struct dump_job *j = calloc(1, sizeof(*j));
+/* A dump under way (gt_flight_dump_begin): its job, and its thread. */
+struct gt_flight_dump {
+	struct dump_job *j;
 	pthread_t th;
+	int threaded;
+};
+
+int gt_flight_dump_begin(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
+			 const struct gt_fs_ids *as, int threaded, struct gt_flight_dump **out,
+			 char *why, size_t whylen)
+{
+	struct gt_flight_dump *d = calloc(1, sizeof(*d));
+	struct dump_job *j = d ? calloc(1, sizeof(*j)) : NULL;
 	int err = j ? freeze(f, &j->segs) : -ENOMEM;
 
+	*out = NULL;
 	if (err) {
 		snprintf(why, whylen, "%s", err == -ENODATA ? "nothing recorded yet" : strerror(-err));
 		free(j);
+		free(d);
 		return err;
 	}
 	job_init(f, j, fd, mark, as);
-	/* the caller keeps reading the rings meanwhile (pump), so that the
-	 * kernel drops nothing while a long window is written */
-	if (!pump || pthread_create(&th, NULL, dump_main, j)) {
+	d->j = j;
+	/* the caller keeps reading the rings meanwhile, so that the kernel
+	 * drops nothing while a long window is written */
+	d->threaded = threaded && !pthread_create(&d->th, NULL, dump_main, j);
+	if (d->threaded)
+		pthread_setname_np(d->th, "gotraced-dump"); /* top -H, perf */
+	else
 		dump_main(j);
-	} else {
-		while (!atomic_load(&j->done))
-			pump(pump_ctx);
-		pthread_join(th, NULL);
-	}
+	f->dumping++;
+	*out = d;
+	return 0;
+}
+
+int gt_flight_dump_done(const struct gt_flight_dump *d)
+{
+	return atomic_load(&d->j->done);
+}
+
+int gt_flight_dump_end(struct gt_flight *f, struct gt_flight_dump *d, char *why, size_t whylen)
+{
+	struct dump_job *j = d->j;
+	int err;
+
+	if (d->threaded)
+		pthread_join(d->th, NULL);
 	err = j->err;
 	if (err)
 		snprintf(why, whylen, "%s", j->why);
@@ -483,7 +574,23 @@ int gt_flight_dump_as(struct gt_flight *f, int fd, const struct gt_flight_fired 
 	thaw(f, &j->segs);
 	gt_titles_free(&j->titles);
 	free(j);
+	free(d);
+	f->dumping--;
 	return err;
+}
+
+int gt_flight_dump_as(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
+		      const struct gt_fs_ids *as, void (*pump)(void *), void *pump_ctx,
+		      char *why, size_t whylen)
+{
+	struct gt_flight_dump *d;
+	int err = gt_flight_dump_begin(f, fd, mark, as, pump != NULL, &d, why, whylen);
+
+	if (err)
+		return err;
+	while (!gt_flight_dump_done(d))
+		pump(pump_ctx);
+	return gt_flight_dump_end(f, d, why, whylen);
 }
 
 int gt_flight_new(struct gt_flight **out, const struct gt_flight_params *p)
@@ -521,6 +628,8 @@ void gt_flight_free(struct gt_flight *f)
 {
 	if (!f)
 		return;
+	if (f->dumping)  /* a dump's thread reads its segments: a bug */
+		abort(); /* of the caller's (gt_flight_dump_end first) */
 	live_free(f);
 	while (f->unlinked) { /* none pinned: no dump runs now */
 		struct gt_flight_seg *s = f->unlinked;

@@ -71,6 +71,19 @@ int gt_flight_dump_as(struct gt_flight *f, int fd, const struct gt_flight_fired 
 		      const struct gt_fs_ids *as, void (*pump)(void *), void *pump_ctx,
 		      char *why, size_t whylen);
 
+/* The same in steps, for a caller that goes on with other work while the
+ * dump is written (gotraced answers its clients): begin (the window ends
+ * at the last record before it; on a thread of its own if threaded and
+ * one can be made, else written at once), done (1 once written: poll it
+ * while reading the rings), end (waits for the thread, then 0 or -errno
+ * with why).  Every dump begun is ended before gt_flight_free. */
+struct gt_flight_dump;
+int gt_flight_dump_begin(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
+			 const struct gt_fs_ids *as, int threaded, struct gt_flight_dump **out,
+			 char *why, size_t whylen);
+int gt_flight_dump_done(const struct gt_flight_dump *d);
+int gt_flight_dump_end(struct gt_flight *f, struct gt_flight_dump *d, char *why, size_t whylen);
+
 void gt_flight_stats(const struct gt_flight *f, struct gt_flight_stats *st);
 
 #endif

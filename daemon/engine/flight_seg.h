@@ -54,6 +54,7 @@ struct gt_flight {
 	struct gt_flight_fired fired, pend;
 	uint64_t last_accept_ts;
 	unsigned triggered;        /* triggers accepted (for --max-dumps) */
+	int dumping;               /* dumps begun and not ended */
 	struct gt_flight_stats st;
 };
 

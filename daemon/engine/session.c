@@ -811,6 +811,29 @@ int gt_session_flight_dump_as(struct gt_session *s, int fd, const struct gt_flig
 	return gt_flight_dump_as(s->flight, fd, mark, as, pump_rings, s->engine, why, whylen);
 }
 
+int gt_session_flight_dump_begin(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
+				 const struct gt_fs_ids *as, struct gt_flight_dump **out,
+				 char *why, size_t whylen)
+{
+	*out = NULL;
+	if (!s->flight) {
+		snprintf(why, whylen, "session %d is not a flight recording", s->id);
+		return -EINVAL;
+	}
+	return gt_flight_dump_begin(s->flight, fd, mark, as, 1, out, why, whylen);
+}
+
+int gt_session_flight_dump_done(const struct gt_flight_dump *d)
+{
+	return gt_flight_dump_done(d);
+}
+
+int gt_session_flight_dump_end(struct gt_session *s, struct gt_flight_dump *d, char *why,
+			       size_t whylen)
+{
+	return gt_flight_dump_end(s->flight, d, why, whylen);
+}
+
 int gt_session_flight_fired(struct gt_session *s, struct gt_flight_fired *out)
 {
 	return s->flight ? gt_flight_fired(s->flight, out) : 0;

@@ -141,6 +141,18 @@ int gt_session_flight_dump(struct gt_session *s, int fd, const struct gt_flight_
 struct gt_fs_ids;
 int gt_session_flight_dump_as(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
 			      const struct gt_fs_ids *as, char *why, size_t whylen);
+/* The same without waiting (gotraced answers other clients meanwhile):
+ * begin writes it on a thread of its own, done says 1 once it is written
+ * (poll it while the engine's rings are read), end waits for the thread
+ * and says how it went (0 or -errno with why).  A dump begun is ended
+ * before gt_session_free. */
+struct gt_flight_dump;
+int gt_session_flight_dump_begin(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
+				 const struct gt_fs_ids *as, struct gt_flight_dump **out,
+				 char *why, size_t whylen);
+int gt_session_flight_dump_done(const struct gt_flight_dump *d);
+int gt_session_flight_dump_end(struct gt_session *s, struct gt_flight_dump *d, char *why,
+			       size_t whylen);
 int gt_session_flight_fired(struct gt_session *s, struct gt_flight_fired *out);
 int gt_session_flight_due(struct gt_session *s, int force, struct gt_flight_fired *out);
 void gt_session_flight_stats(const struct gt_session *s, struct gt_flight_stats *st);

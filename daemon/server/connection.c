@@ -221,8 +221,9 @@ void gt_conn_flush(struct gt_server *sv, struct gt_srv_client *c)
 	if (!c->dead)
 		want_output(sv, c, c->outlen > 0);
 	/* a half-closed client whose session is still being finished (in
-	 * the background) waits for its DONE */
-	if (c->outlen == 0 && c->closing && !(c->read_closed && c->session))
+	 * the background) waits for its DONE, one whose dump is being
+	 * written for its DUMPED */
+	if (c->outlen == 0 && c->closing && !(c->read_closed && (c->session || c->dumping)))
 		c->dead = 1;
 }
 
@@ -355,6 +356,7 @@ void gt_conn_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t event
 static void free_client(struct gt_server *sv, struct gt_srv_client *c)
 {
 	gt_srv_client_gone(sv, c, "client disconnected");
+	gt_srv_flight_forget_client(sv, c);
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	gt_conn_drop_fds(c);
@@ -406,7 +408,8 @@ void gt_conn_expire_idle(struct gt_server *sv)
 	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++) {
 		struct gt_srv_client *c = sv->clients[i];
 
-		if (!c || c->session || c->dead || !overdue(sv, c, now, why, sizeof(why)))
+		if (!c || c->session || c->dumping || c->dead ||
+		    !overdue(sv, c, now, why, sizeof(why)))
 			continue;
 		gt_log("client %u (uid %u): %s", c->conn, (unsigned)c->uid, why);
 		gt_conn_queue_error(c, ETIMEDOUT, "%s", why);

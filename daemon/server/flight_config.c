@@ -34,6 +34,9 @@ int gt_srv_flight_option(const char *opt, const char *arg, struct gt_server_opts
 		*(opt[7] == 'u' ? &c->unit : &c->cgroup) = arg;
 	} else if (!strcmp(opt, "flight-dir")) {
 		c->dir = arg;
+	} else if (!strcmp(opt, "flight-go-version")) {
+		if (gt_args_go_version(arg, &c->go_version))
+			return bad(opt, arg, "1.11, 1.19, 1.21, 1.22 or 1.23");
 	} else if (!strcmp(opt, "flight-window")) {
 		if (gt_args_duration(arg, &f->window_ns) || !f->window_ns)
 			return bad(opt, arg, "a duration: 10s, 1m");
@@ -76,7 +79,7 @@ int gt_srv_flight_config_check(const struct gt_server_opts *o)
 
 	if (c->unit || c->cgroup)
 		return 0;
-	if (c->dir || f->window_ns || f->size_bytes || f->ntriggers || f->after_ns ||
+	if (c->dir || c->go_version || f->window_ns || f->size_bytes || f->ntriggers || f->after_ns ||
 	    f->holdoff_set || f->max_dumps) {
 		fprintf(stderr, "gotraced: the --flight-* options go with --flight-unit or "
 			"--flight-cgroup\n");
@@ -104,6 +107,7 @@ static int start_configured(struct gt_server *sv, const struct gt_srv_flight_con
 	so.cgroup_path = cgroup;
 	so.out_fd = -1;
 	so.flight = &c->opts;
+	so.go_version = c->go_version;
 	so.detach = 1;
 	rc = gt_session_start(sv->engine, &so, &ss->s);
 	if (rc) {

@@ -16,7 +16,8 @@ static void usage(FILE *f)
 		"                [--idle-timeout S] [--verbose]\n"
 		"                [--flight-unit NAME | --flight-cgroup PATH [--flight-dir DIR]\n"
 		"                 [--flight-window D] [--flight-size B] [--flight-trigger SPEC]...\n"
-		"                 [--flight-after D] [--flight-holdoff D] [--flight-max-dumps N]]\n"
+		"                 [--flight-after D] [--flight-holdoff D] [--flight-max-dumps N]\n"
+		"                 [--flight-go-version V]]\n"
 		"\n"
 		"Serves gotracectl recording sessions over a Unix socket.\n"
 		"  -s, --socket PATH   listen on PATH (default %s,\n"
@@ -34,7 +35,8 @@ static void usage(FILE *f)
 		"                      gotracectl record --flight --detach; its dumps go\n"
 		"                      to --flight-dir (default %s);\n"
 		"                      --flight-window, -size, -trigger, -after, -holdoff,\n"
-		"                      -max-dumps as record's --flight, --flight-size, ...\n"
+		"                      -max-dumps, -go-version as record's --flight,\n"
+		"                      --flight-size, ..., --go-version (default 1.19)\n"
 		"  -v, --verbose       libbpf debug output\n"
 		"  -h, --help          this text\n",
 		GT_DEFAULT_SOCKET, GT_SRV_REQUEST_S, GT_SRV_IDLE_S, GT_SRV_FLIGHT_DIR);
@@ -71,6 +73,7 @@ static const struct option longopts[] = {
 	{"flight-after", required_argument, NULL, 'F'},
 	{"flight-holdoff", required_argument, NULL, 'F'},
 	{"flight-max-dumps", required_argument, NULL, 'F'},
+	{"flight-go-version", required_argument, NULL, 'F'},
 	{0},
 };
 

@@ -51,6 +51,8 @@ struct gt_srv_client {
 	uint64_t partial_since_ms;   /* when the message now in `in` began (inlen > 0) */
 	unsigned requests;           /* whole messages received */
 	struct gt_srv_session *session;
+	int dumping;                 /* its DUMP is being written (flight_dump.c):
+					another request is refused at once */
 };
 
 struct gt_srv_session {
@@ -75,6 +77,7 @@ struct gt_srv_session {
 	unsigned dumps;              /* files written */
 	uint64_t last_dump_ns;       /* how long the last dump took */
 	char last_error[160];        /* the last dump that failed, "" none */
+	struct gt_srv_dump *dump;    /* the dump under way, NULL none */
 };
 
 struct gt_server {
@@ -117,15 +120,25 @@ void gt_conn_close_all(struct gt_server *sv);
 
 /* flight.c: a flight session's dumps and status line. */
 struct gt_flight_fired;
+struct gt_srv_dump;
 /* Checks the descriptor a flight RECORD brought: a directory the owner
  * owns (root: any); 0 or -errno with why. */
 int gt_srv_flight_check_dir(int fd, uid_t owner, char *why, size_t whylen);
-/* Writes the window to a new file of the session's directory, created and
- * written with the owner's ids, named flight-ID-YYYYMMDD-HHMMSS[-KIND].trace
- * (mark: what fired); its name in name.  0 or -errno with why. */
-int gt_srv_flight_dump_dir(struct gt_srv_session *ss, const struct gt_flight_fired *mark,
-			   char *name, size_t namelen, uint64_t *bytes, char *why, size_t whylen);
-/* What fired and what is due (force: the session ends), logged and written. */
+/* flight_dump.c: a dump begun now and written while the loop goes on.
+ * fd -1: to a new file of the session's directory, created, written and
+ * named flight-ID-YYYYMMDD-HHMMSS[-KIND].trace with the owner's ids (mark:
+ * what fired); else to the requester c's file fd (taken: closed when done),
+ * written with c's ids.  c (NULL for a trigger's) gets DUMPED or an error
+ * when it is done.  A dump under way is waited for first.  0, or -errno
+ * with why (nothing begun, fd closed). */
+int gt_srv_flight_dump_start(struct gt_srv_session *ss, struct gt_srv_client *c, int fd,
+			     const struct gt_flight_fired *mark, char *why, size_t whylen);
+/* Waits for the session's dump under way, if any, and settles it. */
+void gt_srv_flight_dump_wait(struct gt_srv_session *ss);
+/* A client freed: a dump it asked for is written, answered to no one. */
+void gt_srv_flight_forget_client(struct gt_server *sv, const struct gt_srv_client *c);
+/* What fired, the dump under way (settled once written), what is due
+ * (force: the session ends: every dump written now), logged and written. */
 void gt_srv_flight_tick(struct gt_srv_session *ss, int force);
 /* The session's line in status: window, bytes held, dumps, triggers. */
 void gt_srv_flight_describe(struct gt_srv_session *ss, char *out, size_t len);

@@ -509,32 +509,13 @@ static void handle_stop(struct gt_server *sv, struct gt_srv_client *c, uint32_t 
 }
 
 /* The window to the client's file (written with the client's ids, as
- * its own file), or to a new file of the session's directory. */
-static int dump_now(struct gt_srv_session *ss, struct gt_srv_client *c, int fd,
-		    struct gt_msg_dumped *d, char *why, size_t whylen)
-{
-	struct gt_fs_ids as = {.uid = c->uid, .gid = c->gid};
-	struct stat st;
-	int err;
-
-	if (fd < 0)
-		return gt_srv_flight_dump_dir(ss, NULL, d->name, sizeof(d->name), &d->bytes, why,
-					      whylen);
-	err = check_output(fd, why, whylen);
-	if (!err)
-		err = gt_session_flight_dump_as(ss->s, fd, NULL, c->uid ? &as : NULL, why, whylen);
-	if (!err && fstat(fd, &st) == 0)
-		d->bytes = (uint64_t)st.st_size;
-	return err;
-}
-
+ * its own file), or to a new file of the session's directory: begun
+ * here, answered (DUMPED) by flight_dump.c once written, the loop
+ * serving every client meanwhile. */
 static void handle_dump(struct gt_server *sv, struct gt_srv_client *c, uint32_t id)
 {
-	static struct gt_msg_dumped d;
-	unsigned char buf[GT_PROTO_HDR_SIZE + 16 + GT_PROTO_MAX_NAME];
-	int fd = c->npending > 0 ? c->pending_fds[0] : -1, slot, err;
+	int fd = c->npending > 0 ? c->pending_fds[0] : -1, slot, err = 0;
 	char why[GT_PROTO_MAX_TEXT];
-	uint64_t t0 = gt_now_ns();
 
 	if (c->npending > 0)
 		c->npending--, c->pending_fds[0] = c->pending_fds[c->npending];
@@ -546,24 +527,18 @@ static void handle_dump(struct gt_server *sv, struct gt_srv_client *c, uint32_t 
 		refuse(c, sv->sessions[slot]->flight ? EAGAIN : EINVAL, why);
 		slot = -1;
 	}
-	if (slot < 0) {
+	if (slot >= 0 && fd >= 0)
+		err = check_output(fd, why, sizeof(why));
+	if (slot < 0 || err) {
 		if (fd >= 0)
 			close(fd);
+		if (err)
+			refuse(c, -err, why);
 		return;
 	}
-	memset(&d, 0, sizeof(d));
-	d.id = id;
-	err = dump_now(sv->sessions[slot], c, fd, &d, why, sizeof(why));
-	if (fd >= 0)
-		close(fd);
-	if (err) {
+	err = gt_srv_flight_dump_start(sv->sessions[slot], c, fd, NULL, why, sizeof(why));
+	if (err)
 		refuse(c, -err, why);
-		return;
-	}
-	gt_log("client %u (uid %u): dumped session %u: %llu bytes%s%s in %.1f ms", c->conn,
-	       (unsigned)c->uid, id, (unsigned long long)d.bytes, d.name[0] ? " to " : "",
-	       d.name, (gt_now_ns() - t0) / 1e6);
-	gt_conn_queue(c, buf, gt_proto_encode_dumped(buf, sizeof(buf), &d));
 }
 
 void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct gt_msg *m)
@@ -572,7 +547,14 @@ void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct g
 
 	if (type != GT_MSG_RECORD && type != GT_MSG_DUMP)
 		gt_conn_drop_fds(c); /* descriptors only ride with RECORD and DUMP */
-	if (type == GT_MSG_RECORD) {
+	if (c->dumping) { /* as on a recording connection: one thing at a time */
+		char why[128];
+
+		gt_conn_drop_fds(c);
+		snprintf(why, sizeof(why), "%s on a connection waiting for its DUMP; use another "
+			 "connection", gt_proto_type_name(type));
+		refuse(c, EALREADY, why);
+	} else if (type == GT_MSG_RECORD) {
 		handle_record(sv, c, &m->u.record);
 	} else if (c->session) {
 		char why[128];

@@ -16,6 +16,7 @@ struct gt_srv_flight_config {
 	const char *unit;            /* a systemd unit (or container) name */
 	const char *cgroup;          /* or a cgroup v2 path */
 	const char *dir;             /* NULL = GT_SRV_FLIGHT_DIR */
+	int go_version;              /* its dumps' format; 0 = GT_V1_19 */
 	struct gt_flight_opts opts;
 };
 #define GT_SRV_FLIGHT_DIR "/var/lib/gotraced/flight"

@@ -182,6 +182,9 @@ int gt_tr_v2_stack_rooted(struct gt_tr_v2 *v, uint64_t id, uint64_t base,
 int gt_tr_v2_user_log(struct gt_tr_v2 *v, int p, uint64_t ts, const char *category,
 		      uint64_t stack, const char *value);
 uint64_t gt_tr_v2_dropped(const struct gt_tr_v2 *v);
+/* p if a goroutine holds it, else the first P one holds (a marker, whose
+ * v2 UserLog needs a running goroutine), else p. */
+int gt_tr_v2_busy_p(const struct gt_tr_v2 *v, int p);
 /* At the translator's end: the open generation's names. */
 int gt_tr_v2_end(struct gt_tr_v2 *v);
 

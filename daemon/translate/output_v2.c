@@ -118,6 +118,16 @@ uint64_t gt_tr_v2_dropped(const struct gt_tr_v2 *v)
 	return v ? v->dropped : 0;
 }
 
+int gt_tr_v2_busy_p(const struct gt_tr_v2 *v, int p)
+{
+	if (p >= 0 && p < v->nps && v->cur[p])
+		return p;
+	for (int q = 0; q < v->nps; q++)
+		if (v->cur[q])
+			return q;
+	return p;
+}
+
 /* ---- stacks: the translator's ids, interned per generation -------------- */
 
 static int set_frames(struct v2stack *s, const struct gt_frame *f, int n)

@@ -65,6 +65,8 @@ int gt_translator_mark(struct gt_translator *t, uint32_t tid, const char *catego
 	th = gt_tr_lookup(t, tid);
 	if (th && th->state == GT_TH_RUNNING)
 		p = th->cpu;
+	else if (t->v2)
+		p = gt_tr_v2_busy_p(t->v2, p); /* v2's UserLog needs a goroutine */
 	gt_tr_flush_syscall(t, p);
 	r = gt_tr_out_user_log(t, p, category, 0, message);
 	if (r < 0)

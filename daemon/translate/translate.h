@@ -179,7 +179,8 @@ int gt_translator_snapshot(const struct gt_translator *t, struct gt_thread_snaps
 			   int *n);
 
 /* A UserLog (category, message) at the current time, on the P where tid
- * runs (P 0 if it does not): a marker the viewer shows, e.g. what fired a
+ * runs (P 0 if it does not; in v2, whose UserLog needs a running
+ * goroutine, a P where one runs, else none is written): a marker the viewer shows, e.g. what fired a
  * flight recording's dump. */
 int gt_translator_mark(struct gt_translator *t, uint32_t tid, const char *category,
 		       const char *message);

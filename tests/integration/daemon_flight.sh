@@ -11,6 +11,9 @@
 #                            trigger log naming the staller
 #   flightd_dump_file        dump ID -o FILE: a valid file, the session goes on
 #   flightd_dump_dir         dump ID: a new valid file in the session's directory
+#   flightd_dump_half_closed a DUMP sent on a connection then half-closed
+#                            (shutdown SHUT_WR) still gets its DUMPED (the
+#                            dump is written while the loop goes on)
 #   flightd_name_unseen      a trigger's @NAME that no thread has: status says so
 #   flightd_user_cannot_dump another user cannot dump nor stop root's session,
 #                            and gets no file
@@ -26,6 +29,23 @@
 #                            holding the stall of a process put in CG
 #   flightd_always_needs_target  --flight-* options without a unit or cgroup:
 #                            gotraced refuses to start (exit 2)
+#   flightd_v2_trigger       flightd_trigger_once with --go-version 1.23: the
+#                            one file is a "go 1.23 trace" (Go 1.22+'s own
+#                            format) that every v2 reader reads to its end,
+#                            holding the stall and the trigger's log event
+#   flightd_v2_dump_file     dump ID -o FILE of that session: a valid go 1.23
+#                            trace, the session going on
+#   flightd_status_during_dump  a long dump (3 s of busy pingpong) is written
+#                            while the daemon answers: once gotraced's dump
+#                            thread is seen (one more thread), a `status` on
+#                            another connection gets its answer while that
+#                            thread still runs and before the DUMP's client
+#                            has its DUMPED, in one of up to 5 dumps (the
+#                            old loop answered nothing until the dump was
+#                            written); the dump is valid
+#   flightd_always_on_v2     gotraced --flight-cgroup ... --flight-go-version
+#                            1.22: its one triggered dump is a valid "go 1.22
+#                            trace" holding the stall
 # No timing is asserted; the trigger's threshold is far from the workload's
 # 1 ms sleeps, so a CPU hog beside does not fire it.
 cd "$(dirname "$0")/../.." || exit 1
@@ -34,8 +54,11 @@ cd "$(dirname "$0")/../.." || exit 1
 USER_NAME=gt_test_user
 READ="python3 tests/integration/trace_read.py"
 CASES=(flightd_detach flightd_status flightd_trigger_once flightd_dump_file flightd_dump_dir
+       flightd_dump_half_closed
        flightd_name_unseen flightd_user_cannot_dump flightd_user_dir_refused flightd_user_own
-       flightd_user_limit flightd_stop flightd_always_on flightd_always_needs_target)
+       flightd_user_limit flightd_stop flightd_always_on flightd_always_needs_target
+       flightd_v2_trigger flightd_v2_dump_file flightd_status_during_dump
+       flightd_always_on_v2)
 gt_require_daemon daemon_flight
 gt_expect "${CASES[@]}"
 gt_start_daemon
@@ -48,6 +71,23 @@ wait_log() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# v2_stall NAME FILE VERSION OUT: FILE is a valid "go VERSION trace" holding
+# the stall that the workload's stdout OUT reports; why= says what is not
+v2_stall() {
+	local name=$1 f=$2 ver=$3 a b first last
+	why=""
+	if [ "$(head -c 16 "$f" | tr -d '\0')" != "go $ver trace" ]; then
+		why="not a go $ver trace: $(head -c 16 "$f" | od -c | head -1)"
+	elif ! gt_valid "$name" "$f"; then
+		why="-" # gt_valid said why
+	else
+		read -r _ _ a b < <(grep '^stall ' "$4")
+		read -r first last _ < <($READ span "$f")
+		[ -n "$last" ] && [ "$first" -le "$a" ] && [ "$last" -ge "$b" ] ||
+			why="the file ($first..$last) does not hold the stall ($a..$b)"
+	fi
 }
 
 D=$GT_TMP/dumps
@@ -117,12 +157,76 @@ if out=$("$GTCTL" dump --socket "$SOCK" "$ID2" 2>&1) &&
 else
 	fail flightd_dump_dir "dump: $out; $(ls "$GT_TMP/d2")"
 fi
+out=$(python3 - "$SOCK" "$ID2" <<'PY' 2>&1
+import socket, struct, sys
+sys.path.insert(0, "tests/integration")
+from daemon_proto import msg, recv_msg
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(120)
+s.connect(sys.argv[1])
+s.sendall(msg(4, struct.pack("<I", int(sys.argv[2]))))  # DUMP{id}, to its directory
+s.shutdown(socket.SHUT_WR)
+print(recv_msg(s)[0])  # DUMPED is 21
+PY
+)
+if [ "$out" = 21 ]; then
+	ok flightd_dump_half_closed
+else
+	fail flightd_dump_half_closed "a half-closed DUMP got: $out"
+fi
 st=$("$GTCTL" status --socket "$SOCK" 2>&1)
 if echo "$st" | grep -q "offcpu>10s@nosuchthread (no thread named nosuchthread seen)"; then
 	ok flightd_name_unseen
 else
 	fail flightd_name_unseen "status: $st"
 fi
+
+# --- Go 1.22+'s own format ------------------------------------------------------------
+V2=$GT_TMP/v2dumps
+gt_start_workload st3 "$WL/stall" --wait 4000 80 || { fail flightd_v2_trigger "stall did not start"; gt_finish; }
+ID3=$("$GTCTL" record --socket "$SOCK" -p "$WL_PID" --flight=2s --detach -o "$V2" \
+	--go-version 1.23 --trigger 'syscall:ppoll>40ms' --after 300ms 2>"$GT_TMP/v2.err")
+# on request, while the stall's tickers run (the session ends with them)
+[[ "$ID3" =~ ^[0-9]+$ ]] && gt_go st3
+sleep 1
+why=""
+if ! [[ "$ID3" =~ ^[0-9]+$ ]]; then
+	why="no session: $ID3 $(cat "$GT_TMP/v2.err")"
+elif ! out=$("$GTCTL" dump --socket "$SOCK" -o "$GT_TMP/v2now.trace" "$ID3" 2>&1); then
+	why="dump -o: $out"
+elif ! "$GTCTL" status --socket "$SOCK" | grep -q "^$ID3 "; then
+	why="the session is gone after the dump" # (the stall runs 4 s: asked at once)
+elif [ "$(head -c 16 "$GT_TMP/v2now.trace" | tr -d '\0')" != "go 1.23 trace" ]; then
+	why="not a go 1.23 trace: $(head -c 16 "$GT_TMP/v2now.trace" | od -c | head -1)"
+elif ! gt_valid flightd_v2_dump_file "$GT_TMP/v2now.trace"; then
+	why="-"
+fi
+[ "$why" = "-" ] || gt_report flightd_v2_dump_file "$why"
+why=""
+if ! [[ "$ID3" =~ ^[0-9]+$ ]]; then
+	why="record --detach --go-version 1.23: '$ID3' $(cat "$GT_TMP/v2.err")"
+else
+	gt_wait_line st3 '^done' 60
+	wait_log "session $ID3: wrote flight-$ID3-" 30 ||
+		why="no dump logged: $(grep "session $ID3" "$GT_TMP/daemon.log" | tail -3)"
+fi
+if [ -z "$why" ]; then
+	sleep 0.5
+	mapfile -t got < <(ls -1 "$V2")
+	if [ "${#got[@]}" != 1 ]; then
+		why="${#got[@]} files, want 1: ${got[*]}"
+	else
+		v2_stall flightd_v2_trigger "$V2/${got[0]}" 1.23 "$GT_TMP/st3.out"
+		read -r _ tid _ < <(grep '^stall ' "$GT_TMP/st3.out")
+		if [ "$why" != "-" ]; then
+			log=$($READ logs "$V2/${got[0]}" | grep -P '\tgotraced.trigger\t')
+			[ "$(printf '%s\n' "$log" | grep -c .)" = 1 ] &&
+				[[ "$log" == *"thread $tid (staller)"* ]] ||
+				why="${why:+$why; }want one trigger log naming thread $tid, got: $log"
+		fi
+	fi
+fi
+[ "$why" = "-" ] || gt_report flightd_v2_trigger "$why"
 
 # --- another user ---------------------------------------------------------------------
 gt_user_env flightd_user_cannot_dump
@@ -190,6 +294,52 @@ gt_report flightd_stop "$why"
 
 kill -0 "$DAEMON_PID" 2>/dev/null || fail flightd_stop "gotraced died"
 
+# --- the loop answers while a dump is written -------------------------------------------
+# threads: gotraced's threads (a dump is written on one of its own)
+threads() { ls /proc/"$DAEMON_PID"/task | grep -c .; }
+status_during_dump() {
+	local name=flightd_status_during_dump why="" id dpid i try seen st base during=0
+	gt_start_workload pp "$WL/pingpong" --wait 1000000000 || { fail $name "pingpong did not start"; return; }
+	gt_pids+=("$WL_PID")
+	id=$("$GTCTL" record --socket "$SOCK" -p "$WL_PID" --flight=60s --flight-size 256M --detach \
+		-o "$GT_TMP/ppdir" 2>"$GT_TMP/pp.err")
+	[[ "$id" =~ ^[0-9]+$ ]] || { fail $name "record --detach: '$id' $(cat "$GT_TMP/pp.err")"; return; }
+	gt_go pp
+	sleep 3
+	# A status slower than the dump (the loop also reads a busy target's
+	# rings) proves nothing either way: up to 5 dumps, one must overlap
+	# (never possible when the loop waits for the dump: its thread is
+	# joined before DUMPED is queued, and the status answered after)
+	for try in 1 2 3 4 5; do
+		base=$(threads)
+		"$GTCTL" dump --socket "$SOCK" -o "$GT_TMP/long.trace" "$id" >"$GT_TMP/long.out" 2>&1 &
+		dpid=$!
+		seen=0
+		for i in $(seq 1 3000); do
+			[ "$(threads)" -gt "$base" ] && { seen=1; break; }
+			kill -0 "$dpid" 2>/dev/null || break
+			sleep 0.01
+		done
+		if [ $seen = 1 ] && st=$(timeout 60 "$GTCTL" status --socket "$SOCK" 2>&1) &&
+			[ "$(threads)" -gt "$base" ] && kill -0 "$dpid" 2>/dev/null; then
+			during=1
+			echo "$st" | grep -qE "^$id +root" ||
+				why="status during the dump does not list session $id: $st"
+		fi
+		wait "$dpid" || { why="${why:+$why; }dump -o failed: $(cat "$GT_TMP/long.out")"; break; }
+		[ $during = 1 ] && break
+	done
+	[ $during = 1 ] || [ -n "$why" ] ||
+		why="in 5 dumps, status was answered only once the dump was written (its thread gone, its DUMPED sent)"
+	"$GTCTL" stop --socket "$SOCK" "$id" >/dev/null 2>&1
+	kill "$WL_PID" 2>/dev/null
+	if [ -z "$why" ]; then
+		gt_valid $name "$GT_TMP/long.trace" || return
+	fi
+	gt_report $name "$why"
+}
+status_during_dump
+
 # --- always on, from the daemon's options ---------------------------------------------
 out=$("$GTD" --socket "$GT_TMP/x.sock" --flight-window 2s 2>&1); rc=$?
 if [ $rc = 2 ] && [[ "$out" == *"go with --flight-unit or --flight-cgroup"* ]]; then
@@ -241,4 +391,31 @@ if [ -z "$why" ]; then
 	fi
 fi
 [ "$why" = "-" ] || gt_report flightd_always_on "$why"
+
+# --- always on, in Go 1.22's own format -----------------------------------------------
+kill -TERM "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null
+A2=$GT_TMP/always2
+gt_start_daemon --flight-cgroup "$CG" --flight-dir "$A2" --flight-window 2s \
+	--flight-trigger 'syscall:ppoll>40ms' --flight-after 300ms --flight-go-version 1.22
+gt_start_workload st4 "$WL/stall" --wait 3000 80 ||
+	{ fail flightd_always_on_v2 "stall did not start"; gt_finish; }
+echo "$WL_PID" >"$CG/cgroup.procs"
+why=""
+wait_log "session [0-9]+ started for uid 0" 60 || why="the always-on session did not start"
+gt_go st4
+gt_wait_line st4 '^done' 60
+if [ -z "$why" ] && ! wait_log "session [0-9]+: wrote flight-[0-9]+-[0-9-]+-syscall-ppoll.trace" 30; then
+	why="no dump logged: $(tail -3 "$GT_TMP/daemon.log")"
+fi
+if [ -z "$why" ]; then
+	sleep 0.5
+	mapfile -t got < <(ls -1 "$A2")
+	if [ "${#got[@]}" != 1 ]; then
+		why="${#got[@]} files, want 1: ${got[*]}"
+	else
+		v2_stall flightd_always_on_v2 "$A2/${got[0]}" 1.22 "$GT_TMP/st4.out"
+	fi
+fi
+[ "$why" = "-" ] || gt_report flightd_always_on_v2 "$why"
 gt_finish

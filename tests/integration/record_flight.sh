@@ -24,6 +24,17 @@
 #   flight_name_unseen    a trigger for @NAME that no thread has: the end
 #                         line says it never applied (and which); one for a
 #                         name the target has says nothing
+#   flight_v2_trigger_1.23, _1.22  flight_trigger_once with --go-version
+#                         1.23 / 1.22: the one file is a "go 1.2x trace"
+#                         (Go 1.22+'s own format), read to its end by Go
+#                         1.22's and 1.23's parsers and served by the 1.23
+#                         viewer, holding the stall, the window before it
+#                         (by Go 1.23's own reading) and the trigger's log
+#                         event on the staller
+#   flight_v2_sigusr1     a SIGUSR1 dump of a 3 s window of busy pingpong
+#                         with --go-version 1.23: one valid v2 file of more
+#                         than one generation (each restating every thread),
+#                         the recording going on after it
 # Every case also holds the directory to the files it expects: no partial,
 # temporary or other file is left.  No timing is asserted but what the
 # feature promises (the window kept); thresholds are far from the
@@ -32,7 +43,8 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 CASES=(flight_trigger_once flight_offcpu flight_sigusr1 flight_size_cap flight_max_dumps
-       flight_holdoff flight_end_pending flight_name_unseen)
+       flight_holdoff flight_end_pending flight_name_unseen flight_v2_trigger_1.23
+       flight_v2_trigger_1.22 flight_v2_sigusr1)
 gt_require_bpf "${CASES[@]}"
 gt_expect "${CASES[@]}"
 READ="python3 tests/integration/trace_read.py"
@@ -63,11 +75,12 @@ stalled() {
 	fi
 }
 
-# one_stall NAME TRIGGER STALL_MS LABEL: the stall caught in exactly one file
+# one_stall NAME TRIGGER STALL_MS LABEL [GO_VERSION]: the stall caught in
+# exactly one file (of that trace format, if given)
 one_stall() {
-	local name=$1 trig=$2 stall=$3 label=$4 d=$GT_TMP/$1 why="" f tid a b first last log
-	stalled "$name" "$d" 6000 "$stall" 1 0 --flight=2s --trigger "$trig" --after 300ms ||
-		return
+	local name=$1 trig=$2 stall=$3 label=$4 ver=${5:-} d=$GT_TMP/$1 why="" f tid a b first last log
+	stalled "$name" "$d" 6000 "$stall" 1 0 --flight=2s --trigger "$trig" --after 300ms \
+		${ver:+--go-version "$ver"} || return
 	mapfile -t got < <(files "$d")
 	if [ "${#got[@]}" != 1 ]; then
 		fail "$name" "${#got[@]} files, want 1: ${got[*]}"
@@ -77,6 +90,8 @@ one_stall() {
 	f=$d/${got[0]}
 	[[ "${got[0]}" =~ ^fl-[0-9]{8}-[0-9]{6}-$label\.trace$ ]] ||
 		why="file name ${got[0]} does not say the time and the trigger ($label)"
+	[ -z "$ver" ] || [ "$(head -c 16 "$f" | tr -d '\0')" = "go $ver trace" ] ||
+		why="${why:+$why; }not a go $ver trace: $(head -c 16 "$f" | od -c | head -1)"
 	read -r _ tid a b < <(grep '^stall ' "$d.out")
 	grep -q "trigger $trig fired at .*: thread $tid (staller)" "$d.err" ||
 		why="${why:+$why; }stderr does not say the trigger fired on thread $tid: $(head -3 "$d.err")"
@@ -97,6 +112,8 @@ one_stall() {
 
 one_stall flight_trigger_once 'syscall:ppoll>40ms' 80 syscall-ppoll
 one_stall flight_offcpu 'offcpu>400ms@staller' 1000 offcpu
+one_stall flight_v2_trigger_1.23 'syscall:ppoll>40ms' 80 syscall-ppoll 1.23
+one_stall flight_v2_trigger_1.22 'syscall:ppoll>40ms' 80 syscall-ppoll 1.22
 
 # stalls NAME COUNT RECORD-FLAGS...: four stalls 500 ms apart, COUNT files
 stalls() {
@@ -229,5 +246,29 @@ size_cap() {
 	gt_report "$name" "$why"
 }
 size_cap
+
+v2_sigusr1() {
+	local name=flight_v2_sigusr1 tag=busy2 why="" f gens
+	busy_start "$name" "$tag" --flight=3s --go-version 1.23 || return
+	sleep 4
+	dump_now "$tag" 1 || why="no file after SIGUSR1: $(tail -2 "$GT_TMP/$tag.rec.err")"
+	sleep 0.5
+	kill -0 "$REC_PID" 2>/dev/null || why="${why:+$why; }the recording ended at SIGUSR1"
+	busy_end || why="${why:+$why; }gotracectl record exited non-zero at SIGINT: $(tail -2 "$GT_TMP/$tag.rec.err")"
+	mapfile -t got < <(files "$GT_TMP/$tag")
+	[ "${#got[@]}" = 1 ] || why="${why:+$why; }${#got[@]} files, want 1: ${got[*]}"
+	if [ -z "$why" ]; then
+		f=$GT_TMP/$tag/${got[0]}
+		[ "$(head -c 16 "$f" | tr -d '\0')" = "go 1.23 trace" ] ||
+			why="not a go 1.23 trace: $(head -c 16 "$f" | od -c | head -1)"
+		gt_valid "$name" "$f" || return
+		# Go 1.23's reader: a Sync event opens each generation
+		gens=$("$GT_GO123" tool trace -d=1 "$f" 2>/dev/null | grep -c '^M=-1 P=-1 G=-1 Sync ')
+		[ "${gens:-0}" -ge 2 ] ||
+			why="${why:+$why; }Go 1.23 reads ${gens:-0} generation(s) in a 3 s window, want 2 or more"
+	fi
+	gt_report "$name" "$why"
+}
+v2_sigusr1
 
 gt_finish

@@ -8,9 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyze/gt_analyze.h"
 #include "check/gt_check.h"
+#include "common/session_opts.h"
 #include "engine/flight.h"
 #include "engine/flight_codec.h"
 #include "gt_test.h"
@@ -227,7 +230,7 @@ struct rec {
 	struct gt_flight *f;
 };
 
-static int rec_open(struct rec *r, uint64_t window, uint64_t cap)
+static int rec_open_as(struct rec *r, uint64_t window, uint64_t cap, int go_version)
 {
 	struct gt_thread_snapshot snap[2] = {
 		{.tid = 101, .tgid = TGID, .state = 'S', .syscall_nr = -1, .cpu = -1, .comm = "worker"},
@@ -240,11 +243,16 @@ static int rec_open(struct rec *r, uint64_t window, uint64_t cap)
 	r->o.size_bytes = cap;
 	p.opts = &r->o;
 	p.ncpus = NCPU;
-	p.go_version = GT_V1_19;
+	p.go_version = go_version;
 	p.mask = 1;
 	p.stacks = &fake_src;
 	err = gt_flight_new(&r->f, &p);
 	return err ? err : gt_flight_begin(r->f, T0, snap, 2);
+}
+
+static int rec_open(struct rec *r, uint64_t window, uint64_t cap)
+{
+	return rec_open_as(r, window, cap, GT_V1_19);
 }
 
 /* Threads 101 and 102 each run for 0.5 ms then sleep 0.5 ms, on CPUs 0
@@ -440,6 +448,56 @@ static void test_own_stacks_only(void)
 	gt_flight_free(r.f);
 }
 
+/* --go-version 1.22 and 1.23: the dump is a Go 1.22+ file that Go's
+ * readers (gocheck.sh) and our strict v2 analyzer read to its end: a 2 s
+ * window, marked by a trigger, is several generations (one a second),
+ * each restating both threads. */
+static void test_v2_dump(void)
+{
+	for (int v = GT_GO_1_22; v <= GT_GO_1_23; v++) {
+		char path[64] = "/tmp/gt-test-flight-v2-XXXXXX", why[512], hdr[16];
+		struct gt_analyze_opts ao = {.until_ns = -1, .strict = 1};
+		struct gt_analysis a = {0};
+		struct rec r = {0};
+		struct gt_flight_fired f;
+		struct stat st;
+		uint8_t *buf;
+		int fd, err;
+
+		r.o = trig_opts(GT_FLIGHT_OFFCPU, -1, 50 * MS);
+		GT_REQUIRE(rec_open_as(&r, 2 * SEC, 256ull << 20, v) == 0, "cannot start");
+		uint64_t ts = rec_busy(&r, T0 + MS, 4 * SEC);
+		struct gt_kev_switch out = sw(ts, 0, 101, 1, -1, 0);
+		struct gt_kev_switch in = sw(ts + 80 * MS, 0, 0, 0, -1, 101);
+		GT_REQUIRE(gt_flight_event(r.f, &out.hdr, sizeof(out)) == 0, "event");
+		GT_REQUIRE(gt_flight_event(r.f, &in.hdr, sizeof(in)) == 0, "event");
+		rec_busy(&r, ts + 81 * MS, 100 * MS);
+		GT_REQUIRE(gt_flight_due(r.f, ts + 10 * SEC, 1, &f), "the trigger did not fire");
+		fd = mkstemp(path);
+		GT_REQUIRE(fd >= 0, "mkstemp: %s", strerror(errno));
+		err = gt_flight_dump(r.f, fd, &f, why, sizeof(why));
+		GT_CHECK(err == 0, "go 1.%d dump failed: %s", v - 1000, why);
+		GT_REQUIRE(fstat(fd, &st) == 0 && st.st_size > 16, "an empty dump");
+		buf = malloc((size_t)st.st_size);
+		GT_REQUIRE(buf && pread(fd, buf, (size_t)st.st_size, 0) == st.st_size, "read");
+		close(fd);
+		snprintf(hdr, sizeof(hdr), "go 1.%d trace", v - 1000);
+		GT_CHECK(!memcmp(buf, hdr, strlen(hdr) + 1), "header %.16s, want %s", (char *)buf, hdr);
+		err = gt_analyze(&a, buf, (size_t)st.st_size, &ao);
+		GT_CHECK(err == 0, "our v2 analyzer rejects %s: %s", path, a.error);
+		GT_CHECK(a.generations >= 2, "%llu generation(s) in a 2 s window",
+			 (unsigned long long)a.generations);
+		GT_CHECK(gt_an_thread_of(&a, 101) && gt_an_thread_of(&a, 102),
+			 "a thread of the window is missing");
+		GT_CHECK(gt_test_gocheck(path, why, sizeof(why)) == 0, "Go rejects %s: %s", path, why);
+		gt_analysis_free(&a);
+		free(buf);
+		if (!gt_test_failed_now)
+			unlink(path);
+		gt_flight_free(r.f);
+	}
+}
+
 int main(void)
 {
 	GT_RUN(test_trigger_offcpu);
@@ -452,5 +510,6 @@ int main(void)
 	GT_RUN(test_trigger_dump);
 	GT_RUN(test_after_keeps_window);
 	GT_RUN(test_own_stacks_only);
+	GT_RUN(test_v2_dump);
 	return gt_test_done();
 }
