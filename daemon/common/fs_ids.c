@@ -39,3 +39,21 @@ long gt_fs_write_as(void *ctx, int fd, const void *buf, size_t n)
 	errno = err;
 	return (long)k;
 }
+
+int gt_fs_write_all(long (*wr)(void *ctx, int fd, const void *buf, size_t n), void *ctx,
+		    int fd, const void *buf, size_t n)
+{
+	const char *b = buf;
+
+	while (n) {
+		long k = wr ? wr(ctx, fd, b, n) : (long)write(fd, b, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}

@@ -26,4 +26,10 @@ void gt_fs_restore(const struct gt_fs_ids *saved);
  * cannot be taken: never written as root instead. */
 long gt_fs_write_as(void *ctx, int fd, const void *buf, size_t n);
 
+/* Every byte of buf to fd through wr(ctx, fd, ...) (write(2) when wr is
+ * NULL), again after EINTR and short writes: 0, or -errno (-EIO when a
+ * write wrote nothing).  The v2 encoder's output, which wants it all. */
+int gt_fs_write_all(long (*wr)(void *ctx, int fd, const void *buf, size_t n), void *ctx,
+		    int fd, const void *buf, size_t n);
+
 #endif

@@ -52,20 +52,8 @@ struct v2_out {
 static int v2_write(void *ctx, const void *p, size_t n)
 {
 	const struct v2_out *o = ctx;
-	const char *b = p;
 
-	while (n) {
-		long k = o->as ? gt_fs_write_as((void *)o->as, o->fd, b, n) :
-				 (long)write(o->fd, b, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	return gt_fs_write_all(o->as ? gt_fs_write_as : NULL, (void *)o->as, o->fd, p, n);
 }
 
 /* A translator writing to fd: the v1 writer *w, or, when v2 is given (a

@@ -7,25 +7,15 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "common/fs_ids.h"
 #include "v2/gt_v2enc.h"
 
 /* Every byte, with the owner's file-system ids when there is an owner. */
 static int write_all(void *ctx, const void *p, size_t n)
 {
 	struct gt_session *s = ctx;
-	const char *b = p;
 
-	while (n) {
-		long k = s->owner_uid ? gt_session_write_as_owner(s, s->out_fd, b, n) :
-					(long)write(s->out_fd, b, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	return gt_fs_write_all(s->owner_uid ? gt_session_write_as_owner : NULL, s, s->out_fd, p, n);
 }
 
 int gt_session_v2_open(struct gt_session *s, int go_version)
