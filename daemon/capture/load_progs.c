@@ -26,6 +26,9 @@
 #include "gotraced.skel.h"
 #include "testing.h"
 
+/* Programs in the object, at most (it has a dozen): the tables below. */
+#define MAX_PROGS 64
+
 struct group_load {
 	struct gotraced_bpf *skel;
 	pthread_t thread;
@@ -58,7 +61,7 @@ static int share_maps(struct gotraced_bpf *skel, struct gotraced_bpf *owner, cha
 static void assign(struct gotraced_bpf *owner, const int *wanted, int nprogs, int *group)
 {
 	size_t load[GT_CAPTURE_LOAD_GROUPS] = {0};
-	int done[64] = {0};
+	int done[MAX_PROGS] = {0};
 
 	for (int k = 0; k < nprogs; k++) {
 		struct bpf_program *p;
@@ -66,7 +69,7 @@ static void assign(struct gotraced_bpf *owner, const int *wanted, int nprogs, in
 		size_t most = 0;
 
 		bpf_object__for_each_program(p, owner->obj) {
-			if (i < 64 && wanted[i] && !done[i] && (best < 0 || bpf_program__insn_cnt(p) > most)) {
+			if (i < MAX_PROGS && wanted[i] && !done[i] && (best < 0 || bpf_program__insn_cnt(p) > most)) {
 				best = i;
 				most = bpf_program__insn_cnt(p);
 			}
@@ -137,16 +140,16 @@ int gt_capture_load_progs(struct gt_capture *c, const struct gt_capture_opts *o,
 {
 	struct group_load g[GT_CAPTURE_LOAD_GROUPS] = {0};
 	struct rings_install ri = { .c = c };
-	int wanted[64] = {0}, group[64] = {0}, nprogs = 0, rc;
+	int wanted[MAX_PROGS] = {0}, group[MAX_PROGS] = {0}, nprogs = 0, rc;
 	struct bpf_program *p;
 	uint64_t t0 = gt_now_ns();
 
 	err[0] = 0;
 	bpf_object__for_each_program(p, c->skel->obj) {
-		if (nprogs < 64)
+		if (nprogs < MAX_PROGS)
 			wanted[nprogs] = bpf_program__autoload(p);
 		else if (bpf_program__autoload(p)) {
-			snprintf(err, errlen, "too many BPF programs to share out (at most 64)");
+			snprintf(err, errlen, "too many BPF programs to share out (at most %d)", MAX_PROGS);
 			return -E2BIG;
 		}
 		nprogs++;
@@ -221,7 +224,7 @@ struct bpf_program *gt_capture_prog(struct gt_capture *c, const struct bpf_progr
 
 int gt_capture_loaded_progs(struct gt_capture *c, uint64_t *xlated, uint64_t *verified)
 {
-	const char *names[64];
+	const char *names[MAX_PROGS];
 	int n = 0;
 
 	*xlated = *verified = 0;
@@ -240,7 +243,7 @@ int gt_capture_loaded_progs(struct gt_capture *c, uint64_t *xlated, uint64_t *ve
 			for (int i = 0; i < n; i++)
 				if (!strcmp(names[i], bpf_program__name(p)))
 					return -EEXIST; /* loaded twice */
-			if (n < 64)
+			if (n < MAX_PROGS)
 				names[n] = bpf_program__name(p);
 			n++;
 			*xlated += info.xlated_prog_len;
