@@ -23,18 +23,41 @@ void gt_title_from_cmdline(const char *buf, size_t n, char *out, size_t outlen)
 	out[len] = '\0';
 }
 
+/* Reads tgid's cmdline into buf and its comm into *st, both of one
+ * program: an exec between the two reads paired the old program's
+ * cmdline with the new one's comm (seen under load), so the comm is read
+ * on both sides of the cmdline and the pair is kept only if it did not
+ * change.  Returns the cmdline's length, or -1. */
+static int read_pair(uint32_t tgid, char *buf, size_t len, struct gt_proc_stat *st)
+{
+	char path[64];
+	struct gt_proc_stat after;
+
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", tgid);
+	for (int tries = 0; tries < 3; tries++) {
+		int n;
+
+		if (gt_proc_stat((pid_t)tgid, 0, st) < 0)
+			return -1;
+		n = gt_proc_read_small(path, buf, len);
+		if (n <= 0 || gt_proc_stat((pid_t)tgid, 0, &after) < 0)
+			return -1;
+		if (!strncmp(st->comm, after.comm, sizeof(after.comm)))
+			return n;
+	}
+	return -1; /* exec after exec: asked again later */
+}
+
 /* Reads tgid's title and comm into *out; 0, or -1 (out untouched) when
  * /proc has neither (gone, or a kernel thread: empty cmdline). */
 static int read_title(uint32_t tgid, struct gt_title_entry *out)
 {
-	char path[64], buf[4096];
+	char buf[4096];
 	struct gt_title_entry got = {0}, *e = &got;
 	struct gt_proc_stat st;
-	int n;
+	int n = read_pair(tgid, buf, sizeof(buf), &st);
 
-	snprintf(path, sizeof(path), "/proc/%u/cmdline", tgid);
-	n = gt_proc_read_small(path, buf, sizeof(buf));
-	if (n <= 0 || gt_proc_stat((pid_t)tgid, 0, &st) < 0)
+	if (n <= 0)
 		return -1;
 	gt_title_from_cmdline(buf, (size_t)n, e->title, sizeof(e->title));
 	if (!e->title[0])
