@@ -6,7 +6,7 @@
 #                                 `// tier: system`, root-only tests of the real
 #                                 kernel (one at a time)
 #   tests/integration/*.sh        scripts that record real programs
-#   v2.record_*                   the v2 pass: some of those scripts again
+#   v2.NAME                       the v2 pass: some of those scripts again
 #                                 with GT_GO_VERSION=1.23 (Go 1.23 traces;
 #                                 V2=0 leaves it out, as does a GT_GO_VERSION
 #                                 already set: every script then records v2)
@@ -117,12 +117,14 @@ if [ "$tier" != unit ]; then
 	done
 	# The v2 pass: recording scripts whose checks cover what the v1 run's
 	# own v2 tests do not (fidelity to /proc, wakers, names, short lives,
-	# stacks, v1's shapes Go converts, real servers), run again on Go 1.23
-	# files: every record of theirs gets --go-version 1.23
-	# (tests/lib/gtctl_go_version.sh; docs/testing.md): ~5 min.
+	# stacks, v1's shapes Go converts, real servers, allocation samples,
+	# privileges and ptrace's rule), run again on Go 1.23 files: every
+	# record of theirs gets --go-version 1.23 (tests/lib/gtctl_go_version.sh;
+	# docs/testing.md): ~6 min.
 	if [ "${V2:-1}" != 0 ] && [ -z "${GT_GO_VERSION:-}" ]; then
 		for s in record_fidelity record_wakeups record_identity record_shortlived \
-			record_callers record_honest record_readers record_report; do
+			record_callers record_honest record_readers record_report \
+			record_interpose daemon_privilege daemon_ptrace; do
 			run_one "v2.$s" env GT_GO_VERSION=1.23 bash "tests/integration/$s.sh"
 		done
 		run_one v2.record_servers env GT_GO_VERSION=1.23 GT_SERVERS="postgres gohttp" \

@@ -116,6 +116,7 @@ int gt_session_opts_check(const struct gt_session_opts *o, char *why, size_t why
 	X(left, "processes that left the recording (privileges)")                    \
 	X(refused, "processes found but not recorded (ptrace's rule)")               \
 	X(loopback_anon, "loopback wakeups whose sender could not be named")         \
+	X(samples_lost, "allocation samples not written (their thread never ran again)") \
 	X(probe_call_ns, "what one probed allocator call costs here (ns)")           \
 	X(window_start_ns, "the trace's first instant (CLOCK_MONOTONIC ns, 0 unopened)") \
 	X(start_attach_ns, "starting: attaching the tracepoints (ns)")               \

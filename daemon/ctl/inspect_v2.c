@@ -63,8 +63,8 @@ static void goroutines_text(const struct gt_analysis *a)
 
 /* The goroutines as v1's inspect --json lists them (the fields
  * tests/integration/truth.py reads; blocks by their event's own reason, as
- * v1's; unblocks_received counts the wakeups that ended a wait; no
- * end_state). */
+ * v1's; unblocks_received counts the wakeups that ended a wait; ended: its
+ * GoDestroy was read; no end_state).  docs/format.md "inspect --json". */
 static void goroutines_json(const struct gt_analysis *a)
 {
 	printf(",\"goroutines\":[");
@@ -87,9 +87,10 @@ static void goroutines_json(const struct gt_analysis *a)
 			       (unsigned long long)t->stops_n[b]);
 		for (size_t w = 0; w < t->nwak; w++)
 			woken += t->wak[w].count;
-		printf("},\"running_ns\":%llu,\"runnable_ns\":%llu,\"unblocks_received\":%llu}",
+		printf("},\"running_ns\":%llu,\"runnable_ns\":%llu,\"unblocks_received\":%llu,"
+		       "\"ended\":%s}",
 		       (unsigned long long)t->oncpu_ns, (unsigned long long)t->delay.sum,
-		       (unsigned long long)woken);
+		       (unsigned long long)woken, t->ended ? "true" : "false");
 	}
 	printf("]");
 }
@@ -110,6 +111,18 @@ static void summary_json(const char *path, const struct gt_analysis *a, int ok, 
 	       len, (unsigned long long)a->events, (long long)a->end_ns,
 	       (unsigned long long)a->freq, a->nthreads, (unsigned long long)a->generations,
 	       (unsigned long long)a->strings, (unsigned long long)a->stacks);
+	/* v1's event names, for the transitions of the v2 events read (a
+	 * GoBlock "sleep" is a GoSleep, a GoSyscallBegin a GoSysCall: the
+	 * same meaning, so the same key); not the v2 records themselves */
+	printf(",\"counts\":{");
+	for (int t = 0, first = 1; t < GT_EV_COUNT; t++) {
+		if (!a->v1_counts[t])
+			continue;
+		printf("%s\"%s\":%llu", first ? "" : ",", gt_event_descs[t].name,
+		       (unsigned long long)a->v1_counts[t]);
+		first = 0;
+	}
+	printf("}");
 	if (ok && want_g)
 		goroutines_json(a);
 	printf("}\n");

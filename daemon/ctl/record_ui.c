@@ -161,6 +161,13 @@ void gt_record_summary(const struct gt_record_figures *f, const char *reason,
 			"([loopback], G 0): the sender is not recorded, or the packet was sent "
 			"from a softirq (an ACK, a retransmit) or received on another CPU or "
 			"in ksoftirqd\n", f->loopback_anon, f->loopback_anon == 1 ? "" : "s");
+	if (f->samples_lost)
+		fprintf(stderr, "gotracectl: %" PRIu64 " allocation sample%s not written: read "
+			"while %s thread was off CPU, %s did not run again before it ended or the "
+			"recording stopped, or too many waited for it (a UserLog belongs to "
+			"its thread running: docs/mapping.md)\n", f->samples_lost,
+			f->samples_lost == 1 ? "" : "s", f->samples_lost == 1 ? "its" : "their",
+			f->samples_lost == 1 ? "it" : "they");
 	if (f->drops)
 		fprintf(stderr, "gotracectl: warning: %" PRIu64 " kernel events were lost because "
 			"the ring buffers were full; the trace is valid but incomplete "

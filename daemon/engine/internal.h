@@ -51,6 +51,7 @@ struct gt_session {
 	uint64_t threads;
 	uint64_t repairs;
 	uint64_t loopback_anon;
+	uint64_t samples_lost;      /* the translator's, kept at its end */
 	uint64_t left;              /* processes that left (GT_KEV_LEAVE) */
 	uint64_t refused;           /* found in /proc, not ptrace-able by the owner */
 	int ended;

@@ -536,6 +536,7 @@ static void stats_live(const struct gt_session *s, struct gt_session_stats *st)
 	st->threads = ts.threads;
 	st->repairs = ts.repairs;
 	st->loopback_anon = ts.loopback_anon;
+	st->samples_lost = ts.samples_lost;
 	st->drops = s->closing ? s->drops :
 		    gt_capture_session_drops(s->engine->capture, s->bit) - s->drops_at_start;
 }
@@ -571,6 +572,7 @@ void gt_session_stats(const struct gt_session *s, struct gt_session_stats *st)
 	st->threads = s->threads;
 	st->repairs = s->repairs;
 	st->loopback_anon = s->loopback_anon;
+	st->samples_lost = s->samples_lost;
 	st->drops = s->drops;
 }
 
@@ -663,6 +665,10 @@ static void finish_translator(struct gt_session *s)
 		if (err)
 			fail_session(s, err, "finishing the trace failed");
 	}
+	/* after the end, which counts the samples still held */
+	if (s->tr)
+		gt_translator_stats(s->tr, &ts);
+	s->samples_lost = ts.samples_lost;
 }
 
 /* The closing events at the end, the footer, the file closed. */

@@ -62,6 +62,8 @@ void gt_tr_start(struct gt_translator *t, struct gt_thread *th, int c)
 	th->cpu = c;
 	th->fresh = false;
 	t->cpus[c].cur = th;
+	if (th->nheld)
+		gt_tr_alloc_flush(t, th);
 }
 
 /* Takes running th off its P with one of GoPreempt, GoSched, GoSleep,

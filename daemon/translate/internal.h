@@ -62,7 +62,19 @@ struct gt_thread {
 	 * caller, the function at frame 0 not having returned. */
 	int32_t sys_ustack;
 	uint64_t sys_caller;
+	/* Allocation samples read while it was off CPU (alloc.c): written
+	 * as its UserLogs when it next starts; NULL until one is held. */
+	struct gt_held_sample *held;
+	unsigned nheld;
 };
+
+/* alloc.c: one allocation sample waiting for its thread to run */
+struct gt_held_sample {
+	uint64_t stack;         /* writer stack id */
+	uint64_t size;
+};
+/* Samples one thread holds at most; more are lost (counted). */
+#define GT_TR_HELD_MAX 64
 
 struct gt_cpu {
 	struct gt_thread *cur;  /* G running on this P (NULL = none) */
@@ -261,7 +273,12 @@ void gt_tr_on_rss(struct gt_translator *t, const struct gt_kev_rss *e);
 void gt_tr_heap_process_gone(struct gt_translator *t, uint32_t tgid, int cpu);
 void gt_tr_heap_free(struct gt_translator *t);
 void gt_tr_on_cpu_sample(struct gt_translator *t, const struct gt_kev_cpu_sample *e);
-/* translate_alloc.c: allocation samples as UserLog "alloc" */
+/* alloc.c: allocation samples as UserLog "alloc" */
 void gt_tr_on_alloc_sample(struct gt_translator *t, const struct gt_kev_alloc_sample *e);
+/* th has just started on its P: its held samples are written there. */
+void gt_tr_alloc_flush(struct gt_translator *t, struct gt_thread *th);
+/* th will not run again (removed, or the recording ends): its held
+ * samples are counted lost and freed. */
+void gt_tr_alloc_drop(struct gt_translator *t, struct gt_thread *th);
 
 #endif

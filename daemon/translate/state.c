@@ -100,6 +100,7 @@ struct gt_thread *gt_tr_add(struct gt_translator *t, uint32_t tid, uint32_t tgid
 void gt_tr_remove(struct gt_translator *t, struct gt_thread *th)
 {
 	gt_tr_identity_define(t, th);
+	gt_tr_alloc_drop(t, th);
 	gt_idmap_del(&t->threads, th->tid);
 	free(th);
 }

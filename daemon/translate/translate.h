@@ -221,6 +221,10 @@ struct gt_translator_stats {
 	uint64_t loopback_credited; /* loopback wakeups credited to their sender */
 	uint64_t loopback_anon;    /* loopback wakeups written as G 0: the sender is
 				      not traced, not known or not current */
+	uint64_t samples_lost;     /* allocation samples not written: their
+				      thread was unknown, ended or never ran
+				      again, or held GT_TR_HELD_MAX already
+				      (docs/mapping.md "Heap and samples") */
 	uint64_t repairs;          /* sum of repair[] */
 	uint64_t repair[GT_REPAIR_COUNT];
 };

@@ -116,6 +116,7 @@ struct gt_an_thread {
 	size_t nsys, capsys;
 	struct gt_an_waker *wak;
 	size_t nwak, capwak;
+	int ended;           /* its GoEnd (v2: GoDestroy) was read */
 
 	/* state machine, private */
 	int state;           /* enum gt_an_gstate */
@@ -178,6 +179,10 @@ struct gt_analysis {
 	uint64_t futile;       /* FutileWakeup events (Go's reader drops them) */
 	struct gt_an_view_totals go119, go123; /* the viewers' profile totals */
 	uint64_t generations, strings, stacks; /* Go 1.22+ files: tables read */
+	/* Go 1.22+ files: the v1 events their transitions read as, by type
+	 * (gt_analyze_v2_go.c: GoBlock "sleep" is GoSleep, GoSyscallBegin
+	 * GoSysCall, GoDestroy GoEnd, ...); inspect --json's "counts" */
+	uint64_t v1_counts[GT_EV_COUNT];
 	struct gt_an_thread *threads; /* by id, after gt_analyze */
 	size_t nthreads;
 	struct gt_an_stackagg *aggs;

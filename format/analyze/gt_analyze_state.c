@@ -279,8 +279,10 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 		if (!t->stop_stk)
 			t->stop_stk = t->sys_stk;
 	}
-	if (r < 0)
+	if (r < 0) {
 		t->state = GT_AN_DEAD;
+		t->ended = 1;
+	}
 	else if (r == GT_BLK_PREEMPT || r == GT_BLK_SCHED)
 		runnable(t, ns, GT_AN_WAKE_NONE, 0);
 	return 0;

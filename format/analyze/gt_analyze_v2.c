@@ -69,6 +69,9 @@ int gt_an_v2_emit(struct v2run *r, int type, uint64_t g, int64_t p, uint64_t a0,
 			    .p = p, .type = (uint8_t)type };
 	int64_t ns = gt_an_ns(r->a, (int64_t)ts);
 
+	if (type >= 0 && type < GT_EV_COUNT)
+		r->a->v1_counts[type]++;
+
 	/* Generations overlap in time (an M flushes a generation's batch
 	 * after another M began the next one): time going back across a
 	 * boundary is the format, not an anomaly.  Go's reader then moves

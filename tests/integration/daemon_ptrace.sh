@@ -71,7 +71,7 @@ absent() {
 import json, sys
 d = json.load(open(sys.argv[1] + ".json"))
 tids = {int(t) for t in sys.argv[2].split(",") if t}
-seen = [g for g in d["goroutines"] if g["tid"] in tids]
+seen = [g for g in d["goroutines"] if g.get("tid") in tids]
 if seen:
     print("goroutines of the forbidden process: %s" % ", ".join(
         "G%d %s tid %d, %d starts" % (g["id"], g["name"], g["tid"], g["starts"]) for g in seen))
@@ -87,7 +87,7 @@ present() {
 import json, sys
 d = json.load(open(sys.argv[1]))
 tids = [int(t) for t in sys.argv[2].split(",") if t]
-by = {g["tid"]: g for g in d["goroutines"]}
+by = {g.get("tid"): g for g in d["goroutines"]}
 missing = [t for t in tids if t not in by]
 if missing:
     print("threads %s of the user's own process are not in the trace" % missing)

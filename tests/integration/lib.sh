@@ -175,8 +175,16 @@ gt_user_env() {
 	chmod 0666 "$SOCK"
 	UDIR=$GT_TMP/user
 	mkdir -p "$UDIR" && chown "$USER_NAME" "$UDIR"
-	mkdir -p "$GT_TMP/bin" && cp "$GTCTL" "$WL/sleeper" "$GT_TMP/bin/" && chmod 0755 "$GT_TMP/bin"
+	mkdir -p "$GT_TMP/bin" && cp "$WL/sleeper" "$GT_TMP/bin/" && chmod 0755 "$GT_TMP/bin"
 	UCTL=$GT_TMP/bin/gotracectl
+	if [ -n "${GT_GO_VERSION:-}" ]; then
+		# $GTCTL is the --go-version wrapper: the user gets it and a copy
+		# of the binary it runs (the build tree may be closed to them)
+		cp "$GT_REAL_GTCTL" "$GT_TMP/bin/gotracectl.real" && cp "$GTCTL" "$UCTL"
+		GT_REAL_GTCTL=$GT_TMP/bin/gotracectl.real
+	else
+		cp "$GTCTL" "$UCTL"
+	fi
 }
 
 # as_named NAME CMD...: CMD as user NAME, without groups; as_user CMD...:

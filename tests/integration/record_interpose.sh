@@ -133,8 +133,9 @@ if ! feed $n | REC_OPTS="--alloc-stacks 4" rec $n "$WL/alloc_phases" --wait; the
 	fail $n "record failed: $(tail -3 "$GT_TMP/$n.err")"
 elif gt_valid $n "$GT_TMP/$n.trace"; then
 	$READ frames "$GT_TMP/$n.trace" >"$GT_TMP/$n.frames"
-	# (a Go 1.22+ file's check lists no counts: its UserLogs are read
-	# from Go 1.23's reading of it, trace_read.py logs)
+	# (a Go 1.22+ file's inspect --json counts no UserLog, which changes
+	# no goroutine: its UserLogs are read from Go 1.23's reading of it,
+	# trace_read.py logs)
 	if gt_v2 "$GT_TMP/$n.trace"; then
 		logs=$($READ logs "$GT_TMP/$n.trace" | wc -l)
 	else

@@ -206,6 +206,36 @@ static void test_analysis_figures(void)
 	gt_analysis_free(&a);
 }
 
+/* What inspect --json lists of a v2 file under v1's keys: the legacy
+ * events its transitions read as (its "counts") and which goroutines ended
+ * (docs/format.md "inspect --json"). */
+static void test_analysis_v1_counts(void)
+{
+	static struct buf w;
+	size_t n = known(&w);
+	struct gt_analysis a;
+	const struct gt_an_thread *g1, *g2;
+
+	GT_REQUIRE(gt_analyze(&a, w.b, n, NULL) == 0, "%s", a.error);
+	GT_CHECK(a.v1_counts[GT_EV_GO_BLOCK_RECV] == 1 && a.v1_counts[GT_EV_GO_SCHED] == 1 &&
+			 a.v1_counts[GT_EV_GO_SYSCALL] == 1 && a.v1_counts[GT_EV_GO_END] == 2 &&
+			 a.v1_counts[GT_EV_GO_CREATE] >= 1 && a.v1_counts[GT_EV_GO_UNBLOCK] == 1,
+		 "recv %llu sched %llu syscall %llu end %llu create %llu unblock %llu",
+		 (unsigned long long)a.v1_counts[GT_EV_GO_BLOCK_RECV],
+		 (unsigned long long)a.v1_counts[GT_EV_GO_SCHED],
+		 (unsigned long long)a.v1_counts[GT_EV_GO_SYSCALL],
+		 (unsigned long long)a.v1_counts[GT_EV_GO_END],
+		 (unsigned long long)a.v1_counts[GT_EV_GO_CREATE],
+		 (unsigned long long)a.v1_counts[GT_EV_GO_UNBLOCK]);
+	GT_CHECK(a.v1_counts[GT_EV_GO_SLEEP] == 0 && a.v1_counts[GT_EV_GO_BLOCK] == 0,
+		 "a chan receive counted as another block");
+	g1 = gt_an_thread_of(&a, 1);
+	g2 = gt_an_thread_of(&a, 2);
+	GT_REQUIRE(g1 && g2, "threads");
+	GT_CHECK(g1->ended && g2->ended, "ended: g1 %d g2 %d", g1->ended, g2->ended);
+	gt_analysis_free(&a);
+}
+
 /* The analysis of w[0..n) (strict or not) fails naming rule. */
 static void refused(const char *what, const uint8_t *b, size_t n, int strict, const char *rule)
 {
@@ -384,6 +414,7 @@ int main(void)
 	GT_RUN(test_seq_over_time);
 	GT_RUN(test_decoder_events);
 	GT_RUN(test_analysis_figures);
+	GT_RUN(test_analysis_v1_counts);
 	GT_RUN(test_rules);
 	return gt_test_done();
 }

@@ -1309,6 +1309,48 @@ static void test_heap(void)
 	tt_close(&x);
 }
 
+static void alloc_ev(struct tt *x, uint64_t ts, uint32_t tid, uint64_t size)
+{
+	struct gt_kev_alloc_sample e = {0};
+	hdr(&e.hdr, GT_KEV_ALLOC_SAMPLE, ts, 0xffff, tid); /* read late: no CPU */
+	e.size = size;
+	e.ustack = -1;
+	feed(x, &e, sizeof(e));
+}
+
+/* An allocation sample read late (the heap interposer's) is its own
+ * thread's UserLog: written at once if that thread runs, else when it next
+ * starts (never on whichever goroutine runs on P 0); one whose thread does
+ * not run again (unknown, ended, the recording stops) is counted lost. */
+static void test_alloc_sample_waits_for_its_thread(void)
+{
+	struct tt x;
+	GT_REQUIRE(tt_open(&x, NULL, 0) == 0, "open");
+	sw(&x, 2000, 0, 0, 0, 0, 101);            /* 101 (g=1) runs on P 0 */
+	alloc_ev(&x, 2050, 101, 11);              /* running: written now */
+	sw(&x, 2100, 0, 101, S_SLEEP, 0, 102);    /* it sleeps, 102 (g=2) runs */
+	alloc_ev(&x, 2200, 101, 22);              /* 101 off CPU: waits */
+	alloc_ev(&x, 2210, 101, 33);
+	alloc_ev(&x, 2220, 150, 44);              /* not a thread we know: lost */
+	wake(&x, 2300, 1, 0, 101);
+	sw(&x, 2400, 1, 0, 0, 0, 101);            /* 101 starts on P 1: both logs */
+	sw(&x, 2500, 0, 102, S_SLEEP, 0, 0);      /* 102 sleeps to the end */
+	alloc_ev(&x, 2600, 102, 55);              /* never runs again: lost */
+	if (tt_finish(&x, 5000) == 0) {
+		expect_seq(&x, "GoStart p=0 g=1\n"
+			       "UserLog p=0 g=1 id=0 keyid=1 category=alloc message=11 bytes\n"
+			       "GoBlock p=0 g=1\n"
+			       "GoStart p=1 g=1\n"
+			       "UserLog p=1 g=1 id=0 keyid=1 category=alloc message=22 bytes\n"
+			       "UserLog p=1 g=1 id=0 keyid=1 category=alloc message=33 bytes");
+		GT_CHECK(count_lines(&x, "UserLog") == 3, "UserLogs:\n%s", x.dump);
+		GT_CHECK(count_lines(&x, "UserLog p=0 g=2") == 0, "a sample on g=2:\n%s", x.dump);
+		GT_CHECK(x.st.samples_lost == 2, "samples lost: %llu",
+			 (unsigned long long)x.st.samples_lost);
+	}
+	tt_close(&x);
+}
+
 static void rss_of(struct tt *x, uint64_t ts, uint32_t tgid, uint64_t bytes)
 {
 	struct gt_kev_rss r = {0};
@@ -1934,6 +1976,7 @@ int main(void)
 	GT_RUN(test_repairs);
 	GT_RUN(test_exec_renames);
 	GT_RUN(test_heap);
+	GT_RUN(test_alloc_sample_waits_for_its_thread);
 	GT_RUN(test_heap_is_the_sessions_sum);
 	GT_RUN(test_versions);
 	GT_RUN(test_identity_stacks);
