@@ -113,10 +113,17 @@ class Trace:
     def waiting_at_end(self, gen):
         """{g: reason} of the goroutines whose last event in gen left them
         waiting."""
-        st = {}
+        st, last, tied = {}, {}, set()
         for ts, gn, m, name, a, g in self.events:
             if gn != gen or g is None:
                 continue
+            # two Ms' events of g at one time (the runtime's clock ticks
+            # 64 ns): their order is Go's reader's to find, not ours
+            if g in last and last[g][0] == ts and last[g][1] != m:
+                tied.add(g)
+            elif g in last and last[g][0] != ts:
+                tied.discard(g)
+            last[g] = (ts, m)
             if name == "GoBlock":
                 st[g] = self.reason(gen, a)
             elif name == "GoCreateBlocked":
@@ -125,7 +132,7 @@ class Trace:
                 st[g] = "status" if a["gstatus"] == WAITING else None
             else:
                 st[g] = None
-        return {g: r for g, r in st.items() if r}
+        return {g: r for g, r in st.items() if r and g not in tied}
 
     def stated(self, gen, status):
         return {a["g"] for ts, gn, m, name, a, g in self.events
