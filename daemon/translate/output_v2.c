@@ -12,6 +12,9 @@
  *     ours is on that pseudo-M too;
  *   - the snapshot's threads become GoStatus (GoStatusStack with their
  *     identity stack in Go 1.23 files), waiting or runnable;
+ *   - a thread first seen by its wakeup (v1's GoCreate then GoWaiting) is
+ *     GoCreateBlocked in Go 1.23 files: a GoCreate after the snapshot is
+ *     held until the next event says whether GoWaiting follows;
  *   - a blocking syscall is the waker's shape, as in v1: GoSyscallBegin and
  *     GoSyscallEnd at the entry, then GoBlock with the reason v1's block
  *     event has in Go 1.23's converter ("chan receive" for a read, ...);
@@ -46,8 +49,17 @@ struct v2snap {
 	bool waiting, stated;
 };
 
+/* A GoCreate after the snapshot, held (1.23) to become GoCreateBlocked if
+ * the next event is its GoWaiting. */
+struct v2create {
+	bool held;
+	int p;
+	uint64_t ts, g, stack, parent;
+};
+
 struct gt_tr_v2 {
 	struct gt_v2enc *e;
+	struct v2create pend;
 	int nps;                  /* real Ps + the spare */
 	uint64_t *cur;            /* per P: the goroutine (= M) holding it, 0 none */
 	bool *started;            /* per P: v1 ProcStart not consumed by a GoStart */
@@ -251,9 +263,13 @@ static int define_late(struct gt_tr_v2 *v)
 	return rc;
 }
 
+static int flush_create(struct gt_tr_v2 *v, bool blocked);
+
 int gt_tr_v2_end(struct gt_tr_v2 *v)
 {
-	return define_late(v);
+	int rc = flush_create(v, false);
+
+	return rc ? rc : define_late(v);
 }
 
 /* ---- the snapshot: statuses in the first generation --------------------- */
@@ -427,16 +443,41 @@ static int create(struct gt_tr_v2 *v, int p, const uint64_t *a, uint64_t ts)
 
 	if (!v->snapshot_done && !v->cur[p])
 		return snap_add(v, a[0], a[1]); /* stated at the snapshot's end */
+	if (v->e->version >= 23 && v->snapshot_done) {
+		v->pend = (struct v2create){ true, p, ts, a[0], a[1], a[2] };
+		return 0;
+	}
 	m = hold(v, p, ts, &held, &rc);
 	if (!rc)
 		rc = gt_v2enc_go_create(v->e, m, ts, a[0], sid(v, a[1]), sid(v, a[2]));
 	return release(v, p, ts, held, rc);
 }
 
+/* The held GoCreate, as GoCreateBlocked when blocked: at its own time, on
+ * its P (before any later event, so in its generation). */
+static int flush_create(struct gt_tr_v2 *v, bool blocked)
+{
+	struct v2create c = v->pend;
+	bool held;
+	int rc = 0;
+	uint64_t m;
+
+	if (!c.held)
+		return 0;
+	v->pend.held = false;
+	m = hold(v, c.p, c.ts, &held, &rc);
+	if (!rc && blocked)
+		rc = gt_v2enc_go_create_blocked(v->e, m, c.ts, c.g, sid(v, c.stack),
+						sid(v, c.parent));
+	else if (!rc)
+		rc = gt_v2enc_go_create(v->e, m, c.ts, c.g, sid(v, c.stack), sid(v, c.parent));
+	return release(v, c.p, c.ts, held, rc);
+}
+
 /* GoWaiting: right after its GoCreate.  In the snapshot a status; later
- * (a thread first seen by its wakeup) a 0 ns run on the pseudo-M that
- * blocks, v2 having no event that makes a created goroutine wait (but
- * Go 1.23's GoCreateBlocked, which the encoder does not write yet). */
+ * (a thread first seen by its wakeup) GoCreateBlocked in Go 1.23 files
+ * (gt_tr_v2_event), and in Go 1.22 files, which have no event that makes
+ * a created goroutine wait, a 0 ns run on the pseudo-M that blocks. */
 static int waiting(struct gt_tr_v2 *v, int p, uint64_t g, uint64_t ts)
 {
 	struct v2snap *s = v->snapshot_done ? NULL : snap_of(v, g);
@@ -582,6 +623,13 @@ int gt_tr_v2_event(struct gt_tr_v2 *v, int p, int type, uint64_t ts, const uint6
 	(void)n;
 	if (p < 0 || p >= v->nps)
 		return gt_v2enc_fail(v->e, "event on P %d: past the spare P", p);
+	if (v->pend.held) {
+		bool blocked = type == GT_EV_GO_WAITING && a[0] == v->pend.g && p == v->pend.p;
+
+		rc = flush_create(v, blocked);
+		if (rc || blocked)
+			return rc < 0 ? rc : (v->e->failed ? -EINVAL : 0);
+	}
 	if (type == GT_EV_CPU_SAMPLE) {
 		/* samples are in a batch of their own, ordered by time alone */
 		if (!v->snapshot_done)
@@ -608,6 +656,8 @@ int gt_tr_v2_user_log(struct gt_tr_v2 *v, int p, uint64_t ts, const char *catego
 	uint64_t a[4];
 	int rc;
 
+	if ((rc = flush_create(v, false)))
+		return rc;
 	if (p < 0 || p >= v->nps || !v->cur[p]) {
 		v->dropped++; /* v2's UserLog belongs to a running goroutine */
 		return 0;

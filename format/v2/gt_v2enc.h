@@ -138,6 +138,10 @@ int gt_v2enc_proc_stop(struct gt_v2enc *e, uint64_t m, uint64_t ts);
 int gt_v2enc_proc_steal(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t p);
 int gt_v2enc_go_create(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t g, uint64_t stack,
 		       uint64_t parent_stack);
+/* The same, the new goroutine waiting (GoCreateBlocked: Go 1.23 files only,
+ * as the runtime writes it for a goroutine that starts parked). */
+int gt_v2enc_go_create_blocked(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t g,
+			       uint64_t stack, uint64_t parent_stack);
 int gt_v2enc_go_start(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t g);
 int gt_v2enc_go_stop(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t reason,
 		     uint64_t stack);

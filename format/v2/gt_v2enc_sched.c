@@ -201,22 +201,41 @@ int gt_v2enc_proc_steal(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t p)
 	return ev(e, m, ts, GT_V2_PROC_STEAL, p, ++ps->seq, vm);
 }
 
-int gt_v2enc_go_create(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t g, uint64_t stack,
-		       uint64_t parent_stack)
+/* GoCreate (runnable) or GoCreateBlocked (waiting): both need a P, and a
+ * running goroutine if the M has one (order.go, advanceGoCreate). */
+static int create(struct gt_v2enc *e, unsigned type, uint64_t m, uint64_t ts, uint64_t g,
+		  uint64_t stack, uint64_t parent_stack)
 {
-	struct gt_v2enc_m *s = need_p(e, "GoCreate", m, 0);
+	const char *name = gt_v2_descs[type].name;
+	struct gt_v2enc_m *s = need_p(e, name, m, 0);
 	struct gt_v2enc_g *cur;
 
 	if (!s)
 		return -EINVAL;
 	if (s->g != GT_V2ENC_NONE && (cur = gget(e, s->g)) && cur->status != GT_V2_G_RUNNING)
-		return gt_v2enc_fail(e, "GoCreate on M %llu: its goroutine %llu is not running",
+		return gt_v2enc_fail(e, "%s on M %llu: its goroutine %llu is not running", name,
 				     ULL(m), ULL(s->g));
 	if (!g || gget(e, g))
-		return gt_v2enc_fail(e, "GoCreate of goroutine %llu: it exists", ULL(g));
-	if (put_g(e, m, g, GT_V2_G_RUNNABLE))
+		return gt_v2enc_fail(e, "%s of goroutine %llu: it exists", name, ULL(g));
+	if (put_g(e, m, g, type == GT_V2_GO_CREATE ? GT_V2_G_RUNNABLE : GT_V2_G_WAITING))
 		return -EINVAL;
-	return ev(e, m, ts, GT_V2_GO_CREATE, g, stack, parent_stack);
+	return ev(e, m, ts, type, g, stack, parent_stack);
+}
+
+int gt_v2enc_go_create(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t g, uint64_t stack,
+		       uint64_t parent_stack)
+{
+	return create(e, GT_V2_GO_CREATE, m, ts, g, stack, parent_stack);
+}
+
+int gt_v2enc_go_create_blocked(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t g,
+			       uint64_t stack, uint64_t parent_stack)
+{
+	if (e->failed)
+		return -EINVAL;
+	if (e->version == 22)
+		return gt_v2enc_fail(e, "GoCreateBlocked is Go 1.23's: not in a go 1.22 trace");
+	return create(e, GT_V2_GO_CREATE_BLOCKED, m, ts, g, stack, parent_stack);
 }
 
 int gt_v2enc_go_start(struct gt_v2enc *e, uint64_t m, uint64_t ts, uint64_t g)

@@ -390,6 +390,21 @@ static void test_refused(void)
 	REFUSED(gt_v2enc_raw(&e, 1, 10, GT_V2_GO_SWITCH, sw, 2), "GoSwitch");
 	fresh(&e, &m, 22);
 	REFUSED(gt_v2enc_go_status_stack(&e, 1, 10, 5, GT_V2_G_WAITING, 1), "GoStatusStack");
+	fresh(&e, &m, 22);
+	OK(gt_v2enc_proc_start(&e, 1, 10, 0));
+	REFUSED(gt_v2enc_go_create_blocked(&e, 1, 20, 5, 0, 0), "GoCreateBlocked");
+	/* 1.23: created waiting, it runs only once unblocked */
+	fresh(&e, &m, 23);
+	OK(gt_v2enc_proc_start(&e, 1, 10, 0));
+	OK(gt_v2enc_go_create_blocked(&e, 1, 20, 5, 0, 0));
+	OK(gt_v2enc_go_unblock(&e, 1, 30, 5, 0));
+	OK(gt_v2enc_go_start(&e, 1, 40, 5));
+	fresh(&e, &m, 23);
+	OK(gt_v2enc_proc_start(&e, 1, 10, 0));
+	OK(gt_v2enc_go_create_blocked(&e, 1, 20, 5, 0, 0));
+	REFUSED(gt_v2enc_go_start(&e, 1, 30, 5), "not runnable");
+	fresh(&e, &m, 23);
+	REFUSED(gt_v2enc_go_create_blocked(&e, 1, 10, 5, 0, 0), "holds no P");
 	fresh(&e, &m, 23);
 	REFUSED(gt_v2enc_raw(&e, 1, 10, GT_V2_GO_START, sw, 2), "its own call");
 	gt_v2enc_free(&e);
