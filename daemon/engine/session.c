@@ -259,6 +259,7 @@ int gt_session_deliver(struct gt_session *s, const struct gt_kev_hdr *ev, size_t
 		return 0;
 	s->kernel_events++;
 	track_targets(s, ev);
+	gt_session_record_before_exit(s, ev);
 	err = s->flight ? gt_flight_event(s->flight, ev, len) : gt_translator_event(s->tr, ev, len);
 	if (err)
 		fail_session(s, err, s->flight ? "keeping the flight recording failed"

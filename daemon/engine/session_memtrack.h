@@ -43,6 +43,11 @@ void gt_engine_mem_tick(struct gt_engine *e);
 /* Before the attach is posted: the table of the records' sample stacks
  * when the session will need it (0, or -ENOMEM with the engine's error). */
 int gt_engine_record_stacks(struct gt_engine *e, const struct gt_session_opts *o);
+/* Before s's translator sees a thread's exit: the record's new samples,
+ * which that thread wrote before it exited, delivered while it can still
+ * take them (translate/alloc.c writes a sample only on its own thread,
+ * and a thread that has ended takes none). */
+void gt_session_record_before_exit(struct gt_session *s, const struct gt_kev_hdr *ev);
 /* The session's record read a last time (stamped at its end) and closed;
  * nothing without one. */
 void gt_session_record_close(struct gt_session *s);

@@ -55,6 +55,13 @@ void gt_session_record_close(struct gt_session *s)
 	s->heap_record = NULL;
 }
 
+void gt_session_record_before_exit(struct gt_session *s, const struct gt_kev_hdr *ev)
+{
+	/* as the tick: not before the trace begins */
+	if (ev->type == GT_KEV_EXIT && s->heap_record && !s->awaiting_exec.count && s->started_ns)
+		gt_memtrack_record_samples(s->heap_record, s->engine->mem_stacks, s->bit, deliver, s);
+}
+
 void gt_engine_records_exec(struct gt_engine *e, pid_t pid, const enum gt_heap_mode *modes)
 {
 	for (int i = 0; i < GT_MAX_SESSIONS; i++)

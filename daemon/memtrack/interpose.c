@@ -260,6 +260,12 @@ static int read_samples(struct gt_mt_interpose *ip, struct gt_mt_pcs *pcs, int b
 	return n;
 }
 
+int gt_mt_interpose_samples(struct gt_mt_interpose *ip, struct gt_mt_pcs *pcs, int bit,
+			    gt_memtrack_emit_fn fn, void *ctx)
+{
+	return read_samples(ip, pcs, bit, fn, ctx);
+}
+
 int gt_mt_interpose_poll(struct gt_mt_interpose *ip, struct gt_mt_pcs *pcs, int bit, uint64_t ts,
 			 gt_memtrack_emit_fn fn, void *ctx)
 {

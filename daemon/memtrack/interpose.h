@@ -39,6 +39,10 @@ int gt_mt_pcs_get(const struct gt_mt_pcs *t, int32_t id, uint64_t *ips, int max)
  * GT_KEV_ALLOC_SAMPLE (stamped when it was taken, hdr.cpu = 0xffff: the
  * thread may run elsewhere by now) for each new sample of the ring, its
  * stack interned in pcs.  Returns how many events. */
+/* Only the new samples, as gt_mt_interpose_poll emits them (no /proc
+ * read): cheap enough for every thread exit.  Returns how many. */
+int gt_mt_interpose_samples(struct gt_mt_interpose *ip, struct gt_mt_pcs *pcs, int bit,
+			    gt_memtrack_emit_fn fn, void *ctx);
 int gt_mt_interpose_poll(struct gt_mt_interpose *ip, struct gt_mt_pcs *pcs, int bit, uint64_t ts,
 			 gt_memtrack_emit_fn fn, void *ctx);
 

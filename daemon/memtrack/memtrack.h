@@ -100,6 +100,10 @@ void gt_memtrack_record_close(struct gt_mt_interpose *rec);
  * the record's new allocation samples, their stacks interned in stacks
  * (NULL: samples without a stack).  Returns how many events. */
 struct gt_mt_pcs;
+/* Only the record's new allocation samples (no heap values): for a
+ * thread's exit, before the translator sees it.  Returns how many. */
+int gt_memtrack_record_samples(struct gt_mt_interpose *rec, struct gt_mt_pcs *stacks, int bit,
+			       gt_memtrack_emit_fn fn, void *ctx);
 int gt_memtrack_record_poll(struct gt_mt_interpose *rec, struct gt_mt_pcs *stacks, int bit,
 			    uint64_t ts, gt_memtrack_emit_fn fn, void *ctx);
 /* The heap mode chosen for a process of a session (GT_HEAP_OFF if it is

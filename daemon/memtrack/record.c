@@ -27,6 +27,12 @@ int gt_memtrack_record_poll(struct gt_mt_interpose *rec, struct gt_mt_pcs *stack
 	return rec ? gt_mt_interpose_poll(rec, stacks, bit, ts, fn, ctx) : 0;
 }
 
+int gt_memtrack_record_samples(struct gt_mt_interpose *rec, struct gt_mt_pcs *stacks, int bit,
+			       gt_memtrack_emit_fn fn, void *ctx)
+{
+	return rec ? gt_mt_interpose_samples(rec, stacks, bit, fn, ctx) : 0;
+}
+
 void gt_memtrack_record_mode(struct gt_mt_interpose *rec, pid_t pid, enum gt_heap_mode mode)
 {
 	/* a process memtrack does not account (gone, or not the session's)
