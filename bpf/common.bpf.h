@@ -448,40 +448,54 @@ GT_PERCPU_SLOT(uwalk_win, struct gt_uwalk_win);
 const volatile __u32 uwalk_mode = 0;
 
 /* The offset in this CPU's uwalk_win of the frame at fp (gt_uframe_at),
- * or -1 where the walk stops.  A global function, verified once on its
- * own: inlined in the walk's loop, its paths were walked again at each of
- * the loop's 127 rounds (the verifier went through 20 times as many
- * instructions). */
-__noinline __s64 gt_uframe(__u64 fp, __u32 per_frame)
+ * or -1 where the walk stops; level: the walk's nesting (frames alone
+ * unless 0).  A global function, verified once on its own: inlined in the
+ * walk's loop, its paths were walked again at each of the loop's 127
+ * rounds (the verifier went through 20 times as many instructions). */
+__noinline __s64 gt_uframe(__u64 fp, __u32 per_frame, __u32 level)
 {
 	struct gt_uwalk_win *w = percpu_slot(&uwalk_win);
-	struct gt_uframe *f = w ? gt_uframe_at(w, fp, per_frame) : 0;
+	struct gt_uframe *f;
 
+	if (!w)
+		return -1;
+	f = gt_uframe_at(w, fp, per_frame || level, &w->one[level & (GT_UWALK_LEVELS - 1)]);
 	return f ? (__s64)((void *)f - (void *)w) : -1;
 }
 
 /* The rest of the key (gt_ustack_head says what it names) from fp, the
  * key so far h: up the frame chain, a window of stack at a time or
- * (per_frame) one frame per read.  0 = no key (no scratch: never).  A
- * global function, verified once on its own (inlined, the verifier walked
- * its loop again for every path of its callers). */
+ * (per_frame) one frame per read.  0 = no key (no scratch: never; nested
+ * past GT_UWALK_LEVELS: then bpf_get_stackid walks).  A global function,
+ * verified once on its own (inlined, the verifier walked its loop again
+ * for every path of its callers). */
 __noinline __u64 gt_ustack_walk(__u64 h, __u64 fp, __u32 per_frame)
 {
 	struct gt_uwalk_win *w = percpu_slot(&uwalk_win);
 	struct gt_uframe *f;
+	__u32 level;
 	__s64 off;
 
 	if (!w)
 		return 0;
-	w->base = 1; /* no window copied yet */
+	level = w->busy;
+	if (level >= GT_UWALK_LEVELS)
+		return 0;
+	w->busy = level + 1;
+	if (!level)
+		w->base = 1; /* no window copied yet */
+	/* the count is up before the walk touches the scratch */
+	asm volatile("" ::: "memory");
 	for (int i = 1; i < GT_STACK_DEPTH; i++) {
-		off = gt_uframe(fp, per_frame);
+		off = gt_uframe(fp, per_frame, level);
 		if (off < 0 || off > sizeof(*w) - sizeof(*f))
 			break;
 		f = (void *)w + off;
 		h = gt_mix(h, f->ret);
 		fp = f->next;
 	}
+	asm volatile("" ::: "memory");
+	w->busy = level;
 	return h | 1;
 }
 

@@ -381,9 +381,19 @@ struct gt_uframe {
 	__u64 next, ret;
 };
 
+/* Walks nest: a walk in a program an interrupt or NMI ran on top of
+ * another's (a CPU sample, a softirq's wakeup) must not touch the window
+ * or the frame of the walk it interrupted.  Each level of nesting reads
+ * frames alone into a slot of its own; only the outermost copies windows
+ * (an interrupt ends before what it interrupted resumes, so a count of
+ * the walks under way is enough). */
+#define GT_UWALK_LEVELS 4
+
 struct gt_uwalk_win {
 	__u64 base;            /* the window copied in b, or 1: none */
-	struct gt_uframe one;  /* a frame read alone */
+	__u32 busy;            /* walks under way on this CPU */
+	__u32 pad;
+	struct gt_uframe one[GT_UWALK_LEVELS]; /* a frame read alone, by level */
 	__u8 b[GT_UWALK_WIN];
 };
 
@@ -397,7 +407,7 @@ struct gt_uwalk_win {
  * alone would give.  Also NULL for fp = 0 and a low fp that cannot be
  * read (gt_pgd0_absent): the kernel's walk would stop there too. */
 static __always_inline struct gt_uframe *gt_uframe_at(struct gt_uwalk_win *win, __u64 fp,
-						      int per_frame)
+						      int per_frame, struct gt_uframe *one)
 {
 	__u64 start = fp & ~(__u64)(GT_UWALK_WIN - 1), off = fp & (GT_UWALK_WIN - 1);
 
@@ -412,9 +422,9 @@ static __always_inline struct gt_uframe *gt_uframe_at(struct gt_uwalk_win *win, 
 		if (start == win->base)
 			return (struct gt_uframe *)(win->b + off);
 	}
-	if (bpf_probe_read_user(&win->one, sizeof(win->one), (void *)fp))
+	if (bpf_probe_read_user(one, sizeof(*one), (void *)fp))
 		return 0;
-	return &win->one;
+	return one;
 }
 
 /* A 64-bit key for the user stack that bpf_get_stackid(BPF_F_USER_STACK)
@@ -457,7 +467,7 @@ static __always_inline __u64 gt_ustack_head(struct pt_regs *regs, __u64 *fp)
 }
 
 static __always_inline struct gt_uframe *gt_uframe_at(struct gt_uwalk_win *win, __u64 fp,
-						      int per_frame)
+						      int per_frame, struct gt_uframe *one)
 {
 	return 0;
 }
