@@ -117,7 +117,7 @@ GT_MAP_BYTES(stacks, BPF_MAP_TYPE_STACK_TRACE, 16384, sizeof(__u32),
 GT_MAP_BYTES(stacks_spill, BPF_MAP_TYPE_STACK_TRACE, 4096, sizeof(__u32),
 	     GT_STACK_DEPTH * sizeof(__u64));
 
-/* User stack ids by the key of gt_ustack_head() and gt_ustack_frames(): a thread that enters the
+/* User stack ids by the key of ustack_key(): a thread that enters the
  * same syscall from the same place again (a loop) reuses the id instead of
  * walking its stack again.  Emptied with `stacks` (ids are only valid
  * until then); sized like it by user space. */
@@ -439,7 +439,7 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 	return id;
 }
 
-/* Scratch for gt_ustack_frames' copies of the stack. */
+/* Scratch for the frame walk's copies of the stack (gt_uframe_at). */
 GT_PERCPU_SLOT(uwalk_win, struct gt_uwalk_win);
 
 /* GT_UWALK_* (gotraced.h): 0 in every real recording; a bench walks one

@@ -334,6 +334,31 @@ static __always_inline __u64 gt_mix(__u64 h, __u64 v)
 	return h ^ (h >> 31);
 }
 
+/* The frame walk's per-CPU scratch (common.bpf.h gt_ustack_walk): a copy of a window of
+ * the stack, GT_UWALK_WIN bytes aligned to their size (so within one
+ * page), and a frame read alone. */
+#define GT_UWALK_WIN 1024
+
+struct gt_uframe {
+	__u64 next, ret;
+};
+
+/* Walks nest: a walk in a program an interrupt or NMI ran on top of
+ * another's (a CPU sample, a softirq's wakeup) must not touch the window
+ * or the frame of the walk it interrupted.  Each level of nesting reads
+ * frames alone into a slot of its own; only the outermost copies windows
+ * (an interrupt ends before what it interrupted resumes, so a count of
+ * the walks under way is enough). */
+#define GT_UWALK_LEVELS 4
+
+struct gt_uwalk_win {
+	__u64 base;            /* the window copied in b, or 1: none */
+	__u32 busy;            /* walks under way on this CPU */
+	__u32 pad;
+	struct gt_uframe one[GT_UWALK_LEVELS]; /* a frame read alone, by level */
+	__u8 b[GT_UWALK_WIN];
+};
+
 #if defined(__TARGET_ARCH_x86)
 /* The user addresses one top-level page-table entry maps with 4-level
  * paging (PGDIR_SHIFT 39); with 5-level paging the first entry maps more
@@ -371,31 +396,6 @@ static __always_inline int gt_pgd0_absent(void)
 	}
 	return !(e & GT_PAGE_PRESENT);
 }
-
-/* The frame walk's scratch (gt_ustack_frames' win): a copy of a window of
- * the stack, GT_UWALK_WIN bytes aligned to their size (so within one
- * page), and a frame read alone. */
-#define GT_UWALK_WIN 1024
-
-struct gt_uframe {
-	__u64 next, ret;
-};
-
-/* Walks nest: a walk in a program an interrupt or NMI ran on top of
- * another's (a CPU sample, a softirq's wakeup) must not touch the window
- * or the frame of the walk it interrupted.  Each level of nesting reads
- * frames alone into a slot of its own; only the outermost copies windows
- * (an interrupt ends before what it interrupted resumes, so a count of
- * the walks under way is enough). */
-#define GT_UWALK_LEVELS 4
-
-struct gt_uwalk_win {
-	__u64 base;            /* the window copied in b, or 1: none */
-	__u32 busy;            /* walks under way on this CPU */
-	__u32 pad;
-	struct gt_uframe one[GT_UWALK_LEVELS]; /* a frame read alone, by level */
-	__u8 b[GT_UWALK_WIN];
-};
 
 /* The frame at fp, {saved fp, return address}: from the copy of the stack
  * window that holds it, copied first unless win holds it already; a frame
@@ -440,17 +440,18 @@ static __always_inline struct gt_uframe *gt_uframe_at(struct gt_uwalk_win *win, 
  * __libc_start_call_main left in rbp, and reading it faulted at every
  * block (1.5 of the 2.2 us of a switch in the loopback ping-pong).
  *
- * win (scratch) takes the frames a window of stack at a time
- * (gt_uframe_at; with per_frame, one read per frame): a probe-read
- * costs about as much however few bytes it copies, and the frames of a
- * blocked thread usually lie within a few hundred bytes above its fp.
+ * The frames are read a window of stack at a time (gt_uframe_at; a
+ * bench's per_frame: one read per frame): a probe-read costs about as
+ * much however few bytes it copies, and the frames of a blocked thread
+ * usually lie within a few hundred bytes above its fp.
  * The key is the same either way (tests/unit/test_capture.c compares the
  * two walks on deep stacks: GT_PARTS_UWALK_CHECK).
  *
- * In two parts: gt_ustack_head() reads the registers (h: the key so far,
- * 0 = no key), gt_ustack_frames() walks from fp (common.bpf.h calls it
- * from a global function: inlined, the verifier walked its loop again for
- * every path that reached it, 20 times the instructions). */
+ * In parts: gt_ustack_head() reads the registers (h: the key so far,
+ * 0 = no key), common.bpf.h's gt_ustack_walk() follows the chain from fp,
+ * a frame at a time with gt_uframe_at() (both global functions there:
+ * inlined, the verifier walked the loop again for every path that reached
+ * it, 20 times the instructions). */
 static __always_inline __u64 gt_ustack_head(struct pt_regs *regs, __u64 *fp)
 {
 	if (!regs || GT_REGS_FIELD(regs, cs) != GT_USER_CS)

@@ -58,10 +58,11 @@
 #define GT_PARTS_OFF_COMM      0x10
 #define GT_PARTS_OFF_RECORD    0x20
 #define GT_PARTS_OFF_ALL       0x40
-/* Not parts: how gt_ustack_frames walks (bpf/common.bpf.h uwalk_mode,
- * set from the same bench knob, bits shifted down by 8): one probe-read per
- * frame, as before the walk copied blocks (a bench's comparison); or both
- * walks, their keys compared (gt_bpf_stats uwalk_*: a test's check). */
+/* Not parts: how the user frame walk reads frames (bpf/common.bpf.h
+ * uwalk_mode, set from the same knob, bits shifted down by 8): one
+ * probe-read per frame, as before the walk copied windows (a bench's
+ * comparison); or both ways, their keys compared (gt_bpf_stats uwalk_*: a
+ * test's check). */
 #define GT_PARTS_UWALK_PER_FRAME 0x100
 #define GT_PARTS_UWALK_CHECK     0x200
 #define GT_UWALK_PER_FRAME       0x1
