@@ -117,7 +117,7 @@ GT_MAP_BYTES(stacks, BPF_MAP_TYPE_STACK_TRACE, 16384, sizeof(__u32),
 GT_MAP_BYTES(stacks_spill, BPF_MAP_TYPE_STACK_TRACE, 4096, sizeof(__u32),
 	     GT_STACK_DEPTH * sizeof(__u64));
 
-/* User stack ids by the key of gt_ustack_key(): a thread that enters the
+/* User stack ids by the key of ustack_key(): a thread that enters the
  * same syscall from the same place again (a loop) reuses the id instead of
  * walking its stack again.  Emptied with `stacks` (ids are only valid
  * until then); sized like it by user space. */
@@ -439,11 +439,90 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 	return id;
 }
 
+/* Scratch for the frame walk's copies of the stack (gt_uframe_at). */
+GT_PERCPU_SLOT(uwalk_win, struct gt_uwalk_win);
+
+/* GT_UWALK_* (gotraced.h): 0 in every real recording; a bench walks one
+ * frame per read, a test compares both walks.  Read-only: the verifier
+ * drops what a load does not ask for. */
+const volatile __u32 uwalk_mode = 0;
+
+/* The offset in this CPU's uwalk_win of the frame at fp (gt_uframe_at),
+ * or -1 where the walk stops; level: the walk's nesting (frames alone
+ * unless 0).  A global function, verified once on its own: inlined in the
+ * walk's loop, its paths were walked again at each of the loop's 127
+ * rounds (the verifier went through 20 times as many instructions). */
+__noinline __s64 gt_uframe(__u64 fp, __u32 per_frame, __u32 level)
+{
+	struct gt_uwalk_win *w = percpu_slot(&uwalk_win);
+	struct gt_uframe *f;
+
+	if (!w)
+		return -1;
+	f = gt_uframe_at(w, fp, per_frame || level, &w->one[level & (GT_UWALK_LEVELS - 1)]);
+	return f ? (__s64)((void *)f - (void *)w) : -1;
+}
+
+/* The rest of the key (gt_ustack_head says what it names) from fp, the
+ * key so far h: up the frame chain, a window of stack at a time or
+ * (per_frame) one frame per read.  0 = no key (no scratch: never; nested
+ * past GT_UWALK_LEVELS: then bpf_get_stackid walks).  A global function,
+ * verified once on its own (inlined, the verifier walked its loop again
+ * for every path of its callers). */
+__noinline __u64 gt_ustack_walk(__u64 h, __u64 fp, __u32 per_frame)
+{
+	struct gt_uwalk_win *w = percpu_slot(&uwalk_win);
+	struct gt_uframe *f;
+	__u32 level;
+	__s64 off;
+
+	if (!w)
+		return 0;
+	level = w->busy;
+	if (level >= GT_UWALK_LEVELS)
+		return 0;
+	w->busy = level + 1;
+	if (!level)
+		w->base = 1; /* no window copied yet */
+	/* the count is up before the walk touches the scratch */
+	asm volatile("" ::: "memory");
+	for (int i = 1; i < GT_STACK_DEPTH; i++) {
+		off = gt_uframe(fp, per_frame, level);
+		if (off < 0 || off > sizeof(*w) - sizeof(*f))
+			break;
+		f = (void *)w + off;
+		h = gt_mix(h, f->ret);
+		fp = f->next;
+	}
+	asm volatile("" ::: "memory");
+	w->busy = level;
+	return h | 1;
+}
+
+/* The key of the current task's user stack (gt_ustack_head in
+ * compat.bpf.h says what it names), 0 = none; with GT_UWALK_CHECK both
+ * walks, compared (stats). */
+static __always_inline __u64 ustack_key(struct pt_regs *regs)
+{
+	struct gt_bpf_stats *st;
+	__u64 fp = 0, h = gt_ustack_head(regs, &fp), key;
+
+	if (!h)
+		return 0;
+	key = gt_ustack_walk(h, fp, uwalk_mode & GT_UWALK_PER_FRAME);
+	if ((uwalk_mode & GT_UWALK_CHECK) && (st = my_stats())) {
+		__sync_fetch_and_add(&st->uwalk_checks, 1);
+		if (key != gt_ustack_walk(h, fp, 1))
+			__sync_fetch_and_add(&st->uwalk_mismatches, 1);
+	}
+	return key;
+}
+
 /* The current task's user stack id, from ustack_ids when the same frames
  * were walked before.  regs = its saved user registers (NULL: unknown). */
 static __always_inline __s32 ustack_id(void *ctx, struct pt_regs *regs)
 {
-	__u64 key = gt_ustack_key(regs, GT_STACK_DEPTH);
+	__u64 key = ustack_key(regs);
 	__s32 *hit, id;
 
 	if (key) {

@@ -230,7 +230,7 @@ static __always_inline struct pt_regs *gt_stack_user_regs(void)
 }
 
 /* The saved user registers of the current task, or NULL when they cannot
- * be found.  Callers then do without (see gt_ustack_key). */
+ * be found.  Callers then do without (see gt_ustack_head). */
 static __always_inline struct pt_regs *gt_current_user_regs(void)
 {
 	if (!gt_has_task_pt_regs())
@@ -327,13 +327,39 @@ static __always_inline int gt_sched_delayed(struct task_struct *p)
 	return BPF_CORE_READ(p, se.sched_delayed);
 }
 
-#if defined(__TARGET_ARCH_x86)
+/* One step of the user stack key's hash. */
 static __always_inline __u64 gt_mix(__u64 h, __u64 v)
 {
 	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
 	return h ^ (h >> 31);
 }
 
+/* The frame walk's per-CPU scratch (common.bpf.h gt_ustack_walk): a copy of a window of
+ * the stack, GT_UWALK_WIN bytes aligned to their size (so within one
+ * page), and a frame read alone. */
+#define GT_UWALK_WIN 1024
+
+struct gt_uframe {
+	__u64 next, ret;
+};
+
+/* Walks nest: a walk in a program an interrupt or NMI ran on top of
+ * another's (a CPU sample, a softirq's wakeup) must not touch the window
+ * or the frame of the walk it interrupted.  Each level of nesting reads
+ * frames alone into a slot of its own; only the outermost copies windows
+ * (an interrupt ends before what it interrupted resumes, so a count of
+ * the walks under way is enough). */
+#define GT_UWALK_LEVELS 4
+
+struct gt_uwalk_win {
+	__u64 base;            /* the window copied in b, or 1: none */
+	__u32 busy;            /* walks under way on this CPU */
+	__u32 pad;
+	struct gt_uframe one[GT_UWALK_LEVELS]; /* a frame read alone, by level */
+	__u8 b[GT_UWALK_WIN];
+};
+
+#if defined(__TARGET_ARCH_x86)
 /* The user addresses one top-level page-table entry maps with 4-level
  * paging (PGDIR_SHIFT 39); with 5-level paging the first entry maps more
  * (2^48), which holds all of [0, 2^39) too. */
@@ -348,8 +374,8 @@ static __always_inline __u64 gt_mix(__u64 h, __u64 v)
  * page-table isolation mm->pgd is the kernel's copy, whose user entries
  * are the user copy's (plus NX).  0 = not known (no mm: the reads tell).
  * Plain loads from 5.11 (the current task is a BTF pointer), three
- * probe-reads before; once per walk, before its loop (inside it, the
- * verifier's paths doubled). */
+ * probe-reads before; asked only when a walk reaches such a frame (the
+ * walk is a global function, verified once: its paths are few). */
 static __always_inline int gt_pgd0_absent(void)
 {
 	struct task_struct *t = gt_current_task();
@@ -371,6 +397,36 @@ static __always_inline int gt_pgd0_absent(void)
 	return !(e & GT_PAGE_PRESENT);
 }
 
+/* The frame at fp, {saved fp, return address}: from the copy of the stack
+ * window that holds it, copied first unless win holds it already; a frame
+ * astride two windows (or unaligned, or when its window cannot be read) is
+ * read alone, as perf_callchain_user() reads it.  NULL where the kernel's
+ * walk stops (the frame is unreadable).  Exact: a window lies within one
+ * page, a page reads whole or not at all, and bpf_probe_read_user never
+ * leaves part of a copy, so a frame taken from a window is what reading it
+ * alone would give.  Also NULL for fp = 0 and a low fp that cannot be
+ * read (gt_pgd0_absent): the kernel's walk would stop there too. */
+static __always_inline struct gt_uframe *gt_uframe_at(struct gt_uwalk_win *win, __u64 fp,
+						      int per_frame, struct gt_uframe *one)
+{
+	__u64 start = fp & ~(__u64)(GT_UWALK_WIN - 1), off = fp & (GT_UWALK_WIN - 1);
+
+	/* fp = 0, or [fp, fp + 16) under GT_PGD0_SPAN where nothing is
+	 * mapped there: asked only of such a low fp (the end of a main
+	 * thread's chain), not at every walk */
+	if (fp <= GT_PGD0_SPAN - 16 && (!fp || gt_pgd0_absent()))
+		return 0;
+	if (!per_frame && !(off & 7) && off <= GT_UWALK_WIN - sizeof(struct gt_uframe)) {
+		if (start != win->base)
+			win->base = bpf_probe_read_user(win->b, GT_UWALK_WIN, (void *)start) ? 1 : start;
+		if (start == win->base)
+			return (struct gt_uframe *)(win->b + off);
+	}
+	if (bpf_probe_read_user(one, sizeof(*one), (void *)fp))
+		return 0;
+	return one;
+}
+
 /* A 64-bit key for the user stack that bpf_get_stackid(BPF_F_USER_STACK)
  * would record now: the same walk as x86's perf_callchain_user() (regs->ip,
  * then the return address of each frame up the rbp chain, up to `depth`
@@ -382,31 +438,39 @@ static __always_inline int gt_pgd0_absent(void)
  * tables map nothing: the main thread of a C program (PIE, so mapped far
  * above) usually ends its chain on a small integer that glibc's
  * __libc_start_call_main left in rbp, and reading it faulted at every
- * block (1.5 of the 2.2 us of a switch in the loopback ping-pong). */
-static __always_inline __u64 gt_ustack_key(struct pt_regs *regs, int depth)
+ * block (1.5 of the 2.2 us of a switch in the loopback ping-pong).
+ *
+ * The frames are read a window of stack at a time (gt_uframe_at; a
+ * bench's per_frame: one read per frame): a probe-read costs about as
+ * much however few bytes it copies, and the frames of a blocked thread
+ * usually lie within a few hundred bytes above its fp.
+ * The key is the same either way (tests/unit/test_capture.c compares the
+ * two walks on deep stacks: GT_PARTS_UWALK_CHECK).
+ *
+ * In parts: gt_ustack_head() reads the registers (h: the key so far,
+ * 0 = no key), common.bpf.h's gt_ustack_walk() follows the chain from fp,
+ * a frame at a time with gt_uframe_at() (both global functions there:
+ * inlined, the verifier walked the loop again for every path that reached
+ * it, 20 times the instructions). */
+static __always_inline __u64 gt_ustack_head(struct pt_regs *regs, __u64 *fp)
 {
-	struct { __u64 next, ret; } f;
-	__u64 h, fp, low;
-
 	if (!regs || GT_REGS_FIELD(regs, cs) != GT_USER_CS)
 		return 0;
-	fp = GT_REGS_FIELD(regs, bp);
-	h = gt_mix(0x6a09e667f3bcc908ull, GT_REGS_FIELD(regs, ip));
-	/* fp <= low: 0, or (where nothing is mapped under GT_PGD0_SPAN)
-	 * [fp, fp + 16) there; one test, as the verifier's paths go */
-	low = gt_pgd0_absent() ? GT_PGD0_SPAN - 16 : 0;
-	for (int i = 1; i < depth; i++) {
-		if (fp <= low || bpf_probe_read_user(&f, sizeof(f), (void *)fp))
-			break;
-		h = gt_mix(h, f.ret);
-		fp = f.next;
-	}
-	return h | 1;
+	*fp = GT_REGS_FIELD(regs, bp);
+	return gt_mix(0x6a09e667f3bcc908ull, GT_REGS_FIELD(regs, ip));
 }
+
 #else
-static __always_inline __u64 gt_ustack_key(struct pt_regs *regs, int depth)
+/* the frame walk above is x86's; elsewhere always walk (no key) */
+static __always_inline __u64 gt_ustack_head(struct pt_regs *regs, __u64 *fp)
 {
-	return 0; /* the frame walk above is x86's; elsewhere always walk */
+	return 0;
+}
+
+static __always_inline struct gt_uframe *gt_uframe_at(struct gt_uwalk_win *win, __u64 fp,
+						      int per_frame, struct gt_uframe *one)
+{
+	return 0;
 }
 #endif
 

@@ -58,6 +58,15 @@
 #define GT_PARTS_OFF_COMM      0x10
 #define GT_PARTS_OFF_RECORD    0x20
 #define GT_PARTS_OFF_ALL       0x40
+/* Not parts: how the user frame walk reads frames (bpf/common.bpf.h
+ * uwalk_mode, set from the same knob, bits shifted down by 8): one
+ * probe-read per frame, as before the walk copied windows (a bench's
+ * comparison); or both ways, their keys compared (gt_bpf_stats uwalk_*: a
+ * test's check). */
+#define GT_PARTS_UWALK_PER_FRAME 0x100
+#define GT_PARTS_UWALK_CHECK     0x200
+#define GT_UWALK_PER_FRAME       0x1
+#define GT_UWALK_CHECK           0x2
 
 /* User space takes the fixed-width types from the kernel's UAPI header, the
  * same one libbpf's headers include, so any include order works. */
@@ -286,6 +295,8 @@ struct gt_kev_ustack {
 struct gt_bpf_stats {
 	__u64 drops;          /* ring-buffer reservations that failed */
 	__u64 stack_errors;   /* bpf_get_stackid() failures (map full, no stack) */
+	__u64 uwalk_checks;   /* GT_UWALK_CHECK: user stack keys walked both ways */
+	__u64 uwalk_mismatches; /* ... and the two keys differed */
 };
 
 /* The same failures by session bit: those of the records each session

@@ -218,6 +218,8 @@ struct gt_capture_stats {
 	uint64_t mmap_records;    /* perf records parsed (mmap, exec, lost) */
 	uint64_t mmap_lost;       /* perf records lost: a ring or the merge full, memory */
 	uint64_t mmap_bad;        /* malformed perf records (skipped) */
+	uint64_t uwalk_checks;    /* user stack walks compared (GT_PARTS_UWALK_CHECK, tests) */
+	uint64_t uwalk_mismatches; /* ... whose block and per-frame keys differed */
 };
 void gt_capture_stats(struct gt_capture *c, struct gt_capture_stats *st);
 /* Failed ring reservations: total, or of one CPU with gt_capture_drops_cpu. */

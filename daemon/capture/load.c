@@ -150,15 +150,18 @@ static void set_percpu_offsets(struct gt_capture *c, const struct gt_capture_opt
 }
 
 /* make bench's per-part timing (tests/bench/bpf_parts.sh): parts of the
- * hot programs left out, GT_PARTS_OFF_* bits.  Only a bench build of
+ * hot programs left out, GT_PARTS_OFF_* bits (and GT_PARTS_UWALK_*: how
+ * the user stack walk reads frames).  Only a bench build of
  * gotracectl defines this (tests/bench/parts_off.c, docs/testing.md); the
  * programs shipped have no such knob, and always load every part. */
 uint32_t gt_bench_parts_off(void) __attribute__((weak));
 
 static void set_parts_off(struct gt_capture *c)
 {
-	if (gt_bench_parts_off)
-		c->skel->rodata->parts_off = gt_bench_parts_off();
+	uint32_t off = gt_bench_parts_off ? gt_bench_parts_off() : 0;
+
+	c->skel->rodata->parts_off = off & 0xff;
+	c->skel->rodata->uwalk_mode = off >> 8; /* GT_PARTS_UWALK_* */
 }
 
 static int open_skel(struct gt_capture *c, const struct gt_capture_opts *o,

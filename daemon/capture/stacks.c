@@ -70,6 +70,8 @@ static int read_bpf_stats(struct gt_capture *c, int cpu, struct gt_bpf_stats *ou
 			continue;
 		out->drops += v[i].drops;
 		out->stack_errors += v[i].stack_errors;
+		out->uwalk_checks += v[i].uwalk_checks;
+		out->uwalk_mismatches += v[i].uwalk_mismatches;
 	}
 	free(v);
 	return 0;
@@ -83,6 +85,8 @@ void gt_capture_stats(struct gt_capture *c, struct gt_capture_stats *st)
 	if (read_bpf_stats(c, -1, &b) == 0) {
 		st->drops = b.drops;
 		st->stack_errors = b.stack_errors;
+		st->uwalk_checks = b.uwalk_checks;
+		st->uwalk_mismatches = b.uwalk_mismatches;
 	}
 	st->bad_records = c->bad_records;
 	st->mmap_records = c->mm.records;

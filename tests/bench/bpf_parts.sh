@@ -7,7 +7,9 @@
 # removes the code of a part left out); each
 # variant records the same loop with kernel.bpf_stats_enabled=1 (restored
 # after), and a part's cost is the program's ns per run with everything
-# minus its ns per run without that part.  Every variant records twice and
+# minus its ns per run without that part.  One variant is no part left
+# out but the user stack walk done as before it copied windows, one
+# probe-read per frame (GT_PARTS_UWALK_PER_FRAME): what the windows save.  Every variant records twice and
 # keeps the lower figure (other processes on a shared machine only add).
 #
 # Workloads: the pipe ping-pong (switches, wakeups, blocking syscalls of
@@ -47,7 +49,8 @@ table() {
 	local tag=$1 flags=$2 progs=$3 v off name
 	shift 4
 	local variants=("all|0" "-ustack walk|0x01" "-late entry|0x02" "-stack top copy|0x04"
-		"-wakeup bookkeeping|0x08" "-switch comms|0x10" "-main record|0x20" "filter only|0x40")
+		"-wakeup bookkeeping|0x08" "-switch comms|0x10" "-main record|0x20" "filter only|0x40"
+		"walk a frame per read|0x100")
 	echo "$tag: ns per run of each program, everything vs a part left out (lower of 2 runs)"
 	for v in "${variants[@]}"; do
 		name=${v%%|*} off=${v##*|}
@@ -64,9 +67,10 @@ table() {
 		      for (p in progs) { line = sprintf("%s: part ns/run %-14s", tag, p)
 			for (i = 1; i <= 6; i++) if ((i + 1, p) in m) line = line sprintf(" %s %.0f", parts[i], m[1, p] - m[i + 1, p])
 			if ((8, p) in m) line = line sprintf(" | filter+entry %.0f, after the filter %.0f", m[8, p], m[1, p] - m[8, p])
+			if ((9, p) in m) line = line sprintf(" | the walk a window at a time saves %.0f", m[9, p] - m[1, p])
 			print line } }' \
 		"$tmp/$tag.0" "$tmp/$tag.0x01" "$tmp/$tag.0x02" "$tmp/$tag.0x04" "$tmp/$tag.0x08" \
-		"$tmp/$tag.0x10" "$tmp/$tag.0x20" "$tmp/$tag.0x40"
+		"$tmp/$tag.0x10" "$tmp/$tag.0x20" "$tmp/$tag.0x40" "$tmp/$tag.0x100"
 }
 
 echo "== per-part cost of the hot BPF programs, $N round trips (kernel.bpf_stats_enabled)"

@@ -1254,6 +1254,102 @@ static void order_mmap_cb(void *ctx, struct gt_mmap_held *h)
 	free(h);
 }
 
+/* ---- the user frame walk -------------------------------------------------- */
+
+/* This binary loads its programs with both user frame walks compared
+ * (daemon/capture/load.c's bench hook, here for a test): the one that
+ * copies the stack a window at a time (bpf/compat.bpf.h gt_uframe_at) and
+ * the one that reads each frame alone, as the kernel's walk does.  Every
+ * walk counts in the stats, and so does every pair of keys that differ.
+ * Only the walk's cost changes; every record stays what it is. */
+uint32_t gt_bench_parts_off(void);
+uint32_t gt_bench_parts_off(void)
+{
+	return GT_PARTS_UWALK_CHECK;
+}
+
+/* tests/workloads/uwalk_chains blocks at stacks made for the walk's every
+ * path (deep real frames over many windows and pages, past the depth
+ * limit; and hand-made chains: unaligned, astride two windows, astride a
+ * page and a hole, going down, looping, ending unmapped or low): the block
+ * walk must give the per-frame walk's key at each of its blocks, and the
+ * deep stacks must come out whole (GT_STACK_DEPTH frames). */
+static void test_uwalk_same_keys(void)
+{
+	struct gt_capture_stats st0, st1;
+	struct recording r = {0};
+	char path[PATH_MAX], out[256] = "";
+	int go[2], so[2], status = -1, deepest = 0;
+	long blocks = -1;
+	uint64_t ips[GT_STACK_DEPTH];
+	ssize_t got = 0, k;
+
+	workload_path(path, sizeof(path), "uwalk_chains");
+	GT_REQUIRE(access(path, X_OK) == 0, "workload %s missing (make tests)", path);
+	GT_REQUIRE(pipe(go) == 0 && pipe(so) == 0, "pipe: %s", strerror(errno));
+	pid_t p = fork();
+	if (p == 0) {
+		char c;
+
+		dup2(so[1], 1);
+		close(so[0]);
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1) /* wait until traced */
+			_exit(2);
+		execl(path, "uwalk_chains", "30", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	close(so[1]);
+	GT_REQUIRE(p > 0, "fork: %s", strerror(errno));
+	gt_capture_stats(cap, &st0);
+	int rc = gt_capture_trace_tgid(cap, p, 0, 1);
+	if (write(go[1], "g", 1) != 1 && !rc)
+		rc = -EPIPE;
+	close(go[1]);
+	while (!rc && (k = read(so[0], out + got, sizeof(out) - 1 - got)) > 0) {
+		got += k;
+		gt_capture_poll(cap, 0, record_cb, &r);
+	}
+	out[got] = 0;
+	close(so[0]);
+	waitpid(p, &status, 0);
+	if (!rc) {
+		poll_for(&r, 50);
+		rc = gt_capture_flush(cap, record_cb, &r);
+	}
+	gt_capture_stats(cap, &st1);
+	gt_capture_trace_tgid(cap, p, 0, 0);
+	for (size_t i = 0; i < r.n; i++) {
+		const struct gt_kev_switch *w = &r.v[i].ev.sw;
+		int n;
+
+		if (w->hdr.type != GT_KEV_SWITCH || w->hdr.tgid != (uint32_t)p || w->prev_ustack < 0)
+			continue;
+		n = gt_capture_stack(cap, w->prev_ustack, ips, GT_STACK_DEPTH);
+		deepest = n > deepest ? n : deepest;
+	}
+	free(r.v);
+	if (strstr(out, "blocks "))
+		blocks = atol(strstr(out, "blocks ") + 7);
+	GT_REQUIRE(rc >= 0, "recording uwalk_chains: %s", strerror(-rc));
+	GT_REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0 && blocks > 0,
+		   "uwalk_chains failed (status %#x, output \"%s\")", status, out);
+#if defined(__x86_64__)
+	/* a key where the walk runs (x86-64's frame chains; elsewhere the
+	 * walk is bpf_get_stackid's own, no key): at every block at least */
+	GT_CHECK(st1.uwalk_checks - st0.uwalk_checks >= (uint64_t)blocks,
+		 "%llu walks compared, %ld blocks",
+		 (unsigned long long)(st1.uwalk_checks - st0.uwalk_checks), blocks);
+#endif
+	GT_CHECK(st1.uwalk_mismatches == st0.uwalk_mismatches,
+		 "%llu of %llu walks gave another key a window at a time than a frame at a time",
+		 (unsigned long long)(st1.uwalk_mismatches - st0.uwalk_mismatches),
+		 (unsigned long long)(st1.uwalk_checks - st0.uwalk_checks));
+	GT_CHECK(deepest == GT_STACK_DEPTH, "deepest user stack %d frames, expected %d",
+		 deepest, GT_STACK_DEPTH);
+}
+
 /* A traced process's events and this process's executable mappings come
  * out in one time order: a perf record is never handed over ahead of
  * events stamped before it.  The only records older than one delivered
@@ -1322,6 +1418,7 @@ int main(void)
 	GT_RUN(test_drops);
 	GT_RUN(test_stack_spill);
 	GT_RUN(test_mmaps_in_order);
+	GT_RUN(test_uwalk_same_keys);
 	GT_RUN(test_attach_on_demand);
 	GT_RUN(test_loaded_without);
 	free(fam.r.v);
