@@ -1,8 +1,10 @@
 #include "gt_test.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int gt_test_failed_now;
 int gt_test_failures;
@@ -96,4 +98,20 @@ int gt_test_gocheck(const char *path, char *why, size_t whylen)
 	}
 	rc = pclose(p);
 	return rc == 0 ? 0 : -1;
+}
+
+int gt_test_fd_write(void *ctx, const void *p, size_t n)
+{
+	int fd = *(int *)ctx;
+	const char *b = p;
+
+	while (n) {
+		ssize_t k = write(fd, b, n);
+
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
 }

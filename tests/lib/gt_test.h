@@ -49,4 +49,8 @@ int gt_test_skip_bpf(void);
  * Returns 0 if Go accepts the file; on failure copies Go's complaint into why. */
 int gt_test_gocheck(const char *path, char *why, size_t whylen);
 
+/* A byte sink (gt_v2enc_init's) that writes all of p to the file
+ * descriptor *(int *)ctx: 0, or -errno (-EIO for a write of nothing). */
+int gt_test_fd_write(void *ctx, const void *p, size_t n);
+
 #endif

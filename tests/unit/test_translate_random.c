@@ -394,21 +394,6 @@ static void tally_name(const struct gt_goroutine_stats *g, void *arg)
 	}
 }
 
-static int fd_write(void *ctx, const void *p, size_t n)
-{
-	int fd = *(int *)ctx;
-	const char *b = p;
-
-	while (n) {
-		ssize_t k = write(fd, b, n);
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* The same stream through the v2 output (record --go-version 1.22|1.23):
  * the encoder accepts every call (Go's rules), our analysis reads the file
  * strictly with one goroutine per thread lifetime, each named by its
@@ -434,7 +419,7 @@ static int run_v2(uint64_t seed, int version, int ncpus, const uint8_t *stream,
 	int r;
 
 	memset(&e, 0, sizeof(e));
-	r = fd < 0 ? -errno : gt_v2enc_init(&e, version, 1000000000ull, fd_write, &fd);
+	r = fd < 0 ? -errno : gt_v2enc_init(&e, version, 1000000000ull, gt_test_fd_write, &fd);
 	if (!r) {
 		gt_v2enc_stage(&e);
 		r = gt_translator_new(&t, NULL, &o);

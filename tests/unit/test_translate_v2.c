@@ -98,22 +98,6 @@ static void snap(struct gt_thread_snapshot *s, uint32_t tid, char state, int cpu
 	snprintf(s->comm, sizeof(s->comm), "t%u", tid);
 }
 
-static int fd_write(void *ctx, const void *p, size_t n)
-{
-	int fd = *(int *)ctx;
-	const char *b = p;
-
-	while (n) {
-		ssize_t k = write(fd, b, n);
-
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 static int tv_open(struct tv *x, int version, const struct gt_thread_snapshot *s, int n)
 {
 	struct gt_translator_opts o = {.ncpus = NCPU, .go_version = 1000 + version, .v2 = &x->e};
@@ -124,7 +108,7 @@ static int tv_open(struct tv *x, int version, const struct gt_thread_snapshot *s
 	x->fd = mkstemp(x->path);
 	if (x->fd < 0)
 		return -errno;
-	if ((r = gt_v2enc_init(&x->e, version, 1000000000ull, fd_write, &x->fd)))
+	if ((r = gt_v2enc_init(&x->e, version, 1000000000ull, gt_test_fd_write, &x->fd)))
 		return r;
 	if ((r = gt_translator_new(&x->t, NULL, &o)))
 		return r;
