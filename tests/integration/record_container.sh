@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# record_container.sh: `record --container` on a real podman container
+# (rootful, cgroupfs manager, runc: what this machine's podman makes, at
+# libpod_parent/libpod-<id> with no .scope), recorded through gotraced.
+# The image is built here (busybox-static and our cpu_hot workload with its
+# libraries, imported with `podman import`: nothing is pulled), in a
+# storage of the test's own (--root/--runroot), removed at exit.
+#  - ctr_prefix: --container <12 hex> (what `podman ps` prints) finds the
+#    container; the trace is valid;
+#  - ctr_named: the program run in the container (`podman exec`) is named
+#    by its comm, and the container's pid 1 appears under its host pid;
+#  - ctr_symbols: its frames are named from the container's own copy of the
+#    binary (at a path the host does not have: read through /proc/PID/root);
+#  - ctr_full_id: the full 64-hex id finds it too;
+#  - ctr_unit_suffix: a unit given with its suffix (nginx.service) is
+#    looked for as itself, and a miss says so (not "nginx.service.service").
+# Other layouts (podman's systemd manager, rootless podman, docker,
+# containerd, CRI-O) are the unit test test_cgroup_resolve's fake trees:
+# docs/design.md "Containers" says why they do not run here.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+CASES="ctr_prefix ctr_named ctr_symbols ctr_full_id ctr_unit_suffix"
+# shellcheck disable=SC2086
+gt_require_daemon $CASES
+# shellcheck disable=SC2086
+gt_expect $CASES
+
+# no_ctr WHY: every case fails with WHY; the script ends.
+no_ctr() {
+	local c
+	for c in $CASES; do fail "$c" "$1"; done
+	gt_finish
+}
+
+for t in podman runc busybox; do
+	command -v $t >/dev/null || no_ctr "$t not installed: podman, runc and busybox-static are needed (make deps)"
+done
+[ -x "$WL/cpu_hot" ] || no_ctr "$WL/cpu_hot not built"
+
+# Podman's state is the test's own: nothing in /var/lib/containers, /etc or
+# /run/libpod changes. vfs: the image is a few MB and works on any /tmp.
+# cgroupfs + runc: no systemd runs here, and crun refuses the hybrid
+# cgroup v1/v2 mounts. The limits are set because podman's defaults
+# (nofile 1048576, nproc) exceed what this host's root may set without
+# CAP_SYS_RESOURCE; --network none needs no netavark.
+PM=$(mktemp -d /tmp/gt-podman.XXXXXX)
+PODMAN=(podman --root "$PM/root" --runroot "$PM/run" --tmpdir "$PM/tmp" --storage-driver vfs
+	--cgroup-manager cgroupfs --runtime runc --events-backend file)
+IMAGE=localhost/gt-test-$$
+CTR=gt-test-$$
+cleanup_podman() {
+	"${PODMAN[@]}" rm -f -t 0 "$CTR" >/dev/null 2>&1
+	"${PODMAN[@]}" rmi -f "$IMAGE" >/dev/null 2>&1
+	rm -rf "$PM"
+	return 0 # gt_cleanup takes the script's status from $?
+}
+trap 'cleanup_podman; gt_cleanup' EXIT
+
+# The rootfs: busybox for sh and sleep, cpu_hot as /opt/gt/gt_ctr_hot (a
+# path the host lacks) with the libraries it links, at their paths.
+R=$PM/rootfs
+mkdir -p "$R/bin" "$R/opt/gt" "$R/tmp"
+cp "$(command -v busybox)" "$R/bin/busybox"
+for a in sh sleep; do ln -s busybox "$R/bin/$a"; done
+cp "$WL/cpu_hot" "$R/opt/gt/gt_ctr_hot"
+for lib in $(ldd "$WL/cpu_hot" | awk '$1 ~ /^\// { print $1 } $3 ~ /^\// { print $3 }'); do
+	mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
+done
+if ! out=$(tar -C "$R" -c . | "${PODMAN[@]}" import - "$IMAGE" 2>&1); then
+	no_ctr "podman import failed: $out"
+fi
+# pid 1 wakes every 0.2 s: it has events of its own in any recording
+if ! ID=$("${PODMAN[@]}" run -d --pull never --network none --ulimit nofile=1024:1024 \
+	--ulimit nproc=1024:1024 --name "$CTR" "$IMAGE" \
+	/bin/sh -c 'while :; do sleep 0.2; done' 2>"$PM/run.err"); then
+	no_ctr "podman run failed: $(tail -3 "$PM/run.err")"
+fi
+HOSTPID=$("${PODMAN[@]}" inspect -f '{{.State.Pid}}' "$CTR")
+CG=$(awk -F: '$1 == 0 { print $3 }' "/proc/$HOSTPID/cgroup")
+echo "# container ${ID:0:12}: host pid $HOSTPID, cgroup $CG"
+
+gt_need_cgroup2 ctr_prefix
+gt_start_daemon
+
+# --- by the 12-hex prefix; the program runs in it while recorded -----------------
+F=$GT_TMP/ctr.trace
+if ! gt_record_bg ctr --daemon --socket "$SOCK" --cpu-profile --container "${ID:0:12}" -o "$F"; then
+	no_ctr "record --container ${ID:0:12} did not start: $(tail -3 "$GT_TMP/ctr.rec.err")"
+fi
+# runs to its end inside the container (300 ms of its CPU time), then the
+# recording stops: no timing assumed
+"${PODMAN[@]}" exec "$CTR" /opt/gt/gt_ctr_hot 300 >"$GT_TMP/exec.out" 2>&1 ||
+	echo "# podman exec: $(tail -2 "$GT_TMP/exec.out")"
+gt_stop_record INT
+rc=$?
+if [ $rc != 0 ]; then
+	no_ctr "record --container ${ID:0:12} exited $rc: $(tail -3 "$GT_TMP/ctr.rec.err")"
+fi
+if ! grep -q "started .*cgroup $CGMNT$CG" "$GT_TMP/daemon.log"; then
+	fail ctr_prefix "the daemon did not record $CGMNT$CG: $(grep started "$GT_TMP/daemon.log" | tail -1)"
+elif gt_valid ctr_prefix "$F"; then
+	ok ctr_prefix
+fi
+
+# --- names and host pids ---------------------------------------------------------
+if [ -s "$F.json" ]; then
+	why=$(python3 - "$F.json" "$HOSTPID" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+names = {g.get("name", "") for g in j.get("goroutines", [])}
+tids = {str(g.get("tid", g.get("id", ""))) for g in j.get("goroutines", [])}
+why = []
+if "cpu_hot" not in names:
+    why.append("cpu_hot (run in the container, comm it sets) not named; names: %s" % sorted(names)[:20])
+if sys.argv[2] not in tids:
+    why.append("the container's pid 1 (host pid %s) is not in the trace" % sys.argv[2])
+print("; ".join(why))
+PY
+)
+	gt_report ctr_named "$why"
+	"$GTCTL" report --folded=cpu "$F" >"$GT_TMP/ctr.folded" 2>&1
+	if grep -q 'cpu_hot_spin' "$GT_TMP/ctr.folded"; then
+		ok ctr_symbols
+	else
+		fail ctr_symbols "no stack names cpu_hot_spin: $(grep gt_ctr_hot "$GT_TMP/ctr.folded" | head -3)"
+	fi
+else
+	fail ctr_named "no valid trace (see ctr_prefix)"
+	fail ctr_symbols "no valid trace (see ctr_prefix)"
+fi
+
+# --- by the full id ---------------------------------------------------------------
+if gt_record_bg full --daemon --socket "$SOCK" --container "$ID" -o "$GT_TMP/full.trace"; then
+	gt_stop_record INT
+	rc=$?
+	if [ $rc != 0 ]; then
+		fail ctr_full_id "record --container $ID exited $rc: $(tail -3 "$GT_TMP/full.rec.err")"
+	elif [ "$(grep -c "started .*cgroup $CGMNT$CG" "$GT_TMP/daemon.log")" != 2 ]; then
+		fail ctr_full_id "the daemon did not record $CGMNT$CG"
+	elif gt_valid ctr_full_id "$GT_TMP/full.trace"; then
+		ok ctr_full_id
+	fi
+else
+	fail ctr_full_id "record --container $ID did not start: $(tail -3 "$GT_TMP/full.rec.err")"
+fi
+
+# --- a unit named with its suffix ----------------------------------------------------
+gt_refused ctr_unit_suffix "unit gt-no-such-$$.service)" "$GTCTL" record --daemon --socket "$SOCK" \
+	--container "gt-no-such-$$.service" -o "$GT_TMP/none.trace" -d 1s
+echo "$out" | grep -q '\.service\.service' && fail ctr_unit_suffix "looked for .service.service: $out"
+
+kill -TERM "$DAEMON_PID"
+wait "$DAEMON_PID"
+[ "$gt_failures" -gt 0 ] && { echo "# daemon log:"; tail -30 "$GT_TMP/daemon.log" | detail; }
+gt_finish
