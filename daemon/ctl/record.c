@@ -16,6 +16,7 @@
 #include "record_flight.h"
 #include "common/clock.h"
 #include "common/cgroup_resolve.h"
+#include "common/conmon.h"
 
 volatile sig_atomic_t gt_record_interrupted;
 
@@ -57,15 +58,46 @@ int gt_record_release_child(struct gt_record_run *r)
 	return err;
 }
 
+/* --container of a container with no cgroup of its own (rootless Podman
+ * on a cgroup v1 or hybrid host): its processes as -p PID --children, and
+ * what the recording leaves out said. 0, or 1 if there is no such
+ * container (the caller reports the cgroup search's miss), or -errno. */
+static int container_by_pids(struct gt_record_opts *o)
+{
+	char err[512], full[128];
+	int n, rc;
+
+	rc = gt_conmon_container_pids(o->container, o->pids, GT_RECORD_MAX_PIDS, &n, full,
+				      sizeof(full), err, sizeof(err));
+	if (rc == -ENOENT)
+		return 1;
+	if (rc) {
+		fprintf(stderr, "gotracectl: %s\n", err);
+		return rc;
+	}
+	o->npids = n;
+	o->children = 1;
+	if (!o->quiet)
+		fprintf(stderr, "gotracectl: container %.12s has no cgroup of its own (rootless podman "
+			"on cgroup v1, or --cgroups=disabled): recording its process %d and "
+			"its descendants; `podman exec` sessions are not among them\n",
+			full, (int)o->pids[0]);
+	return 0;
+}
+
 static int resolve_cgroup(struct gt_record_opts *o)
 {
 	char err[512];
 	int rc;
 
-	if (o->container)
+	if (o->container) {
 		rc = gt_cgroup_resolve_container(o->container, o->cgroup_path,
 						 sizeof(o->cgroup_path), err, sizeof(err));
-	else if (o->cgroup)
+		if (rc == -ENOENT && (rc = container_by_pids(o)) <= 0)
+			return rc;
+		if (rc == 1)
+			rc = -ENOENT;
+	} else if (o->cgroup)
 		rc = gt_cgroup_resolve_path(o->cgroup, o->cgroup_path,
 					    sizeof(o->cgroup_path), err, sizeof(err));
 	else

@@ -13,14 +13,18 @@
 #    binary (at a path the host does not have: read through /proc/PID/root);
 #  - ctr_full_id: the full 64-hex id finds it too;
 #  - ctr_unit_suffix: a unit given with its suffix (nginx.service) is
-#    looked for as itself, and a miss says so (not "nginx.service.service").
-# Other layouts (podman's systemd manager, rootless podman, docker,
-# containerd, CRI-O) are the unit test test_cgroup_resolve's fake trees:
-# docs/design.md "Containers" says why they do not run here.
+#    looked for as itself, and a miss says so (not "nginx.service.service");
+#  - ctr_rootless: a rootless podman container (user gt_podman, made with a
+#    subordinate id range if missing) has no cgroup on this hybrid host:
+#    --container finds it by its conmon, and records its processes (another
+#    user namespace: uids and /proc/PID/root differ) named and symbolized.
+# Other layouts (podman's systemd manager, docker, containerd, CRI-O) are
+# the unit test test_cgroup_resolve's fake trees: docs/design.md
+# "Containers" says why they do not run here.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-CASES="ctr_prefix ctr_named ctr_symbols ctr_full_id ctr_unit_suffix"
+CASES="ctr_prefix ctr_named ctr_symbols ctr_full_id ctr_unit_suffix ctr_rootless"
 # shellcheck disable=SC2086
 gt_require_daemon $CASES
 # shellcheck disable=SC2086
@@ -49,13 +53,28 @@ PODMAN=(podman --root "$PM/root" --runroot "$PM/run" --tmpdir "$PM/tmp" --storag
 	--cgroup-manager cgroupfs --runtime runc --events-backend file)
 IMAGE=localhost/gt-test-$$
 CTR=gt-test-$$
+RL_USER=gt_podman
 cleanup_podman() {
 	"${PODMAN[@]}" rm -f -t 0 "$CTR" >/dev/null 2>&1
 	"${PODMAN[@]}" rmi -f "$IMAGE" >/dev/null 2>&1
+	if [ -d "$PM/user" ]; then
+		as_rootless rm -f -t 0 "$CTR" >/dev/null 2>&1
+		# rootless podman leaves a pause process holding its namespaces
+		[ -s "$PM/user/xdg/libpod/tmp/pause.pid" ] &&
+			kill -KILL "$(cat "$PM/user/xdg/libpod/tmp/pause.pid")" 2>/dev/null
+	fi
 	rm -rf "$PM"
 	return 0 # gt_cleanup takes the script's status from $?
 }
 trap 'cleanup_podman; gt_cleanup' EXIT
+
+# as_rootless ARGS...: podman ARGS as RL_USER, in its storage under $PM/user
+as_rootless() {
+	setpriv --reuid="$RL_USER" --regid="$(id -g "$RL_USER")" --init-groups -- \
+		env HOME="$PM/user" XDG_RUNTIME_DIR="$PM/user/xdg" \
+		podman --root "$PM/user/root" --runroot "$PM/user/xdg/run" --storage-driver vfs \
+		--cgroup-manager cgroupfs --runtime runc --events-backend file "$@"
+}
 
 # The rootfs: busybox for sh and sleep, cpu_hot as /opt/gt/gt_ctr_hot (a
 # path the host lacks) with the libraries it links, at their paths.
@@ -149,6 +168,50 @@ fi
 gt_refused ctr_unit_suffix "unit gt-no-such-$$.service)" "$GTCTL" record --daemon --socket "$SOCK" \
 	--container "gt-no-such-$$.service" -o "$GT_TMP/none.trace" -d 1s
 echo "$out" | grep -q '\.service\.service' && fail ctr_unit_suffix "looked for .service.service: $out"
+
+# --- rootless: no cgroup, found by its conmon -------------------------------------
+# RL_USER needs a subordinate id range for its user namespace (a system
+# user, as the other tests' users; the range is added once and kept).
+rootless() {
+	local rid f=$GT_TMP/rl.trace why out
+	id "$RL_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$RL_USER" ||
+		{ RL_WHY="useradd $RL_USER failed"; return; }
+	if ! grep -q "^$RL_USER:" /etc/subuid || ! grep -q "^$RL_USER:" /etc/subgid; then
+		usermod --add-subuids 1879048192-1879113727 --add-subgids 1879048192-1879113727 "$RL_USER" ||
+			{ RL_WHY="usermod --add-subuids failed"; return; }
+	fi
+	mkdir -p "$PM/user/xdg" "$PM/user/sync" && chmod 0711 "$PM" &&
+		chown -R "$RL_USER" "$PM/user" && chmod 0700 "$PM/user/xdg"
+	out=$(tar -C "$R" -c . | as_rootless import - "$IMAGE" 2>&1) || { RL_WHY="rootless podman import: $out"; return; }
+	# the program runs once /sync/go exists (made once the recording runs)
+	# shellcheck disable=SC2016
+	rid=$(as_rootless run -d --pull never --network none --ulimit nofile=1024:1024 \
+		--ulimit nproc=1024:1024 -v "$PM/user/sync:/sync" --name "$CTR" "$IMAGE" /bin/sh -c \
+		'while [ ! -e /sync/go ]; do sleep 0.1; done; /opt/gt/gt_ctr_hot 300; : >/sync/done; while :; do sleep 1; done' \
+		2>"$PM/rl.err") || { RL_WHY="rootless podman run: $(tail -2 "$PM/rl.err")"; return; }
+	echo "# rootless container ${rid:0:12}: $(as_rootless top "$CTR" pid hpid user huser 2>&1 | sed -n 2p)" >&2
+	gt_record_bg rl --daemon --socket "$SOCK" --cpu-profile --container "${rid:0:12}" -o "$f" ||
+		{ RL_WHY="record --container ${rid:0:12} did not start: $(tail -2 "$GT_TMP/rl.rec.err")"; return; }
+	: >"$PM/user/sync/go"
+	for _ in $(seq 1 600); do [ -e "$PM/user/sync/done" ] && break; sleep 0.1; done
+	gt_stop_record INT || { RL_WHY="record exited $?: $(tail -2 "$GT_TMP/rl.rec.err")"; return; }
+	[ -e "$PM/user/sync/done" ] || { RL_WHY="the program in the container did not end in 60 s"; return; }
+	grep -q "no cgroup of its own" "$GT_TMP/rl.rec.err" ||
+		{ RL_WHY="record did not say the container has no cgroup: $(head -2 "$GT_TMP/rl.rec.err")"; return; }
+	gt_valid ctr_rootless "$f" || { RL_WHY=reported; return; }
+	why=$(python3 -c 'import json,sys; n={g.get("name") for g in json.load(open(sys.argv[1]))["goroutines"]}; print("" if "cpu_hot" in n else "cpu_hot not named: %s" % sorted(n))' "$f.json")
+	[ -n "$why" ] && { RL_WHY="$why"; return; }
+	"$GTCTL" report --folded=cpu "$f" >"$GT_TMP/rl.folded" 2>&1
+	grep -q cpu_hot_spin "$GT_TMP/rl.folded" ||
+		RL_WHY="no stack names cpu_hot_spin: $(head -c 300 "$GT_TMP/rl.folded")"
+}
+RL_WHY=
+rootless
+case "$RL_WHY" in
+"") ok ctr_rootless ;;
+reported) ;; # gt_valid failed it
+*) fail ctr_rootless "$RL_WHY" ;;
+esac
 
 kill -TERM "$DAEMON_PID"
 wait "$DAEMON_PID"
