@@ -2,15 +2,21 @@
 # record_container.sh: `record --container` on a real podman container
 # (rootful, cgroupfs manager, runc: what this machine's podman makes, at
 # libpod_parent/libpod-<id> with no .scope), recorded through gotraced.
-# The image is built here (busybox-static and our cpu_hot workload with its
-# libraries, imported with `podman import`: nothing is pulled), in a
-# storage of the test's own (--root/--runroot), removed at exit.
+# The image is built here (busybox-static, our cpu_hot and jit_spin
+# workloads with their libraries, imported with `podman import`: nothing is
+# pulled), in a storage of the test's own (--root/--runroot), removed at
+# exit.
 #  - ctr_prefix: --container <12 hex> (what `podman ps` prints) finds the
 #    container; the trace is valid;
 #  - ctr_named: the program run in the container (`podman exec`) is named
 #    by its comm, and the container's pid 1 appears under its host pid;
-#  - ctr_symbols: its frames are named from the container's own copy of the
-#    binary (at a path the host does not have: read through /proc/PID/root);
+#  - ctr_symbols: its frames are named from the container's own files: the
+#    binary is stripped, at a path the host does not have, and its debug
+#    file is only in the container's /usr/lib/debug/.build-id (both read
+#    through /proc/PID/root);
+#  - ctr_perfmap: code named only by a perf map the program wrote in the
+#    container's /tmp under its pid in the container's pid namespace is
+#    named;
 #  - ctr_full_id: the full 64-hex id finds it too;
 #  - ctr_unit_suffix: a unit given with its suffix (nginx.service) is
 #    looked for as itself, and a miss says so (not "nginx.service.service");
@@ -24,7 +30,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-CASES="ctr_prefix ctr_named ctr_symbols ctr_full_id ctr_unit_suffix ctr_rootless"
+CASES="ctr_prefix ctr_named ctr_symbols ctr_perfmap ctr_full_id ctr_unit_suffix ctr_rootless"
 # shellcheck disable=SC2086
 gt_require_daemon $CASES
 # shellcheck disable=SC2086
@@ -40,7 +46,9 @@ no_ctr() {
 for t in podman runc busybox; do
 	command -v $t >/dev/null || no_ctr "$t not installed: podman, runc and busybox-static are needed (make deps)"
 done
-[ -x "$WL/cpu_hot" ] || no_ctr "$WL/cpu_hot not built"
+for w in cpu_hot jit_spin; do
+	[ -x "$WL/$w" ] || no_ctr "$WL/$w not built"
+done
 
 # Podman's state is the test's own: nothing in /var/lib/containers, /etc or
 # /run/libpod changes. vfs: the image is a few MB and works on any /tmp.
@@ -76,14 +84,21 @@ as_rootless() {
 		--cgroup-manager cgroupfs --runtime runc --events-backend file "$@"
 }
 
-# The rootfs: busybox for sh and sleep, cpu_hot as /opt/gt/gt_ctr_hot (a
-# path the host lacks) with the libraries it links, at their paths.
+# The rootfs: busybox for sh and sleep; cpu_hot, stripped, as
+# /opt/gt/gt_ctr_hot (a path the host lacks) with its debug file where a
+# -dbgsym package puts it, in the container only; jit_spin as
+# /opt/gt/gt_jit; the libraries they link, at their paths.
 R=$PM/rootfs
 mkdir -p "$R/bin" "$R/opt/gt" "$R/tmp"
 cp "$(command -v busybox)" "$R/bin/busybox"
 for a in sh sleep; do ln -s busybox "$R/bin/$a"; done
-cp "$WL/cpu_hot" "$R/opt/gt/gt_ctr_hot"
-for lib in $(ldd "$WL/cpu_hot" | awk '$1 ~ /^\// { print $1 } $3 ~ /^\// { print $3 }'); do
+BID=$(readelf -n "$WL/cpu_hot" | awk '/Build ID:/ { print $3 }')
+[ -n "$BID" ] || no_ctr "$WL/cpu_hot has no build-id"
+mkdir -p "$R/usr/lib/debug/.build-id/${BID:0:2}"
+objcopy --only-keep-debug "$WL/cpu_hot" "$R/usr/lib/debug/.build-id/${BID:0:2}/${BID:2}.debug"
+cp "$WL/cpu_hot" "$R/opt/gt/gt_ctr_hot" && strip --strip-all "$R/opt/gt/gt_ctr_hot"
+cp "$WL/jit_spin" "$R/opt/gt/gt_jit"
+for lib in $(ldd "$WL/cpu_hot" "$WL/jit_spin" | awk '$1 ~ /^\// { print $1 } $3 ~ /^\// { print $3 }' | sort -u); do
 	mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
 done
 if ! out=$(tar -C "$R" -c . | "${PODMAN[@]}" import - "$IMAGE" 2>&1); then
@@ -109,8 +124,10 @@ if ! gt_record_bg ctr --daemon --socket "$SOCK" --cpu-profile --container "${ID:
 fi
 # runs to its end inside the container (300 ms of its CPU time), then the
 # recording stops: no timing assumed
-"${PODMAN[@]}" exec "$CTR" /opt/gt/gt_ctr_hot 300 >"$GT_TMP/exec.out" 2>&1 ||
-	echo "# podman exec: $(tail -2 "$GT_TMP/exec.out")"
+for prog in gt_ctr_hot gt_jit; do
+	"${PODMAN[@]}" exec "$CTR" "/opt/gt/$prog" 300 >>"$GT_TMP/exec.out" 2>&1 ||
+		echo "# podman exec $prog: $(tail -2 "$GT_TMP/exec.out")"
+done
 gt_stop_record INT
 rc=$?
 if [ $rc != 0 ]; then
@@ -142,11 +159,17 @@ PY
 	if grep -q 'cpu_hot_spin' "$GT_TMP/ctr.folded"; then
 		ok ctr_symbols
 	else
-		fail ctr_symbols "no stack names cpu_hot_spin: $(grep gt_ctr_hot "$GT_TMP/ctr.folded" | head -3)"
+		fail ctr_symbols "no stack names cpu_hot_spin: $(grep cpu_hot "$GT_TMP/ctr.folded" | head -3)"
+	fi
+	if grep -q 'gt_jit_spin' "$GT_TMP/ctr.folded"; then
+		ok ctr_perfmap
+	else
+		fail ctr_perfmap "no stack names gt_jit_spin ($(grep '^map' "$GT_TMP/exec.out")): $(grep jit "$GT_TMP/ctr.folded" | head -3)"
 	fi
 else
 	fail ctr_named "no valid trace (see ctr_prefix)"
 	fail ctr_symbols "no valid trace (see ctr_prefix)"
+	fail ctr_perfmap "no valid trace (see ctr_prefix)"
 fi
 
 # --- by the full id ---------------------------------------------------------------
