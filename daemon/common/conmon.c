@@ -1,4 +1,4 @@
-/* A container's processes found through its conmon (see conmon.h). */
+/* A container found through its conmon (see conmon.h). */
 #include "conmon.h"
 
 #include <errno.h>
@@ -18,9 +18,19 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-int gt_conmon_cmdline_id(const char *cmdline, size_t len, char *id, size_t idlen)
+/* Copies src to dst if it fits (and is not empty when required). */
+static int take(char *dst, size_t dstlen, const char *src)
 {
-	const char *end = cmdline + len, *found = NULL;
+	if (strlen(src) >= dstlen)
+		return 0;
+	strcpy(dst, src);
+	return 1;
+}
+
+int gt_conmon_cmdline(const char *cmdline, size_t len, char *id, size_t idlen, char *name,
+		      size_t namelen)
+{
+	const char *end = cmdline + len, *cid = NULL, *cname = "";
 
 	if (!len || strcmp(base_name(cmdline), "conmon"))
 		return 0;
@@ -30,14 +40,20 @@ int gt_conmon_cmdline_id(const char *cmdline, size_t len, char *id, size_t idlen
 		if (!strcmp(a, "-e") || !strcmp(a, "--exec"))
 			return 0; /* an exec session's monitor */
 		if ((!strcmp(a, "-c") || !strcmp(a, "--cid")) && next < end)
-			found = next;
+			cid = next;
 		else if (!strncmp(a, "--cid=", 6))
-			found = a + 6;
+			cid = a + 6;
+		else if ((!strcmp(a, "-n") || !strcmp(a, "--name")) && next < end)
+			cname = next;
+		else if (!strncmp(a, "--name=", 7))
+			cname = a + 7;
 	}
-	if (!found || !*found || strlen(found) >= idlen)
-		return 0;
-	strcpy(id, found);
-	return 1;
+	return cid && *cid && take(id, idlen, cid) && take(name, namelen, cname);
+}
+
+static int is_hex(const char *s)
+{
+	return *s && strspn(s, "0123456789abcdef") == strlen(s);
 }
 
 struct conmon_match {
@@ -45,30 +61,19 @@ struct conmon_match {
 	pid_t pid;
 };
 
-/* The conmons of containers whose id starts with want: how many (at most
- * MAX_IDS kept; *more set if there were others). */
-static int find_conmons(const struct gt_proc_entry *list, int n, const char *want,
-			struct conmon_match *m, int *more)
+/* Does the conmon of pid monitor the container want names? */
+static int matches(pid_t pid, const char *want, int want_hex, struct conmon_match *m)
 {
-	char path[64], cmdline[8192], id[128];
-	int nm = 0, len;
+	char path[64], cmdline[8192], name[256];
+	int len;
 
-	for (int i = 0; i < n; i++) {
-		if (list[i].kthread)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)list[i].pid);
-		len = gt_proc_read_small(path, cmdline, sizeof(cmdline));
-		if (len <= 0 || !gt_conmon_cmdline_id(cmdline, (size_t)len, id, sizeof(id)) ||
-		    strncmp(id, want, strlen(want)))
-			continue;
-		if (nm == MAX_IDS) {
-			*more = 1;
-			continue;
-		}
-		snprintf(m[nm].id, sizeof(m[nm].id), "%s", id);
-		m[nm++].pid = list[i].pid;
-	}
-	return nm;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	len = gt_proc_read_small(path, cmdline, sizeof(cmdline));
+	if (len <= 0 ||
+	    !gt_conmon_cmdline(cmdline, (size_t)len, m->id, sizeof(m->id), name, sizeof(name)))
+		return 0;
+	m->pid = pid;
+	return !strcmp(name, want) || (want_hex && !strncmp(m->id, want, strlen(want)));
 }
 
 static void list_ids(const char *want, const struct conmon_match *m, int nm, int more,
@@ -82,41 +87,65 @@ static void list_ids(const char *want, const struct conmon_match *m, int nm, int
 		snprintf(err + off, errlen - off, " ...");
 }
 
-int gt_conmon_container_pids(const char *id, pid_t *pids, int max, int *n, char *full,
-			     size_t fulllen, char *err, size_t errlen)
+int gt_conmon_find(const char *want, char *id, size_t idlen, pid_t *conmon, char *err,
+		   size_t errlen)
 {
-	struct conmon_match m[MAX_IDS];
+	struct conmon_match m[MAX_IDS + 1];
 	struct gt_proc_entry *list;
-	int nlist, nm, more = 0, rc;
+	int nlist, nm = 0, more = 0, rc, want_hex = is_hex(want);
 
-	*n = 0;
-	if (!*id || strspn(id, "0123456789abcdef") != strlen(id)) {
-		snprintf(err, errlen, "'%s' is not a container id", id);
-		return -ENOENT; /* a unit name: nothing for conmon to know */
+	if (!*want) {
+		snprintf(err, errlen, "empty container id or name");
+		return -ENOENT;
 	}
 	rc = gt_proc_list(&list, &nlist);
 	if (rc) {
 		snprintf(err, errlen, "cannot list /proc: %s", strerror(-rc));
 		return rc;
 	}
-	nm = find_conmons(list, nlist, id, m, &more);
-	if (nm == 0)
-		rc = -ENOENT;
-	else if (nm > 1 || more)
-		rc = -EEXIST;
-	for (int i = 0; !rc && i < nlist && *n < max; i++)
-		if (list[i].ppid == m[0].pid)
+	for (int i = 0; i < nlist; i++) {
+		if (list[i].kthread || !matches(list[i].pid, want, want_hex, &m[nm]))
+			continue;
+		if (nm < MAX_IDS)
+			nm++;
+		else
+			more = 1;
+	}
+	free(list);
+	if (nm == 0) {
+		snprintf(err, errlen, "no conmon monitors a container '%s'", want);
+		return -ENOENT;
+	}
+	if (nm > 1 || more) {
+		list_ids(want, m, nm, more, err, errlen);
+		return -EEXIST;
+	}
+	if (!take(id, idlen, m[0].id)) {
+		snprintf(err, errlen, "container id %s is too long", m[0].id);
+		return -ENAMETOOLONG;
+	}
+	*conmon = m[0].pid;
+	return 0;
+}
+
+int gt_conmon_children(pid_t conmon, pid_t *pids, int max, int *n, char *err, size_t errlen)
+{
+	struct gt_proc_entry *list;
+	int nlist, rc;
+
+	*n = 0;
+	rc = gt_proc_list(&list, &nlist);
+	if (rc) {
+		snprintf(err, errlen, "cannot list /proc: %s", strerror(-rc));
+		return rc;
+	}
+	for (int i = 0; i < nlist && *n < max; i++)
+		if (list[i].ppid == conmon)
 			pids[(*n)++] = list[i].pid;
 	free(list);
-	if (rc == -ENOENT)
-		snprintf(err, errlen, "no conmon monitors a container '%s'", id);
-	else if (rc == -EEXIST)
-		list_ids(id, m, nm, more, err, errlen);
-	else if (*n == 0)
-		snprintf(err, errlen, "container %s (conmon pid %d) has no process", m[0].id,
-			 (int)m[0].pid);
-	if (rc || *n == 0)
-		return rc ? rc : -ESRCH;
-	snprintf(full, fulllen, "%s", m[0].id);
+	if (*n == 0) {
+		snprintf(err, errlen, "the container's conmon (pid %d) has no process", (int)conmon);
+		return -ESRCH;
+	}
 	return 0;
 }

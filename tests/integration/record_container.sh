@@ -18,6 +18,7 @@
 #    container's /tmp under its pid in the container's pid namespace is
 #    named;
 #  - ctr_full_id: the full 64-hex id finds it too;
+#  - ctr_name: so does its name (podman run --name), found by its conmon;
 #  - ctr_unit_suffix: a unit given with its suffix (nginx.service) is
 #    looked for as itself, and a miss says so (not "nginx.service.service");
 #  - ctr_rootless: a rootless podman container (user gt_podman, made with a
@@ -30,7 +31,7 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-CASES="ctr_prefix ctr_named ctr_symbols ctr_perfmap ctr_full_id ctr_unit_suffix ctr_rootless"
+CASES="ctr_prefix ctr_named ctr_symbols ctr_perfmap ctr_full_id ctr_name ctr_unit_suffix ctr_rootless"
 # shellcheck disable=SC2086
 gt_require_daemon $CASES
 # shellcheck disable=SC2086
@@ -172,20 +173,27 @@ else
 	fail ctr_perfmap "no valid trace (see ctr_prefix)"
 fi
 
-# --- by the full id ---------------------------------------------------------------
-if gt_record_bg full --daemon --socket "$SOCK" --container "$ID" -o "$GT_TMP/full.trace"; then
-	gt_stop_record INT
-	rc=$?
-	if [ $rc != 0 ]; then
-		fail ctr_full_id "record --container $ID exited $rc: $(tail -3 "$GT_TMP/full.rec.err")"
-	elif [ "$(grep -c "started .*cgroup $CGMNT$CG" "$GT_TMP/daemon.log")" != 2 ]; then
-		fail ctr_full_id "the daemon did not record $CGMNT$CG"
-	elif gt_valid ctr_full_id "$GT_TMP/full.trace"; then
-		ok ctr_full_id
+# --- by the full id, by the name ----------------------------------------------------
+# record_as CASE TAG WHAT SESSIONS: record --container WHAT, stopped once
+# started; the daemon's log then has SESSIONS sessions of the container's
+# cgroup.
+record_as() {
+	if gt_record_bg "$2" --daemon --socket "$SOCK" --container "$3" -o "$GT_TMP/$2.trace"; then
+		gt_stop_record INT
+		rc=$?
+		if [ $rc != 0 ]; then
+			fail "$1" "record --container $3 exited $rc: $(tail -3 "$GT_TMP/$2.rec.err")"
+		elif [ "$(grep -c "started .*cgroup $CGMNT$CG" "$GT_TMP/daemon.log")" != "$4" ]; then
+			fail "$1" "the daemon did not record $CGMNT$CG: $(grep started "$GT_TMP/daemon.log" | tail -1)"
+		elif gt_valid "$1" "$GT_TMP/$2.trace"; then
+			ok "$1"
+		fi
+	else
+		fail "$1" "record --container $3 did not start: $(tail -3 "$GT_TMP/$2.rec.err")"
 	fi
-else
-	fail ctr_full_id "record --container $ID did not start: $(tail -3 "$GT_TMP/full.rec.err")"
-fi
+}
+record_as ctr_full_id full "$ID" 2
+record_as ctr_name name "$CTR" 3
 
 # --- a unit named with its suffix ----------------------------------------------------
 gt_refused ctr_unit_suffix "unit gt-no-such-$$.service)" "$GTCTL" record --daemon --socket "$SOCK" \

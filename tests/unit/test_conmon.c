@@ -1,6 +1,6 @@
-/* conmon command lines: which container a conmon monitors (common/conmon.h),
- * from argv as Podman 4 and CRI-O start it; exec sessions and other
- * programs are none. */
+/* conmon command lines: which container a conmon monitors, by id and name
+ * (common/conmon.h), from argv as Podman 4 and CRI-O start it; exec
+ * sessions and other programs are none. */
 #include <string.h>
 
 #include "common/conmon.h"
@@ -14,23 +14,27 @@
 static void test_podman(void)
 {
 	static const char c[] = "/usr/bin/conmon\0--api-version\0" "1\0-c\0" ID "\0-u\0" ID
-				"\0-r\0/usr/bin/runc\0-b\0/x/userdata\0-p\0/x/pidfile\0";
-	char id[128];
+				"\0-r\0/usr/bin/runc\0-b\0/x/userdata\0-p\0/x/pidfile\0-n\0web\0";
+	static const char unnamed[] = "/usr/bin/conmon\0-c\0" ID "\0";
+	char id[128], name[64];
 
-	GT_REQUIRE(gt_conmon_cmdline_id(CMDLINE(c), id, sizeof(id)) == 1, "not found");
-	GT_CHECK(!strcmp(id, ID), "id %s", id);
+	GT_REQUIRE(gt_conmon_cmdline(CMDLINE(c), id, sizeof(id), name, sizeof(name)) == 1,
+		   "not found");
+	GT_CHECK(!strcmp(id, ID) && !strcmp(name, "web"), "id %s name %s", id, name);
+	GT_CHECK(gt_conmon_cmdline(CMDLINE(unnamed), id, sizeof(id), name, sizeof(name)) == 1 &&
+		 !strcmp(id, ID) && !strcmp(name, ""), "no name: %s '%s'", id, name);
 }
 
 static void test_long_forms(void)
 {
-	static const char a[] = "conmon\0--cid\0" ID "\0--cuuid\0" ID "\0";
-	static const char b[] = "/usr/libexec/crio/conmon\0--cid=" ID "\0--runtime\0/usr/bin/runc\0";
-	char id[128];
+	static const char a[] = "conmon\0--cid\0" ID "\0--cuuid\0" ID "\0--name\0k8s_web\0";
+	static const char b[] = "/usr/libexec/crio/conmon\0--cid=" ID "\0--name=k8s_db\0";
+	char id[128], name[64];
 
-	GT_CHECK(gt_conmon_cmdline_id(CMDLINE(a), id, sizeof(id)) == 1 && !strcmp(id, ID),
-		 "--cid ID");
-	GT_CHECK(gt_conmon_cmdline_id(CMDLINE(b), id, sizeof(id)) == 1 && !strcmp(id, ID),
-		 "--cid=ID");
+	GT_CHECK(gt_conmon_cmdline(CMDLINE(a), id, sizeof(id), name, sizeof(name)) == 1 &&
+		 !strcmp(id, ID) && !strcmp(name, "k8s_web"), "--cid ID --name N");
+	GT_CHECK(gt_conmon_cmdline(CMDLINE(b), id, sizeof(id), name, sizeof(name)) == 1 &&
+		 !strcmp(id, ID) && !strcmp(name, "k8s_db"), "--cid=ID --name=N");
 }
 
 static void test_not_a_container(void)
@@ -40,14 +44,17 @@ static void test_not_a_container(void)
 	static const char other[] = "/bin/sleep\0-c\0" ID "\0";
 	static const char named[] = "/opt/notconmon\0-c\0" ID "\0";
 	static const char last[] = "conmon\0-c\0";
-	char id[128];
+	char id[128], n[64];
 
-	GT_CHECK(!gt_conmon_cmdline_id(CMDLINE(exec), id, sizeof(id)), "an exec session's");
-	GT_CHECK(!gt_conmon_cmdline_id(CMDLINE(other), id, sizeof(id)), "sleep taken for conmon");
-	GT_CHECK(!gt_conmon_cmdline_id(CMDLINE(named), id, sizeof(id)), "notconmon taken");
-	GT_CHECK(!gt_conmon_cmdline_id(CMDLINE(last), id, sizeof(id)), "-c without a value");
-	GT_CHECK(!gt_conmon_cmdline_id("", 0, id, sizeof(id)), "empty cmdline");
-	GT_CHECK(!gt_conmon_cmdline_id(CMDLINE("conmon\0-c\0" ID "\0"), id, 10), "id too long");
+	GT_CHECK(!gt_conmon_cmdline(CMDLINE(exec), id, sizeof(id), n, sizeof(n)), "an exec session's");
+	GT_CHECK(!gt_conmon_cmdline(CMDLINE(other), id, sizeof(id), n, sizeof(n)), "sleep taken");
+	GT_CHECK(!gt_conmon_cmdline(CMDLINE(named), id, sizeof(id), n, sizeof(n)), "notconmon taken");
+	GT_CHECK(!gt_conmon_cmdline(CMDLINE(last), id, sizeof(id), n, sizeof(n)), "-c, no value");
+	GT_CHECK(!gt_conmon_cmdline("", 0, id, sizeof(id), n, sizeof(n)), "empty cmdline");
+	GT_CHECK(!gt_conmon_cmdline(CMDLINE("conmon\0-c\0" ID "\0"), id, 10, n, sizeof(n)),
+		 "id too long");
+	GT_CHECK(!gt_conmon_cmdline(CMDLINE("conmon\0-c\0" ID "\0-n\0longer-than-8\0"), id,
+				    sizeof(id), n, 8), "name too long");
 }
 
 int main(void)
