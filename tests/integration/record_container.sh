@@ -76,6 +76,8 @@ cleanup_podman() {
 	return 0 # gt_cleanup takes the script's status from $?
 }
 trap 'cleanup_podman; gt_cleanup' EXIT
+trap 'exit 130' INT # a killed run removes its containers too (the EXIT trap)
+trap 'exit 143' TERM
 
 # as_rootless ARGS...: podman ARGS as RL_USER, in its storage under $PM/user
 as_rootless() {
