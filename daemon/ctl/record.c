@@ -107,8 +107,11 @@ static int resolve_cgroup(struct gt_record_opts *o)
 						 sizeof(o->cgroup_path), err, sizeof(err));
 		if (rc == -ENOENT && (rc = container_by_conmon(o)) <= 0)
 			return rc;
-		if (rc == 1)
-			rc = -ENOENT;
+		if (rc == 1) {
+			fprintf(stderr, "gotracectl: %s; nor does a conmon run a container of that "
+				"id or name\n", err);
+			return -ENOENT;
+		}
 	} else if (o->cgroup)
 		rc = gt_cgroup_resolve_path(o->cgroup, o->cgroup_path,
 					    sizeof(o->cgroup_path), err, sizeof(err));
