@@ -19,6 +19,8 @@ pkgs=(
 	nodejs                                   # record_jit.sh: a JIT that writes a perf map
 	iproute2                                 # ss: a server's open connections
 	systemd                                  # systemd-analyze verify of the units
+	podman runc busybox-static uidmap        # record_container.sh: a real container, its
+	                                         # image built from busybox (nothing pulled)
 )
 
 # Go 1.21, 1.22 and 1.23 come from Debian's bookworm-backports suite: Go

@@ -149,36 +149,68 @@ static int is_hex(const char *s, size_t n)
 	return n > 0;
 }
 
-/* The container id a runtime encoded in a directory name, or 0. */
-static int id_of(const char *name, const char *parent, char *id, size_t idlen)
+#define FULL_ID 64 /* every runtime here names a container by 64 hex digits */
+
+/* name is PREFIX<hex>[SUFFIX]: copies the hex part to id. */
+static int id_after(const char *name, const char *prefix, const char *suffix, char *id,
+		    size_t idlen)
+{
+	size_t n = strlen(name), p = strlen(prefix), x = strlen(suffix);
+
+	if (n <= p + x || strncmp(name, prefix, p) || strcmp(name + n - x, suffix))
+		return 0;
+	n -= p + x;
+	if (!is_hex(name + p, n) || n >= idlen)
+		return 0;
+	memcpy(id, name + p, n);
+	id[n] = '\0';
+	return 1;
+}
+
+/* The container id a runtime encoded in a directory name, or 0:
+ *   systemd driver  docker-, cri-containerd-, crio-, libpod-<id>.scope
+ *                   (docker, kubelet's containerd and CRI-O, podman; also
+ *                   rootless podman under user@UID.service)
+ *   cgroupfs        libpod-<id> (podman: libpod_parent/libpod-<id>),
+ *                   crio-<id> (kubepods/QOS/podUID/crio-<id>), and a bare
+ *                   <id> (docker/<id>, kubepods/QOS/podUID/<id>)
+ * Without ".scope" the id must be whole: a short hex name is not a
+ * runtime's. conmon's libpod-conmon-<id>.scope is no match (not hex). */
+static int id_of(const char *name, char *id, size_t idlen)
 {
 	static const char *const prefixes[] = {"docker-", "cri-containerd-", "crio-", "libpod-"};
-	size_t n = strlen(name);
 
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-		size_t p = strlen(prefixes[i]);
-
-		if (n > p + 6 && !strncmp(name, prefixes[i], p) && !strcmp(name + n - 6, ".scope") &&
-		    is_hex(name + p, n - p - 6) && n - p - 6 < idlen) {
-			memcpy(id, name + p, n - p - 6);
-			id[n - p - 6] = '\0';
+		if (id_after(name, prefixes[i], ".scope", id, idlen))
 			return 1;
-		}
+		if (id_after(name, prefixes[i], "", id, idlen) && strlen(id) == FULL_ID)
+			return 1;
 	}
-	/* cgroupfs driver: /docker/<64 hex> */
-	if (!strcmp(parent, "docker") && n == 64 && is_hex(name, n) && n < idlen) {
-		strcpy(id, name);
-		return 1;
+	return strlen(name) == FULL_ID && id_after(name, "", "", id, idlen);
+}
+
+/* A systemd unit name: "nginx.service", "x.scope", "y.slice". */
+static int has_unit_suffix(const char *name)
+{
+	static const char *const suffixes[] = {".service", ".scope", ".slice"};
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t x = strlen(suffixes[i]);
+
+		if (n > x && !strcmp(name + n - x, suffixes[i]))
+			return 1;
 	}
 	return 0;
 }
 
+/* "nginx.service" names itself; a bare "nginx" means nginx.service. */
 static int unit_matches(const char *name, const char *want)
 {
 	size_t w = strlen(want);
 
-	if (!strcmp(name, want))
-		return strstr(name, ".service") || strstr(name, ".scope") || strstr(name, ".slice");
+	if (has_unit_suffix(want))
+		return !strcmp(name, want);
 	return !strncmp(name, want, w) && !strcmp(name + w, ".service");
 }
 
@@ -201,7 +233,7 @@ static void add_match(struct search *s, const char *path, const char *key)
 	s->n++;
 }
 
-static void visit(struct search *s, const char *dir, const char *dirname, int depth)
+static void visit(struct search *s, const char *dir, int depth)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -214,13 +246,13 @@ static void visit(struct search *s, const char *dir, const char *dirname, int de
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
 			continue;
-		if (s->want_is_hex && id_of(de->d_name, dirname, id, sizeof(id)) &&
+		if (s->want_is_hex && id_of(de->d_name, id, sizeof(id)) &&
 		    !strncmp(id, s->want, strlen(s->want)))
 			add_match(s, path, id);
 		else if (unit_matches(de->d_name, s->want))
 			add_match(s, path, path);
 		if (depth < MAX_DEPTH)
-			visit(s, path, de->d_name, depth + 1);
+			visit(s, path, depth + 1);
 	}
 	closedir(d);
 }
@@ -240,9 +272,12 @@ static int pick(const struct search *s, const char *mnt, char *out, size_t outle
 		char *err, size_t errlen)
 {
 	if (s->n == 0) {
-		snprintf(err, errlen, "no container or unit '%s' under %s "
-			 "(looked for docker-, cri-containerd-, crio-, libpod-<id>.scope, docker/<id>, %s.service)",
-			 s->want, mnt, s->want);
+		const char *svc = has_unit_suffix(s->want) ? "" : ".service";
+
+		snprintf(err, errlen, "no container or unit '%s' under %s (looked for a container id "
+			 "or prefix in docker-, cri-containerd-, crio-, libpod-<id>.scope, libpod-<id>, "
+			 "crio-<id>, <id> (docker/, kubepods/.../pod<uid>/), and for unit %s%s)",
+			 s->want, mnt, s->want, svc);
 		return -ENOENT;
 	}
 	if (s->n > 1 || s->overflow) {
@@ -277,7 +312,7 @@ int gt_cgroup_resolve_container(const char *id, char *out, size_t outlen, char *
 	}
 	s->want = id;
 	s->want_is_hex = is_hex(id, strlen(id));
-	visit(s, mnt, "", 0);
+	visit(s, mnt, 0);
 	rc = pick(s, mnt, out, outlen, err, errlen);
 	free(s);
 	return rc;

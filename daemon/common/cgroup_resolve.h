@@ -20,11 +20,14 @@ int gt_cgroup_mount(char *out, size_t outlen, char *err, size_t errlen);
 int gt_cgroup_resolve_path(const char *arg, char *out, size_t outlen,
 			   char *err, size_t errlen);
 
-/* --container ID: a full container id or a unique prefix of one, found in
- * the directory names runtimes create:
- *   docker-<id>.scope   .../docker/<id>   cri-containerd-<id>.scope
- *   crio-<id>.scope     libpod-<id>.scope
- * or a systemd unit name ("foo.service", or "foo" for foo.service).
+/* --container ID: a full container id (64 hex) or a unique prefix of one,
+ * found in the directory names runtimes create (their systemd and cgroupfs
+ * drivers; rootful and rootless):
+ *   docker-<id>.scope   cri-containerd-<id>.scope   crio-<id>.scope
+ *   libpod-<id>.scope   libpod-<id> (podman cgroupfs: libpod_parent/)
+ *   crio-<id>   <id> (docker/<id>, kubepods/QOS/pod<uid>/<id>)
+ * or a systemd unit name ("foo.service", "foo.scope", "foo.slice", or
+ * "foo" for foo.service).
  * -ENOENT if nothing matches, -EEXIST (message lists them) if several do. */
 int gt_cgroup_resolve_container(const char *id, char *out, size_t outlen,
 				char *err, size_t errlen);

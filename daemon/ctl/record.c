@@ -16,6 +16,7 @@
 #include "record_flight.h"
 #include "common/clock.h"
 #include "common/cgroup_resolve.h"
+#include "common/conmon.h"
 
 volatile sig_atomic_t gt_record_interrupted;
 
@@ -57,15 +58,61 @@ int gt_record_release_child(struct gt_record_run *r)
 	return err;
 }
 
+/* --container of what the cgroup tree does not name: a container's name,
+ * or a container with no cgroup of its own (rootless Podman on a cgroup
+ * v1 or hybrid host), both found by their conmon.  A name resolves to its
+ * id's cgroup; a container with none to -p PID --children, said on stderr.
+ * 0, 1 if conmon knows no such container (the caller reports the cgroup
+ * search's miss), or -errno (reported). */
+static int container_by_conmon(struct gt_record_opts *o)
+{
+	char err[512], id[128];
+	pid_t conmon;
+	int n, rc;
+
+	rc = gt_conmon_find(o->container, id, sizeof(id), &conmon, err, sizeof(err));
+	if (rc == -ENOENT)
+		return 1;
+	if (!rc && strncmp(id, o->container, strlen(o->container))) {
+		/* a name: its id's cgroup, if it has one */
+		rc = gt_cgroup_resolve_container(id, o->cgroup_path, sizeof(o->cgroup_path), err,
+						 sizeof(err));
+		if (rc != -ENOENT)
+			goto out;
+	}
+	if (!rc || rc == -ENOENT)
+		rc = gt_conmon_children(conmon, o->pids, GT_RECORD_MAX_PIDS, &n, err, sizeof(err));
+	if (rc)
+		goto out;
+	o->npids = n;
+	o->children = 1;
+	if (!o->quiet)
+		fprintf(stderr, "gotracectl: container %.12s has no cgroup of its own (rootless podman "
+			"on cgroup v1, or --cgroups=disabled): recording its process %d and "
+			"its descendants; `podman exec` sessions are not among them\n",
+			id, (int)o->pids[0]);
+out:
+	if (rc)
+		fprintf(stderr, "gotracectl: %s\n", err);
+	return rc;
+}
+
 static int resolve_cgroup(struct gt_record_opts *o)
 {
 	char err[512];
 	int rc;
 
-	if (o->container)
+	if (o->container) {
 		rc = gt_cgroup_resolve_container(o->container, o->cgroup_path,
 						 sizeof(o->cgroup_path), err, sizeof(err));
-	else if (o->cgroup)
+		if (rc == -ENOENT && (rc = container_by_conmon(o)) <= 0)
+			return rc;
+		if (rc == 1) {
+			fprintf(stderr, "gotracectl: %s; nor does a conmon run a container of that "
+				"id or name\n", err);
+			return -ENOENT;
+		}
+	} else if (o->cgroup)
 		rc = gt_cgroup_resolve_path(o->cgroup, o->cgroup_path,
 					    sizeof(o->cgroup_path), err, sizeof(err));
 	else

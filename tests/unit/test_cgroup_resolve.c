@@ -20,7 +20,7 @@
 
 static char mnt[PATH_MAX], base[PATH_MAX], err[1024], out[PATH_MAX];
 static char id1[65], id2[65], id3[65];
-static char made[16][PATH_MAX];
+static char made[256][PATH_MAX];
 static int nmade;
 
 static void random_hex(char *dst, unsigned seed)
@@ -43,6 +43,8 @@ static int make(const char *rel)
 	}
 	return 0;
 }
+
+static int setup_layouts(unsigned seed);
 
 static int setup(void)
 {
@@ -71,7 +73,66 @@ static int setup(void)
 	snprintf(c, sizeof(c), "docker");
 	snprintf(d, sizeof(d), "docker/%s", id3);
 	return make(a) || make(b) || make("gt-test-unit-x.service") || make(c) || make(d) ||
-	       make("plain");
+	       make("plain") || make("gt-test-unit-y.scope") || setup_layouts(seed);
+}
+
+/* The runtimes' layouts (docs/design.md "Containers"), each with its own
+ * id: DIR is where the container's processes are, made with its parents;
+ * EXTRA a sibling or child the runtime makes too. %s is the id. */
+static const struct layout {
+	const char *what, *dir, *extra;
+} layouts[] = {
+	{"podman cgroupfs (runc)", "libpod_parent/libpod-%s", "libpod_parent/conmon"},
+	{"podman cgroupfs, nested", "libpod_parent/libpod-%s", "libpod_parent/libpod-%s/container"},
+	{"podman systemd", "machine.slice/libpod-%s.scope", "machine.slice/libpod-conmon-%s.scope"},
+	{"podman rootless", "user.slice/user-1000.slice/user@1000.service/user.slice/libpod-%s.scope",
+	 "user.slice/user-1000.slice/user@1000.service/user.slice/libpod-conmon-%s.scope"},
+	{"docker systemd", "system.slice/docker-%s.scope", NULL},
+	{"docker cgroupfs", "docker/%s", NULL},
+	{"containerd cgroupfs", "kubepods/burstable/pod0c5f5a0e-2b4c-4d7e-9f3a-1b2c3d4e5f60/%s",
+	 "kubepods/burstable/pod0c5f5a0e-2b4c-4d7e-9f3a-1b2c3d4e5f60/pause"},
+	{"containerd systemd", "kubepods.slice/kubepods-burstable.slice/"
+	 "kubepods-burstable-pod0c5f5a0e_2b4c_4d7e_9f3a_1b2c3d4e5f60.slice/cri-containerd-%s.scope",
+	 NULL},
+	{"CRI-O systemd", "kubepods.slice/kubepods-besteffort.slice/"
+	 "kubepods-besteffort-pod9d8e7f60_1a2b_4c3d_8e9f_a0b1c2d3e4f5.slice/crio-%s.scope",
+	 "kubepods.slice/kubepods-besteffort.slice/"
+	 "kubepods-besteffort-pod9d8e7f60_1a2b_4c3d_8e9f_a0b1c2d3e4f5.slice/crio-conmon-%s.scope"},
+	{"CRI-O cgroupfs", "kubepods/besteffort/pod9d8e7f60-1a2b-4c3d-8e9f-a0b1c2d3e4f5/crio-%s",
+	 NULL},
+};
+#define NLAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
+static char layout_id[NLAYOUTS][65];
+
+/* Makes every directory of base/rel (mkdir -p), each remembered. */
+static int make_p(const char *rel)
+{
+	char part[PATH_MAX];
+
+	for (const char *slash = strchr(rel, '/'); slash; slash = strchr(slash + 1, '/')) {
+		snprintf(part, sizeof(part), "%.*s", (int)(slash - rel), rel);
+		if (make(part))
+			return -1;
+	}
+	return make(rel);
+}
+
+static int setup_layouts(unsigned seed)
+{
+	char rel[PATH_MAX];
+
+	for (size_t i = 0; i < NLAYOUTS; i++) {
+		random_hex(layout_id[i], seed + 10 + (unsigned)i);
+		snprintf(rel, sizeof(rel), layouts[i].dir, layout_id[i]);
+		if (make_p(rel))
+			return -1;
+		if (!layouts[i].extra)
+			continue;
+		snprintf(rel, sizeof(rel), layouts[i].extra, layout_id[i]);
+		if (make_p(rel))
+			return -1;
+	}
+	return 0;
 }
 
 static void cleanup(void)
@@ -149,6 +210,45 @@ static void test_unit_name(void)
 	GT_CHECK(!strcmp(out, want), "got %s", out);
 }
 
+/* Each runtime's directory is found by the full id and by a 12-digit
+ * prefix (what `podman ps` and `docker ps` print); a conmon or pause
+ * sibling and a nested child are no second match. */
+static void test_layouts(void)
+{
+	char want[PATH_MAX], rel[PATH_MAX], prefix[13];
+
+	for (size_t i = 0; i < NLAYOUTS; i++) {
+		snprintf(rel, sizeof(rel), layouts[i].dir, layout_id[i]);
+		snprintf(want, sizeof(want), "%s/%s", base, rel);
+		snprintf(prefix, sizeof(prefix), "%.12s", layout_id[i]);
+		GT_CHECK(gt_cgroup_resolve_container(layout_id[i], out, sizeof(out), err,
+						     sizeof(err)) == 0 && !strcmp(out, want),
+			 "%s by full id: %s / got %s want %s", layouts[i].what, err, out, want);
+		GT_CHECK(gt_cgroup_resolve_container(prefix, out, sizeof(out), err, sizeof(err)) == 0 &&
+			 !strcmp(out, want),
+			 "%s by %s: %s / got %s want %s", layouts[i].what, prefix, err, out, want);
+	}
+}
+
+/* A unit named with its suffix is looked for as itself, and a miss says so
+ * (not "nginx.service.service"). */
+static void test_unit_suffixes(void)
+{
+	char want[PATH_MAX];
+
+	snprintf(want, sizeof(want), "%s/gt-test-unit-y.scope", base);
+	GT_CHECK(gt_cgroup_resolve_container("gt-test-unit-y.scope", out, sizeof(out), err,
+					     sizeof(err)) == 0 && !strcmp(out, want),
+		 "unit with .scope: %s / %s", err, out);
+	GT_CHECK(gt_cgroup_resolve_container("gt-test-no-such.service", out, sizeof(out), err,
+					     sizeof(err)) == -ENOENT, "resolved to %s", out);
+	GT_CHECK(strstr(err, "unit gt-test-no-such.service") && !strstr(err, ".service.service"),
+		 "message: %s", err);
+	GT_CHECK(gt_cgroup_resolve_container("gt-test-no-such", out, sizeof(out), err,
+					     sizeof(err)) == -ENOENT &&
+		 strstr(err, "unit gt-test-no-such.service"), "bare name: %s", err);
+}
+
 static void test_paths(void)
 {
 	char rel[PATH_MAX], want[PATH_MAX];
@@ -220,6 +320,8 @@ int main(void)
 	GT_RUN(test_ambiguous_prefix);
 	GT_RUN(test_no_match);
 	GT_RUN(test_unit_name);
+	GT_RUN(test_layouts);
+	GT_RUN(test_unit_suffixes);
 	GT_RUN(test_paths);
 	GT_RUN(test_bad_paths);
 	GT_RUN(test_authz);
