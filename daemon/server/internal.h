@@ -22,6 +22,10 @@
 #define GT_SRV_MAX_DETACHED_PER_UID 2
 #define GT_SRV_MAX_FLIGHT_SIZE_USER (256ull << 20)
 #define GT_SRV_ROOT_RESERVED 8
+/* Session slots only root may take: users other than root hold at most
+ * GT_PROTO_MAX_SESSIONS - GT_SRV_ROOT_SESSIONS together (four users at
+ * their limit of 8 filled all 32), so root's record always starts. */
+#define GT_SRV_ROOT_SESSIONS 4
 #define GT_SRV_MAX_FDS 2
 #define GT_SRV_OUT_MAX (256 * 1024)  /* unsent replies beyond this: client dropped */
 #define GT_SRV_PROGRESS_MS 1000
