@@ -64,10 +64,10 @@ static void log_orphan(const struct gt_srv_session *ss, int err)
 
 	name_of_fd(ss->out_fd, where, sizeof(where));
 	if (err)
-		gt_log("session %d: its client is gone and its trace could not be finished "
+		gt_log_uid(ss->owner, "session %d: its client is gone and its trace could not be finished "
 		       "(%s): %s", ss->id, strerror(-err), where);
 	else
-		gt_log("session %d: its client is gone; the finished trace stays in %s", ss->id,
+		gt_log_uid(ss->owner, "session %d: its client is gone; the finished trace stays in %s", ss->id,
 		       where);
 }
 
@@ -80,7 +80,7 @@ static void complete_session(struct gt_server *sv, int slot, int err)
 	if (ss->orphaned)
 		log_orphan(ss, err);
 	gt_session_stats(ss->s, &st);
-	gt_log("session %d ended (%s)%s%s: %llu threads, %llu events, %llu bytes, %llu dropped",
+	gt_log_uid(ss->owner, "session %d ended (%s)%s%s: %llu threads, %llu events, %llu bytes, %llu dropped",
 	       ss->id, st.end_reason && *st.end_reason ? st.end_reason : "ended",
 	       err ? ", file unusable: " : "", err ? strerror(-err) : "",
 	       (unsigned long long)st.threads, (unsigned long long)st.trace_events,
@@ -136,7 +136,7 @@ int gt_srv_count_sessions(const struct gt_server *sv)
 
 static void refuse(struct gt_srv_client *c, int code, const char *why)
 {
-	gt_log("client %u (uid %u pid %d): refused: %s", c->conn, (unsigned)c->uid,
+	gt_log_uid(c->uid, "client %u (uid %u pid %d): refused: %s", c->conn, (unsigned)c->uid,
 	       (int)c->pid, why);
 	gt_conn_queue_error(c, code, "%s", why);
 }
@@ -376,7 +376,7 @@ static void detach_if_asked(struct gt_srv_session *ss)
 {
 	if (!ss->detached || !ss->client)
 		return;
-	gt_log("session %d detached from its client (pid %d): it records until stopped",
+	gt_log_uid(ss->owner, "session %d detached from its client (pid %d): it records until stopped",
 	       ss->id, (int)ss->owner_pid);
 	ss->client->session = NULL;
 	ss->client = NULL;
@@ -414,7 +414,7 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 		refuse(c, -rc, why);
 		return;
 	}
-	gt_log("session %d %s for uid %u (pid %d): %s, %.3f s%s", c->session->id,
+	gt_log_uid(c->uid, "session %d %s for uid %u (pid %d): %s, %.3f s%s", c->session->id,
 	       c->session->ok_pending ? "attaching probes" : "started", (unsigned)c->uid, (int)c->pid,
 	       c->session->targets, r->duration_ns / 1e9, r->duration_ns ? "" : " (until stopped)");
 	if (!c->session->ok_pending) {
@@ -437,7 +437,7 @@ static void settle_start(struct gt_server *sv, int slot)
 	err = gt_session_ended(ss->s) ? gt_session_stop(ss->s, NULL) : 0;
 	if (!err) {
 		ss->ok_pending = 0;
-		gt_log("session %d started for uid %u (pid %d): %s, probes attached", ss->id,
+		gt_log_uid(ss->owner, "session %d started for uid %u (pid %d): %s, probes attached", ss->id,
 		       (unsigned)ss->owner, (int)ss->owner_pid, ss->targets);
 		if (ss->client)
 			gt_conn_queue(ss->client, buf,
@@ -514,7 +514,7 @@ static void handle_stop(struct gt_server *sv, struct gt_srv_client *c, uint32_t 
 
 	if (slot < 0)
 		return;
-	gt_log("client %u (uid %u): stop session %u", c->conn, (unsigned)c->uid, id);
+	gt_log_uid(c->uid, "client %u (uid %u): stop session %u", c->conn, (unsigned)c->uid, id);
 	snprintf(reason, sizeof(reason), "stopped by uid %u", (unsigned)c->uid);
 	finish_session(sv, slot, reason);
 	gt_conn_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), id));
