@@ -102,7 +102,7 @@ struct gt_server {
  * or sessions caused, at most GT_LOG_BURST per GT_LOG_WINDOW_MS for a
  * non-root uid, the rest counted and said in one line when the window
  * ends (gt_log_tick, from the loop's timer, says it without a next line). */
-#define GT_LOG_BURST 20
+#define GT_LOG_BURST 50
 #define GT_LOG_WINDOW_MS 10000
 void gt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gt_log_uid(uid_t uid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
