@@ -50,6 +50,9 @@ int report_named(const struct gt_analysis *a, const struct gt_an_thread *t, cons
 	report_name(a, t, name, sizeof(name), &tid);
 	if (!strcmp(name, want))
 		return 1;
+	/* as the text report shows it, escaped */
+	if (!strcmp(report_shown(a, t, name, sizeof(name), &tid), want))
+		return 1;
 	snprintf(id, sizeof(id), "%llu", (unsigned long long)t->id);
 	if (!strcmp(id, want))
 		return 1;
