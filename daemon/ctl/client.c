@@ -11,6 +11,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "util/gt_escape.h"
+
 /* Once a message has started, the rest must follow promptly. */
 #define REST_OF_MESSAGE_MS 5000
 
@@ -183,7 +185,7 @@ static int expect(const struct gt_msg *m, unsigned type, char *err, size_t errle
 	if (m->hdr.type == type)
 		return 0;
 	if (m->hdr.type == GT_MSG_ERROR) {
-		snprintf(err, errlen, "%s", m->u.error.text);
+		gt_esc(err, errlen, m->u.error.text); /* may quote users' text */
 		return m->u.error.code > 0 ? -m->u.error.code : -EPROTO;
 	}
 	snprintf(err, errlen, "the daemon answered %s where %s was expected",
@@ -201,7 +203,7 @@ static int refusal_after_send_error(int fd, int rc, char *err, size_t errlen)
 	if ((rc != -EPIPE && rc != -ECONNRESET) ||
 	    client_recv(fd, 1000, &m, ignored, sizeof(ignored)) || m.hdr.type != GT_MSG_ERROR)
 		return 0;
-	snprintf(err, errlen, "%s", m.u.error.text);
+	gt_esc(err, errlen, m.u.error.text);
 	return m.u.error.code > 0 ? -m.u.error.code : -EPROTO;
 }
 
@@ -260,7 +262,7 @@ int gt_client_next(int fd, int timeout_ms, struct gt_client_event *ev, char *err
 	ev->kind = GT_CLIENT_DONE;
 	ev->stats = m.u.done.stats;
 	ev->error = m.u.done.error;
-	snprintf(ev->reason, sizeof(ev->reason), "%s", m.u.done.reason);
+	gt_esc(ev->reason, sizeof(ev->reason), m.u.done.reason);
 	return 0;
 }
 

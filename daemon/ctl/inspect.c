@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "check/gt_check.h"
+#include "util/gt_escape.h"
 
 struct ginfo {
 	struct gt_goroutine_stats st;
@@ -77,8 +78,9 @@ static void print_text_summary(const char *path, const struct gt_check_report *r
 			       const struct gt_check_report *go)
 {
 	uint64_t ns = ticks_to_ns(r->duration_ticks, r->freq);
+	static char shown[GT_ESCAPE_SIZE(4096)];
 
-	printf("file:       %s\n", path);
+	printf("file:       %s\n", gt_esc(shown, sizeof(shown), path));
 	if (r->version)
 		printf("version:    go %d.%d trace\n", r->version / 1000, r->version % 1000);
 	printf("size:       %llu bytes\n", (unsigned long long)r->bytes);
@@ -97,10 +99,11 @@ static void print_text_summary(const char *path, const struct gt_check_report *r
 	if (r->ok)
 		printf("verdict:    valid\n");
 	else
-		printf("verdict:    invalid: %s\n", r->error);
+		printf("verdict:    invalid: %s\n", gt_esc(shown, sizeof(shown), r->error));
 	if (go && go->ok != r->ok)
 		printf("go tools:   %s%s\n", go->ok ? "valid (Go 1.19 opens it; only gotraced's producer contract, docs/format.md, is broken)"
-						 : "invalid: ", go->ok ? "" : go->error);
+						 : "invalid: ",
+		       go->ok ? "" : gt_esc(shown, sizeof(shown), go->error));
 }
 
 static void print_text_goroutines(const struct glist *l)
@@ -111,12 +114,14 @@ static void print_text_goroutines(const struct glist *l)
 	printf(" %14s %14s %8s %s\n", "running_ns", "runnable_ns", "unblocks", "end");
 	for (size_t i = 0; i < l->n; i++) {
 		const struct gt_goroutine_stats *g = &l->v[i].st;
-		char tid[24] = "-";
+		char tid[24] = "-", name[GT_ESCAPE_SIZE(256)];
 
 		if (g->tid >= 0)
 			snprintf(tid, sizeof(tid), "%lld", (long long)g->tid);
+		/* the name is the traced process's text */
 		printf("%-8llu %-24s %-8s %7llu", (unsigned long long)g->id,
-		       g->name[0] ? g->name : "-", tid, (unsigned long long)g->starts);
+		       g->name[0] ? gt_esc(name, sizeof(name), g->name) : "-", tid,
+		       (unsigned long long)g->starts);
 		for (int b = 0; b < GT_BLK_COUNT; b++)
 			printf(" %7llu", (unsigned long long)g->blocks[b]);
 		printf(" %14llu %14llu %8llu %s%s\n", (unsigned long long)g->running_ns,
@@ -257,7 +262,9 @@ int cmd_inspect(int argc, char **argv)
 	rc = gt_check_file_run(path, go_rules ? GT_CHECK_GO_TOOLS : 0, &rep,
 			       (want_g || json) ? collect : NULL, &l);
 	if (rc < 0) {
-		fprintf(stderr, "gotracectl: %s\n", rep.error);
+		static char shown[GT_ESCAPE_SIZE(sizeof(rep.error))];
+
+		fprintf(stderr, "gotracectl: %s\n", gt_esc(shown, sizeof(shown), rep.error));
 		glist_free(&l);
 		return 1;
 	}

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "analyze/gt_analyze.h"
+#include "util/gt_escape.h"
 #include "v2/gt_v2.h"
 
 int inspect_is_v2(const char *path)
@@ -51,9 +52,13 @@ static void goroutines_text(const struct gt_analysis *a)
 		size_t len;
 		int64_t tid;
 		const char *name = gt_an_thread_name(a, t, &len, &tid);
+		char shown[GT_ESCAPE_SIZE(256)];
 
-		printf("%-8llu %-24.*s %7llu", (unsigned long long)t->id, len ? (int)len : 1,
-		       len ? name : "-", (unsigned long long)t->starts);
+		/* the name is the traced process's text */
+		if (len)
+			gt_escape(shown, sizeof(shown), name, len);
+		printf("%-8llu %-24s %7llu", (unsigned long long)t->id, len ? shown : "-",
+		       (unsigned long long)t->starts);
 		for (int b = 0; b < GT_BLK_COUNT; b++)
 			printf(" %7llu", (unsigned long long)t->offcpu_n[b]);
 		printf(" %14llu %14llu\n", (unsigned long long)t->oncpu_ns,
@@ -130,7 +135,9 @@ static void summary_json(const char *path, const struct gt_analysis *a, int ok, 
 
 static void summary_text(const char *path, const struct gt_analysis *a, int ok, size_t len)
 {
-	printf("file:        %s\n", path);
+	static char shown[GT_ESCAPE_SIZE(4096)];
+
+	printf("file:        %s\n", gt_esc(shown, sizeof(shown), path));
 	if (a->version)
 		printf("version:     go %d.%d trace (Go 1.22+ format)\n", a->version / 1000,
 		       a->version % 1000);
@@ -145,7 +152,7 @@ static void summary_text(const char *path, const struct gt_analysis *a, int ok, 
 	if (ok)
 		printf("verdict:     valid\n");
 	else
-		printf("verdict:     invalid: %s\n", a->error);
+		printf("verdict:     invalid: %s\n", gt_esc(shown, sizeof(shown), a->error));
 }
 
 int inspect_v2(const char *path, int json, int want_g)
@@ -156,9 +163,11 @@ int inspect_v2(const char *path, int json, int want_g)
 	void *data = NULL;
 	size_t len = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), ok;
+	static char shown[GT_ESCAPE_SIZE(4096)];
 
+	gt_esc(shown, sizeof(shown), path);
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		fprintf(stderr, "gotracectl: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "gotracectl: %s: %s\n", shown, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return 1;
@@ -167,7 +176,7 @@ int inspect_v2(const char *path, int json, int want_g)
 	data = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
 	close(fd);
 	if (data == MAP_FAILED) {
-		fprintf(stderr, "gotracectl: %s: mmap: %s\n", path, strerror(errno));
+		fprintf(stderr, "gotracectl: %s: mmap: %s\n", shown, strerror(errno));
 		return 1;
 	}
 	ok = gt_analyze(&a, data, len, &o) == 0;

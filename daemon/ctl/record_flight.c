@@ -15,6 +15,7 @@
 #include "common/parse_args.h"
 #include "engine/session.h"
 #include "trace_output.h"
+#include "util/gt_escape.h"
 
 volatile sig_atomic_t gt_record_dump_asked;
 
@@ -67,11 +68,14 @@ static void wall_of(uint64_t ts, char *buf, size_t len)
 static void say_fired(const struct gt_flight_opts *o, const struct gt_flight_fired *f)
 {
 	const char *sys = f->sysnr >= 0 ? gt_engine_syscall_name(f->sysnr) : NULL;
-	char when[32];
+	char when[32], comm[GT_ESCAPE_SIZE(16)], spec[GT_ESCAPE_SIZE(sizeof(o->triggers[0].spec))];
 
 	wall_of(f->ts, when, sizeof(when));
-	fprintf(stderr, "gotracectl: trigger %s fired at %s: thread %u (%.16s) of process %u, "
-		"%.1f ms%s%s%s\n", o->triggers[f->trigger].spec, when, f->tid, f->comm, f->tgid,
+	/* the comm is the traced process's own text */
+	gt_escape(comm, sizeof(comm), f->comm, strnlen(f->comm, 16));
+	fprintf(stderr, "gotracectl: trigger %s fired at %s: thread %u (%s) of process %u, "
+		"%.1f ms%s%s%s\n", gt_esc(spec, sizeof(spec), o->triggers[f->trigger].spec), when,
+		f->tid, comm, f->tgid,
 		f->span_ns / 1e6, sys ? " in " : "", sys ? sys : "",
 		o->after_ns ? "; writing once --after has passed" : "");
 }

@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "report.h"
+#include "util/gt_escape.h"
 
 /* The syscalls of the architecture we are built for (generated from the
  * kernel's <asm/unistd.h>): a GoSysCall stack's top frame names a syscall
@@ -155,6 +156,9 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 	return 0;
 }
 
+/* The file's name as messages show it (escaped: it may be anyone's). */
+static char shown_path[GT_ESCAPE_SIZE(4096)];
+
 /* Maps path read-only; 0 or -errno with the reason printed. */
 static int map_file(const char *path, const uint8_t **data, size_t *len)
 {
@@ -164,7 +168,7 @@ static int map_file(const char *path, const uint8_t **data, size_t *len)
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		err = errno;
-		fprintf(stderr, "gotracectl report: cannot open %s: %s\n", path, strerror(err));
+		fprintf(stderr, "gotracectl report: cannot open %s: %s\n", shown_path, strerror(err));
 		if (fd >= 0)
 			close(fd);
 		return -err;
@@ -174,7 +178,7 @@ static int map_file(const char *path, const uint8_t **data, size_t *len)
 	err = errno;
 	close(fd);
 	if (p == MAP_FAILED) {
-		fprintf(stderr, "gotracectl report: cannot map %s: %s\n", path, strerror(err));
+		fprintf(stderr, "gotracectl report: cannot map %s: %s\n", shown_path, strerror(err));
 		return -err;
 	}
 	*data = p;
@@ -205,7 +209,7 @@ static void list_threads(const struct gt_analysis *a)
 	for (size_t i = 0; i < a->nthreads && shown < 8; i++) {
 		if (!a->threads[i].id)
 			continue;
-		report_name(a, &a->threads[i], name, sizeof(name), &tid);
+		report_shown(a, &a->threads[i], name, sizeof(name), &tid);
 		if (tid >= 0)
 			fprintf(stderr, " %s (tid %lld)", name, (long long)tid);
 		else
@@ -224,20 +228,20 @@ static int check_selection(const struct gt_analysis *a, const struct report_opts
 	if (o->win.since_ns > a->end_ns) {
 		fprintf(stderr, "gotracectl report: the window starts at %.6fs, after the end of %s: "
 			"it spans 0s to %.6fs from its first event\n",
-			o->win.since_ns / 1e9, o->path, a->end_ns / 1e9);
+			o->win.since_ns / 1e9, shown_path, a->end_ns / 1e9);
 		return 1;
 	}
 	for (size_t i = 0; o->thread && i < a->nthreads && !found; i++)
 		found = a->threads[i].id && report_named(a, &a->threads[i], o->thread);
 	if (o->thread && !found) {
 		fprintf(stderr, "gotracectl report: no thread in %s is named '%s' or has that tid or "
-			"goroutine id", o->path, o->thread);
+			"goroutine id", shown_path, o->thread);
 		list_threads(a);
 		return 1;
 	}
 	if (o->folded && o->fold_kind == GT_AN_KIND_CPU && !a->samples) {
 		fprintf(stderr, "gotracectl report: %s has no CPU samples (record with --cpu-profile)\n",
-			o->path);
+			shown_path);
 		return 1;
 	}
 	return 0;
@@ -260,11 +264,12 @@ int cmd_report(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	gt_esc(shown_path, sizeof(shown_path), o.path);
 	if (map_file(o.path, &data, &len))
 		return 1;
 	rc = gt_analyze(&a, data, len, &o.win);
 	if (rc) {
-		fprintf(stderr, "gotracectl report: %s: %s\n", o.path, a.error);
+		fprintf(stderr, "gotracectl report: %s: %s\n", shown_path, a.error);
 	} else if (check_selection(&a, &o)) {
 		rc = -ENOENT;
 	} else {

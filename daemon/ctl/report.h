@@ -22,7 +22,12 @@ struct report_opts {
 /* A thread's name, "G<id>" when it has none; tid or -1. */
 const char *report_name(const struct gt_analysis *a, const struct gt_an_thread *t, char *buf,
 			size_t len, int64_t *tid);
-/* 1 if want is t's name, goroutine id or tid. */
+/* report_name for a terminal: the name escaped (util/gt_escape.h), as
+ * every text a traced process chose is when printed as text. */
+const char *report_shown(const struct gt_analysis *a, const struct gt_an_thread *t, char *buf,
+			 size_t len, int64_t *tid);
+/* 1 if want is t's name (as it is, or as report_shown shows it),
+ * goroutine id or tid. */
 int report_named(const struct gt_analysis *a, const struct gt_an_thread *t, const char *want);
 /* 1 if t is shown under --thread (and has done anything at all). */
 int report_selected(const struct gt_analysis *a, const struct gt_an_thread *t,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "util/gt_escape.h"
 
 const char *report_name(const struct gt_analysis *a, const struct gt_an_thread *t, char *buf,
 			size_t len, int64_t *tid)
@@ -17,6 +18,18 @@ const char *report_name(const struct gt_analysis *a, const struct gt_an_thread *
 		snprintf(buf, len, "%.*s", (int)n, s);
 	else
 		snprintf(buf, len, "G%llu", (unsigned long long)t->id);
+	return buf;
+}
+
+const char *report_shown(const struct gt_analysis *a, const struct gt_an_thread *t, char *buf,
+			 size_t len, int64_t *tid)
+{
+	size_t n;
+	const char *s = gt_an_thread_name(a, t, &n, tid);
+
+	if (!n)
+		return report_name(a, t, buf, len, tid);
+	gt_escape(buf, len, s, n);
 	return buf;
 }
 
@@ -36,6 +49,9 @@ int report_named(const struct gt_analysis *a, const struct gt_an_thread *t, cons
 
 	report_name(a, t, name, sizeof(name), &tid);
 	if (!strcmp(name, want))
+		return 1;
+	/* as the text report shows it, escaped */
+	if (!strcmp(report_shown(a, t, name, sizeof(name), &tid), want))
 		return 1;
 	snprintf(id, sizeof(id), "%llu", (unsigned long long)t->id);
 	if (!strcmp(id, want))

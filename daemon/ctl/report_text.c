@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "util/gt_escape.h"
 
 #define NFR 6 /* frames shown per top stack */
 
@@ -101,7 +102,7 @@ static int table_open(struct table *t, const struct gt_analysis *a, const struct
 
 static const char *row_name(struct table *t, const struct gt_analysis *a, size_t i)
 {
-	return report_name(a, t->v[i], t->name, sizeof(t->name), &t->tid);
+	return report_shown(a, t->v[i], t->name, sizeof(t->name), &t->tid);
 }
 
 static void delay_cols(FILE *f, const struct gt_hist *h, int64_t worst)
@@ -139,6 +140,7 @@ static int by_gmax(const void *x, const void *y)
 static int print_groups(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
 	struct report_group *g;
+	char name[GT_ESCAPE_SIZE(sizeof(g->name))];
 	size_t n;
 
 	if (report_groups(a, o, &g, &n))
@@ -153,7 +155,8 @@ static int print_groups(const struct gt_analysis *a, const struct report_opts *o
 
 		for (int k = 0; k < GT_BLK_COUNT; k++)
 			off += r->offcpu_ns[k];
-		fprintf(f, "  %-24.24s %7llu", r->name, (unsigned long long)r->threads);
+		fprintf(f, "  %-24.24s %7llu", gt_esc(name, sizeof(name), r->name),
+			(unsigned long long)r->threads);
 		fprintf(f, " %8llu %9s %9s %9s %9s %9s %10.6fs %10s %10s\n",
 			(unsigned long long)r->delay.count,
 			dur(r->delay.count ? r->delay.sum / r->delay.count : 0),
@@ -196,13 +199,18 @@ static void print_stack(const struct gt_analysis *a, uint64_t stk, FILE *f)
 	if (!n)
 		fprintf(f, "        (no stack)\n");
 	for (size_t i = 0; i < n; i++) {
-		if (fr[i].fn_len)
-			fprintf(f, "        %.*s", (int)fr[i].fn_len, fr[i].fn);
-		else
+		/* names and files are the traced binaries' (or a perf map's) text */
+		if (fr[i].fn_len) {
+			fputs("        ", f);
+			gt_escape_fput(f, fr[i].fn, fr[i].fn_len);
+		} else {
 			fprintf(f, "        0x%llx", (unsigned long long)fr[i].pc);
-		if (fr[i].file_len && fr[i].file[0] != '[')
-			fprintf(f, "  %.*s:%llu", (int)fr[i].file_len, fr[i].file,
-				(unsigned long long)fr[i].line);
+		}
+		if (fr[i].file_len && fr[i].file[0] != '[') {
+			fputs("  ", f);
+			gt_escape_fput(f, fr[i].file, fr[i].file_len);
+			fprintf(f, ":%llu", (unsigned long long)fr[i].line);
+		}
 		fputc('\n', f);
 	}
 }
@@ -227,7 +235,7 @@ static int print_top_stacks(const struct gt_analysis *a, const struct report_opt
 
 			fprintf(f, "    %s in %llu stops of G%llu %s\n", dur(v[i]->weight),
 				(unsigned long long)v[i]->count, (unsigned long long)v[i]->g,
-				report_name(a, gt_an_thread_of(a, v[i]->g), name, sizeof(name), &tid));
+				report_shown(a, gt_an_thread_of(a, v[i]->g), name, sizeof(name), &tid));
 			print_stack(a, v[i]->stk, f);
 		}
 	}
@@ -296,6 +304,7 @@ static int by_wake_count(const void *x, const void *y)
 static int print_sys(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
 	struct table t;
+	char sname[80]; /* a name the file gave: escaped, shown cut to 16 */
 
 	if (table_open(&t, a, o, k_sys, f,
 		       "\nSyscalls (entry -> the thread's next event, or, if it blocked, -> its "
@@ -322,7 +331,8 @@ static int print_sys(const struct gt_analysis *a, const struct report_opts *o, F
 			if (!s->count)
 				continue;
 			fprintf(f, "  %-8llu %-24.24s %-16.16s %8llu %10s %9s %9s %9s %10s\n",
-				(unsigned long long)t.v[i]->id, t.name, a->names[s->name],
+				(unsigned long long)t.v[i]->id, t.name,
+				gt_esc(sname, sizeof(sname), a->names[s->name]),
 				(unsigned long long)s->count, dur(s->total_ns), dur(s->min_ns),
 				dur(s->total_ns / s->count), dur(s->max_ns), dur(s->blocked_ns));
 		}
@@ -358,7 +368,7 @@ static int print_wakers(const struct gt_analysis *a, const struct report_opts *o
 				snprintf(wname, sizeof(wname), "interrupt/none");
 			else
 				snprintf(wname, sizeof(wname), "G%llu %s", (unsigned long long)w->g,
-					 report_name(a, wt, wbuf, sizeof(wbuf), &t.tid));
+					 report_shown(a, wt, wbuf, sizeof(wbuf), &t.tid));
 			fprintf(f, "  %-8llu %-24.24s %-28.28s %8llu %9s %9s\n",
 				(unsigned long long)t.v[i]->id, t.name, wname, (unsigned long long)w->count,
 				dur(w->delay_total_ns / w->count), dur(w->delay_max_ns));
@@ -394,8 +404,10 @@ static int print_viewers(const struct gt_analysis *a, const struct report_opts *
 
 static void print_head(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
+	char path[GT_ESCAPE_SIZE(4096)];
+
 	fprintf(f, "%s: go %d.%d trace, %.6fs, %llu events (%llu CPU samples), %zu goroutines\n",
-		o->path, a->version / 1000, a->version % 1000, a->end_ns / 1e9,
+		gt_esc(path, sizeof(path), o->path), a->version / 1000, a->version % 1000, a->end_ns / 1e9,
 		(unsigned long long)a->events, (unsigned long long)a->samples, a->nthreads);
 	if (o->win.since_ns || o->win.until_ns >= 0)
 		fprintf(f, "window: %.6fs to %.6fs after the first event\n", o->win.since_ns / 1e9,

@@ -7,6 +7,7 @@
 #include "client.h"
 #include "commands.h"
 #include "common/parse_args.h"
+#include "util/gt_escape.h"
 
 static void status_usage(FILE *f)
 {
@@ -28,8 +29,14 @@ static const char *user_name(uint32_t uid, char *buf, size_t len)
 	return buf;
 }
 
+/* Targets, label and flight line carry users' text (paths, labels,
+ * trigger specs, comms): escaped, so no session line can forge another
+ * or send a terminal an escape sequence. */
 static void print_sessions(const struct gt_msg_status_reply *r)
 {
+	static char targets[GT_ESCAPE_SIZE(sizeof(r->sessions[0].targets))];
+	static char label[GT_ESCAPE_SIZE(sizeof(r->sessions[0].label))];
+	static char flight[GT_ESCAPE_SIZE(sizeof(r->sessions[0].flight))];
 	char who[64];
 
 	if (r->count == 0) {
@@ -46,10 +53,11 @@ static void print_sessions(const struct gt_msg_status_reply *r)
 		       user_name(s->stats.owner_uid, who, sizeof(who)), s->stats.elapsed_ns / 1e9,
 		       (unsigned long long)s->stats.trace_events, (unsigned long long)s->stats.bytes,
 		       (unsigned long long)s->stats.drops,
-		       (unsigned long long)s->stats.loopback_anon, s->targets,
-		       s->label[0] ? " (" : "", s->label, s->label[0] ? ")" : "");
+		       (unsigned long long)s->stats.loopback_anon,
+		       gt_esc(targets, sizeof(targets), s->targets), s->label[0] ? " (" : "",
+		       gt_esc(label, sizeof(label), s->label), s->label[0] ? ")" : "");
 		if (s->flight[0])
-			printf("     %s\n", s->flight);
+			printf("     %s\n", gt_esc(flight, sizeof(flight), s->flight));
 	}
 }
 

@@ -125,7 +125,7 @@ void gt_conn_accept(struct gt_server *sv)
 			continue;
 		}
 		if (admit(sv, cred.uid, &slot, why, sizeof(why))) {
-			gt_log("connection of uid %u (pid %d) refused: %s", (unsigned)cred.uid,
+			gt_log_uid(cred.uid, "connection of uid %u (pid %d) refused: %s", (unsigned)cred.uid,
 			       (int)cred.pid, why);
 			refuse_connection(fd, why);
 			continue;
@@ -165,7 +165,7 @@ int gt_conn_queue(struct gt_srv_client *c, const void *buf, int len)
 	if (len < 0 || c->dead)
 		return len < 0 ? len : -EPIPE;
 	if (c->outlen + (size_t)len > GT_SRV_OUT_MAX) {
-		gt_log("client %u (uid %u): dropped, it does not read its replies", c->conn,
+		gt_log_uid(c->uid, "client %u (uid %u): dropped, it does not read its replies", c->conn,
 		       (unsigned)c->uid);
 		c->dead = 1;
 		return -ENOBUFS;
@@ -253,7 +253,7 @@ static void take_fds(struct gt_srv_client *c, struct msghdr *mh)
 			if (c->npending < GT_SRV_MAX_FDS) {
 				c->pending_fds[c->npending++] = fd;
 			} else {
-				gt_log("client %u: extra descriptor closed", c->conn);
+				gt_log_uid(c->uid, "client %u: extra descriptor closed", c->conn);
 				close(fd);
 			}
 		}
@@ -279,7 +279,7 @@ static int read_some(struct gt_srv_client *c)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;
 	take_fds(c, &mh);
 	if (mh.msg_flags & MSG_CTRUNC)
-		gt_log("client %u: sent more descriptors than allowed; extras dropped", c->conn);
+		gt_log_uid(c->uid, "client %u: sent more descriptors than allowed; extras dropped", c->conn);
 	if (n == 0)
 		return -1;
 	if (c->inlen == 0)
@@ -303,7 +303,7 @@ static void parse_input(struct gt_server *sv, struct gt_srv_client *c)
 
 		if (rc) {
 			gt_proto_decode(c->in, GT_PROTO_HDR_SIZE, &msg, why, sizeof(why));
-			gt_log("client %u (uid %u): bad message: %s; closing", c->conn,
+			gt_log_uid(c->uid, "client %u (uid %u): bad message: %s; closing", c->conn,
 			       (unsigned)c->uid, why);
 			gt_conn_queue_error(c, rc == -EMSGSIZE ? EMSGSIZE : EPROTO, "%s", why);
 			c->closing = 1;
@@ -314,7 +314,7 @@ static void parse_input(struct gt_server *sv, struct gt_srv_client *c)
 			break;
 		rc = gt_proto_decode(c->in, total, &msg, why, sizeof(why));
 		if (rc) {
-			gt_log("client %u (uid %u): malformed %s: %s", c->conn, (unsigned)c->uid,
+			gt_log_uid(c->uid, "client %u (uid %u): malformed %s: %s", c->conn, (unsigned)c->uid,
 			       gt_proto_type_name(h.type), why);
 			gt_conn_queue_error(c, EBADMSG, "malformed %s: %s",
 					      gt_proto_type_name(h.type), why);
@@ -344,7 +344,7 @@ void gt_conn_on_io(struct gt_server *sv, struct gt_srv_client *c, uint32_t event
 		parse_input(sv, c);
 		if (c->read_closed) {
 			if (c->inlen > 0)
-				gt_log("client %u: connection ended inside a message (%zu bytes)",
+				gt_log_uid(c->uid, "client %u: connection ended inside a message (%zu bytes)",
 				       c->conn, c->inlen);
 			gt_srv_client_gone(sv, c, "client disconnected");
 			c->closing = 1;
@@ -411,7 +411,7 @@ void gt_conn_expire_idle(struct gt_server *sv)
 		if (!c || c->session || c->dumping || c->dead ||
 		    !overdue(sv, c, now, why, sizeof(why)))
 			continue;
-		gt_log("client %u (uid %u): %s", c->conn, (unsigned)c->uid, why);
+		gt_log_uid(c->uid, "client %u (uid %u): %s", c->conn, (unsigned)c->uid, why);
 		gt_conn_queue_error(c, ETIMEDOUT, "%s", why);
 		c->closing = 1;
 		gt_conn_flush(sv, c);

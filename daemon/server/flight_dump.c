@@ -147,30 +147,30 @@ static void report(struct gt_srv_session *ss, struct gt_srv_dump *x, int err,
 		ss->dumps += x->to_dir;
 	if (!x->has_mark && x->client) {
 		if (err) {
-			gt_log("client %u (uid %u): the dump of session %d failed: %s",
+			gt_log_uid(x->client->uid, "client %u (uid %u): the dump of session %d failed: %s",
 			       x->client->conn, (unsigned)x->client->uid, ss->id, why);
 			gt_conn_queue_error(x->client, -err, "%s", why);
 			return;
 		}
-		gt_log("client %u (uid %u): dumped session %d: %llu bytes%s%s in %.1f ms",
+		gt_log_uid(x->client->uid, "client %u (uid %u): dumped session %d: %llu bytes%s%s in %.1f ms",
 		       x->client->conn, (unsigned)x->client->uid, ss->id,
 		       (unsigned long long)d->bytes, d->name[0] ? " to " : "", d->name, ms);
 		gt_conn_queue(x->client, buf, gt_proto_encode_dumped(buf, sizeof(buf), d));
 		return;
 	}
 	if (!x->has_mark) {
-		gt_log("session %d: a requested dump %s%s (its client is gone)", ss->id,
+		gt_log_uid(ss->owner, "session %d: a requested dump %s%s (its client is gone)", ss->id,
 		       err ? "failed: " : "was written", err ? why : "");
 		return;
 	}
 	ss->last_dump_ns = gt_now_ns() - x->t0;
 	if (err) {
 		snprintf(ss->last_error, sizeof(ss->last_error), "%.150s", why);
-		gt_log("session %d: the dump of trigger %s failed: %s", ss->id,
+		gt_log_uid(ss->owner, "session %d: the dump of trigger %s failed: %s", ss->id,
 		       ss->fopts.triggers[x->mark.trigger].spec, why);
 		return;
 	}
-	gt_log("session %d: wrote %s (%llu bytes in %.1f ms; %.1f ms after the trigger and "
+	gt_log_uid(ss->owner, "session %d: wrote %s (%llu bytes in %.1f ms; %.1f ms after the trigger and "
 	       "--after)", ss->id, d->name, (unsigned long long)d->bytes, ss->last_dump_ns / 1e6,
 	       (gt_now_ns() - x->mark.ts - ss->fopts.after_ns) / 1e6);
 }
@@ -226,7 +226,7 @@ static void say_fired(const struct gt_srv_session *ss, const struct gt_flight_fi
 {
 	const char *sys = f->sysnr >= 0 ? gt_engine_syscall_name(f->sysnr) : NULL;
 
-	gt_log("session %d: trigger %s fired: thread %u (%.16s) of process %u, %.1f ms%s%s",
+	gt_log_uid(ss->owner, "session %d: trigger %s fired: thread %u (%.16s) of process %u, %.1f ms%s%s",
 	       ss->id, ss->fopts.triggers[f->trigger].spec, f->tid, f->comm, f->tgid,
 	       f->span_ns / 1e6, sys ? " in " : "", sys ? sys : "");
 }
@@ -248,7 +248,7 @@ void gt_srv_flight_tick(struct gt_srv_session *ss, int force)
 	err = gt_srv_flight_dump_start(ss, NULL, -1, &f, why, sizeof(why));
 	if (err) {
 		snprintf(ss->last_error, sizeof(ss->last_error), "%.150s", why);
-		gt_log("session %d: the dump of trigger %s failed: %s", ss->id,
+		gt_log_uid(ss->owner, "session %d: the dump of trigger %s failed: %s", ss->id,
 		       ss->fopts.triggers[f.trigger].spec, why);
 	} else if (force) {
 		settle(ss, 1); /* the session ends: written now */

@@ -22,6 +22,10 @@
 #define GT_SRV_MAX_DETACHED_PER_UID 2
 #define GT_SRV_MAX_FLIGHT_SIZE_USER (256ull << 20)
 #define GT_SRV_ROOT_RESERVED 8
+/* Session slots only root may take: users other than root hold at most
+ * GT_PROTO_MAX_SESSIONS - GT_SRV_ROOT_SESSIONS together (four users at
+ * their limit of 8 filled all 32), so root's record always starts. */
+#define GT_SRV_ROOT_SESSIONS 4
 #define GT_SRV_MAX_FDS 2
 #define GT_SRV_OUT_MAX (256 * 1024)  /* unsent replies beyond this: client dropped */
 #define GT_SRV_PROGRESS_MS 1000
@@ -94,7 +98,15 @@ struct gt_server {
 	int stopping;
 };
 
+/* log.c: one escaped line on stderr.  gt_log_uid: a line uid's requests
+ * or sessions caused, at most GT_LOG_BURST per GT_LOG_WINDOW_MS for a
+ * non-root uid, the rest counted and said in one line when the window
+ * ends (gt_log_tick, from the loop's timer, says it without a next line). */
+#define GT_LOG_BURST 50
+#define GT_LOG_WINDOW_MS 10000
 void gt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gt_log_uid(uid_t uid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gt_log_tick(void);
 
 /* server_notify.c: systemd integration without libsystemd. */
 int gt_sd_listen_fd(void);              /* fd 3 from socket activation, or -1 */

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,17 +31,6 @@
 
 /* epoll data for the fixed descriptors (clients carry their own pointer) */
 static char tag_listen, tag_signal, tag_timer, tag_engine;
-
-void gt_log(const char *fmt, ...)
-{
-	char line[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "gotraced: %s\n", line);
-}
 
 /* Socket file: 0660, group gotrace when that group exists (root otherwise). */
 static void set_socket_access(const char *path)
@@ -252,6 +240,7 @@ static void on_timer(struct gt_server *sv)
 		gt_log("timer: %s", strerror(errno));
 	drain_engine(sv);   /* also ends sessions whose duration is over */
 	gt_srv_tick(sv);
+	gt_log_tick();
 	if (sv->ticks % 10 == 0)
 		gt_conn_expire_idle(sv);
 }

@@ -64,10 +64,10 @@ static void log_orphan(const struct gt_srv_session *ss, int err)
 
 	name_of_fd(ss->out_fd, where, sizeof(where));
 	if (err)
-		gt_log("session %d: its client is gone and its trace could not be finished "
+		gt_log_uid(ss->owner, "session %d: its client is gone and its trace could not be finished "
 		       "(%s): %s", ss->id, strerror(-err), where);
 	else
-		gt_log("session %d: its client is gone; the finished trace stays in %s", ss->id,
+		gt_log_uid(ss->owner, "session %d: its client is gone; the finished trace stays in %s", ss->id,
 		       where);
 }
 
@@ -80,7 +80,7 @@ static void complete_session(struct gt_server *sv, int slot, int err)
 	if (ss->orphaned)
 		log_orphan(ss, err);
 	gt_session_stats(ss->s, &st);
-	gt_log("session %d ended (%s)%s%s: %llu threads, %llu events, %llu bytes, %llu dropped",
+	gt_log_uid(ss->owner, "session %d ended (%s)%s%s: %llu threads, %llu events, %llu bytes, %llu dropped",
 	       ss->id, st.end_reason && *st.end_reason ? st.end_reason : "ended",
 	       err ? ", file unusable: " : "", err ? strerror(-err) : "",
 	       (unsigned long long)st.threads, (unsigned long long)st.trace_events,
@@ -136,7 +136,7 @@ int gt_srv_count_sessions(const struct gt_server *sv)
 
 static void refuse(struct gt_srv_client *c, int code, const char *why)
 {
-	gt_log("client %u (uid %u pid %d): refused: %s", c->conn, (unsigned)c->uid,
+	gt_log_uid(c->uid, "client %u (uid %u pid %d): refused: %s", c->conn, (unsigned)c->uid,
 	       (int)c->pid, why);
 	gt_conn_queue_error(c, code, "%s", why);
 }
@@ -236,6 +236,16 @@ static int sessions_of(const struct gt_server *sv, uid_t uid, int detached_only)
 	return n;
 }
 
+/* Sessions of every user other than root together. */
+static int users_sessions(const struct gt_server *sv)
+{
+	int n = 0;
+
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++)
+		n += sv->sessions[i] && sv->sessions[i]->owner != 0;
+	return n;
+}
+
 /* What a non-root user may hold besides the session count: detached
  * sessions, and flight memory per session.  0 or -EBUSY with why. */
 static int user_bounds(const struct gt_server *sv, const struct gt_srv_client *c,
@@ -267,6 +277,12 @@ static int admit(struct gt_server *sv, struct gt_srv_client *c, const struct gt_
 
 	if (slot < 0) {
 		snprintf(why, whylen, "too many recording sessions (at most %d)", GT_PROTO_MAX_SESSIONS);
+		return -EBUSY;
+	}
+	if (c->uid != 0 && users_sessions(sv) >= GT_PROTO_MAX_SESSIONS - GT_SRV_ROOT_SESSIONS) {
+		snprintf(why, whylen, "too many recording sessions: users other than root hold %d, "
+			 "their limit (the last %d of %d are root's); try again later",
+			 users_sessions(sv), GT_SRV_ROOT_SESSIONS, GT_PROTO_MAX_SESSIONS);
 		return -EBUSY;
 	}
 	if (c->uid != 0 && sessions_of(sv, c->uid, 0) >= GT_SRV_MAX_SESSIONS_PER_UID) {
@@ -360,7 +376,7 @@ static void detach_if_asked(struct gt_srv_session *ss)
 {
 	if (!ss->detached || !ss->client)
 		return;
-	gt_log("session %d detached from its client (pid %d): it records until stopped",
+	gt_log_uid(ss->owner, "session %d detached from its client (pid %d): it records until stopped",
 	       ss->id, (int)ss->owner_pid);
 	ss->client->session = NULL;
 	ss->client = NULL;
@@ -398,7 +414,7 @@ static void handle_record(struct gt_server *sv, struct gt_srv_client *c,
 		refuse(c, -rc, why);
 		return;
 	}
-	gt_log("session %d %s for uid %u (pid %d): %s, %.3f s%s", c->session->id,
+	gt_log_uid(c->uid, "session %d %s for uid %u (pid %d): %s, %.3f s%s", c->session->id,
 	       c->session->ok_pending ? "attaching probes" : "started", (unsigned)c->uid, (int)c->pid,
 	       c->session->targets, r->duration_ns / 1e9, r->duration_ns ? "" : " (until stopped)");
 	if (!c->session->ok_pending) {
@@ -421,7 +437,7 @@ static void settle_start(struct gt_server *sv, int slot)
 	err = gt_session_ended(ss->s) ? gt_session_stop(ss->s, NULL) : 0;
 	if (!err) {
 		ss->ok_pending = 0;
-		gt_log("session %d started for uid %u (pid %d): %s, probes attached", ss->id,
+		gt_log_uid(ss->owner, "session %d started for uid %u (pid %d): %s, probes attached", ss->id,
 		       (unsigned)ss->owner, (int)ss->owner_pid, ss->targets);
 		if (ss->client)
 			gt_conn_queue(ss->client, buf,
@@ -445,23 +461,19 @@ static void settle_start(struct gt_server *sv, int slot)
 	sv->sessions[slot] = NULL;
 }
 
-/* The session id names, if c may act on it: its slot, or -1 (refused). */
-static int session_for(struct gt_server *sv, struct gt_srv_client *c, uint32_t id,
-		       const char *what)
+/* The session id names, if c may act on it: its slot, or -1 (refused).
+ * Another user's session is answered as a missing one, as `status`
+ * hides it: ids cannot be probed for whose they are. */
+static int session_for(struct gt_server *sv, struct gt_srv_client *c, uint32_t id)
 {
 	int slot = id > 0x7fffffffu ? -1 : slot_of_session(sv, (int)id);
 	char why[256];
 
+	if (slot >= 0 && c->uid != 0 && sv->sessions[slot]->owner != c->uid)
+		slot = -1;
 	if (slot < 0) {
-		snprintf(why, sizeof(why), "no session %u", id);
+		snprintf(why, sizeof(why), "no session %u (see gotracectl status)", id);
 		refuse(c, ESRCH, why);
-		return -1;
-	}
-	if (c->uid != 0 && sv->sessions[slot]->owner != c->uid) {
-		snprintf(why, sizeof(why), "session %u belongs to uid %u; uid %u may %s only its own",
-			 id, (unsigned)sv->sessions[slot]->owner, (unsigned)c->uid, what);
-		refuse(c, EPERM, why);
-		return -1;
 	}
 	return slot;
 }
@@ -497,12 +509,12 @@ static void handle_status(struct gt_server *sv, struct gt_srv_client *c)
 static void handle_stop(struct gt_server *sv, struct gt_srv_client *c, uint32_t id)
 {
 	unsigned char buf[GT_PROTO_HDR_SIZE + 4];
-	int slot = session_for(sv, c, id, "stop");
+	int slot = session_for(sv, c, id);
 	char reason[64];
 
 	if (slot < 0)
 		return;
-	gt_log("client %u (uid %u): stop session %u", c->conn, (unsigned)c->uid, id);
+	gt_log_uid(c->uid, "client %u (uid %u): stop session %u", c->conn, (unsigned)c->uid, id);
 	snprintf(reason, sizeof(reason), "stopped by uid %u", (unsigned)c->uid);
 	finish_session(sv, slot, reason);
 	gt_conn_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), id));
@@ -520,7 +532,7 @@ static void handle_dump(struct gt_server *sv, struct gt_srv_client *c, uint32_t 
 	if (c->npending > 0)
 		c->npending--, c->pending_fds[0] = c->pending_fds[c->npending];
 	gt_conn_drop_fds(c);
-	slot = session_for(sv, c, id, "dump");
+	slot = session_for(sv, c, id);
 	if (slot >= 0 && (!sv->sessions[slot]->flight || sv->sessions[slot]->ok_pending)) {
 		snprintf(why, sizeof(why), "session %u is %s", id, sv->sessions[slot]->flight ?
 			 "still starting" : "not a flight recording (record --flight)");

@@ -20,6 +20,7 @@
 #include "perfmap.h"
 #include "safe_open.h"
 #include "testing.h"
+#include "util/gt_escape.h"
 
 struct gt_sym_job {
 	struct gt_sym_job *next;  /* in the queue */
@@ -372,10 +373,13 @@ static void wait_progress(struct gt_sym_job *j)
 
 		now = gt_now_ns();
 		if (now >= cap || now - seen >= GT_SYM_LOAD_STALL_NS) {
+			char shown[GT_ESCAPE_SIZE(300)];
+
 			j->late = 1;
 			pool.late++;
-			fprintf(stderr, "symbols: loading %.300s is %s: its frames are unnamed "
-				"until it ends\n", j->m.path,
+			gt_escape(shown, sizeof(shown), j->m.path, strnlen(j->m.path, 300));
+			fprintf(stderr, "symbols: loading %s is %s: its frames are unnamed "
+				"until it ends\n", shown,
 				now >= cap ? "taking long" : "not making progress (a file system that does not answer?)");
 			return;
 		}

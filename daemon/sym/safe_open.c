@@ -12,6 +12,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "util/gt_escape.h"
+
 static _Atomic uint64_t rejected[GT_SYM_REJECT_COUNT];
 static _Atomic unsigned logged;
 
@@ -20,22 +22,6 @@ static const char *const reasons[] = {
 	GT_SYM_REJECT_LIST(GT_X_REJECT_WHY)
 #undef GT_X_REJECT_WHY
 };
-
-/* path with every byte outside printable ASCII as \xHH, cut to fit. */
-static void escape(const char *path, char *out, size_t len)
-{
-	size_t n = 0;
-
-	for (; *path && n + 5 < len; path++) {
-		unsigned char c = (unsigned char)*path;
-
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			out[n++] = (char)c;
-		else
-			n += (size_t)snprintf(out + n, len - n, "\\x%02x", c);
-	}
-	out[n] = 0;
-}
 
 void gt_sym_reject(enum gt_sym_reject why, const char *path)
 {
@@ -48,7 +34,7 @@ void gt_sym_reject(enum gt_sym_reject why, const char *path)
 	k = atomic_fetch_add(&logged, 1);
 	if (k >= GT_SYM_LOG_MAX)
 		return;
-	escape(path ? path : "?", shown, sizeof(shown));
+	gt_esc(shown, sizeof(shown), path ? path : "?"); /* a user's path: one log line */
 	fprintf(stderr, "symbols: not reading %s: %s%s\n", shown, reasons[why],
 		k + 1 == GT_SYM_LOG_MAX ? " (further refusals are only counted)" : "");
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gt_analyze_internal.h"
+#include "util/gt_escape.h"
 
 static int has_prefix(const char *s, size_t n, const char *p)
 {
@@ -63,12 +64,22 @@ out:
 	return buf;
 }
 
-/* Writes n bytes of a frame name, with the separators folded lines use
- * (';' between frames, newline between lines) replaced. */
+/* Writes n bytes of a frame name, ';' (between frames) as '_', and
+ * escaped (util/gt_escape.h) as every name a traced program chose: no
+ * control byte reaches the terminal, no newline breaks the line. */
 static void put_name(FILE *out, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		fputc(s[i] == ';' || s[i] == '\n' || s[i] == '\r' ? '_' : s[i], out);
+	for (size_t i = 0; i < n;) {
+		const char *semi = memchr(s + i, ';', n - i);
+		size_t k = semi ? (size_t)(semi - (s + i)) : n - i;
+
+		gt_escape_fput(out, s + i, k);
+		i += k;
+		if (i < n) {
+			fputc('_', out);
+			i++;
+		}
+	}
 }
 
 void gt_an_fold_line(FILE *out, const char *root, const struct gt_an_frame *f, size_t n,

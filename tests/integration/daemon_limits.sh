@@ -7,7 +7,10 @@
 #  - a connection that sends nothing, one that sends half a message, and
 #    one that asked once and then stays silent are each closed with the
 #    reason, within a generous bound (the daemon runs here with
-#    --request-timeout 1 --idle-timeout 5).
+#    --request-timeout 1 --idle-timeout 5);
+#  - four users at their limit of 8 sessions leave root its reserve: the
+#    users together get 28 of the 32, the last asked is told why, and
+#    root's `record` still starts (issue 32: root was locked out).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
@@ -15,7 +18,8 @@ USER_NAME=gt_test_user
 
 gt_require_daemon daemon_limits
 gt_expect limits_connections_status limits_connections_record limits_silent_closed \
-	limits_half_message_closed limits_idle_closed limits_exit
+	limits_half_message_closed limits_idle_closed limits_users_share limits_root_reserve \
+	limits_exit
 gt_start_daemon --request-timeout 1 --idle-timeout 5
 
 gt_user_env limits_connections_status
@@ -87,6 +91,48 @@ case $out in "closed: no complete request within 1 s"*) ok limits_half_message_c
 out=$(quiet idle 2>&1)
 case $out in "closed: idle for 5 s"*) ok limits_idle_closed ;;
 	*) fail limits_idle_closed "$out" ;; esac
+
+# --- root's session reserve --------------------------------------------------------
+# four uids without a name (setpriv takes numbers): each asks for 8
+# sessions of its own child; the holders stay until killed
+HOLDDIR=$GT_TMP/hold
+mkdir -p "$HOLDDIR" && chmod 0777 "$HOLDDIR"
+holders=()
+for u in 61001 61002 61003 61004; do
+	setpriv --reuid=$u --regid=$u --clear-groups -- /usr/bin/python3 \
+		"$GT_TMP/bin/daemon_proto.py" hold "$SOCK" "$HOLDDIR" 8 300 >"$GT_TMP/hold.$u" 2>&1 &
+	holders+=($!)
+	gt_pids+=($!)
+	# one after the other: which user meets the limit is known
+	for i in $(seq 1 600); do
+		grep -q '^opened' "$GT_TMP/hold.$u" && break
+		kill -0 "${holders[-1]}" 2>/dev/null || break
+		sleep 0.1
+	done
+done
+want="users other than root hold 28, their limit (the last 4 of 32 are root's)"
+shares=$(tail -q -n 1 "$GT_TMP"/hold.6100[1-4] | tr '\n' '|')
+"$WL/sleeper" 100000 10000 >/dev/null &
+RT=$!
+gt_pids+=("$RT")
+out=$("$GTCTL" record --daemon --socket "$SOCK" -p "$RT" -o "$GT_TMP/root.trace" -d 500ms 2>&1); rc=$?
+if [ $rc = 0 ]; then
+	gt_valid limits_root_reserve "$GT_TMP/root.trace" && ok limits_root_reserve
+else
+	fail limits_root_reserve "rc=$rc: $out (users: $shares)"
+fi
+kill "${holders[@]}" "$RT" 2>/dev/null
+wait "${holders[@]}" 2>/dev/null
+# their clients gone, the daemon finishes the held files
+for i in $(seq 1 600); do
+	[ "$(/usr/bin/python3 "$GT_TMP/bin/daemon_proto.py" status "$SOCK")" = "sessions 0" ] && break
+	sleep 0.1
+done
+if [[ "$shares" == "opened 8 refused 0: |opened 8 refused 0: |opened 8 refused 0: |opened 4 refused 4: "*"$want"*"|" ]]; then
+	gt_valid limits_users_share "$HOLDDIR/hold-61004-3.trace" && ok limits_users_share
+else
+	fail limits_users_share "each user's sessions: $shares"
+fi
 
 kill -TERM "$DAEMON_PID"
 if wait "$DAEMON_PID"; then ok limits_exit; else fail limits_exit "gotraced exited $?"; fi

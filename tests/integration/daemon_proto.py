@@ -28,6 +28,18 @@ daemon_*.sh integration scripts: sends what gotracectl never would.
                                        ERROR once it closes, or `open` after
                                        SECONDS
 
+  daemon_proto.py hold SOCK DIR N SECONDS
+                                       N RECORDs (one connection each, files in
+                                       DIR) of a child `sleep` until stopped;
+                                       prints `opened A refused R: REASON`,
+                                       holds them SECONDS (or until killed)
+  daemon_proto.py label SOCK FILE PID  a RECORD of PID (until stopped) whose
+                                       label holds an escape sequence, a
+                                       newline and a forged status line;
+                                       prints `session N`, waits for DONE
+  daemon_proto.py stops SOCK N         N STOPs of a missing session on one
+                                       connection; prints `refused R`
+
 Prints `ok NAME` / `FAIL NAME: why` lines; exits 1 if anything failed.
 """
 import os
@@ -58,8 +70,13 @@ def msg(mtype, payload=b"", version=VERSION, magic=MAGIC, length=None, reserved=
 
 
 def pstr(s):
-    b = s.encode()
+    b = s if isinstance(s, bytes) else s.encode()
     return struct.pack("<H", len(b)) + b
+
+
+# A label as a hand-written client may send it: a window title escape, a
+# newline and the start of a forged `status` line, an 8-bit CSI.
+HOSTILE_LABEL = b"x\x1b]0;OWNED\x07\n99   root  forged\x9b2J"
 
 
 HEAP_MALLOC = 2
@@ -339,6 +356,70 @@ def record(path, out, pid, seconds, copies=1, heap=0):
             return 0
 
 
+def start_record(path, out, pid, label="daemon_proto"):
+    """A connection whose RECORD of pid (until stopped) was answered: (socket,
+    None) on OK, (None, reason) on a refusal."""
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    s = connect(path)
+    s.settimeout(60)
+    socket.send_fds(s, [msg(RECORD, record_payload([pid], label=label))], [fd])
+    os.close(fd)
+    mtype, payload = recv_msg(s)
+    if mtype == OK:
+        return s, None
+    s.close()
+    return None, error_text(payload)[1] if mtype == ERROR else f"type {mtype}"
+
+
+def hold(path, out_dir, n, seconds):
+    import signal
+    import subprocess
+    # killed (TERM), the child goes too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    child = subprocess.Popen(["sleep", str(int(seconds) + 60)])
+    held, refused, reason = [], 0, ""
+    try:
+        for i in range(n):
+            s, why = start_record(path, os.path.join(out_dir, f"hold-{os.getuid()}-{i}.trace"),
+                                  child.pid)
+            if s:
+                held.append(s)
+            else:
+                refused += 1
+                reason = why
+        print(f"opened {len(held)} refused {refused}: {reason}", flush=True)
+        time.sleep(seconds)
+    finally:
+        for s in held:
+            s.close()
+        child.kill()
+    return 0
+
+
+def hostile_label(path, out, pid):
+    s, why = start_record(path, out, pid, label=HOSTILE_LABEL)
+    if not s:
+        print(f"refused: {why}", flush=True)
+        return 1
+    s.settimeout(None)
+    print("recording", flush=True)
+    while recv_msg(s)[0] != DONE:
+        pass
+    print("done", flush=True)
+    return 0
+
+
+def stops(path, n):
+    s = connect(path)
+    refused = 0
+    for _ in range(n):
+        s.sendall(msg(STOP, struct.pack("<I", 999999)))
+        refused += recv_msg(s)[0] == ERROR
+    s.close()
+    print(f"refused {refused}", flush=True)
+    return 0
+
+
 def main():
     cmd = sys.argv[1]
     if cmd in ("abuse", "nofd", "badfd"):
@@ -379,6 +460,12 @@ def tools(cmd):
         return cgroup_by_name(path, sys.argv[3], sys.argv[4])
     elif cmd == "quiet":
         return quiet(path, sys.argv[3], sys.argv[4])
+    elif cmd == "hold":
+        return hold(path, sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))
+    elif cmd == "label":
+        return hostile_label(path, sys.argv[3], int(sys.argv[4]))
+    elif cmd == "stops":
+        return stops(path, int(sys.argv[3]))
     elif cmd == "status":
         print(f"sessions {status_count(path)}")
     else:

@@ -1,7 +1,8 @@
 /* format/util/: the one id map against a plain array (random inserts,
  * lookups and deletes, deleting while iterating too), wide keys, the
  * zeroed struct as a set; the one interner's ids, stable copies and
- * reserved ids. */
+ * reserved ids; the one escaper of user text (every C0, C1, DEL and
+ * invalid UTF-8 byte shown, well-formed UTF-8 kept, cut at whole escapes). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "gt_test.h"
+#include "util/gt_escape.h"
 #include "util/gt_idmap.h"
 #include "util/gt_strset.h"
 
@@ -144,9 +146,63 @@ static void test_strset(void)
 	gt_strset_free(&s);
 }
 
+/* gt_escape: what each hostile byte becomes (docs/security.md, "Text from
+ * users"), and that no output byte is a control byte. */
+static void test_escape(void)
+{
+	static const struct { const char *in; size_t n; const char *want; } cases[] = {
+		{ "plain text 1.2", 0, "plain text 1.2" },
+		{ "x\033]0;OWNED\a\n99 root", 0, "x\\e]0;OWNED\\a\\n99 root" },
+		{ "a\\b", 0, "a\\\\b" },
+		{ "\t\r\v\f\b", 0, "\\t\\r\\v\\f\\b" },
+		{ "\x01\x1f\x7f", 0, "\\x01\\x1f\\x7f" },
+		{ "nul\0x", 5, "nul\\x00x" },
+		{ "csi\x9b" "31m", 0, "csi\\x9b31m" },            /* 8-bit CSI, not UTF-8 */
+		{ "c1\xc2\x9b" "31m", 0, "c1\\u009b31m" },          /* U+009B as UTF-8 */
+		{ "\xc3\xa9t\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", 0,
+		  "\xc3\xa9t\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80" }, /* kept */
+		{ "\xc0\xaf", 0, "\\xc0\\xaf" },                    /* overlong '/' */
+		{ "\xed\xa0\x80", 0, "\\xed\\xa0\\x80" },           /* surrogate */
+		{ "\xf4\x90\x80\x80", 0, "\\xf4\\x90\\x80\\x80" },  /* > U+10FFFF */
+		{ "cut\xe6\x97", 0, "cut\\xe6\\x97" },              /* truncated */
+		{ "rtl\xe2\x80\xae" "fdp.exe", 0, "rtl\\u202efdp.exe" },
+		{ "ls\xe2\x80\xa8x", 0, "ls\\u2028x" },
+	};
+	char out[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		size_t n = cases[i].n ? cases[i].n : strlen(cases[i].in);
+		size_t k = gt_escape(out, sizeof(out), cases[i].in, n);
+
+		GT_CHECK(k == strlen(out) && !strcmp(out, cases[i].want), "case %zu: '%s' not '%s'",
+			 i, out, cases[i].want);
+		GT_CHECK(gt_escape_needed(cases[i].in, n) == !!strcmp(cases[i].in, cases[i].want),
+			 "case %zu: needed", i);
+	}
+	/* cut at a whole escape, never inside one */
+	GT_CHECK(gt_escape(out, 7, "ab\033cd", 5) == 6 && !strcmp(out, "ab\\ecd"), "fits");
+	GT_CHECK(gt_escape(out, 4, "ab\033cd", 5) == 2 && !strcmp(out, "ab"), "cut: '%s'", out);
+	GT_CHECK(!strcmp(gt_esc(out, sizeof(out), NULL), ""), "NULL is empty");
+	/* every byte pair: the output holds no control byte and stays in bounds */
+	for (unsigned a = 0; a < 256; a++)
+		for (unsigned b = 0; b < 256; b += 7) {
+			char in[3] = { (char)a, (char)b, (char)0x9b };
+			char big[GT_ESCAPE_SIZE(3)];
+			size_t k = gt_escape(big, sizeof(big), in, 3);
+
+			for (size_t j = 0; j < k; j++) {
+				unsigned char c = (unsigned char)big[j];
+
+				GT_REQUIRE(c >= 0x20 && c != 0x7f, "%02x %02x: byte %02x out", a, b, c);
+			}
+			GT_REQUIRE(k < sizeof(big), "%02x %02x: %zu bytes", a, b, k);
+		}
+}
+
 int main(void)
 {
 	GT_RUN(test_strset);
+	GT_RUN(test_escape);
 	GT_RUN(test_against_array);
 	GT_RUN(test_wide_keys);
 	GT_RUN(test_zeroed_is_a_set);

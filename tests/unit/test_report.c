@@ -112,6 +112,12 @@ static void test_fold_line(void)
 	GT_REQUIRE(s, "memstream");
 	GT_CHECK(!strcmp(s, "thr_ead;main;0x10;leaf_x 7\n"), "got '%s'", s);
 	free(s);
+	/* a name's control bytes are escaped, a newline never ends the line */
+	f[0] = (struct gt_an_frame){ .fn = "a\nb\033[2J\x9b;c", .fn_len = 10 };
+	s = fold_line("t\r", f, 1, 2);
+	GT_CHECK(s && !strcmp(s, "t\\r;a\\nb\\e[2J\\x9b_c 2\n"), "escaped: got '%s'",
+		 s ? s : "(null)");
+	free(s);
 	s = fold_line("idle", f, 0, 1);
 	GT_CHECK(s && !strcmp(s, "idle 1\n"), "no frames: got '%s'", s ? s : "(null)");
 	free(s);
