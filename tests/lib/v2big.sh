@@ -49,12 +49,25 @@ print(len(gens), max(gens.values()) if gens else 0)
 PY
 }
 
-# peak_rss_kb CMD...: runs CMD (its output to /dev/null) and prints its peak
-# resident memory in KiB (the child's ru_maxrss); CMD's exit status.
+# time_rss CMD...: runs CMD (its output to /dev/null) and prints its wall
+# time in seconds and its peak resident memory in KiB (ru_maxrss, through
+# /usr/bin/time: a child forked by python3 or bash would start its count
+# at its parent's size); CMD's exit status.
+time_rss() {
+	local f rc
+	f=$(mktemp) || return 1
+	/usr/bin/time -f "%e %M" -o "$f" "$@" >/dev/null
+	rc=$?
+	tail -1 "$f"
+	rm -f "$f"
+	return $rc
+}
+
+# peak_rss_kb CMD...: time_rss's KiB alone.
 peak_rss_kb() {
-	python3 -c '
-import resource, subprocess, sys
-rc = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-sys.exit(rc)' "$@"
+	local out rc
+	out=$(time_rss "$@")
+	rc=$?
+	echo "${out#* }"
+	return $rc
 }
