@@ -16,7 +16,7 @@
 #     ten times that: 354 MB for a 37 MB trace before the fix.
 # An RSS bound in the suite (docs/testing.md): the margin is wide (a fixed
 # reading takes about half of it) and on a busy machine a process uses no
-# more memory, only more time.  ~20 s (half of it report under ASan).
+# more memory, only more time.  20-35 s (half of it report under ASan).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 . tests/lib/v2big.sh
