@@ -171,7 +171,8 @@ $(BUILD)/libgotraced-heap.so: daemon/interpose/preload.c daemon/interpose/heap_s
 # engine is being changed (format/ knows nothing of BPF); `inspect` is
 # gotracectl's one command that needs nothing else (its objects link
 # before the library they use).
-$(BUILD)/tests/test_format_broken: $(BUILD)/obj/daemon/ctl/inspect.o $(BUILD)/obj/daemon/ctl/inspect_v2.o
+$(BUILD)/tests/test_format_broken: $(BUILD)/obj/daemon/ctl/inspect.o $(BUILD)/obj/daemon/ctl/inspect_v2.o \
+	$(BUILD)/obj/daemon/ctl/trace_map.o
 # test_format_big counts the checker's heap through wrapped allocator calls.
 $(BUILD)/tests/test_format_big: LDFLAGS += \
 	-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free

@@ -12,6 +12,7 @@ pkgs=(
 	linux-perf                               # perf: baseline in the benchmarks
 	procps psmisc util-linux                 # ps, pkill, setpriv, runuser for tests
 	binutils python3 passwd                  # addr2line; truth.py; useradd
+	time                                     # /usr/bin/time: peak RSS (report_v2memory, benches)
 	redis-server redis-tools                 # a real program nobody here wrote
 	libjemalloc2 libtcmalloc-minimal4        # allocators --heap interpose must pass through
 	nginx-light wrk memcached postgresql-15  # record_servers.sh's servers and loads

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "analyze/gt_analyze.h"
 #include "util/gt_escape.h"
+#include "trace_map.h"
 #include "v2/gt_v2.h"
 
 int inspect_is_v2(const char *path)
@@ -159,6 +160,7 @@ int inspect_v2(const char *path, int json, int want_g)
 {
 	struct gt_analyze_opts o = { .since_ns = 0, .until_ns = -1, .strict = 1 };
 	struct gt_analysis a;
+	struct trace_map m;
 	struct stat st;
 	void *data = NULL;
 	size_t len = 0;
@@ -178,6 +180,11 @@ int inspect_v2(const char *path, int json, int want_g)
 	if (data == MAP_FAILED) {
 		fprintf(stderr, "gotracectl: %s: mmap: %s\n", shown, strerror(errno));
 		return 1;
+	}
+	m = (struct trace_map){ data, len, 0 };
+	if (len) {
+		o.release = trace_map_release;
+		o.release_arg = &m;
 	}
 	ok = gt_analyze(&a, data, len, &o) == 0;
 	if (json)

@@ -1,7 +1,8 @@
 /* gotracectl report FILE: the latency questions a terminal answers faster
  * than the viewer (perf sched latency, perf trace -s, runqlat, offcputime),
  * for any Go trace file.  The analysis (format/analyze/gt_analyze.h) streams the
- * events; this file reads the options, maps the file and picks a printer.
+ * events; this file reads the options, maps the file (and lets a Go 1.22+
+ * file's pages go once their generation is read) and picks a printer.
  * Exit 0, 1 unreadable trace or a selection that matches nothing (a
  * --thread no thread has, a window past the trace's end, --folded=cpu
  * without samples: said, never an empty report), 2 usage error. */
@@ -17,6 +18,7 @@
 #include "commands.h"
 #include "report.h"
 #include "util/gt_escape.h"
+#include "trace_map.h"
 
 /* The syscalls of the architecture we are built for (generated from the
  * kernel's <asm/unistd.h>): a GoSysCall stack's top frame names a syscall
@@ -260,6 +262,7 @@ int cmd_report(int argc, char **argv)
 	struct gt_analysis a;
 	const uint8_t *data = NULL;
 	size_t len = 0;
+	struct trace_map m;
 	int rc = parse_opts(argc, argv, &o);
 
 	if (rc)
@@ -267,6 +270,11 @@ int cmd_report(int argc, char **argv)
 	gt_esc(shown_path, sizeof(shown_path), o.path);
 	if (map_file(o.path, &data, &len))
 		return 1;
+	m = (struct trace_map){ data, len, 0 };
+	if (len) {
+		o.win.release = trace_map_release;
+		o.win.release_arg = &m;
+	}
 	rc = gt_analyze(&a, data, len, &o.win);
 	if (rc) {
 		fprintf(stderr, "gotracectl report: %s: %s\n", shown_path, a.error);

@@ -285,6 +285,8 @@ void gt_analysis_free(struct gt_analysis *a)
 		gt_an_map_free(&pv->pmap);
 		free(pv->strs);
 		free(pv->stks);
+		free(pv->frames);
+		gt_strset_free(&pv->fnames);
 		gt_psegs_free(&pv->segs);
 		free(pv->procs);
 		free(pv->raw);

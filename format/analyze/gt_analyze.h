@@ -167,6 +167,11 @@ struct gt_analyze_opts {
 	 * goroutine event without a goroutine) is an error naming the rule,
 	 * not an anomaly counted (`inspect`). */
 	int strict;
+	/* Go 1.22+ files, read one generation at a time: after each, bytes
+	 * [0, end) of the buffer are not read again, and the caller may let
+	 * them go (report: madvise); NULL: not told. */
+	void (*release)(void *arg, size_t end);
+	void *release_arg;
 };
 
 struct gt_analysis {

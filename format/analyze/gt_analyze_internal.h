@@ -12,6 +12,7 @@
 #include "wire/gt_pcursor.h"
 #include "wire/gt_reader.h"
 #include "util/gt_idmap.h"
+#include "util/gt_strset.h"
 
 /* Indexes keyed by three 64-bit words, on the one id map (a zeroed
  * struct is an empty index). */
@@ -30,10 +31,19 @@ struct gt_an_str {
 };
 
 struct gt_an_stk {
-	uint64_t off;    /* the Stack record, decoded again when needed */
+	uint64_t off;    /* the Stack record, decoded again when needed (v2:
+			  * until its frames are copied) */
 	int32_t sys;     /* syscall name index; -1 not computed yet */
 	uint64_t end;    /* v2: the end of the Stack's batch */
 	uint32_t gen;    /* v2: the generation whose strings name its frames */
+	uint32_t fr, nfr; /* v2: its frames, priv->frames[fr..fr+nfr) */
+};
+
+/* A v2 stack's frame, copied (the file's bytes are let go generation by
+ * generation): its function and file names interned in priv->fnames. */
+struct gt_an_fr {
+	uint64_t pc, line;
+	uint64_t fn, file; /* ids in priv->fnames, 0: none */
 };
 
 /* A P: where its runs of records lie (pass 1), its cursor in them (pass 2). */
@@ -64,6 +74,11 @@ struct gt_an_priv {
 	size_t nprocs, capprocs;
 	size_t capthreads, capaggs, capnames;
 	int v2;                       /* a Go 1.22+ file (gt_analyze_v2*.c) */
+	/* v2: the frames of every stack, named when their generation's
+	 * strings are read (gt_an_v2_name_stacks); stks[0..named) are */
+	struct gt_an_fr *frames;
+	size_t nframes, capframes, named;
+	struct gt_strset fnames;
 	int seen_gomaxprocs;          /* Go 1.23's converter: init is over */
 	int64_t last123_ns;           /* its last event's time */
 };
@@ -97,7 +112,8 @@ const char *gt_an_string(const struct gt_analysis *a, uint64_t id, size_t *len);
 /* Both passes over a v2 file: its generations, translated (0, -EINVAL with
  * a->error naming the rule, -ENOMEM). */
 int gt_an_v2(struct gt_analysis *a);
-/* String id of generation gen (ordinal from 1), or NULL. */
+/* String id of generation gen (ordinal from 1; only the generation being
+ * read has its strings), or NULL. */
 const char *gt_an_string_v2(const struct gt_analysis *a, uint64_t id, uint32_t gen, size_t *len);
 /* The frames of a v2 stack (index i of priv->stks). */
 size_t gt_an_stack_v2(const struct gt_analysis *a, int64_t i, struct gt_an_frame *out, size_t max);

@@ -1,7 +1,8 @@
-/* The analysis of a Go 1.22+ (v2) trace: each generation is read whole
- * (its batches' events, at most a generation's worth of memory), sorted by
- * time, and every state transition is handed to the analysis as the legacy
- * event that means the same (docs/format.md, "Go 1.22+ native format (v2)"):
+/* The analysis of a Go 1.22+ (v2) trace: one generation at a time (its
+ * tables read, then its events merged by time, decoded one at a time per
+ * M: a generation costs its file bytes, let go once it is done through
+ * gt_analyze_opts.release), every state transition handed to the analysis
+ * as the legacy event that means the same (docs/format.md, "Go 1.22+ native format (v2)"):
  *
  *   GoCreate -> GoCreate            GoStart -> GoStart (P: its M's)
  *   GoDestroy -> GoEnd              GoUnblock -> GoUnblock (waker: the M's G)
@@ -121,6 +122,8 @@ static int generation(struct v2run *r)
 	if (!r->a->freq)
 		return gt_an_v2_fail(r, "frequency", "no Frequency event (%llu seen)", 0);
 	r->a->priv->ns_per_tick = 1e9 / (double)r->a->freq;
+	if ((rc = gt_an_v2_name_stacks(r)))
+		return rc;
 	if (!r->nev)
 		return 0;
 	if ((rc = gt_an_v2_split(r)))
@@ -132,9 +135,11 @@ static int generation(struct v2run *r)
 
 		if ((rc = gt_an_v2_next_head(r, &h)))
 			return rc;
-		if ((rc = process(r, &r->ev[r->heads[h].pos])))
+		if ((rc = process(r, &r->heads[h].ev)))
 			return rc;
-		if (++r->heads[h].pos < r->heads[h].end)
+		if ((rc = gt_an_v2_head_next(r, h)) < 0)
+			return rc;
+		if (rc)
 			gt_an_v2_heap_push(r, h);
 	}
 	return 0;
@@ -143,7 +148,7 @@ static int generation(struct v2run *r)
 static void run_free(struct v2run *r)
 {
 	free(r->batches);
-	free(r->ev);
+	free(r->order);
 	free(r->heads);
 	free(r->heap);
 	gt_idmap_free(&r->waits);
@@ -152,6 +157,16 @@ static void run_free(struct v2run *r)
 	gt_idmap_free(&r->ps);
 	gt_idmap_free(&r->content);
 	gt_an_map_free(&r->lstk);
+}
+
+/* The file's bytes before the next generation (or all) are not read
+ * again: the caller may let them go. */
+static void release(struct v2run *r, const struct gt_v2_batch *next, int have)
+{
+	const struct gt_analyze_opts *o = &r->a->priv->opts;
+
+	if (o->release)
+		o->release(o->release_arg, have ? next->hdr : r->f.len);
 }
 
 /* Every generation of the opened file, then: was there one? */
@@ -166,9 +181,11 @@ static int generations(struct v2run *r)
 		return rc;
 	}
 	have = rc;
-	while ((rc = gt_an_v2_read_gen(r, &next, &have)) == 1)
+	while ((rc = gt_an_v2_read_gen(r, &next, &have)) == 1) {
 		if ((rc = generation(r)))
 			break;
+		release(r, &next, have);
+	}
 	if (!rc && !r->started) {
 		snprintf(r->a->error, sizeof(r->a->error), "trace is empty (no events)");
 		rc = -EINVAL;

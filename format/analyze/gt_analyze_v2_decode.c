@@ -1,7 +1,10 @@
 /* A v2 generation read and decoded: its batches gathered (the next
  * generation's first batch kept for later), then each batch's events
  * sorted out: strings and stacks into the tables (gt_analyze_v2_tables.c),
- * the frequency checked, the rest kept in r->ev for the state machine. */
+ * the frequency checked, the rest checked and counted.  Those (the state
+ * events) are decoded again when the merge reaches them, one at a time
+ * per M (gt_analyze_v2_heads.c): a generation costs its file bytes, not
+ * a decoded copy of its events. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,17 +21,50 @@ static int on_frequency(struct v2run *r, const struct gt_v2_ev *e)
 	return 0;
 }
 
-/* A state event of M b->m, kept for the merge (timed ones lose their
- * time argument: it is ts). */
-static int keep_event(struct v2run *r, const struct gt_v2_ev *e, const struct gt_v2_batch *b)
+/* 1 if an event of this type goes to the state machine (the tables and
+ * the section markers do not). */
+static int kept(unsigned type)
 {
-	if (gt_an_grow(&r->ev, &r->capev, r->nev + 1, sizeof(*r->ev)))
-		return -ENOMEM;
-	r->ev[r->nev] = (struct v2e){ e->ts, r->nev, b->m, { 0 }, e->type };
-	memcpy(r->ev[r->nev].args, e->args + (gt_v2_descs[e->type].timed ? 1 : 0),
-	       sizeof(r->ev[r->nev].args));
-	r->nev++;
-	return 0;
+	switch (type) {
+	case GT_V2_STRING: case GT_V2_STACK: case GT_V2_FREQUENCY:
+	case GT_V2_STRINGS: case GT_V2_STACKS: case GT_V2_CPU_SAMPLES:
+		return 0;
+	}
+	return 1;
+}
+
+int gt_an_v2_next_kept(struct v2run *r, struct gt_v2_cursor *c, size_t bi, uint32_t *k,
+		       struct v2e *out)
+{
+	struct gt_v2_ev e;
+	int rc;
+
+	while ((rc = gt_v2_next_event(c, &e, r->a->error, sizeof(r->a->error))) == 1) {
+		if (!kept(e.type))
+			continue;
+		/* timed ones lose their time argument: it is ts */
+		*out = (struct v2e){ e.ts, ((uint64_t)bi << 32) | (*k)++, c->b->m, { 0 }, e.type };
+		memcpy(out->args, e.args + (gt_v2_descs[e.type].timed ? 1 : 0), sizeof(out->args));
+		return 1;
+	}
+	return rc;
+}
+
+int gt_an_v2_scan(struct v2run *r, struct v2scan *s, struct v2e *out)
+{
+	int rc;
+
+	for (;;) {
+		if (s->open && (rc = gt_an_v2_next_kept(r, &s->c, s->bi, &s->k, out)))
+			return rc;
+		if (s->open)
+			s->bi++;
+		if (s->bi >= r->nbatches)
+			return 0;
+		gt_v2_cursor_init(&s->c, &r->f, &r->batches[s->bi]);
+		s->k = 0;
+		s->open = 1;
+	}
 }
 
 int gt_an_v2_decode_batch(struct v2run *r, const struct gt_v2_batch *b)
@@ -49,11 +85,9 @@ int gt_an_v2_decode_batch(struct v2run *r, const struct gt_v2_batch *b)
 		case GT_V2_FREQUENCY:
 			rc = on_frequency(r, &e);
 			break;
-		case GT_V2_STRINGS: case GT_V2_STACKS: case GT_V2_CPU_SAMPLES:
-			rc = 0;
-			break;
 		default:
-			rc = keep_event(r, &e, b);
+			r->nev += kept(e.type);
+			rc = 0;
 		}
 		if (rc)
 			return rc;
@@ -91,7 +125,7 @@ int gt_an_v2_read_gen(struct v2run *r, struct gt_v2_batch *next, int *have_next)
 
 	r->nbatches = 0;
 	r->nev = 0;
-	gt_an_map_free(&r->lstk);
+	gt_an_v2_new_tables(r);
 	if (!*have_next)
 		return 0;
 	if (r->genidx && next->gen <= r->gen) {

@@ -122,7 +122,7 @@ static int stuck(struct v2run *r)
 	char msg[200];
 
 	for (size_t h = 0; h < r->nheads; h++) {
-		const struct v2e *e = &r->ev[r->heads[h].pos];
+		const struct v2e *e = &r->heads[h].ev;
 
 		if (r->heads[h].waiting && (!first || e->ts < first->ts))
 			first = e;
@@ -162,7 +162,7 @@ int gt_an_v2_next_head(struct v2run *r, size_t *out)
 		while (r->nheap) {
 			size_t h = gt_an_v2_heap_pop(r);
 
-			if (ready(r, &r->ev[r->heads[h].pos], &key)) {
+			if (ready(r, &r->heads[h].ev, &key)) {
 				*out = h;
 				return 0;
 			}

@@ -21,7 +21,8 @@
 #include "gt_analyze_internal.h"
 #include "v2/gt_v2.h"
 
-/* One event of the generation (idx: its place as read, the tie-break). */
+/* One event of the generation (idx: its place as read, the tie-break:
+ * its batch's index in the generation, then its rank in the batch). */
 struct v2e {
 	uint64_t ts, idx, m;
 	uint64_t args[5];
@@ -48,11 +49,30 @@ struct gstate {
 	uint64_t seq;   /* its sequence number in that generation */
 };
 
-/* An M's run of the generation's events (r->ev[pos..end)), a merge head. */
+/* A batch of state events (or CPU samples) of M m: r->batches[bi]. */
+struct mbatch {
+	uint64_t m;
+	size_t bi;
+};
+
+/* An M's run of the generation's events, a merge head: its batches
+ * r->order[pos..end), read one event at a time (ev: the next one). */
 struct mhead {
+	struct v2e ev;
 	size_t pos, end;
+	struct gt_v2_cursor c;  /* in batch r->order[pos] */
+	uint32_t k;             /* events read of that batch */
 	int64_t next_wait;  /* the next head waiting on the same goroutine */
 	int waiting;
+};
+
+/* A pass over the generation's state events in the order read (a zeroed
+ * struct starts at its first). */
+struct v2scan {
+	size_t bi;
+	uint32_t k;
+	int open;
+	struct gt_v2_cursor c;
 };
 
 struct v2run {
@@ -60,8 +80,9 @@ struct v2run {
 	struct gt_v2_file f;
 	struct gt_v2_batch *batches;
 	size_t nbatches, capbatches;
-	struct v2e *ev;
-	size_t nev, capev;
+	size_t nev;                 /* the generation's state events */
+	struct mbatch *order;       /* its batches of them, by M */
+	size_t norder, caporder;
 	struct gt_idmap ms, gs;     /* M -> mstate, G -> gstate */
 	struct gt_idmap ps;         /* P -> pstate */
 	struct gt_idmap lstk;       /* this generation's stack id -> global */
@@ -126,8 +147,21 @@ int gt_an_v2_emit(struct v2run *r, int type, uint64_t g, int64_t p, uint64_t a0,
 /* Reads the batches of one generation; the next one's first batch is kept
  * in *next.  1 (a generation read), 0 (end), < 0. */
 int gt_an_v2_read_gen(struct v2run *r, struct gt_v2_batch *next, int *have_next);
-/* The batch's tables into the analysis, its events into r->ev. */
+/* The batch's tables into the analysis, its events checked and counted
+ * (r->nev). */
 int gt_an_v2_decode_batch(struct v2run *r, const struct gt_v2_batch *b);
+/* The next state event of batch r->batches[bi] from cursor c (*k: how many
+ * were read of it) into *out: 1, 0 at the batch's end, < 0. */
+int gt_an_v2_next_kept(struct v2run *r, struct gt_v2_cursor *c, size_t bi, uint32_t *k,
+		       struct v2e *out);
+/* The next state event of the generation in the order read: 1, 0 at the
+ * end, < 0. */
+int gt_an_v2_scan(struct v2run *r, struct v2scan *s, struct v2e *out);
+/* A new generation: the last one's strings and stack ids are gone. */
+void gt_an_v2_new_tables(struct v2run *r);
+/* Copies the frames of the stacks this generation first gave (once its
+ * strings are read); -ENOMEM. */
+int gt_an_v2_name_stacks(struct v2run *r);
 int gt_an_v2_on_string(struct v2run *r, const struct gt_v2_ev *e);
 int gt_an_v2_on_stack(struct v2run *r, const struct gt_v2_ev *e, const struct gt_v2_batch *b);
 /* The global id of this generation's stack id (0: none or unknown). */
@@ -152,8 +186,10 @@ void gt_an_v2_p_stuck(struct v2run *r, const struct v2e *e, char *msg, size_t le
 
 /* ---- order (gt_analyze_v2_heads.c, gt_analyze_v2_order.c) ---- */
 /* The generation's events grouped per M (each M's own order), one head
- * per M, all in the heap. */
+ * per M, each at its first event, all in the heap. */
 int gt_an_v2_split(struct v2run *r);
+/* Head h to its next event: 1, 0 (its M has no more), < 0. */
+int gt_an_v2_head_next(struct v2run *r, size_t h);
 void gt_an_v2_heap_push(struct v2run *r, size_t h);
 size_t gt_an_v2_heap_pop(struct v2run *r);
 /* The next head in order (see gt_analyze_v2_order.c). */

@@ -84,74 +84,71 @@ int gt_an_v2_on_status(struct v2run *r, const struct v2e *e)
 	return 0;
 }
 
-/* The first generation's earliest time. */
-static uint64_t first_ts(const struct v2run *r)
+/* The first generation's earliest time (*t0), and the Ps it states held
+ * (ProcStatus running or in a syscall) to their Ms; *procs: its first
+ * ProcsChange (0: none). */
+static int start_procs(struct v2run *r, uint64_t *t0, uint64_t *procs)
 {
-	uint64_t t0 = r->ev[0].ts;
-
-	for (size_t i = 1; i < r->nev; i++)
-		if (r->ev[i].ts < t0)
-			t0 = r->ev[i].ts;
-	return t0;
-}
-
-/* The Ps the first generation states held (ProcStatus running or in a
- * syscall) to their Ms; *procs: its first ProcsChange (0: none). */
-static int start_procs(struct v2run *r, uint64_t *procs)
-{
+	struct v2scan sc = { 0 };
+	struct v2e e;
 	struct mstate *ms;
+	int rc, first = 1;
 
 	*procs = 0;
-	for (size_t i = 0; i < r->nev; i++) {
-		const struct v2e *e = &r->ev[i];
-
-		if (e->type == GT_V2_PROCS_CHANGE && !*procs)
-			*procs = e->args[0];
-		if (e->type == GT_V2_PROC_STATUS &&
-		    (e->args[1] == GT_V2_P_RUNNING || e->args[1] == GT_V2_P_SYSCALL)) {
-			if (!(ms = mst(r, e->m)))
+	while ((rc = gt_an_v2_scan(r, &sc, &e)) == 1) {
+		if (first || e.ts < *t0)
+			*t0 = e.ts;
+		first = 0;
+		if (e.type == GT_V2_PROCS_CHANGE && !*procs)
+			*procs = e.args[0];
+		if (e.type == GT_V2_PROC_STATUS &&
+		    (e.args[1] == GT_V2_P_RUNNING || e.args[1] == GT_V2_P_SYSCALL)) {
+			if (!(ms = mst(r, e.m)))
 				return -ENOMEM;
-			ms->p = (int64_t)e->args[0];
+			ms->p = (int64_t)e.args[0];
 		}
 	}
-	return 0;
+	return rc;
 }
 
 /* Each goroutine the first generation states, introduced at t0. */
 static int start_goroutines(struct v2run *r, uint64_t t0)
 {
+	struct v2scan sc = { 0 };
+	struct v2e e;
 	int rc;
 
-	for (size_t i = 0; i < r->nev; i++) {
-		const struct v2e *e = &r->ev[i];
+	while ((rc = gt_an_v2_scan(r, &sc, &e)) == 1) {
 		struct gstate *s;
 
-		if (e->type != GT_V2_GO_STATUS && e->type != GT_V2_GO_STATUS_STACK)
+		if (e.type != GT_V2_GO_STATUS && e.type != GT_V2_GO_STATUS_STACK)
 			continue;
-		if (!(s = gst(r, e->args[0])))
+		if (!(s = gst(r, e.args[0])))
 			return -ENOMEM;
 		if (s->status)
 			continue;
-		rc = introduce(r, e->args[0], e->args[2], e->args[1], t0, 1,
-			       e->type == GT_V2_GO_STATUS_STACK ? gt_an_v2_stk(r, e->args[3]) : 0);
+		rc = introduce(r, e.args[0], e.args[2], e.args[1], t0, 1,
+			       e.type == GT_V2_GO_STATUS_STACK ? gt_an_v2_stk(r, e.args[3]) : 0);
 		if (!rc)
-			rc = gt_an_v2_set_seq(r, e->args[0], 0);
+			rc = gt_an_v2_set_seq(r, e.args[0], 0);
 		if (rc)
 			return rc;
 	}
-	return 0;
+	return rc;
 }
 
 /* The first generation: the goroutines it states, as a legacy runtime
  * announced them at trace start, then Gomaxprocs. */
 int gt_an_v2_start(struct v2run *r)
 {
-	uint64_t t0 = first_ts(r), procs;
+	uint64_t t0 = 0, procs;
 	int rc;
 
+	if ((rc = start_procs(r, &t0, &procs)))
+		return rc;
 	r->a->priv->min_ts = (int64_t)t0;
 	r->a->priv->has_min = 1;
-	if ((rc = start_procs(r, &procs)) || (rc = start_goroutines(r, t0)))
+	if ((rc = start_goroutines(r, t0)))
 		return rc;
 	r->started = 1;
 	return gt_an_v2_emit(r, GT_EV_GOMAXPROCS, 0, -1, procs, 0, 0, t0);

@@ -1,8 +1,10 @@
 /* Strings and stacks of a v2 file.  They are per generation in v2: a
- * string id names a string of its generation; a stack is given one id for
- * the whole file by its PCs (the same stack in every generation is one
- * id), and keeps the generation whose strings name its frames.  Also the
- * lookups the printers use. */
+ * string id names a string of its generation, and only the generation
+ * being read keeps its strings; a stack is given one id for the whole
+ * file by its PCs (the same stack in every generation is one id), and once
+ * its generation's strings are read its frames are copied, their function
+ * and file names interned, so that nothing is read from an earlier
+ * generation's bytes again.  Also the lookups the printers use. */
 #include <errno.h>
 #include <string.h>
 
@@ -64,6 +66,69 @@ int gt_an_v2_on_stack(struct v2run *r, const struct gt_v2_ev *e, const struct gt
 	return gt_an_map_put(&r->lstk, e->args[0], 0, 0, (uint32_t)*gid) ? -ENOMEM : 0;
 }
 
+void gt_an_v2_new_tables(struct v2run *r)
+{
+	struct gt_an_priv *pv = r->a->priv;
+
+	gt_an_map_free(&r->lstk);
+	gt_an_map_free(&pv->strings);
+	pv->nstrs = 0;
+}
+
+/* The name id (in priv->fnames) of this generation's string sid, 0 for
+ * none or an empty one; -ENOMEM. */
+static int name_id(struct v2run *r, uint64_t sid, uint64_t *id)
+{
+	size_t len;
+	const char *s = gt_an_string_v2(r->a, sid, r->genidx, &len);
+
+	*id = 0;
+	if (!s || !len)
+		return 0;
+	return gt_strset_add(&r->a->priv->fnames, s, len, id, NULL) ? -ENOMEM : 0;
+}
+
+/* Copies the frames of stack s (first seen in this generation). */
+static int name_stack(struct v2run *r, struct gt_an_stk *s)
+{
+	struct gt_an_priv *pv = r->a->priv;
+	struct gt_v2_batch b = { .off = s->off, .end = s->end, .kind = GT_V2_K_STACKS };
+	struct gt_v2_cursor c;
+	struct gt_v2_ev e;
+	uint64_t fr[GT_V2_MAX_FRAMES][4];
+	size_t n;
+	char err[8];
+
+	gt_v2_cursor_init(&c, &r->f, &b);
+	if (gt_v2_next_event(&c, &e, err, sizeof(err)) != 1 || e.type != GT_V2_STACK)
+		return 0; /* read once already: cannot happen */
+	n = gt_v2_frames(&e, fr, GT_V2_MAX_FRAMES);
+	if (gt_an_grow(&pv->frames, &pv->capframes, pv->nframes + n, sizeof(*pv->frames)))
+		return -ENOMEM;
+	s->fr = (uint32_t)pv->nframes;
+	s->nfr = (uint32_t)n;
+	for (size_t k = 0; k < n; k++) {
+		struct gt_an_fr *o = &pv->frames[pv->nframes++];
+
+		o->pc = fr[k][0];
+		o->line = fr[k][3];
+		if (name_id(r, fr[k][1], &o->fn) || name_id(r, fr[k][2], &o->file))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int gt_an_v2_name_stacks(struct v2run *r)
+{
+	struct gt_an_priv *pv = r->a->priv;
+	int rc;
+
+	for (; pv->named < pv->nstks; pv->named++)
+		if ((rc = name_stack(r, &pv->stks[pv->named])))
+			return rc;
+	return 0;
+}
+
 uint64_t gt_an_v2_stk(struct v2run *r, uint64_t id)
 {
 	int64_t g = id ? gt_an_map_get(&r->lstk, id, 0, 0) : -1;
@@ -87,26 +152,19 @@ size_t gt_an_stack_v2(const struct gt_analysis *a, int64_t i, struct gt_an_frame
 {
 	const struct gt_an_priv *pv = a->priv;
 	const struct gt_an_stk *s = &pv->stks[i];
-	struct gt_v2_file f = { .data = pv->data, .len = pv->len };
-	struct gt_v2_batch b = { .off = s->off, .end = s->end, .kind = GT_V2_K_STACKS };
-	struct gt_v2_cursor c;
-	struct gt_v2_ev e;
-	uint64_t fr[GT_V2_MAX_FRAMES][4];
-	char err[8];
-	size_t n;
+	size_t n = (size_t)i < pv->named ? s->nfr : 0;
 
-	gt_v2_cursor_init(&c, &f, &b);
-	if (gt_v2_next_event(&c, &e, err, sizeof(err)) != 1 || e.type != GT_V2_STACK)
-		return 0;
-	n = gt_v2_frames(&e, fr, max < GT_V2_MAX_FRAMES ? max : GT_V2_MAX_FRAMES);
+	if (n > max)
+		n = max;
 	for (size_t k = 0; k < n; k++) {
+		const struct gt_an_fr *f = &pv->frames[s->fr + k];
 		struct gt_an_frame *o = &out[k];
 
 		memset(o, 0, sizeof(*o));
-		o->pc = fr[k][0];
-		o->fn = gt_an_string_v2(a, fr[k][1], s->gen, &o->fn_len);
-		o->file = gt_an_string_v2(a, fr[k][2], s->gen, &o->file_len);
-		o->line = fr[k][3];
+		o->pc = f->pc;
+		o->line = f->line;
+		o->fn = f->fn ? gt_strset_get(&pv->fnames, f->fn, &o->fn_len) : NULL;
+		o->file = f->file ? gt_strset_get(&pv->fnames, f->file, &o->file_len) : NULL;
 		if (!o->fn)
 			o->fn = "", o->fn_len = 0;
 		if (!o->file)

@@ -43,6 +43,9 @@ done
 step bench_reader tests/bench/bench_reader.sh "$build"
 # gotracectl report next to go tool trace -d on the same file.
 step bench_report tests/bench/bench_report.sh "$build"
+# report on a 100 MiB Go 1.23 runtime trace next to go tool trace -d=1:
+# time and peak RSS (issue 33: report under 100 MiB).
+step bench_report_v2 tests/bench/bench_report_v2.sh "$build"
 # Append further steps here, e.g.:  step overhead_redis tests/bench/overhead.sh "$build"
 step overhead tests/bench/overhead.sh "$build"
 # What each part of the hot BPF programs costs (variants with parts left out).

@@ -9,12 +9,15 @@
  * the only proof.  A staged trace cut after a generation, read whole.
  * Then a trace past Go's 64 KiB batch limit (events and strings cut into
  * several batches), the calls the encoder refuses, each naming why, and
- * random walks of four Ms with skewed clocks, checked like the first. */
+ * random walks of four Ms with skewed clocks, checked like the first.
+ * And the analysis never reads a generation's bytes once it said it was
+ * done with them (gt_analyze_opts.release: report lets those pages go). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "analyze/gt_analyze.h"
@@ -541,6 +544,133 @@ static void test_random_walks(void)
 	}
 }
 
+/* ---- release: a generation's bytes are not read after it ------------ */
+
+/* Four generations of several pages each: goroutine 2, created in the
+ * first (its name stack's strings there only), preempted again and again
+ * on M 2 with a stack of each generation's own (the first's again in the
+ * third). */
+static void paged_trace(struct mem *m)
+{
+	struct gt_v2enc e;
+	struct gt_v2enc_frame f[2] = { { 0x401000, "main.paged", "/src/paged.go", 10 },
+				       { 0x402000, "runtime.goexit", "/go/proc.go", 1700 } };
+	uint64_t ts = 1000, st, why;
+
+	memset(m, 0, sizeof(*m));
+	OK(gt_v2enc_init(&e, 23, 1000000000, mem_write, m));
+	st = gt_v2enc_stack(&e, f, 2);
+	OK(gt_v2enc_proc_start(&e, 1, ts, 0));
+	OK(gt_v2enc_go_start(&e, 1, ts += 10, 1));
+	OK(gt_v2enc_go_create(&e, 1, ts += 10, 2, st, st));
+	OK(gt_v2enc_proc_start(&e, 2, ts += 10, 1));
+	for (int gen = 0; gen < 4; gen++) {
+		if (gen) {
+			OK(gt_v2enc_generation(&e, ts += 10));
+			st = gt_v2enc_stack(&e, f + gen % 2, 2 - gen % 2);
+		}
+		why = gt_v2enc_string(&e, "preempted");
+		for (int i = 0; i < 2000; i++) {
+			OK(gt_v2enc_go_start(&e, 2, ts += 10, 2));
+			OK(gt_v2enc_go_stop(&e, 2, ts += 10, why, st));
+		}
+	}
+	OK(gt_v2enc_finish(&e));
+	gt_v2enc_free(&e);
+}
+
+/* The release callback of the test: the pages before end become
+ * unreadable (a read of them kills the test), and the calls are noted. */
+struct fence {
+	uint8_t *base;
+	size_t len, gone, last, calls;
+	int backwards;
+};
+
+static void fence_release(void *arg, size_t end)
+{
+	struct fence *f = arg;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), cut = end / page * page;
+
+	f->backwards |= end < f->last || end > f->len;
+	f->last = end;
+	f->calls++;
+	if (cut > f->gone && !mprotect(f->base + f->gone, cut - f->gone, PROT_NONE))
+		f->gone = cut;
+}
+
+/* "" if a and b name thread 2 and every stack of their aggregates the same. */
+static void same_names(const struct gt_analysis *a, const struct gt_analysis *b, char *why,
+		       size_t wl)
+{
+	struct gt_an_frame fa[4], fb[4];
+	size_t la, lb, na, nb;
+	int64_t tid;
+	const char *x = gt_an_thread_name(a, gt_an_thread_of(a, 2), &la, &tid);
+	const char *y = gt_an_thread_name(b, gt_an_thread_of(b, 2), &lb, &tid);
+
+	why[0] = 0;
+	if (la != lb || memcmp(x, y, la) || la != 10)
+		snprintf(why, wl, "G2 named '%.*s', '%.*s' unfenced", (int)la, x, (int)lb, y);
+	for (size_t i = 0; i < a->naggs && i < b->naggs && !why[0]; i++) {
+		na = gt_an_stack(a, a->aggs[i].stk, fa, 4);
+		nb = gt_an_stack(b, b->aggs[i].stk, fb, 4);
+		for (size_t k = 0; k < na && na == nb && !why[0]; k++)
+			if (fa[k].pc != fb[k].pc || fa[k].fn_len != fb[k].fn_len ||
+			    memcmp(fa[k].fn, fb[k].fn, fa[k].fn_len) || fa[k].file_len != fb[k].file_len ||
+			    memcmp(fa[k].file, fb[k].file, fa[k].file_len) || fa[k].line != fb[k].line)
+				snprintf(why, wl, "stack %llu frame %zu differs",
+					 (unsigned long long)a->aggs[i].stk, k);
+		if (na != nb || !na)
+			snprintf(why, wl, "stack %llu: %zu frames, %zu unfenced",
+				 (unsigned long long)a->aggs[i].stk, na, nb);
+	}
+	if (!why[0] && (a->naggs != b->naggs || a->naggs < 2))
+		snprintf(why, wl, "%zu stacks, %zu unfenced", a->naggs, b->naggs);
+}
+
+/* The file in pages that become unreadable as each generation is done:
+ * read whole, the same names and stacks (copied, never read back from an
+ * earlier generation) as a reading told nothing, one release per
+ * generation, in order, the last at the file's end. */
+static void test_release(void)
+{
+	struct mem m;
+	struct gt_analysis a, plain;
+	struct gt_analyze_opts o = { .since_ns = 0, .until_ns = -1, .strict = 1,
+				     .release = fence_release };
+	struct fence f = { 0 };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char why[2048];
+
+	paged_trace(&m);
+	if (gt_test_failed_now)
+		goto out;
+	both_readers("paged", &m, &plain, why, sizeof(why));
+	GT_REQUIRE(!why[0], "%s", why);
+	f.len = m.n;
+	f.base = mmap(NULL, (m.n + page - 1) / page * page, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	GT_REQUIRE(f.base != MAP_FAILED, "mmap");
+	memcpy(f.base, m.b, m.n);
+	o.release_arg = &f;
+	GT_CHECK(gt_analyze(&a, f.base, m.n, &o) == 0, "fenced: %s", a.error);
+	GT_CHECK(f.calls == 4 && !f.backwards && f.last == m.n && f.gone >= 3 * page,
+		 "%zu releases, backwards %d, the last at %zu of %zu, %zu bytes fenced", f.calls,
+		 f.backwards, f.last, m.n, f.gone);
+	if (!gt_test_failed_now) {
+		same_names(&a, &plain, why, sizeof(why));
+		GT_CHECK(!why[0], "%s", why);
+		GT_CHECK(a.events == plain.events && a.generations == 4, "%llu events, %llu unfenced",
+			 (unsigned long long)a.events, (unsigned long long)plain.events);
+	}
+	gt_analysis_free(&a);
+	gt_analysis_free(&plain);
+	munmap(f.base, (m.n + page - 1) / page * page);
+out:
+	free(m.b);
+}
+
 int main(void)
 {
 	GT_RUN(test_sched_go122);
@@ -549,5 +679,6 @@ int main(void)
 	GT_RUN(test_big);
 	GT_RUN(test_refused);
 	GT_RUN(test_random_walks);
+	GT_RUN(test_release);
 	return gt_test_done();
 }
