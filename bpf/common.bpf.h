@@ -392,9 +392,9 @@ static __always_inline void *reserve_event(__u32 size, __u16 type, struct task_s
  * record.  A cgroup session follows membership, not a tgid, so nothing
  * here remembers that it was told: it just stops seeing the task while the
  * task stays privileged, and is told by a GT_KEV_LEAVE at each exec and
- * thread exit of such a task (tell_cgroups), where a set-user-ID program
- * takes over (the exec) or a task that gave up being dumpable ends (the
- * exit).  User space keeps the record only for a process the session had
+ * thread exit of such a task (tell_cgroups): where a set-user-ID program
+ * takes over, and again at its end should that record have been lost (a
+ * full ring).  User space keeps the record only for a process the session had
  * (daemon/engine/session.c, process_left): an exec in the cgroup of a
  * process that was always privileged is told too.  A global function,
  * verified once on its own (inlined into every caller, the verifier's
