@@ -241,14 +241,16 @@ static __always_inline __u32 unfollowable(struct task_struct *t, __u32 want, __u
 	return lost & want;
 }
 
-__noinline __u32 gt_leave_if_privileged(__u64 task, __u32 mask);
+__noinline __u32 gt_leave_if_privileged(__u64 task, __u32 mask, __u32 tell_cgroups);
 
 /* Session mask of a task; 0 = untraced.  The idle tasks (pid 0) never are.
  * Task pointers here are BTF pointers (tracepoint arguments, current), read
  * by plain loads: a bpf_probe_read per field would cost a helper call, on
  * every event of every process.  Root sessions and untraced tasks pay one
- * load of owner_sessions for the privilege rule. */
-static __always_inline __u32 task_mask(struct task_struct *t)
+ * load of owner_sessions for the privilege rule.  tell_cgroups: at an exec
+ * or exit, the cgroup sessions that may not follow t are told so
+ * (gt_leave_if_privileged). */
+static __always_inline __u32 task_mask_at(struct task_struct *t, __u32 tell_cgroups)
 {
 	__u32 tgid = gt_task_tgid(t);
 	__u32 mask = 0, *m;
@@ -282,9 +284,14 @@ static __always_inline __u32 task_mask(struct task_struct *t)
 		__u64 addr = 0;
 
 		bpf_probe_read_kernel(&addr, sizeof(addr), &t);
-		mask = gt_leave_if_privileged(addr, mask);
+		mask = gt_leave_if_privileged(addr, mask, tell_cgroups);
 	}
 	return mask;
+}
+
+static __always_inline __u32 task_mask(struct task_struct *t)
+{
+	return task_mask_at(t, 0);
 }
 
 /* Counts a lost record of the sessions in mask, one per session.  One
@@ -382,29 +389,39 @@ static __always_inline void *reserve_event(__u32 size, __u16 type, struct task_s
 /* Drops from `mask` the non-root sessions that may no longer follow the
  * task at address `task`.  Those that followed its tgid forget it here,
  * before anything of it is emitted, and are told once by a GT_KEV_LEAVE
- * record; cgroup sessions just stop seeing it while it stays privileged.
- * A global function, verified once on its own (inlined into every caller,
- * the verifier's paths multiply past its limit); hence an address, read
- * with CO-RE probes. */
-__noinline __u32 gt_leave_if_privileged(__u64 task, __u32 mask)
+ * record.  A cgroup session follows membership, not a tgid, so nothing
+ * here remembers that it was told: it just stops seeing the task while the
+ * task stays privileged, and is told by a GT_KEV_LEAVE at each exec and
+ * thread exit of such a task (tell_cgroups): where a set-user-ID program
+ * takes over, and again at its end should that record have been lost (a
+ * full ring).  User space keeps the record only for a process the session had
+ * (daemon/engine/session.c, process_left): an exec in the cgroup of a
+ * process that was always privileged is told too.  A global function,
+ * verified once on its own (inlined into every caller, the verifier's
+ * paths multiply past its limit); hence an address, read with CO-RE
+ * probes. */
+__noinline __u32 gt_leave_if_privileged(__u64 task, __u32 mask, __u32 tell_cgroups)
 {
 	struct task_struct *t = (struct task_struct *)task;
 	__u32 why = 0, lost = unfollowable(t, mask & owner_sessions, &why);
-	__u32 tgid, *m, left = 0, keep;
+	__u32 tgid, *m, own = 0, left, keep;
 	struct gt_kev_leave *e;
 
 	if (!lost)
 		return mask;
 	tgid = BPF_CORE_READ(t, tgid); /* a helper call: not on the common path */
 	m = bpf_map_lookup_elem(&tgids, &tgid);
-	if (m) {
-		left = *m & lost;
-		keep = *m & ~lost;
-		if (left && keep)
-			bpf_map_update_elem(&tgids, &tgid, &keep, BPF_EXIST);
-		else if (left)
-			bpf_map_delete_elem(&tgids, &tgid);
-	}
+	if (m)
+		own = *m;
+	left = own & lost;
+	keep = own & ~lost;
+	if (left && keep)
+		bpf_map_update_elem(&tgids, &tgid, &keep, BPF_EXIST);
+	else if (left)
+		bpf_map_delete_elem(&tgids, &tgid);
+	/* the rest of lost is cgroup sessions' (-a is root's) */
+	if (tell_cgroups)
+		left |= lost & ~own;
 	if (left && (e = reserve(sizeof(*e), left))) {
 		e->hdr.ts = bpf_ktime_get_ns();
 		e->hdr.type = GT_KEV_LEAVE;

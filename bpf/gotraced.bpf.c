@@ -492,7 +492,7 @@ int BPF_PROG(gt_sched_process_exec, struct task_struct *p, pid_t old_pid,
 
 	if (name_sessions)
 		match_name(p);
-	m = task_mask(p);
+	m = task_mask_at(p, 1); /* a set-user-ID program leaves cgroup sessions here */
 
 	if (!m)
 		return 0;
@@ -511,7 +511,7 @@ int BPF_PROG(gt_sched_process_exec, struct task_struct *p, pid_t old_pid,
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(gt_sched_process_exit, struct task_struct *p)
 {
-	__u32 m = task_mask(p);
+	__u32 m = task_mask_at(p, 1);
 	struct gt_kev_exit *e;
 
 	if (!m)

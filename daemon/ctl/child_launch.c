@@ -25,6 +25,9 @@ static void child_main(char **argv, char **envp, int go_rd, int err_wr)
 	if (read(go_rd, &byte, 1) != 1)
 		_exit(127); /* the recorder gave up before releasing us */
 	close(go_rd);
+	/* Only now: until its exec the child is a gotracectl too, and a
+	 * SIGUSR1 sent to them all (a flight dump's) must not end it. */
+	signal(SIGUSR1, SIG_DFL);
 	if (envp)
 		execvpe(argv[0], argv, envp);
 	else

@@ -1,5 +1,6 @@
 /* gotracectl: the command-line client.  One file per subcommand
  * (cmd_*.c); this file only dispatches. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,6 +29,12 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* SIGUSR1 asks a flight recording for a dump (record.c), and users
+	 * send it to them all (`kill -USR1 $(pidof gotracectl)`): it must end
+	 * no other gotracectl, above all not a recording, whose trace would
+	 * be lost.  A `record -- CMD` gets the default back at its exec
+	 * (child_launch.c). */
+	signal(SIGUSR1, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

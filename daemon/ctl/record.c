@@ -46,7 +46,7 @@ static void install_signals(int flight)
 		/* perf's habit: SIGUSR1 writes the flight recorder's window */
 		sa.sa_handler = on_usr1;
 		sigaction(SIGUSR1, &sa, NULL);
-	}
+	} /* else ignored, as in every gotracectl (gotracectl.c) */
 }
 
 int gt_record_release_child(struct gt_record_run *r)

@@ -32,7 +32,9 @@ struct gt_session {
 	struct gt_translator *tr;
 	struct gt_flight *flight;   /* a flight recording: no tr, no writer */
 	struct gt_stack_source stack_src;
-	struct gt_idmap targets; /* live traced processes (pid sessions) */
+	struct gt_idmap targets; /* live traced processes (pid sessions); the
+				       members a non-root cgroup session had
+				       (session.c, process_left) */
 	int by_cgroup;              /* a cgroup subtree: never "targets exited" */
 	int targets_dead;           /* /proc shows none of the targets alive */
 	uint64_t cgroup_id;

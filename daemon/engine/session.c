@@ -179,8 +179,52 @@ static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 	}
 }
 
+/* A non-root cgroup session keeps the processes it has had (s->targets:
+ * its /proc snapshot's, and those it saw since), to know a GT_KEV_LEAVE of
+ * its own from one of a process it never had (process_left).  Root's never
+ * gets one. */
+static bool tracks_members(const struct gt_session *s)
+{
+	return s->by_cgroup && s->tracer.uid != 0;
+}
+
+static void member_seen(struct gt_session *s, uint32_t tgid)
+{
+	if (tgid)
+		gt_idmap_add(&s->targets, tgid);
+}
+
+/* The processes of the session's tasks an event is about (a switch's prev
+ * and next, a wakeup's waker and target, a fork's parent and child): each
+ * is a member from now on; a member's last thread gone ends it. */
+static void track_members(struct gt_session *s, const struct gt_kev_hdr *ev)
+{
+	uint32_t bit = 1u << s->bit;
+
+	if (ev->type == GT_KEV_SWITCH) {
+		const struct gt_kev_switch *sw = (const void *)ev;
+		if (sw->prev_sessions & bit)
+			member_seen(s, ev->tgid);
+		if (sw->next_sessions & bit)
+			member_seen(s, sw->next_tgid);
+	} else if (ev->type == GT_KEV_WAKEUP) {
+		const struct gt_kev_wakeup *w = (const void *)ev;
+		if (w->waker_sessions & bit)
+			member_seen(s, ev->tgid);
+		member_seen(s, w->target_tgid); /* hdr.sessions is the target's */
+	} else if (ev->type == GT_KEV_EXIT && ((const struct gt_kev_exit *)ev)->group_dead) {
+		gt_idmap_del(&s->targets, ev->tgid);
+	} else if (ev->type != GT_KEV_LEAVE) {
+		if (ev->type == GT_KEV_FORK)
+			member_seen(s, ((const struct gt_kev_fork *)ev)->child_tgid);
+		member_seen(s, ev->tgid);
+	}
+}
+
 static void track_targets(struct gt_session *s, const struct gt_kev_hdr *ev)
 {
+	if (tracks_members(s))
+		track_members(s, ev);
 	if (s->by_cgroup)
 		return;
 	if (ev->type == GT_KEV_FORK) {
@@ -194,6 +238,22 @@ static void track_targets(struct gt_session *s, const struct gt_kev_hdr *ev)
 		    s->targets.count == 0)
 			gt_session_targets_gone(s, ev->ts);
 	}
+}
+
+/* A process left the session (GT_KEV_LEAVE: it gained privileges its
+ * owner may not trace).  A pid session is told only of its own (BPF
+ * followed their tgids); a cgroup session of every such exec or exit in
+ * the cgroup (bpf/common.bpf.h, gt_leave_if_privileged), and keeps the
+ * record only for a member it had: then, as for a pid session, its
+ * goroutines end there and the summary counts it.  Counted even before
+ * the window opens: a `--` command that execs a set-user-ID program
+ * leaves before its trace can begin. */
+static bool process_left(struct gt_session *s, const struct gt_kev_hdr *ev)
+{
+	if (tracks_members(s) && gt_idmap_del(&s->targets, ev->tgid) != 1)
+		return false;
+	s->left++;
+	return true;
 }
 
 static void fail_session(struct gt_session *s, int err, const char *what)
@@ -252,9 +312,8 @@ int gt_session_deliver(struct gt_session *s, const struct gt_kev_hdr *ev, size_t
 
 	if (s->ended || s->err || (!s->tr && !s->flight))
 		return 0;
-	/* counted even before the window opens: a `--` command that execs a
-	 * set-user-ID program leaves before its trace can begin */
-	s->left += ev->type == GT_KEV_LEAVE;
+	if (ev->type == GT_KEV_LEAVE && !process_left(s, ev))
+		return 0;
 	if (!gt_session_in_window(s, ev))
 		return 0;
 	s->kernel_events++;

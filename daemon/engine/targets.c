@@ -299,10 +299,15 @@ static int snapshot_cgroup_tree(struct gt_session *s, const char *dir, int depth
 		return errno == ENOENT ? 0 : -errno;
 	/* a process gone meanwhile is fine; one its owner may not trace
 	 * (root's, moved into a user's cgroup) is left out here, and BPF
-	 * keeps its events out of the session */
-	while (fscanf(f, "%d", &pid) == 1)
-		if (!snapshot_followable(s, snap, pid))
-			see_process(s->engine, pid);
+	 * keeps its events out of the session; one it may is a member that a
+	 * GT_KEV_LEAVE may end (session.c, process_left) */
+	while (fscanf(f, "%d", &pid) == 1) {
+		if (snapshot_followable(s, snap, pid))
+			continue;
+		see_process(s->engine, pid);
+		if (s->tracer.uid != 0)
+			gt_idmap_add(&s->targets, (uint32_t)pid);
+	}
 	fclose(f);
 	d = opendir(dir);
 	if (!d)

@@ -8,7 +8,11 @@
 #  - its own process that makes itself undumpable while recorded leaves
 #    the recording at that instant (none of its later sleeps is written);
 #  - a root process that setuid()s to the user is not recordable by -p;
-#  - a root session of the same setuid command sees everything.
+#  - a root session of the same setuid command sees everything;
+#  - a member of the user's --cgroup that execs the setuid program leaves
+#    as a `--` command does (its goroutine ends there, the summary says
+#    so), and a root process of the cgroup that execs is not counted as
+#    one that left (it never was in the recording).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
@@ -17,7 +21,8 @@ N=300
 
 gt_require_daemon daemon_privilege
 gt_expect daemon_privilege_setuid_exec daemon_privilege_root_unchanged daemon_privilege_passwd \
-	daemon_privilege_undumpable daemon_privilege_setuid_call
+	daemon_privilege_undumpable daemon_privilege_setuid_call daemon_privilege_cgroup_setuid
+gt_need_cgroup2 daemon_privilege_cgroup_setuid
 gt_start_daemon
 
 gt_user_env daemon_privilege
@@ -120,5 +125,57 @@ gt_wait_line drop '^changed' 30 || fail daemon_privilege_setuid_call "the worklo
 gt_refused daemon_privilege_setuid_call "not dumpable" \
 	as_user "$UCTL" record --daemon --socket "$SOCK" -p "$DPID" -o "$UDIR/drop.trace" -d 1s
 kill "$DPID" 2>/dev/null
+
+# --- a member of the user's cgroup execs the setuid program --------------------------
+# The user's shell and a root shell in the user's cgroup, each waiting for
+# its go: then the user's execs the setuid sleeper, root's a plain one.
+CG=$CGMNT/gt_priv_$$
+cleanup_cgroup() {
+	local p
+	while read -r p; do echo "$p" >"$CGMNT/cgroup.procs" 2>/dev/null; done <"$CG/cgroup.procs"
+	rmdir "$CG" 2>/dev/null
+}
+trap 'cleanup_cgroup; gt_cleanup' EXIT
+mkdir "$CG" && chown "$USER_NAME" "$CG" "$CG/cgroup.procs"
+WAIT_EXEC='echo ready; head -c 1 >/dev/null; exec "$@"'
+gt_start_workload cgsuid as_user_bg sh -c "$WAIT_EXEC" sh "$SUID" $N 1000 ||
+	{ fail daemon_privilege_cgroup_setuid "no workload"; gt_finish; }
+SPID=$WL_PID
+gt_start_workload cgroot sh -c "$WAIT_EXEC" sh "$WL/sleeper" 10 1000 ||
+	{ fail daemon_privilege_cgroup_setuid "no root workload"; gt_finish; }
+RPID=$WL_PID
+echo "$SPID" >"$CG/cgroup.procs" && echo "$RPID" >"$CG/cgroup.procs"
+as_user_bg "$UCTL" record --daemon --socket "$SOCK" --cgroup "$CG" -o "$UDIR/cgsuid.trace" \
+	>"$GT_TMP/cgsuid.rec.out" 2>&1 &
+REC_PID=$! # gotracectl itself (as_user_bg execs), for the SIGINT
+gt_pids+=("$REC_PID")
+for i in $(seq 1 1200); do
+	grep -q "session .* started for uid $UID_U .*cgroup .*gt_priv_$$" "$GT_TMP/daemon.log" && break
+	sleep 0.05
+done
+gt_go cgroot
+gt_go cgsuid
+wait "$SPID" "$RPID"
+kill -INT "$REC_PID"
+wait "$REC_PID"; rc=$?
+out=$(cat "$GT_TMP/cgsuid.rec.out")
+if [ $rc != 0 ]; then
+	fail daemon_privilege_cgroup_setuid "rc=$rc: $out"
+elif gt_valid daemon_privilege_cgroup_setuid "$UDIR/cgsuid.trace"; then
+	sleeps=$(count "$UDIR/cgsuid.trace.json" GoSleep)
+	# the shell's goroutine (tid SPID) ends at the exec; it is not left
+	# running to the end of the trace
+	ended=$(python3 -c 'import json,sys; g=[g["ended"] for g in json.load(open(sys.argv[1]))["goroutines"] if g["tid"] == int(sys.argv[2])]; print(len(g) > 0 and all(g))' \
+		"$UDIR/cgsuid.trace.json" "$SPID")
+	if [ "$sleeps" != 0 ]; then
+		fail daemon_privilege_cgroup_setuid "the trace holds $sleeps of the setuid program's $N sleeps"
+	elif [ "$ended" != True ]; then
+		fail daemon_privilege_cgroup_setuid "the member's goroutine (tid $SPID) did not end at its exec: $out"
+	elif ! echo "$out" | grep -q "1 process left the recording"; then
+		fail daemon_privilege_cgroup_setuid "the summary does not say that 1 process left: $out"
+	else
+		ok daemon_privilege_cgroup_setuid
+	fi
+fi
 
 gt_finish
