@@ -508,6 +508,10 @@ static int freeze(struct gt_flight *f, const struct gt_flight_fired *mark, uint6
 		s->pins++;
 		segs->v[n++] = s;
 	}
+	/* what the cuts left behind the window goes now (pinned: once this
+	 * dump is done), not at the next record: the dumps of an idle
+	 * target would pile up segments until then */
+	retain(f);
 	return 0;
 }
 

@@ -134,6 +134,7 @@ int gt_srv_flight_dump_start(struct gt_srv_session *ss, struct gt_srv_client *c,
 	int busy = ss->dump || (c && n);
 
 	if (!x || (busy && n >= GT_SRV_DUMP_QUEUE)) {
+		err = x ? -EBUSY : -ENOMEM;
 		if (fd >= 0)
 			close(fd);
 		if (x)
@@ -142,7 +143,7 @@ int gt_srv_flight_dump_start(struct gt_srv_session *ss, struct gt_srv_client *c,
 		else
 			snprintf(why, whylen, "out of memory");
 		free(x);
-		return x ? -EBUSY : -ENOMEM;
+		return err;
 	}
 	x->fd = fd;
 	x->client = c;

@@ -211,8 +211,10 @@ else
 	out=$("$GTCTL" dump --socket "$SOCK" -o "$GT_TMP/idle1.trace" "$ID" 2>&1) ||
 		why="dump -o before the ID: $out"
 	sleep 1
-	if out=$("$GTCTL" dump "$ID" --socket "$SOCK" -o "$GT_TMP/idle2.trace" 2>&1); then
-		ok flightd_dump_id_first
+	out=$("$GTCTL" dump --socket "$SOCK" -o "$GT_TMP/idle2.trace" "$ID" 2>&1) ||
+		why="dump -o before the ID: $out"
+	if out=$("$GTCTL" dump "$ID" -o "$GT_TMP/idle3.trace" --socket "$SOCK" 2>&1); then
+		gt_valid flightd_dump_id_first "$GT_TMP/idle3.trace" && ok flightd_dump_id_first
 	else
 		fail flightd_dump_id_first "dump ID -o FILE: $out"
 	fi

@@ -5,6 +5,7 @@
  * and Go's readers), starting from the snapshot of the oldest segment kept,
  * carrying the trigger's UserLog and the stacks resolved while recording. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -535,6 +536,19 @@ static void test_idle_dump(void)
 		}
 		GT_CHECK(len[0] != len[1] || memcmp(buf[0], buf[1], len[0]),
 			 "go %d: two dumps 5 s apart of a quiet target are byte-identical", v);
+		/* a dump a quarter second, 40 times: the cuts do not pile up */
+		for (int k = 0; k < 40; k++) {
+			char why[256];
+			int fd = open("/dev/null", O_WRONLY);
+
+			GT_REQUIRE(fd >= 0, "/dev/null: %s", strerror(errno));
+			GT_CHECK(gt_flight_dump(r.f, fd, NULL, end + 16 * SEC + (uint64_t)k * SEC / 4,
+						why, sizeof(why)) == 0, "dump %d: %s", k, why);
+			close(fd);
+		}
+		gt_flight_stats(r.f, &st);
+		GT_CHECK(st.segments <= 12, "go %d: %llu segments held after 40 dumps of a quiet "
+			 "1 s window", v, (unsigned long long)st.segments);
 		free(buf[0]);
 		free(buf[1]);
 		gt_flight_free(r.f);
