@@ -60,6 +60,7 @@ struct gt_flight_fired {
 struct gt_flight_stats {
 	uint64_t held_bytes;     /* memory held for the window now */
 	uint64_t segments;       /* segments held */
+	uint64_t records;        /* kernel records they hold (status EVENTS) */
 	uint64_t span_ns;        /* time they cover */
 	uint64_t dropped;        /* segments dropped (age or cap) */
 	uint64_t fired;          /* triggers accepted */

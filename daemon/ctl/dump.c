@@ -1,5 +1,5 @@
-/* gotracectl dump ID [-o FILE]: writes a flight session's window now while
- * it goes on recording.  With -o this process makes the file (its rights,
+/* gotracectl dump ID [-o FILE]: writes a flight session's window up to now
+ * while it goes on recording.  With -o this process makes the file (its rights,
  * the usual rules: ctl/trace_output.c) and passes it to gotraced, which
  * writes into it with this user's ids; without, the daemon writes a new
  * file into the session's directory, as the session's owner. */
@@ -19,10 +19,12 @@
 
 static void dump_usage(FILE *f)
 {
-	fprintf(f, "usage: gotracectl dump [--socket PATH] [-o FILE] ID\n\n"
-		   "Writes the window of flight session ID of the gotraced daemon now (see\n"
-		   "`gotracectl record --flight --detach` and `gotracectl status`); the\n"
-		   "recording goes on.\n"
+	fprintf(f, "usage: gotracectl dump ID [-o FILE] [--socket PATH]\n\n"
+		   "Writes the window of flight session ID of the gotraced daemon now: the\n"
+		   "last WINDOW up to this moment, quiet time included (see `gotracectl\n"
+		   "record --flight --detach` and `gotracectl status`); the recording goes\n"
+		   "on.  Options go before or after ID.  A dump asked while another of the\n"
+		   "session is written waits for it (4 at most wait; more are refused).\n"
 		   "  -o, --output FILE   write it to FILE (atomically, as for record -o);\n"
 		   "                      default: a new file in the session's directory\n"
 		   "      --socket PATH   gotraced's socket (default %s)\n", GT_DEFAULT_SOCKET);
@@ -67,15 +69,22 @@ static int ask(const char *sock_path, uint32_t id, struct gt_output *out, int ha
 
 int cmd_dump(int argc, char **argv)
 {
-	const char *sock_path = NULL, *path = NULL;
+	const char *sock_path = NULL, *path = NULL, *ids[2] = {NULL, NULL};
 	struct gt_output out;
 	char why[1100];
 	uint32_t id;
-	int c;
+	int c, nids = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
-		if (c == 'o') {
+	/* "-": the ID is taken where it stands, options before or after it
+	 * (`dump ID -o FILE` as the README writes it), whatever
+	 * POSIXLY_CORRECT says */
+	while ((c = getopt_long(argc, argv, "-o:h", longopts, NULL)) != -1) {
+		if (c == 1) {
+			if (nids < 2)
+				ids[nids] = optarg;
+			nids++;
+		} else if (c == 'o') {
 			path = optarg;
 		} else if (c == 'S') {
 			sock_path = optarg;
@@ -87,18 +96,21 @@ int cmd_dump(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (argc - optind != 1) {
-		if (argc - optind > 1)
-			fprintf(stderr, "gotracectl dump: one session id, options before it "
-				"(got '%s' after '%s')\n\n", argv[optind + 1], argv[optind]);
+	for (; optind < argc; optind++) /* after "--" */
+		if (nids++ < 2)
+			ids[nids - 1] = argv[optind];
+	if (nids != 1) {
+		if (nids > 1)
+			fprintf(stderr, "gotracectl dump: one session id (got '%s' and '%s')\n\n",
+				ids[0], ids[1]);
 		else
 			fprintf(stderr, "gotracectl dump: which session? (see gotracectl status)\n\n");
 		dump_usage(stderr);
 		return 2;
 	}
-	if (gt_args_session_id(argv[optind], &id)) {
+	if (gt_args_session_id(ids[0], &id)) {
 		fprintf(stderr, "gotracectl dump: '%s' is not a session id (see gotracectl status)\n",
-			argv[optind]);
+			ids[0]);
 		return 2;
 	}
 	if (path && gt_output_open(&out, path, why, sizeof(why))) {

@@ -16,7 +16,7 @@ static const struct {
 	{"report", cmd_report, "latency report of a Go trace: delays, off-CPU, syscalls, wakers"},
 	{"status", cmd_status, "list the daemon's recording sessions"},
 	{"stop", cmd_stop, "stop a daemon recording session"},
-	{"dump", cmd_dump, "write a daemon flight session's window now"},
+	{"dump", cmd_dump, "write a daemon flight session's window up to now"},
 };
 
 static void usage(FILE *f)

@@ -13,7 +13,8 @@ static void status_usage(FILE *f)
 {
 	fprintf(f, "usage: gotracectl status [--socket PATH]\n\n"
 		   "Lists the recording sessions of the gotraced daemon: id, owner, targets,\n"
-		   "elapsed time, events, bytes and dropped events; under a flight\n"
+		   "elapsed time, events, bytes and dropped events (for a flight recording:\n"
+		   "the kernel records its window holds and their memory); under a flight\n"
 		   "recording, what it keeps, its dumps and its triggers.\n"
 		   "      --socket PATH   gotraced's socket (default %s)\n", GT_DEFAULT_SOCKET);
 }

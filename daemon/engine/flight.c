@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/fs_ids.h"
@@ -387,6 +389,24 @@ static int replay(struct dump_job *j, struct gt_translator *t)
 	return err;
 }
 
+/* A dump's thread yields to the thread that reads the rings and, in
+ * gotraced, answers every client: 10 nice levels below it (the kernel
+ * then gives it about a tenth of the reader's share of a busy CPU).  A
+ * dump is background work; a reader or a loop that waits costs drops and
+ * other users' control times. */
+#define DUMP_NICE 10
+
+static void dump_yields(void)
+{
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int now;
+
+	errno = 0;
+	now = getpriority(PRIO_PROCESS, (id_t)tid);
+	if (errno == 0)
+		setpriority(PRIO_PROCESS, (id_t)tid, now + DUMP_NICE > 19 ? 19 : now + DUMP_NICE);
+}
+
 /* The dump's own thread (or the caller's, without a pump): a fresh
  * translator and writer (v1) or encoder (v2) over the pinned segments. */
 static void *dump_main(void *arg)
@@ -427,33 +447,71 @@ static void *dump_main(void *arg)
 	return NULL;
 }
 
-/* The segments a dump reads: every one up to now, closed by cutting a
- * new one for what comes while it is written (its records, stacks and
- * snapshot are then never touched again, and a segment dropped meanwhile
- * waits on f->unlinked).  0, -ENODATA (nothing yet) or -ENOMEM. */
-static int freeze(struct gt_flight *f, struct gt_flight_segs *segs)
+/* The first segment a dump reads.  A trigger's: every one kept (the
+ * window before the trigger, however long --after was).  A requested
+ * one: the window up to the dump, from the last segment that begins at
+ * or before end - WINDOW. */
+static struct gt_flight_seg *first_of(struct gt_flight *f, const struct gt_flight_fired *mark,
+				      uint64_t from)
 {
-	int n = 0, err;
+	struct gt_flight_seg *first = f->head;
 
-	if (!f->head || (f->head == f->tail && !f->tail->records))
+	if (mark)
+		return first;
+	for (struct gt_flight_seg *s = f->head; s && s->start_ts <= from; s = s->next)
+		first = s;
+	return first;
+}
+
+static void *thread_main(void *arg)
+{
+	dump_yields();
+	return dump_main(arg);
+}
+
+/* The segments a dump ending at end reads, closed by cutting a new one
+ * for what comes while it is written (their records, stacks and
+ * snapshots are then never touched again, and a segment dropped
+ * meanwhile waits on f->unlinked).  A target quiet for longer than the
+ * window gets a segment cut at end - WINDOW first (the live model's state
+ * then: no record came since), so the dump is that quiet window, not the
+ * last busy one again.  0, -ENODATA (nothing yet) or -ENOMEM. */
+static int freeze(struct gt_flight *f, const struct gt_flight_fired *mark, uint64_t end,
+		  struct gt_flight_segs *segs)
+{
+	uint64_t from = end > f->o.window_ns ? end - f->o.window_ns : 0;
+	struct gt_flight_seg *first;
+	int n = 0, err = 0;
+
+	if (!f->head || (f->head == f->tail && !f->tail->records && !f->tail->nsnap))
 		return -ENODATA;
 	f->freezing = 1; /* a triggered dump's window, due now, is the one
 			    kept before its trigger: not cut away here */
-	err = f->tail->records ? segment_cut(f, f->last_ts) : 0;
+	if (!mark && from > f->last_ts && from > f->tail->start_ts) {
+		err = segment_cut(f, from);
+		f->last_ts = from; /* the model's time: nothing came until then */
+	}
+	first = first_of(f, mark, from);
+	if (!err && (f->tail->records || first == f->tail))
+		err = segment_cut(f, f->last_ts > f->tail->start_ts ? f->last_ts : f->tail->start_ts);
 	f->freezing = 0;
 	if (err)
 		return err;
-	for (struct gt_flight_seg *s = f->head; s != f->tail; s = s->next)
+	for (struct gt_flight_seg *s = first; s != f->tail; s = s->next)
 		n++;
 	segs->v = calloc((size_t)n, sizeof(*segs->v));
 	if (!segs->v)
 		return -ENOMEM;
 	segs->n = n;
 	n = 0;
-	for (struct gt_flight_seg *s = f->head; s != f->tail; s = s->next) {
+	for (struct gt_flight_seg *s = first; s != f->tail; s = s->next) {
 		s->pins++;
 		segs->v[n++] = s;
 	}
+	/* what the cuts left behind the window goes now (pinned: once this
+	 * dump is done), not at the next record: the dumps of an idle
+	 * target would pile up segments until then */
+	retain(f);
 	return 0;
 }
 
@@ -477,11 +535,11 @@ static void thaw(struct gt_flight *f, struct gt_flight_segs *segs)
 }
 
 static int job_init(struct gt_flight *f, struct dump_job *j, int fd,
-		    const struct gt_flight_fired *mark, const struct gt_fs_ids *as)
+		    const struct gt_flight_fired *mark, const struct gt_fs_ids *as, uint64_t end)
 {
 	j->p = f->p;
 	j->fd = fd;
-	j->end_ts = f->last_ts;
+	j->end_ts = end;
 	if (as) {
 		j->as = *as;
 		j->has_as = 1;
@@ -500,10 +558,10 @@ static int job_init(struct gt_flight *f, struct dump_job *j, int fd,
 	return 0;
 }
 
-int gt_flight_dump(struct gt_flight *f, int fd, const struct gt_flight_fired *mark, char *why,
-		   size_t whylen)
+int gt_flight_dump(struct gt_flight *f, int fd, const struct gt_flight_fired *mark, uint64_t now,
+		   char *why, size_t whylen)
 {
-	return gt_flight_dump_as(f, fd, mark, NULL, NULL, NULL, why, whylen);
+	return gt_flight_dump_as(f, fd, mark, NULL, now, NULL, NULL, why, whylen);
 }
 
 /* A dump under way (gt_flight_dump_begin): its job, and its thread. */
@@ -514,12 +572,14 @@ struct gt_flight_dump {
 };
 
 int gt_flight_dump_begin(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
-			 const struct gt_fs_ids *as, int threaded, struct gt_flight_dump **out,
-			 char *why, size_t whylen)
+			 const struct gt_fs_ids *as, uint64_t now, int threaded,
+			 struct gt_flight_dump **out, char *why, size_t whylen)
 {
 	struct gt_flight_dump *d = calloc(1, sizeof(*d));
 	struct dump_job *j = d ? calloc(1, sizeof(*j)) : NULL;
-	int err = j ? freeze(f, &j->segs) : -ENOMEM;
+	/* the trace ends at the dump (the records' time, never earlier) */
+	uint64_t end = now > f->last_ts ? now : f->last_ts;
+	int err = j ? freeze(f, mark, end, &j->segs) : -ENOMEM;
 
 	*out = NULL;
 	if (err) {
@@ -528,11 +588,11 @@ int gt_flight_dump_begin(struct gt_flight *f, int fd, const struct gt_flight_fir
 		free(d);
 		return err;
 	}
-	job_init(f, j, fd, mark, as);
+	job_init(f, j, fd, mark, as, end);
 	d->j = j;
 	/* the caller keeps reading the rings meanwhile, so that the kernel
 	 * drops nothing while a long window is written */
-	d->threaded = threaded && !pthread_create(&d->th, NULL, dump_main, j);
+	d->threaded = threaded && !pthread_create(&d->th, NULL, thread_main, j);
 	if (d->threaded)
 		pthread_setname_np(d->th, "gotraced-dump"); /* top -H, perf */
 	else
@@ -568,11 +628,11 @@ int gt_flight_dump_end(struct gt_flight *f, struct gt_flight_dump *d, char *why,
 }
 
 int gt_flight_dump_as(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
-		      const struct gt_fs_ids *as, void (*pump)(void *), void *pump_ctx,
-		      char *why, size_t whylen)
+		      const struct gt_fs_ids *as, uint64_t now, void (*pump)(void *),
+		      void *pump_ctx, char *why, size_t whylen)
 {
 	struct gt_flight_dump *d;
-	int err = gt_flight_dump_begin(f, fd, mark, as, pump != NULL, &d, why, whylen);
+	int err = gt_flight_dump_begin(f, fd, mark, as, now, pump != NULL, &d, why, whylen);
 
 	if (err)
 		return err;
@@ -639,9 +699,11 @@ void gt_flight_stats(const struct gt_flight *f, struct gt_flight_stats *st)
 
 	*st = f->st;
 	st->held_bytes = f->held;
-	for (const struct gt_flight_seg *s = f->head; s; s = s->next)
+	for (const struct gt_flight_seg *s = f->head; s; s = s->next) {
 		st->segments++;
-	st->span_ns = f->head ? f->last_ts - f->head->start_ts : 0;
+		st->records += s->records;
+	}
+	st->span_ns = f->head && f->last_ts > f->head->start_ts ? f->last_ts - f->head->start_ts : 0;
 	if (f->lt)
 		gt_translator_stats(f->lt, &ts);
 	st->threads = ts.threads;

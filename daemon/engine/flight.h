@@ -58,29 +58,33 @@ int gt_flight_fired(struct gt_flight *f, struct gt_flight_fired *out);
 int gt_flight_due(struct gt_flight *f, uint64_t now, int force, struct gt_flight_fired *out);
 
 /* Writes the window to fd as one trace (marked with what fired, if mark),
- * ending at the last record kept; 0 or -errno with why. */
-int gt_flight_dump(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
+ * ending at now (CLOCK_MONOTONIC, as the records; the last record if that
+ * is later: 0 for it): without a mark, the WINDOW up to now, quiet time
+ * included (a target idle since is shown idle, not its last busy window);
+ * with one, every segment kept (the window before the trigger).  0 or
+ * -errno with why. */
+int gt_flight_dump(struct gt_flight *f, int fd, const struct gt_flight_fired *mark, uint64_t now,
 		   char *why, size_t whylen);
 /* The same, written with as's file-system ids (a user's file; NULL: ours),
  * on a thread of its own while the caller calls pump(pump_ctx) (reads the
  * rings: gt_flight_event goes on meanwhile) until it is done; without a
- * pump, on the caller's thread.  The window ends at the last record
- * before the call. */
+ * pump, on the caller's thread.  Records read after the call are not in
+ * it. */
 struct gt_fs_ids;
 int gt_flight_dump_as(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
-		      const struct gt_fs_ids *as, void (*pump)(void *), void *pump_ctx,
-		      char *why, size_t whylen);
+		      const struct gt_fs_ids *as, uint64_t now, void (*pump)(void *),
+		      void *pump_ctx, char *why, size_t whylen);
 
 /* The same in steps, for a caller that goes on with other work while the
- * dump is written (gotraced answers its clients): begin (the window ends
- * at the last record before it; on a thread of its own if threaded and
- * one can be made, else written at once), done (1 once written: poll it
+ * dump is written (gotraced answers its clients): begin (the trace ends
+ * at now; on a thread of its own if threaded and one can be made, else
+ * written at once), done (1 once written: poll it
  * while reading the rings), end (waits for the thread, then 0 or -errno
  * with why).  Every dump begun is ended before gt_flight_free. */
 struct gt_flight_dump;
 int gt_flight_dump_begin(struct gt_flight *f, int fd, const struct gt_flight_fired *mark,
-			 const struct gt_fs_ids *as, int threaded, struct gt_flight_dump **out,
-			 char *why, size_t whylen);
+			 const struct gt_fs_ids *as, uint64_t now, int threaded,
+			 struct gt_flight_dump **out, char *why, size_t whylen);
 int gt_flight_dump_done(const struct gt_flight_dump *d);
 int gt_flight_dump_end(struct gt_flight *f, struct gt_flight_dump *d, char *why, size_t whylen);
 

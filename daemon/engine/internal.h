@@ -149,6 +149,10 @@ int gt_session_v2_open(struct gt_session *s, int go_version);
 int gt_session_v2_close(struct gt_session *s);
 void gt_session_v2_free(struct gt_session *s);
 uint64_t gt_session_v2_bytes(const struct gt_session *s);
+/* The events of the file as `inspect` counts them (the v2 encoder's: a
+ * GoStart is also a ProcStart, every generation restates the threads),
+ * not the translator's v1 events. */
+uint64_t gt_session_v2_events(const struct gt_session *s);
 /* The rule the encoder refused, or NULL. */
 const char *gt_session_v2_error(const struct gt_session *s);
 

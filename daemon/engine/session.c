@@ -579,14 +579,16 @@ static void stats_live(const struct gt_session *s, struct gt_session_stats *st)
 	if (s->tr)
 		gt_translator_stats(s->tr, &ts);
 	if (s->v2) {
-		ws.events = ts.events_out;
+		ws.events = gt_session_v2_events(s);
 		ws.bytes = gt_session_v2_bytes(s);
 	}
 	if (s->flight) {
 		struct gt_flight_stats fs;
 
 		gt_flight_stats(s->flight, &fs);
-		ws.bytes = fs.held_bytes; /* what it holds, not a file */
+		/* what it holds, not a file: its kernel records and bytes */
+		ws.events = fs.records;
+		ws.bytes = fs.held_bytes;
 		ts.threads = fs.threads;
 	}
 	st->trace_events = ws.events;
@@ -672,16 +674,14 @@ static void leave_rings(struct gt_session *s, const char *reason)
  * figures into *ws. */
 static void finish_v2(struct gt_session *s, struct gt_writer_stats *ws)
 {
-	struct gt_translator_stats ts = {0};
 	const char *why = gt_session_v2_error(s);
 	int err;
 
-	gt_translator_stats(s->tr, &ts);
-	ws->events = ts.events_out;
 	if (why && s->err)
 		snprintf(s->end_reason, sizeof(s->end_reason),
 			 "writing the Go 1.2x trace failed: %s", why);
 	err = s->err ? 0 : gt_session_v2_close(s);
+	ws->events = gt_session_v2_events(s); /* after the close: its last samples */
 	ws->bytes = gt_session_v2_bytes(s);
 	if (err)
 		fail_session(s, err, "writing the trace failed");
@@ -861,6 +861,15 @@ static void pump_rings(void *ctx)
 	gt_engine_poll(ctx, 2);
 }
 
+/* Where a dump's trace ends: now, or the session's end once it stopped
+ * (end_ns is UINT64_MAX until then). */
+static uint64_t dump_now(const struct gt_session *s)
+{
+	uint64_t now = gt_now_ns();
+
+	return s->end_ns < now ? s->end_ns : now;
+}
+
 int gt_session_flight_dump(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
 			   char *why, size_t whylen)
 {
@@ -874,7 +883,8 @@ int gt_session_flight_dump_as(struct gt_session *s, int fd, const struct gt_flig
 		snprintf(why, whylen, "session %d is not a flight recording", s->id);
 		return -EINVAL;
 	}
-	return gt_flight_dump_as(s->flight, fd, mark, as, pump_rings, s->engine, why, whylen);
+	return gt_flight_dump_as(s->flight, fd, mark, as, dump_now(s), pump_rings, s->engine,
+				 why, whylen);
 }
 
 int gt_session_flight_dump_begin(struct gt_session *s, int fd, const struct gt_flight_fired *mark,
@@ -886,7 +896,7 @@ int gt_session_flight_dump_begin(struct gt_session *s, int fd, const struct gt_f
 		snprintf(why, whylen, "session %d is not a flight recording", s->id);
 		return -EINVAL;
 	}
-	return gt_flight_dump_begin(s->flight, fd, mark, as, 1, out, why, whylen);
+	return gt_flight_dump_begin(s->flight, fd, mark, as, dump_now(s), 1, out, why, whylen);
 }
 
 int gt_session_flight_dump_done(const struct gt_flight_dump *d)

@@ -131,7 +131,8 @@ int gt_session_ended(const struct gt_session *s);
 /* A flight recording (opts.flight; docs/design.md, "Flight recorder").
  * What it keeps stays until gt_session_free, so a dump may follow the stop.
  * dump: the window as one trace on fd (which it does not close), marked
- * with what fired if mark; 0 or -errno with why.  fired: a trigger just
+ * with what fired if mark, ending now (at the session's end once it
+ * stopped): gt_flight_dump; 0 or -errno with why.  fired: a trigger just
  * accepted (1 and *out).  due: the accepted trigger whose --after passed,
  * or with force any accepted one (1 and *out). */
 int gt_session_flight_dump(struct gt_session *s, int fd, const struct gt_flight_fired *mark,

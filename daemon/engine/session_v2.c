@@ -44,6 +44,11 @@ uint64_t gt_session_v2_bytes(const struct gt_session *s)
 	return s->v2 ? s->v2->written + s->v2->nstaged : 0;
 }
 
+uint64_t gt_session_v2_events(const struct gt_session *s)
+{
+	return s->v2 ? s->v2->events : 0;
+}
+
 const char *gt_session_v2_error(const struct gt_session *s)
 {
 	return s->v2 && s->v2->failed ? s->v2->error : NULL;

@@ -4,8 +4,11 @@
  * thread of the engine's (gt_session_flight_dump_begin) while the loop
  * goes on answering every client and reading the rings; each turn of the
  * loop looks whether it is done, then names the file, answers DUMPED or
- * logs it.  One dump a session at a time: a second one waits for the
- * first.  Files in the directory are created, written and linked with the
+ * logs it.  One dump a session at a time: a DUMP asked meanwhile is
+ * queued (at most GT_SRV_DUMP_QUEUE, then refused at once) and begun by
+ * the turn that settles the one before it, a trigger due meanwhile
+ * likewise; the loop never waits for a dump's thread but at the session's
+ * end, when the queued ones are refused.  Files in the directory are created, written and linked with the
  * owner's file-system ids (docs/security.md "Output files"). */
 #include "internal.h"
 
@@ -22,6 +25,10 @@
 #include "common/fs_ids.h"
 #include "engine/session.h"
 
+/* DUMPs a session may have waiting behind the one under way: each holds
+ * its client's connection (32 a user at most) and file descriptor. */
+#define GT_SRV_DUMP_QUEUE 4
+
 struct gt_srv_dump {
 	struct gt_flight_dump *d;
 	int fd;                       /* ours: the anonymous file, or the client's */
@@ -31,6 +38,7 @@ struct gt_srv_dump {
 	struct gt_fs_ids as;          /* whose ids write (and name) it */
 	struct gt_srv_client *client; /* DUMP's requester; NULL: a trigger's, or gone */
 	uint64_t t0;
+	struct gt_srv_dump *next;     /* queued after it */
 };
 
 /* Links the finished anonymous file fd into the directory under the first
@@ -81,40 +89,81 @@ static int open_in_dir(struct gt_srv_session *ss, const struct gt_fs_ids *as, ch
 	return err ? err : fd;
 }
 
-int gt_srv_flight_dump_start(struct gt_srv_session *ss, struct gt_srv_client *c, int fd,
-			     const struct gt_flight_fired *mark, char *why, size_t whylen)
+/* Begins x (filled: client, fd or -1 for the directory, mark) now: the
+ * session's dump under way.  0, or -errno with why (x freed, its fd
+ * closed). */
+static int begin(struct gt_srv_session *ss, struct gt_srv_dump *x, char *why, size_t whylen)
 {
-	struct gt_srv_dump *x = calloc(1, sizeof(*x));
+	struct gt_srv_client *c = x->client;
 	int err;
 
-	gt_srv_flight_dump_wait(ss); /* one at a time */
-	if (!x) {
-		if (fd >= 0)
-			close(fd);
-		snprintf(why, whylen, "out of memory");
-		return -ENOMEM;
-	}
-	x->to_dir = fd < 0;
-	x->as.uid = x->to_dir ? ss->owner : c->uid;
-	x->as.gid = x->to_dir ? ss->owner_gid : c->gid;
-	x->fd = x->to_dir ? open_in_dir(ss, &x->as, why, whylen) : fd;
-	x->client = c;
+	x->to_dir = x->fd < 0;
+	x->as.uid = x->to_dir || !c ? ss->owner : c->uid;
+	x->as.gid = x->to_dir || !c ? ss->owner_gid : c->gid;
+	if (x->to_dir)
+		x->fd = open_in_dir(ss, &x->as, why, whylen);
 	x->t0 = gt_now_ns();
-	if ((x->has_mark = mark != NULL))
-		x->mark = *mark;
 	err = x->fd < 0 ? x->fd :
-		gt_session_flight_dump_begin(ss->s, x->fd, mark, x->as.uid ? &x->as : NULL,
-					     &x->d, why, whylen);
+		gt_session_flight_dump_begin(ss->s, x->fd, x->has_mark ? &x->mark : NULL,
+					     x->as.uid ? &x->as : NULL, &x->d, why, whylen);
 	if (err) {
 		if (x->fd >= 0)
 			close(x->fd); /* unlinked, or the client's: nothing is left */
 		free(x);
 		return err;
 	}
-	if (c)
-		c->dumping = 1;
 	ss->dump = x;
 	return 0;
+}
+
+static int queued(const struct gt_srv_session *ss)
+{
+	int n = 0;
+
+	for (const struct gt_srv_dump *q = ss->queue; q; q = q->next)
+		n++;
+	return n;
+}
+
+int gt_srv_flight_dump_start(struct gt_srv_session *ss, struct gt_srv_client *c, int fd,
+			     const struct gt_flight_fired *mark, char *why, size_t whylen)
+{
+	struct gt_srv_dump *x = calloc(1, sizeof(*x)), **tail = &ss->queue;
+	int n = queued(ss), err;
+	/* a trigger's, due while nothing is written, goes before the queue */
+	int busy = ss->dump || (c && n);
+
+	if (!x || (busy && n >= GT_SRV_DUMP_QUEUE)) {
+		err = x ? -EBUSY : -ENOMEM;
+		if (fd >= 0)
+			close(fd);
+		if (x)
+			snprintf(why, whylen, "session %d is writing a dump and %d more wait: ask "
+				 "again once they are written", ss->id, n);
+		else
+			snprintf(why, whylen, "out of memory");
+		free(x);
+		return err;
+	}
+	x->fd = fd;
+	x->client = c;
+	if ((x->has_mark = mark != NULL))
+		x->mark = *mark;
+	if (busy) { /* one at a time: begun once the one before is written */
+		while (*tail)
+			tail = &(*tail)->next;
+		*tail = x;
+		if (c) {
+			c->dumping = 1;
+			gt_log("client %u (uid %u): the dump of session %d waits for %d before it",
+			       c->conn, (unsigned)c->uid, ss->id, n + 1);
+		}
+		return 0;
+	}
+	err = begin(ss, x, why, whylen);
+	if (!err && c)
+		c->dumping = 1;
+	return err;
 }
 
 /* Names a dump of the directory; 0 or -errno with why. */
@@ -209,17 +258,66 @@ static int settle(struct gt_srv_session *ss, int wait)
 	return 0;
 }
 
-void gt_srv_flight_dump_wait(struct gt_srv_session *ss)
+/* The first queued dump begun (its requester told if that failed). */
+static void next_queued(struct gt_srv_session *ss)
 {
-	settle(ss, 1);
+	struct gt_srv_dump *x = ss->queue;
+	struct gt_srv_client *c;
+	char why[GT_PROTO_MAX_TEXT];
+
+	if (!x)
+		return;
+	ss->queue = x->next;
+	x->next = NULL;
+	c = x->client;
+	if (begin(ss, x, why, sizeof(why)) && c) {
+		c->dumping = 0;
+		gt_conn_queue_error(c, EIO, "%s", why);
+	}
+}
+
+/* The session ends: its queued dumps are refused, not written one after
+ * another while the loop waits. */
+static void refuse_queued(struct gt_srv_session *ss)
+{
+	while (ss->queue) {
+		struct gt_srv_dump *x = ss->queue;
+
+		ss->queue = x->next;
+		if (x->fd >= 0)
+			close(x->fd);
+		if (x->client) {
+			x->client->dumping = 0;
+			gt_conn_queue_error(x->client, ESRCH, "session %d ended before its dump "
+					    "began (a dump waits for the one before it)", ss->id);
+		}
+		free(x);
+	}
 }
 
 void gt_srv_flight_forget_client(struct gt_server *sv, const struct gt_srv_client *c)
 {
-	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++)
-		if (sv->sessions[i] && sv->sessions[i]->dump &&
-		    sv->sessions[i]->dump->client == c)
-			sv->sessions[i]->dump->client = NULL;
+	for (int i = 0; i < GT_PROTO_MAX_SESSIONS; i++) {
+		struct gt_srv_session *ss = sv->sessions[i];
+		struct gt_srv_dump **pp;
+
+		if (!ss)
+			continue;
+		if (ss->dump && ss->dump->client == c)
+			ss->dump->client = NULL; /* written, answered to no one */
+		for (pp = &ss->queue; *pp;) { /* not begun: no one to write it for */
+			struct gt_srv_dump *x = *pp;
+
+			if (x->client != c) {
+				pp = &x->next;
+				continue;
+			}
+			*pp = x->next;
+			if (x->fd >= 0)
+				close(x->fd);
+			free(x);
+		}
+	}
 }
 
 static void say_fired(const struct gt_srv_session *ss, const struct gt_flight_fired *f)
@@ -243,14 +341,21 @@ void gt_srv_flight_tick(struct gt_srv_session *ss, int force)
 		say_fired(ss, &f);
 	if (settle(ss, force))
 		return; /* a dump under way: a due one waits for it */
-	if (!gt_session_flight_due(ss->s, force, &f))
+	if (!gt_session_flight_due(ss->s, force, &f)) {
+		if (force)
+			refuse_queued(ss);
+		else
+			next_queued(ss);
 		return;
+	}
 	err = gt_srv_flight_dump_start(ss, NULL, -1, &f, why, sizeof(why));
 	if (err) {
 		snprintf(ss->last_error, sizeof(ss->last_error), "%.150s", why);
 		gt_log_uid(ss->owner, "session %d: the dump of trigger %s failed: %s", ss->id,
 		       ss->fopts.triggers[f.trigger].spec, why);
-	} else if (force) {
+	}
+	if (force) {
 		settle(ss, 1); /* the session ends: written now */
+		refuse_queued(ss);
 	}
 }

@@ -82,6 +82,7 @@ struct gt_srv_session {
 	uint64_t last_dump_ns;       /* how long the last dump took */
 	char last_error[160];        /* the last dump that failed, "" none */
 	struct gt_srv_dump *dump;    /* the dump under way, NULL none */
+	struct gt_srv_dump *queue;   /* DUMPs asked meanwhile, in order */
 };
 
 struct gt_server {
@@ -141,16 +142,18 @@ int gt_srv_flight_check_dir(int fd, uid_t owner, char *why, size_t whylen);
  * named flight-ID-YYYYMMDD-HHMMSS[-KIND].trace with the owner's ids (mark:
  * what fired); else to the requester c's file fd (taken: closed when done),
  * written with c's ids.  c (NULL for a trigger's) gets DUMPED or an error
- * when it is done.  A dump under way is waited for first.  0, or -errno
- * with why (nothing begun, fd closed). */
+ * when it is done.  While one is under way a DUMP is queued (begun by the
+ * turn that settles the one before it; GT_SRV_DUMP_QUEUE at most, then
+ * -EBUSY at once): the loop never waits here.  0, or -errno with why
+ * (nothing begun, fd closed). */
 int gt_srv_flight_dump_start(struct gt_srv_session *ss, struct gt_srv_client *c, int fd,
 			     const struct gt_flight_fired *mark, char *why, size_t whylen);
-/* Waits for the session's dump under way, if any, and settles it. */
-void gt_srv_flight_dump_wait(struct gt_srv_session *ss);
-/* A client freed: a dump it asked for is written, answered to no one. */
+/* A client freed: a dump it asked for is written, answered to no one; one
+ * still queued is dropped. */
 void gt_srv_flight_forget_client(struct gt_server *sv, const struct gt_srv_client *c);
-/* What fired, the dump under way (settled once written), what is due
- * (force: the session ends: every dump written now), logged and written. */
+/* What fired, the dump under way (settled once written), what is due or
+ * queued (begun), logged and written.  force: the session ends: the dump
+ * under way and a due trigger's written now, the queued ones refused. */
 void gt_srv_flight_tick(struct gt_srv_session *ss, int force);
 /* The session's line in status: window, bytes held, dumps, triggers. */
 void gt_srv_flight_describe(struct gt_srv_session *ss, char *out, size_t len);

@@ -292,6 +292,7 @@ int gt_v2enc_emit(struct gt_v2enc *e, uint64_t m, uint64_t ts, unsigned type,
 	memcpy(s->buf + s->len, ev, n);
 	s->len += n;
 	s->last = ts;
+	e->events++;
 	return 0;
 }
 
@@ -399,6 +400,7 @@ int gt_v2enc_cpu_sample(struct gt_v2enc *e, uint64_t ts, uint64_t m, uint64_t p,
 	e->samples[e->nsamples][3] = g == GT_V2ENC_NONE ? 0 : g;
 	e->samples[e->nsamples][4] = stack;
 	e->nsamples++;
+	e->events++;
 	return 0;
 }
 

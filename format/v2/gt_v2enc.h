@@ -65,6 +65,10 @@ struct gt_v2enc {
 				       * first frame of a pc too) */
 	int failed;                   /* an error was returned: write no more */
 	char error[256];
+	uint64_t events;              /* events of the event batches and CPU
+				       * samples, as a reader counts them
+				       * (inspect; GoStatus restatements
+				       * included): a recording's summary */
 	uint64_t written;             /* bytes given to the write function */
 	uint64_t complete;            /* of them, through the last whole
 				       * generation (a cut there is readable) */

@@ -7,6 +7,10 @@
 #        format: Go 1.22/1.23's parsers and Go 1.23's viewer pages accept it
 #        (gocheck.sh), inspect says valid and names every demo thread
 #        (renamed after clone: named at the generation's end).
+#  v2write_counts  for each of those two files, the events its record
+#        summary says ("recorded N threads, E events") are the events
+#        `inspect` counts in it (the summary counted the translator's v1
+#        events: 419109 against inspect's 691839 for one file).
 #  v2write_agree  the pingpong workload over a futex, strict (one CPU),
 #        recorded at the same time by a v1 recorder and a 1.23 one: per
 #        thread the two traces' starts and blocks by reason agree (3 + 2%),
@@ -22,7 +26,7 @@
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
-CASES="v2write_demo_1.23 v2write_demo_1.22 v2write_agree v2write_server v2write_sigkill"
+CASES="v2write_demo_1.23 v2write_demo_1.22 v2write_counts v2write_agree v2write_server v2write_sigkill"
 # shellcheck disable=SC2086
 gt_require_bpf $CASES
 # shellcheck disable=SC2086
@@ -47,6 +51,16 @@ for v in 1.23 1.22; do
 			spinner-0 spinner-1 spinner-2 ping pong sleeper reader &&
 		ok v2write_demo_$v
 done
+why=""
+for v in 1.23 1.22; do
+	[ -s "$GT_TMP/demo$v.trace.json" ] || { why="${why:+$why; }no valid $v file"; continue; }
+	said=$(sed -n 's/.*recorded [0-9]* threads, \([0-9]*\) events,.*/\1/p' "$GT_TMP/demo$v.rec.err")
+	read -r counted < <(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["events"])' \
+		"$GT_TMP/demo$v.trace.json")
+	[ -n "$said" ] && [ "$said" = "$counted" ] ||
+		why="${why:+$why; }go $v: the summary says ${said:-?} events, inspect counts ${counted:-?}"
+done
+gt_report v2write_counts "$why"
 
 # --- two recorders of the same threads ----------------------------------
 # rec2 TAG: records $WL_PID with v1 and 1.23 at once; R1/R2 their pids.

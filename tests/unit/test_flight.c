@@ -5,6 +5,7 @@
  * and Go's readers), starting from the snapshot of the oldest segment kept,
  * carrying the trigger's UserLog and the stacks resolved while recording. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,14 +279,16 @@ static uint64_t rec_busy(struct rec *r, uint64_t from, uint64_t span)
 	return ts;
 }
 
-/* Dumps to a file, checks it with our checker and Go's; fills rep. */
-static void rec_dump(struct rec *r, const struct gt_flight_fired *mark, struct gt_check_report *rep)
+/* Dumps to a file at now (0: the last record), checks it with our
+ * checker and Go's; fills rep. */
+static void rec_dump_at(struct rec *r, const struct gt_flight_fired *mark, uint64_t now,
+			struct gt_check_report *rep)
 {
 	char path[64] = "/tmp/gt-test-flight-XXXXXX", why[512];
 	int fd = mkstemp(path), err;
 
 	GT_REQUIRE(fd >= 0, "mkstemp: %s", strerror(errno));
-	err = gt_flight_dump(r->f, fd, mark, why, sizeof(why));
+	err = gt_flight_dump(r->f, fd, mark, now, why, sizeof(why));
 	close(fd);
 	GT_CHECK(err == 0, "dump failed: %s", why);
 	err = gt_check_file(path, rep);
@@ -293,6 +296,11 @@ static void rec_dump(struct rec *r, const struct gt_flight_fired *mark, struct g
 	GT_CHECK(gt_test_gocheck(path, why, sizeof(why)) == 0, "Go rejects %s: %s", path, why);
 	if (!gt_test_failed_now)
 		unlink(path);
+}
+
+static void rec_dump(struct rec *r, const struct gt_flight_fired *mark, struct gt_check_report *rep)
+{
+	rec_dump_at(r, mark, 0, rep);
 }
 
 /* 5 s of records, a window of 1 s and room for it: the dump covers at
@@ -448,6 +456,105 @@ static void test_own_stacks_only(void)
 	gt_flight_free(r.f);
 }
 
+/* A dump ends at the moment it is asked for.  2 s busy under a 1 s
+ * window, then 10 s quiet: a dump at the end of the quiet is that last
+ * second (both threads asleep: the snapshot's GoStarts only), not the busy
+ * window again; a
+ * dump 5 s later is the second before it, not the same file; status's
+ * records held count what the window holds.  Also in Go 1.23's format. */
+/* One dump at now read back: its bytes (*buf, *len), how long it lasts and
+ * how many GoStarts it has (our analyzer for v2, our checker for v1). */
+static void idle_dump_at(struct rec *r, int v, uint64_t now, uint8_t **buf, size_t *len,
+			 int64_t *dur, uint64_t *starts)
+{
+	char path[64] = "/tmp/gt-test-flight-idle-XXXXXX", why[512];
+	struct gt_analyze_opts ao = {.until_ns = -1, .strict = 1};
+	struct gt_analysis a = {0};
+	struct gt_check_report rep;
+	struct stat sb;
+	int fd = mkstemp(path), err;
+
+	*buf = NULL;
+	GT_REQUIRE(fd >= 0, "mkstemp: %s", strerror(errno));
+	err = gt_flight_dump(r->f, fd, NULL, now, why, sizeof(why));
+	GT_CHECK(err == 0, "go %d: a dump of a quiet target failed: %s", v, why);
+	GT_REQUIRE(fstat(fd, &sb) == 0 && sb.st_size > 16, "an empty dump");
+	*len = (size_t)sb.st_size;
+	*buf = malloc(*len);
+	GT_REQUIRE(*buf && pread(fd, *buf, *len, 0) == sb.st_size, "read");
+	close(fd);
+	err = gt_analyze(&a, *buf, *len, &ao);
+	GT_CHECK(err == 0, "our analyzer rejects %s: %s", path, a.error);
+	GT_CHECK(gt_an_thread_of(&a, 101) && gt_an_thread_of(&a, 102),
+		 "a thread is missing from the quiet window");
+	*dur = a.end_ns;
+	*starts = a.v1_counts[GT_EV_GO_START];
+	gt_analysis_free(&a);
+	if (v < GT_GO_1_22) {
+		GT_CHECK(gt_check_buffer(*buf, *len, &rep) == 0, "our checker: %s", rep.error);
+		*starts = rep.count_by_type[GT_EV_GO_START] + rep.count_by_type[GT_EV_GO_START_LOCAL];
+	}
+	GT_CHECK(gt_test_gocheck(path, why, sizeof(why)) == 0, "Go rejects %s: %s", path, why);
+	if (!gt_test_failed_now)
+		unlink(path);
+}
+
+/* A dump ends at the moment it is asked for.  2 s busy under a 1 s
+ * window, then 10 s quiet: a dump at the end of the quiet is that last
+ * second (both threads asleep: the snapshot's GoStarts only), not the busy
+ * window again; a dump 5 s later is the second before it, not the same
+ * bytes; status's records held count what the window holds.  Also in Go
+ * 1.23's format. */
+static void test_idle_dump(void)
+{
+	const int versions[] = {GT_V1_19, GT_GO_1_23};
+
+	for (int i = 0; i < 2; i++) {
+		int v = versions[i];
+		struct rec r = {0};
+		struct gt_flight_stats st;
+		uint8_t *buf[2];
+		size_t len[2];
+		int64_t dur;
+		uint64_t end, starts;
+
+		GT_REQUIRE(rec_open_as(&r, 1 * SEC, 64ull << 20, v) == 0, "cannot start");
+		end = rec_busy(&r, T0 + MS, 2 * SEC);
+		gt_flight_stats(r.f, &st);
+		GT_CHECK(st.records > 1000, "status would say %llu records held after 2 s busy",
+			 (unsigned long long)st.records);
+		for (int k = 0; k < 2; k++) {
+			idle_dump_at(&r, v, end + (10 + 5 * (uint64_t)k) * SEC, &buf[k], &len[k], &dur,
+				     &starts);
+			/* (v2 moves events sharing a time 1 ns apart) */
+			GT_CHECK(dur >= (int64_t)SEC && dur < (int64_t)(SEC + 1000), "go %d: dump %d "
+				 "lasts %lld ns, want the 1 s window up to it", v, k, (long long)dur);
+			/* a thread asleep in a syscall at the start is put there by
+			 * a GoStart (docs/format.md): one each, no more */
+			GT_CHECK(starts <= 2, "go %d: dump %d of a quiet second has %llu GoStarts (the "
+				 "busy window again?)", v, k, (unsigned long long)starts);
+		}
+		GT_CHECK(len[0] != len[1] || memcmp(buf[0], buf[1], len[0]),
+			 "go %d: two dumps 5 s apart of a quiet target are byte-identical", v);
+		/* a dump a quarter second, 40 times: the cuts do not pile up */
+		for (int k = 0; k < 40; k++) {
+			char why[256];
+			int fd = open("/dev/null", O_WRONLY);
+
+			GT_REQUIRE(fd >= 0, "/dev/null: %s", strerror(errno));
+			GT_CHECK(gt_flight_dump(r.f, fd, NULL, end + 16 * SEC + (uint64_t)k * SEC / 4,
+						why, sizeof(why)) == 0, "dump %d: %s", k, why);
+			close(fd);
+		}
+		gt_flight_stats(r.f, &st);
+		GT_CHECK(st.segments <= 12, "go %d: %llu segments held after 40 dumps of a quiet "
+			 "1 s window", v, (unsigned long long)st.segments);
+		free(buf[0]);
+		free(buf[1]);
+		gt_flight_free(r.f);
+	}
+}
+
 /* --go-version 1.22 and 1.23: the dump is a Go 1.22+ file that Go's
  * readers (gocheck.sh) and our strict v2 analyzer read to its end: a 2 s
  * window, marked by a trigger, is several generations (one a second),
@@ -475,7 +582,7 @@ static void test_v2_dump(void)
 		GT_REQUIRE(gt_flight_due(r.f, ts + 10 * SEC, 1, &f), "the trigger did not fire");
 		fd = mkstemp(path);
 		GT_REQUIRE(fd >= 0, "mkstemp: %s", strerror(errno));
-		err = gt_flight_dump(r.f, fd, &f, why, sizeof(why));
+		err = gt_flight_dump(r.f, fd, &f, 0, why, sizeof(why));
 		GT_CHECK(err == 0, "go 1.%d dump failed: %s", v - 1000, why);
 		GT_REQUIRE(fstat(fd, &st) == 0 && st.st_size > 16, "an empty dump");
 		buf = malloc((size_t)st.st_size);
@@ -511,5 +618,6 @@ int main(void)
 	GT_RUN(test_after_keeps_window);
 	GT_RUN(test_own_stacks_only);
 	GT_RUN(test_v2_dump);
+	GT_RUN(test_idle_dump);
 	return gt_test_done();
 }
