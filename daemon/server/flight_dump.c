@@ -155,8 +155,8 @@ int gt_srv_flight_dump_start(struct gt_srv_session *ss, struct gt_srv_client *c,
 		*tail = x;
 		if (c) {
 			c->dumping = 1;
-			gt_log("client %u (uid %u): the dump of session %d waits for %d before it",
-			       c->conn, (unsigned)c->uid, ss->id, n + 1);
+			gt_log_uid(c->uid, "client %u (uid %u): the dump of session %d waits for %d before it",
+				   c->conn, (unsigned)c->uid, ss->id, n + 1);
 		}
 		return 0;
 	}
