@@ -515,8 +515,8 @@ static void test_idle_dump(void)
 		struct gt_flight_stats st;
 		uint8_t *buf[2];
 		size_t len[2];
-		int64_t dur;
-		uint64_t end, starts;
+		int64_t dur = 0;
+		uint64_t end, starts = 0;
 
 		GT_REQUIRE(rec_open_as(&r, 1 * SEC, 64ull << 20, v) == 0, "cannot start");
 		end = rec_busy(&r, T0 + MS, 2 * SEC);
