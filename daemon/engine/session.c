@@ -16,6 +16,7 @@
 #include "memtrack/memtrack.h"
 #include "dwarf_stacks.h"
 #include "session_memtrack.h"
+#include "sym/loader.h"
 #include "sym/symbolize.h"
 #include "translate/translate.h"
 
@@ -66,6 +67,10 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		snprintf(why, whylen, "out of memory");
 		free(e);
 		return -ENOMEM;
+	}
+	if (opts && opts->many_users) {
+		gt_symbolizer_set_wait(e->sym, 0);
+		gt_sym_loader_budget(GT_SYM_LOADS_PER_UID);
 	}
 	/* a launched command almost always maps our libc: parsed (its
 	 * compressed debug info inflated) during the BPF load, not while the

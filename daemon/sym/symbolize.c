@@ -125,6 +125,11 @@ void gt_symbolizer_no_wait(struct gt_symbolizer *s, int no_wait)
 	s->no_wait = no_wait;
 }
 
+void gt_symbolizer_set_wait(struct gt_symbolizer *s, int wait)
+{
+	s->no_wait = !wait;
+}
+
 /* A binary no snapshotted process maps any more is closed once
  * PARKED_BINS more have been let go after it: a daemon that sees
  * thousands of short-lived processes keeps what is in use and a few. */
