@@ -16,7 +16,6 @@
 #include "memtrack/memtrack.h"
 #include "dwarf_stacks.h"
 #include "session_memtrack.h"
-#include "sym/loader.h"
 #include "sym/symbolize.h"
 #include "translate/translate.h"
 
@@ -70,7 +69,7 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 	}
 	if (opts && opts->many_users) {
 		gt_symbolizer_set_wait(e->sym, 0);
-		gt_sym_loader_budget(GT_SYM_LOADS_PER_UID);
+		gt_symbolizer_per_user_budget();
 	}
 	/* a launched command almost always maps our libc: parsed (its
 	 * compressed debug info inflated) during the BPF load, not while the
@@ -415,6 +414,8 @@ static int trace_start(struct gt_engine *e, struct gt_session *s, const struct g
 	to.ncpus = gt_capture_ncpus(e->capture);
 	s->stack_src.frames = gt_resolve_stack;
 	s->stack_src.ra_slot = gt_resolve_ra_slot;
+	s->stack_src.pending = gt_resolve_pending;
+	s->stack_src.clock = gt_resolve_clock;
 	s->stack_src.ctx = &e->resolver;
 	to.stacks = &s->stack_src;
 	to.titles = gt_titles_source(&e->titles);

@@ -144,7 +144,7 @@ static int file_crc(int fd, uint32_t *out)
 	uLong crc = crc32(0L, Z_NULL, 0);
 	struct stat st;
 	off_t off = 0;
-	ssize_t n;
+	ssize_t n = 0;
 
 	if (fstat(fd, &st))
 		return -errno;
@@ -154,15 +154,16 @@ static int file_crc(int fd, uint32_t *out)
 		crc = crc32(crc, buf, (uInt)n);
 		off += n;
 	}
-	if (gt_sym_cancelled())
-		return -ECANCELED;
 	if (n < 0)
 		return -errno;
-	*out = (uint32_t)crc;
-	/* only a file read to the size it had when it was looked up: one
-	 * that grew or shrank meanwhile is read again next time */
+	/* a file read to the size it had when it was looked up is
+	 * remembered (one that grew or shrank meanwhile is read again next
+	 * time), even if its load was just cancelled: the work is done */
 	if ((uint64_t)off == (uint64_t)st.st_size)
-		gt_crc_cache_put(&st, *out);
+		gt_crc_cache_put(&st, (uint32_t)crc);
+	else if (gt_sym_cancelled())
+		return -ECANCELED;
+	*out = (uint32_t)crc;
 	return 0;
 }
 

@@ -65,6 +65,8 @@ static struct {
 /* Loads of one user that may run at once (gt_sym_loader_budget). */
 static unsigned per_uid_max = GT_SYM_LOADERS_MAX;
 
+static _Atomic uint64_t loads_ended;
+
 /* The running job's cancel flag, on a loader thread (gt_sym_cancelled). */
 static _Thread_local _Atomic int *running_cancel;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
@@ -304,6 +306,7 @@ static void *loader_main(void *arg)
 		pthread_mutex_lock(&pool.lock);
 		running_cancel = NULL;
 		j->done = 1;
+		atomic_fetch_add(&loads_ended, 1);
 		pool.busy--;
 		if (u)
 			u->n--;
@@ -554,6 +557,11 @@ static unsigned pool_count(const unsigned *counter)
 unsigned gt_sym_loader_threads(void)
 {
 	return pool_count(&pool.threads);
+}
+
+uint64_t gt_sym_loads_ended(void)
+{
+	return atomic_load(&loads_ended);
 }
 
 void gt_sym_loader_budget(unsigned per_uid)

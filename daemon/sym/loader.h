@@ -97,6 +97,9 @@ unsigned gt_sym_loads_late(void);
  * budget, the default: gotracectl's own recording has one user). */
 void gt_sym_loader_budget(unsigned per_uid);
 
+/* Loads ended so far (process-wide). */
+uint64_t gt_sym_loads_ended(void);
+
 /* On a loader thread: whether the job it runs was dropped by everyone
  * who wanted it (stop, the result would be thrown away); 0 elsewhere. */
 int gt_sym_cancelled(void);
