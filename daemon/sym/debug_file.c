@@ -135,6 +135,8 @@ static int open_build_id(Elf *elf, const struct gt_sym_origin *o)
 	return -ENOENT;
 }
 
+#define CRC_DROP_EVERY (8 << 20)
+
 /* CRC-32 (zlib's, as gdb's gnu_debuglink_crc32) of the whole file, as
  * remembered (crc_cache.h) or read on this loader thread, 64 KiB at a
  * time, until the load is cancelled (-ECANCELED: no session needs it). */
@@ -153,7 +155,12 @@ static int file_crc(int fd, uint32_t *out)
 	while (!gt_sym_cancelled() && (n = pread(fd, buf, sizeof(buf), off)) > 0) {
 		crc = crc32(crc, buf, (uInt)n);
 		off += n;
+		/* the pages read go back at once: a user's 1 GiB file (its
+		 * holes too) must not fill the page cache the machine needs */
+		if (off % CRC_DROP_EVERY == 0)
+			posix_fadvise(fd, off - CRC_DROP_EVERY, CRC_DROP_EVERY, POSIX_FADV_DONTNEED);
 	}
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	if (n < 0)
 		return -errno;
 	/* a file read to the size it had when it was looked up is

@@ -59,6 +59,22 @@ mkvictim() {
 # pread, all its threads).
 daemon_read_mib() { awk '$1 == "rchar:" { print int($2 / 1048576) }' "/proc/$DAEMON_PID/io"; }
 
+# daemon_quiet: waits (90 s at most) until the daemon reads nothing for
+# half a second: each case starts from a daemon no earlier load keeps
+# busy (a build that does not cancel them, or one given up on as "late"
+# that let the loop stop waiting for any, would hide the next case).
+daemon_quiet() {
+	local i r0 r1
+	r0=$(daemon_read_mib)
+	for i in $(seq 1 180); do
+		sleep 0.5
+		r1=$(daemon_read_mib)
+		[ "$r1" = "$r0" ] && return 0
+		r0=$r1
+	done
+	return 1
+}
+
 # user_victims FROM [TO]: the user's programs FROM..TO running (VICTIMS:
 # their pids, comma-separated; VPIDS: the same as a list).
 user_victims() {
@@ -106,6 +122,7 @@ gt_pids+=("$ROOT_PID")
 beside() {
 	local tag=$1 n=$2 hog=${3:-} hogs=() st start lat p
 	WHY=
+	daemon_quiet || echo "  $tag: the daemon was still reading files after 90 s"
 	user_victims 1 "$n"
 	if [ -n "$hog" ]; then
 		for p in 1 2; do
@@ -176,8 +193,8 @@ echo "  loads_cancelled: the daemon read $((r1 - r0)) MiB in the second after (b
 gt_report loads_cancelled "$WHY"
 
 # --- the same file again: its CRC is remembered ------------------------------
-# record_v1 TAG MIB: the user records v1 (whose candidate is new: made
-# again above, its load cancelled there) for 2 s, and on until the daemon
+# record_v1 TAG MIB: the user records v1 (whose candidate is made again
+# first: a file not read yet) for 2 s, and on until the daemon
 # has read MIB more (60 s at most: a busy machine CRCs slowly); READ: the
 # MiB it read meanwhile.
 record_v1() {
@@ -198,6 +215,7 @@ record_v1() {
 	sleep 1.5 # no session left: everything forgotten
 }
 WHY=
+truncate -s 0 "$D/v1/victim.debug" && truncate -s 1023M "$D/v1/victim.debug"
 record_v1 cached1 1023
 first=$READ
 record_v1 cached2 0
