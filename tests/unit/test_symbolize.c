@@ -517,11 +517,18 @@ static void test_load_budget(void)
 			break;
 		nanosleep(&pause, NULL);
 	}
-	nanosleep(&pause, NULL);
-	gt_sym_loads_now(&running, &queued);
+	/* never more than the budget at once, the rest waiting */
+	for (int i = 0; i < 20; i++) {
+		unsigned r, q;
+
+		nanosleep(&pause, NULL);
+		gt_sym_loads_now(&r, &q);
+		running = r > running ? r : running;
+		queued = q;
+	}
 	GT_CHECK(running == GT_SYM_LOADS_PER_UID && queued >= 10 - GT_SYM_LOADS_PER_UID,
-		 "one user's loads: %u running, %u queued (want %d running)", running, queued,
-		 GT_SYM_LOADS_PER_UID);
+		 "one user's loads: at most %u running, %u queued (want %d running at most)",
+		 running, queued, GT_SYM_LOADS_PER_UID);
 	for (int i = 0; i < 10; i++)
 		gt_symbolizer_free(s[i]);
 	gt_sym_loads_now(&running, &queued);
