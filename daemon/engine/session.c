@@ -67,6 +67,10 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		free(e);
 		return -ENOMEM;
 	}
+	if (opts && opts->many_users) {
+		gt_symbolizer_set_wait(e->sym, 0);
+		gt_symbolizer_per_user_budget();
+	}
 	/* a launched command almost always maps our libc: parsed (its
 	 * compressed debug info inflated) during the BPF load, not while the
 	 * command's first stacks wait (docs/mapping.md, Stacks) */
@@ -469,6 +473,8 @@ static int trace_start(struct gt_engine *e, struct gt_session *s, const struct g
 	to.ncpus = gt_capture_ncpus(e->capture);
 	s->stack_src.frames = gt_resolve_stack;
 	s->stack_src.ra_slot = gt_resolve_ra_slot;
+	s->stack_src.pending = gt_resolve_pending;
+	s->stack_src.clock = gt_resolve_clock;
 	s->stack_src.ctx = &e->resolver;
 	to.stacks = &s->stack_src;
 	to.titles = gt_titles_source(&e->titles);

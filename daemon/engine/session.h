@@ -37,6 +37,14 @@ struct gt_engine_opts {
 	int background;                /* 1: start and stop without waiting
 					* (gotraced): see gt_session_starting,
 					* gt_session_ended */
+	int many_users;                /* 1: the engine serves many users
+					* (gotraced): stack lookups never wait
+					* for a binary's load (its thread serves
+					* them all, and a user's files set how
+					* long their load takes: symbolize.h,
+					* gt_symbolizer_set_wait), and each
+					* user's loads run within a budget
+					* (sym/loader.h) */
 	int one_session;               /* 1: the engine runs one session
 					* (gotracectl embedded): memory tracking
 					* loads only what it asked for, and a

@@ -123,7 +123,10 @@ int gt_resolve_stack(void *resolver, uint32_t tgid, int32_t ustack_id,
 		     int32_t kstack_id, uint64_t caller, struct gt_frame *out, int max)
 {
 	struct gt_stack_resolver *r = resolver;
-	int n = append_frames(r, tgid, kstack_id, 1, 0, out, 0, max);
+	int n;
+
+	gt_symbolizer_pending(r->sym); /* what is pending is this stack's */
+	n = append_frames(r, tgid, kstack_id, 1, 0, out, 0, max);
 
 	return append_frames(r, tgid, ustack_id, 0, caller, out, n, max);
 }
@@ -133,10 +136,23 @@ int gt_resolve_ra_slot(void *resolver, uint32_t tgid, int32_t ustack_id)
 	struct gt_stack_resolver *r = resolver;
 	uint64_t ip;
 
+	gt_symbolizer_pending(r->sym);
+
 	/* the interposer's stacks hold return addresses only; an unwound
 	 * copy needs no caller found */
 	if (ustack_id < 0 || (ustack_id & (GT_STACK_INTERPOSED | GT_STACK_DWARF)) ||
 	    gt_capture_stack(r->capture, ustack_id, &ip, 1) != 1)
 		return GT_RA_NONE;
 	return gt_caller_slot(r->sym, tgid, ip);
+}
+
+uint64_t gt_resolve_pending(void *resolver)
+{
+	return gt_symbolizer_pending(((struct gt_stack_resolver *)resolver)->sym);
+}
+
+uint64_t gt_resolve_clock(void *resolver)
+{
+	(void)resolver;
+	return gt_symbolizer_clock();
 }

@@ -30,6 +30,12 @@ struct gt_stack_resolver {
 int gt_resolve_stack(void *resolver, uint32_t tgid, int32_t ustack_id,
 		     int32_t kstack_id, uint64_t caller, struct gt_frame *out, int max);
 
+/* gt_stack_source.pending and .clock: whether the last stack or slot
+ * given met a binary still loading (symbolize.h, gt_symbolizer_pending),
+ * and the clock that moves when a load ends. */
+uint64_t gt_resolve_pending(void *resolver);
+uint64_t gt_resolve_clock(void *resolver);
+
 /* gt_stack_source.ra_slot: where frame 0 of a user stack the BPF programs
  * took keeps its return address (caller.h), GT_RA_NONE if unknown. */
 int gt_resolve_ra_slot(void *resolver, uint32_t tgid, int32_t ustack_id);

@@ -7,13 +7,13 @@
 #include <libelf.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "crc_cache.h"
+#include "loader.h"
 #include "safe_open.h"
-
-/* A debug file read whole for its CRC: bounded, as gdb's users' are. */
-#define CRC_FILE_MAX (1ull << 30)
 
 int gt_debuglink_parse(const void *data, size_t size, int big_endian,
 		       char name[GT_DEBUGLINK_MAX + 1], uint32_t *crc)
@@ -135,20 +135,41 @@ static int open_build_id(Elf *elf, const struct gt_sym_origin *o)
 	return -ENOENT;
 }
 
-/* CRC-32 (zlib's, as gdb's gnu_debuglink_crc32) of the whole file. */
+#define CRC_DROP_EVERY (8 << 20)
+
+/* CRC-32 (zlib's, as gdb's gnu_debuglink_crc32) of the whole file, as
+ * remembered (crc_cache.h) or read on this loader thread, 64 KiB at a
+ * time, until the load is cancelled (-ECANCELED: no session needs it). */
 static int file_crc(int fd, uint32_t *out)
 {
 	unsigned char buf[65536];
 	uLong crc = crc32(0L, Z_NULL, 0);
+	struct stat st;
 	off_t off = 0;
-	ssize_t n;
+	ssize_t n = 0;
 
-	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+	if (fstat(fd, &st))
+		return -errno;
+	if (gt_crc_cache_get(&st, out))
+		return 0;
+	while (!gt_sym_cancelled() && (n = pread(fd, buf, sizeof(buf), off)) > 0) {
 		crc = crc32(crc, buf, (uInt)n);
 		off += n;
+		/* the pages read go back at once: a user's 1 GiB file (its
+		 * holes too) must not fill the page cache the machine needs */
+		if (off % CRC_DROP_EVERY == 0)
+			posix_fadvise(fd, off - CRC_DROP_EVERY, CRC_DROP_EVERY, POSIX_FADV_DONTNEED);
 	}
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	if (n < 0)
 		return -errno;
+	/* a file read to the size it had when it was looked up is
+	 * remembered (one that grew or shrank meanwhile is read again next
+	 * time), even if its load was just cancelled: the work is done */
+	if ((uint64_t)off == (uint64_t)st.st_size)
+		gt_crc_cache_put(&st, (uint32_t)crc);
+	else if (gt_sym_cancelled())
+		return -ECANCELED;
 	*out = (uint32_t)crc;
 	return 0;
 }
@@ -157,14 +178,16 @@ static int file_crc(int fd, uint32_t *out)
 static int try_link(int root_fd, const char *path, enum gt_sym_open_how how, uint32_t want)
 {
 	uint32_t crc;
-	int fd = gt_sym_open(root_fd, path, how, NULL, CRC_FILE_MAX);
+	int fd = gt_sym_open(root_fd, path, how, NULL, GT_DEBUGLINK_FILE_MAX), err;
 
 	if (fd < 0)
 		return fd;
-	if (file_crc(fd, &crc) || crc != want) {
-		gt_sym_reject(GT_SYM_REJECT_DEBUGLINK_CRC, path);
+	err = file_crc(fd, &crc);
+	if (err || crc != want) {
+		if (err != -ECANCELED)
+			gt_sym_reject(GT_SYM_REJECT_DEBUGLINK_CRC, path);
 		close(fd);
-		return -ENOENT;
+		return err == -ECANCELED ? err : -ENOENT;
 	}
 	return fd;
 }
@@ -194,10 +217,10 @@ static int open_debuglink(Elf *elf, const struct gt_sym_origin *o)
 	memcpy(dir, o->path, (size_t)(slash - o->path));
 	dir[slash - o->path] = 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if ((fd = try_link(o->root_fd, path, GT_SYM_OPEN_NO_LINKS, crc)) >= 0)
+	if ((fd = try_link(o->root_fd, path, GT_SYM_OPEN_NO_LINKS, crc)) >= 0 || fd == -ECANCELED)
 		return fd;
 	snprintf(path, sizeof(path), "%s/.debug/%s", dir, name);
-	if ((fd = try_link(o->root_fd, path, GT_SYM_OPEN_NO_LINKS, crc)) >= 0)
+	if ((fd = try_link(o->root_fd, path, GT_SYM_OPEN_NO_LINKS, crc)) >= 0 || fd == -ECANCELED)
 		return fd;
 	snprintf(path, sizeof(path), GT_DEBUG_ROOT "%s/%s", dir, name);
 	return try_link(AT_FDCWD, path, GT_SYM_OPEN_TRUSTED, crc);

@@ -11,7 +11,10 @@
  * file found must have the CRC-32 the link names (as gdb checks).  The
  * binary's directory is resolved as its process sees it (root_fd) and
  * with no link in it; /usr/lib/debug is root's.  Every file is opened by
- * gt_sym_open (safe_open.h). */
+ * gt_sym_open (safe_open.h).  A candidate's CRC costs a read of the whole
+ * file (at most GT_DEBUGLINK_FILE_MAX bytes): it is remembered
+ * (crc_cache.h), and the read stops when the load is cancelled
+ * (loader.h); only a loader thread may run it. */
 #ifndef GT_SYM_DEBUG_FILE_H
 #define GT_SYM_DEBUG_FILE_H
 
@@ -23,6 +26,9 @@
 #define GT_DEBUG_ROOT "/usr/lib/debug"
 #define GT_DEBUGLINK_MAX 255
 #define GT_BUILD_ID_MAX 64
+/* A debug-link candidate is read whole for its CRC: bounded, as gdb's
+ * users' are. */
+#define GT_DEBUGLINK_FILE_MAX (1ull << 30)
 
 /* Where a binary was found: its path as the process maps it, and the
  * directory to resolve that path in (a process's root, or AT_FDCWD).

@@ -39,8 +39,16 @@ struct gt_sym_job {
 	struct gt_binary b;
 	int is_perfmap;           /* a perf map's read, not a binary's load */
 	uid_t owner;              /* perf map: its process's user */
+	uid_t uid;                /* whose budget it runs on (see loader.h) */
+	_Atomic int cancel;       /* dropped while running: stop at the next chunk */
 	struct gt_perfmap_stamp stamp; /* perf map: as seen, then as read */
 	struct gt_perfmap pm;
+};
+
+/* A user's jobs running now: at most per_uid_max. */
+struct uid_busy {
+	uid_t uid;
+	unsigned n;               /* 0: a free slot */
 };
 
 /* The loader threads, process-wide. */
@@ -50,8 +58,18 @@ static struct {
 	pthread_cond_t work;      /* a job was queued */
 	struct gt_sym_job *head, **tail;
 	unsigned threads, idle, late, busy;
+	/* as many users as jobs can run at once */
+	struct uid_busy users[GT_SYM_LOADERS_MAX];
 } pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-	   NULL, &pool.head, 0, 0, 0, 0 };
+	   NULL, &pool.head, 0, 0, 0, 0, { { 0, 0 } } };
+
+/* Loads of one user that may run at once (gt_sym_loader_budget). */
+static unsigned per_uid_max = GT_SYM_LOADERS_MAX;
+
+static _Atomic uint64_t loads_ended;
+
+/* The running job's cancel flag, on a loader thread (gt_sym_cancelled). */
+static _Thread_local _Atomic int *running_cancel;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
 /* Waits for pool.done are timed on CLOCK_MONOTONIC, gt_now_ns's clock. */
@@ -193,12 +211,76 @@ static void job_free(struct gt_sym_job *j)
 	free(j);
 }
 
+int gt_sym_cancelled(void)
+{
+	return running_cancel && atomic_load(running_cancel);
+}
+
+/* The slot counting uid's running jobs (pool.lock held); NULL when none
+ * is free, which cannot be: at most GT_SYM_LOADERS_MAX jobs run. */
+static struct uid_busy *uid_slot(uid_t uid)
+{
+	struct uid_busy *free_slot = NULL;
+
+	for (unsigned i = 0; i < GT_SYM_LOADERS_MAX; i++) {
+		if (pool.users[i].n && pool.users[i].uid == uid)
+			return &pool.users[i];
+		if (!pool.users[i].n && !free_slot)
+			free_slot = &pool.users[i];
+	}
+	if (free_slot)
+		free_slot->uid = uid;
+	return free_slot;
+}
+
+/* Whether uid may start one more job now (pool.lock held). */
+static int uid_may_run(uid_t uid)
+{
+	for (unsigned i = 0; i < GT_SYM_LOADERS_MAX; i++)
+		if (pool.users[i].n && pool.users[i].uid == uid)
+			return pool.users[i].n < per_uid_max;
+	return 1;
+}
+
+/* Takes the first queued job whose user is within its budget out of the
+ * queue (pool.lock held); NULL if none may run now. */
+static struct gt_sym_job *take_runnable(void)
+{
+	struct gt_sym_job **pp = &pool.head, *j;
+
+	while ((j = *pp) && !uid_may_run(j->uid))
+		pp = &j->next;
+	if (!j)
+		return NULL;
+	*pp = j->next;
+	if (pool.tail == &j->next)
+		pool.tail = pp;
+	j->next = NULL;
+	return j;
+}
+
+/* Takes j out of the queue if it is still there (pool.lock held); 1 if so. */
+static int unqueue(struct gt_sym_job *j)
+{
+	struct gt_sym_job **pp = &pool.head;
+
+	while (*pp && *pp != j)
+		pp = &(*pp)->next;
+	if (!*pp)
+		return 0;
+	*pp = j->next;
+	if (pool.tail == &j->next)
+		pool.tail = pp;
+	return 1;
+}
+
 static void *loader_main(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&pool.lock);
 	for (;;) {
-		struct gt_sym_job *j = pool.head;
+		struct gt_sym_job *j = take_runnable();
+		struct uid_busy *u;
 
 		if (!j) {
 			/* a burst's threads end with it: each holds its stack
@@ -210,17 +292,25 @@ static void *loader_main(void *arg)
 			pool.idle--;
 			continue;
 		}
-		pool.head = j->next;
-		if (!pool.head)
-			pool.tail = &pool.head;
 		j->started = pthread_getcpuclockid(pthread_self(), &j->cpu) == 0;
 		j->tid = gettid();
 		pool.busy++;
+		u = uid_slot(j->uid);
+		if (u)
+			u->n++;
+		running_cancel = &j->cancel;
 		pthread_mutex_unlock(&pool.lock);
-		run(j); /* may never return: FUSE */
+		if (!atomic_load(&j->cancel))
+			run(j); /* may never return: FUSE */
+		else
+			j->rc = -ECANCELED;
 		pthread_mutex_lock(&pool.lock);
+		running_cancel = NULL;
 		j->done = 1;
+		atomic_fetch_add(&loads_ended, 1);
 		pool.busy--;
+		if (u)
+			u->n--;
 		if (j->late)
 			pool.late--;
 		if (j->dropped)
@@ -254,8 +344,12 @@ static void enqueue(struct gt_sym_job *j)
 	pthread_mutex_lock(&pool.lock);
 	*pool.tail = j;
 	pool.tail = &j->next;
-	add_thread();
-	pthread_cond_signal(&pool.work);
+	/* a job over its user's budget waits for one of that user's to end:
+	 * the thread that ran it takes the next */
+	if (uid_may_run(j->uid)) {
+		add_thread();
+		pthread_cond_signal(&pool.work);
+	}
 	pthread_mutex_unlock(&pool.lock);
 }
 
@@ -273,6 +367,7 @@ struct gt_sym_job *gt_sym_perfmap_post(int root_fd, const char *path, uid_t owne
 	j->m.path = copy;
 	j->m.path_len = strlen(copy);
 	j->owner = owner;
+	j->uid = owner;
 	j->stamp = *seen;
 	j->mapped_fd = -1;
 	j->root_fd = root_fd == AT_FDCWD ? AT_FDCWD : fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
@@ -299,6 +394,18 @@ int gt_sym_perfmap_take(struct gt_sym_job *j, struct gt_perfmap *pm,
 	return rc;
 }
 
+/* The user whose budget pid's loads run on: the owner of /proc/PID (its
+ * effective uid; root's for a process that is not dumpable), root's if
+ * it is gone. */
+static uid_t process_uid(pid_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) ? 0 : st.st_uid;
+}
+
 struct gt_sym_job *gt_sym_job_post(pid_t pid, const struct gt_map_line *m)
 {
 	char link[96];
@@ -320,6 +427,7 @@ struct gt_sym_job *gt_sym_job_post(pid_t pid, const struct gt_map_line *m)
 	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
 		 m->start, m->end);
 	j->mapped_fd = open(link, O_PATH | O_CLOEXEC);
+	j->uid = process_uid(pid);
 	enqueue(j);
 	return j;
 }
@@ -427,8 +535,13 @@ void gt_sym_job_drop(struct gt_sym_job *j)
 	if (!j)
 		return;
 	pthread_mutex_lock(&pool.lock);
-	done = j->done;
+	/* nobody wants it any more: not started, it never will be; running,
+	 * it stops at its next chunk (a CRC's) */
+	done = j->done || unqueue(j);
 	j->dropped = 1;
+	atomic_store(&j->cancel, 1);
+	if (j->late && done && !j->done)
+		pool.late--;
 	pthread_mutex_unlock(&pool.lock);
 	if (done)
 		job_free(j);
@@ -448,6 +561,40 @@ static unsigned pool_count(const unsigned *counter)
 unsigned gt_sym_loader_threads(void)
 {
 	return pool_count(&pool.threads);
+}
+
+uint64_t gt_sym_loads_ended(void)
+{
+	return atomic_load(&loads_ended);
+}
+
+void gt_sym_loader_budget(unsigned per_uid)
+{
+	pthread_mutex_lock(&pool.lock);
+	per_uid_max = per_uid ? per_uid : GT_SYM_LOADERS_MAX;
+	pthread_mutex_unlock(&pool.lock);
+	/* a larger budget lets queued loads start: threads look again */
+	pthread_once(&pool_once, pool_init);
+	pthread_mutex_lock(&pool.lock);
+	for (const struct gt_sym_job *j = pool.head; j; j = j->next)
+		if (uid_may_run(j->uid)) {
+			add_thread();
+			pthread_cond_broadcast(&pool.work);
+			break;
+		}
+	pthread_mutex_unlock(&pool.lock);
+}
+
+void gt_sym_loads_now(unsigned *running, unsigned *queued)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&pool.lock);
+	for (const struct gt_sym_job *j = pool.head; j; j = j->next)
+		n++;
+	*running = pool.busy;
+	*queued = n;
+	pthread_mutex_unlock(&pool.lock);
 }
 
 unsigned gt_sym_loads_late(void)

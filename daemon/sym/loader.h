@@ -2,25 +2,39 @@
  * caller's thread.
  *
  * Opening a user's file can block where no flag helps (a FUSE file system
- * that never answers, a dead NFS server): the symbolizer never opens nor
- * parses a binary on its own thread.  A load is posted to a pool of
- * loader threads (process-wide, detached: at most GT_SYM_LOADERS_MAX, a
- * new one started when every thread is busy, so one stuck load costs one
- * thread, never the queue behind it; a thread that finds the queue empty
- * ends unless it would be the GT_SYM_LOADERS_IDLE+1th idle one, so the
- * pool shrinks back after a burst of loads instead of keeping its peak
- * size, each thread with its stack and its allocator's cache).  The caller, when it first needs
- * the binary, waits for its load only while the load makes progress: its
- * thread uses CPU (parsing libc and its debug file takes 60-90 ms of it),
- * is runnable or waits for a disk, and at most GT_SYM_LOAD_STALL_NS
- * asleep without progress (a FUSE open that never returns sleeps),
- * GT_SYM_LOAD_WAIT_MAX_NS in all: a normal load is
+ * that never answers, a dead NFS server), and reading one can cost CPU
+ * seconds the user chose (a 1 GiB debug-link candidate read whole for its
+ * CRC): the symbolizer never opens nor parses a binary on its own thread.
+ * A load is posted to a pool of loader threads (process-wide, detached:
+ * at most GT_SYM_LOADERS_MAX, a new one started when every thread is
+ * busy, so one stuck load costs one thread, never the queue behind it; a
+ * thread that finds nothing to run ends unless it would be the
+ * GT_SYM_LOADERS_IDLE+1th idle one, so the pool shrinks back after a
+ * burst of loads instead of keeping its peak size, each thread with its
+ * stack and its allocator's cache).
+ *
+ * In a process that serves many users (gotraced: gt_sym_loader_budget),
+ * each user has a budget: at most GT_SYM_LOADS_PER_UID of the loads of
+ * that user's processes (the owner of /proc/PID; a perf map's: its
+ * process's user) run at once, the others wait in the queue behind them
+ * while other users' loads go on.  A load dropped by every symbolizer
+ * that posted it (no session needs it any more) is cancelled: taken out of
+ * the queue if it has not started, else it stops at its next chunk
+ * (gt_sym_cancelled, checked between a CRC's reads).
+ *
+ * A caller that lets it wait (gotracectl's own recording: the user waits
+ * on their own files; never gotraced's event loop, which serves every
+ * user), when it first needs the binary, waits for its load only while
+ * the load makes progress: its thread uses CPU (parsing libc and its
+ * debug file takes 60-90 ms of it), is runnable or waits for a disk, and
+ * at most GT_SYM_LOAD_STALL_NS asleep without progress (a FUSE open that
+ * never returns sleeps), GT_SYM_LOAD_WAIT_MAX_NS in all: a normal load is
  * waited for whole and nothing changes for the caller's results.  A load
- * given up on is "late": its binary's frames show as module+0xOFF until it
- * finishes, and while any load is late no caller waits for any other (a
- * stuck file system costs the caller one stall, not one per binary).  A load never
- * finished is abandoned with the symbolizer: the thread frees it if it
- * ever returns; nobody joins it, the process may exit.
+ * given up on is "late": its binary's frames show as module+0xOFF until
+ * it finishes, and while any load is late no caller waits for any other
+ * (a stuck file system costs the caller one stall, not one per binary).
+ * A load never finished is abandoned with the symbolizer: the thread
+ * frees it if it ever returns; nobody joins it, the process may exit.
  */
 #ifndef GT_SYM_LOADER_H
 #define GT_SYM_LOADER_H
@@ -36,6 +50,7 @@ struct gt_sym_job;
 #define GT_SYM_LOAD_WAIT_MAX_NS 5000000000ull
 #define GT_SYM_LOADERS_MAX 64
 #define GT_SYM_LOADERS_IDLE 1
+#define GT_SYM_LOADS_PER_UID 2
 
 /* Posts the open (through pid's root, map_files, the plain path: see
  * symbolize.c) and parse of the binary m maps.  NULL without memory. */
@@ -77,5 +92,16 @@ int gt_sym_perfmap_take(struct gt_sym_job *j, struct gt_perfmap *pm,
 
 /* Loads late now (see above). */
 unsigned gt_sym_loads_late(void);
+
+/* At most per_uid loads of one user run at once from now on (0: no
+ * budget, the default: gotracectl's own recording has one user). */
+void gt_sym_loader_budget(unsigned per_uid);
+
+/* Loads ended so far (process-wide). */
+uint64_t gt_sym_loads_ended(void);
+
+/* On a loader thread: whether the job it runs was dropped by everyone
+ * who wanted it (stop, the result would be thrown away); 0 elsewhere. */
+int gt_sym_cancelled(void);
 
 #endif

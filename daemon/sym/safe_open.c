@@ -23,7 +23,8 @@ static const char *const reasons[] = {
 #undef GT_X_REJECT_WHY
 };
 
-void gt_sym_reject(enum gt_sym_reject why, const char *path)
+/* Counts and logs a refusal; more follows the reason ("" none). */
+static void reject(enum gt_sym_reject why, const char *path, const char *more)
 {
 	char shown[320];
 	unsigned k;
@@ -35,8 +36,28 @@ void gt_sym_reject(enum gt_sym_reject why, const char *path)
 	if (k >= GT_SYM_LOG_MAX)
 		return;
 	gt_esc(shown, sizeof(shown), path ? path : "?"); /* a user's path: one log line */
-	fprintf(stderr, "symbols: not reading %s: %s%s\n", shown, reasons[why],
+	fprintf(stderr, "symbols: not reading %s: %s%s%s\n", shown, reasons[why], more,
 		k + 1 == GT_SYM_LOG_MAX ? " (further refusals are only counted)" : "");
+}
+
+void gt_sym_reject(enum gt_sym_reject why, const char *path)
+{
+	reject(why, path, "");
+}
+
+/* A file over the cap it was opened with, named: " 4 GiB", " 1 GiB"
+ * (a debug-link candidate's), or in bytes when not a whole MiB. */
+static void reject_size(const char *path, uint64_t max)
+{
+	char cap[48];
+
+	if (max % (1ull << 30) == 0)
+		snprintf(cap, sizeof(cap), " %llu GiB", (unsigned long long)(max >> 30));
+	else if (max % (1ull << 20) == 0)
+		snprintf(cap, sizeof(cap), " %llu MiB", (unsigned long long)(max >> 20));
+	else
+		snprintf(cap, sizeof(cap), " %llu bytes", (unsigned long long)max);
+	reject(GT_SYM_REJECT_TOO_LARGE, path, cap);
 }
 
 uint64_t gt_sym_rejected(enum gt_sym_reject why)
@@ -88,9 +109,10 @@ static int check(int pfd, const char *path, const struct gt_sym_file_id *want,
 		why = GT_SYM_REJECT_LINK;
 	else if (!S_ISREG(st->st_mode))
 		why = GT_SYM_REJECT_NOT_REGULAR;
-	else if ((uint64_t)st->st_size > max_size)
-		why = GT_SYM_REJECT_TOO_LARGE;
-	else if (want && (st->st_ino != want->ino || major(st->st_dev) != want->dev_major ||
+	else if ((uint64_t)st->st_size > max_size) {
+		reject_size(path, max_size);
+		return -EPERM;
+	} else if (want && (st->st_ino != want->ino || major(st->st_dev) != want->dev_major ||
 			  minor(st->st_dev) != want->dev_minor))
 		why = GT_SYM_REJECT_NOT_MAPPED;
 	else

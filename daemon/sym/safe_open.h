@@ -38,7 +38,7 @@ enum gt_sym_open_how {
 #define GT_SYM_REJECT_LIST(X) \
 	X(LINK, "a symbolic link") \
 	X(NOT_REGULAR, "not a regular file") \
-	X(TOO_LARGE, "larger than 4 GiB") \
+	X(TOO_LARGE, "larger than") /* + the cap it was opened with */ \
 	X(NOT_MAPPED, "not the file the process maps") \
 	X(DEBUGLINK_NAME, "its .gnu_debuglink is not a bare file name") \
 	X(DEBUGLINK_CRC, "its CRC is not the one .gnu_debuglink names") \

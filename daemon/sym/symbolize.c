@@ -91,7 +91,10 @@ struct gt_symbolizer {
 	int kstate;            /* 0 not loaded, 1 loaded, -errno failed */
 	struct bin_entry *vdso; /* our own vDSO: the kernel maps the same one
 				 * into every 64-bit process */
-	int no_wait;           /* lookups never wait for a load (tests) */
+	int no_wait;           /* lookups never wait for a load */
+	int pending;           /* a lookup met a binary still loading
+				* (gt_symbolizer_pending) */
+	uint64_t pending_since; /* the loads' clock at its last call */
 	struct cache_slot cache[CACHE_SLOTS];
 	struct bin_entry *parked[PARKED_BINS]; /* oldest let go first */
 	unsigned next_parked;
@@ -123,6 +126,33 @@ static const char *intern(struct gt_symbolizer *s, const char *p, size_t len)
 void gt_symbolizer_no_wait(struct gt_symbolizer *s, int no_wait)
 {
 	s->no_wait = no_wait;
+}
+
+void gt_symbolizer_set_wait(struct gt_symbolizer *s, int wait)
+{
+	s->no_wait = !wait;
+}
+
+uint64_t gt_symbolizer_pending(struct gt_symbolizer *s)
+{
+	int was = s->pending;
+	uint64_t since = s->pending_since;
+
+	/* the clock before the lookups: a load that ends during them moves
+	 * it past the value returned */
+	s->pending = 0;
+	s->pending_since = gt_symbolizer_clock();
+	return was ? (since ? since : 1) : 0;
+}
+
+uint64_t gt_symbolizer_clock(void)
+{
+	return gt_sym_loads_ended() + 1;
+}
+
+void gt_symbolizer_per_user_budget(void)
+{
+	gt_sym_loader_budget(GT_SYM_LOADS_PER_UID);
 }
 
 /* A binary no snapshotted process maps any more is closed once
@@ -292,15 +322,18 @@ static struct bin_entry *get_binary(struct gt_symbolizer *s, pid_t pid,
 }
 
 /* Whether e's binary is loaded, taking the loader's result when it is
- * done; waits for it only as loader.h says (while it makes progress). */
-static int bin_ready(const struct gt_symbolizer *s, struct bin_entry *e)
+ * done; waits for it only as loader.h says (while it makes progress).
+ * One still loading is noted (gt_symbolizer_pending). */
+static int bin_ready(struct gt_symbolizer *s, struct bin_entry *e)
 {
 	int rc;
 
 	if (!e->job)
 		return e->loaded;
-	if (!gt_sym_job_wait(e->job, !s->no_wait))
+	if (!gt_sym_job_wait(e->job, !s->no_wait)) {
+		s->pending = 1;
 		return 0;
+	}
 	rc = gt_sym_job_take(e->job, &e->b);
 	gt_sym_job_drop(e->job);
 	e->job = NULL;

@@ -52,6 +52,28 @@ struct gt_sym {
 struct gt_symbolizer *gt_symbolizer_new(void);
 void gt_symbolizer_free(struct gt_symbolizer *s);
 
+/* wait 1 (the default): a lookup that first needs a binary waits for its
+ * load while the load makes progress (loader.h).  wait 0: never; until
+ * the load is done, its frames are "module+0xOFF" (and a JIT's perf map
+ * is read in the background alike).  gotraced's engine does not wait:
+ * its thread serves every user's sessions, and a user's files decide how
+ * long their load takes. */
+void gt_symbolizer_set_wait(struct gt_symbolizer *s, int wait);
+
+/* Whether a lookup since the last call met a binary still loading (it
+ * gave "module+0xOFF", or no return-address rule, for now): then the
+ * loads' clock (gt_symbolizer_clock) as it was at the last call, else 0.
+ * Each call starts afresh: call it before the lookups, then after. */
+uint64_t gt_symbolizer_pending(struct gt_symbolizer *s);
+
+/* The loads' clock: never 0, moves each time a load ends (in any
+ * symbolizer of the process). */
+uint64_t gt_symbolizer_clock(void);
+
+/* From now on each user's loads run within a budget (sym/loader.h): a
+ * process that serves many users (gotraced). */
+void gt_symbolizer_per_user_budget(void);
+
 /* Snapshots /proc/PID/maps now and opens the mapped binaries.  Calling it
  * again for the same pid (after exec) re-reads: new mappings replace the
  * old ones they overlap, the others are kept for stacks taken earlier; a

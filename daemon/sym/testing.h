@@ -27,6 +27,9 @@ int gt_sym_loader_idle(uint64_t max_ns);
  * idle, whatever the peak was. */
 unsigned gt_sym_loader_threads(void);
 
+/* Loads running and queued now (loader.h). */
+void gt_sym_loads_now(unsigned *running, unsigned *queued);
+
 /* Called on the loader thread before each load, with the mapped path:
  * a test blocks it there as a file system that never answers would. */
 extern void (*gt_sym_load_hook)(const char *path);

@@ -118,6 +118,9 @@ struct gt_translator {
 	struct gt_idmap threads; /* tid -> struct gt_thread * (gt_tr_thread_at) */
 	struct gt_idmap stack_ids; /* (tgid, ustack, kstack, caller) -> writer stack id */
 	struct gt_idmap ra_slots;  /* (tgid, ustack) -> return-address slot */
+	/* keys of both given while a binary was loading -> the names' clock
+	 * then (gt_stack_source.pending): asked again once it moved */
+	struct gt_idmap stack_pending, ra_pending;
 	struct gt_frame *frames; /* scratch, GT_MAX_STACK_FRAMES */
 	uint64_t next_goid;     /* ids of reused TIDs: from GT_TR_REUSED_GOID */
 	uint64_t *tid_used;     /* bitmap: TIDs already given as goroutine ids */

@@ -7,15 +7,44 @@
 #include <string.h>
 
 /* The cached value for a stack key in c (*isnew: not cached yet, the
- * caller fills it in), or NULL without memory for the table. */
-static uint64_t *cached(struct gt_idmap *c, uint32_t tgid, int32_t u, int32_t k, uint64_t caller,
-			int *isnew)
+ * caller fills it in), or NULL without memory for the table.  A value
+ * given while a binary it needed was loading (pend: the names' clock
+ * then) counts as not cached once the clock moved. */
+static uint64_t *cached(struct gt_translator *t, struct gt_idmap *c, struct gt_idmap *pend,
+			uint32_t tgid, int32_t u, int32_t k, uint64_t caller, int *isnew)
 {
 	const uint64_t key[3] = {(uint64_t)tgid << 32 | (uint32_t)u, (uint32_t)k, caller};
+	uint64_t *v, *at;
 
 	if (!c->kwords)
 		gt_idmap_init(c, 3, sizeof(uint64_t));
-	return gt_idmap_insert(c, key, isnew);
+	v = gt_idmap_insert(c, key, isnew);
+	if (v && !*isnew && pend->count && (at = gt_idmap_find(pend, key)) &&
+	    *at != t->stacks->clock(t->stacks->ctx))
+		*isnew = 1; /* a load ended since: asked again */
+	return v;
+}
+
+/* After the source gave the value of a key: remembered as pending (with
+ * the names' clock) if it may change, forgotten as such if final. */
+static void note_pending(struct gt_translator *t, struct gt_idmap *pend, uint32_t tgid, int32_t u,
+			 int32_t k, uint64_t caller)
+{
+	const uint64_t key[3] = {(uint64_t)tgid << 32 | (uint32_t)u, (uint32_t)k, caller};
+	uint64_t clock = t->stacks->pending && t->stacks->clock ? t->stacks->pending(t->stacks->ctx) : 0;
+	uint64_t *at;
+	int isnew;
+
+	if (!clock) {
+		if (pend->count)
+			gt_idmap_remove(pend, key);
+		return;
+	}
+	if (!pend->kwords)
+		gt_idmap_init(pend, 3, sizeof(uint64_t));
+	at = gt_idmap_insert(pend, key, &isnew);
+	if (at) /* no memory: the value stays as given */
+		*at = clock;
 }
 
 /* The synthetic frame naming how a wakeup arrived (gt_tr_irq_stack's
@@ -59,7 +88,8 @@ uint64_t gt_tr_stack_caller(struct gt_translator *t, uint32_t tgid, int32_t usta
 	if (kstack < 0 && kstack != GT_KSTACK_LOOPBACK)
 		kstack = -1;
 	int isnew;
-	uint64_t *s = cached(&t->stack_ids, tgid, ustack, kstack, caller, &isnew);
+	uint64_t *s = cached(t, &t->stack_ids, &t->stack_pending, tgid, ustack, kstack, caller,
+			     &isnew);
 	if (!s)
 		return 0; /* no cache memory: write the event without a stack */
 	if (!isnew)
@@ -67,6 +97,7 @@ uint64_t gt_tr_stack_caller(struct gt_translator *t, uint32_t tgid, int32_t usta
 	int n = stack_frames(t, tgid, ustack, kstack, caller);
 	uint64_t id = n > 0 ? gt_tr_out_stack(t, t->frames, n) : 0;
 	*s = id;
+	note_pending(t, &t->stack_pending, tgid, ustack, kstack, caller);
 	return id;
 }
 
@@ -81,11 +112,13 @@ uint64_t gt_tr_caller(struct gt_translator *t, uint32_t tgid, int32_t ustack,
 	if (!t->stacks || !t->stacks->ra_slot || ustack < 0 || t->err)
 		return 0;
 	int isnew;
-	uint64_t *s = cached(&t->ra_slots, tgid, ustack, -1, 0, &isnew);
+	uint64_t *s = cached(t, &t->ra_slots, &t->ra_pending, tgid, ustack, -1, 0, &isnew);
 	if (!s)
 		return 0;
-	if (isnew)
+	if (isnew) {
 		*s = (uint64_t)(int64_t)t->stacks->ra_slot(t->stacks->ctx, tgid, ustack);
+		note_pending(t, &t->ra_pending, tgid, ustack, -1, 0);
+	}
 	return gt_utop_pick(top, (int)(int64_t)*s);
 }
 
@@ -220,4 +253,6 @@ void gt_tr_stack_free(struct gt_translator *t)
 {
 	gt_idmap_free(&t->stack_ids);
 	gt_idmap_free(&t->ra_slots);
+	gt_idmap_free(&t->stack_pending);
+	gt_idmap_free(&t->ra_pending);
 }

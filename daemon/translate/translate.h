@@ -118,6 +118,14 @@ struct gt_stack_source {
 	/* GT_RA_* or a word index for user stack ustack_id; NULL = never */
 	int (*ra_slot)(void *ctx, uint32_t tgid, int32_t ustack_id);
 	void *ctx;
+	/* Optional (NULL: what frames and ra_slot give is final).  After a
+	 * call of either: 0 if its answer is final, else the names' clock, a
+	 * count that moves when the answer may have changed (a binary it
+	 * needed was still loading, and a load ended since).  Such an answer
+	 * is asked for again at the stack's next use once the clock moved. */
+	uint64_t (*pending)(void *ctx);
+	/* The names' clock now (needed with pending). */
+	uint64_t (*clock)(void *ctx);
 };
 
 /* Names a process for goroutine names: its title, as /proc/PID/cmdline

@@ -12,8 +12,9 @@
 #    link to another FIFO (and the same link reached by `../`);
 #  - hostile_device: a bare name that is a character device (a copy of
 #    /dev/null: inotify shows any open), and the same by `../`;
-#  - hostile_sparse: a bare name that is a 64 GiB sparse file, and the
-#    same by `../`: never opened, never read;
+#  - hostile_sparse: a bare name that is a 3.5 GiB sparse file, and the
+#    same by `../`: never opened, never read, and the refusal names the
+#    1 GiB cap of a debug-link candidate (it said "larger than 4 GiB");
 #  - hostile_root_fifo: where user namespaces work, the program's own
 #    path, in its private mount namespace, is a FIFO bind-mounted over the
 #    binary: the daemon reaches it through /proc/PID/root, must not open
@@ -158,7 +159,7 @@ mkfifo "$D/fifo2" && chown "$USER_NAME" "$D/fifo2"
 ln -s "$D/fifo2" "$D/bin/link.debug"
 mknod "$D/dev" c 1 3 && chmod 0666 "$D/dev"
 ln "$D/dev" "$D/bin/dev.debug" 2>/dev/null || mknod "$D/bin/dev.debug" c 1 3
-truncate -s 64G "$D/bin/huge.debug" && chown "$USER_NAME" "$D/bin/huge.debug"
+truncate -s 3584M "$D/bin/huge.debug" && chown "$USER_NAME" "$D/bin/huge.debug"
 
 # check_case NAME BARE REASON PATH...: two programs, one naming BARE beside
 # it, one naming it by ../; the PATHs must never be opened, and the daemon
@@ -189,7 +190,7 @@ check_case() {
 }
 check_case hostile_symlink link.debug "a symbolic link" "$D/fifo2"
 check_case hostile_device dev.debug "not a regular file" "$D/dev" "$D/bin/dev.debug"
-check_case hostile_sparse huge.debug "larger than 4 GiB" "$D/bin/huge.debug"
+check_case hostile_sparse huge.debug "larger than 1 GiB" "$D/bin/huge.debug"
 grep -E 'symbols: not reading' "$GT_TMP/daemon.log" | sort | uniq -c | head -20 | sed 's/^/  daemon: /'
 
 # --- a FIFO over the binary, in the user's own mount namespace -----------------

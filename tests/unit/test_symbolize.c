@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "gt_test.h"
+#include "sym/crc_cache.h"
 #include "sym/debug_file.h"
 #include "sym/loader.h"
 #include "sym/demangle.h"
@@ -472,6 +473,109 @@ static void test_stuck_load(void)
 	gt_sym_load_hook = NULL;
 	reap(&c);
 	gt_symbolizer_free(s);
+}
+
+/* In gotraced each user has a budget of loads running at once
+ * (sym/loader.h, gt_sym_loader_budget): with
+ * every load of sym_target stuck, GT_SYM_LOADS_PER_UID of ours run and
+ * the others wait in the queue (ten symbolizers, ten loads of one file);
+ * the symbolizers freed, the queued loads go at once (cancelled, never
+ * started), and the stuck ones end when released.  On the old build all
+ * ten ran, each on its thread, and stayed queued or running after their
+ * symbolizers were gone. */
+static void test_load_budget(void)
+{
+	char path[512];
+	char *argv[] = { path, NULL };
+	struct child c = { 0 };
+	struct gt_symbolizer *s[10];
+	struct timespec pause = { 0, 20000000 };
+	uint64_t leaf = 0, wr = 0;
+	unsigned running = 0, queued = 0;
+	int line = 0;
+	struct gt_sym a;
+
+	snprintf(path, sizeof(path), "%s/workloads/sym_target", build_dir);
+	GT_REQUIRE(spawn(&c, argv) == 0 && read_target(&c, &leaf, &line, &wr) == 0,
+		   "starting %s failed", path);
+	gt_sym_loader_idle(30000000000ull);
+	gt_sym_loader_budget(GT_SYM_LOADS_PER_UID); /* as gotraced's */
+	gt_sym_load_hook = hold_hook;
+	set_hold(1);
+	for (int i = 0; i < 10; i++) {
+		s[i] = gt_symbolizer_new();
+		GT_REQUIRE(s[i], "out of memory");
+		gt_symbolizer_set_wait(s[i], 0);
+		GT_CHECK(gt_symbolizer_add_process(s[i], c.pid) == 0, "add_process %d", i);
+		GT_CHECK(gt_symbolize_user(s[i], c.pid, leaf, &a) == -ENOENT, "%d: named while held", i);
+	}
+	/* once two of sym_target's are stuck, the rest of our loads (its
+	 * other copies, the libraries') wait behind them */
+	for (int i = 0; i < 500; i++) {
+		gt_sym_loads_now(&running, &queued);
+		if (running >= GT_SYM_LOADS_PER_UID && queued >= 10 - GT_SYM_LOADS_PER_UID)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	/* never more than the budget at once, the rest waiting */
+	for (int i = 0; i < 20; i++) {
+		unsigned r, q;
+
+		nanosleep(&pause, NULL);
+		gt_sym_loads_now(&r, &q);
+		running = r > running ? r : running;
+		queued = q;
+	}
+	GT_CHECK(running == GT_SYM_LOADS_PER_UID && queued >= 10 - GT_SYM_LOADS_PER_UID,
+		 "one user's loads: at most %u running, %u queued (want %d running at most)",
+		 running, queued, GT_SYM_LOADS_PER_UID);
+	for (int i = 0; i < 10; i++)
+		gt_symbolizer_free(s[i]);
+	gt_sym_loads_now(&running, &queued);
+	GT_CHECK(queued == 0, "%u loads still queued once nobody wants them", queued);
+	set_hold(0);
+	GT_CHECK(gt_sym_loader_idle(30000000000ull), "loads still running after 30 s");
+	gt_sym_loader_budget(0);
+	gt_sym_load_hook = NULL;
+	reap(&c);
+}
+
+/* A debug-link candidate's CRC is remembered by device, inode, size,
+ * modification and change times (sym/crc_cache.h): a file written since
+ * is not taken for the one read; the cache holds GT_CRC_CACHE_SLOTS
+ * files, the one unused longest replaced. */
+static void test_crc_cache(void)
+{
+	struct stat st = { 0 }, other;
+	uint32_t crc = 0;
+
+	gt_crc_cache_clear();
+	st.st_dev = 8;
+	st.st_ino = 1234;
+	st.st_size = 1023ll << 20;
+	st.st_mtim.tv_sec = 1000;
+	st.st_ctim.tv_sec = 1000;
+	GT_CHECK(!gt_crc_cache_get(&st, &crc), "found before it was put");
+	gt_crc_cache_put(&st, 0xdeadbeef);
+	GT_CHECK(gt_crc_cache_get(&st, &crc) && crc == 0xdeadbeef, "not found: %x", crc);
+	other = st;
+	other.st_mtim.tv_nsec = 1;
+	GT_CHECK(!gt_crc_cache_get(&other, &crc), "found with another mtime");
+	other = st;
+	other.st_ctim.tv_sec = 1001; /* written, then its mtime set back */
+	GT_CHECK(!gt_crc_cache_get(&other, &crc), "found with another ctime");
+	other = st;
+	other.st_size++;
+	GT_CHECK(!gt_crc_cache_get(&other, &crc), "found with another size");
+	for (unsigned i = 0; i < GT_CRC_CACHE_SLOTS; i++) {
+		other = st;
+		other.st_ino = 5000 + i;
+		gt_crc_cache_put(&other, i);
+		GT_CHECK(gt_crc_cache_get(&st, &crc), "the one used last was replaced (%u)", i);
+	}
+	other.st_ino = 5000; /* the oldest: replaced by the last put */
+	GT_CHECK(!gt_crc_cache_get(&other, &crc), "more than %d files kept", GT_CRC_CACHE_SLOTS);
+	gt_crc_cache_clear();
 }
 
 /* Maps change after they were read: a library loaded later is found by a
@@ -1036,6 +1140,8 @@ int main(int argc, char **argv)
 	GT_RUN(test_forget_closes_binaries);
 	GT_RUN(test_debuglink_names);
 	GT_RUN(test_stuck_load);
+	GT_RUN(test_load_budget);
+	GT_RUN(test_crc_cache);
 	GT_RUN(test_maps_reread);
 	GT_RUN(test_deleted_binary);
 	GT_RUN(test_go_stripped);

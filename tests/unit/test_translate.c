@@ -1577,6 +1577,85 @@ static void test_syscall_caller(void)
 	tt_close(&x);
 }
 
+/* A source whose binary is still loading (gotraced never waits for a
+ * load: sym/loader.h): stack u is {0x1000 + u} until the load ends, then
+ * {0x9000 + u}; it says so through pending and clock. */
+static int pend_loaded, pend_calls;
+static uint64_t pend_clock = 1;
+
+static int pend_frames(void *ctx, uint32_t tgid, int32_t u, int32_t k, uint64_t caller,
+		       struct gt_frame *out, int max)
+{
+	(void)ctx, (void)tgid, (void)k, (void)caller;
+	if (u < 0 || max < 1)
+		return 0;
+	pend_calls++;
+	out[0] = (struct gt_frame){(pend_loaded ? 0x9000 : 0x1000) + (uint64_t)u,
+				   pend_loaded ? "leaf" : "mod+0x10", pend_loaded ? "l.c" : "", 1};
+	return 1;
+}
+
+static int pend_slot(void *ctx, uint32_t tgid, int32_t u)
+{
+	(void)ctx, (void)tgid, (void)u;
+	return GT_RA_NONE;
+}
+
+static uint64_t pend_pending(void *ctx)
+{
+	(void)ctx;
+	return pend_loaded ? 0 : pend_clock;
+}
+
+static uint64_t pend_now(void *ctx)
+{
+	(void)ctx;
+	return pend_clock;
+}
+
+/* A stack given while its binary was loading is asked for again at its
+ * next use once a load ended (the clock moved), and kept from then on;
+ * while nothing ended, the one given is reused.  A thread blocking again
+ * and again in one place reuses one stack id: before, the names it got
+ * at first stayed for the whole recording (module+0xOFF). */
+static void test_stack_pending(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[1];
+	struct gt_stack_source src = {pend_frames, pend_slot, NULL, pend_pending, pend_now};
+	struct gt_utop top = {.nwords = 0};
+	uint64_t sys[4][3] = {{0}};
+
+	pend_loaded = pend_calls = 0;
+	pend_clock = 1;
+	snap(&s[0], 101, 'R', -1, 0);
+	tt_stacks = &src;
+	int r = tt_open(&x, s, 1);
+	tt_stacks = NULL;
+	GT_REQUIRE(r == 0, "open");
+	sys_enter_top(&x, 2000, 0, 101, 0, 1, &top);
+	sys_exit(&x, 101);
+	sys_enter_top(&x, 2100, 0, 101, 0, 1, &top); /* nothing ended: reused */
+	sys_exit(&x, 101);
+	pend_loaded = 1;
+	pend_clock++;
+	sys_enter_top(&x, 2200, 0, 101, 0, 1, &top); /* asked again */
+	sys_exit(&x, 101);
+	pend_clock++;
+	sys_enter_top(&x, 2300, 0, 101, 0, 1, &top); /* final: reused */
+	sys_exit(&x, 101);
+	GT_CHECK(pend_calls == 2, "the stack was asked for %d times (want 2)", pend_calls);
+	if (tt_finish(&x, 5000) == 0) {
+		int n = event_stacks(&x, GT_EV_GO_SYSCALL, sys, 4);
+
+		GT_CHECK(n == 4 && sys[0][0] == 0x1001 && sys[1][0] == 0x1001 && sys[2][0] == 0x9001 &&
+			 sys[3][0] == 0x9001, "%d syscalls, frame 0: %#llx %#llx %#llx %#llx", n,
+			 (unsigned long long)sys[0][0], (unsigned long long)sys[1][0],
+			 (unsigned long long)sys[2][0], (unsigned long long)sys[3][0]);
+	}
+	tt_close(&x);
+}
+
 /* Loopback: 101 (ours) sends on CPU 0 and the NET_RX softirq that runs in
  * its context, inside its send, wakes 102: the wakeup is 101's, on P 0,
  * with its user stack under a [loopback] frame.  A loopback packet whose
@@ -1981,6 +2060,7 @@ int main(void)
 	GT_RUN(test_versions);
 	GT_RUN(test_identity_stacks);
 	GT_RUN(test_syscall_caller);
+	GT_RUN(test_stack_pending);
 	GT_RUN(test_syscall_caller_blocking);
 	GT_RUN(test_rename_names_by_last_comm);
 	GT_RUN(test_exec_keeps_goroutine);
