@@ -410,6 +410,9 @@ static int trace_start(struct gt_engine *e, struct gt_session *s, const struct g
 	to.ncpus = gt_capture_ncpus(e->capture);
 	s->stack_src.frames = gt_resolve_stack;
 	s->stack_src.ra_slot = gt_resolve_ra_slot;
+	s->stack_src.unnamed = gt_resolve_unnamed;
+	s->stack_src.recheck = gt_resolve_recheck;
+	s->stack_src.rename = gt_resolve_rename;
 	s->stack_src.ctx = &e->resolver;
 	to.stacks = &s->stack_src;
 	to.titles = gt_titles_source(&e->titles);

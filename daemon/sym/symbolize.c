@@ -92,6 +92,7 @@ struct gt_symbolizer {
 	struct bin_entry *vdso; /* our own vDSO: the kernel maps the same one
 				 * into every 64-bit process */
 	int no_wait;           /* lookups never wait for a load (tests) */
+	uint64_t jit_misses;   /* JIT code its perf map did not name */
 	struct cache_slot cache[CACHE_SLOTS];
 	struct bin_entry *parked[PARKED_BINS]; /* oldest let go first */
 	unsigned next_parked;
@@ -713,7 +714,22 @@ static const char *jit_name(struct gt_symbolizer *s, pid_t pid, uint64_t ip)
 		*slot = j;
 	}
 	name = gt_jit_name(*slot, ip, !s->no_wait);
+	if (!name)
+		s->jit_misses++;
 	return name ? intern(s, name, strlen(name)) : NULL;
+}
+
+uint64_t gt_symbolizer_jit_misses(const struct gt_symbolizer *s)
+{
+	return s->jit_misses;
+}
+
+void gt_symbolizer_jit_recheck(struct gt_symbolizer *s, pid_t pid)
+{
+	struct gt_jit **slot = gt_idmap_get(&s->jits, (uint64_t)pid);
+
+	if (slot)
+		gt_jit_recheck(*slot);
 }
 
 int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,
