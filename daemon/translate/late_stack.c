@@ -7,7 +7,8 @@
  * id instead; its frames are kept and named again when its process exits
  * (its map written at exit is there then) or when the trace ends, and only
  * then defined.  A v2 trace defines it at once too: each generation takes
- * the frames known at its end. */
+ * the frames known at its end (one written before the names came keeps
+ * the raw addresses: its stack table is out already). */
 #include "internal.h"
 
 #include <stdlib.h>
