@@ -185,16 +185,16 @@ static __always_inline __u32 irq_flags(void)
  * comes from that softirq.  Three facts from the kernel tell it apart
  * from a softirq that merely interrupted a task:
  *  - net:netif_rx in task context (no hardirq, NMI or softirq being
- *    served) for a traced sender: the skb and its sender, in this CPU's
- *    slots;
+ *    served): the skb and its sender, in this CPU's slots;
  *  - net:netif_receive_skb (the packet's receive begins, for every
  *    packet, loopback or device): this CPU's packet now = its sender
  *    (found and forgotten in the slots) and whether it came in on a
  *    loopback device; cleared at the NET_RX softirq's exit;
  *  - at sched_waking in a softirq, the packet's sender == current: the
  *    softirq runs in the sender's own context, for its own packet.
- * Only traced senders are recorded (filter first: an untraced task's
- * packets cost a byte load).  A skb that never reaches netif_receive_skb
+ * Every task's sends are recorded, traced or not (an untraced sender is
+ * named, where the session may see it: GT_WAKEUP_SENDER); a send costs
+ * a per-CPU slot's stores.  A skb that never reaches netif_receive_skb
  * (dropped) is overwritten 16 sends later; a reused address can only
  * match while that same task is current in the softirq of a packet of
  * its own. */
@@ -210,8 +210,8 @@ struct gt_rx {
 	__u32 tid[GT_RX_SLOTS];  /* ... and their senders */
 	__u32 next;              /* the slot the next one takes */
 	__u32 sent;              /* slots in use: the scan is skipped at 0 */
-	__u32 sender;            /* the packet being received: its traced
-				  * sender's tid, 0 = unknown */
+	__u32 sender;            /* the packet being received: its sender's
+				  * tid, 0 = unknown */
 	__u32 loopback;          /* ... it arrived on a loopback device */
 };
 
@@ -232,8 +232,8 @@ int BPF_PROG(gt_netif_rx, struct sk_buff *skb)
 	struct gt_rx *rx;
 	__u32 i;
 
-	if (!task_mask(cur) || irq_flags())
-		return 0; /* not a traced task's own send */
+	if (irq_flags())
+		return 0; /* not a task's own send */
 	rx = my_rx();
 	if (!rx)
 		return 0;
@@ -302,6 +302,52 @@ static __always_inline __u32 loopback_flags(struct task_struct *cur, __u32 flags
 	return flags;
 }
 
+/* The sessions among tm that may see task `task`, a loopback sender some
+ * of them do not trace: root's, and those whose owner passes the ptrace
+ * rule for it (unfollowable).  Global: verified once, off on_wakeup's
+ * paths. */
+__noinline __u32 gt_sender_visible(__u64 task, __u32 tm)
+{
+	__u32 why = 0;
+
+	return tm & ~unfollowable((struct task_struct *)task, tm & owner_sessions, &why);
+}
+
+/* A wakeup by a loopback sender that some sessions of the target do not
+ * trace: the record names the sender (GT_WAKEUP_SENDER).  Returns 0 (a
+ * record not reserved is counted as dropped). */
+static __always_inline int wakeup_by_sender(struct task_struct *cur, struct task_struct *p,
+					    __u64 now, __u32 tm, __u32 wm, __s32 wustack,
+					    __u32 flags)
+{
+	struct gt_kev_wakeup_sender *e;
+	__u32 visible = tm;
+
+	/* before the reservation: no global function is called holding one;
+	 * a global function takes scalars: the address, copied */
+	if (loaded_with(GT_WITHOUT_OWNERS) && (tm & owner_sessions)) {
+		__u64 addr = 0;
+
+		bpf_probe_read_kernel(&addr, sizeof(addr), &cur);
+		visible = gt_sender_visible(addr, tm);
+	}
+
+	e = reserve_event_at(sizeof(*e), now, GT_KEV_WAKEUP, cur, tm);
+	if (!e)
+		return 0;
+	e->wk.target_tid = p->pid;
+	e->wk.target_tgid = p->tgid;
+	e->wk.target_cpu = gt_task_cpu(p);
+	e->wk.flags = flags | GT_WAKEUP_SENDER;
+	e->wk.waker_sessions = wm;
+	e->wk.waker_ustack = wustack;
+	e->sender_sessions = visible;
+	e->pad = 0;
+	bpf_get_current_comm(e->sender_comm, sizeof(e->sender_comm));
+	submit(e);
+	return 0;
+}
+
 /* Wakings that raced their target's block (GT_WAKEUP_RACING) whose
  * sched_wakeup has not come yet: the target's tid.  LRU: a mark whose
  * sched_wakeup was never seen (the program detached in between) ages
@@ -357,6 +403,9 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 	}
 	if (!part_on(GT_PARTS_OFF_RECORD))
 		return 0;
+	if ((flags & (GT_WAKEUP_LOOPBACK | GT_WAKEUP_IN_IRQ)) == GT_WAKEUP_LOOPBACK &&
+	    (wm & tm) != tm)
+		return wakeup_by_sender(cur, p, now, tm, wm, wustack, flags);
 	e = reserve_event_at(sizeof(*e), now, GT_KEV_WAKEUP, cur, tm);
 	if (!e)
 		return 0;

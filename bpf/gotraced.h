@@ -135,10 +135,10 @@ struct gt_kev_switch {
 #define GT_WAKEUP_SWITCHING 0x20
 /* From the receive of a packet that came in on a loopback device (a NET_RX
  * softirq).  Without GT_WAKEUP_SOFTIRQ: the softirq ran in the packet's
- * sender's own context, inside its send (hdr = the sender, a traced task,
- * with its stack): the wakeup is the sender's.  With it: the sender is not
- * traced, or not known (sent from a softirq: an ACK, a retransmit), or the
- * softirq ran elsewhere (ksoftirqd): G 0. */
+ * sender's own context, inside its send (hdr = the sender, with its stack
+ * if traced; see GT_WAKEUP_SENDER): the wakeup is the sender's.  With it:
+ * the sender is not known (sent from a softirq: an ACK, a retransmit), or
+ * the softirq ran elsewhere (ksoftirqd): G 0. */
 #define GT_WAKEUP_LOOPBACK  0x40
 /* The target had begun to block (its state says so) but is still queued
  * on its CPU, running: between set_current_state() and the dequeue in
@@ -152,6 +152,10 @@ struct gt_kev_switch {
  * the wakeup is complete.  If the target switched out to sleep since the
  * waking, that waking ended its block. */
 #define GT_WAKEUP_DONE      0x100
+/* With GT_WAKEUP_LOOPBACK, without GT_WAKEUP_SOFTIRQ: the sender (hdr,
+ * current) is not traced by every session tracing the target, and the
+ * record is a struct gt_kev_wakeup_sender, naming it. */
+#define GT_WAKEUP_SENDER    0x200
 struct gt_kev_wakeup {
 	struct gt_kev_hdr hdr;
 	__u32 target_tid;
@@ -160,6 +164,18 @@ struct gt_kev_wakeup {
 	__u32 flags;           /* GT_WAKEUP_* */
 	__u32 waker_sessions;  /* sessions tracing the waker (0 if none) */
 	__s32 waker_ustack;    /* waker's user stack, if the waker is traced */
+};
+
+/* A GT_KEV_WAKEUP record with GT_WAKEUP_SENDER: the loopback packet's
+ * sender, hdr's tid and tgid, by its comm, for the sessions that may see
+ * it (root's, and those whose owner passes the ptrace rule for it:
+ * docs/security.md); only those name it.  Only this rare wakeup pays for
+ * the longer record and the check. */
+struct gt_kev_wakeup_sender {
+	struct gt_kev_wakeup wk;
+	__u32 sender_sessions; /* sessions that may name the sender */
+	__u32 pad;
+	char sender_comm[GT_COMM_LEN];
 };
 
 /* hdr = the parent (creator).  Emitted when the parent is traced; a child
@@ -312,6 +328,7 @@ union gt_kev_any {
 	struct gt_kev_hdr hdr;
 	struct gt_kev_switch sw;
 	struct gt_kev_wakeup wk;
+	struct gt_kev_wakeup_sender wks;
 	struct gt_kev_fork fork;
 	struct gt_kev_exec exec;
 	struct gt_kev_exit exit;

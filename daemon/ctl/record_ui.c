@@ -158,7 +158,7 @@ void gt_record_summary(const struct gt_record_figures *f, const char *reason,
 			f->refused == 1 ? "it" : "them", f->refused == 1 ? "it" : "them");
 	if (f->loopback_anon)
 		fprintf(stderr, "gotracectl: %" PRIu64 " wakeup%s by loopback packets name no waker "
-			"([loopback], G 0): the sender is not recorded, or the packet was sent "
+			"([loopback], G 0): the sender is one this session may not see, or the packet was sent "
 			"from a softirq (an ACK, a retransmit) or received on another CPU or "
 			"in ksoftirqd\n", f->loopback_anon, f->loopback_anon == 1 ? "" : "s");
 	if (f->samples_lost)

@@ -475,6 +475,9 @@ static int trace_start(struct gt_engine *e, struct gt_session *s, const struct g
 	s->stack_src.ra_slot = gt_resolve_ra_slot;
 	s->stack_src.pending = gt_resolve_pending;
 	s->stack_src.clock = gt_resolve_clock;
+	s->stack_src.unnamed = gt_resolve_unnamed;
+	s->stack_src.recheck = gt_resolve_recheck;
+	s->stack_src.rename = gt_resolve_rename;
 	s->stack_src.ctx = &e->resolver;
 	to.stacks = &s->stack_src;
 	to.titles = gt_titles_source(&e->titles);

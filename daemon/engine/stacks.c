@@ -123,12 +123,47 @@ int gt_resolve_stack(void *resolver, uint32_t tgid, int32_t ustack_id,
 		     int32_t kstack_id, uint64_t caller, struct gt_frame *out, int max)
 {
 	struct gt_stack_resolver *r = resolver;
+	uint64_t misses = gt_symbolizer_jit_misses(r->sym);
 	int n;
 
 	gt_symbolizer_pending(r->sym); /* what is pending is this stack's */
 	n = append_frames(r, tgid, kstack_id, 1, 0, out, 0, max);
+	n = append_frames(r, tgid, ustack_id, 0, caller, out, n, max);
+	r->unnamed = gt_symbolizer_jit_misses(r->sym) != misses;
+	return n;
+}
 
-	return append_frames(r, tgid, ustack_id, 0, caller, out, n, max);
+int gt_resolve_unnamed(void *resolver)
+{
+	return ((struct gt_stack_resolver *)resolver)->unnamed;
+}
+
+void gt_resolve_recheck(void *resolver, uint32_t tgid)
+{
+	gt_symbolizer_jit_recheck(((struct gt_stack_resolver *)resolver)->sym, (pid_t)tgid);
+}
+
+/* Frames of a stack gt_resolve_stack made, named again: its user frames
+ * follow the kernel's ("[kernel]") and the synthetic ones ("[interrupt]"),
+ * the first is looked up as it is, the others as return addresses. */
+void gt_resolve_rename(void *resolver, uint32_t tgid, const struct gt_frame *in,
+		       struct gt_frame *out, int n)
+{
+	struct gt_stack_resolver *r = resolver;
+	int depth = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct gt_sym s;
+
+		out[i] = in[i];
+		if (!strcmp(in[i].file, "[kernel]") || !strcmp(in[i].file, "[interrupt]"))
+			continue;
+		if (gt_symbolize_user(r->sym, (pid_t)tgid, lookup_ip(in[i].pc, depth++), &s) == 0) {
+			out[i].func = s.func;
+			out[i].file = s.file;
+			out[i].line = s.line;
+		}
+	}
 }
 
 int gt_resolve_ra_slot(void *resolver, uint32_t tgid, int32_t ustack_id)

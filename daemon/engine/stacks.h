@@ -23,6 +23,7 @@ struct gt_stack_resolver {
 	uint64_t unknown_ids;  /* ids the stack map no longer knew */
 	uint64_t truncated;    /* user stacks cut at a frame in no mapping */
 	uint64_t callers;      /* user stacks given the caller a walk lost */
+	int unnamed;           /* the last gt_resolve_stack left JIT code unnamed */
 };
 
 /* Fills out (at most max frames); returns the number of frames.  caller:
@@ -35,6 +36,12 @@ int gt_resolve_stack(void *resolver, uint32_t tgid, int32_t ustack_id,
  * and the clock that moves when a load ends. */
 uint64_t gt_resolve_pending(void *resolver);
 uint64_t gt_resolve_clock(void *resolver);
+
+/* gt_stack_source's late names (translate.h): unnamed, recheck, rename. */
+int gt_resolve_unnamed(void *resolver);
+void gt_resolve_recheck(void *resolver, uint32_t tgid);
+void gt_resolve_rename(void *resolver, uint32_t tgid, const struct gt_frame *in,
+		       struct gt_frame *out, int n);
 
 /* gt_stack_source.ra_slot: where frame 0 of a user stack the BPF programs
  * took keeps its return address (caller.h), GT_RA_NONE if unknown. */

@@ -23,6 +23,7 @@ struct gt_jit {
 	struct gt_perfmap pm;
 	struct gt_perfmap_stamp seen;
 	struct gt_sym_job *job; /* a read under way */
+	uint64_t held;          /* bytes of lines pm was built from */
 	uint64_t read_ns, gap;  /* the last read posted, the wait before the next */
 };
 
@@ -78,15 +79,26 @@ static void take(struct gt_jit *j, int wait)
 
 	if (!j->job || !gt_sym_job_wait(j->job, wait))
 		return;
+	uint64_t used = j->seen.used;
+
 	rc = gt_sym_perfmap_take(j->job, &got, &j->seen);
 	gt_sym_job_drop(j->job);
 	j->job = NULL;
-	if (rc == 0) {
+	/* a map written again keeps the names of code it no longer lists
+	 * (stacks taken before may hold it), while all that was read stays
+	 * within one map's limit */
+	if (rc == 0 && j->held + j->seen.used <= GT_PERFMAP_READ_MAX &&
+	    !gt_perfmap_merge(&j->pm, &got)) {
+		j->held += j->seen.used;
+	} else if (rc == 0) {
 		gt_perfmap_free(&j->pm);
 		j->pm = got;
 		memset(&got, 0, sizeof(got));
+		j->held = j->seen.used;
 	} else if (rc == 1 && gt_perfmap_merge(&j->pm, &got)) {
 		j->seen = (struct gt_perfmap_stamp){ 0 }; /* read it whole next time */
+	} else if (rc == 1) {
+		j->held += j->seen.used - used;
 	}
 	gt_perfmap_free(&got);
 	/* a JIT that writes keeps being read soon; a quiet one less often */
@@ -112,6 +124,12 @@ const char *gt_jit_name(struct gt_jit *j, uint64_t ip, int wait)
 	j->job = gt_sym_perfmap_post(j->root_fd, j->path, j->owner, &j->seen);
 	take(j, wait);
 	return gt_perfmap_find(&j->pm, ip);
+}
+
+void gt_jit_recheck(struct gt_jit *j)
+{
+	j->read_ns = 0;
+	j->gap = JIT_REREAD_MIN_NS;
 }
 
 void gt_jit_free(struct gt_jit *j)

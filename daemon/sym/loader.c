@@ -115,6 +115,20 @@ static struct gt_perfmap_stamp stamp_of(const struct stat *st)
 		(uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec, 0, 0 };
 }
 
+/* FNV-1a of the GT_PERFMAP_TAIL bytes before used (fewer at the start):
+ * still the same after an append, not after a rewrite (a rewrite that
+ * left them the same wrote the same lines before them, or nearly). */
+static uint64_t tail_sum(int fd, uint64_t used)
+{
+	unsigned char buf[GT_PERFMAP_TAIL];
+	uint64_t from = used > sizeof(buf) ? used - sizeof(buf) : 0, h = 0xcbf29ce484222325ull;
+	ssize_t n = pread(fd, buf, (size_t)(used - from), (off_t)from);
+
+	for (ssize_t i = 0; i < n; i++)
+		h = (h ^ buf[i]) * 0x100000001b3ull;
+	return n == (ssize_t)(used - from) ? h : ~h;
+}
+
 /* Bytes [from, to) of fd into j->pm. */
 static int parse_from(struct gt_sym_job *j, int fd, uint64_t from, uint64_t to)
 {
@@ -135,6 +149,7 @@ static int parse_from(struct gt_sym_job *j, int fd, uint64_t from, uint64_t to)
 	free(buf);
 	j->stamp.used = from + used;
 	j->stamp.lines = j->pm.lines;
+	j->stamp.tail = tail_sum(fd, j->stamp.used);
 	return err;
 }
 
@@ -167,10 +182,10 @@ static int read_perfmap(struct gt_sym_job *j)
 		close(fd);
 		return -EALREADY;
 	}
-	if (now.dev == was.dev && now.ino == was.ino && now.size >= was.used && was.used) {
+	j->pm.lines = was.lines; /* later lines win (perfmap.h) */
+	if (now.dev == was.dev && now.ino == was.ino && now.size >= was.used && was.used &&
+	    tail_sum(fd, was.used) == was.tail)
 		from = was.used; /* appended to */
-		j->pm.lines = was.lines;
-	}
 	to = now.size < GT_PERFMAP_READ_MAX ? now.size : GT_PERFMAP_READ_MAX;
 	if (to < from)
 		to = from;

@@ -68,12 +68,17 @@ void gt_sym_job_drop(struct gt_sym_job *j);
 
 /* A perf map's file as last read: a re-read that finds the same one
  * (inode, size and change time) parses nothing; one that grew (a JIT
- * appends) parses only the lines after the used bytes. */
+ * appends) parses only the lines after the used bytes, if the last bytes
+ * read are still there: a file truncated and written again (jcmd PID
+ * Compiler.perfmap) is read whole. */
 struct gt_perfmap_stamp {
 	uint64_t dev, ino, size, mtime_ns;
 	uint64_t used;   /* bytes of whole lines read */
-	uint64_t lines;  /* lines in them */
+	uint64_t lines;  /* lines in them, with those of earlier reads: the
+			  * next line's seq (perfmap.h) */
+	uint64_t tail;   /* a hash of the last GT_PERFMAP_TAIL bytes used */
 };
+#define GT_PERFMAP_TAIL 4096
 
 /* Posts the read of a JIT's perf map (perfmap.h) at path inside root_fd
  * (a process's root, duplicated: the caller keeps its own), opened as
@@ -84,9 +89,10 @@ struct gt_sym_job *gt_sym_perfmap_post(int root_fd, const char *path, uid_t owne
 				       const struct gt_perfmap_stamp *seen);
 
 /* A finished perf map job's result, moved into *pm with the file's new
- * stamp in *seen: 0 a whole map (replacing the one seen), 1 the lines
- * appended since (perfmap.h: gt_perfmap_merge); -EALREADY the file is the
- * one seen, -ENOENT none (or refused), another -errno. */
+ * stamp in *seen: 0 a whole map (a new file or one written again), 1 the
+ * lines appended since (both to merge: perfmap.h, gt_perfmap_merge, their
+ * lines numbered after those seen); -EALREADY the file is the one seen,
+ * -ENOENT none (or refused), another -errno. */
 int gt_sym_perfmap_take(struct gt_sym_job *j, struct gt_perfmap *pm,
 			struct gt_perfmap_stamp *seen);
 

@@ -95,6 +95,7 @@ struct gt_symbolizer {
 	int pending;           /* a lookup met a binary still loading
 				* (gt_symbolizer_pending) */
 	uint64_t pending_since; /* the loads' clock at its last call */
+	uint64_t jit_misses;   /* JIT code its perf map did not name */
 	struct cache_slot cache[CACHE_SLOTS];
 	struct bin_entry *parked[PARKED_BINS]; /* oldest let go first */
 	unsigned next_parked;
@@ -746,7 +747,22 @@ static const char *jit_name(struct gt_symbolizer *s, pid_t pid, uint64_t ip)
 		*slot = j;
 	}
 	name = gt_jit_name(*slot, ip, !s->no_wait);
+	if (!name)
+		s->jit_misses++;
 	return name ? intern(s, name, strlen(name)) : NULL;
+}
+
+uint64_t gt_symbolizer_jit_misses(const struct gt_symbolizer *s)
+{
+	return s->jit_misses;
+}
+
+void gt_symbolizer_jit_recheck(struct gt_symbolizer *s, pid_t pid)
+{
+	struct gt_jit **slot = gt_idmap_get(&s->jits, (uint64_t)pid);
+
+	if (slot)
+		gt_jit_recheck(*slot);
 }
 
 int gt_symbolize_user(struct gt_symbolizer *s, pid_t pid, uint64_t ip,

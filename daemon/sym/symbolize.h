@@ -112,6 +112,16 @@ int gt_symbolizer_clone_process(struct gt_symbolizer *s, pid_t parent, pid_t chi
 struct gt_map_line;
 int gt_symbolizer_add_mapping(struct gt_symbolizer *s, pid_t pid, const struct gt_map_line *m);
 
+/* Lookups so far that found JIT code its process's perf map did not name
+ * (yet): a caller compares two counts to know whether a stack may be
+ * named better later. */
+uint64_t gt_symbolizer_jit_misses(const struct gt_symbolizer *s);
+
+/* The next lookup of pid's JIT code that misses looks at its perf map
+ * again, whatever the wait between reads (jit.h): the map may have been
+ * written at exit. */
+void gt_symbolizer_jit_recheck(struct gt_symbolizer *s, pid_t pid);
+
 /* Drops the pid's snapshot (binaries stay cached for other processes). */
 void gt_symbolizer_forget_process(struct gt_symbolizer *s, pid_t pid);
 

@@ -55,7 +55,7 @@ struct gt_thread {
 	 * writes no second GoSysCall (report counts calls,
 	 * docs/mapping.md#syscalls). */
 	bool entries_seen;
-	struct gt_kev_wakeup pending;
+	struct gt_kev_wakeup_sender pending; /* .wk; the rest with GT_WAKEUP_SENDER */
 	/* Its last syscall entry's user stack and the caller found in its
 	 * stack top (0: none): later events of that same stack (its switch
 	 * out of the syscall, a wakeup or fork it does there) take that
@@ -103,6 +103,7 @@ struct gt_heap_shares {
 #define GT_IRQ_KINDS 5 /* gt_tr_irq_stack */
 
 struct gt_tr_v2;
+struct gt_tr_late;
 
 struct gt_translator {
 	struct gt_writer *w;    /* v1 output, or NULL with v2 */
@@ -122,6 +123,8 @@ struct gt_translator {
 	 * then (gt_stack_source.pending): asked again once it moved */
 	struct gt_idmap stack_pending, ra_pending;
 	struct gt_frame *frames; /* scratch, GT_MAX_STACK_FRAMES */
+	struct gt_tr_late *late; /* stacks waiting for names (late_stack.c) */
+	size_t nlate, caplate;
 	uint64_t next_goid;     /* ids of reused TIDs: from GT_TR_REUSED_GOID */
 	uint64_t *tid_used;     /* bitmap: TIDs already given as goroutine ids */
 	size_t ntid_used;       /* its words */
@@ -226,8 +229,23 @@ void gt_tr_identity_define(struct gt_translator *t, struct gt_thread *th);
 void gt_tr_identity_now(struct gt_translator *t, struct gt_thread *th);
 uint64_t gt_tr_comm_pc(const char *comm);
 uint64_t gt_tr_irq_stack(struct gt_translator *t, uint32_t wakeup_flags);
+/* G 0's stack for a loopback wakeup whose sender is not ours: one frame
+ * naming the sender where the session may see it, else [loopback]; e is
+ * the whole record (a struct gt_kev_wakeup_sender) */
+uint64_t gt_tr_loopback_stack(struct gt_translator *t, const struct gt_kev_wakeup *e);
 uint64_t gt_tr_named_stack(struct gt_translator *t, struct gt_thread *th, uint64_t stack);
 void gt_tr_stack_free(struct gt_translator *t);
+
+/* late_stack.c: stacks with frames the source may name later (struct
+ * gt_stack_source, unnamed).  At most GT_TR_LATE_MAX are held; more are
+ * written as they are. */
+#define GT_TR_LATE_MAX 8192
+/* A stack id for t->frames[0..n) (of process tgid) whose frames are given
+ * at gt_tr_late_settle; 0 if it is not held (written as it is then). */
+uint64_t gt_tr_late_stack(struct gt_translator *t, uint32_t tgid, int n);
+/* Names and defines the held stacks of tgid (all: of every process). */
+void gt_tr_late_settle(struct gt_translator *t, uint32_t tgid, bool all);
+void gt_tr_late_free(struct gt_translator *t);
 
 /* names.c: comms shared between processes, and a goroutine's name */
 struct gt_comm_owner {

@@ -244,12 +244,10 @@ static int waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, uint6
 		*stack = gt_tr_thread_stack(t, w, e->waker_ustack, waker_kstack(t, e));
 		return c;
 	}
-	/* An untraced task or the idle task is current on c; a loopback
-	 * sender another session traces is not named here either. */
-	if (e->flags & GT_WAKEUP_LOOPBACK) {
-		*stack = gt_tr_irq_stack(t, e->flags);
-		t->st.loopback_anon++;
-	}
+	/* An untraced task or the idle task is current on c: a loopback
+	 * sender is named only where the session may see it. */
+	if (e->flags & GT_WAKEUP_LOOPBACK)
+		*stack = gt_tr_loopback_stack(t, e);
 	gt_tr_free_p(t, c);
 	return c;
 }
@@ -259,7 +257,7 @@ static int waker_p(struct gt_translator *t, const struct gt_kev_wakeup *e, uint6
  * (somewhere), else by G 0 with the waker's or the interrupt's stack. */
 static void wake_pending(struct gt_translator *t, struct gt_thread *th)
 {
-	const struct gt_kev_wakeup *e = &th->pending;
+	const struct gt_kev_wakeup *e = &th->pending.wk;
 	struct gt_thread *w = NULL;
 	uint64_t stack = 0;
 	if (e->flags & GT_WAKEUP_IN_IRQ) {
@@ -272,8 +270,7 @@ static void wake_pending(struct gt_translator *t, struct gt_thread *th)
 	if (w && w->state != GT_TH_DEAD) {
 		stack = gt_tr_thread_stack(t, w, e->waker_ustack, waker_kstack(t, e));
 	} else if ((e->flags & GT_WAKEUP_LOOPBACK) && !(e->flags & GT_WAKEUP_IN_IRQ)) {
-		stack = gt_tr_irq_stack(t, e->flags); /* its sender is not ours */
-		t->st.loopback_anon++;
+		stack = gt_tr_loopback_stack(t, e); /* its sender is not ours */
 	}
 	int p = w && w->state == GT_TH_RUNNING ? w->cpu : gt_tr_g0_p(t, e->hdr.cpu);
 	gt_tr_make_runnable(t, th, p, stack);
@@ -328,12 +325,14 @@ void gt_tr_on_wakeup(struct gt_translator *t, const struct gt_kev_wakeup *e)
 	}
 	th->race_pending = false; /* a later waking: that one lost its race */
 	if (th->state == GT_TH_RUNNING && (e->flags & GT_WAKEUP_SWITCHING)) {
-		th->pending = *e; /* its switch-out comes next: the wakeup ends that */
+		th->pending = *(const struct gt_kev_wakeup_sender *)(const void *)e;
+		/* its switch-out comes next: the wakeup ends that */
 		th->wake_pending = true;
 		return;
 	}
 	if (th->state == GT_TH_RUNNING && (e->flags & GT_WAKEUP_RACING)) {
-		th->pending = *e; /* it may block first: GT_WAKEUP_DONE decides */
+		th->pending = *(const struct gt_kev_wakeup_sender *)(const void *)e;
+		/* it may block first: GT_WAKEUP_DONE decides */
 		th->race_pending = true;
 		return;
 	}
@@ -397,8 +396,11 @@ void gt_tr_on_exec(struct gt_translator *t, const struct gt_kev_exec *e)
 void gt_tr_on_exit(struct gt_translator *t, const struct gt_kev_exit *e)
 {
 	struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
-	if (e->group_dead) /* its heap leaves the session's total */
+	if (e->group_dead) { /* its heap leaves the session's total */
 		gt_tr_heap_process_gone(t, e->hdr.tgid, e->hdr.cpu);
+		/* a JIT writes its perf map at exit, if at all */
+		gt_tr_late_settle(t, e->hdr.tgid, false);
+	}
 	if (!th || th->state == GT_TH_DEAD)
 		return; /* never ours, or a duplicate */
 	gt_tr_ensure_running(t, th, e->hdr.cpu);

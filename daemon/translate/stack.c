@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,7 +96,9 @@ uint64_t gt_tr_stack_caller(struct gt_translator *t, uint32_t tgid, int32_t usta
 	if (!isnew)
 		return *s;
 	int n = stack_frames(t, tgid, ustack, kstack, caller);
-	uint64_t id = n > 0 ? gt_tr_out_stack(t, t->frames, n) : 0;
+	uint64_t id = n > 0 ? gt_tr_late_stack(t, tgid, n) : 0;
+	if (!id && n > 0)
+		id = gt_tr_out_stack(t, t->frames, n);
 	*s = id;
 	note_pending(t, &t->stack_pending, tgid, ustack, kstack, caller);
 	return id;
@@ -162,6 +165,30 @@ uint64_t gt_tr_irq_stack(struct gt_translator *t, uint32_t wakeup_flags)
 		t->irq_stacks[k] = gt_tr_out_stack(t, &f, 1);
 	}
 	return t->irq_stacks[k];
+}
+
+uint64_t gt_tr_loopback_stack(struct gt_translator *t, const struct gt_kev_wakeup *e)
+{
+	const struct gt_kev_wakeup_sender *s = (const void *)e;
+	char name[GT_COMM_LEN + 48];
+	int len;
+
+	if (!(e->flags & GT_WAKEUP_SENDER) || !gt_tr_traced(t, s->sender_sessions)) {
+		t->st.loopback_anon++;
+		return gt_tr_irq_stack(t, e->flags);
+	}
+	len = (int)strnlen(s->sender_comm, GT_COMM_LEN);
+	if (e->hdr.tid == e->hdr.tgid)
+		snprintf(name, sizeof(name), "[loopback from %.*s %u]", len, s->sender_comm,
+			 e->hdr.tgid);
+	else
+		snprintf(name, sizeof(name), "[loopback from %.*s %u/%u]", len, s->sender_comm,
+			 e->hdr.tgid, e->hdr.tid);
+	if (t->err)
+		return 0;
+	t->st.loopback_named++;
+	struct gt_frame f = how_frame(name);
+	return gt_tr_out_stack(t, &f, 1);
 }
 
 /* The id of a goroutine's identity stack, taken at its GoCreate; the
@@ -255,4 +282,5 @@ void gt_tr_stack_free(struct gt_translator *t)
 	gt_idmap_free(&t->ra_slots);
 	gt_idmap_free(&t->stack_pending);
 	gt_idmap_free(&t->ra_pending);
+	gt_tr_late_free(t);
 }

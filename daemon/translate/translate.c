@@ -179,6 +179,15 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
 		return 0;
 	}
 	memcpy(&copy, ev, gt_kev_size(type));
+	if (type == GT_KEV_WAKEUP) {
+		/* the sender's name follows where the flag says so (and the
+		 * record holds it); the rest reads as zeros otherwise */
+		memset((char *)&copy.wks + sizeof(copy.wk), 0, sizeof(copy.wks) - sizeof(copy.wk));
+		if ((copy.wk.flags & GT_WAKEUP_SENDER) && len >= sizeof(copy.wks))
+			memcpy(&copy.wks, ev, sizeof(copy.wks));
+		else
+			copy.wk.flags &= ~GT_WAKEUP_SENDER;
+	}
 	if (!t->begun)
 		gt_translator_begin(t, copy.hdr.ts, NULL, 0);
 	if (copy.hdr.cpu >= t->ncpus) {
@@ -244,6 +253,7 @@ int gt_translator_end(struct gt_translator *t, uint64_t ts)
 	if (ts > t->now && ts <= GT_TS_MAX)
 		t->now = ts;
 	uint64_t written = t->st.events_out;
+	gt_tr_late_settle(t, 0, true); /* the names the perf maps give now */
 	for (int c = 0; c < t->ncpus; c++) {
 		gt_tr_flush_syscall(t, c);
 		if (t->cpus[c].cur)

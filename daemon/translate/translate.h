@@ -117,6 +117,17 @@ struct gt_stack_source {
 		      uint64_t caller, struct gt_frame *out, int max);
 	/* GT_RA_* or a word index for user stack ustack_id; NULL = never */
 	int (*ra_slot)(void *ctx, uint32_t tgid, int32_t ustack_id);
+	/* Late names (NULL = never): whether the last frames() left a frame a
+	 * later look may name (JIT code its perf map did not name yet: a map
+	 * rewritten, or written at exit).  The translator then holds that
+	 * stack's frames and defines it when the process exits or the trace
+	 * ends: recheck(tgid) once (look at the perf map again, whatever the
+	 * wait between reads), then rename() copies in to out, naming the
+	 * frames the source names now. */
+	int (*unnamed)(void *ctx);
+	void (*recheck)(void *ctx, uint32_t tgid);
+	void (*rename)(void *ctx, uint32_t tgid, const struct gt_frame *in, struct gt_frame *out,
+		       int n);
 	void *ctx;
 	/* Optional (NULL: what frames and ra_slot give is final).  After a
 	 * call of either: 0 if its answer is final, else the names' clock, a
@@ -228,7 +239,9 @@ struct gt_translator_stats {
 				      confirmed at its sched_wakeup, ended it */
 	uint64_t loopback_credited; /* loopback wakeups credited to their sender */
 	uint64_t loopback_anon;    /* loopback wakeups written as G 0: the sender is
-				      not traced, not known or not current */
+				      not known, not current, or one the session
+				      may not see */
+	uint64_t loopback_named;   /* ... by G 0 naming a sender not traced */
 	uint64_t samples_lost;     /* allocation samples not written: their
 				      thread was unknown, ended or never ran
 				      again, or held GT_TR_HELD_MAX already

@@ -13,6 +13,10 @@
 #    as a `--` command does (its goroutine ends there, the summary says
 #    so), and a root process of the cgroup that execs is not counted as
 #    one that left (it never was in the recording).
+#  - loopback senders not recorded: a UDP receiver of the user's, recorded
+#    by the user, is woken by a sender of the user's (named in G 0's frame,
+#    "[loopback from python3 PID]") and one of root's (only "[loopback]":
+#    its pid is nowhere in the trace).  daemon_privilege_loopback.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
@@ -21,7 +25,8 @@ N=300
 
 gt_require_daemon daemon_privilege
 gt_expect daemon_privilege_setuid_exec daemon_privilege_root_unchanged daemon_privilege_passwd \
-	daemon_privilege_undumpable daemon_privilege_setuid_call daemon_privilege_cgroup_setuid
+	daemon_privilege_undumpable daemon_privilege_setuid_call daemon_privilege_cgroup_setuid \
+	daemon_privilege_loopback
 gt_need_cgroup2 daemon_privilege_cgroup_setuid
 gt_start_daemon
 
@@ -175,6 +180,58 @@ elif gt_valid daemon_privilege_cgroup_setuid "$UDIR/cgsuid.trace"; then
 		fail daemon_privilege_cgroup_setuid "the summary does not say that 1 process left: $out"
 	else
 		ok daemon_privilege_cgroup_setuid
+	fi
+fi
+
+# --- loopback senders the user may and may not see ------------------------------------
+cat >"$GT_TMP/bin/udp_recv.py" <<'EOF2'
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+print("port", s.getsockname()[1], flush=True)
+while True:
+    s.recv(64)
+EOF2
+# udp_send.py PORT STOPFILE: a datagram every 2 ms until STOPFILE exists (60 s at most)
+cat >"$GT_TMP/bin/udp_send.py" <<'EOF2'
+import os, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+end = time.time() + 60
+while not os.path.exists(sys.argv[2]) and time.time() < end:
+    s.sendto(b"x", ("127.0.0.1", int(sys.argv[1])))
+    time.sleep(0.002)
+EOF2
+as_user_bg /usr/bin/python3 "$GT_TMP/bin/udp_recv.py" >"$GT_TMP/udp.out" 2>&1 &
+RPID=$!
+gt_pids+=("$RPID")
+for _ in $(seq 1 100); do
+	PORT=$(awk '/^port /{print $2}' "$GT_TMP/udp.out")
+	[ -n "$PORT" ] && break
+	sleep 0.1
+done
+STOP=$GT_TMP/udp.stop
+as_user_bg /usr/bin/python3 "$GT_TMP/bin/udp_send.py" "$PORT" "$STOP" &
+USEND=$!
+/usr/bin/python3 "$GT_TMP/bin/udp_send.py" "$PORT" "$STOP" &
+RSEND=$!
+gt_pids+=("$USEND" "$RSEND")
+out=$(as_user "$UCTL" record --daemon --socket "$SOCK" -p "$RPID" -d 2s -o "$UDIR/lo.trace" 2>&1)
+rc=$?
+touch "$STOP"
+wait "$USEND" "$RSEND"
+kill "$RPID" 2>/dev/null
+if [ -z "$PORT" ] || [ $rc != 0 ]; then
+	fail daemon_privilege_loopback "no recording (port '$PORT', rc=$rc): $out"
+elif gt_valid daemon_privilege_loopback "$UDIR/lo.trace"; then
+	python3 tests/integration/trace_read.py frames "$UDIR/lo.trace" >"$GT_TMP/lo.frames"
+	mine=$(grep -c "	\[loopback from python3 $USEND\]	" "$GT_TMP/lo.frames")
+	anon=$(grep -c "	\[loopback\]	" "$GT_TMP/lo.frames")
+	roots=$(grep -c "loopback from.* $RSEND[]/]" "$GT_TMP/lo.frames")
+	if [ "$mine" -ge 1 ] && [ "$anon" -ge 1 ] && [ "$roots" = 0 ]; then
+		ok daemon_privilege_loopback
+	else
+		fail daemon_privilege_loopback "the user's sender named in $mine stacks (want 1), root's in $roots (want 0), [loopback] in $anon (want 1)"
+		grep loopback "$GT_TMP/lo.frames" | sort | uniq -c | head | detail
 	fi
 fi
 

@@ -14,11 +14,19 @@
 #  - jit_hostile: a node process whose perf map is, in its private /tmp,
 #    a FIFO, a link to a FIFO, a 64 GiB sparse file, or garbage: each
 #    recording (-d 2s) ends by itself, valid, no FIFO was ever opened, and
-#    the refusals are logged.
+#    the refusals are logged;
+#  - jit_rewrite: a JIT (workloads/jitmap.c) whose map names half its code
+#    while all of it runs, then is truncated and written again naming all
+#    of it, new lines first (as `jcmd PID Compiler.perfmap` does): every
+#    JIT frame is named as the final map says, those taken before the
+#    rewrite too;
+#  - jit_at_exit: a JIT that writes its map only as it exits (as a JVM's
+#    -XX:+DumpPerfMapAtExit), recorded with `record -- CMD`: every JIT
+#    frame named.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-CASES="jit_named jit_report jit_container jit_hostile"
+CASES="jit_named jit_report jit_container jit_hostile jit_rewrite jit_at_exit"
 # shellcheck disable=SC2086
 gt_require_bpf $CASES
 # shellcheck disable=SC2086
@@ -82,6 +90,29 @@ check_named() {
 	echo "$out" | detail
 	return 1
 }
+
+# --- a JIT that rewrites its map, one that writes it at exit ------------------
+# jitmap NAME MODE: records `jitmap MODE` from its start to its exit; its
+# JIT frames must be named as the map it leaves says.
+jitmap() {
+	local name=$1 tag=$1 out pid
+	if ! out=$("$GTCTL" record --standalone -o "$GT_TMP/$tag.trace" -- \
+		"$WL/jitmap" "$2" "$GT_TMP/$tag.maps" 2>&1); then
+		fail "$name" "gotracectl record failed: $(tail -3 <<<"$out")"
+		return
+	fi
+	pid=$(awk '/^pid /{print $2}' <<<"$out")
+	perfmaps+=("/tmp/perf-$pid.map")
+	if [ -z "$pid" ] || [ ! -f "/tmp/perf-$pid.map" ]; then
+		fail "$name" "jitmap wrote no perf map: $(tail -3 <<<"$out")"
+		return
+	fi
+	gt_valid "$name" "$GT_TMP/$tag.trace" || return
+	python3 tests/integration/trace_read.py frames "$GT_TMP/$tag.trace" >"$GT_TMP/$tag.frames"
+	check_named "$name" "$tag" "/tmp/perf-$pid.map" && ok "$name"
+}
+jitmap jit_rewrite rewrite
+jitmap jit_at_exit atexit
 
 # --- a server in our namespaces -----------------------------------------------
 # node writes isolate-*.log files where it runs: in $GT_TMP

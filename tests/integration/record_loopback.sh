@@ -13,16 +13,28 @@
 #  - loopback_frontend: haproxy's threads, woken by nginx's replies (the
 #    sender named) and by wrk's requests (wrk is not recorded: G 0 with one
 #    frame [loopback], never a recorded thread): >= 99% agree with perf,
-#    perf's wakers outside the recorded processes counted as G 0 [loopback].
+#    perf's wakers outside the recorded processes counted as G 0 [loopback]
+#    (or G 0 naming that sender: below).
+#  - loopback_sender: haproxy's wakeups by wrk's requests (wrk not
+#    recorded, but root's session may see it) are G 0's with one frame
+#    naming the sender as perf does, "[loopback from wrk PID/TID]": >= 95%
+#    of perf's wakeups of haproxy's threads by wrk name the same wrk thread
+#    (a packet received in wrk's softirq that another sender sent earlier
+#    stays [loopback]: perf names whoever is current).
 # No timed assertion: the load is whatever the machine manages.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
-gt_expect loopback_backend loopback_frontend
-gt_require_bpf loopback_backend loopback_frontend
+gt_expect loopback_backend loopback_frontend loopback_sender
+gt_require_bpf loopback_backend loopback_frontend loopback_sender
 WAKERS="python3 tests/integration/wakers.py"
 
-both() { fail loopback_backend "$1"; fail loopback_frontend "$1"; gt_finish; }
+both() {
+	fail loopback_backend "$1"
+	fail loopback_frontend "$1"
+	fail loopback_sender "$1"
+	gt_finish
+}
 for t in haproxy nginx wrk perf; do
 	command -v "$t" >/dev/null || both "$t is not installed (tests/deps.sh installs it)"
 done
@@ -47,7 +59,11 @@ gt_stop_record INT
 perf sched timehist -w -i "$GT_TMP/perf.data" >"$GT_TMP/timehist" 2>/dev/null ||
 	both "perf sched timehist failed"
 
-gt_valid loopback_backend "$T" || { fail loopback_frontend "no valid trace"; gt_finish; }
+if ! gt_valid loopback_backend "$T"; then
+	fail loopback_frontend "no valid trace"
+	fail loopback_sender "no valid trace"
+	gt_finish
+fi
 if out=$($WAKERS perf "$T" "$GT_TMP/timehist" "$WORKER" 99 "$MASTER,$WORKER,$HAP"); then
 	ok loopback_backend
 else
@@ -63,5 +79,13 @@ if [ -z "$bad" ]; then
 else
 	fail loopback_frontend "the trace's wakers of haproxy's threads differ from perf's"
 	echo "$bad" | detail
+fi
+tids=$(ls "/proc/$HAP/task" | paste -sd,)
+if out=$($WAKERS named "$T" "$GT_TMP/timehist" "$tids" wrk 95); then
+	ok loopback_sender
+	echo "$out" | head -1
+else
+	fail loopback_sender "haproxy's wakeups by wrk do not name it as perf does"
+	echo "$out" | detail
 fi
 gt_finish

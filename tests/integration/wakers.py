@@ -34,7 +34,17 @@ exits 1 on a mismatch.
                                     comma-separated), perf's wakers outside
                                     them must be ours "G0 [loopback]"; up to
                                     3% repaired lost wakeups (G 0, no
-                                    stack) are left out of the share
+                                    stack) are left out of the share; ours
+                                    naming such a sender ("G0 [loopback from
+                                    COMM PID/TID]") count as "G0 [loopback]"
+  named TRACE TIMEHIST TIDS COMM MIN_PCT
+                                    of perf's wakeups of threads TIDS
+                                    (comma-separated) by threads
+                                    named COMM (not recorded), >= MIN_PCT are
+                                    ours G 0's with the frame "[loopback from
+                                    COMM PID/TID]" (PID alone when the
+                                    thread is the process's first) naming
+                                    the same thread (at least 20 of them)
 """
 import collections
 import re
@@ -287,7 +297,7 @@ UNTRACED = "G0 [loopback]"
 def perf(tr, timehist, tid, min_pct, pids):
     """Wakers of thread tid, ours against perf sched timehist -w's."""
     theirs = collections.Counter()
-    with open(timehist) as f:
+    with open(timehist, errors="replace") as f:
         for line in f:
             m = PERF_WAKE.search(line)
             if not m or int(m.group(4)) != tid:
@@ -300,8 +310,9 @@ def perf(tr, timehist, tid, min_pct, pids):
     ours = collections.Counter()
     for _, w, t, s in tr.unblocks:
         if tr.tid.get(t) == tid:
-            ours[f"{tr.name.get(w, '?').split(':')[0]}[{tr.tid.get(w)}]" if w
-                 else tr.waker(0, s)] += 1
+            k = (f"{tr.name.get(w, '?').split(':')[0]}[{tr.tid.get(w)}]" if w
+                 else tr.waker(0, s))
+            ours[UNTRACED if k.startswith("G0 [loopback from ") else k] += 1
     by_tid = lambda c: collections.Counter({re.sub(r".*\[", "[", k): v for k, v in c.items()})
     o, p = by_tid(ours), by_tid(theirs)
     # as in `ends`: up to 3% may be wakeups the kernel stream lacked, which
@@ -320,6 +331,35 @@ def perf(tr, timehist, tid, min_pct, pids):
     return 0 if good else 1
 
 
+SENDER = re.compile(r"^G0 \[loopback from (\S+) (\d+)(?:/(\d+))?\]$")
+
+
+def named(tr, timehist, tids, comm, min_pct):
+    """perf's wakeups of tids by (unrecorded) threads named comm, against
+    ours that name the sender in G 0's frame, by the sender's thread id."""
+    theirs = collections.Counter()
+    with open(timehist, errors="replace") as f:
+        for line in f:
+            m = PERF_WAKE.search(line)
+            if m and int(m.group(4)) in tids and m.group(1) == comm:
+                theirs[int(m.group(2))] += 1
+    ours = collections.Counter()
+    for _, w, t, s in tr.unblocks:
+        m = SENDER.match(tr.waker(0, s)) if not w and tr.tid.get(t) in tids else None
+        if m and m.group(1) == comm:
+            ours[int(m.group(3) or m.group(2))] += 1
+    total = sum(theirs.values())
+    same = sum(min(n, ours[k]) for k, n in theirs.items())
+    good = total >= 20 and same * 100 >= min_pct * total
+    print(f"  wakeups of threads {sorted(tids)} by {comm}: perf's {total}, ours naming it"
+          f" {sum(ours.values())}, the same thread {same}"
+          f" ({100.0 * same / max(total, 1):.2f}%, want >= {min_pct}% of at least 20)"
+          f"{'' if good else '  <-- MISMATCH'}")
+    for k in sorted(set(ours) | set(theirs)):
+        print(f"    {comm}[{k}]: ours {ours.get(k, 0)}, perf {theirs.get(k, 0)}")
+    return 0 if good else 1
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__)
@@ -332,6 +372,9 @@ def main(argv):
     if cmd == "ends":
         return ends(tr, argv[3], argv[4], argv[5], int(argv[6]), int(argv[7]),
                     float(argv[8]) if len(argv) > 8 else 0)
+    if cmd == "named":
+        return named(tr, argv[3], {int(x) for x in argv[4].split(",")}, argv[5],
+                     float(argv[6]))
     if cmd == "perf":
         pids = {int(x) for x in argv[6].split(",")} if len(argv) > 6 else None
         return perf(tr, argv[3], int(argv[4]), float(argv[5]), pids)

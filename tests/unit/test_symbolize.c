@@ -1121,6 +1121,51 @@ static void test_perfmap_jit(void)
 	gt_symbolizer_free(s);
 }
 
+/* A map truncated and written again, larger, its new lines first (jcmd
+ * PID Compiler.perfmap): read whole, not as if appended to; a line only
+ * the old file had still names its code. */
+static void test_perfmap_rewrite(void)
+{
+	char path[64];
+	struct gt_symbolizer *s = gt_symbolizer_new();
+	uint8_t *code = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = (uint64_t)(uintptr_t)code;
+	struct gt_sym sym;
+	FILE *f;
+	int rc;
+
+	GT_CHECK(code != MAP_FAILED, "mmap");
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	f = fopen(path, "w");
+	GT_CHECK(f != NULL, "create %s", path);
+	if (!f || code == MAP_FAILED)
+		return;
+	fprintf(f, "%" PRIx64 " 100 old_a\n%" PRIx64 " 100 gone\n", base, base + 0x800);
+	fclose(f);
+	GT_CHECK(gt_symbolizer_add_process(s, getpid()) == 0, "add_process");
+	rc = gt_symbolize_user(s, getpid(), base + 0x10, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "old_a"), "first: %d %s", rc, sym.func);
+	f = fopen(path, "w"); /* the same file, truncated */
+	GT_CHECK(f != NULL, "rewrite %s", path);
+	if (!f)
+		return;
+	fprintf(f, "%" PRIx64 " 100 new_b\n%" PRIx64 " 100 new_c\n%" PRIx64 " 100 old_a\n",
+		base + 0x1000, base + 0x1200, base);
+	fclose(f);
+	usleep(5000); /* past the wait after a read that found a change */
+	rc = gt_symbolize_user(s, getpid(), base + 0x1010, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "new_b"), "rewritten, new first: %d %s", rc,
+		 sym.func);
+	rc = gt_symbolize_user(s, getpid(), base + 0x1210, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "new_c"), "rewritten: %d %s", rc, sym.func);
+	rc = gt_symbolize_user(s, getpid(), base + 0x810, &sym);
+	GT_CHECK(rc == 0 && !strcmp(sym.func, "gone"), "a line the new file lacks: %d %s", rc,
+		 sym.func);
+	unlink(path);
+	munmap(code, 8192);
+	gt_symbolizer_free(s);
+}
+
 int main(int argc, char **argv)
 {
 	const char *env = getenv("GT_BUILD");
@@ -1155,5 +1200,6 @@ int main(int argc, char **argv)
 	GT_RUN(test_lookup_speed);
 	GT_RUN(test_perfmap_lines);
 	GT_RUN(test_perfmap_jit);
+	GT_RUN(test_perfmap_rewrite);
 	return gt_test_done();
 }

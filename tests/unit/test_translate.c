@@ -1717,6 +1717,58 @@ static void test_loopback_wakeup(void)
 	tt_close(&x);
 }
 
+/* Loopback packets sent by a task no session traces (wrk, pid 5000, tid
+ * 5001, in its own softirq: GT_WAKEUP_SENDER): G 0's wakeup of 102 names
+ * it, as the record allows this session to; the same for 103 from a
+ * sender the session may not see (sender_sessions 0) stays [loopback],
+ * counted; a record too short for the name is [loopback] too. */
+static void test_loopback_sender(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[4];
+	struct gt_translator_stats st;
+
+	snap(&s[0], 101, 'S', 0, 1);
+	snap(&s[1], 102, 'S', 0, 1);
+	snap(&s[2], 103, 'S', 0, 1);
+	snap(&s[3], 104, 'S', 0, 1);
+	GT_REQUIRE(tt_open(&x, s, 4) == 0, "open");
+	struct gt_kev_wakeup_sender e = {0};
+	hdr(&e.wk.hdr, GT_KEV_WAKEUP, 2000, 0, 5001);
+	e.wk.hdr.tgid = 5000;
+	e.wk.target_tid = 102;
+	e.wk.target_tgid = TGID;
+	e.wk.flags = GT_WAKEUP_LOOPBACK | GT_WAKEUP_SENDER;
+	e.wk.waker_ustack = -1;
+	e.sender_sessions = 1;
+	memcpy(e.sender_comm, "wrk", 4);
+	feed(&x, &e, sizeof(e));
+	hdr(&e.wk.hdr, GT_KEV_WAKEUP, 2100, 0, 6000);
+	e.wk.target_tid = 103;
+	e.sender_sessions = 0;
+	memcpy(e.sender_comm, "secret", 7);
+	feed(&x, &e, sizeof(e));
+	hdr(&e.wk.hdr, GT_KEV_WAKEUP, 2200, 0, 6000);
+	e.wk.target_tid = 104;
+	e.sender_sessions = 1;
+	feed(&x, &e, sizeof(e.wk)); /* no room for the name */
+	gt_translator_stats(x.t, &st);
+	GT_CHECK(st.loopback_named == 1 && st.loopback_anon == 2,
+		 "loopback wakeups: %llu named, %llu anonymous",
+		 (unsigned long long)st.loopback_named, (unsigned long long)st.loopback_anon);
+	if (tt_finish(&x, 5000) == 0) {
+		char f[128];
+		unblock_frame(&x, 102, f, sizeof(f));
+		GT_CHECK(!strcmp(f, "[loopback from wrk 5000/5001]"), "the sender's frame: '%s'", f);
+		unblock_frame(&x, 103, f, sizeof(f));
+		GT_CHECK(!strcmp(f, "[loopback]"), "an unseen sender's frame: '%s'", f);
+		unblock_frame(&x, 104, f, sizeof(f));
+		GT_CHECK(!strcmp(f, "[loopback]"), "a short record's frame: '%s'", f);
+	}
+	expect_no_repairs(&x);
+	tt_close(&x);
+}
+
 /* --syscalls=blocking, the default: no entries, but an entry record written
  * where a syscall blocks (GT_SYS_ENTER_AT_BLOCK) or wakes a thread or forks
  * (GT_SYS_ENTER_CALLER_ONLY), just before that record.  A read that blocks
@@ -2049,6 +2101,7 @@ int main(void)
 	GT_RUN(test_irq_wakeup_busy_cpu);
 	GT_RUN(test_irq_wakeup_kinds);
 	GT_RUN(test_loopback_wakeup);
+	GT_RUN(test_loopback_sender);
 	GT_RUN(test_wakeup_racing_block);
 	GT_RUN(test_wakeup_racing_queued);
 	GT_RUN(test_wakeup_all_cpus_busy);
