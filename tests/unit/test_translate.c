@@ -1622,7 +1622,8 @@ static void test_stack_pending(void)
 {
 	struct tt x;
 	struct gt_thread_snapshot s[1];
-	struct gt_stack_source src = {pend_frames, pend_slot, NULL, pend_pending, pend_now};
+	struct gt_stack_source src = {.frames = pend_frames, .ra_slot = pend_slot,
+				      .pending = pend_pending, .clock = pend_now};
 	struct gt_utop top = {.nwords = 0};
 	uint64_t sys[4][3] = {{0}};
 
