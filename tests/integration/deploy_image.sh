@@ -63,9 +63,18 @@ CTR=gt-box-$$
 K8S=gt_test_k8s_$$      # the fake node's kubelet tree, under the cgroup mount
 POD_UID=$(python3 -c 'import uuid; print(uuid.uuid4())')
 POD_CG=$CGMNT/$K8S/kubepods/besteffort/pod$POD_UID
+POD_ID=
 cleanup_podman() {
+	local c
 	"${PODMAN[@]}" pod rm -f -t 0 -a >/dev/null 2>&1
 	"${PODMAN[@]}" rm -f -t 0 -a >/dev/null 2>&1
+	# podman 4.3's cgroupfs manager leaves the pod's own (empty) cgroup,
+	# libpod_parent/<pod id>, in every hierarchy after pod rm
+	if [ -n "$POD_ID" ]; then
+		for c in /sys/fs/cgroup/*/libpod_parent/"$POD_ID" "$CGMNT/libpod_parent/$POD_ID"; do
+			[ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} + 2>/dev/null
+		done
+	fi
 	[ -n "${POD_PID:-}" ] && kill -KILL "$POD_PID" 2>/dev/null && wait "$POD_PID" 2>/dev/null
 	# deepest first; a cgroup is removed once its processes are gone
 	find "$CGMNT/$K8S" -depth -type d -exec rmdir {} + 2>/dev/null
@@ -188,6 +197,7 @@ if ! out=$(CONTAINERS_CONF=$PM/containers.conf "${PODMAN[@]}" kube play --networ
 	for c in pod_play pod_record pod_by_name pod_no_crictl pod_dump; do fail $c "podman kube play failed: $out"; done
 	gt_finish
 fi
+POD_ID=$("${PODMAN[@]}" pod inspect -f '{{.Id}}' gotraced 2>/dev/null)
 for _ in $(seq 1 300); do
 	"${PODMAN[@]}" logs gotraced-gotraced 2>&1 | grep -q 'ready on' && break
 	sleep 0.1
