@@ -32,7 +32,8 @@ install -m 0755 "$BUILD/gotracectl" "$R/usr/bin/gotracectl"
 install -m 0644 "$BUILD/libgotraced-heap.so" "$R/usr/lib/gotraced/libgotraced-heap.so"
 # every library the three load, at the path the loader finds it (and the
 # loader itself); cp -L: the files, not the host's symbolic links
-libs=$(ldd "$BUILD/gotraced" "$BUILD/gotracectl" "$BUILD/libgotraced-heap.so" |
+# (one file per ldd: given several, it prints each one's path as a header)
+libs=$(for f in gotraced gotracectl libgotraced-heap.so; do ldd "$BUILD/$f"; done |
 	awk '$1 ~ /^\// { print $1 } $3 ~ /^\// { print $3 }' | sort -u)
 for lib in $libs; do
 	mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib"
