@@ -1,6 +1,7 @@
 # gotraced — one entry point.  `make` builds into build/; `make check` builds an
 # AddressSanitizer+UBSan variant into build/san/ and runs every test;
-# `make deps` installs what the build and the tests need (Debian 12).
+# `make deps` installs what the build and the tests need (Debian 12); `make
+# image` makes the container image localhost/gotraced (deploy/image/).
 # `make check-kernels` (after `make deps-kernels`) boots Debian's 5.10, 6.1
 # and 6.12 kernels and an arm64 6.1 under qemu and records in each.
 # Cross build: make ARCH=arm64 CC=aarch64-linux-gnu-gcc BUILD=build/arm64
@@ -91,7 +92,7 @@ BENCHES      := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 BENCH_CTL    := $(BUILD)/bench/parts/gotracectl
 FUZZERS      := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 
-.PHONY: all tests unit-tests fuzz check check-unit check-kernels bench deps deps-kernels demo install clean
+.PHONY: all tests unit-tests fuzz check check-unit check-kernels bench deps deps-kernels demo image install clean
 
 all: $(PROGRAMS)
 
@@ -258,6 +259,13 @@ demo: all $(BUILD)/workloads/demo
 
 deps:
 	$(Q)tests/deps.sh
+
+# localhost/gotraced (deploy/image/build.sh): this build's programs and the
+# libraries they load, imported with podman; nothing pulled, nothing
+# written outside $(BUILD)/image.  IMAGE=... names it otherwise.
+IMAGE ?= localhost/gotraced
+image: all
+	$(Q)deploy/image/build.sh $(BUILD) $(IMAGE)
 
 deps-kernels:
 	$(Q)tests/kernels/deps.sh

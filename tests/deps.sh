@@ -21,7 +21,9 @@ pkgs=(
 	iproute2                                 # ss: a server's open connections
 	systemd                                  # systemd-analyze verify of the units
 	podman runc busybox-static uidmap        # record_container.sh: a real container, its
-	                                         # image built from busybox (nothing pulled)
+	                                         # image built from busybox (nothing pulled);
+	                                         # make image (podman import)
+	python3-yaml                             # deploy_image.sh reads the DaemonSet
 )
 
 # Go 1.21, 1.22 and 1.23 come from Debian's bookworm-backports suite: Go

@@ -257,9 +257,9 @@ static void visit(struct search *s, const char *dir, int depth)
 	closedir(d);
 }
 
-static void list_matches(const struct search *s, char *err, size_t errlen)
+static void list_matches(const struct search *s, const char *what, char *err, size_t errlen)
 {
-	size_t off = (size_t)snprintf(err, errlen, "container '%s' is ambiguous, it matches:",
+	size_t off = (size_t)snprintf(err, errlen, "%s '%s' is ambiguous, it matches:", what,
 				      s->want);
 
 	for (int i = 0; i < s->n && off < errlen; i++)
@@ -281,7 +281,7 @@ static int pick(const struct search *s, const char *mnt, char *out, size_t outle
 		return -ENOENT;
 	}
 	if (s->n > 1 || s->overflow) {
-		list_matches(s, err, errlen);
+		list_matches(s, "container", err, errlen);
 		return -EEXIST;
 	}
 	if (strlen(s->m[0].path) >= outlen) {
@@ -314,6 +314,108 @@ int gt_cgroup_resolve_container(const char *id, char *out, size_t outlen, char *
 	s->want_is_hex = is_hex(id, strlen(id));
 	visit(s, mnt, 0);
 	rc = pick(s, mnt, out, outlen, err, errlen);
+	free(s);
+	return rc;
+}
+
+/* ---- --pod ------------------------------------------------------------------ */
+
+#define POD_UID_LEN 36 /* 8-4-4-4-12 */
+
+/* uid in its two spellings: dashed (cgroupfs) and underscored (systemd
+ * slice names, where '-' separates the hierarchy). 0 if malformed. */
+static int pod_uid_forms(const char *uid, char dashed[POD_UID_LEN + 1],
+			 char under[POD_UID_LEN + 1])
+{
+	if (strlen(uid) != POD_UID_LEN)
+		return 0;
+	for (int i = 0; i < POD_UID_LEN; i++) {
+		int sep = i == 8 || i == 13 || i == 18 || i == 23;
+		char c = (char)tolower((unsigned char)uid[i]);
+
+		if (sep ? c != '-' && c != '_' : !isxdigit((unsigned char)c))
+			return 0;
+		dashed[i] = sep ? '-' : c;
+		under[i] = sep ? '_' : c;
+	}
+	dashed[POD_UID_LEN] = under[POD_UID_LEN] = '\0';
+	return 1;
+}
+
+/* kubelet's name for the pod's directory: "pod<dashed>" (cgroupfs), or
+ * "kubepods[-QOS]-pod<under>.slice" (systemd). */
+static int pod_dir_matches(const char *name, const char *dashed, const char *under)
+{
+	static const char *const slices[] = {"kubepods-pod", "kubepods-burstable-pod",
+					     "kubepods-besteffort-pod"};
+	char want[128];
+
+	if (!strncmp(name, "pod", 3) && !strcmp(name + 3, dashed))
+		return 1;
+	for (size_t i = 0; i < sizeof(slices) / sizeof(slices[0]); i++) {
+		snprintf(want, sizeof(want), "%s%s.slice", slices[i], under);
+		if (!strcmp(name, want))
+			return 1;
+	}
+	return 0;
+}
+
+static void visit_pods(struct search *s, const char *dashed, const char *under, const char *dir,
+		       int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
+			continue;
+		if (pod_dir_matches(de->d_name, dashed, under))
+			add_match(s, path, path); /* its containers are below: no need to go on */
+		else if (depth < MAX_DEPTH)
+			visit_pods(s, dashed, under, path, depth + 1);
+	}
+	closedir(d);
+}
+
+int gt_cgroup_resolve_pod(const char *uid, char *out, size_t outlen, char *err, size_t errlen)
+{
+	char dashed[POD_UID_LEN + 1], under[POD_UID_LEN + 1], mnt[PATH_MAX];
+	struct search *s;
+	int rc;
+
+	if (!uid || !pod_uid_forms(uid, dashed, under)) {
+		snprintf(err, errlen, "'%s' is not a pod UID (8-4-4-4-12 hex digits, as the pod's "
+			 "metadata.uid)", uid ? uid : "");
+		return -EINVAL;
+	}
+	rc = gt_cgroup_mount(mnt, sizeof(mnt), err, errlen);
+	if (rc)
+		return rc;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory resolving pod %s", dashed);
+		return -ENOMEM;
+	}
+	s->want = dashed;
+	visit_pods(s, dashed, under, mnt, 0);
+	if (s->n == 0) {
+		snprintf(err, errlen, "no pod %s on this node: no kubepods/[QOS/]pod%s nor "
+			 "kubepods[-QOS]-pod%s.slice under %s", dashed, dashed, under, mnt);
+		rc = -ENOENT;
+	} else if (s->n > 1 || s->overflow) {
+		list_matches(s, "pod", err, errlen);
+		rc = -EEXIST;
+	} else if (strlen(s->m[0].path) >= outlen) {
+		snprintf(err, errlen, "cgroup path %s is too long", s->m[0].path);
+		rc = -ENAMETOOLONG;
+	} else {
+		strcpy(out, s->m[0].path);
+	}
 	free(s);
 	return rc;
 }

@@ -32,6 +32,21 @@ int gt_cgroup_resolve_path(const char *arg, char *out, size_t outlen,
 int gt_cgroup_resolve_container(const char *id, char *out, size_t outlen,
 				char *err, size_t errlen);
 
+/* --pod UID: a Kubernetes pod's cgroup, the parent of all its containers,
+ * as kubelet names it (UID as in metadata.uid, 8-4-4-4-12 hex; '_' for
+ * '-' is accepted too):
+ *   cgroupfs driver  kubepods/pod<uid>, kubepods/burstable/pod<uid>,
+ *                    kubepods/besteffort/pod<uid>
+ *   systemd driver   kubepods.slice/kubepods-pod<uid_>.slice,
+ *                    kubepods.slice/kubepods-burstable.slice/
+ *                      kubepods-burstable-pod<uid_>.slice, ...besteffort...
+ *   (uid_: the uid with '_' for '-'; anywhere under the mount, so a kubelet
+ *   run in a nested cgroup is found too)
+ * -EINVAL for a malformed UID, -ENOENT if no pod matches, -EEXIST if
+ * several do. */
+int gt_cgroup_resolve_pod(const char *uid, char *out, size_t outlen,
+			  char *err, size_t errlen);
+
 /* 0 if path is a directory on a cgroup v2 filesystem, else -errno. */
 int gt_cgroup_check_dir(const char *path, char *err, size_t errlen);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "pod_name.h"
 #include "record_flight.h"
 #include "common/clock.h"
 #include "common/cgroup_resolve.h"
@@ -112,6 +113,14 @@ static int resolve_cgroup(struct gt_record_opts *o)
 				"id or name\n", err);
 			return -ENOENT;
 		}
+	} else if (o->pod) {
+		char uid[64];
+
+		rc = strchr(o->pod, '/') ? gt_pod_uid_by_name(o->pod, uid, sizeof(uid), err, sizeof(err))
+					 : (snprintf(uid, sizeof(uid), "%s", o->pod), 0);
+		if (!rc)
+			rc = gt_cgroup_resolve_pod(uid, o->cgroup_path, sizeof(o->cgroup_path), err,
+						   sizeof(err));
 	} else if (o->cgroup)
 		rc = gt_cgroup_resolve_path(o->cgroup, o->cgroup_path,
 					    sizeof(o->cgroup_path), err, sizeof(err));

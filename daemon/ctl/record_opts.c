@@ -16,7 +16,7 @@
 static const char usage_text[] =
 "usage: gotracectl record [OPTIONS] -o FILE -p PID[,PID...] [--children]\n"
 "       gotracectl record [OPTIONS] -o FILE -a | -n NAME [-n NAME...]\n"
-"       gotracectl record [OPTIONS] -o FILE --cgroup PATH | --container ID\n"
+"       gotracectl record [OPTIONS] -o FILE --cgroup PATH | --container ID | --pod UID\n"
 "       gotracectl record [OPTIONS] -o FILE -- CMD [ARGS...]\n"
 "\n"
 "Records threads, CPUs, blocking, wakeups and syscalls into a Go execution\n"
@@ -46,6 +46,9 @@ static const char usage_text[] =
 "                         conmon), a Podman/CRI-O container name, or a\n"
 "                         systemd unit name (nginx.service, x.scope; nginx\n"
 "                         means nginx.service)\n"
+"      --pod UID          a Kubernetes pod (all its containers) by its UID\n"
+"                         (metadata.uid), found in kubelet's cgroups; or\n"
+"                         NAMESPACE/NAME, asked of crictl when installed\n"
 "  -- CMD ARGS...         start CMD and record it from its first instruction\n"
 "output:\n"
 "  -o, --output FILE      the trace; written atomically: an interrupted or\n"
@@ -167,7 +170,7 @@ static int parse_heap(const char *s, enum gt_heap_mode *h)
 	return 0;
 }
 
-enum { O_CGROUP = 256, O_CONTAINER, O_GOVER, O_HEAP, O_CPU, O_ALLOC, O_STANDALONE,
+enum { O_CGROUP = 256, O_CONTAINER, O_POD, O_GOVER, O_HEAP, O_CPU, O_ALLOC, O_STANDALONE,
        O_DAEMON, O_SOCKET, O_RING, O_KSTACKS, O_SYSCALLS, O_KTHREADS, O_CHILDREN, O_WAIT,
        O_CALLGRAPH, O_FLIGHT, O_FLIGHT_SIZE, O_TRIGGER, O_AFTER, O_HOLDOFF, O_MAX_DUMPS,
        O_DETACH };
@@ -183,6 +186,7 @@ static const struct option longopts[] = {
 	{"duration", required_argument, NULL, 'd'},
 	{"cgroup", required_argument, NULL, O_CGROUP},
 	{"container", required_argument, NULL, O_CONTAINER},
+	{"pod", required_argument, NULL, O_POD},
 	{"go-version", required_argument, NULL, O_GOVER},
 	{"heap", required_argument, NULL, O_HEAP},
 	{"cpu-profile", optional_argument, NULL, O_CPU},
@@ -277,6 +281,7 @@ static int parse_target(int c, struct gt_record_opts *o)
 	case O_CHILDREN: o->children = 1; return 0;
 	case O_WAIT: o->wait = 1; return 0;
 	case O_CGROUP: o->cgroup = optarg; return 0;
+	case O_POD: o->pod = optarg; return 0;
 	default: /* O_CONTAINER */
 		o->container = optarg;
 		return 0;
@@ -313,7 +318,7 @@ static int parse_one(int c, struct gt_record_opts *o)
 {
 	switch (c) {
 	case 'p': case 'a': case 'n': case O_KTHREADS: case O_CHILDREN: case O_WAIT:
-	case O_CGROUP: case O_CONTAINER:
+	case O_CGROUP: case O_CONTAINER: case O_POD:
 		return parse_target(c, o);
 	case O_GOVER: case O_HEAP: case O_CPU: case O_ALLOC: case O_KSTACKS: case O_CALLGRAPH:
 	case O_SYSCALLS:
@@ -342,7 +347,7 @@ static int parse_one(int c, struct gt_record_opts *o)
 
 static int check_targets(struct gt_record_opts *o)
 {
-	int kinds = (o->npids > 0) + !!o->cgroup + !!o->container + !!o->cmd +
+	int kinds = (o->npids > 0) + !!o->cgroup + !!o->container + !!o->pod + !!o->cmd +
 		    !!o->all_processes + (o->nnames > 0);
 
 	if (!o->out) {
@@ -350,7 +355,7 @@ static int check_targets(struct gt_record_opts *o)
 		return 2;
 	}
 	if (kinds == 0) {
-		fprintf(stderr, "gotracectl record: nothing to record: give -p PID, -a, -n NAME, --cgroup, --container or -- CMD\n");
+		fprintf(stderr, "gotracectl record: nothing to record: give -p PID, -a, -n NAME, --cgroup, --container, --pod or -- CMD\n");
 		return 2;
 	}
 	if (o->wait && !o->nnames) {
@@ -366,7 +371,7 @@ static int check_targets(struct gt_record_opts *o)
 	if (o->detach && (!o->flight_on || o->mode == GT_MODE_STANDALONE || o->cmd)) {
 		fprintf(stderr, "gotracectl record: --detach goes with --flight, through gotraced "
 			"(not --standalone), for running processes (-p, -n, -a, --cgroup, "
-			"--container; not -- CMD)\n");
+			"--container, --pod; not -- CMD)\n");
 		return 2;
 	}
 	if (o->flight_on && !o->detach && o->mode == GT_MODE_DAEMON) {
@@ -375,7 +380,7 @@ static int check_targets(struct gt_record_opts *o)
 		return 2;
 	}
 	if (kinds > 1) {
-		fprintf(stderr, "gotracectl record: give only one of -p, -a, -n, --cgroup, --container, -- CMD\n");
+		fprintf(stderr, "gotracectl record: give only one of -p, -a, -n, --cgroup, --container, --pod, -- CMD\n");
 		return 2;
 	}
 	return 0;

@@ -19,6 +19,7 @@ struct gt_record_opts {
 	int wait;                 /* -n: no process of the names yet is fine */
 	const char *cgroup;       /* as given */
 	const char *container;    /* as given */
+	const char *pod;          /* --pod UID or NAMESPACE/NAME, as given */
 	char cgroup_path[4096];   /* resolved absolute cgroup directory */
 	const char *out;
 	char **cmd;               /* after "--" */

@@ -2,6 +2,7 @@
 /* --cgroup / --container resolution and authorization, against the real
  * cgroup v2 tree of this machine: the test creates directories under the
  * mount (as runtimes would), resolves them, and removes them. Needs root. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@ static int make(const char *rel)
 }
 
 static int setup_layouts(unsigned seed);
+static int setup_pods(unsigned seed);
 
 static int setup(void)
 {
@@ -73,7 +75,8 @@ static int setup(void)
 	snprintf(c, sizeof(c), "docker");
 	snprintf(d, sizeof(d), "docker/%s", id3);
 	return make(a) || make(b) || make("gt-test-unit-x.service") || make(c) || make(d) ||
-	       make("plain") || make("gt-test-unit-y.scope") || setup_layouts(seed);
+	       make("plain") || make("gt-test-unit-y.scope") || setup_layouts(seed) ||
+	       setup_pods(seed);
 }
 
 /* The runtimes' layouts (docs/design.md "Containers"), each with its own
@@ -131,6 +134,63 @@ static int setup_layouts(unsigned seed)
 		snprintf(rel, sizeof(rel), layouts[i].extra, layout_id[i]);
 		if (make_p(rel))
 			return -1;
+	}
+	return 0;
+}
+
+/* kubelet's pod cgroups, each with a random UID: %1$s the dashed UID,
+ * %2$s the underscored one (systemd slices). Two containers and the
+ * sandbox (pause) below each. */
+static const struct pod_layout {
+	const char *what, *dir;
+} pod_layouts[] = {
+	{"cgroupfs guaranteed", "kubepods/pod%1$s"},
+	{"cgroupfs burstable", "kubepods/burstable/pod%1$s"},
+	{"cgroupfs besteffort", "kubepods/besteffort/pod%1$s"},
+	{"systemd guaranteed", "kubepods.slice/kubepods-pod%2$s.slice"},
+	{"systemd burstable", "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%2$s.slice"},
+	{"systemd besteffort",
+	 "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod%2$s.slice"},
+};
+#define NPODS (sizeof(pod_layouts) / sizeof(pod_layouts[0]))
+static char pod_uid[NPODS][37];
+
+static void random_uid(char *dst, unsigned seed)
+{
+	char hex[65];
+
+	random_hex(hex, seed);
+	snprintf(dst, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16, hex + 20);
+}
+
+static void pod_rel(size_t i, char *rel, size_t len)
+{
+	char under[37];
+
+	snprintf(under, sizeof(under), "%s", pod_uid[i]);
+	for (char *c = under; *c; c++)
+		if (*c == '-')
+			*c = '_';
+	snprintf(rel, len, pod_layouts[i].dir, pod_uid[i], under);
+}
+
+static int setup_pods(unsigned seed)
+{
+	static const char *const inside[] = {"/pause", "/cri-containerd-%s.scope", "/crio-%s"};
+	char rel[PATH_MAX], sub[PATH_MAX], id[65];
+
+	for (size_t i = 0; i < NPODS; i++) {
+		random_uid(pod_uid[i], seed + 40 + (unsigned)i);
+		pod_rel(i, rel, sizeof(rel));
+		if (make_p(rel))
+			return -1;
+		for (size_t k = 0; k < sizeof(inside) / sizeof(inside[0]); k++) {
+			random_hex(id, seed + 60 + (unsigned)(i * 4 + k));
+			snprintf(sub, sizeof(sub), "%s", rel);
+			snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), inside[k], id);
+			if (make(sub))
+				return -1;
+		}
 	}
 	return 0;
 }
@@ -304,6 +364,37 @@ static void test_authz(void)
 	GT_CHECK(gt_authz_cgroup(65534, p, err, sizeof(err)) == 0, "owner refused: %s", err);
 }
 
+/* --pod UID: each kubelet layout's pod directory, by the dashed UID, the
+ * underscored one and in capitals; malformed UIDs and unknown pods are
+ * refused with a message naming what was looked for. */
+static void test_pods(void)
+{
+	char want[PATH_MAX], rel[PATH_MAX], alt[37], miss[37];
+
+	for (size_t i = 0; i < NPODS; i++) {
+		pod_rel(i, rel, sizeof(rel));
+		snprintf(want, sizeof(want), "%s/%s", base, rel);
+		GT_CHECK(gt_cgroup_resolve_pod(pod_uid[i], out, sizeof(out), err, sizeof(err)) == 0 &&
+			 !strcmp(out, want), "pod %s: %s / got %s want %s", pod_layouts[i].what, err,
+			 out, want);
+		for (int k = 0; k < 36; k++)
+			alt[k] = pod_uid[i][k] == '-' ? '_' : (char)toupper((unsigned char)pod_uid[i][k]);
+		alt[36] = '\0';
+		GT_CHECK(gt_cgroup_resolve_pod(alt, out, sizeof(out), err, sizeof(err)) == 0 &&
+			 !strcmp(out, want), "pod %s as %s: %s", pod_layouts[i].what, alt, err);
+	}
+	random_uid(miss, 7);
+	miss[0] = miss[0] == '0' ? '1' : '0'; /* none of the made ones */
+	GT_CHECK(gt_cgroup_resolve_pod(miss, out, sizeof(out), err, sizeof(err)) == -ENOENT &&
+		 strstr(err, "no pod") && strstr(err, "kubepods"), "unknown pod: %s", err);
+	GT_CHECK(gt_cgroup_resolve_pod("default/web", out, sizeof(out), err, sizeof(err)) == -EINVAL &&
+		 strstr(err, "metadata.uid"), "a name is no UID: %s", err);
+	GT_CHECK(gt_cgroup_resolve_pod("0c5f5a0e2b4c4d7e9f3a1b2c3d4e5f60", out, sizeof(out), err,
+				       sizeof(err)) == -EINVAL, "UID without dashes accepted");
+	GT_CHECK(gt_cgroup_resolve_pod("", out, sizeof(out), err, sizeof(err)) == -EINVAL,
+		 "empty UID accepted");
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -321,6 +412,7 @@ int main(void)
 	GT_RUN(test_no_match);
 	GT_RUN(test_unit_name);
 	GT_RUN(test_layouts);
+	GT_RUN(test_pods);
 	GT_RUN(test_unit_suffixes);
 	GT_RUN(test_paths);
 	GT_RUN(test_bad_paths);
