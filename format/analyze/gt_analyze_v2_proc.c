@@ -46,8 +46,10 @@ static int on_proc_status(struct v2run *r, const struct v2e *e, struct mstate *m
 	    (rc = gt_an_v2_anomaly(r, "statuses", "ProcStatus of P %llu restates another status",
 				   p)))
 		return rc;
-	if (stated == GT_V2_P_RUNNING || stated == GT_V2_P_SYSCALL)
+	if (stated == GT_V2_P_RUNNING || stated == GT_V2_P_SYSCALL) {
 		ms->p = (int64_t)p;
+		ms->pre &= (uint8_t)~PRE_P;
+	}
 	p_set(r, ps, p, (int)st, 0);
 	return 0;
 }
@@ -73,7 +75,7 @@ static int on_proc_steal(struct v2run *r, const struct v2e *e, struct mstate *ms
 				   "ProcSteal of P %llu from an M that does not hold it", p)))
 		return rc;
 	if (vm->p == (int64_t)p)
-		vm->p = -1;
+		vm->p = -1, vm->pre &= (uint8_t)~PRE_P;
 	return vm->g ? gt_an_v2_sys_block(r, vm->g, (int64_t)p, e->ts) : 0;
 }
 
