@@ -340,6 +340,9 @@ int gt_an_v2_rules(struct v2run *r, const struct v2e *e, const struct mstate *ms
 	uint64_t g = !ms || e->m == UINT64_MAX || (ms->pre & PRE_G) ? 0 : ms->g;
 	int rc;
 
+	if (g == UINT64_MAX) /* Go's NoGoroutine, -1: an M bound to it has none */
+		g = 0;
+
 	if (e->type == GT_V2_GC_ACTIVE || e->type == GT_V2_GC_BEGIN || e->type == GT_V2_GC_END)
 		return gc(r, e, p, g);
 	if ((rc = context(r, e, reqs[e->type], p, g)) || (rc = states(r, e, p, g)) ||
