@@ -141,8 +141,9 @@ static int generation(struct v2run *r)
 	if ((rc = gt_an_v2_check_frames(r)))
 		return rc;
 	r->a->priv->ns_per_tick = 1e9 / (double)r->a->freq;
+	/* Go's reader: "frontier is empty" */
 	if (!r->nev)
-		return 0;
+		return gt_an_v2_fail(r, "generations", "%llu events or CPU samples in the generation", 0);
 	if ((rc = gt_an_v2_split(r)))
 		return rc;
 	if (!r->started && (rc = gt_an_v2_start(r)))
