@@ -109,6 +109,7 @@ static int process(struct v2run *r, const struct v2e *e)
 		return on_sample(r, e);
 	if (!(ms = mst(r, e->m)))
 		return -ENOMEM;
+	ms->pre |= M_SEEN;
 	if (e->type == GT_V2_GO_STATUS || e->type == GT_V2_GO_STATUS_STACK) {
 		rc = gt_an_v2_rules(r, e, ms);
 		return rc ? rc : gt_an_v2_on_status(r, e);

@@ -234,16 +234,21 @@ static int gc(struct v2run *r, const struct v2e *e, int64_t p, uint64_t g)
 static int syscall_status(struct v2run *r, const struct v2e *e, uint64_t g)
 {
 	uint64_t mid = e->args[1], gid = e->args[0];
-	const struct mstate *o;
+	struct mstate *o;
+	int seen;
 
 	if (mid == UINT64_MAX)
 		return broken(r, "statuses", e, "a goroutine in a syscall on no M");
 	if (mid == e->m)
 		return r->genidx > 1 && g != gid
 		       ? broken(r, "statuses", e, "its M runs another goroutine") : 0;
+	/* an M order.go has no state for gets one, running gid */
 	o = gt_idmap_find(&r->ms, &mid);
-	return o && !(o->pre & PRE_G) && o->g != gid ? broken(r, "statuses", e, "the M it names runs another goroutine")
-				: 0;
+	seen = o && (o->pre & M_SEEN);
+	if (o)
+		o->pre |= M_SEEN;
+	return seen && ((o->pre & PRE_G) ? 0 : o->g) != gid
+	       ? broken(r, "statuses", e, "the M it names runs another goroutine") : 0;
 }
 
 /* The state the event's goroutine or P must be in. */

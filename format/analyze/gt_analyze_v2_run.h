@@ -37,6 +37,8 @@ struct mstate {
 };
 #define PRE_G 1
 #define PRE_P 2
+#define M_SEEN 4        /* order.go has a state for the M: an event of its
+			 * went, or a GoStatus named it */
 
 /* A P as order.go sees it: status, and its sequence number (gen: the
  * generation ordinal that numbered it; a ProcStatus restarts it at 0). */
