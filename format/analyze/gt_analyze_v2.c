@@ -99,17 +99,34 @@ static int on_sample(struct v2run *r, const struct v2e *e)
 static int process(struct v2run *r, const struct v2e *e)
 {
 	struct mstate *ms;
+	uint64_t g;
+	int64_t p;
+	int rc;
 
 	r->a->events++;
+	if ((rc = gt_an_v2_check_ids(r, e)))
+		return rc;
 	if (e->type == GT_V2_CPU_SAMPLE)
 		return on_sample(r, e);
-	if (e->type == GT_V2_GO_STATUS || e->type == GT_V2_GO_STATUS_STACK)
-		return gt_an_v2_on_status(r, e);
 	if (!(ms = mst(r, e->m)))
 		return -ENOMEM;
+	ms->pre |= M_SEEN;
+	if (e->type == GT_V2_GO_STATUS || e->type == GT_V2_GO_STATUS_STACK) {
+		rc = gt_an_v2_rules(r, e, ms);
+		return rc ? rc : gt_an_v2_on_status(r, e);
+	}
+	if ((rc = gt_an_v2_rules(r, e, ms)))
+		return rc;
+	g = ms->g, p = ms->p;
 	if (e->type >= GT_V2_PROCS_CHANGE && e->type <= GT_V2_PROC_STATUS)
-		return gt_an_v2_on_proc(r, e, ms);
-	return gt_an_v2_on_go(r, e, ms);
+		rc = gt_an_v2_on_proc(r, e, ms);
+	else
+		rc = gt_an_v2_on_go(r, e, ms);
+	/* a G or P the event gave or took is the M's for order.go too (the
+	 * handlers may have grown the map: look the M up again) */
+	if ((ms = gt_idmap_find(&r->ms, &e->m)) && (ms->g != g || ms->p != p))
+		ms->pre &= (uint8_t)~((ms->g != g ? PRE_G : 0) | (ms->p != p ? PRE_P : 0));
+	return rc;
 }
 
 static int generation(struct v2run *r)
@@ -119,13 +136,18 @@ static int generation(struct v2run *r)
 	for (size_t i = 0; i < r->nbatches; i++)
 		if ((rc = gt_an_v2_decode_batch(r, &r->batches[i])))
 			return rc;
-	if (!r->a->freq)
-		return gt_an_v2_fail(r, "frequency", "no Frequency event (%llu seen)", 0);
+	/* each generation has its own (Go's readGeneration) */
+	if (r->nfreq != 1)
+		return gt_an_v2_fail(r, "frequency", "%llu Frequency batches, not one",
+				     (unsigned long long)r->nfreq);
+	if ((rc = gt_an_v2_check_frames(r)))
+		return rc;
 	r->a->priv->ns_per_tick = 1e9 / (double)r->a->freq;
 	if ((rc = gt_an_v2_name_stacks(r)))
 		return rc;
+	/* Go's reader: "frontier is empty" */
 	if (!r->nev)
-		return 0;
+		return gt_an_v2_fail(r, "generations", "%llu events or CPU samples in the generation", 0);
 	if ((rc = gt_an_v2_split(r)))
 		return rc;
 	if (!r->started && (rc = gt_an_v2_start(r)))
@@ -156,6 +178,9 @@ static void run_free(struct v2run *r)
 	gt_idmap_free(&r->gs);
 	gt_idmap_free(&r->ps);
 	gt_idmap_free(&r->content);
+	gt_idmap_free(&r->pcs);
+	gt_idmap_free(&r->ranges);
+	gt_idmap_free(&r->regions);
 	gt_an_map_free(&r->lstk);
 }
 
@@ -202,6 +227,9 @@ int gt_an_v2(struct gt_analysis *a)
 	gt_idmap_init(&r.gs, 1, sizeof(struct gstate));
 	gt_idmap_init(&r.ps, 1, sizeof(struct pstate));
 	gt_idmap_init(&r.content, 3, sizeof(uint64_t));
+	gt_idmap_init(&r.pcs, 1, 2 * sizeof(uint64_t));
+	gt_idmap_init(&r.ranges, 2, sizeof(uint64_t));
+	gt_idmap_init(&r.regions, 2, 3 * sizeof(uint64_t));
 	gt_idmap_init(&r.waits, 1, sizeof(uint64_t));
 	a->priv->v2 = 1;
 	if (gt_v2_open(&r.f, a->priv->data, a->priv->len)) {

@@ -74,6 +74,8 @@ int gt_an_v2_decode_batch(struct v2run *r, const struct gt_v2_batch *b)
 	int rc;
 
 	gt_v2_cursor_init(&c, &r->f, b);
+	if (b->kind == GT_V2_K_FREQ)
+		r->nfreq++;
 	while ((rc = gt_v2_next_event(&c, &e, r->a->error, sizeof(r->a->error))) == 1) {
 		switch (e.type) {
 		case GT_V2_STRING:
@@ -125,12 +127,20 @@ int gt_an_v2_read_gen(struct v2run *r, struct gt_v2_batch *next, int *have_next)
 
 	r->nbatches = 0;
 	r->nev = 0;
+	r->nfreq = 0;
 	gt_an_v2_new_tables(r);
+	gt_idmap_free(&r->pcs);
+	gt_idmap_init(&r->pcs, 1, 2 * sizeof(uint64_t));
 	if (!*have_next)
 		return 0;
-	if (r->genidx && next->gen <= r->gen) {
+	/* Go's readGeneration: numbers from 1, each generation the one after
+	 * the last */
+	if (next->gen == 0)
+		return gt_an_v2_fail(r, "generations", "generation number %llu", 0);
+	if (r->genidx && next->gen != r->gen + 1) {
 		r->gen = next->gen;
-		return gt_an_v2_fail(r, "generations", "generation number %llu after a later one",
+		return gt_an_v2_fail(r, "generations",
+				     "generation number %llu after another than the one before",
 				     next->gen);
 	}
 	r->gen = next->gen;

@@ -95,6 +95,9 @@ static int ready(struct v2run *r, const struct v2e *e, uint64_t *key)
 		return p_ready(r, e, key);
 	case GT_V2_GO_SYSCALL_END_BLOCKED:
 		return sysend_ready(r, e, key);
+	case GT_V2_GC_ACTIVE: case GT_V2_GC_BEGIN: case GT_V2_GC_END:
+		*key = GCKEY; /* the GC's sequence number before its own */
+		return !gt_an_v2_gc_waits(r, e);
 	}
 	return 1;
 }

@@ -25,10 +25,13 @@ static void p_set(struct v2run *r, struct pstate *ps, uint64_t p, int st, uint64
 }
 
 /* ProcStatus: the P's status (a syscall stays one when restated as
- * abandoned, as in Go), its sequence number from 0. */
+ * abandoned, as in Go), its sequence number from 0.  It binds the P to
+ * the M that states it only when stated running or in a syscall: an
+ * abandoned syscall is stated by another M (the one about to steal it),
+ * which keeps its own P (order.go's advanceProcStatus). */
 static int on_proc_status(struct v2run *r, const struct v2e *e, struct mstate *ms)
 {
-	uint64_t p = e->args[0], st = e->args[1];
+	uint64_t p = e->args[0], st = e->args[1], stated = st;
 	struct pstate *ps = pst(r, p);
 	int rc;
 
@@ -43,8 +46,10 @@ static int on_proc_status(struct v2run *r, const struct v2e *e, struct mstate *m
 	    (rc = gt_an_v2_anomaly(r, "statuses", "ProcStatus of P %llu restates another status",
 				   p)))
 		return rc;
-	if (st == GT_V2_P_RUNNING || st == GT_V2_P_SYSCALL)
+	if (stated == GT_V2_P_RUNNING || stated == GT_V2_P_SYSCALL) {
 		ms->p = (int64_t)p;
+		ms->pre &= (uint8_t)~PRE_P;
+	}
 	p_set(r, ps, p, (int)st, 0);
 	return 0;
 }
@@ -70,7 +75,7 @@ static int on_proc_steal(struct v2run *r, const struct v2e *e, struct mstate *ms
 				   "ProcSteal of P %llu from an M that does not hold it", p)))
 		return rc;
 	if (vm->p == (int64_t)p)
-		vm->p = -1;
+		vm->p = -1, vm->pre &= (uint8_t)~PRE_P;
 	return vm->g ? gt_an_v2_sys_block(r, vm->g, (int64_t)p, e->ts) : 0;
 }
 

@@ -32,7 +32,14 @@ struct v2e {
 struct mstate {
 	uint64_t g;
 	int64_t p;
+	uint8_t pre;    /* PRE_G, PRE_P: g, p bound at the first generation's
+			 * start (its legacy events) before the M's own status
+			 * event: order.go's M has none yet */
 };
+#define PRE_G 1
+#define PRE_P 2
+#define M_SEEN 4        /* order.go has a state for the M: an event of its
+			 * went, or a GoStatus named it */
 
 /* A P as order.go sees it: status, and its sequence number (gen: the
  * generation ordinal that numbered it; a ProcStatus restarts it at 0). */
@@ -45,6 +52,8 @@ struct pstate {
 struct gstate {
 	uint8_t status; /* GT_V2_G_*, 0: unknown (dead or never seen) */
 	uint8_t sysblocked;
+	uint8_t known;  /* order.go has its state (stated or created, not
+			 * ended): gt_analyze_v2_rules.c */
 	uint32_t gen;   /* generation (ordinal) of seq */
 	uint64_t seq;   /* its sequence number in that generation */
 };
@@ -87,6 +96,15 @@ struct v2run {
 	struct gt_idmap ps;         /* P -> pstate */
 	struct gt_idmap lstk;       /* this generation's stack id -> global */
 	struct gt_idmap content;    /* (pc hash, pc hash, n) -> global id */
+	struct gt_idmap pcs;        /* this generation's PC -> its first
+				     * frame's func and file string ids */
+	int nfreq;                  /* this generation's Frequency batches */
+	struct gt_idmap ranges;     /* (G, or PKEY of a P; begin type) ->
+				     * the range in flight's string id + 1 */
+	struct gt_idmap regions;    /* (G, depth) -> user region (task, name's
+				     * offset and length); (G, ~0) -> depth */
+	uint64_t gcseq;             /* the GC's sequence number */
+	int gcstate;                /* 0 undetermined, 1 running, 2 not */
 	struct mhead *heads;        /* per M, then the heap of ready ones */
 	size_t nheads, capheads;
 	size_t *heap;               /* indexes into heads: those that may go */
@@ -166,6 +184,12 @@ int gt_an_v2_on_string(struct v2run *r, const struct gt_v2_ev *e);
 int gt_an_v2_on_stack(struct v2run *r, const struct gt_v2_ev *e, const struct gt_v2_batch *b);
 /* The global id of this generation's stack id (0: none or unknown). */
 uint64_t gt_an_v2_stk(struct v2run *r, uint64_t id);
+/* Every frame's func and file string ids in this generation's strings
+ * (Go's validateStackStrings), once the generation is decoded. */
+int gt_an_v2_check_frames(struct v2run *r);
+/* Every stack and string id the event names in its generation's tables
+ * (Go's validateTableIDs). */
+int gt_an_v2_check_ids(struct v2run *r, const struct v2e *e);
 
 /* ---- the state machine (gt_analyze_v2_status.c, _go.c, _proc.c) ---- */
 int gt_an_v2_on_status(struct v2run *r, const struct v2e *e);
@@ -183,6 +207,17 @@ int gt_an_v2_sys_block(struct v2run *r, uint64_t g, int64_t p, uint64_t ts);
 int gt_an_v2_syscall_p(struct v2run *r, const struct v2e *e, struct mstate *ms);
 /* Why a P event that waits cannot go (the generation is stuck on it). */
 void gt_an_v2_p_stuck(struct v2run *r, const struct v2e *e, char *msg, size_t len);
+
+/* ---- Go's other rules (gt_analyze_v2_rules.c) ---- */
+/* What order.go requires of the event and its M's state before it (the
+ * M's goroutine and P, the goroutine's status, ranges in flight, the GC's
+ * sequence): a broken rule is an anomaly ("context"), for inspect an
+ * error.  Updates the ranges and the GC's state. */
+int gt_an_v2_rules(struct v2run *r, const struct v2e *e, const struct mstate *ms);
+/* A GC event whose sequence number is not the GC's next: it waits. */
+int gt_an_v2_gc_waits(const struct v2run *r, const struct v2e *e);
+/* The wait key of the GC's sequence. */
+#define GCKEY (1ull << 62)
 
 /* ---- order (gt_analyze_v2_heads.c, gt_analyze_v2_order.c) ---- */
 /* The generation's events grouped per M (each M's own order), one head

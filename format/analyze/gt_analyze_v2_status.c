@@ -28,6 +28,8 @@ static int introduce(struct v2run *r, uint64_t g, uint64_t status, uint64_t m, u
 		if (!(ms = mst(r, m)))
 			return -ENOMEM;
 		ms->g = g;
+		if (create)
+			ms->pre |= PRE_G;
 		if (status == GT_V2_G_RUNNING)
 			rc = gt_an_v2_emit(r, GT_EV_GO_START, g, ms->p, g, 0, 0, ts);
 	}
@@ -70,6 +72,10 @@ int gt_an_v2_on_status(struct v2run *r, const struct v2e *e)
 		return rc;
 	if (!(s = gst(r, g)))
 		return -ENOMEM;
+	/* a running goroutine is the stating M's (order.go), one in a
+	 * syscall the M it names */
+	if (st == GT_V2_G_RUNNING)
+		m = e->m;
 	if (!s->status)
 		return introduce(r, g, st, m, e->ts, 0, 0);
 	if (s->status != st &&
@@ -80,6 +86,7 @@ int gt_an_v2_on_status(struct v2run *r, const struct v2e *e)
 		if (!(ms = mst(r, m)))
 			return -ENOMEM;
 		ms->g = g;
+		ms->pre &= (uint8_t)~PRE_G;
 	}
 	return 0;
 }
@@ -106,6 +113,7 @@ static int start_procs(struct v2run *r, uint64_t *t0, uint64_t *procs)
 			if (!(ms = mst(r, e.m)))
 				return -ENOMEM;
 			ms->p = (int64_t)e.args[0];
+			ms->pre |= PRE_P;
 		}
 	}
 	return rc;
@@ -127,7 +135,8 @@ static int start_goroutines(struct v2run *r, uint64_t t0)
 			return -ENOMEM;
 		if (s->status)
 			continue;
-		rc = introduce(r, e.args[0], e.args[2], e.args[1], t0, 1,
+		rc = introduce(r, e.args[0], e.args[2],
+			       e.args[2] == GT_V2_G_RUNNING ? e.m : e.args[1], t0, 1,
 			       e.type == GT_V2_GO_STATUS_STACK ? gt_an_v2_stk(r, e.args[3]) : 0);
 		if (!rc)
 			rc = gt_an_v2_set_seq(r, e.args[0], 0);

@@ -14,7 +14,9 @@ int gt_an_v2_on_string(struct v2run *r, const struct gt_v2_ev *e)
 {
 	struct gt_an_priv *pv = r->a->priv;
 
-	if (gt_an_map_get(&pv->strings, e->args[0], r->genidx, 0) >= 0)
+	/* id 0 means "none" and is always in Go's table: giving it is a
+	 * duplicate there */
+	if (e->args[0] == 0 || gt_an_map_get(&pv->strings, e->args[0], r->genidx, 0) >= 0)
 		return gt_an_v2_fail(r, "tables", "string id %llu given twice", e->args[0]);
 	if (gt_an_grow(&pv->strs, &pv->capstrs, pv->nstrs + 1, sizeof(*pv->strs)) ||
 	    gt_an_map_put(&pv->strings, e->args[0], r->genidx, 0, (uint32_t)pv->nstrs))
@@ -37,6 +39,92 @@ static void stack_key(uint64_t fr[][4], size_t n, uint64_t key[3])
 	key[0] = h1, key[1] = h2, key[2] = n;
 }
 
+/* Each PC's first frame in this generation, the one whose string ids Go
+ * checks (a later frame of the same PC is not read). */
+static int first_frames(struct v2run *r, uint64_t fr[][4], size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		int isnew;
+		uint64_t *ids = gt_idmap_insert(&r->pcs, &fr[k][0], &isnew);
+
+		if (!ids)
+			return -ENOMEM;
+		if (isnew)
+			ids[0] = fr[k][1], ids[1] = fr[k][2];
+	}
+	return 0;
+}
+
+/* String id of this generation: 0 (none) or one its tables hold. */
+static int have_string(struct v2run *r, uint64_t id)
+{
+	return !id || gt_an_map_get(&r->a->priv->strings, id, r->genidx, 0) >= 0;
+}
+
+int gt_an_v2_check_frames(struct v2run *r)
+{
+	for (size_t i = 0; i < r->pcs.cap; i++) {
+		const uint64_t *ids;
+
+		if (!gt_idmap_full(&r->pcs, i))
+			continue;
+		ids = gt_idmap_val(&r->pcs, i);
+		for (int k = 0; k < 2; k++)
+			if (!have_string(r, ids[k]))
+				return gt_an_v2_fail(r, "tables",
+						     k ? "a frame's file string id %llu is in no "
+							 "String of its generation"
+						       : "a frame's function string id %llu is in no "
+							 "String of its generation",
+						     ids[k]);
+	}
+	gt_idmap_free(&r->pcs);
+	gt_idmap_init(&r->pcs, 1, 2 * sizeof(uint64_t));
+	return 0;
+}
+
+/* Which arguments are stack ids and string ids, per type, numbered as in
+ * go122/event.go's StackIDs and StringIDs (the time is argument 0 there,
+ * left out of struct v2e's args: argument i is args[i - 1]); 0 none. */
+static const uint8_t id_args[GT_V2_NTYPES][2][2] = {
+	[GT_V2_PROCS_CHANGE] = { { 2 } },
+	[GT_V2_GO_CREATE] = { { 3, 2 } },
+	[GT_V2_GO_CREATE_BLOCKED] = { { 3, 2 } },
+	[GT_V2_GO_STOP] = { { 2 }, { 1 } },
+	[GT_V2_GO_BLOCK] = { { 2 }, { 1 } },
+	[GT_V2_GO_UNBLOCK] = { { 3 } },
+	[GT_V2_GO_SYSCALL_BEGIN] = { { 2 } },
+	[GT_V2_STW_BEGIN] = { { 2 }, { 1 } },
+	[GT_V2_GC_BEGIN] = { { 2 } },
+	[GT_V2_GC_SWEEP_BEGIN] = { { 1 } },
+	[GT_V2_GC_MARK_ASSIST_BEGIN] = { { 1 } },
+	[GT_V2_GO_LABEL] = { { 0 }, { 1 } },
+	[GT_V2_USER_TASK_BEGIN] = { { 4 }, { 3 } },
+	[GT_V2_USER_TASK_END] = { { 2 } },
+	[GT_V2_USER_REGION_BEGIN] = { { 3 }, { 2 } },
+	[GT_V2_USER_REGION_END] = { { 3 }, { 2 } },
+	[GT_V2_USER_LOG] = { { 4 }, { 2, 3 } },
+	[GT_V2_GO_STATUS_STACK] = { { 4 } },
+};
+
+int gt_an_v2_check_ids(struct v2run *r, const struct v2e *e)
+{
+	const uint8_t(*ids)[2] = id_args[e->type];
+
+	for (int k = 0; k < 2; k++) {
+		uint64_t stk = ids[0][k] ? e->args[ids[0][k] - 1] : 0;
+		uint64_t str = ids[1][k] ? e->args[ids[1][k] - 1] : 0;
+
+		if (stk && gt_an_map_get(&r->lstk, stk, 0, 0) < 0)
+			return gt_an_v2_fail(r, "tables", "stack id %llu is in no Stack of its generation",
+					     stk);
+		if (!have_string(r, str))
+			return gt_an_v2_fail(r, "tables",
+					     "string id %llu is in no String of its generation", str);
+	}
+	return 0;
+}
+
 int gt_an_v2_on_stack(struct v2run *r, const struct gt_v2_ev *e, const struct gt_v2_batch *b)
 {
 	struct gt_an_priv *pv = r->a->priv;
@@ -45,10 +133,13 @@ int gt_an_v2_on_stack(struct v2run *r, const struct gt_v2_ev *e, const struct gt
 	uint64_t *gid;
 	int isnew;
 
-	if (e->args[0] == 0 || n == 0)
-		return 0; /* Go keeps no entry for id 0 or no frames */
-	if (gt_an_map_get(&r->lstk, e->args[0], 0, 0) >= 0)
+	/* id 0 means "none" and is always in Go's table: a duplicate */
+	if (e->args[0] == 0 || gt_an_map_get(&r->lstk, e->args[0], 0, 0) >= 0)
 		return gt_an_v2_fail(r, "tables", "stack id %llu given twice", e->args[0]);
+	if (first_frames(r, fr, n))
+		return -ENOMEM;
+	if (n == 0) /* an id Go knows, of no frames: no stack here */
+		return gt_an_map_put(&r->lstk, e->args[0], 0, 0, 0) ? -ENOMEM : 0;
 	r->a->stacks++;
 	stack_key(fr, n, key);
 	gid = gt_idmap_insert(&r->content, key, &isnew);

@@ -180,7 +180,11 @@ int gt_v2_next_event(struct gt_v2_cursor *c, struct gt_v2_ev *e, char *err, size
 	if (t >= GT_V2_NTYPES || t == GT_V2_EVENT_BATCH || t == GT_V2_EXPERIMENTAL_BATCH)
 		return fail(err, errlen, "event at offset %zu: unknown type %u (rule: known event types)",
 			    e->off, t);
-	if (!allowed(c->b->kind, t))
+	/* a table batch's marker is its first byte, and only that (Go's
+	 * addStrings, addStacks, addCPUSamples) */
+	if (!allowed(c->b->kind, t) ||
+	    ((t == GT_V2_STRINGS || t == GT_V2_STACKS || t == GT_V2_CPU_SAMPLES) &&
+	     e->off != c->b->off))
 		return fail(err, errlen, "%s at offset %zu: not allowed in this batch (rule: batch kinds)",
 			    gt_v2_name(t), e->off);
 	e->type = (uint8_t)t;

@@ -3,7 +3,8 @@
 dump in a Go test file (src/internal/trace/testdata/tests/*.test, the
 "-- trace --" section, internal/trace/raw's text format), as Go's
 raw.Writer would: a type byte, varint arguments, a String's length and
-bytes, a Stack's frames.  Prints the test's "-- expect --" line."""
+bytes, a Stack's frames.  Prints the test's "-- expect --" line.  A batch written
+`size=*` gets the size of what follows it up to the next batch."""
 import ast
 import re
 import sys
@@ -35,6 +36,12 @@ def convert(text):
     lines = parts["trace"].strip().splitlines()
     m = re.match(r"Trace Go1\.(\d+)", lines[0])
     out = bytearray(b"go 1.%s trace\0\0\0" % m.group(1).encode())
+    open_batch = None  # where the size of a batch written size=* goes
+
+    def close_batch():
+        if open_batch is not None:
+            out[open_batch:open_batch] = uv(len(out) - open_batch)
+
     for line in lines[1:]:
         s = line.strip()
         if not s:
@@ -48,9 +55,16 @@ def convert(text):
             for t in toks:
                 out += uv(int(t.split("=", 1)[1]))
             continue
+        if toks[0] == "EventBatch":
+            close_batch()
+            open_batch = None
         out.append(TYPE[toks[0]])
         for t in toks[1:]:
+            if t == "size=*":
+                open_batch = len(out)
+                continue
             out += uv(int(t.split("=", 1)[1]))
+    close_batch()
     return bytes(out), parts.get("expect", "").strip()
 
 

@@ -408,8 +408,86 @@ static void test_p_seq(void)
 	GT_CHECK(go_accepts(w.b, n, why, sizeof(why)) != 0, "Go accepted an unstated P");
 }
 
+/* g1 on p0 blocks in generation 1 (reason: string rs; stack stk, whose
+ * frame names function fn); generation gen2 follows, with or without its
+ * Frequency batch; marker2: its strings batch has its marker twice. */
+static size_t ids_trace(struct buf *w, uint64_t stk, uint64_t rs, uint64_t fn, uint64_t gen2,
+			int freq2, int marker2)
+{
+	memset(w, 0, sizeof(*w));
+	memcpy(w->b, "go 1.23 trace\0\0\0", 16);
+	w->n = 16;
+	for (uint64_t gen = 1; gen <= 2; gen++) {
+		uint64_t g = gen == 1 ? 1 : gen2;
+
+		if (gen == 1 || freq2) {
+			batch(w, g, UINT64_MAX, 0);
+			EV(w, GT_V2_FREQUENCY, 1000000000);
+			batch_end(w);
+		}
+		batch(w, g, UINT64_MAX, 0);
+		w->b[w->n++] = GT_V2_STRINGS;
+		string(w, 1, "chan receive");
+		if (gen == 2 && marker2)
+			w->b[w->n++] = GT_V2_STRINGS;
+		string(w, 2, "main.worker");
+		string(w, 3, "main.go");
+		batch_end(w);
+		batch(w, g, UINT64_MAX, 0);
+		w->b[w->n++] = GT_V2_STACKS;
+		EV(w, GT_V2_STACK, 1, 1, 0x1000, gen == 1 ? fn : 2, 3, 10);
+		batch_end(w);
+		batch(w, g, 1, 100 * gen);
+		EV(w, GT_V2_PROC_STATUS, 0, 0, GT_V2_P_RUNNING);
+		if (gen == 1) {
+			EV(w, GT_V2_GO_STATUS, 0, 1, 1, GT_V2_G_RUNNING);
+			EV(w, GT_V2_GO_BLOCK, 10, rs, stk);
+		} else {
+			EV(w, GT_V2_GO_STATUS, 0, 1, UINT64_MAX, GT_V2_G_WAITING);
+		}
+		batch_end(w);
+	}
+	return w->n;
+}
+
+/* Every stack, string and frame id in its generation's tables, one
+ * Frequency batch per generation, generations numbered one after the
+ * other, a table batch's marker once: as Go 1.23's reader, which refuses
+ * each of these files. */
+static void test_table_ids(void)
+{
+	static struct buf w;
+	static const struct {
+		uint64_t stk, rs, fn, gen2;
+		int freq2, marker2;
+		const char *err;
+	} bad[] = {
+		{ 9, 1, 2, 2, 1, 0, "stack id 9 is in no Stack of its generation (rule: tables)" },
+		{ 1, 9, 2, 2, 1, 0, "string id 9 is in no String of its generation (rule: tables)" },
+		{ 1, 1, 99, 2, 1, 0, "function string id 99 is in no String of its generation" },
+		{ 1, 1, 2, 3, 1, 0, "(rule: generations)" },
+		{ 1, 1, 2, 2, 0, 0, "0 Frequency batches, not one (rule: frequency)" },
+		{ 1, 1, 2, 2, 1, 1, "Strings at offset" },
+	};
+	struct gt_analysis a;
+	char why[1024];
+	size_t n = ids_trace(&w, 1, 1, 2, 2, 1, 0);
+
+	GT_REQUIRE(gt_analyze(&a, w.b, n, &(struct gt_analyze_opts){ 0, -1, NULL, 0, 1 }) == 0,
+		   "valid: %s", a.error);
+	gt_analysis_free(&a);
+	GT_CHECK(go_accepts(w.b, n, why, sizeof(why)) == 0, "Go refused the good one: %s", why);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		n = ids_trace(&w, bad[i].stk, bad[i].rs, bad[i].fn, bad[i].gen2, bad[i].freq2,
+			      bad[i].marker2);
+		refused(bad[i].err, w.b, n, 0, bad[i].err);
+		GT_CHECK(go_accepts(w.b, n, why, sizeof(why)) != 0, "Go accepted: %s", bad[i].err);
+	}
+}
+
 int main(void)
 {
+	GT_RUN(test_table_ids);
 	GT_RUN(test_p_seq);
 	GT_RUN(test_seq_over_time);
 	GT_RUN(test_decoder_events);
