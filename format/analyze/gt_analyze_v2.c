@@ -96,6 +96,16 @@ static int on_sample(struct v2run *r, const struct v2e *e)
 	return gt_an_sample(r->a, &s);
 }
 
+/* The trace ends at its last event of any kind, as Go's reader's last
+ * event does (a GC or STW event no v1 event stands for included). */
+static void end_at(struct v2run *r, uint64_t ts)
+{
+	int64_t ns = gt_an_ns(r->a, (int64_t)ts);
+
+	if (ns > r->a->end_ns)
+		r->a->end_ns = ns;
+}
+
 static int process(struct v2run *r, const struct v2e *e)
 {
 	struct mstate *ms;
@@ -106,6 +116,7 @@ static int process(struct v2run *r, const struct v2e *e)
 	r->a->events++;
 	if ((rc = gt_an_v2_check_ids(r, e)))
 		return rc;
+	end_at(r, e->type == GT_V2_CPU_SAMPLE ? e->args[0] : e->ts);
 	if (e->type == GT_V2_CPU_SAMPLE)
 		return on_sample(r, e);
 	if (!(ms = mst(r, e->m)))
