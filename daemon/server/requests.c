@@ -538,11 +538,13 @@ static void handle_stop(struct gt_server *sv, struct gt_srv_client *c, uint32_t 
 		return;
 	gt_log_uid(c->uid, "client %u (uid %u): stop session %u", c->conn, (unsigned)c->uid, id);
 	snprintf(reason, sizeof(reason), "stopped by uid %u", (unsigned)c->uid);
-	if (finish_session(sv, slot, reason, 0)) {
+	/* a file finished in the background is answered at once, as ever;
+	 * a flight session's dump under way first (answer_stops) */
+	if (finish_session(sv, slot, reason, 0) || !sv->sessions[slot]->dump) {
 		gt_conn_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), id));
 		return;
 	}
-	c->stop_waits = 1; /* OK once its dump is written: answer_stops */
+	c->stop_waits = 1;
 	c->stop_id = (int)id;
 }
 
