@@ -15,7 +15,8 @@
 #                            first dump to begin the second: status waited
 #                            1.3 s, 9.5 s beside the hog)
 #   flightd_dumps_overlap_hog  the same beside a CPU hog on every CPU
-#   flightd_stop_mid_dump_hog  beside the hog, the user DUMPs that session
+#   flightd_stop_mid_dump_hog  beside the hog (for the 3 s that status is
+#                            timed), the user DUMPs that session
 #                            twice (the second queued) and right after
 #                            STOPs it twice (one client closes at once, one
 #                            waits): root's `status` answers within 0.5 s
@@ -269,10 +270,12 @@ name=flightd_stop_mid_dump_hog
 python3 tests/integration/status_latency.py "$SOCK" 3 0.05 >"$GT_TMP/$name.lat" 2>&1 &
 lat=$!
 sleep 0.3
-stop_mid_dump "$GT_TMP/$name.out"
+stop_mid_dump "$GT_TMP/$name.out" &
+smd=$!
 wait "$lat"
-kill -KILL "${hogs[@]}" 2>/dev/null
+kill -KILL "${hogs[@]}" 2>/dev/null # the dump ends sooner without them
 wait "${hogs[@]}" 2>/dev/null
+wait "$smd"
 read -r _ _ n _ _ _ _ _ max <"$GT_TMP/$name.lat"
 read -r _ stype ssecs <<<"$(grep '^stop ' "$GT_TMP/$name.out")"
 read -r _ dname dsecs <<<"$(grep '^dumped ' "$GT_TMP/$name.out")"
