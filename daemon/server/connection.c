@@ -222,8 +222,10 @@ void gt_conn_flush(struct gt_server *sv, struct gt_srv_client *c)
 		want_output(sv, c, c->outlen > 0);
 	/* a half-closed client whose session is still being finished (in
 	 * the background) waits for its DONE, one whose dump is being
-	 * written for its DUMPED */
-	if (c->outlen == 0 && c->closing && !(c->read_closed && (c->session || c->dumping)))
+	 * written for its DUMPED, one whose STOP waits for the session's
+	 * dump for its OK */
+	if (c->outlen == 0 && c->closing &&
+	    !(c->read_closed && (c->session || c->dumping || c->stop_waits)))
 		c->dead = 1;
 }
 
@@ -408,7 +410,7 @@ void gt_conn_expire_idle(struct gt_server *sv)
 	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++) {
 		struct gt_srv_client *c = sv->clients[i];
 
-		if (!c || c->session || c->dumping || c->dead ||
+		if (!c || c->session || c->dumping || c->stop_waits || c->dead ||
 		    !overdue(sv, c, now, why, sizeof(why)))
 			continue;
 		gt_log_uid(c->uid, "client %u (uid %u): %s", c->conn, (unsigned)c->uid, why);

@@ -7,9 +7,13 @@
  * logs it.  One dump a session at a time: a DUMP asked meanwhile is
  * queued (at most GT_SRV_DUMP_QUEUE, then refused at once) and begun by
  * the turn that settles the one before it, a trigger due meanwhile
- * likewise; the loop never waits for a dump's thread but at the session's
- * end, when the queued ones are refused.  Files in the directory are created, written and linked with the
- * owner's file-system ids (docs/security.md "Output files"). */
+ * likewise.  The loop never waits for a dump's thread but at the daemon's
+ * shutdown: a session that ends meanwhile (STOP, its client gone, its
+ * time over) has its queued dumps refused at once, and is ended (DONE,
+ * STOP's OK, its files closed) by the first turn after the dump under way
+ * and a trigger's due at the end are written.  Files in the directory are
+ * created, written and linked with the owner's file-system ids
+ * (docs/security.md "Output files"). */
 #include "internal.h"
 
 #include <errno.h>
@@ -329,33 +333,47 @@ static void say_fired(const struct gt_srv_session *ss, const struct gt_flight_fi
 	       f->span_ns / 1e6, sys ? " in " : "", sys ? sys : "");
 }
 
-void gt_srv_flight_tick(struct gt_srv_session *ss, int force)
+/* A trigger's dump, begun now (its failure said). */
+static void start_due(struct gt_srv_session *ss, const struct gt_flight_fired *f)
+{
+	char why[GT_PROTO_MAX_TEXT];
+
+	if (!gt_srv_flight_dump_start(ss, NULL, -1, f, why, sizeof(why)))
+		return;
+	snprintf(ss->last_error, sizeof(ss->last_error), "%.150s", why);
+	gt_log_uid(ss->owner, "session %d: the dump of trigger %s failed: %s", ss->id,
+		   ss->fopts.triggers[f->trigger].spec, why);
+}
+
+void gt_srv_flight_tick(struct gt_srv_session *ss)
 {
 	struct gt_flight_fired f;
-	char why[GT_PROTO_MAX_TEXT];
-	int err;
 
 	if (!ss->flight || ss->ok_pending)
 		return;
 	while (gt_session_flight_fired(ss->s, &f))
 		say_fired(ss, &f);
-	if (settle(ss, force))
+	if (settle(ss, 0))
 		return; /* a dump under way: a due one waits for it */
-	if (!gt_session_flight_due(ss->s, force, &f)) {
-		if (force)
-			refuse_queued(ss);
-		else
-			next_queued(ss);
-		return;
+	if (gt_session_flight_due(ss->s, 0, &f))
+		start_due(ss, &f);
+	else
+		next_queued(ss);
+}
+
+int gt_srv_flight_end(struct gt_srv_session *ss, int wait)
+{
+	struct gt_flight_fired f;
+
+	if (!ss->flight || ss->ok_pending)
+		return 0;
+	while (gt_session_flight_fired(ss->s, &f))
+		say_fired(ss, &f);
+	refuse_queued(ss);
+	while (!settle(ss, wait)) { /* none under way (any done is settled) */
+		if (!gt_session_flight_due(ss->s, 1, &f))
+			return 0;
+		start_due(ss, &f); /* a trigger waiting for --after: written now */
 	}
-	err = gt_srv_flight_dump_start(ss, NULL, -1, &f, why, sizeof(why));
-	if (err) {
-		snprintf(ss->last_error, sizeof(ss->last_error), "%.150s", why);
-		gt_log_uid(ss->owner, "session %d: the dump of trigger %s failed: %s", ss->id,
-		       ss->fopts.triggers[f.trigger].spec, why);
-	}
-	if (force) {
-		settle(ss, 1); /* the session ends: written now */
-		refuse_queued(ss);
-	}
+	return 1; /* under way: a later turn of the loop looks again */
 }

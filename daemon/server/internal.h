@@ -57,6 +57,10 @@ struct gt_srv_client {
 	struct gt_srv_session *session;
 	int dumping;                 /* its DUMP is being written (flight_dump.c):
 					another request is refused at once */
+	int stop_waits;              /* its STOP of session stop_id is answered once
+					that session's dump under way is written
+					(requests.c): likewise */
+	int stop_id;
 };
 
 struct gt_srv_session {
@@ -152,9 +156,14 @@ int gt_srv_flight_dump_start(struct gt_srv_session *ss, struct gt_srv_client *c,
  * still queued is dropped. */
 void gt_srv_flight_forget_client(struct gt_server *sv, const struct gt_srv_client *c);
 /* What fired, the dump under way (settled once written), what is due or
- * queued (begun), logged and written.  force: the session ends: the dump
- * under way and a due trigger's written now, the queued ones refused. */
-void gt_srv_flight_tick(struct gt_srv_session *ss, int force);
+ * queued (begun), logged and written. */
+void gt_srv_flight_tick(struct gt_srv_session *ss);
+/* The session ends: its queued dumps refused, the dump under way settled
+ * once written and then a trigger's due (--after not over) begun.  1 while
+ * one is under way (the session's end waits for a later turn: the loop
+ * never waits for a user's dump), 0 once none is; wait (the daemon's
+ * shutdown only): waits for each, 0. */
+int gt_srv_flight_end(struct gt_srv_session *ss, int wait);
 /* The session's line in status: window, bytes held, dumps, triggers. */
 void gt_srv_flight_describe(struct gt_srv_session *ss, char *out, size_t len);
 /* flight_config.c: starts the always-on flight recording, if configured;

@@ -71,12 +71,33 @@ static void log_orphan(const struct gt_srv_session *ss, int err)
 		       where);
 }
 
-/* A session the engine has finished: tells its client, frees everything. */
-static void complete_session(struct gt_server *sv, int slot, int err)
+/* The STOPs of session id that waited for its end: answered now. */
+static void answer_stops(struct gt_server *sv, int id)
+{
+	unsigned char buf[GT_PROTO_HDR_SIZE + 4];
+
+	for (int i = 0; i < GT_SRV_MAX_CLIENTS; i++) {
+		struct gt_srv_client *c = sv->clients[i];
+
+		if (c && c->stop_waits && c->stop_id == id) {
+			c->stop_waits = 0;
+			gt_conn_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), (uint32_t)id));
+		}
+	}
+}
+
+/* A session the engine has finished: tells its client, frees everything;
+ * 1.  A flight session's dump still under way: 0, a later turn of the
+ * loop (finish_session) comes back, the loop does not wait for it (but
+ * with wait: the daemon's shutdown). */
+static int complete_session(struct gt_server *sv, int slot, int err, int wait)
 {
 	struct gt_srv_session *ss = sv->sessions[slot];
 	struct gt_session_stats st;
+	int id = ss->id;
 
+	if (gt_srv_flight_end(ss, wait))
+		return 0;
 	if (ss->orphaned)
 		log_orphan(ss, err);
 	gt_session_stats(ss->s, &st);
@@ -89,22 +110,23 @@ static void complete_session(struct gt_server *sv, int slot, int err)
 		send_done(ss->client, &st, err);
 		ss->client->session = NULL;
 	}
-	gt_srv_flight_tick(ss, 1); /* a trigger waiting for --after: written now */
 	close(ss->out_fd);
 	gt_session_free(ss->s);
 	free(ss);
 	sv->sessions[slot] = NULL;
+	answer_stops(sv, id);
+	return 1;
 }
 
 /* Ends a session: its trace ends now; the engine finishes the file (at
- * once, or in the background: then gt_srv_tick_ended completes it). */
-static void finish_session(struct gt_server *sv, int slot, const char *reason)
+ * once, or in the background), a flight session's dump under way is
+ * written: then gt_srv_tick_ended completes it.  1 if it is over. */
+static int finish_session(struct gt_server *sv, int slot, const char *reason, int wait)
 {
 	struct gt_srv_session *ss = sv->sessions[slot];
 	int err = gt_session_stop(ss->s, reason);
 
-	if (gt_session_ended(ss->s) && !ss->ok_pending)
-		complete_session(sv, slot, err);
+	return gt_session_ended(ss->s) && !ss->ok_pending && complete_session(sv, slot, err, wait);
 }
 
 static int slot_of_session(const struct gt_server *sv, int id)
@@ -516,8 +538,14 @@ static void handle_stop(struct gt_server *sv, struct gt_srv_client *c, uint32_t 
 		return;
 	gt_log_uid(c->uid, "client %u (uid %u): stop session %u", c->conn, (unsigned)c->uid, id);
 	snprintf(reason, sizeof(reason), "stopped by uid %u", (unsigned)c->uid);
-	finish_session(sv, slot, reason);
-	gt_conn_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), id));
+	/* a file finished in the background is answered at once, as ever;
+	 * a flight session's dump under way first (answer_stops) */
+	if (finish_session(sv, slot, reason, 0) || !sv->sessions[slot]->dump) {
+		gt_conn_queue(c, buf, gt_proto_encode_ok(buf, sizeof(buf), id));
+		return;
+	}
+	c->stop_waits = 1;
+	c->stop_id = (int)id;
 }
 
 /* The window to the client's file (written with the client's ids, as
@@ -533,7 +561,12 @@ static void handle_dump(struct gt_server *sv, struct gt_srv_client *c, uint32_t 
 		c->npending--, c->pending_fds[0] = c->pending_fds[c->npending];
 	gt_conn_drop_fds(c);
 	slot = session_for(sv, c, id);
-	if (slot >= 0 && (!sv->sessions[slot]->flight || sv->sessions[slot]->ok_pending)) {
+	if (slot >= 0 && sv->sessions[slot]->flight && gt_session_ended(sv->sessions[slot]->s)) {
+		snprintf(why, sizeof(why), "session %u is ending (its last dump is being written)",
+			 id);
+		refuse(c, ESRCH, why);
+		slot = -1;
+	} else if (slot >= 0 && (!sv->sessions[slot]->flight || sv->sessions[slot]->ok_pending)) {
 		snprintf(why, sizeof(why), "session %u is %s", id, sv->sessions[slot]->flight ?
 			 "still starting" : "not a flight recording (record --flight)");
 		refuse(c, sv->sessions[slot]->flight ? EAGAIN : EINVAL, why);
@@ -559,12 +592,12 @@ void gt_srv_handle(struct gt_server *sv, struct gt_srv_client *c, const struct g
 
 	if (type != GT_MSG_RECORD && type != GT_MSG_DUMP)
 		gt_conn_drop_fds(c); /* descriptors only ride with RECORD and DUMP */
-	if (c->dumping) { /* as on a recording connection: one thing at a time */
+	if (c->dumping || c->stop_waits) { /* as on a recording connection: one thing at a time */
 		char why[128];
 
 		gt_conn_drop_fds(c);
-		snprintf(why, sizeof(why), "%s on a connection waiting for its DUMP; use another "
-			 "connection", gt_proto_type_name(type));
+		snprintf(why, sizeof(why), "%s on a connection waiting for its %s; use another "
+			 "connection", gt_proto_type_name(type), c->dumping ? "DUMP" : "STOP");
 		refuse(c, EALREADY, why);
 	} else if (type == GT_MSG_RECORD) {
 		handle_record(sv, c, &m->u.record);
@@ -620,7 +653,7 @@ void gt_srv_client_gone(struct gt_server *sv, struct gt_srv_client *c, const cha
 		ss->client = NULL;
 		c->session = NULL;
 	}
-	finish_session(sv, slot, reason);
+	finish_session(sv, slot, reason, 0);
 }
 
 static void send_progress(struct gt_srv_session *ss)
@@ -646,7 +679,7 @@ void gt_srv_tick(struct gt_server *sv)
 		if (ss->ok_pending)
 			settle_start(sv, i);
 		else if (gt_session_ended(ss->s))
-			finish_session(sv, i, NULL);
+			finish_session(sv, i, NULL, 0);
 		else if (progress_due && ss->client && ss->want_progress)
 			send_progress(ss);
 	}
@@ -658,9 +691,9 @@ void gt_srv_tick_ended(struct gt_server *sv)
 		if (sv->sessions[i] && sv->sessions[i]->ok_pending)
 			settle_start(sv, i);
 		else if (sv->sessions[i] && gt_session_ended(sv->sessions[i]->s))
-			finish_session(sv, i, NULL);
+			finish_session(sv, i, NULL, 0);
 		else if (sv->sessions[i])
-			gt_srv_flight_tick(sv->sessions[i], 0); /* what fired, what is due */
+			gt_srv_flight_tick(sv->sessions[i]); /* what fired, what is due */
 	}
 }
 
@@ -675,6 +708,6 @@ void gt_srv_stop_all(struct gt_server *sv, const char *reason)
 		if (sv->sessions[i]->ok_pending)
 			settle_start(sv, i);
 		if (sv->sessions[i])
-			finish_session(sv, i, reason);
+			finish_session(sv, i, reason, 1); /* shutting down: may wait */
 	}
 }

@@ -15,6 +15,16 @@
 #                            first dump to begin the second: status waited
 #                            1.3 s, 9.5 s beside the hog)
 #   flightd_dumps_overlap_hog  the same beside a CPU hog on every CPU
+#   flightd_stop_mid_dump_hog  beside the hog (for the 3 s that status is
+#                            timed), the user DUMPs that session
+#                            twice (the second queued) and right after
+#                            STOPs it twice (one client closes at once, one
+#                            waits): root's `status` answers within 0.5 s
+#                            meanwhile (the loop used to wait for the dump
+#                            to end the session), the waiting STOP is
+#                            answered OK once the dump is written, the dump
+#                            is valid, the queued one refused (ESRCH), the
+#                            session gone
 #   flightd_dump_idle        a dump of a target quiet for longer than the
 #                            window is that quiet window up to the dump
 #                            (it starts after the busy part ended, ends
@@ -32,7 +42,8 @@ cd "$(dirname "$0")/../.." || exit 1
 
 USER_NAME=gt_test_user
 READ="python3 tests/integration/trace_read.py"
-CASES=(flightd_status_events flightd_dumps_overlap flightd_dumps_overlap_hog flightd_dump_idle
+CASES=(flightd_status_events flightd_dumps_overlap flightd_dumps_overlap_hog
+       flightd_stop_mid_dump_hog flightd_dump_idle
        flightd_dump_id_first)
 gt_require_daemon daemon_flight_dumps
 gt_expect "${CASES[@]}"
@@ -190,8 +201,98 @@ for _ in $(seq 1 "$(nproc)"); do
 	gt_pids+=($!)
 done
 overlap flightd_dumps_overlap_hog
-kill -KILL "${hogs[@]}" 2>/dev/null
+
+# stop_mid_dump OUT: the user DUMPs UID1 to its directory, DUMPs it again
+# (queued), then STOPs it on a connection closed at once and on one that
+# waits; OUT: `stop TYPE SECONDS` (16: OK), then `dumped NAME SECONDS` or
+# `error CODE TEXT`, then `queued TYPE CODE` (19 3: ERROR ESRCH).
+stop_mid_dump() {
+	local dump stop
+	dump=$(python3 -c 'import struct, sys; sys.path.insert(0, "tests/integration")
+from daemon_proto import msg
+print(msg(4, struct.pack("<I", int(sys.argv[1]))).hex())' "$UID1")
+	stop=$(python3 -c 'import struct, sys; sys.path.insert(0, "tests/integration")
+from daemon_proto import msg
+print(msg(3, struct.pack("<I", int(sys.argv[1]))).hex())' "$UID1")
+	as_user /usr/bin/python3 - "$SOCK" "$dump" "$stop" >"$1" 2>&1 <<'PY'
+import socket, struct, sys, time
+
+
+def conn():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(300)
+    s.connect(sys.argv[1])
+    return s
+
+
+def recv(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise ConnectionError("gotraced closed the connection")
+        b += c
+    return b
+
+
+def reply(s):
+    _, _, mtype, length, _ = struct.unpack("<IHHII", recv(s, 16))
+    return mtype, recv(s, length)
+
+
+d = conn()
+d.sendall(bytes.fromhex(sys.argv[2]))  # DUMP{id}: to its directory
+time.sleep(0.1)  # begun
+q = conn()
+q.sendall(bytes.fromhex(sys.argv[2]))  # queued behind it
+time.sleep(0.1)
+t0 = time.monotonic()
+gone = conn()
+gone.sendall(bytes.fromhex(sys.argv[3]))  # STOP{id}, and away at once
+gone.close()
+s = conn()
+s.sendall(bytes.fromhex(sys.argv[3]))
+mtype, p = reply(s)
+print("stop %d %.3f" % (mtype, time.monotonic() - t0))
+mtype, p = reply(d)
+if mtype != 21:  # DUMPED
+    code, n = struct.unpack_from("<IH", p)
+    print("error %d %s" % (code, p[6:6 + n].decode(errors="replace")))
+else:
+    n = struct.unpack_from("<H", p, 12)[0]  # id u32, bytes u64, name
+    print("dumped %s %.3f" % (p[14:14 + n].decode(), time.monotonic() - t0))
+mtype, p = reply(q)
+print("queued %d %d" % (mtype, struct.unpack_from("<I", p)[0] if mtype == 19 else 0))
+PY
+}
+
+name=flightd_stop_mid_dump_hog
+python3 tests/integration/status_latency.py "$SOCK" 3 0.05 >"$GT_TMP/$name.lat" 2>&1 &
+lat=$!
+sleep 0.3
+stop_mid_dump "$GT_TMP/$name.out" &
+smd=$!
+wait "$lat"
+kill -KILL "${hogs[@]}" 2>/dev/null # the dump ends sooner without them
 wait "${hogs[@]}" 2>/dev/null
+wait "$smd"
+read -r _ _ n _ _ _ _ _ max <"$GT_TMP/$name.lat"
+read -r _ stype ssecs <<<"$(grep '^stop ' "$GT_TMP/$name.out")"
+read -r _ dname dsecs <<<"$(grep '^dumped ' "$GT_TMP/$name.out")"
+echo "figure $name: STOP answered after ${ssecs:-?} s, the dump after ${dsecs:-?} s; status n ${n:-?} max ${max:-?} ms"
+why=""
+if [ -z "$max" ]; then
+	why="no status figures: $(cat "$GT_TMP/$name.lat")"
+elif ! awk -v m="$max" 'BEGIN { exit !(m < 500) }'; then
+	why="status took up to $max ms while the user stopped a session mid-dump (bound 500)"
+fi
+[ "$stype" = 16 ] || why="${why:+$why; }the waiting STOP was not answered OK: $(cat "$GT_TMP/$name.out")"
+[ -n "$dname" ] || why="${why:+$why; }no dump: $(cat "$GT_TMP/$name.out")"
+grep -qx 'queued 19 3' "$GT_TMP/$name.out" ||
+	why="${why:+$why; }the queued DUMP was not refused with ESRCH: $(cat "$GT_TMP/$name.out")"
+"$GTCTL" status --socket "$SOCK" 2>&1 | awk -v id="$UID1" '$1 == id { f = 1 } END { exit f }' ||
+	why="${why:+$why; }session $UID1 is still listed after its STOP"
+[ -n "$why" ] || gt_valid "$name" "$UDIR/fl/$dname" && gt_report "$name" "$why"
 "$GTCTL" stop --socket "$SOCK" "$UID1" >/dev/null 2>&1
 kill "${upids[@]}" 2>/dev/null
 valid_overlap flightd_dumps_overlap
