@@ -32,7 +32,7 @@ static void free_late(struct gt_tr_late *l)
 	l->n = 0;
 }
 
-/* t->frames[0..n) copied into l; 0 or -ENOMEM. */
+/* t->frames[0..n) copied into l; 0, or -1 without memory. */
 static int copy_frames(struct gt_tr_late *l, const struct gt_frame *f, int n)
 {
 	l->f = calloc((size_t)n, sizeof(*l->f));

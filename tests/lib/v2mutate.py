@@ -14,6 +14,8 @@ import os
 import random
 import sys
 
+from v2raw import uv  # the same LEB128 writer (tests/lib)
+
 # Arguments per type (a timed event's first is its time delta), from
 # go122/event.go; String and Stack carry data after theirs.
 NARGS = [0, 4, 0, 2, 0, 1, 0, 5, 1, 3, 3, 1, 4, 3, 4, 2, 3, 1, 1, 3, 3, 4, 3, 1, 1, 4, 3, 1,
@@ -32,15 +34,6 @@ def uv_get(d, i):
         shift += 7
         if not b & 0x80:
             return v, i
-
-
-def uv(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
 
 
 class Ev:

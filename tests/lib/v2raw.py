@@ -76,4 +76,5 @@ def main():
     print(expect)
 
 
-main()
+if __name__ == "__main__":
+    main()
