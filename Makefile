@@ -92,7 +92,7 @@ BENCHES      := $(BENCH_SRCS:tests/bench/%.c=$(BUILD)/bench/%)
 BENCH_CTL    := $(BUILD)/bench/parts/gotracectl
 FUZZERS      := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 
-.PHONY: all tests unit-tests fuzz check check-unit check-kernels bench deps deps-kernels demo image install clean
+.PHONY: FORCE all tests unit-tests fuzz check check-unit check-kernels bench deps deps-kernels demo image install clean
 
 all: $(PROGRAMS)
 
@@ -134,21 +134,34 @@ $(BUILD)/obj/%.o: %.c | $(BUILD)/gen/syscall_names.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(LIBFORMAT): $(FORMAT_OBJS)
-	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+# Each library's member list, rewritten only when it changes: a source
+# removed or renamed leaves every object older than the library, which
+# would otherwise keep the stale member (and its duplicate symbols).
+$(BUILD)/%.members: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '%s\n' $(sort $($(members_of_$*))) | cmp -s - $@ || \
+		printf '%s\n' $(sort $($(members_of_$*))) > $@
+members_of_libgtformat := FORMAT_OBJS
+members_of_libgtcore   := CORE_OBJS
+members_of_libgtserver := SERVER_OBJS
+members_of_libgtctl    := CTL_OBJS
+FORCE:
 
-$(LIBCORE): $(CORE_OBJS)
+$(LIBFORMAT): $(FORMAT_OBJS) $(LIBFORMAT:.a=.members)
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $(filter %.o,$^)
 
-$(LIBSERVER): $(SERVER_OBJS)
+$(LIBCORE): $(CORE_OBJS) $(LIBCORE:.a=.members)
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $(filter %.o,$^)
 
-$(LIBCTL): $(CTL_OBJS)
+$(LIBSERVER): $(SERVER_OBJS) $(LIBSERVER:.a=.members)
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $(filter %.o,$^)
+
+$(LIBCTL): $(CTL_OBJS) $(LIBCTL:.a=.members)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $(filter %.o,$^)
 
 $(BUILD)/gotraced: $(BUILD)/obj/daemon/server/gotraced.o $(LIBSERVER) $(LIBCORE) $(LIBFORMAT)
 	$(call msg,LINK,$@)
