@@ -68,7 +68,10 @@ if [ $rc != 0 ]; then
 	fail daemon_privilege_root_unchanged "rc=$rc: $out"
 elif gt_valid daemon_privilege_root_unchanged "$GT_TMP/root.trace"; then
 	sleeps=$(count "$GT_TMP/root.trace.json" GoSleep)
-	if [ "$sleeps" -lt $N ] || echo "$out" | grep -q "left the recording"; then
+	# A sleep whose timer fires while the thread is preempted before it
+	# blocks never blocks (seen once on a loaded machine: 299 of 300);
+	# the privilege rule would drop all of them at the exec, not one.
+	if [ "$sleeps" -lt $((N * 9 / 10)) ] || echo "$out" | grep -q "left the recording"; then
 		fail daemon_privilege_root_unchanged "$sleeps sleeps of $N: $out"
 	else
 		ok daemon_privilege_root_unchanged
