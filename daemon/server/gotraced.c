@@ -17,7 +17,7 @@ static void usage(FILE *f)
 		"usage: gotraced [--socket PATH] [--ring-size BYTES] [--request-timeout S]\n"
 		"                [--idle-timeout S] [--verbose]\n"
 		"                [--flight-unit NAME | --flight-cgroup PATH [--flight-dir DIR]\n"
-		"                 [--flight-window D] [--flight-size B] [--flight-trigger SPEC]...\n"
+		"                 [--flight-window D] [--flight-size BYTES] [--flight-trigger SPEC]...\n"
 		"                 [--flight-after D] [--flight-holdoff D] [--flight-max-dumps N]\n"
 		"                 [--flight-go-version V]]\n"
 		"\n"

@@ -136,10 +136,14 @@ def man_blocks(man):
     """{option: its .TP paragraph} (the first paragraph that heads with it)."""
     out = {}
     for para in man.split(".TP"):
-        head, _, rest = para.strip().partition("\n")
-        head = man_text(head)
-        for m in re.finditer(r"--([a-z][a-z0-9-]*[a-z0-9])", head):
-            out.setdefault(m.group(1), head + " " + man_text(rest))
+        lines = para.strip().split("\n")
+        # the tag, and the tags .TQ adds to it (options that share a text)
+        heads = [lines[0]] + [lines[i + 1] for i, ln in enumerate(lines[:-1]) if ln == ".TQ"]
+        text = man_text("\n".join(ln for ln in lines if ln != ".TQ"))
+        for head in heads:
+            h = man_text(head)
+            for m in re.finditer(r"--([a-z][a-z0-9-]*[a-z0-9])", h):
+                out.setdefault(m.group(1), h + " " + text)
     return out
 
 
