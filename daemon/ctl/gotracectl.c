@@ -25,8 +25,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: gotracectl COMMAND [ARGS...]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n`gotracectl COMMAND --help` describes each; "
-		   "`gotracectl --version` prints the version.\n");
+	fprintf(f, "\n`gotracectl COMMAND --help` describes each; `gotracectl --version`\n"
+		   "prints the version.\n");
 }
 
 int main(int argc, char **argv)
