@@ -124,6 +124,19 @@ $(BUILD)/gen/syscall_names.h:
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) .*/GT_SYSCALL(\1)/p' | \
 		grep -v '^GT_SYSCALL(syscalls)$$' | sort > $@
 
+# The version `--version` prints: `git describe` at build time, else the
+# VERSION file (a release tarball), else "unknown".  The header is rewritten
+# only when the version changes, so an unchanged tree rebuilds nothing.
+GT_VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || cat VERSION 2>/dev/null || echo unknown)
+$(BUILD)/gen/gt_version.h: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '#define GT_VERSION "$(GT_VERSION)"' > $@.tmp
+	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
+.PHONY: FORCE
+FORCE:
+
+$(BUILD)/obj/daemon/ctl/gotracectl.o $(BUILD)/obj/daemon/server/gotraced.o: $(BUILD)/gen/gt_version.h
+
 # ---- user space --------------------------------------------------------------
 # Only the objects that include a BPF skeleton wait for clang and bpftool
 # (the first time: the .d files name every header after that).

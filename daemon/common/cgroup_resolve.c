@@ -93,6 +93,25 @@ int gt_cgroup_check_dir(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* An absolute arg taken as it is: a path on the cgroup v2 mount, or any
+ * existing directory that is not one under the mount (the check that follows
+ * says it is no cgroup).  mnt gets the mount when there is one. */
+static int under_mount(const char *arg, char *mnt, size_t mntlen)
+{
+	char joined[PATH_MAX * 2], err[256];
+	size_t n;
+	struct stat st;
+
+	if (gt_cgroup_mount(mnt, mntlen, err, sizeof(err)))
+		return 1; /* no cgroup2 mount: the check says so */
+	n = strlen(mnt);
+	if (!strncmp(arg, mnt, n) && (arg[n] == '/' || !arg[n]))
+		return 1;
+	snprintf(joined, sizeof(joined), "%s%s", mnt, arg);
+	return !(stat(joined, &st) == 0 && S_ISDIR(st.st_mode)) &&
+	       stat(arg, &st) == 0;
+}
+
 int gt_cgroup_resolve_path(const char *arg, char *out, size_t outlen, char *err, size_t errlen)
 {
 	char joined[PATH_MAX * 2], real[PATH_MAX], mnt[PATH_MAX];
@@ -102,17 +121,27 @@ int gt_cgroup_resolve_path(const char *arg, char *out, size_t outlen, char *err,
 		snprintf(err, errlen, "empty cgroup path");
 		return -EINVAL;
 	}
-	if (arg[0] == '/') {
+	if (!strncmp(arg, "0::/", 4)) /* a line of /proc/PID/cgroup, pasted */
+		arg += 3;
+	if (arg[0] == '/' && under_mount(arg, mnt, sizeof(mnt))) {
 		snprintf(joined, sizeof(joined), "%s", arg);
 	} else {
+		/* relative, or as /proc/PID/cgroup prints it: "/user.slice/x"
+		 * is under the cgroup2 mount */
 		rc = gt_cgroup_mount(mnt, sizeof(mnt), err, errlen);
 		if (rc)
 			return rc;
-		snprintf(joined, sizeof(joined), "%s/%s", mnt, arg);
+		snprintf(joined, sizeof(joined), "%s/%s", mnt, arg + (arg[0] == '/'));
 	}
 	if (!realpath(joined, real)) {
 		rc = -errno;
-		snprintf(err, errlen, "cgroup %s: %s", joined, strerror(-rc));
+		if (arg[0] == '/' && strcmp(joined, arg))
+			snprintf(err, errlen, "cgroup %s: %s (an absolute PATH names a directory "
+				 "of the cgroup v2 mount %s, or a cgroup as /proc/PID/cgroup "
+				 "prints it, under that mount: neither exists)", arg,
+				 strerror(-rc), mnt);
+		else
+			snprintf(err, errlen, "cgroup %s: %s", joined, strerror(-rc));
 		return rc;
 	}
 	rc = gt_cgroup_check_dir(real, err, errlen);

@@ -21,6 +21,34 @@ int gt_args_go_version(const char *s, int *v)
 	return 0;
 }
 
+int gt_args_size(const char *s, uint64_t min, uint64_t max, uint64_t *bytes)
+{
+	static const struct { const char *unit; int shift; } units[] = {
+		{"", 0}, {"K", 10}, {"k", 10}, {"KiB", 10}, {"M", 20}, {"MiB", 20},
+		{"G", 30}, {"GiB", 30},
+	};
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || s[0] == '-' || s[0] == '+' || s[0] == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		int sh = units[i].shift;
+
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (v > (UINT64_MAX >> sh) || (v << sh) < min || (v << sh) > max)
+			return -EINVAL;
+		*bytes = (uint64_t)v << sh;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 int gt_args_duration(const char *s, uint64_t *ns)
 {
 	static const struct { const char *unit; double ns; } units[] = {

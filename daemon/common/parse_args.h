@@ -9,6 +9,12 @@
 /* "500ms", "2s", "1.5m", "1h", "750us", "10" (seconds) -> ns.  0 or -EINVAL. */
 int gt_args_duration(const char *s, uint64_t *ns);
 
+/* A size as every size option spells it (--ring-size, --flight-size,
+ * gotraced's --ring-size and --flight-size): bytes, or a number with K, M
+ * or G (powers of 1024; "KiB", "MiB", "GiB" too), within [min, max].
+ * 0 or -EINVAL. */
+int gt_args_size(const char *s, uint64_t min, uint64_t max, uint64_t *bytes);
+
 /* A trace format version as --go-version spells it: "1.11", "1.19",
  * "1.21", "1.22" or "1.23" -> GT_V1_* / GT_GO_1_* (session_opts.h).
  * 0 or -EINVAL. */

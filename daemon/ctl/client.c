@@ -16,8 +16,35 @@
 /* Once a message has started, the rest must follow promptly. */
 #define REST_OF_MESSAGE_MS 5000
 
+/* Whether something listens on the Unix socket path: /proc/net/unix (any
+ * user may read it) lists each listening socket (flag __SO_ACCEPTCON,
+ * 0x10000) with its path.  1 yes, 0 no, -1 unknown (unreadable). */
+static int socket_listening(const char *path)
+{
+	FILE *f = fopen("/proc/net/unix", "re");
+	char line[4096 + 128];
+	int found = 0;
+	size_t n = strlen(path);
+
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long flags;
+		size_t len = strcspn(line, "\n");
+
+		line[len] = 0;
+		if (sscanf(line, "%*s %*s %*s %lx", &flags) != 1 || !(flags & 0x10000ul))
+			continue;
+		found = len > n && line[len - n - 1] == ' ' && !strcmp(line + len - n, path);
+	}
+	fclose(f);
+	return found;
+}
+
 /* Whether a process called gotraced runs (any user may read a comm): a
- * socket we may not reach says nothing of whether anyone listens on it. */
+ * socket we may not reach says nothing of whether anyone listens on it.
+ * Asked only when /proc/net/unix cannot say whether one listens on it (a
+ * daemon on another socket, or in a container, is no daemon on ours). */
 static int gotraced_running(void)
 {
 	DIR *d = opendir("/proc");
@@ -46,7 +73,7 @@ int gt_client_connect(const char *sock_path, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	const char *path = sock_path;
-	int fd, rc;
+	int fd, rc, listening;
 
 	if (!path)
 		path = getenv("GOTRACED_SOCKET");
@@ -67,7 +94,10 @@ int gt_client_connect(const char *sock_path, char *err, size_t errlen)
 		return fd;
 	rc = -errno;
 	close(fd);
-	if ((rc == -EACCES || rc == -EPERM) && !gotraced_running()) {
+	listening = rc == -EACCES || rc == -EPERM ? socket_listening(path) : 1;
+	if (listening < 0)
+		listening = gotraced_running();
+	if (!listening) {
 		snprintf(err, errlen, "no gotraced daemon is running (%s: %s)", path, strerror(-rc));
 		return -ENOENT;
 	}

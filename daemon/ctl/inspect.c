@@ -218,7 +218,8 @@ static void print_json(const char *path, const struct gt_check_report *r,
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gotracectl inspect [--goroutines] [--json] [--strict] FILE\n"
+	fprintf(f, "usage: gotracectl inspect [--goroutines] [--json] [--strict] FILE (options\n"
+		   "  before or after FILE)\n"
 		   "  summary and validity check of a Go execution trace (1.5 to 1.21,\n"
 		   "  and Go 1.22+: the decoder's length, type, generation and status rules)\n"
 		   "  valid = Go's parser and viewer accept it; --strict adds the rules\n"
@@ -235,14 +236,20 @@ int cmd_inspect(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int want_g = 0, json = 0, go_rules = 1, c, rc;
+	int want_g = 0, json = 0, go_rules = 1, nfiles = 0, c, rc;
 	struct gt_check_report rep, go;
 	struct glist l = {0};
-	const char *path;
+	const char *path = NULL;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+gjsh", opts, NULL)) != -1) {
+	/* "-": FILE is taken where it stands, options before or after it
+	 * (`inspect FILE --goroutines` as gotracectl(1) writes it) */
+	while ((c = getopt_long(argc, argv, "-gjsh", opts, NULL)) != -1) {
 		switch (c) {
+		case 1:
+			if (nfiles++ == 0)
+				path = optarg;
+			break;
 		case 'g': want_g = 1; break;
 		case 'j': json = 1; break;
 		case 's': go_rules = 0; break;
@@ -250,13 +257,14 @@ int cmd_inspect(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "gotracectl inspect: %s\n",
-			optind >= argc ? "missing FILE" : "one FILE only");
+	for (; optind < argc; optind++) /* after "--" */
+		if (nfiles++ == 0)
+			path = argv[optind];
+	if (nfiles != 1) {
+		fprintf(stderr, "gotracectl inspect: %s\n", nfiles ? "one FILE only" : "missing FILE");
 		usage(stderr);
 		return 2;
 	}
-	path = argv[optind];
 	if (inspect_is_v2(path))
 		return inspect_v2(path, json, want_g);
 	rc = gt_check_file_run(path, go_rules ? GT_CHECK_GO_TOOLS : 0, &rep,

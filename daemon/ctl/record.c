@@ -166,15 +166,19 @@ static void hint_start(char *why, size_t len)
 }
 
 /* Embedded.  A Go 1.22+ trace grows by whole generations (docs/format.md,
- * "Recording v2"): it is written under PATH.partial, as in daemon mode, so
- * that a recording killed (SIGKILL) leaves its completed generations there,
- * readable; the normal ends rename it to PATH or remove it. */
+ * "Recording v2"): once its first is written it is named PATH.partial, as
+ * in daemon mode, so that a recording killed (SIGKILL) leaves its completed
+ * generations there, readable (record_embedded.c names it; before that a
+ * kill leaves nothing, as for a v1 trace); the normal ends rename it to
+ * PATH or remove it. */
 static int embedded(struct gt_record_run *r)
 {
 	int rc = 0;
 
-	if (r->opts->go_version >= GT_GO_1_22 && !r->opts->flight_on)
-		rc = gt_output_name_partial(&r->out, r->why, sizeof(r->why));
+	if (r->opts->go_version >= GT_GO_1_22 && !r->opts->flight_on) {
+		rc = gt_output_partial_free(&r->out, r->why, sizeof(r->why));
+		r->partial_pending = !rc;
+	}
 	return rc ? rc : gt_record_embedded(r);
 }
 

@@ -6,6 +6,7 @@
  * recorder"). */
 #include "record_run.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 
 #include "client.h"
 #include "common/flight_opts.h"
+#include "common/protocol.h"
 
 /* The dump directory -o names, opened here (the daemon gets the fd). */
 static int open_dir(const char *path, char *why, size_t whylen)
@@ -32,10 +34,30 @@ static int open_dir(const char *path, char *why, size_t whylen)
 	return fd;
 }
 
+/* " --socket PATH" when a socket other than the default was asked for (the
+ * hint's commands must reach the same daemon), quoted for a shell when it
+ * needs it; else "". */
+static void socket_arg(const char *sock, char *out, size_t len)
+{
+	int plain = 1;
+
+	if (!sock || !strcmp(sock, GT_DEFAULT_SOCKET)) {
+		out[0] = 0;
+		return;
+	}
+	for (const char *c = sock; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("/._-+:@%", *c))
+			plain = 0;
+	if (plain || strchr(sock, '\''))
+		snprintf(out, len, " --socket %s", sock);
+	else
+		snprintf(out, len, " --socket '%s'", sock);
+}
+
 int gt_record_detached(struct gt_record_opts *o)
 {
 	struct gt_session_opts so;
-	char why[1100] = "";
+	char why[1100] = "", sockarg[PATH_MAX + 16];
 	uint32_t id = 0;
 	int dir = -1, cg = -1, sock, err = -1;
 
@@ -64,9 +86,10 @@ out:
 		fprintf(stderr, "gotracectl: %s\n", why);
 		return 1;
 	}
+	socket_arg(o->socket, sockarg, sizeof(sockarg));
 	fprintf(stderr, "gotracectl: flight session %u records in gotraced; triggered dumps go "
-		"to %s; `gotracectl dump %u` writes its window, `gotracectl stop %u` ends it\n",
-		id, o->out, id, id);
+		"to %s; `gotracectl dump%s %u` writes its window, `gotracectl stop%s %u` ends it\n",
+		id, o->out, sockarg, id, sockarg, id);
 	printf("%u\n", id);
 	return 0;
 }

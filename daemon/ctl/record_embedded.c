@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/clock.h"
 #include "engine/session.h"
 #include "record_flight.h"
+#include "v2/gt_v2.h" /* GT_V2_HEADER_LEN */
 
 #define POLL_MS 100
 
@@ -74,6 +76,23 @@ static int flight_tick(struct gt_record_run *r, struct gt_session *s, int at_end
 	return 0;
 }
 
+/* Embedded v2: the file is named PATH.partial once it holds more than its
+ * header (a whole generation: the encoder writes no less). */
+static void name_partial(struct gt_record_run *r)
+{
+	struct stat st;
+	int err;
+
+	if (!r->partial_pending || fstat(r->out.fd, &st) < 0 || st.st_size <= GT_V2_HEADER_LEN)
+		return;
+	r->partial_pending = 0;
+	err = gt_output_link_partial(&r->out);
+	if (err && !r->opts->quiet)
+		fprintf(stderr, "gotracectl: warning: cannot name the trace %s.partial while "
+			"recording (%s): a SIGKILL would leave nothing\n", r->opts->out,
+			strerror(-err));
+}
+
 static void record_loop(struct gt_record_run *r, struct gt_engine *e, struct gt_session *s,
 			struct gt_progress *prog)
 {
@@ -91,6 +110,7 @@ static void record_loop(struct gt_record_run *r, struct gt_engine *e, struct gt_
 		gt_session_stats(s, &st);
 		GT_SESSION_COUNTERS_COPY(&r->fig, &st);
 		gt_progress_show(prog, &r->fig);
+		name_partial(r);
 		if (r->opts->flight_on && flight_tick(r, s, 0))
 			break;
 	}

@@ -51,8 +51,11 @@ static const char usage_text[] =
 "                         NAMESPACE/NAME, asked of crictl when installed\n"
 "  -- CMD ARGS...         start CMD and record it from its first instruction\n"
 "output:\n"
-"  -o, --output FILE      the trace; written atomically: an interrupted or\n"
-"                         failed recording leaves no partial file behind\n"
+"  -o, --output FILE      the trace; written atomically: a failed recording\n"
+"                         leaves no file behind; Ctrl-C, SIGTERM save it;\n"
+"                         killed (SIGKILL): nothing, but FILE.partial in\n"
+"                         daemon mode or for a Go 1.22+ trace that has a\n"
+"                         whole generation (gotracectl(1), --output)\n"
 "  -d, --duration D       stop after D (750ms, 10s, 2m, 1h; a bare number is\n"
 "                         seconds); default: until Ctrl-C, SIGTERM, or every\n"
 "                         target exited (never for -a, -n or --cgroup);\n"
@@ -74,13 +77,14 @@ static const char usage_text[] =
 "                         the registers, unwind from .eh_frame, as perf\n"
 "                         does; costs more per stack (docs/mapping.md)\n"
 "memory and CPU:\n"
-"      --heap MODE        off | malloc | rss | interpose: resident memory\n"
-"                         (default); the live heap from allocator uprobes,\n"
-"                         exact but a uprobe trap per call (~15 us on a VM;\n"
-"                         measured and printed at the start):\n"
-"                         only for programs that allocate little; or, for\n"
-"                         -- CMD, counted inside CMD by a preloaded library\n"
-"                         (exact, tens of ns per call); Go is always rss\n"
+"      --heap MODE        the HeapAlloc counter: off: none; malloc: the\n"
+"                         live heap from allocator uprobes, exact but a\n"
+"                         uprobe trap per call (~15 us on a VM; measured\n"
+"                         and printed at the start): only for programs that\n"
+"                         allocate little; rss (default): resident memory;\n"
+"                         interpose: for -- CMD, counted inside CMD by a\n"
+"                         preloaded library (exact, tens of ns per call);\n"
+"                         Go is always rss\n"
 "      --cpu-profile[=HZ] CPU samples with stacks (default %d Hz)\n"
 "      --alloc-stacks N   every Nth allocation as a log event with its stack\n"
 "flight recorder (docs/design.md, \"Flight recorder\"):\n"
@@ -95,8 +99,10 @@ static const char usage_text[] =
 "                         least 1M): the cap wins over WINDOW\n"
 "      --trigger SPEC     write the window when a thread of the targets\n"
 "                         waited longer than a threshold: sched-delay>D\n"
-"                         (runnable, not running), offcpu>D (asleep),\n"
-"                         syscall>D or syscall:NAME>D (asleep in it), e.g.\n"
+"                         (runnable, not running), offcpu>D (from going to\n"
+"                         sleep to running again: the run-queue wait after\n"
+"                         the wakeup included, as offcputime's span),\n"
+"                         syscall>D or syscall:NAME>D (the same, in it), e.g.\n"
 "                         'offcpu>200ms' (repeatable); SPEC@NAME: only for\n"
 "                         threads named NAME or of a process whose main\n"
 "                         thread is; the file is named after the trigger\n"
@@ -115,9 +121,10 @@ static const char usage_text[] =
 "      --standalone       load the BPF programs here (root), not via gotraced\n"
 "      --daemon           use gotraced only; fail if it is not running\n"
 "      --socket PATH      gotraced's socket (default /run/gotraced/gotraced.sock)\n"
-"      --ring-size BYTES  ring buffer per CPU, standalone (default 16 MiB, less\n"
-"                         on machines of more than 8 CPUs, at least 4 MiB;\n"
-"                         4 times that with --call-graph=dwarf)\n"
+"      --ring-size BYTES  ring buffer per CPU, embedded (bytes, K, M or G; 4K to\n"
+"                         1G, rounded up to a power of 2; default 16M, less on\n"
+"                         machines of more than 8 CPUs, at least 4M; 4 times\n"
+"                         that with --call-graph=dwarf)\n"
 "  -q, --quiet            no live progress\n"
 "  -v, --verbose          libbpf's messages, and how long starting and\n"
 "                         stopping took, by phase\n"
@@ -334,8 +341,14 @@ static int parse_one(int c, struct gt_record_opts *o)
 	case O_STANDALONE: o->mode = GT_MODE_STANDALONE; return 0;
 	case O_DAEMON: o->mode = GT_MODE_DAEMON; return 0;
 	case O_SOCKET: o->socket = optarg; return 0;
-	case O_RING:
-		return parse_uint(optarg, 4096, 1u << 30, &o->ring_bytes) ? bad("bad --ring-size (4096 to 1 GiB)", optarg) : 0;
+	case O_RING: {
+		uint64_t b;
+
+		if (gt_args_size(optarg, 4096, 1u << 30, &b))
+			return bad("bad --ring-size (bytes, K, M or G; 4096 to 1G)", optarg);
+		o->ring_bytes = (unsigned)b;
+		return 0;
+	}
 	case 'q': o->quiet = 1; return 0;
 	case 'v': o->verbose = 1; return 0;
 	case 'h': printf(usage_text, DEFAULT_CPU_HZ); return 1;

@@ -14,6 +14,8 @@
 struct gt_record_run {
 	struct gt_record_opts *opts;
 	struct gt_output out;
+	int partial_pending;         /* embedded v2: named PATH.partial once it
+				      * holds a generation (record.c) */
 	struct gt_child child;       /* -- CMD: held until the session runs */
 	int have_child;
 	struct gt_record_figures fig;

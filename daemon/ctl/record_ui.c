@@ -144,6 +144,10 @@ void gt_record_summary(const struct gt_record_figures *f, const char *reason,
 		PRIu64 " bytes, %" PRIu64 " dropped in %.2fs (%s%s) -> %s\n",
 		f->threads, f->trace_events, f->bytes, f->drops, f->elapsed_ns / 1e9,
 		reason && *reason ? reason : "done", extra, path);
+	if (!f->threads) /* valid but empty: exit 0 as perf record does, but say it */
+		fprintf(stderr, "gotracectl: warning: 0 threads recorded: no thread of the "
+			"targets was seen while recording (an empty cgroup or container, or "
+			"targets that had all exited); the trace is valid but empty\n");
 	if (f->left)
 		fprintf(stderr, "gotracectl: %" PRIu64 " process%s left the recording: %s gained "
 			"privileges you may not trace (a set-user-ID, set-group-ID or file-capability "

@@ -32,7 +32,7 @@ static const char *const sysnames[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gotracectl report [OPTIONS] FILE\n"
+		"usage: gotracectl report [OPTIONS] FILE (options before or after FILE)\n"
 		"  per thread (goroutine) and per thread name, worst first:\n"
 		"  scheduling delay (runnable -> running: count, avg, p50, p90, p99, max,\n"
 		"  when the worst ended), off-CPU time by reason with its top stacks,\n"
@@ -114,13 +114,18 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
-	int c;
+	int c, nfiles = 0;
 
 	*o = (struct report_opts){ .top = 10,
 				   .win = { 0, -1, sysnames, sizeof(sysnames) / sizeof(*sysnames) } };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	/* "-": FILE is taken where it stands, options before or after it */
+	while ((c = getopt_long(argc, argv, "-h", opts, NULL)) != -1) {
 		switch (c) {
+		case 1:
+			if (nfiles++ == 0)
+				o->path = optarg;
+			break;
 		case 't':
 			o->top = (int)strtol(optarg, &end, 10);
 			if (*end || end == optarg || o->top < 0)
@@ -149,12 +154,14 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		fprintf(stderr, "gotracectl report: --until is before --since\n");
 		return 2;
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "gotracectl report: %s\n", optind >= argc ? "missing FILE" : "one FILE only");
+	for (; optind < argc; optind++) /* after "--" */
+		if (nfiles++ == 0)
+			o->path = argv[optind];
+	if (nfiles != 1) {
+		fprintf(stderr, "gotracectl report: %s\n", nfiles ? "one FILE only" : "missing FILE");
 		usage(stderr);
 		return 2;
 	}
-	o->path = argv[optind];
 	return 0;
 }
 
@@ -168,9 +175,13 @@ static int map_file(const char *path, const uint8_t **data, size_t *len)
 	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
 	void *p;
 
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	if (fd < 0 || fstat(fd, &st) < 0)
 		err = errno;
-		fprintf(stderr, "gotracectl report: cannot open %s: %s\n", shown_path, strerror(err));
+	else /* mmap of a directory says "No such device": name what it is */
+		err = S_ISDIR(st.st_mode) ? EISDIR : S_ISREG(st.st_mode) ? 0 : EINVAL;
+	if (err) {
+		fprintf(stderr, "gotracectl report: cannot open %s: %s\n", shown_path,
+			err == EINVAL ? "not a regular file" : strerror(err));
 		if (fd >= 0)
 			close(fd);
 		return -err;

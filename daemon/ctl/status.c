@@ -12,10 +12,12 @@
 static void status_usage(FILE *f)
 {
 	fprintf(f, "usage: gotracectl status [--socket PATH]\n\n"
-		   "Lists the recording sessions of the gotraced daemon: id, owner, targets,\n"
-		   "elapsed time, events, bytes and dropped events (for a flight recording:\n"
-		   "the kernel records its window holds and their memory); under a flight\n"
-		   "recording, what it keeps, its dumps and its triggers.\n"
+		   "Lists the recording sessions of the gotraced daemon: ID, OWNER, ELAPSED,\n"
+		   "EVENTS, BYTES, DROPS (events the kernel dropped), LOANON (loopback\n"
+		   "wakeups whose sender could not be named), TARGETS (label); for a flight\n"
+		   "recording EVENTS and BYTES are the kernel records its window holds and\n"
+		   "their memory, and a line under it says what it keeps, its dumps and its\n"
+		   "triggers.\n"
 		   "      --socket PATH   gotraced's socket (default %s)\n", GT_DEFAULT_SOCKET);
 }
 

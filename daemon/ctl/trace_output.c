@@ -168,6 +168,36 @@ int gt_output_name_partial(struct gt_output *o, char *why, size_t whylen)
 	return 0;
 }
 
+int gt_output_partial_free(struct gt_output *o, char *why, size_t whylen)
+{
+	char partial[sizeof(o->tmp)], buf[8400];
+	struct stat st;
+
+	snprintf(partial, sizeof(partial), "%s.partial", o->base);
+	if (fstatat(o->dirfd, partial, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	snprintf(why, whylen, "%s exists: a recording that was cut short (its gotracectl "
+		 "killed?); move it away or remove it", full(o, partial, buf, sizeof(buf)));
+	return -EEXIST;
+}
+
+int gt_output_link_partial(struct gt_output *o)
+{
+	char partial[sizeof(o->tmp)], proc[64];
+
+	snprintf(partial, sizeof(partial), "%s.partial", o->base);
+	if (o->tmp[0]) { /* no O_TMPFILE here: our hidden name becomes it */
+		if (renameat2(o->dirfd, o->tmp, o->dirfd, partial, RENAME_NOREPLACE) < 0)
+			return -errno;
+	} else {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
+		if (linkat(AT_FDCWD, proc, o->dirfd, partial, AT_SYMLINK_FOLLOW) < 0)
+			return -errno;
+	}
+	snprintf(o->tmp, sizeof(o->tmp), "%s", partial);
+	return 0;
+}
+
 /* Copies the whole trace from our descriptor into fd. */
 static int copy_trace(int from, int to)
 {

@@ -39,6 +39,15 @@ int gt_output_open(struct gt_output *o, const char *path, char *why, size_t whyl
  * renames it to PATH; discard removes it. */
 int gt_output_name_partial(struct gt_output *o, char *why, size_t whylen);
 
+/* Embedded Go 1.22+: PATH.partial must be free now (-EEXIST, why says so),
+ * and is given to the file later, by gt_output_link_partial, once the file
+ * holds something readable: a SIGKILL before that leaves nothing (an idle
+ * target's header alone, 16 bytes no reader takes, was left). */
+int gt_output_partial_free(struct gt_output *o, char *why, size_t whylen);
+/* Names the (still anonymous) file PATH.partial: 0, or -errno (it stays
+ * anonymous, committed as ever). */
+int gt_output_link_partial(struct gt_output *o);
+
 /* Makes the finished trace appear at o->path; a non-empty regular file
  * there is kept as PATH.old (an older PATH.old is replaced), as perf does.
  * If something other than a regular file took the path meanwhile, or the

@@ -73,24 +73,7 @@ int gt_flight_trigger_parse(const char *spec, struct gt_flight_trigger *t, char 
 
 int gt_flight_size_parse(const char *s, uint64_t *bytes)
 {
-	char *end;
-	unsigned long long v;
-	int shift = 0;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || s[0] == '-')
-		return -EINVAL;
-	if (*end == 'K' || *end == 'k')
-		shift = 10, end++;
-	else if (*end == 'M')
-		shift = 20, end++;
-	else if (*end == 'G')
-		shift = 30, end++;
-	if (*end || v > (UINT64_MAX >> shift) || (v << shift) < GT_FLIGHT_MIN_SIZE)
-		return -EINVAL;
-	*bytes = (uint64_t)v << shift;
-	return 0;
+	return gt_args_size(s, GT_FLIGHT_MIN_SIZE, UINT64_MAX, bytes);
 }
 
 void gt_flight_trigger_label(const struct gt_flight_trigger *t, char *buf, size_t len)

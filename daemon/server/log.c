@@ -10,7 +10,10 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "common/clock.h"
 #include "util/gt_escape.h"
@@ -30,12 +33,46 @@ static struct log_budget budgets[LOG_UIDS];
 /* dumps may log from their own threads */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* 1 when stderr is the journal's stream (systemd sets JOURNAL_STREAM to its
+ * device:inode): the journal stamps each line itself. */
+static int to_journal(void)
+{
+	static int known = -1;
+	const char *js;
+	struct stat st;
+	unsigned long long dev, ino;
+
+	if (known >= 0)
+		return known;
+	js = getenv("JOURNAL_STREAM");
+	known = js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(2, &st) == 0 &&
+		(unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+	return known;
+}
+
+/* "2026-12-02T04:50:01.123+0000 " (local time, its zone), or "" in the
+ * journal. */
+static void stamp(char *out, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	char day[32], zone[8];
+
+	out[0] = 0;
+	if (to_journal() || clock_gettime(CLOCK_REALTIME, &ts) || !localtime_r(&ts.tv_sec, &tm))
+		return;
+	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+	strftime(zone, sizeof(zone), "%z", &tm);
+	snprintf(out, len, "%s.%03ld%s ", day, ts.tv_nsec / 1000000, zone);
+}
+
 static void emit(const char *line)
 {
-	char shown[GT_ESCAPE_SIZE(LOG_LINE)];
+	char shown[GT_ESCAPE_SIZE(LOG_LINE)], when[64];
 
 	gt_escape(shown, sizeof(shown), line, strlen(line));
-	fprintf(stderr, "gotraced: %s\n", shown);
+	stamp(when, sizeof(when));
+	fprintf(stderr, "%sgotraced: %s\n", when, shown);
 }
 
 void gt_log(const char *fmt, ...)

@@ -20,7 +20,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 PROGRAMS = {
     "gotracectl": ("systemd/gotracectl.1",
                    ["daemon/ctl/record_opts.c", "daemon/ctl/report.c", "daemon/ctl/inspect.c",
-                    "daemon/ctl/status.c", "daemon/ctl/stop.c"]),
+                    "daemon/ctl/status.c", "daemon/ctl/stop.c", "daemon/ctl/gotracectl.c"]),
     "gotraced": ("systemd/gotraced.8", ["daemon/server/gotraced.c"]),
 }
 
@@ -34,6 +34,8 @@ def table_options(src):
     opts = set()
     for table in re.findall(r"struct option \w+\[\] = \{(.*?)\n\s*\};", src, re.S):
         opts.update(re.findall(r'\{\s*"([a-z][a-z0-9-]*)"', table))
+    # options a main() compares by hand (gotracectl --version)
+    opts.update(re.findall(r'strcmp\(argv\[1\], "--([a-z][a-z0-9-]*)"\)', src))
     return opts
 
 

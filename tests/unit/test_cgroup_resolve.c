@@ -322,6 +322,16 @@ static void test_paths(void)
 	snprintf(rel, sizeof(rel), "%s/plain/../plain/", base);
 	GT_CHECK(gt_cgroup_resolve_path(rel, out, sizeof(out), err, sizeof(err)) == 0 &&
 		 !strcmp(out, want), "not canonicalized: %s", out);
+	/* as /proc/PID/cgroup prints it: "/x/plain", or its whole line "0::/x/plain" */
+	snprintf(rel, sizeof(rel), "%s/plain", base + strlen(mnt));
+	GT_CHECK(gt_cgroup_resolve_path(rel, out, sizeof(out), err, sizeof(err)) == 0 &&
+		 !strcmp(out, want), "/proc/PID/cgroup's form %s: %s / %s", rel, err, out);
+	snprintf(rel, sizeof(rel), "0::%s/plain", base + strlen(mnt));
+	GT_CHECK(gt_cgroup_resolve_path(rel, out, sizeof(out), err, sizeof(err)) == 0 &&
+		 !strcmp(out, want), "/proc/PID/cgroup's line %s: %s / %s", rel, err, out);
+	snprintf(rel, sizeof(rel), "%s/nope", base + strlen(mnt));
+	GT_CHECK(gt_cgroup_resolve_path(rel, out, sizeof(out), err, sizeof(err)) == -ENOENT &&
+		 strstr(err, "/proc/PID/cgroup"), "missing, said: %s", err);
 }
 
 static void test_bad_paths(void)
