@@ -65,3 +65,32 @@ int gt_gomerge(const uint8_t *rt, size_t rtlen, const uint8_t *k, size_t klen,
 	       gt_gm_write_fn write, void *ctx, struct gt_gm_result *res);
 
 #endif
+
+/* ---- reading a merged file back (`report`) ------------------------------
+ * Per goroutine and region name ("kernel: preempted by bash (tid 12)"):
+ * how many intervals and their total, from the merge's regions; and per
+ * goroutine its running time by the runtime's own events (each M's
+ * goroutine from its start or status to its stop, block, syscall or
+ * destruction). */
+struct gt_gm_row {
+	uint64_t g;
+	char what[192];       /* the region's name less "kernel: " */
+	uint64_t n, ns;
+};
+
+struct gt_gm_goroutine {
+	uint64_t g, running_ns, kernel_ns;
+};
+
+struct gt_gm_report {
+	struct gt_gm_row *rows;        /* heaviest first */
+	size_t nrows;
+	struct gt_gm_goroutine *gs;    /* those with a row, most kernel time first */
+	size_t ngs;
+};
+
+/* Reads a v2 file.  0 (nrows 0: no kernel region: not a merged file),
+ * -EINVAL (err says why) or -ENOMEM. */
+int gt_gm_report_read(const uint8_t *data, size_t len, struct gt_gm_report *r, char *err,
+		      size_t errlen);
+void gt_gm_report_free(struct gt_gm_report *r);

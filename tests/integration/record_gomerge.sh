@@ -16,7 +16,8 @@
 #     which its strictly-increasing rule may move by 1 ns); the merge
 #     bounds the clocks' offset to an interval holding 0 within +-5 us;
 #     kernel regions are on goroutines, and the hog (by its tid) is named
-#     as the preempter of at least one.
+#     as the preempter of at least one; `report` prints its table of the
+#     kernel's time inside the goroutines.
 #  gomerge_gotrace: record -p SERVER,HOG -d 1 --go-trace URL (Go 1.23):
 #     one file, valid, with the hog's preemptions on goroutines.
 #  gomerge_refused: merge of a kernel file as the runtime's trace, and
@@ -92,6 +93,10 @@ checks() {
 	grep -q 'RegionBegin.*Type="kernel: ' "$m.d1" || echo "no kernel region;"
 	hog=$(grep -c "RegionBegin.*Type=\"kernel: preempted by .*(tid $HOG)\"" "$m.d1")
 	[ "$hog" -ge 1 ] || echo "no region names the hog (tid $HOG) as the preempter;"
+	"$CTL" report "$m" >"$m.report" 2>&1 || echo "report failed: $(tail -2 "$m.report");"
+	grep -q "^The kernel inside the runtime's goroutines" "$m.report" &&
+		grep -q "^    preempted by " "$m.report" ||
+		echo "report has no table of the kernel's time in goroutines;"
 	python3 - "$GT_TMP/$n.merge.err" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
