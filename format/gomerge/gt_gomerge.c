@@ -13,6 +13,7 @@
 #include "gt_gomerge.h"
 #include "gt_gomerge_internal.h"
 #include "util/gt_idmap.h"
+#include "util/gt_strset.h"
 #include "wire/gt_varint.h"
 
 const char *const gt_gm_why_names[GT_GM_NWHY] = { "preempted", "blocked", "syscall" };
@@ -78,6 +79,7 @@ struct gm {
 	uint32_t seq;
 	struct addstr *str;
 	size_t nstr, capstr;
+	struct gt_strset sset;       /* (gen, string) -> rank: str[rank - 1] */
 	gt_gm_write_fn write;
 	void *ctx;
 	struct gt_gm_result *res;
@@ -236,23 +238,33 @@ static int index_runtime(struct gm *g)
 	return rc < 0 ? fail(g, -EINVAL, "the runtime's trace: %s", f.error) : 0;
 }
 
-/* The id of string s in generation gen, added if new. */
+/* The id of string s in generation gen, added if new (interned with its
+ * generation: the strset's rank r is g->str[r - 1]). */
 static int string_id(struct gm *g, uint32_t gen, const char *s, uint64_t *id)
 {
-	struct addstr *n;
+	char key[4 + 1024];
+	size_t n = strlen(s);
+	struct addstr *a;
+	uint64_t rank;
+	int rc;
 
-	for (size_t i = g->nstr; i-- > 0;)
-		if (g->str[i].gen == gen && !strcmp(g->str[i].s, s)) {
-			*id = g->str[i].id;
-			return 0;
-		}
-	if (!(n = grow(g->str, &g->capstr, g->nstr, sizeof(*g->str))))
+	if (n > GT_V2_MAX_STRING)
+		n = GT_V2_MAX_STRING;
+	memcpy(key, &gen, 4);
+	memcpy(key + 4, s, n);
+	if ((rc = gt_strset_add(&g->sset, key, 4 + n, &rank, NULL)))
+		return rc;
+	if (rank <= g->nstr) {
+		*id = g->str[rank - 1].id;
+		return 0;
+	}
+	if (!(a = grow(g->str, &g->capstr, g->nstr, sizeof(*g->str))))
 		return -ENOMEM;
-	g->str = n;
-	if (!(n[g->nstr].s = strdup(s)))
+	g->str = a;
+	if (!(a[g->nstr].s = strndup(s, n)))
 		return -ENOMEM;
-	n[g->nstr].gen = gen;
-	n[g->nstr].id = *id = ++g->maxstr[gen];
+	a[g->nstr].gen = gen;
+	a[g->nstr].id = *id = ++g->maxstr[gen];
 	g->nstr++;
 	return 0;
 }
@@ -622,6 +634,7 @@ static void gm_free(struct gm *g)
 	for (size_t i = 0; i < g->nstr; i++)
 		free(g->str[i].s);
 	free(g->str);
+	gt_strset_free(&g->sset);
 	free(g->ob);
 	gt_gm_kernel_free(&g->k);
 }
