@@ -92,7 +92,12 @@ static int write_fd(void *ctx, const void *p, size_t n)
 
 static void summary(const struct gt_gm_result *r)
 {
-	fprintf(stderr,
+	if (!r->bounds)
+		fprintf(stderr,
+			"gotracectl merge: clock: the runtime's ticks x 64 = CLOCK_MONOTONIC ns; no kernel off-CPU interval of its threads lies within the runtime's trace to check it (%llu contradict it): do the two files cover the same process and window?\n",
+			(unsigned long long)r->violations);
+	else
+		fprintf(stderr,
 		"gotracectl merge: clock: the runtime's ticks x 64 = CLOCK_MONOTONIC ns; %llu kernel off-CPU intervals of its threads bound the offset to [%lld, %lld] ns (residual error +-%lld ns), %llu contradict it\n",
 		(unsigned long long)r->bounds,
 		(long long)(r->bounds ? r->off_lo : 0), (long long)(r->bounds ? r->off_hi : 0),
