@@ -14,8 +14,8 @@ struct gt_gm_koff {
 	int64_t start, end;     /* CLOCK_MONOTONIC ns */
 	int64_t cpu_from, cpu_to;
 	int why;                /* enum gt_gm_why */
-	uint64_t culprit;       /* the recording's goroutine that ran next on
-				 * that CPU (a preemption), 0: none recorded */
+	uint64_t culprit;       /* the recording's goroutine the preempting
+				 * switch started, 0: a task not recorded */
 	uint64_t stk;           /* the stop's stack in the recording */
 };
 

@@ -2,7 +2,8 @@
  * per CPU) read into the intervals each thread spent off the CPU: from a
  * stop (GoPreempt, a block, a block inside a GoSysCall) to the thread's
  * next GoStart, with the CPU it left and the one it came back on, and,
- * for a preemption, the recorded thread that ran next on that CPU. */
+ * for a preemption, the recorded thread that the same switch put on that
+ * CPU (none when a task not recorded took it). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,9 @@
 #include "wire/gt_reader.h"
 
 #define GM_MAX_P 4096 /* CPUs and the spare P; CPU samples' P is beyond */
+/* A stop and the start its sched_switch wrote share their time; 1 us
+ * allows for the writer moving an effect after its cause. */
+#define GM_SAME_SWITCH_NS 1000
 
 /* A stop or a start of a recorded goroutine, before pairing. */
 struct point {
@@ -123,7 +127,10 @@ static int on_event(struct gt_gm_kernel *k, struct kstate *s, const struct gt_ra
 	    r->type == GT_EV_GO_START_LABEL) {
 		struct point p = { .g = e.args[0], .ts = e.ts, .p = e.p, .start = 1 };
 
-		if (s->pend[s->cur] && s->pt[s->pend[s->cur] - 1].g != p.g)
+		/* the preempter is the thread the same sched_switch started: a
+		 * later start on that CPU came after tasks not recorded */
+		if (s->pend[s->cur] && s->pt[s->pend[s->cur] - 1].g != p.g &&
+		    p.ts - s->pt[s->pend[s->cur] - 1].ts <= GM_SAME_SWITCH_NS)
 			s->pt[s->pend[s->cur] - 1].culprit = p.g;
 		s->pend[s->cur] = 0;
 		return add_point(s, &p);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # record_gomerge.sh: a Go 1.22 and a Go 1.23 net/http server with
-# net/http/pprof (tests/servers/gopprof) under wrk, beside a CPU hog pinned
-# to CPU 0 beside it (a bash loop, 6 s, normal priority; wrk, 2 connections,
+# net/http/pprof (tests/servers/gopprof) under wrk, pinned to CPU 0 beside a
+# SCHED_FIFO hog (python: 4 ms spinning, 4 ms asleep, 6 s; wrk, 2 connections,
 # on CPU 1; the servers' traces kept small, as Go's -d=1 dump of a
 # runtime trace is 100 bytes an event): its own runtime trace and a
 # kernel recording of it and the hog, merged (`gotracectl merge`), and
@@ -14,7 +14,8 @@
 #     events from it exactly as from the runtime's file alone (`go tool
 #     trace -d=1` of both, less the added kernel events and the times,
 #     which its strictly-increasing rule may move by 1 ns); the merge
-#     bounds the clocks' offset to an interval holding 0 within +-5 us;
+#     bounds the clocks' offset to an interval holding 0 within +-10 us
+#     (+-1.2 to +-3.6 us seen at a load average of 14 to 20 on 2 CPUs);
 #     kernel regions are on goroutines, and the hog (by its tid) is named
 #     as the preempter of at least one; `report` prints its table of the
 #     kernel's time inside the goroutines.
@@ -61,7 +62,16 @@ start() {
 		grep -q ready "$GT_TMP/$2.srv" && break
 	done
 	grep -q ready "$GT_TMP/$2.srv" || return 1
-	taskset -c 0 bash -c 'end=$((SECONDS + 6)); while ((SECONDS < end)); do :; done' &
+	# SCHED_FIFO, 4 ms on and 4 ms asleep, 6 s at most: each wakeup takes
+	# CPU 0 from whatever runs there at once, and half of CPU 0 is left
+	chrt -f 5 taskset -c 0 /usr/bin/python3 -c '
+import time
+end = time.monotonic() + 6
+while time.monotonic() < end:
+    t = time.monotonic() + 0.004
+    while time.monotonic() < t:
+        pass
+    time.sleep(0.004)' &
 	HOG=$!
 	gt_pids+=("$HOG")
 	timeout 20 taskset -c 1 wrk -t1 -c2 -d6s "http://127.0.0.1:$PORT/" >"$GT_TMP/$2.wrk" 2>&1 &
@@ -105,8 +115,8 @@ if not m:
     print("no clock line: %s;" % t[:300])
     sys.exit()
 lo, hi, res, bad = map(int, m.groups())
-if not lo <= 0 <= hi or res > 5000:
-    print("clock offset bounds [%d, %d] ns (want 0 within, +-5 us at most);" % (lo, hi))
+if not lo <= 0 <= hi or res > 10000:
+    print("clock offset bounds [%d, %d] ns (want 0 within, +-10 us at most);" % (lo, hi))
 PY
 	echo "# $n: hog preemptions on goroutines: $hog; $(grep -o 'bound the offset.*contradict it' "$GT_TMP/$n.merge.err")" >&2
 }
