@@ -284,7 +284,7 @@ int cmd_report(int argc, char **argv)
 	} else {
 		rc = print(&a, &o);
 		if (!rc && !o.json && !o.folded && gt_v2_is(data, len))
-			rc = report_kernel(data, len, &o, stdout);
+			rc = report_kernel(&m, &o, stdout);
 		if (rc && rc != -EINVAL)
 			fprintf(stderr, "gotracectl report: writing the report: %s\n", strerror(-rc));
 	}

@@ -7,10 +7,22 @@
 #include <string.h>
 
 #include "report.h"
+#include "trace_map.h"
 #include "gomerge/gt_gomerge.h"
 #include "util/gt_escape.h"
 
 #define ROWS_PER_G 5
+
+/* trace_map_release for the reader's two passes over the file, which the
+ * analysis read before: an end before what was let go starts a pass. */
+static void release(void *arg, size_t end)
+{
+	struct trace_map *m = arg;
+
+	if (end < m->gone)
+		m->gone = 0;
+	trace_map_release(m, end);
+}
 
 static void rows_of(const struct gt_gm_report *k, uint64_t g, FILE *out)
 {
@@ -28,14 +40,14 @@ static void rows_of(const struct gt_gm_report *k, uint64_t g, FILE *out)
 	}
 }
 
-int report_kernel(const uint8_t *data, size_t len, const struct report_opts *o, FILE *out)
+int report_kernel(struct trace_map *m, const struct report_opts *o, FILE *out)
 {
 	struct gt_gm_report k;
 	char err[256];
 	size_t top = o->top > 0 ? (size_t)o->top : 10;
 	uint64_t run = 0, ker = 0;
 
-	if (gt_gm_report_read(data, len, &k, err, sizeof(err)))
+	if (gt_gm_report_read(m->data, m->len, m->len ? release : NULL, m, &k, err, sizeof(err)))
 		return 0; /* the analysis read it: nothing more to say */
 	if (!k.nrows) {
 		gt_gm_report_free(&k);

@@ -89,8 +89,11 @@ struct gt_gm_report {
 	size_t ngs;
 };
 
-/* Reads a v2 file.  0 (nrows 0: no kernel region: not a merged file),
- * -EINVAL (err says why) or -ENOMEM. */
-int gt_gm_report_read(const uint8_t *data, size_t len, struct gt_gm_report *r, char *err,
-		      size_t errlen);
+/* Reads a v2 file, in two passes.  release (may be NULL) is told after
+ * each batch that bytes [0, end) will not be read again in this pass, as
+ * gt_analyze_opts.release is (the second pass starts again at 0).  0
+ * (nrows 0: no kernel region: not a merged file), -EINVAL (err says why)
+ * or -ENOMEM. */
+int gt_gm_report_read(const uint8_t *data, size_t len, void (*release)(void *arg, size_t end),
+		      void *arg, struct gt_gm_report *r, char *err, size_t errlen);
 void gt_gm_report_free(struct gt_gm_report *r);

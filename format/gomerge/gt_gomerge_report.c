@@ -28,6 +28,8 @@ struct rd {
 	struct gt_gm_report *r;
 	size_t caprows;
 	uint64_t tick_ns;
+	void (*release)(void *arg, size_t end);
+	void *arg;
 };
 
 struct span {
@@ -44,6 +46,8 @@ static int strings_pass(struct rd *d, struct gt_v2_file *f)
 	int rc, isnew;
 
 	while ((rc = gt_v2_next_batch(f, &b)) == 1) {
+		if (d->release)
+			d->release(d->arg, b.hdr);
 		if (b.kind != GT_V2_K_STRINGS && b.kind != GT_V2_K_FREQ)
 			continue;
 		gt_v2_cursor_init(&c, f, &b);
@@ -174,6 +178,8 @@ static int events_pass(struct rd *d, struct gt_v2_file *f)
 	while ((rc = gt_v2_next_batch(f, &b)) == 1) {
 		struct mst *m;
 
+		if (d->release)
+			d->release(d->arg, b.hdr);
 		if (b.kind != GT_V2_K_EVENTS)
 			continue;
 		if (!(m = gt_idmap_put(&d->ms, b.m, &isnew)))
@@ -222,10 +228,10 @@ static int collect(struct rd *d)
 	return 0;
 }
 
-int gt_gm_report_read(const uint8_t *data, size_t len, struct gt_gm_report *r, char *err,
-		      size_t errlen)
+int gt_gm_report_read(const uint8_t *data, size_t len, void (*release)(void *arg, size_t end),
+		      void *arg, struct gt_gm_report *r, char *err, size_t errlen)
 {
-	struct rd d = { .r = r, .tick_ns = 1 };
+	struct rd d = { .r = r, .tick_ns = 1, .release = release, .arg = arg };
 	struct gt_v2_file f;
 	int rc;
 

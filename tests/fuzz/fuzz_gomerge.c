@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (gt_gomerge(data + 4, rl, data + 4 + rl, size - 4 - rl, append, &out, res)) {
 		if (!res->error[0])
 			abort(); /* a refusal always says why */
-	} else if (gt_gm_report_read(out.p, out.n, &rep, err, sizeof(err)) == 0) {
+	} else if (gt_gm_report_read(out.p, out.n, NULL, NULL, &rep, err, sizeof(err)) == 0) {
 		gt_gm_report_free(&rep);
 	}
 	free(out.p);
