@@ -9,9 +9,10 @@
 #
 #  gomerge_go122, gomerge_go123: the runtime's trace fetched with curl
 #     while `record -p SERVER,HOG` runs; `merge` writes a file that Go's
-#     readers and viewer pages (gocheck.sh, and Go 1.23's User-defined
-#     regions page) and inspect accept; Go's reader returns the runtime's
-#     events from it exactly as from the runtime's file alone (`go tool
+#     readers and viewer pages (gocheck.sh, and the User-defined regions
+#     page of Go 1.22's viewer for the Go 1.22 file) and inspect accept;
+#     Go's reader returns the runtime's events from it exactly as from
+#     the runtime's file alone (`go tool
 #     trace -d=1` of both, less the added kernel events and the times,
 #     which its strictly-increasing rule may move by 1 ns); the merge
 #     bounds the clocks' offset to an interval holding 0 within +-10 us
@@ -20,7 +21,8 @@
 #     as the preempter of at least one; `report` prints its table of the
 #     kernel's time inside the goroutines.
 #  gomerge_gotrace: record -p SERVER,HOG -d 1 --go-trace URL (Go 1.23):
-#     one file, valid, with the hog's preemptions on goroutines.
+#     one file, valid, with the hog's preemptions on goroutines, listed on
+#     Go 1.23's User-defined regions page.
 #  gomerge_refused: merge of a kernel file as the runtime's trace, and
 #     --go-trace to a port where nothing listens: non-zero, a reason, no
 #     output file (record names the kernel's part it keeps beside it).
@@ -127,6 +129,20 @@ PY
 	echo "# $n: hog preemptions on goroutines: $hog; $(grep -o 'bound the offset.*contradict it' "$GT_TMP/$n.merge.err")" >&2
 }
 
+# regions_page NAME FILE GO LABEL: GO's viewer lists the kernel's regions
+# on its User-defined regions page; prints why not, or nothing.
+regions_page() {
+	if gt_serve_trace "$3" "$2" "$GT_TMP/$1.viewer" 600; then
+		curl -s --max-time 120 "http://127.0.0.1:$gt_port/userregions" >"$GT_TMP/$1.regions.html"
+		grep -q "kernel: preempted by" "$GT_TMP/$1.regions.html" ||
+			echo "Go $4's /userregions does not list the kernel's regions"
+	else
+		echo "Go $4's go tool trace did not serve: $(tail -3 "$GT_TMP/$1.viewer")"
+	fi
+	kill "$gt_server" 2>/dev/null
+	wait "$gt_server" 2>/dev/null
+}
+
 merge_case() {
 	local v=$1 n=gomerge_go1$1 why= k=$GT_TMP/k$1.trace rt=$GT_TMP/rt$1.trace m=$GT_TMP/m$1.trace i
 	if ! build "$v"; then
@@ -152,6 +168,8 @@ merge_case() {
 	if [ -z "$why" ]; then
 		if "$CTL" merge "$rt" "$k" -o "$m" 2>"$GT_TMP/$n.merge.err"; then
 			why=$(checks "$n" "$m" "$rt" "$v")
+			# Go 1.22's viewer too (gocheck.sh runs Go 1.23's on it)
+			[ -z "$why" ] && [ "$v" = 22 ] && why=$(regions_page "$n" "$m" "$GT_GO122" 1.22)
 		else
 			why="merge failed: $(head -3 "$GT_TMP/$n.merge.err")"
 		fi
@@ -173,18 +191,7 @@ gotrace_case() {
 		why="record --go-trace failed: $(tail -3 "$GT_TMP/$n.merge.err")"
 	fi
 	stop
-	# Go 1.23's User-defined regions page lists the kernel's regions
-	if [ -z "$why" ]; then
-		if gt_serve_trace "$GT_GO123" "$m" "$GT_TMP/$n.viewer" 600; then
-			curl -s --max-time 120 "http://127.0.0.1:$gt_port/userregions" >"$GT_TMP/$n.regions.html"
-			grep -q "kernel: preempted by" "$GT_TMP/$n.regions.html" ||
-				why="Go 1.23's /userregions does not list the kernel's regions"
-		else
-			why="go tool trace did not serve: $(tail -3 "$GT_TMP/$n.viewer")"
-		fi
-		kill "$gt_server" 2>/dev/null
-		wait "$gt_server" 2>/dev/null
-	fi
+	[ -z "$why" ] && why=$(regions_page "$n" "$m" "$GT_GO123" 1.23)
 	gt_report "$n" "$why"
 }
 
