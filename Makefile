@@ -43,7 +43,7 @@ endif
 # folder and the layers below it: gotraced no CLI code, gotracectl no server
 # code.  format/'s folders (util/ lowest, then wire/, then writer/, check/
 # and analyze/ beside each other) make one library.
-FORMAT_DIRS  := util wire v2 writer check analyze
+FORMAT_DIRS  := util wire v2 writer check analyze gomerge
 FORMAT_SRCS  := $(foreach d,$(FORMAT_DIRS),$(wildcard format/$(d)/*.c))
 CORE_DIRS    := common sym capture translate memtrack engine
 CORE_SRCS    := $(foreach d,$(CORE_DIRS),$(wildcard daemon/$(d)/*.c))

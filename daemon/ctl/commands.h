@@ -8,6 +8,9 @@
 #ifndef GT_COMMANDS_H
 #define GT_COMMANDS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 int cmd_record(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 /* inspect_v2.c: 1 if the file starts with a Go 1.22+ header; the v2
@@ -18,5 +21,10 @@ int cmd_report(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+/* merge.c: the merge of two files into a third; 0 or 1 (said why). */
+int gomerge_files(const char *rt_path, const char *k_path, const char *out_path);
+/* The same with the runtime's trace in memory. */
+int gomerge_data(const uint8_t *rt_data, size_t rt_len, const char *k_path, const char *out_path);
 
 #endif

@@ -15,6 +15,7 @@ static const struct {
 	{"record", cmd_record, "record processes, a cgroup or a command into a Go trace"},
 	{"inspect", cmd_inspect, "summarize and validate a Go trace file"},
 	{"report", cmd_report, "latency report of a Go trace: delays, off-CPU, syscalls, wakers"},
+	{"merge", cmd_merge, "merge a Go runtime's own trace with a recording of its threads"},
 	{"status", cmd_status, "list the daemon's recording sessions"},
 	{"stop", cmd_stop, "stop a daemon recording session"},
 	{"dump", cmd_dump, "write a daemon flight session's window up to now"},

@@ -239,10 +239,44 @@ static void flight_summary(const struct gt_record_run *r)
 				r->opts->flight.triggers[i].spec, r->opts->flight.triggers[i].name);
 }
 
+void gt_record_started(struct gt_record_run *r)
+{
+	if (r->gotrace && gt_gotrace_start(r->gotrace))
+		fprintf(stderr, "gotracectl: --go-trace: %s\n", r->gotrace->why);
+}
+
+/* --go-trace: the kernel's side goes to a file beside OUT, the merge to
+ * OUT; 0 or 1 (said why). */
+static int gotrace_setup(struct gt_record_opts *o, struct gt_gotrace *g, char *kpath, size_t len)
+{
+	if (gt_gotrace_init(g, o->go_trace, o->duration_ns) ||
+	    snprintf(kpath, len, "%s.kernel-%d", o->out, (int)getpid()) >= (int)len) {
+		fprintf(stderr, "gotracectl: --go-trace URL or -o FILE too long\n");
+		return 1;
+	}
+	o->out = kpath;
+	o->duration_ns += GT_GOTRACE_MARGIN_NS;
+	return 0;
+}
+
+static int gotrace_end(struct gt_record_run *r, const char *kpath, const char *out)
+{
+	int rc = gt_gotrace_finish(r->gotrace, kpath, out);
+
+	if (rc)
+		fprintf(stderr, "gotracectl: the kernel's recording is kept at %s\n", kpath);
+	else
+		unlink(kpath);
+	return rc;
+}
+
 int cmd_record(int argc, char **argv)
 {
+	static struct gt_gotrace gotrace;
+	static char kpath[4200];
 	struct gt_record_opts opts;
 	struct gt_record_run r;
+	const char *final_out;
 	uint64_t launched = gt_now_ns(), started, committing, done;
 	int rc = gt_record_parse(argc, argv, &opts);
 
@@ -254,6 +288,12 @@ int cmd_record(int argc, char **argv)
 		return gt_record_detached(&opts);
 	memset(&r, 0, sizeof(r));
 	r.opts = &opts;
+	final_out = opts.out;
+	if (opts.go_trace) {
+		if (gotrace_setup(&opts, &gotrace, kpath, sizeof(kpath)))
+			return 1;
+		r.gotrace = &gotrace;
+	}
 	r.fig.launched_ns = launched;
 	install_signals(opts.flight_on);
 	if (gt_output_open(&r.out, opts.out, r.why, sizeof(r.why))) {
@@ -296,6 +336,8 @@ int cmd_record(int argc, char **argv)
 		flight_summary(&r);
 	else
 		gt_record_summary(&r.fig, r.reason, opts.out);
+	if (r.gotrace && gotrace_end(&r, kpath, final_out))
+		return 1;
 	if (opts.verbose)
 		gt_record_timing(&r.fig, done);
 	return 0;

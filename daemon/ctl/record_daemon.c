@@ -61,6 +61,7 @@ int gt_record_via_daemon(struct gt_record_run *r, int sock)
 		err = gt_record_release_child(r);
 	if (err)
 		return err;
+	gt_record_started(r);
 	gt_progress_init(&prog, r->opts->quiet);
 	for (;;) {
 		if (gt_record_interrupted && !asked_stop) {

@@ -153,6 +153,7 @@ int gt_record_embedded(struct gt_record_run *r)
 		return err;
 	}
 	r->why[0] = 0;
+	gt_record_started(r);
 	/* a flight recording says what fired and what it wrote instead */
 	gt_progress_init(&prog, r->opts->quiet || r->opts->flight_on);
 	record_loop(r, e, s, &prog);

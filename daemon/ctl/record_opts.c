@@ -62,6 +62,12 @@ static const char usage_text[] =
 "                         SIGUSR1 is ignored (it dumps a --flight recording)\n"
 "      --go-version V     trace format 1.11, 1.19 (default), 1.21, or Go 1.22+'s\n"
 "                         1.22 or 1.23\n"
+"      --go-trace URL     with -p PID of a Go 1.22+ program and -d: fetch its\n"
+"                         own trace (URL: http://HOST:PORT/debug/pprof/trace,\n"
+"                         net/http/pprof) over the recording and write one\n"
+"                         Go 1.22+ file: the runtime's trace with the\n"
+"                         kernel's view of its threads merged in (as\n"
+"                         `gotracectl merge`)\n"
 "      --syscalls MODE    blocking (default): the syscalls that block, with\n"
 "                         their stacks; all: GoSysCall at every syscall\n"
 "                         entry, which runs a BPF program at every syscall\n"
@@ -180,7 +186,7 @@ static int parse_heap(const char *s, enum gt_heap_mode *h)
 enum { O_CGROUP = 256, O_CONTAINER, O_POD, O_GOVER, O_HEAP, O_CPU, O_ALLOC, O_STANDALONE,
        O_DAEMON, O_SOCKET, O_RING, O_KSTACKS, O_SYSCALLS, O_KTHREADS, O_CHILDREN, O_WAIT,
        O_CALLGRAPH, O_FLIGHT, O_FLIGHT_SIZE, O_TRIGGER, O_AFTER, O_HOLDOFF, O_MAX_DUMPS,
-       O_DETACH };
+       O_DETACH, O_GOTRACE };
 
 static const struct option longopts[] = {
 	{"pid", required_argument, NULL, 'p'},
@@ -212,6 +218,7 @@ static const struct option longopts[] = {
 	{"holdoff", required_argument, NULL, O_HOLDOFF},
 	{"max-dumps", required_argument, NULL, O_MAX_DUMPS},
 	{"detach", no_argument, NULL, O_DETACH},
+	{"go-trace", required_argument, NULL, O_GOTRACE},
 	{"quiet", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
@@ -334,6 +341,7 @@ static int parse_one(int c, struct gt_record_opts *o)
 	case O_MAX_DUMPS: case O_DETACH:
 		return parse_flight(c, o);
 	case 'o': o->out = optarg; return 0;
+	case O_GOTRACE: o->go_trace = optarg; return 0;
 	case 'd':
 		return gt_args_duration(optarg, &o->duration_ns) ?
 			bad("bad duration (want a number and a unit: ns, us, ms, s, m or h; "
@@ -390,6 +398,12 @@ static int check_targets(struct gt_record_opts *o)
 	if (o->flight_on && !o->detach && o->mode == GT_MODE_DAEMON) {
 		fprintf(stderr, "gotracectl record: --flight records through gotraced with "
 			"--detach only (else in this process)\n");
+		return 2;
+	}
+	if (o->go_trace && (!o->npids || !o->duration_ns || o->flight_on || o->cmd ||
+			    o->go_version >= GT_GO_1_22)) {
+		fprintf(stderr, "gotracectl record: --go-trace goes with -p PID and -d D, without "
+			"--flight, -- CMD or --go-version 1.22+ (the merged file is the runtime's)\n");
 		return 2;
 	}
 	if (kinds > 1) {

@@ -32,6 +32,7 @@ struct gt_record_opts {
 	int flight_on;            /* --flight: -o names the dumps */
 	int detach;               /* --detach: in gotraced; -o is a directory */
 	struct gt_flight_opts flight;
+	const char *go_trace;     /* --go-trace URL: the runtime's trace to merge */
 };
 
 /* 0 ok, 1 help printed (exit 0), 2 usage error (message printed). */

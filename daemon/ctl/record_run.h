@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include "child_launch.h"
+#include "record_gotrace.h"
 #include "record_opts.h"
 #include "record_ui.h"
 #include "trace_output.h"
@@ -23,7 +24,12 @@ struct gt_record_run {
 	char why[1100];              /* what failed, for the user */
 	unsigned dumps;              /* --flight: files written */
 	struct gt_flight_stats flight; /* --flight: what it held at the end */
+	struct gt_gotrace *gotrace;  /* --go-trace: fetched once the session
+				      * records (gt_record_started) */
 };
+
+/* The session records now: starts what waits for it (--go-trace). */
+void gt_record_started(struct gt_record_run *r);
 
 /* Set by SIGINT/SIGTERM: end the recording cleanly. */
 extern volatile sig_atomic_t gt_record_interrupted;

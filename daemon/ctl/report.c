@@ -19,6 +19,7 @@
 #include "report.h"
 #include "util/gt_escape.h"
 #include "trace_map.h"
+#include "v2/gt_v2.h"
 
 /* The syscalls of the architecture we are built for (generated from the
  * kernel's <asm/unistd.h>): a GoSysCall stack's top frame names a syscall
@@ -293,6 +294,8 @@ int cmd_report(int argc, char **argv)
 		rc = -ENOENT;
 	} else {
 		rc = print(&a, &o);
+		if (!rc && !o.json && !o.folded && gt_v2_is(data, len))
+			rc = report_kernel(&m, &o, stdout);
 		if (rc && rc != -EINVAL)
 			fprintf(stderr, "gotracectl report: writing the report: %s\n", strerror(-rc));
 	}

@@ -19,6 +19,12 @@ struct report_opts {
 	const char *path;
 };
 
+/* report_kernel.c: the merged kernel regions of a Go 1.22+ file (gotracectl
+ * merge) per goroutine; prints nothing for another file.  Reads m a batch
+ * at a time, letting each go.  0 or -EIO. */
+struct trace_map;
+int report_kernel(struct trace_map *m, const struct report_opts *o, FILE *out);
+
 /* A thread's name, "G<id>" when it has none; tid or -1. */
 const char *report_name(const struct gt_analysis *a, const struct gt_an_thread *t, char *buf,
 			size_t len, int64_t *tid);

@@ -43,6 +43,7 @@ FORMAT = {
     "writer": {"util", "wire"},
     "check": {"util", "wire", "v2"},
     "analyze": {"util", "wire", "v2"},
+    "gomerge": {"util", "wire", "v2"},
 }
 
 # System headers format/ may not use: Linux's own, BPF's, and the C
