@@ -50,6 +50,7 @@ step bench_report_v2 tests/bench/bench_report_v2.sh "$build"
 step overhead tests/bench/overhead.sh "$build"
 # What each part of the hot BPF programs costs (variants with parts left out).
 step bpf_parts tests/bench/bpf_parts.sh "$build"
+step bystander_progs tests/bench/bystander_progs.sh "$build" # each program's early exit for untraced tasks
 # How long a recording takes to start and stop, embedded and through the
 # daemon, next to perf sched record; gotracectl record -v's phases.
 step startstop tests/bench/startstop.sh "$build"
