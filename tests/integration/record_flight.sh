@@ -6,7 +6,10 @@
 #                         named after the trigger, valid in every reader,
 #                         holding the stall, at least the window before
 #                         its end, and the trigger's log event on the
-#                         staller; stderr says what fired and where
+#                         staller; stderr says what fired and where;
+#                         `report` on it begins with the trigger (what,
+#                         thread, trace time, wall time) and --json gives
+#                         the wait that fired it, the stall's length
 #   flight_offcpu         the same with 'offcpu>400ms@staller', a 1 s stall
 #                         (it sleeps 1 ms at a time otherwise: on a loaded
 #                         machine one such sleep was seen off CPU 114 ms,
@@ -107,6 +110,18 @@ one_stall() {
 	read -r lts _ <<<"$log"
 	[ -n "$lts" ] && [ "$lts" -ge $((a + stall * 500000)) ] && [ "$lts" -le "$last" ] ||
 		why="${why:+$why; }the trigger log at $lts is not after the stall began ($a)"
+	# report on the dump: the trigger first (what, which thread, trace
+	# and wall time), and the wait that fired it, of the stall's length
+	"$GTCTL" report "$f" >"$d.rep" 2>&1
+	sed -n 2p "$d.rep" | grep -q "^TRIGGER: $trig fired: .*thread $tid (staller).*, at [0-9-]* [0-9:.]* UTC$" ||
+		why="${why:+$why; }report does not begin with the trigger: $(head -3 "$d.rep")"
+	grep -q "^  at trace time [0-9.]*s (.* before the trace's end), on G" "$d.rep" ||
+		why="${why:+$why; }report does not give the trigger's trace time"
+	w=$("$GTCTL" report --json "$f" | python3 -c 'import json, sys
+t = json.load(sys.stdin)["triggers"]
+print(t[0]["wait"]["wait_ns"] if len(t) == 1 and t[0]["wait"] else -1)')
+	[ "$w" -ge $((stall * 900000)) ] ||
+		why="${why:+$why; }report --json: the trigger's wait is $w ns, the stall ${stall} ms"
 	gt_report "$name" "$why"
 }
 
