@@ -247,12 +247,28 @@ static void consider(struct gt_flight *f, const struct gt_flight_fired *fi)
 {
 	uint64_t holdoff = f->o.holdoff_set ? f->o.holdoff_ns : f->o.window_ns;
 
-	if (f->pending || (f->o.max_dumps && f->triggered >= f->o.max_dumps) ||
-	    (f->accepted_any && fi->ts < f->last_accept_ts + holdoff)) {
+	int max = f->o.max_dumps && f->triggered >= f->o.max_dumps;
+
+	if (f->pending || max || (f->accepted_any && fi->ts < f->last_accept_ts + holdoff)) {
 		f->st.ignored++;
+		/* a longer stall than the one taken, not dumped: said at once
+		 * (the user would otherwise see only the first, maybe noise) */
+		if (!max && f->accepted_any && fi->span_ns > f->last_span &&
+		    fi->span_ns > f->held_max_span) {
+			f->held_max_span = fi->span_ns;
+			f->st.held_longer++;
+			f->held_fi = *fi;
+			f->held_fi.held = 1;
+			f->held_fi.pending = f->pending;
+			f->held_fi.taken_ts = f->last_accept_ts;
+			f->held_fi.taken_span_ns = f->last_span;
+			f->have_held = 1;
+		}
 		return;
 	}
 	f->accepted_any = 1;
+	f->last_span = fi->span_ns;
+	f->held_max_span = 0;
 	f->last_accept_ts = fi->ts;
 	f->triggered++;
 	f->pending = 1;
@@ -294,10 +310,15 @@ int gt_flight_event(struct gt_flight *f, const struct gt_kev_hdr *ev, size_t len
 
 int gt_flight_fired(struct gt_flight *f, struct gt_flight_fired *out)
 {
-	if (!f->have_fired)
+	if (f->have_fired) {
+		f->have_fired = 0;
+		*out = f->fired;
+		return 1;
+	}
+	if (!f->have_held)
 		return 0;
-	f->have_fired = 0;
-	*out = f->fired;
+	f->have_held = 0;
+	*out = f->held_fi;
 	return 1;
 }
 

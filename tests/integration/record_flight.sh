@@ -22,6 +22,10 @@
 #                         dump is valid and covers less than the run
 #   flight_max_dumps      four stalls, --holdoff 0 --max-dumps 2: two files
 #   flight_holdoff        four stalls within 2 s, --holdoff 30s: one file
+#   flight_holdoff_says   'offcpu>1us' fires at once on noise; the 80 ms
+#                         stall later, inside the 30 s holdoff, is said on
+#                         stderr when it fires (longer than the one taken,
+#                         no dump) and counted in the end line
 #   flight_end_pending    --after 60s outlives the target: the trigger's
 #                         file is written at the end, holding the stall
 #   flight_name_unseen    a trigger for @NAME that no thread has: the end
@@ -46,7 +50,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 CASES=(flight_trigger_once flight_offcpu flight_sigusr1 flight_size_cap flight_max_dumps
-       flight_holdoff flight_end_pending flight_name_unseen flight_v2_trigger_1.23
+       flight_holdoff flight_holdoff_says flight_end_pending flight_name_unseen flight_v2_trigger_1.23
        flight_v2_trigger_1.22 flight_v2_sigusr1)
 gt_require_bpf "${CASES[@]}"
 gt_expect "${CASES[@]}"
@@ -147,6 +151,23 @@ stalls() {
 
 stalls flight_max_dumps 2 --holdoff 0 --max-dumps 2
 stalls flight_holdoff 1 --holdoff 30s
+
+# a trigger that fires at once on noise (any wait over 1 us), then the real
+# stall inside its holdoff: said when it fires, and in the final count
+holdoff_says() {
+	local name=flight_holdoff_says d=$GT_TMP/flight_holdoff_says why="" tid
+	stalled "$name" "$d" 3000 80 1 0 --flight=1s --trigger 'offcpu>1us' --holdoff 30s ||
+		return
+	mapfile -t got < <(files "$d")
+	[ "${#got[@]}" = 1 ] || why="${#got[@]} files, want 1: ${got[*]}"
+	read -r _ tid _ < <(grep '^stall ' "$d.out")
+	grep -q "trigger offcpu>1us fired again at .*: thread $tid (staller) of process [0-9]*, \([89][0-9]\|[1-9][0-9][0-9][0-9]*\)\.[0-9] ms\( in [a-z_0-9]*\)\?, longer than the .* ms taken .* s before; inside the holdoff: no dump" "$d.err" ||
+		why="${why:+$why; }stderr does not say the 80 ms stall of thread $tid fell inside the holdoff: $(grep 'fired again' "$d.err" | tail -2)"
+	grep -q "ignored ([1-9][0-9]* longer than the one taken before them)" "$d.err" ||
+		why="${why:+$why; }the end line does not count the longer ones: $(grep 'flight recording ended' "$d.err")"
+	gt_report "$name" "$why"
+}
+holdoff_says
 
 end_pending() {
 	local name=flight_end_pending d=$GT_TMP/flight_end_pending why="" a b first last

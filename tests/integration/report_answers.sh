@@ -13,14 +13,17 @@
 #  - report_stacks_grouped: mutex's 4 workers block in one stack: the top
 #    off-CPU stacks show it once, summed, with its thread count (text and
 #    JSON), never once per thread.
+#  - report_inspect_names: blockread's reader blocks in read(): report files
+#    those waits under "syscall", and `inspect --goroutines` shows the same
+#    counts under the same names (it said "sync" for them).
 #  - report_libc_hint: nofp_sleep's io thread sleeps in nanosleep from code
 #    without frame pointers: its stack ends in libc, and the text says that
 #    --call-graph=dwarf brings the callers back (JSON: ends_in_libc).
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
-gt_expect report_split report_waits report_stacks_grouped report_libc_hint
-gt_require_bpf report_split report_waits report_stacks_grouped report_libc_hint
+gt_expect report_split report_waits report_stacks_grouped report_libc_hint report_inspect_names
+gt_require_bpf report_split report_waits report_stacks_grouped report_libc_hint report_inspect_names
 
 m=$GT_TMP/mutex.trace
 if ! "$GTCTL" record -o "$m" -- "$WL/mutex" >/dev/null 2>"$GT_TMP/mutex.err"; then
@@ -132,6 +135,37 @@ print(any(s.get("ends_in_libc") for s in json.load(sys.stdin)["offcpu_stacks"] i
 		fail report_libc_hint "the JSON's sleep stack is not ends_in_libc ($j)"
 	else
 		ok report_libc_hint
+	fi
+fi
+b=$GT_TMP/blockread.trace
+if ! "$GTCTL" record -o "$b" -- "$WL/blockread" >/dev/null 2>"$GT_TMP/br.err"; then
+	fail report_inspect_names "record -- blockread failed: $(tail -3 "$GT_TMP/br.err")"
+elif gt_valid report_inspect_names "$b"; then
+	"$GTCTL" inspect --goroutines "$b" >"$GT_TMP/br.ins" 2>&1
+	"$GTCTL" report --json "$b" >"$GT_TMP/br.json"
+	if out=$(python3 - "$GT_TMP/br.ins" "$GT_TMP/br.json" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+head = next((l.split() for l in lines if l.startswith("id ")), None)
+if not head:
+    sys.exit("no goroutine table in inspect --goroutines")
+rows = {l.split()[1]: dict(zip(head, l.split())) for l in lines
+        if l.split() and l.split()[0].isdigit() and len(l.split()) >= len(head)}
+rep = {t["name"]: t["offcpu_count"] for t in json.load(open(sys.argv[2]))["threads"]}
+if "reader" not in rows or "reader" not in rep:
+    sys.exit("no reader thread (inspect %s, report %s)" % (sorted(rows), sorted(rep)))
+if not rep["reader"]["syscall"]:
+    sys.exit("report files none of reader's waits under syscall: %s" % rep["reader"])
+bad = [(r, rows["reader"].get(r), n) for r, n in rep["reader"].items() if str(n) != rows["reader"].get(r)]
+if bad:
+    sys.exit("reader: inspect --goroutines vs report, by reason: %s" % bad)
+print("reader: %s" % {k: v for k, v in rep["reader"].items() if v})
+PY
+	); then
+		ok report_inspect_names
+		echo "# $out"
+	else
+		fail report_inspect_names "$out"
 	fi
 fi
 gt_finish
