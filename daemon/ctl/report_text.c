@@ -214,7 +214,8 @@ static int print_groups(const struct gt_analysis *a, const struct report_opts *o
 	if (report_groups(a, o, &g, &n))
 		return -ENOMEM;
 	qsort(g, n, sizeof(*g), by_gmax);
-	fprintf(f, "\nBy thread name (all threads of one name together), worst run-queue latency first:\n");
+	fprintf(f, "\nBy thread name (all threads of one name together), worst run-queue "
+		   "latency first:\n");
 	fprintf(f, "  %-24s %7s %8s %9s %9s %9s %9s %9s %11s %10s %10s\n", "THREAD NAME", "THREADS",
 		"COUNT", "AVG", "P50", "P90", "P99", "MAX", "WORST AT", "ON-CPU", "OFF-CPU");
 	for (size_t i = 0; i < n && (!o->top || i < (size_t)o->top); i++) {
@@ -564,7 +565,8 @@ static void print_triggers(const struct gt_analysis *a, const struct report_opts
 			m->ns / 1e9, (a->end_ns - m->ns) / 1e9, (unsigned long long)m->g,
 			t ? report_shown(a, t, name, sizeof(name), &tid) : "?");
 		if (w->stop_ns >= 0 && w->start_ns <= m->ns) {
-			fprintf(f, "  its wait: %s off-CPU (%s) from %.6fs to %.6fs", dur((uint64_t)(w->start_ns - w->stop_ns)),
+			fprintf(f, "  its wait: %s off-CPU (%s) from %.6fs to %.6fs",
+				dur((uint64_t)(w->start_ns - w->stop_ns)),
 				gt_block_reason_names[w->reason], w->stop_ns / 1e9, w->start_ns / 1e9);
 			if (w->woken_ns >= 0)
 				fprintf(f, ": asleep %s, then %s in the run-queue",

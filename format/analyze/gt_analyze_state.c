@@ -464,7 +464,9 @@ void gt_an_user_log(struct gt_analysis *a, uint64_t g, int64_t ns, const char *k
 	memset(m, 0, sizeof(*m));
 	m->ns = ns;
 	m->g = g;
-	snprintf(m->msg, sizeof(m->msg), "%.*s", (int)(vallen < sizeof(m->msg) ? vallen : sizeof(m->msg) - 1), val ? val : "");
+	if (vallen >= sizeof(m->msg))
+		vallen = sizeof(m->msg) - 1;
+	snprintf(m->msg, sizeof(m->msg), "%.*s", (int)vallen, val ? val : "");
 	m->wait.stop_ns = -1;
 	if (t && t->last_stop_ns >= 0)
 		m->wait = (struct gt_an_wait){ .g = g, .stk = t->last_stk, .reason = t->last_reason,

@@ -393,8 +393,8 @@ static void test_analyze_split_waits_marks(void)
 		 "second wait reason %d, %lld ns", a.waits[1].reason,
 		 (long long)(a.waits[1].start_ns - a.waits[1].stop_ns));
 	GT_REQUIRE(a.nmarks == 1, "%zu marks, want 1", a.nmarks);
-	GT_CHECK(a.marks[0].g == 1 && a.marks[0].ns == 2050 && !strcmp(a.marks[0].msg, "offcpu>900ns fired") &&
-		 a.marks[0].wait.reason == GT_BLK_SYNC && a.marks[0].wait.start_ns == 2000,
+	GT_CHECK(a.marks[0].g == 1 && a.marks[0].ns == 2050 &&
+		 !strcmp(a.marks[0].msg, "offcpu>900ns fired") && a.marks[0].wait.reason == GT_BLK_SYNC && a.marks[0].wait.start_ns == 2000,
 		 "mark G%llu at %lld '%s', its wait ends %lld", (unsigned long long)a.marks[0].g,
 		 (long long)a.marks[0].ns, a.marks[0].msg, (long long)a.marks[0].wait.start_ns);
 	GT_CHECK(!a.sys_calls, "a trace without GoSysCall counts calls");
