@@ -54,6 +54,11 @@ struct gt_flight_fired {
 	int64_t sysnr;           /* the syscall it slept in, -1 none */
 	uint64_t ts;             /* when it ran again: CLOCK_MONOTONIC ns */
 	uint64_t span_ns;        /* what was measured */
+	/* 1: not taken, though longer than the one taken before it (at
+	 * taken_ts, taken_span_ns): inside its holdoff, or while it waited
+	 * for --after (its dump holds this one then: pending) */
+	int held, pending;
+	uint64_t taken_ts, taken_span_ns;
 };
 
 /* A flight recording's figures. */
@@ -65,6 +70,8 @@ struct gt_flight_stats {
 	uint64_t dropped;        /* segments dropped (age or cap) */
 	uint64_t fired;          /* triggers accepted */
 	uint64_t ignored;        /* triggers ignored (holdoff, max, pending) */
+	uint64_t held_longer;    /* of those, ones longer than the one taken
+				    before them (said as they fire) */
 	uint64_t dumps;          /* files written */
 	uint64_t threads;        /* threads the live model knows */
 	uint32_t names_seen;     /* bit i: trigger i has no @NAME, or a thread

@@ -3,8 +3,10 @@
  * 2 usage error.  A Go 1.22+ file goes to inspect_v2.c (summary, verdict by
  * the v2 decoder's rules; --strict changes nothing there).
  *
- *   --goroutines  one line per goroutine (name, thread id, starts, blocks
- *                 by reason, running and runnable time, end state)
+ *   --goroutines  one line per goroutine (name, thread id, starts, waits
+ *                 by report's reasons, running and runnable time, end
+ *                 state); --json keeps the events' own reasons ("blocks":
+ *                 what Go's -d counts, by event type)
  *   --json        the summary and the goroutines as one JSON object
  *   --strict      judge by the producer contract of docs/format.md (what gotraced
  *                 promises of its own files: every P stopped at the end,
@@ -13,11 +15,16 @@
  *                 demand.  Go runtimes' own traces break some of those
  *                 rules and still open, so the default is Go's rules. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "analyze/gt_analyze.h"
 #include "commands.h"
 #include "check/gt_check.h"
 #include "util/gt_escape.h"
@@ -106,8 +113,45 @@ static void print_text_summary(const char *path, const struct gt_check_report *r
 		       go->ok ? "" : gt_esc(shown, sizeof(shown), go->error));
 }
 
-static void print_text_goroutines(const struct glist *l)
+/* The waits of each goroutine by report's reasons (the same waits under
+ * the same names: a generic syscall of gotraced's that blocks, GoSysCall
+ * then GoBlockCond/Recv/Send, is "syscall", not "sync"), from the analysis
+ * behind report; a: NULL if it could not run (the events' own reasons
+ * are shown then, and said). */
+static int analyze_file(const char *path, struct gt_analysis *a, void **map, size_t *len)
 {
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	*map = NULL;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !st.st_size) {
+		close(fd);
+		return -EINVAL;
+	}
+	*len = (size_t)st.st_size;
+	*map = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (*map == MAP_FAILED) {
+		*map = NULL;
+		return -ENOMEM;
+	}
+	memset(a, 0, sizeof(*a));
+	rc = gt_analyze(a, *map, *len, &(struct gt_analyze_opts){ 0, -1, NULL, 0 });
+	if (rc) {
+		gt_analysis_free(a);
+		munmap(*map, *len);
+		*map = NULL;
+	}
+	return rc;
+}
+
+static void print_text_goroutines(const struct glist *l, const struct gt_analysis *a)
+{
+	if (!a)
+		printf("(blocks by their events' own reasons: the file could not be analyzed as "
+		       "report does)\n");
 	printf("%-8s %-24s %-8s %7s", "id", "name", "tid", "starts");
 	for (int b = 0; b < GT_BLK_COUNT; b++)
 		printf(" %7s", gt_block_reason_names[b]);
@@ -122,8 +166,10 @@ static void print_text_goroutines(const struct glist *l)
 		printf("%-8llu %-24s %-8s %7llu", (unsigned long long)g->id,
 		       g->name[0] ? gt_esc(name, sizeof(name), g->name) : "-", tid,
 		       (unsigned long long)g->starts);
+		const struct gt_an_thread *t = a ? gt_an_thread_of(a, g->id) : NULL;
+
 		for (int b = 0; b < GT_BLK_COUNT; b++)
-			printf(" %7llu", (unsigned long long)g->blocks[b]);
+			printf(" %7llu", (unsigned long long)(t ? t->offcpu_n[b] : a ? 0 : g->blocks[b]));
 		printf(" %14llu %14llu %8llu %s%s\n", (unsigned long long)g->running_ns,
 		       (unsigned long long)g->runnable_ns, (unsigned long long)g->unblocks_received,
 		       gt_gstate_names[g->end_state], g->ended ? " (ended)" : "");
@@ -288,8 +334,18 @@ int cmd_inspect(int argc, char **argv)
 		print_json(path, &rep, &go, &l);
 	} else {
 		print_text_summary(path, &rep, &go);
-		if (want_g)
-			print_text_goroutines(&l);
+		if (want_g) {
+			struct gt_analysis a;
+			void *map;
+			size_t len = 0;
+			int ok = rep.ok && !analyze_file(path, &a, &map, &len);
+
+			print_text_goroutines(&l, ok ? &a : NULL);
+			if (ok) {
+				gt_analysis_free(&a);
+				munmap(map, len);
+			}
+		}
 	}
 	glist_free(&l);
 	fflush(stdout);

@@ -223,11 +223,12 @@ static void flight_summary(const struct gt_record_run *r)
 	const struct gt_flight_stats *f = &r->flight;
 
 	fprintf(stderr, "gotracectl: flight recording ended (%s) after %.2fs: %u dump%s written, "
-		"%" PRIu64 " triggers taken, %" PRIu64 " ignored; held %" PRIu64 " bytes (cap %"
+		"%" PRIu64 " triggers taken, %" PRIu64 " ignored (%" PRIu64 " longer than the one "
+		"taken before them); held %" PRIu64 " bytes (cap %"
 		PRIu64 ") in %" PRIu64 " segments (%" PRIu64 " records) over %.2fs, %" PRIu64
 		" dropped; %" PRIu64 " events lost by the kernel\n",
 		r->reason[0] ? r->reason : "stopped", r->fig.elapsed_ns / 1e9, r->dumps,
-		r->dumps == 1 ? "" : "s", f->fired, f->ignored, f->held_bytes,
+		r->dumps == 1 ? "" : "s", f->fired, f->ignored, f->held_longer, f->held_bytes,
 		(uint64_t)(r->opts->flight.size_bytes ? r->opts->flight.size_bytes
 						      : GT_FLIGHT_DEFAULT_SIZE),
 		f->segments, f->records, f->span_ns / 1e9, f->dropped, r->fig.drops);

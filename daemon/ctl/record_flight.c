@@ -73,6 +73,16 @@ static void say_fired(const struct gt_flight_opts *o, const struct gt_flight_fir
 	wall_of(f->ts, when, sizeof(when));
 	/* the comm is the traced process's own text */
 	gt_escape(comm, sizeof(comm), f->comm, strnlen(f->comm, 16));
+	if (f->held) {
+		fprintf(stderr, "gotracectl: trigger %s fired again at %s: thread %u (%s) of "
+			"process %u, %.1f ms%s%s, longer than the %.1f ms taken %.2f s before; %s\n",
+			gt_esc(spec, sizeof(spec), o->triggers[f->trigger].spec), when, f->tid, comm,
+			f->tgid, f->span_ns / 1e6, sys ? " in " : "", sys ? sys : "",
+			f->taken_span_ns / 1e6, (f->ts - f->taken_ts) / 1e9,
+			f->pending ? "not a dump of its own: the one waiting for --after holds it"
+				   : "inside the holdoff: no dump (--holdoff 0 takes every one)");
+		return;
+	}
 	fprintf(stderr, "gotracectl: trigger %s fired at %s: thread %u (%s) of process %u, "
 		"%.1f ms%s%s%s\n", gt_esc(spec, sizeof(spec), o->triggers[f->trigger].spec), when,
 		f->tid, comm, f->tgid,

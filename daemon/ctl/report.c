@@ -34,11 +34,14 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gotracectl report [OPTIONS] FILE (options before or after FILE)\n"
-		"  per thread (goroutine) and per thread name, worst first:\n"
-		"  scheduling delay (runnable -> running: count, avg, p50, p90, p99, max,\n"
-		"  when the worst ended), off-CPU time by reason with its top stacks,\n"
-		"  on-CPU time and CPU (P) migrations, syscalls (count, total, min, avg,\n"
-		"  max) and wakers (who woke it, and the delay until it ran).\n"
+		"  a flight dump's trigger first (what, which thread, when), then per\n"
+		"  thread (goroutine) and per thread name, worst first: wakeup delay\n"
+		"  (perf sched timehist's sch delay) and preemption delay, their sum\n"
+		"  (runqlat's run-queue latency, with its histogram; count, avg, p50,\n"
+		"  p90, p99, max, when the worst ended), the longest single waits with\n"
+		"  their stacks, off-CPU time by reason with its top stacks,\n"
+		"  on-CPU time and CPU (P) migrations, syscalls (calls or blocks, total,\n"
+		"  min, avg, max) and wakers (who woke it, and the delay until it ran).\n"
 		"  Percentiles come from a log-linear histogram per thread (64 buckets\n"
 		"  per power of two, HDR-like): within 1%% of the exact value.\n"
 		"options:\n"
@@ -119,6 +122,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 
 	*o = (struct report_opts){ .top = 10,
 				   .win = { 0, -1, sysnames, sizeof(sysnames) / sizeof(*sysnames) } };
+	o->win.mark_key = GT_REPORT_TRIGGER_KEY;
 	optind = 1;
 	/* "-": FILE is taken where it stands, options before or after it */
 	while ((c = getopt_long(argc, argv, "-h", opts, NULL)) != -1) {

@@ -24,6 +24,28 @@ struct report_opts {
  * at a time, letting each go.  0 or -EIO. */
 struct trace_map;
 int report_kernel(struct trace_map *m, const struct report_opts *o, FILE *out);
+/* The UserLog category of a flight dump's trigger (docs/format.md). */
+#define GT_REPORT_TRIGGER_KEY "gotraced.trigger"
+
+/* Off-CPU stacks of one reason grouped across threads: the same frames
+ * (by function, file and line; by pc where a frame has no name), summed. */
+struct report_sgroup {
+	uint64_t stk;     /* the heaviest member's stack */
+	uint64_t g;       /* the heaviest member's thread */
+	uint64_t weight;  /* ns */
+	uint64_t count;   /* stops */
+	uint64_t threads; /* distinct threads */
+	uint64_t hash;
+};
+
+/* The selected threads' off-CPU stacks of reason r grouped, heaviest first
+ * (*out: free it); -ENOMEM. */
+int report_stack_groups(const struct gt_analysis *a, const struct report_opts *o, int r,
+			struct report_sgroup **out, size_t *n);
+/* 1 if stack stk ends (its outermost frame) in libc, below a caller that
+ * is not a thread's or process's natural root: the frame-pointer walk
+ * stopped in code built without frame pointers. */
+int report_ends_in_libc(const struct gt_analysis *a, uint64_t stk);
 
 /* A thread's name, "G<id>" when it has none; tid or -1. */
 const char *report_name(const struct gt_analysis *a, const struct gt_an_thread *t, char *buf,

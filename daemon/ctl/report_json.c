@@ -23,6 +23,18 @@ static void jstr(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+static void jdelay_as(FILE *f, const char *key, const struct gt_hist *h, int64_t worst)
+{
+	fprintf(f, "\"%s\":{\"count\":%llu,\"total_ns\":%llu,\"avg_ns\":%llu,\"p50_ns\":%llu,"
+		   "\"p90_ns\":%llu,\"p99_ns\":%llu,\"max_ns\":%llu,\"worst_at_ns\":%lld}", key,
+		(unsigned long long)h->count, (unsigned long long)h->sum,
+		(unsigned long long)(h->count ? h->sum / h->count : 0),
+		(unsigned long long)gt_hist_pct(h, 50), (unsigned long long)gt_hist_pct(h, 90),
+		(unsigned long long)gt_hist_pct(h, 99), (unsigned long long)h->max,
+		(long long)(h->count ? worst : 0));
+}
+
+/* "sched": run-queue latency (runqlat's), wakeup + preemption delay */
 static void jdelay(FILE *f, const struct gt_hist *h, int64_t worst)
 {
 	fprintf(f, "\"sched\":{\"count\":%llu,\"total_ns\":%llu,\"avg_ns\":%llu,\"p50_ns\":%llu,"
@@ -60,8 +72,8 @@ static void jsys(FILE *f, const struct gt_analysis *a, const struct gt_an_thread
 			continue;
 		fprintf(f, "%s{\"name\":", first ? "" : ",");
 		jstr(f, a->names[s->name]);
-		fprintf(f, ",\"count\":%llu,\"total_ns\":%llu,\"min_ns\":%llu,\"avg_ns\":%llu,"
-			   "\"max_ns\":%llu,\"blocked_ns\":%llu}",
+		fprintf(f, ",\"%s\":%llu,\"total_ns\":%llu,\"min_ns\":%llu,\"avg_ns\":%llu,"
+			   "\"max_ns\":%llu,\"blocked_ns\":%llu}", a->sys_calls ? "calls" : "blocks",
 			(unsigned long long)s->count, (unsigned long long)s->total_ns,
 			(unsigned long long)s->min_ns,
 			(unsigned long long)(s->count ? s->total_ns / s->count : 0),
@@ -102,6 +114,10 @@ static void jthread(FILE *f, const struct gt_analysis *a, const struct gt_an_thr
 	else
 		fprintf(f, ",\"tid\":null,");
 	jdelay(f, &t->delay, t->worst_at_ns);
+	fputc(',', f);
+	jdelay_as(f, "wakeup_delay", &t->wdelay, t->wworst_at_ns);
+	fputc(',', f);
+	jdelay_as(f, "preempt_delay", &t->pdelay, t->pworst_at_ns);
 	fputc(',', f);
 	joffcpu(f, t->offcpu_ns, t->offcpu_n);
 	fprintf(f, ",\"oncpu_ns\":%llu,\"starts\":%llu,\"migrations\":%llu",
@@ -160,41 +176,42 @@ static void jframes(FILE *f, const struct gt_analysis *a, uint64_t stk)
 }
 
 /* Per off-CPU reason, the heaviest stacks (as many as the text shows),
- * innermost frame first. */
+ * innermost frame first, each summed over the threads that stopped there
+ * ("threads"; g, tid and name: the one that stopped there longest). */
 static int jstacks(FILE *f, const struct gt_analysis *a, const struct report_opts *o)
 {
-	const struct gt_an_stackagg **v = calloc(a->naggs + 1, sizeof(*v));
 	int first = 1;
 
-	if (!v)
-		return -ENOMEM;
 	fprintf(f, ",\"offcpu_stacks\":[");
 	for (int r = 0; r < GT_BLK_COUNT; r++) {
-		size_t n = report_reason_stacks(a, o, r, v);
+		struct report_sgroup *v;
+		size_t n;
 
+		if (report_stack_groups(a, o, r, &v, &n))
+			return -ENOMEM;
 		for (size_t i = 0; i < n && i < report_stacks_per_reason(o); i++) {
 			char name[160];
 			int64_t tid;
 
-			report_name(a, gt_an_thread_of(a, v[i]->g), name, sizeof(name), &tid);
-			fprintf(f, "%s{\"reason\":\"%s\",\"ns\":%llu,\"count\":%llu,\"g\":%llu,"
-				   "\"tid\":", first ? "" : ",", gt_block_reason_names[r],
-				(unsigned long long)v[i]->weight, (unsigned long long)v[i]->count,
-				(unsigned long long)v[i]->g);
+			report_name(a, gt_an_thread_of(a, v[i].g), name, sizeof(name), &tid);
+			fprintf(f, "%s{\"reason\":\"%s\",\"ns\":%llu,\"count\":%llu,\"threads\":%llu,"
+				   "\"g\":%llu,\"tid\":", first ? "" : ",", gt_block_reason_names[r],
+				(unsigned long long)v[i].weight, (unsigned long long)v[i].count,
+				(unsigned long long)v[i].threads, (unsigned long long)v[i].g);
 			if (tid >= 0)
 				fprintf(f, "%lld", (long long)tid);
 			else
 				fprintf(f, "null");
 			fprintf(f, ",\"name\":");
 			jstr(f, name);
-			fputc(',', f);
-			jframes(f, a, v[i]->stk);
+			fprintf(f, ",\"ends_in_libc\":%s,", report_ends_in_libc(a, v[i].stk) ? "true" : "false");
+			jframes(f, a, v[i].stk);
 			fputc('}', f);
 			first = 0;
 		}
+		free(v);
 	}
 	fputc(']', f);
-	free(v);
 	return 0;
 }
 
@@ -223,6 +240,78 @@ static void jviewers(FILE *f, const struct gt_analysis *a)
 	fputc('}', f);
 }
 
+/* runqlat's histogram of the selected threads: [{"lo_us","hi_us","count"}] */
+static void jrunqlat(FILE *f, const struct gt_analysis *a, const struct report_opts *o)
+{
+	uint64_t sum[GT_AN_LOG2] = { 0 };
+	int last = -1;
+
+	for (size_t i = 0; i < a->nthreads; i++)
+		if (report_selected(a, &a->threads[i], o))
+			for (int k = 0; k < GT_AN_LOG2; k++)
+				sum[k] += a->threads[i].rq_log2[k];
+	for (int k = 0; k < GT_AN_LOG2; k++)
+		if (sum[k])
+			last = k;
+	fprintf(f, ",\"runqlat_usecs\":[");
+	for (int k = 0; k <= last; k++)
+		fprintf(f, "%s{\"lo_us\":%llu,\"hi_us\":%llu,\"count\":%llu}", k ? "," : "",
+			k ? 1ull << k : 0ull, (2ull << k) - 1, (unsigned long long)sum[k]);
+	fputc(']', f);
+}
+
+static void jwait(FILE *f, const struct gt_analysis *a, const struct gt_an_wait *w)
+{
+	char name[160];
+	int64_t tid;
+
+	report_name(a, gt_an_thread_of(a, w->g), name, sizeof(name), &tid);
+	fprintf(f, "{\"g\":%llu,\"name\":", (unsigned long long)w->g);
+	jstr(f, name);
+	fprintf(f, ",\"reason\":\"%s\",\"stop_ns\":%lld,\"start_ns\":%lld,\"wait_ns\":%lld,"
+		   "\"woken_ns\":", gt_block_reason_names[w->reason], (long long)w->stop_ns,
+		(long long)w->start_ns, (long long)(w->start_ns - w->stop_ns));
+	if (w->woken_ns >= 0)
+		fprintf(f, "%lld", (long long)w->woken_ns);
+	else
+		fprintf(f, "null");
+	fputc(',', f);
+	jframes(f, a, w->stk);
+	fputc('}', f);
+}
+
+/* The longest single waits of the selected threads (all kept), and the
+ * flight dump's triggers with the wait that fired each. */
+static void jwaits(FILE *f, const struct gt_analysis *a, const struct report_opts *o)
+{
+	int first = 1;
+
+	fprintf(f, ",\"longest_waits\":[");
+	for (size_t i = 0; i < a->nwaits; i++) {
+		const struct gt_an_thread *t = gt_an_thread_of(a, a->waits[i].g);
+
+		if (!t || !report_selected(a, t, o))
+			continue;
+		if (!first)
+			fputc(',', f);
+		jwait(f, a, &a->waits[i]);
+		first = 0;
+	}
+	fprintf(f, "],\"triggers\":[");
+	for (size_t i = 0; i < a->nmarks; i++) {
+		fprintf(f, "%s{\"message\":", i ? "," : "");
+		jstr(f, a->marks[i].msg);
+		fprintf(f, ",\"at_ns\":%lld,\"g\":%llu,\"wait\":", (long long)a->marks[i].ns,
+			(unsigned long long)a->marks[i].g);
+		if (a->marks[i].wait.stop_ns >= 0)
+			jwait(f, a, &a->marks[i].wait);
+		else
+			fprintf(f, "null");
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
 int report_json(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
 	int first = 1, rc;
@@ -240,6 +329,9 @@ int report_json(const struct gt_analysis *a, const struct report_opts *o, FILE *
 	else
 		fprintf(f, "null");
 	jviewers(f, a);
+	fprintf(f, ",\"syscalls_count\":\"%s\"", a->sys_calls ? "calls" : "blocks");
+	jrunqlat(f, a, o);
+	jwaits(f, a, o);
 	fprintf(f, ",\"threads\":[");
 	for (size_t i = 0; i < a->nthreads; i++) {
 		if (!report_selected(a, &a->threads[i], o))

@@ -1,5 +1,6 @@
 /* The report as text tables, each sorted by what hurts most. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,8 @@ static int by_key(const void *x, const void *y, void *arg)
 }
 
 static uint64_t k_delay(const struct gt_an_thread *t) { return t->delay.max; }
+static uint64_t k_wdelay(const struct gt_an_thread *t) { return t->wdelay.max; }
+static uint64_t k_pdelay(const struct gt_an_thread *t) { return t->pdelay.max; }
 static uint64_t k_oncpu(const struct gt_an_thread *t) { return t->oncpu_ns; }
 
 static uint64_t k_sys(const struct gt_an_thread *t)
@@ -112,21 +115,86 @@ static void delay_cols(FILE *f, const struct gt_hist *h, int64_t worst)
 		dur(gt_hist_pct(h, 90)), dur(gt_hist_pct(h, 99)), dur(h->max), worst / 1e9);
 }
 
-static int print_delay(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
+/* One delay table: which histogram of each thread, under which title. */
+struct delay_kind {
+	keyfn key;
+	const char *title;
+	size_t hist_off, worst_off;
+};
+
+static const struct delay_kind delay_kinds[] = {
+	{ k_wdelay,
+	  "\nWakeup delay (woken -> running: perf sched timehist's \"sch delay\", sched_waking -> "
+	  "sched_switch in), worst first:\n",
+	  offsetof(struct gt_an_thread, wdelay), offsetof(struct gt_an_thread, wworst_at_ns) },
+	{ k_pdelay,
+	  "\nPreemption delay (preempted or yielded, still runnable -> running: in timehist's "
+	  "\"wait time\", not its sch delay), worst first:\n",
+	  offsetof(struct gt_an_thread, pdelay), offsetof(struct gt_an_thread, pworst_at_ns) },
+	{ k_delay,
+	  "\nRun-queue latency (runqlat's: wakeup delay + preemption delay), worst first:\n",
+	  offsetof(struct gt_an_thread, delay), offsetof(struct gt_an_thread, worst_at_ns) },
+};
+
+static int print_delay_kind(const struct gt_analysis *a, const struct report_opts *o, FILE *f,
+			    const struct delay_kind *k)
 {
 	struct table t;
 
-	if (table_open(&t, a, o, k_delay, f,
-		       "\nScheduling delay (woken or preempted -> running: perf sched timehist's "
-		       "sch delay, sched_waking -> sched_switch), worst first:\n"))
+	if (table_open(&t, a, o, k->key, f, k->title))
 		return -ENOMEM;
 	fprintf(f, "  %-8s %-24s %8s %9s %9s %9s %9s %9s %11s\n", "G", "THREAD", "COUNT", "AVG",
 		"P50", "P90", "P99", "MAX", "WORST AT");
 	for (size_t i = 0; i < t.n; i++) {
+		const char *base = (const char *)t.v[i];
+
 		fprintf(f, "  %-8llu %-24.24s", (unsigned long long)t.v[i]->id, row_name(&t, a, i));
-		delay_cols(f, &t.v[i]->delay, t.v[i]->worst_at_ns);
+		delay_cols(f, (const struct gt_hist *)(base + k->hist_off),
+			   *(const int64_t *)(base + k->worst_off));
 	}
+	if (!t.n)
+		fprintf(f, "  (none)\n");
 	free(t.v);
+	return 0;
+}
+
+/* runqlat's histogram of every selected thread's run-queue latency. */
+static void print_runqlat(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
+{
+	uint64_t sum[GT_AN_LOG2] = { 0 }, max = 0;
+	int last = -1;
+
+	for (size_t i = 0; i < a->nthreads; i++)
+		if (report_selected(a, &a->threads[i], o))
+			for (int k = 0; k < GT_AN_LOG2; k++)
+				sum[k] += a->threads[i].rq_log2[k];
+	for (int k = 0; k < GT_AN_LOG2; k++) {
+		if (sum[k])
+			last = k;
+		if (sum[k] > max)
+			max = sum[k];
+	}
+	fprintf(f, "\nRun-queue latency histogram, threads shown (as runqlat prints it):\n");
+	fprintf(f, "  %24s : %-10s distribution\n", "usecs", "count");
+	for (int k = 0; k <= last; k++) {
+		unsigned long long lo = k ? 1ull << k : 0, hi = (2ull << k) - 1;
+		char bar[41];
+		int w = max ? (int)(sum[k] * 40 / max) : 0;
+
+		memset(bar, '*', (size_t)w);
+		memset(bar + w, ' ', (size_t)(40 - w));
+		bar[40] = 0;
+		fprintf(f, "  %10llu -> %-10llu : %-10llu |%s|\n", lo, hi,
+			(unsigned long long)sum[k], bar);
+	}
+}
+
+static int print_delay(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
+{
+	for (size_t i = 0; i < sizeof(delay_kinds) / sizeof(*delay_kinds); i++)
+		if (print_delay_kind(a, o, f, &delay_kinds[i]))
+			return -ENOMEM;
+	print_runqlat(a, o, f);
 	return 0;
 }
 
@@ -146,7 +214,8 @@ static int print_groups(const struct gt_analysis *a, const struct report_opts *o
 	if (report_groups(a, o, &g, &n))
 		return -ENOMEM;
 	qsort(g, n, sizeof(*g), by_gmax);
-	fprintf(f, "\nBy thread name (all threads of one name together), worst delay first:\n");
+	fprintf(f, "\nBy thread name (all threads of one name together), worst run-queue "
+		   "latency first:\n");
 	fprintf(f, "  %-24s %7s %8s %9s %9s %9s %9s %9s %11s %10s %10s\n", "THREAD NAME", "THREADS",
 		"COUNT", "AVG", "P50", "P90", "P99", "MAX", "WORST AT", "ON-CPU", "OFF-CPU");
 	for (size_t i = 0; i < n && (!o->top || i < (size_t)o->top); i++) {
@@ -215,31 +284,81 @@ static void print_stack(const struct gt_analysis *a, uint64_t stk, FILE *f)
 	}
 }
 
-/* Per reason, the stacks that blocked the selected threads longest. */
+/* Per reason, the stacks that blocked the selected threads longest, one
+ * row per stack however many threads stopped there. */
 static int print_top_stacks(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
-	const struct gt_an_stackagg **v = calloc(a->naggs + 1, sizeof(*v));
+	int libc = 0;
 
-	if (!v)
-		return -ENOMEM;
-	fprintf(f, "\nTop off-CPU stacks per reason (the stack of the stopping event):\n");
+	fprintf(f, "\nTop off-CPU stacks per reason (the stack of the stopping event, summed "
+		   "over the threads that stopped there):\n");
 	for (int r = 0; r < GT_BLK_COUNT; r++) {
-		size_t n = report_reason_stacks(a, o, r, v);
+		struct report_sgroup *g;
+		size_t n;
 
-		if (!n)
-			continue;
-		fprintf(f, "  %s:\n", gt_block_reason_names[r]);
+		if (report_stack_groups(a, o, r, &g, &n))
+			return -ENOMEM;
+		if (n)
+			fprintf(f, "  %s:\n", gt_block_reason_names[r]);
 		for (size_t i = 0; i < n && i < report_stacks_per_reason(o); i++) {
 			char name[160];
 			int64_t tid;
 
-			fprintf(f, "    %s in %llu stops of G%llu %s\n", dur(v[i]->weight),
-				(unsigned long long)v[i]->count, (unsigned long long)v[i]->g,
-				report_shown(a, gt_an_thread_of(a, v[i]->g), name, sizeof(name), &tid));
-			print_stack(a, v[i]->stk, f);
+			if (g[i].threads > 1)
+				fprintf(f, "    %s in %llu stops of %llu threads (most: G%llu %s)\n",
+					dur(g[i].weight), (unsigned long long)g[i].count,
+					(unsigned long long)g[i].threads, (unsigned long long)g[i].g,
+					report_shown(a, gt_an_thread_of(a, g[i].g), name, sizeof(name), &tid));
+			else
+				fprintf(f, "    %s in %llu stops of G%llu %s\n", dur(g[i].weight),
+					(unsigned long long)g[i].count, (unsigned long long)g[i].g,
+					report_shown(a, gt_an_thread_of(a, g[i].g), name, sizeof(name), &tid));
+			print_stack(a, g[i].stk, f);
+			libc |= report_ends_in_libc(a, g[i].stk);
 		}
+		free(g);
 	}
-	free(v);
+	if (libc)
+		fprintf(f, "  note: a stack above ends in libc: its callers were lost where code "
+			   "without frame pointers was walked; record --call-graph=dwarf brings "
+			   "them back\n");
+	return 0;
+}
+
+/* The longest single off-CPU waits of the selected threads, each with the
+ * stack it stopped in. */
+static int print_waits(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
+{
+	/* 5 unless --top says: each row is a stack */
+	size_t shown = 0, most = !o->top_given ? 5 : o->top ? (size_t)o->top : GT_AN_WAITS;
+
+	fprintf(f, "\nLongest single waits (stop -> running again = asleep until the wakeup + "
+		   "the run-queue after it), longest first:\n");
+	fprintf(f, "  %10s %10s %10s %-8s %-8s %-24s %11s\n", "WAIT", "ASLEEP", "RUN-QUEUE",
+		"REASON", "G", "THREAD", "STOPPED AT");
+	for (size_t i = 0; i < a->nwaits && shown < most; i++) {
+		const struct gt_an_wait *w = &a->waits[i];
+		const struct gt_an_thread *t = gt_an_thread_of(a, w->g);
+		char name[160];
+		int64_t tid;
+
+		int queued = w->reason == GT_BLK_PREEMPT || w->reason == GT_BLK_SCHED;
+
+		if (!t || !report_selected(a, t, o))
+			continue;
+		/* preempted or yielded: runnable, in the run-queue, throughout */
+		fprintf(f, "  %10s %10s %10s %-8s %-8llu %-24.24s %10.6fs\n",
+			dur((uint64_t)(w->start_ns - w->stop_ns)),
+			w->woken_ns >= 0 ? dur((uint64_t)(w->woken_ns - w->stop_ns)) : queued ? "0" : "-",
+			w->woken_ns >= 0 ? dur((uint64_t)(w->start_ns - w->woken_ns)) :
+			queued ? dur((uint64_t)(w->start_ns - w->stop_ns)) : "-",
+			gt_block_reason_names[w->reason], (unsigned long long)w->g,
+			report_shown(a, t, name, sizeof(name), &tid), w->stop_ns / 1e9);
+		print_stack(a, w->stk, f);
+		shown++;
+	}
+	if (!shown)
+		fprintf(f, "  (none)\n");
 	return 0;
 }
 
@@ -310,13 +429,17 @@ static int print_sys(const struct gt_analysis *a, const struct report_opts *o, F
 		       "\nSyscalls (entry -> the thread's next event, or, if it blocked, -> its "
 		       "start after the last wakeup), most time first:\n"))
 		return -ENOMEM;
-	/* what COUNT can say: the file has GoSysCall events, no syscall exits */
-	fprintf(f, "  (COUNT: with record --syscalls=all, calls: one GoSysCall at each entry, and a "
-		   "call that blocks again stays one; by default (--syscalls=blocking) only the "
-		   "blocks are seen: a call that blocks N times counts N, and calls that never "
-		   "block cannot be counted)\n");
+	/* what the file can count: it has GoSysCall events, no syscall exits */
+	if (a->sys_calls)
+		fprintf(f, "  (CALLS: one GoSysCall at each entry (a Go runtime's trace, or record "
+			   "--syscalls=all); a call that blocks again stays one)\n");
+	else
+		fprintf(f, "  (BLOCKS, not calls: recorded with --syscalls=blocking (the default), "
+			   "a GoSysCall is written only where a call blocks: a call that blocks N "
+			   "times counts N, calls that never block are not seen; record "
+			   "--syscalls=all counts calls)\n");
 	fprintf(f, "  %-8s %-24s %-16s %8s %10s %9s %9s %9s %10s\n", "G", "THREAD", "SYSCALL",
-		"COUNT", "TOTAL", "MIN", "AVG", "MAX", "BLOCKED");
+		a->sys_calls ? "CALLS" : "BLOCKS", "TOTAL", "MIN", "AVG", "MAX", "BLOCKED");
 	for (size_t i = 0; i < t.n; i++) {
 		size_t *ix = order(t.v[i]->nsys, t.v[i]->sys, sizeof(*t.v[i]->sys), by_sys_total);
 
@@ -423,14 +546,50 @@ static void print_head(const struct gt_analysis *a, const struct report_opts *o,
 			(unsigned long long)a->futile);
 }
 
+/* A flight dump's trigger (its UserLog, docs/format.md): what fired, on
+ * which thread, at what trace time, and the wait that fired it. */
+static void print_triggers(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
+{
+	char msg[GT_ESCAPE_SIZE(sizeof(a->marks[0].msg))];
+
+	(void)o;
+	for (size_t i = 0; i < a->nmarks; i++) {
+		const struct gt_an_mark *m = &a->marks[i];
+		const struct gt_an_wait *w = &m->wait;
+		const struct gt_an_thread *t = gt_an_thread_of(a, m->g);
+		char name[160];
+		int64_t tid;
+
+		fprintf(f, "TRIGGER: %s\n", gt_esc(msg, sizeof(msg), m->msg));
+		fprintf(f, "  at trace time %.6fs (%.6fs before the trace's end), on G%llu %s\n",
+			m->ns / 1e9, (a->end_ns - m->ns) / 1e9, (unsigned long long)m->g,
+			t ? report_shown(a, t, name, sizeof(name), &tid) : "?");
+		if (w->stop_ns >= 0 && w->start_ns <= m->ns) {
+			fprintf(f, "  its wait: %s off-CPU (%s) from %.6fs to %.6fs",
+				dur((uint64_t)(w->start_ns - w->stop_ns)),
+				gt_block_reason_names[w->reason], w->stop_ns / 1e9, w->start_ns / 1e9);
+			if (w->woken_ns >= 0)
+				fprintf(f, ": asleep %s, then %s in the run-queue",
+					dur((uint64_t)(w->woken_ns - w->stop_ns)),
+					dur((uint64_t)(w->start_ns - w->woken_ns)));
+			fprintf(f, "; stopped in:\n");
+			print_stack(a, w->stk, f);
+		}
+		fprintf(f, "  the tables below cover the dump: %.6fs before the trigger to %.6fs "
+			   "after it%s\n", m->ns / 1e9, (a->end_ns - m->ns) / 1e9,
+			o->win.since_ns || o->win.until_ns >= 0 ? " (or the window asked for)" : "");
+	}
+}
+
 int report_text(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
 {
 	int (*const parts[])(const struct gt_analysis *, const struct report_opts *, FILE *) = {
-		print_delay, print_groups, print_offcpu, print_top_stacks, print_oncpu,
+		print_delay, print_groups, print_waits, print_offcpu, print_top_stacks, print_oncpu,
 		print_sys, print_wakers, print_viewers,
 	};
 
 	print_head(a, o, f);
+	print_triggers(a, o, f);
 	for (size_t i = 0; i < sizeof(parts) / sizeof(*parts); i++) {
 		int rc = parts[i](a, o, f);
 

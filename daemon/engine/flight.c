@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -246,12 +247,28 @@ static void consider(struct gt_flight *f, const struct gt_flight_fired *fi)
 {
 	uint64_t holdoff = f->o.holdoff_set ? f->o.holdoff_ns : f->o.window_ns;
 
-	if (f->pending || (f->o.max_dumps && f->triggered >= f->o.max_dumps) ||
-	    (f->accepted_any && fi->ts < f->last_accept_ts + holdoff)) {
+	int max = f->o.max_dumps && f->triggered >= f->o.max_dumps;
+
+	if (f->pending || max || (f->accepted_any && fi->ts < f->last_accept_ts + holdoff)) {
 		f->st.ignored++;
+		/* a longer stall than the one taken, not dumped: said at once
+		 * (the user would otherwise see only the first, maybe noise) */
+		if (!max && f->accepted_any && fi->span_ns > f->last_span &&
+		    fi->span_ns > f->held_max_span) {
+			f->held_max_span = fi->span_ns;
+			f->st.held_longer++;
+			f->held_fi = *fi;
+			f->held_fi.held = 1;
+			f->held_fi.pending = f->pending;
+			f->held_fi.taken_ts = f->last_accept_ts;
+			f->held_fi.taken_span_ns = f->last_span;
+			f->have_held = 1;
+		}
 		return;
 	}
 	f->accepted_any = 1;
+	f->last_span = fi->span_ns;
+	f->held_max_span = 0;
 	f->last_accept_ts = fi->ts;
 	f->triggered++;
 	f->pending = 1;
@@ -293,10 +310,15 @@ int gt_flight_event(struct gt_flight *f, const struct gt_kev_hdr *ev, size_t len
 
 int gt_flight_fired(struct gt_flight *f, struct gt_flight_fired *out)
 {
-	if (!f->have_fired)
+	if (f->have_fired) {
+		f->have_fired = 0;
+		*out = f->fired;
+		return 1;
+	}
+	if (!f->have_held)
 		return 0;
-	f->have_fired = 0;
-	*out = f->fired;
+	f->have_held = 0;
+	*out = f->held_fi;
 	return 1;
 }
 
@@ -317,14 +339,38 @@ int gt_flight_due(struct gt_flight *f, uint64_t now, int force, struct gt_flight
 	return 1;
 }
 
+/* The wall-clock time (UTC) of CLOCK_MONOTONIC stamp ts, as
+ * "YYYY-MM-DD HH:MM:SS.mmm UTC": the time the terminal said it fired. */
+static void wall_utc(uint64_t ts, char *buf, size_t len)
+{
+	struct timespec rt, mono;
+	uint64_t now, ns;
+	time_t sec;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	now = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec;
+	ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec - (now > ts ? now - ts : 0);
+	sec = (time_t)(ns / 1000000000ull);
+	gmtime_r(&sec, &tm);
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf + strlen(buf), len - strlen(buf), ".%03u UTC",
+		 (unsigned)(ns % 1000000000ull / 1000000));
+}
+
+/* The trigger's UserLog (docs/format.md "Flight dumps"): what fired, how
+ * long, which thread, in which syscall, and when by the wall clock. */
 static void mark_text(const struct gt_flight *f, const struct gt_flight_fired *m, char *buf,
 		      size_t len)
 {
 	const char *sys = m->sysnr >= 0 ? gt_syscall_name(m->sysnr) : NULL;
+	char when[48];
 
-	snprintf(buf, len, "%s fired: %.3f ms, thread %u (%.16s) of process %u%s%s",
+	wall_utc(m->ts, when, sizeof(when));
+	snprintf(buf, len, "%s fired: %.3f ms, thread %u (%.16s) of process %u%s%s, at %s",
 		 f->o.triggers[m->trigger].spec, m->span_ns / 1e6, m->tid, m->comm, m->tgid,
-		 sys ? " in " : "", sys ? sys : "");
+		 sys ? " in " : "", sys ? sys : "", when);
 }
 
 /* Every record of segment s into t (the mark before the first record

@@ -51,7 +51,8 @@ int gt_flight_begin(struct gt_flight *f, uint64_t ts, const struct gt_thread_sna
  * the recording fails). */
 int gt_flight_event(struct gt_flight *f, const struct gt_kev_hdr *ev, size_t len);
 
-/* A trigger accepted since the last call: 1 and *out, else 0. */
+/* A trigger accepted since the last call, else one not taken though
+ * longer than the one taken before it (out->held): 1 and *out, else 0. */
 int gt_flight_fired(struct gt_flight *f, struct gt_flight_fired *out);
 /* The accepted trigger whose --after has passed (by the records' time or by
  * now, CLOCK_MONOTONIC; or at once with force): 1 and *out, else 0. */

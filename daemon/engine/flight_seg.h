@@ -50,9 +50,12 @@ struct gt_flight {
 	struct gt_flight_codec enc; /* the current segment's encoder */
 	uint64_t last_ts;
 	int have_fired, pending, accepted_any;
+	int have_held;                /* a held-off longer one to say */
+	struct gt_flight_fired held_fi;
+	uint64_t held_max_span;       /* the longest said since the last taken */
 	int freezing;              /* a dump's cut: retain() waits */
 	struct gt_flight_fired fired, pend;
-	uint64_t last_accept_ts;
+	uint64_t last_accept_ts, last_span; /* the last taken: when, how long */
 	unsigned triggered;        /* triggers accepted (for --max-dumps) */
 	int dumping;               /* dumps begun and not ended */
 	struct gt_flight_stats st;

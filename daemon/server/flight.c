@@ -69,13 +69,14 @@ void gt_srv_flight_describe(struct gt_srv_session *ss, char *out, size_t len)
 	n = readlink(proc, dir, sizeof(dir) - 1);
 	dir[n > 0 ? n : 1] = '\0';
 	off = add(out, len, 0, "flight%s: window %.1fs, held %.1f MiB of %.1f MiB over %.1fs, "
-		  "%u dump%s, %llu trigger%s taken, %llu ignored", ss->detached ? " (detached)" : "",
+		  "%u dump%s, %llu trigger%s taken, %llu ignored (%llu longer than the one taken before "
+		  "them)", ss->detached ? " (detached)" : "",
 		  (o->window_ns ? o->window_ns : GT_FLIGHT_DEFAULT_WINDOW_NS) / 1e9,
 		  st.held_bytes / 1048576.0,
 		  (o->size_bytes ? o->size_bytes : GT_FLIGHT_DEFAULT_SIZE) / 1048576.0,
 		  st.span_ns / 1e9, ss->dumps, ss->dumps == 1 ? "" : "s",
 		  (unsigned long long)st.fired, st.fired == 1 ? "" : "s",
-		  (unsigned long long)st.ignored);
+		  (unsigned long long)st.ignored, (unsigned long long)st.held_longer);
 	for (int i = 0; i < o->ntriggers; i++)
 		off = add(out, len, off, "%s%s%s%s%s", i ? ", " : "; triggers ", o->triggers[i].spec,
 			  st.names_seen & (1u << i) ? "" : " (no thread named ",

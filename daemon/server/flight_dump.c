@@ -328,6 +328,16 @@ static void say_fired(const struct gt_srv_session *ss, const struct gt_flight_fi
 {
 	const char *sys = f->sysnr >= 0 ? gt_engine_syscall_name(f->sysnr) : NULL;
 
+	if (f->held) {
+		gt_log_uid(ss->owner, "session %d: trigger %s fired again: thread %u (%.16s) of "
+			   "process %u, %.1f ms%s%s, longer than the %.1f ms taken %.2f s before; %s",
+			   ss->id, ss->fopts.triggers[f->trigger].spec, f->tid, f->comm, f->tgid,
+			   f->span_ns / 1e6, sys ? " in " : "", sys ? sys : "", f->taken_span_ns / 1e6,
+			   (f->ts - f->taken_ts) / 1e9,
+			   f->pending ? "not a dump of its own: the one waiting for --after holds it"
+				      : "inside the holdoff: no dump");
+		return;
+	}
 	gt_log_uid(ss->owner, "session %d: trigger %s fired: thread %u (%.16s) of process %u, %.1f ms%s%s",
 	       ss->id, ss->fopts.triggers[f->trigger].spec, f->tid, f->comm, f->tgid,
 	       f->span_ns / 1e6, sys ? " in " : "", sys ? sys : "");

@@ -44,6 +44,7 @@ struct gt_an_thread *gt_an_thread_get(struct gt_analysis *a, uint64_t g)
 	t->id = g;
 	t->last_p = -1;
 	t->stop_sys = -1;
+	t->woken_ns = t->last_stop_ns = -1;
 	return t;
 }
 
@@ -256,7 +257,8 @@ int gt_analyze(struct gt_analysis *a, const uint8_t *data, size_t len,
 	if (a->nthreads) /* qsort of NULL is undefined even for 0 items */
 		qsort(a->threads, a->nthreads, sizeof(*a->threads), by_id);
 	for (size_t i = 0; i < a->nthreads; i++)
-		if (a->threads[i].delay.oom) {
+		if (a->threads[i].delay.oom || a->threads[i].wdelay.oom ||
+		    a->threads[i].pdelay.oom) {
 			snprintf(a->error, sizeof(a->error), "out of memory in a histogram");
 			return -ENOMEM;
 		}
@@ -269,6 +271,8 @@ void gt_analysis_free(struct gt_analysis *a)
 
 	for (size_t i = 0; i < a->nthreads; i++) {
 		gt_hist_free(&a->threads[i].delay);
+		gt_hist_free(&a->threads[i].wdelay);
+		gt_hist_free(&a->threads[i].pdelay);
 		free(a->threads[i].sys);
 		free(a->threads[i].wak);
 	}

@@ -93,9 +93,16 @@ struct gt_an_view_totals {
 	uint64_t ns[GT_AN_VIEW_COUNT], n[GT_AN_VIEW_COUNT];
 };
 
+/* runqlat's histogram (libbpf-tools' runqlat, bcc's the same ranges): slot
+ * floor(log2(usecs)), usecs = ns / 1000, 0 and 1 in slot 0. */
+#define GT_AN_LOG2 48
+unsigned gt_an_log2_slot(uint64_t ns);
+
 enum gt_an_gstate { GT_AN_DEAD, GT_AN_RUNNABLE, GT_AN_RUNNING, GT_AN_WAITING };
 
-enum gt_an_wake { GT_AN_WAKE_NONE, GT_AN_WAKE_UNBLOCK };
+/* How a runnable period began: woken without a waker written (GoCreate,
+ * GoSysExit), by a GoUnblock, or preempted / yielded (GoPreempt, GoSched) */
+enum gt_an_wake { GT_AN_WAKE_NONE, GT_AN_WAKE_UNBLOCK, GT_AN_WAKE_PREEMPT };
 
 struct gt_an_thread {
 	uint64_t id;
@@ -104,8 +111,15 @@ struct gt_an_thread {
 			      * frame names it if that is a [thread] frame
 			      * (a goroutine a Go 1.22 file stated by GoStatus,
 			      * named as Go 1.22 names it) */
-	struct gt_hist delay;
+	struct gt_hist delay;  /* run-queue latency (runqlat): wdelay + pdelay */
+	struct gt_hist wdelay; /* wakeup delay: woken (GoUnblock, GoCreate,
+				* GoSysExit) -> running, perf sched timehist's
+				* "sch delay" */
+	struct gt_hist pdelay; /* preemption delay: preempted or yielded
+				* (GoPreempt, GoSched) -> running */
 	int64_t worst_at_ns; /* when the worst delay ended (its GoStart) */
+	int64_t wworst_at_ns, pworst_at_ns; /* the same, of wdelay and pdelay */
+	uint64_t rq_log2[GT_AN_LOG2]; /* run-queue latencies by runqlat's slot */
 	uint64_t offcpu_ns[GT_BLK_COUNT], offcpu_n[GT_BLK_COUNT];
 	uint64_t oncpu_ns, starts, migrations;
 	uint64_t stops_n[GT_BLK_COUNT]; /* stops by their own event's reason,
@@ -122,6 +136,11 @@ struct gt_an_thread {
 	int state;           /* enum gt_an_gstate */
 	int64_t since_ns;    /* runnable or running since */
 	int wake;            /* enum gt_an_wake of the runnable period */
+	int64_t woken_ns;    /* a stopped thread's wakeup (GoUnblock), or -1 */
+	/* its last off-CPU wait (stop -> start), for a mark after it */
+	int64_t last_stop_ns, last_woken_ns, last_start_ns;
+	int last_reason;
+	uint64_t last_stk;
 	uint64_t waker;
 	int stopped;         /* a stop awaits its GoStart */
 	int stop_reason;
@@ -130,6 +149,8 @@ struct gt_an_thread {
 	int32_t stop_sys;    /* syscall entry of a GoSysBlock stop, or -1 */
 	int64_t last_p;      /* P of the previous GoStart, or -1 */
 	int sys_open, sys_blocked;
+	int sys_closed_by_call; /* its last call ended, unblocked, at its next
+				 * GoSysCall */
 	int sys_resumed;     /* woken or preempted inside the call: it may
 			      * block again */
 	int sys_woke;        /* resumed by a wakeup (its start ends it) */
@@ -144,6 +165,29 @@ struct gt_an_thread {
 	int v23_started;         /* Go 1.23's summary StartTime is set */
 	int64_t v23_start_ns;    /* (its first transition to running) */
 };
+
+/* One off-CPU wait of a thread: its stop until its next start. */
+struct gt_an_wait {
+	uint64_t g, stk;      /* the stop's stack */
+	int reason;           /* enum gt_block_reason */
+	int64_t stop_ns, start_ns;
+	int64_t woken_ns;     /* its wakeup (GoUnblock), or -1: none written
+			       * (a preemption, a yield: runnable throughout) */
+};
+
+/* The longest single waits kept (gt_analysis.waits). */
+#define GT_AN_WAITS 64
+
+/* A UserLog of the key gt_analyze_opts.mark_key: its time, its goroutine
+ * (the one running on its P) and that goroutine's last wait before it. */
+struct gt_an_mark {
+	int64_t ns;
+	uint64_t g;
+	char msg[512];
+	struct gt_an_wait wait; /* g's last wait ended by then (stop_ns -1: none) */
+};
+
+#define GT_AN_MARKS 16
 
 /* Stack-weighted totals: on-CPU samples and off-CPU time. */
 enum { GT_AN_KIND_CPU = 0, GT_AN_KIND_OFFCPU = 1 /* + enum gt_block_reason */ };
@@ -172,6 +216,8 @@ struct gt_analyze_opts {
 	 * them go (report: madvise); NULL: not told. */
 	void (*release)(void *arg, size_t end);
 	void *release_arg;
+	/* UserLogs of this key are kept (gt_analysis.marks); NULL: none */
+	const char *mark_key;
 };
 
 struct gt_analysis {
@@ -192,6 +238,17 @@ struct gt_analysis {
 	size_t nthreads;
 	struct gt_an_stackagg *aggs;
 	size_t naggs;
+	/* the longest single off-CPU waits in the window, longest first */
+	struct gt_an_wait waits[GT_AN_WAITS];
+	size_t nwaits;
+	struct gt_an_mark marks[GT_AN_MARKS]; /* in time order */
+	size_t nmarks;
+	/* 1: the syscall tables count calls (a Go runtime's trace, or a
+	 * recording with its entries, --syscalls=all: a syscall of gotraced's
+	 * that returned without blocking was seen); 0: they count blocks
+	 * (gotraced's default, --syscalls=blocking: a GoSysCall is written
+	 * only where a call blocks, once per block) */
+	int sys_calls;
 	char **names;          /* syscall names (index 0: "syscall") */
 	size_t nnames;
 	char error[256];

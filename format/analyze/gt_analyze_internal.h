@@ -94,6 +94,10 @@ int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns);
 int gt_an_viewers(struct gt_analysis *a, const struct gt_pev *e, int64_t ns, int in);
 /* A CPU sample (outside the merge: its order does not matter). */
 int gt_an_sample(struct gt_analysis *a, const struct gt_pev *e);
+/* A UserLog of g at ns, key and value as the file has them (not
+ * NUL-terminated): kept in a->marks if its key is opts.mark_key. */
+void gt_an_user_log(struct gt_analysis *a, uint64_t g, int64_t ns, const char *key,
+		    size_t keylen, const char *val, size_t vallen);
 /* Closes what is open at the end of the trace. */
 void gt_an_finish(struct gt_analysis *a);
 

@@ -1,6 +1,7 @@
 /* The per-goroutine state machine of the analysis: the rules listed in
  * gt_analyze.h, applied to each merged event in order. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gt_analyze_internal.h"
@@ -135,6 +136,7 @@ static int generic_syscall_block(const struct gt_analysis *a, struct gt_an_threa
 static int sys_track(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g,
 		     const struct gt_pev *e, int64_t ns)
 {
+	t->sys_closed_by_call = 0;
 	if (t->sys_open && t->sys_resumed) {
 		if (e->type == GT_EV_GO_START || e->type == GT_EV_GO_START_LABEL) {
 			if (t->sys_woke)
@@ -162,6 +164,7 @@ static int sys_track(struct gt_analysis *a, struct gt_an_thread *t, uint64_t g,
 		t->sys_blocked = 1;
 		return 0;
 	}
+	t->sys_closed_by_call = t->sys_open && e->type == GT_EV_GO_SYSCALL;
 	return t->sys_open ? sys_close(a, t, g, ns) : 0;
 }
 
@@ -202,6 +205,71 @@ static int spare_start(const struct gt_analysis *a, const struct gt_an_thread *t
 	return tid >= 0;
 }
 
+/* Among the longest waits (a->waits, longest first, at most
+ * GT_AN_WAITS), if it is long enough. */
+static void keep_wait(struct gt_analysis *a, const struct gt_an_wait *w)
+{
+	int64_t d = w->start_ns - w->stop_ns;
+	size_t i;
+
+	if (a->nwaits == GT_AN_WAITS) {
+		const struct gt_an_wait *last = &a->waits[GT_AN_WAITS - 1];
+
+		if (d <= last->start_ns - last->stop_ns)
+			return;
+		a->nwaits--;
+	}
+	for (i = a->nwaits; i > 0; i--) {
+		const struct gt_an_wait *p = &a->waits[i - 1];
+
+		if (p->start_ns - p->stop_ns >= d)
+			break;
+		a->waits[i] = *p;
+	}
+	a->waits[i] = *w;
+	a->nwaits++;
+}
+
+unsigned gt_an_log2_slot(uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	unsigned s = 0;
+
+	while (us >>= 1)
+		s++;
+	return s < GT_AN_LOG2 ? s : GT_AN_LOG2 - 1;
+}
+
+/* The run-queue latency d of t ending at ns, and its part: wakeup delay
+ * (perf sched timehist's sch delay) or preemption delay. */
+static void add_delay(struct gt_an_thread *t, uint64_t d, int64_t ns)
+{
+	struct gt_hist *h = t->wake == GT_AN_WAKE_PREEMPT ? &t->pdelay : &t->wdelay;
+	int64_t *at = t->wake == GT_AN_WAKE_PREEMPT ? &t->pworst_at_ns : &t->wworst_at_ns;
+
+	if (!t->delay.count || d > t->delay.max)
+		t->worst_at_ns = ns;
+	gt_hist_add(&t->delay, d);
+	t->rq_log2[gt_an_log2_slot(d)]++;
+	if (!h->count || d > h->max)
+		*at = ns;
+	gt_hist_add(h, d);
+}
+
+/* A stopped thread starts at ns: its wait is over. */
+static void wait_over(struct gt_analysis *a, struct gt_an_thread *t, int64_t ns)
+{
+	struct gt_an_wait w = { .g = t->id, .stk = t->stop_stk, .reason = t->stop_reason,
+				.stop_ns = t->stop_ns, .start_ns = ns, .woken_ns = t->woken_ns };
+
+	t->last_stop_ns = w.stop_ns;
+	t->last_woken_ns = w.woken_ns;
+	t->last_start_ns = ns;
+	t->last_reason = w.reason;
+	t->last_stk = w.stk;
+	keep_wait(a, &w);
+}
+
 static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_pev *e,
 		    int64_t ns)
 {
@@ -210,9 +278,7 @@ static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct 
 	if (t->state == GT_AN_RUNNABLE && counted) {
 		uint64_t d = ns > t->since_ns ? (uint64_t)(ns - t->since_ns) : 0;
 
-		if (!t->delay.count || d > t->delay.max)
-			t->worst_at_ns = ns;
-		gt_hist_add(&t->delay, d);
+		add_delay(t, d, ns);
 		if (t->wake == GT_AN_WAKE_UNBLOCK) {
 			struct gt_an_waker *w = waker_of(a, t, t->waker);
 
@@ -234,6 +300,7 @@ static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct 
 		if (gt_an_agg_add(a, t->id, GT_AN_KIND_OFFCPU + (uint64_t)t->stop_reason,
 				  t->stop_stk, off))
 			return -ENOMEM;
+		wait_over(a, t, ns);
 	}
 	if (!spare) {
 		if (in && t->last_p >= 0 && t->last_p != e->p)
@@ -267,6 +334,7 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 	t->stop_ns = ns;
 	t->stop_stk = e->stk;
 	t->stop_sys = -1;
+	t->woken_ns = -1;
 	if (!t->name_stk && !t->root_stk)
 		t->root_stk = e->stk;
 	/* blocked inside a syscall: the time is that syscall's too, and a
@@ -284,7 +352,7 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 		t->ended = 1;
 	}
 	else if (r == GT_BLK_PREEMPT || r == GT_BLK_SCHED)
-		runnable(t, ns, GT_AN_WAKE_NONE, 0);
+		runnable(t, ns, GT_AN_WAKE_PREEMPT, 0);
 	return 0;
 }
 
@@ -301,12 +369,29 @@ static int on_other(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 		runnable(t, ns, GT_AN_WAKE_NONE, 0);
 		break;
 	case GT_EV_GO_UNBLOCK:
+		if (t->stopped && t->woken_ns < 0)
+			t->woken_ns = ns;
 		runnable(t, ns, GT_AN_WAKE_UNBLOCK, e->g);
 		if (t->sys_blocked)
 			return sys_woken(a, t, e->args[0], ns);
 		break;
 	}
 	return 0;
+}
+
+/* A v1 UserLog: its value is read again from its record. */
+static void v1_user_log(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
+{
+	struct gt_reader r = a->priv->rd;
+	const char *key;
+	size_t keylen = 0;
+
+	r.pos = e->off;
+	if (gt_reader_next(&r, a->priv->raw) != 1)
+		return;
+	key = gt_an_string(a, e->args[1], &keylen);
+	gt_an_user_log(a, e->g, ns, key, keylen, (const char *)a->priv->raw->str,
+		       a->priv->raw->str_len);
 }
 
 int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
@@ -321,6 +406,8 @@ int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 	rc = gt_an_viewers(a, e, ns, in_window(a, ns));
 	if (rc)
 		return rc;
+	if (e->type == GT_EV_USER_LOG && a->priv->opts.mark_key)
+		v1_user_log(a, e, ns);
 	if (e->type == GT_EV_GO_CREATE || e->type == GT_EV_GO_UNBLOCK) {
 		rc = on_other(a, e, ns);
 		if (rc)
@@ -341,6 +428,11 @@ int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 	case GT_EV_GO_START: case GT_EV_GO_START_LABEL:
 		return on_start(a, t, e, ns);
 	case GT_EV_GO_SYSCALL:
+		/* calls are counted: a Go runtime's GoSysCall is each call; one
+		 * of gotraced's follows a call that returned without blocking
+		 * only when entries are recorded (sys_track closed it) */
+		if (t->sys_closed_by_call || !ours(a, t))
+			a->sys_calls = 1;
 		t->sys_open = 1;
 		t->sys_ns = ns;
 		t->sys_stk = e->stk;
@@ -355,6 +447,31 @@ int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 		return 0;
 	}
 	return 0;
+}
+
+void gt_an_user_log(struct gt_analysis *a, uint64_t g, int64_t ns, const char *key,
+		    size_t keylen, const char *val, size_t vallen)
+{
+	const char *want = a->priv->opts.mark_key;
+	int64_t i = g ? gt_an_map_get(&a->priv->gs, g, 0, 0) : -1;
+	const struct gt_an_thread *t = i >= 0 ? &a->threads[i] : NULL;
+	struct gt_an_mark *m;
+
+	if (!want || a->nmarks == GT_AN_MARKS || !key || strlen(want) != keylen ||
+	    memcmp(want, key, keylen))
+		return;
+	m = &a->marks[a->nmarks++];
+	memset(m, 0, sizeof(*m));
+	m->ns = ns;
+	m->g = g;
+	if (vallen >= sizeof(m->msg))
+		vallen = sizeof(m->msg) - 1;
+	snprintf(m->msg, sizeof(m->msg), "%.*s", (int)vallen, val ? val : "");
+	m->wait.stop_ns = -1;
+	if (t && t->last_stop_ns >= 0)
+		m->wait = (struct gt_an_wait){ .g = g, .stk = t->last_stk, .reason = t->last_reason,
+					       .stop_ns = t->last_stop_ns, .start_ns = t->last_start_ns,
+					       .woken_ns = t->last_woken_ns };
 }
 
 int gt_an_sample(struct gt_analysis *a, const struct gt_pev *e)

@@ -106,6 +106,19 @@ static void end_at(struct v2run *r, uint64_t ts)
 		r->a->end_ns = ns;
 }
 
+/* A UserLog (task, key string, value string, stack) of goroutine g. */
+static void user_log(struct v2run *r, const struct v2e *e, uint64_t g)
+{
+	size_t klen = 0, vlen = 0;
+	const char *k, *v;
+
+	if (!r->a->priv->opts.mark_key)
+		return;
+	k = gt_an_string_v2(r->a, e->args[1], r->genidx, &klen);
+	v = gt_an_string_v2(r->a, e->args[2], r->genidx, &vlen);
+	gt_an_user_log(r->a, g, gt_an_ns(r->a, (int64_t)e->ts), k, klen, v, vlen);
+}
+
 static int process(struct v2run *r, const struct v2e *e)
 {
 	struct mstate *ms;
@@ -129,6 +142,8 @@ static int process(struct v2run *r, const struct v2e *e)
 	if ((rc = gt_an_v2_rules(r, e, ms)))
 		return rc;
 	g = ms->g, p = ms->p;
+	if (e->type == GT_V2_USER_LOG)
+		user_log(r, e, g);
 	if (e->type >= GT_V2_PROCS_CHANGE && e->type <= GT_V2_PROC_STATUS)
 		rc = gt_an_v2_on_proc(r, e, ms);
 	else

@@ -6,7 +6,10 @@
 #                         named after the trigger, valid in every reader,
 #                         holding the stall, at least the window before
 #                         its end, and the trigger's log event on the
-#                         staller; stderr says what fired and where
+#                         staller; stderr says what fired and where;
+#                         `report` on it begins with the trigger (what,
+#                         thread, trace time, wall time) and --json gives
+#                         the wait that fired it, the stall's length
 #   flight_offcpu         the same with 'offcpu>400ms@staller', a 1 s stall
 #                         (it sleeps 1 ms at a time otherwise: on a loaded
 #                         machine one such sleep was seen off CPU 114 ms,
@@ -19,6 +22,10 @@
 #                         dump is valid and covers less than the run
 #   flight_max_dumps      four stalls, --holdoff 0 --max-dumps 2: two files
 #   flight_holdoff        four stalls within 2 s, --holdoff 30s: one file
+#   flight_holdoff_says   'offcpu>1us' fires at once on noise; the 80 ms
+#                         stall later, inside the 30 s holdoff, is said on
+#                         stderr when it fires (longer than the one taken,
+#                         no dump) and counted in the end line
 #   flight_end_pending    --after 60s outlives the target: the trigger's
 #                         file is written at the end, holding the stall
 #   flight_name_unseen    a trigger for @NAME that no thread has: the end
@@ -43,7 +50,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 CASES=(flight_trigger_once flight_offcpu flight_sigusr1 flight_size_cap flight_max_dumps
-       flight_holdoff flight_end_pending flight_name_unseen flight_v2_trigger_1.23
+       flight_holdoff flight_holdoff_says flight_end_pending flight_name_unseen flight_v2_trigger_1.23
        flight_v2_trigger_1.22 flight_v2_sigusr1)
 gt_require_bpf "${CASES[@]}"
 gt_expect "${CASES[@]}"
@@ -107,6 +114,18 @@ one_stall() {
 	read -r lts _ <<<"$log"
 	[ -n "$lts" ] && [ "$lts" -ge $((a + stall * 500000)) ] && [ "$lts" -le "$last" ] ||
 		why="${why:+$why; }the trigger log at $lts is not after the stall began ($a)"
+	# report on the dump: the trigger first (what, which thread, trace
+	# and wall time), and the wait that fired it, of the stall's length
+	"$GTCTL" report "$f" >"$d.rep" 2>&1
+	sed -n 2p "$d.rep" | grep -q "^TRIGGER: $trig fired: .*thread $tid (staller).*, at [0-9-]* [0-9:.]* UTC$" ||
+		why="${why:+$why; }report does not begin with the trigger: $(head -3 "$d.rep")"
+	grep -q "^  at trace time [0-9.]*s (.* before the trace's end), on G" "$d.rep" ||
+		why="${why:+$why; }report does not give the trigger's trace time"
+	w=$("$GTCTL" report --json "$f" | python3 -c 'import json, sys
+t = json.load(sys.stdin)["triggers"]
+print(t[0]["wait"]["wait_ns"] if len(t) == 1 and t[0]["wait"] else -1)')
+	[ "$w" -ge $((stall * 900000)) ] ||
+		why="${why:+$why; }report --json: the trigger's wait is $w ns, the stall ${stall} ms"
 	gt_report "$name" "$why"
 }
 
@@ -132,6 +151,23 @@ stalls() {
 
 stalls flight_max_dumps 2 --holdoff 0 --max-dumps 2
 stalls flight_holdoff 1 --holdoff 30s
+
+# a trigger that fires at once on noise (any wait over 1 us), then the real
+# stall inside its holdoff: said when it fires, and in the final count
+holdoff_says() {
+	local name=flight_holdoff_says d=$GT_TMP/flight_holdoff_says why="" tid
+	stalled "$name" "$d" 3000 80 1 0 --flight=1s --trigger 'offcpu>1us' --holdoff 30s ||
+		return
+	mapfile -t got < <(files "$d")
+	[ "${#got[@]}" = 1 ] || why="${#got[@]} files, want 1: ${got[*]}"
+	read -r _ tid _ < <(grep '^stall ' "$d.out")
+	grep -q "trigger offcpu>1us fired again at .*: thread $tid (staller) of process [0-9]*, \([89][0-9]\|[1-9][0-9][0-9][0-9]*\)\.[0-9] ms\( in [a-z_0-9]*\)\?, longer than the .* ms taken .* s before; inside the holdoff: no dump" "$d.err" ||
+		why="${why:+$why; }stderr does not say the 80 ms stall of thread $tid fell inside the holdoff: $(grep 'fired again' "$d.err" | tail -2)"
+	grep -q "ignored ([1-9][0-9]* longer than the one taken before them)" "$d.err" ||
+		why="${why:+$why; }the end line does not count the longer ones: $(grep 'flight recording ended' "$d.err")"
+	gt_report "$name" "$why"
+}
+holdoff_says
 
 end_pending() {
 	local name=flight_end_pending d=$GT_TMP/flight_end_pending why="" a b first last

@@ -11,8 +11,9 @@
 #  - report_counts_told: where report's fsync COUNT differs from the
 #    program's own count of calls (a call that blocks several times is
 #    several GoSysCalls: the file has no syscall exits), the text report
-#    says what COUNT counts, next to the table.
-#  - report_calls_perf: with --syscalls=all, COUNT is calls (a call that
+#    says what it counts, next to the table, and names the column (text)
+#    and the key (JSON) BLOCKS / "blocks", not calls.
+#  - report_calls_perf: with --syscalls=all, the column is CALLS ("calls") (a call that
 #    blocks again stays one call): fsyncloop recorded under `perf trace
 #    -s`; the syncer thread's fsync, clock_nanosleep, write and pread64
 #    counts in `report --json` equal perf's for that thread (within 2%, at
@@ -68,12 +69,20 @@ if [ ! -s "$GT_TMP/fs.json" ]; then
 else
 	n=$(python3 -c 'import json, sys
 t = [t for t in json.load(open(sys.argv[1]))["threads"] if t["name"] == "syncer"]
-print(sum(s["count"] for s in t[0]["syscalls"] if s["name"] == "fsync") if t else -1)' "$GT_TMP/fs.json")
+print(sum(s.get("calls", s.get("blocks", 0)) for s in t[0]["syscalls"] if s["name"] == "fsync") if t else -1)' "$GT_TMP/fs.json")
 	"$GTCTL" report "$T" >"$GT_TMP/fs.txt" 2>&1
-	if [ "$n" = 40 ] || grep -q "a call that blocks N times counts N" "$GT_TMP/fs.txt"; then
+	# by default the table counts blocks, and says so by its column's
+	# name, in the text (BLOCKS, not CALLS) and in the JSON ("blocks")
+	kind=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print(d.get("syscalls_count"), "count" in str([s for t in d["threads"] for s in t["syscalls"]]))' "$GT_TMP/fs.json")
+	if [ "$kind" != "blocks False" ]; then
+		fail report_counts_told "report --json of a --syscalls=blocking recording: syscalls_count, any \"count\" key = $kind (want blocks False)"
+	elif ! grep -q "SYSCALL  *BLOCKS" "$GT_TMP/fs.txt" || grep -q "SYSCALL  *CALLS" "$GT_TMP/fs.txt"; then
+		fail report_counts_told "the text's syscall table of a --syscalls=blocking recording is not headed BLOCKS"
+	elif [ "$n" = 40 ] || grep -q "a call that blocks N times counts N" "$GT_TMP/fs.txt"; then
 		ok report_counts_told
 	else
-		fail report_counts_told "report counts $n fsync calls (the program made 40) and does not say why"
+		fail report_counts_told "report counts $n fsync blocks (the program made 40 calls) and does not say why"
 	fi
 fi
 
@@ -110,15 +119,15 @@ calls = {l.split()[1]: int(l.split()[2]) for l in open(wout) if l.startswith("ca
 errs, notes = [], []
 # pread64: glibc's wrapper is named pread, the kernel's call pread64
 for name in ("fsync", "clock_nanosleep", "write", "pread64"):
-    got, want = ours.get(name, {}).get("count", 0), perf.get(name, 0)
+    got, want = ours.get(name, {}).get("calls", 0), perf.get(name, 0)
     notes.append("%s %d/%d" % (name, got, want))
     if abs(got - want) > max(1, want * 0.02):
         errs.append("%s: report counts %d calls, perf trace -s %d" % (name, got, want))
-if ours.get("fsync", {}).get("count") != calls.get("fsync"):
-    errs.append("fsync: report counts %s, the program made %s" % (ours.get("fsync", {}).get("count"), calls.get("fsync")))
+if ours.get("fsync", {}).get("calls") != calls.get("fsync"):
+    errs.append("fsync: report counts %s, the program made %s" % (ours.get("fsync", {}).get("calls"), calls.get("fsync")))
 # (the dynamic loader's own preads at start come on top of the program's)
-if ours.get("pread64", {}).get("count", 0) < calls.get("read", 1):
-    errs.append("pread64: report counts %s, the program made %s" % (ours.get("pread64", {}).get("count"), calls.get("read")))
+if ours.get("pread64", {}).get("calls", 0) < calls.get("read", 1):
+    errs.append("pread64: report counts %s, the program made %s" % (ours.get("pread64", {}).get("calls"), calls.get("read")))
 f = ours.get("fsync")
 if f and f["total_ns"] < f["blocked_ns"] * 0.98:
     errs.append("fsync lasted %d ns in all but was blocked %d ns" % (f["total_ns"], f["blocked_ns"]))

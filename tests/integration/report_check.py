@@ -170,7 +170,7 @@ def compare(gs, n, rep):
         wk = {w["g"]: [w["count"], w["delay_total_ns"]] for w in t["wakers"]}
         if wk != g.wakers:
             errs.append("G%d wakers {g: [count, delay]}: report %s, -d %s" % (gid, wk, g.wakers))
-        sc = (sum(s["count"] for s in t["syscalls"]), sum(s["total_ns"] for s in t["syscalls"]))
+        sc = (sum(s.get("calls", s.get("blocks", 0)) for s in t["syscalls"]), sum(s["total_ns"] for s in t["syscalls"]))
         if sc != tuple(g.sys):
             errs.append("G%d syscalls count/total: report %s, -d %s" % (gid, sc, tuple(g.sys)))
     return errs

@@ -323,6 +323,86 @@ static void test_analyze_rejects_garbage(void)
 	gt_analysis_free(&a);
 }
 
+/* G1 "worker": created at 1000, runs at 1100, preempted at 1500, runs
+ * again at 1800, blocks on a lock at 2000 until G2 wakes it at 2500, runs
+ * at 3000, where a gotraced.trigger UserLog names it. */
+static int write_split_trace(int fd)
+{
+	struct gt_writer *w;
+	uint64_t name1, name2, slock;
+	int rc = gt_writer_open(&w, fd, GT_V1_19, 1000000000);
+
+	if (rc)
+		return rc;
+	name1 = gt_writer_stack(w, (struct gt_frame[]){ { 1, "worker", "[thread]", 42 } }, 1);
+	name2 = gt_writer_stack(w, (struct gt_frame[]){ { 1, "waker", "[thread]", 43 } }, 1);
+	slock = gt_writer_stack(w, (struct gt_frame[]){ { 0x40, "pthread_mutex_lock", "l.c", 9 },
+							{ 0x30, "main", "m.c", 6 } }, 2);
+	EV(w, 0, GT_EV_GO_CREATE, 1000, 1, name1, 0);
+	EV(w, 1, GT_EV_GO_CREATE, 1000, 2, name2, 0);
+	EV(w, 0, GT_EV_GO_START, 1100, 1, 1);
+	EV(w, 0, GT_EV_GO_PREEMPT, 1500, 0);
+	EV(w, 0, GT_EV_GO_START, 1800, 1, 2);
+	EV(w, 0, GT_EV_GO_BLOCK_SYNC, 2000, slock);
+	EV(w, 1, GT_EV_GO_START, 2100, 2, 1);
+	EV(w, 1, GT_EV_GO_UNBLOCK, 2500, 1, 3, 0);
+	EV(w, 1, GT_EV_GO_END, 2600);
+	EV(w, 0, GT_EV_GO_START, 3000, 1, 4);
+	rc = gt_writer_user_log(w, 0, 3050, 0, gt_writer_string(w, "gotraced.trigger"), 0,
+				"offcpu>900ns fired");
+	return rc ? rc : gt_writer_close(w);
+}
+
+/* Wakeup delay (timehist's sch delay) and preemption delay apart, their
+ * sum in runqlat's slots; the longest single waits; a trigger's UserLog
+ * with the wait before it. */
+static void test_analyze_split_waits_marks(void)
+{
+	struct gt_analyze_opts o = { 0, -1, NULL, 0 };
+	struct gt_analysis a;
+	const struct gt_an_thread *t;
+	int fd = memfd_create("split", 0);
+	uint8_t *data;
+	size_t len;
+
+	GT_REQUIRE(fd >= 0 && write_split_trace(fd) == 0, "writing the trace");
+	len = (size_t)lseek(fd, 0, SEEK_END);
+	data = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	GT_REQUIRE(data != MAP_FAILED, "mmap");
+	o.mark_key = "gotraced.trigger";
+	GT_REQUIRE(gt_analyze(&a, data, len, &o) == 0, "analyze: %s", a.error);
+	t = gt_an_thread_of(&a, 1);
+	GT_REQUIRE(t, "no G1");
+	GT_CHECK(t->wdelay.count == 2 && t->wdelay.max == 500 && t->wdelay.sum == 600,
+		 "wakeup delay count %llu max %llu sum %llu, want 2 500 600",
+		 (unsigned long long)t->wdelay.count, (unsigned long long)t->wdelay.max,
+		 (unsigned long long)t->wdelay.sum);
+	GT_CHECK(t->pdelay.count == 1 && t->pdelay.max == 300,
+		 "preemption delay count %llu max %llu, want 1 300",
+		 (unsigned long long)t->pdelay.count, (unsigned long long)t->pdelay.max);
+	GT_CHECK(t->delay.count == 3 && t->rq_log2[0] == 3, "run-queue count %llu, slot 0 %llu",
+		 (unsigned long long)t->delay.count, (unsigned long long)t->rq_log2[0]);
+	GT_REQUIRE(a.nwaits == 2, "%zu waits kept, want 2", a.nwaits);
+	GT_CHECK(a.waits[0].g == 1 && a.waits[0].reason == GT_BLK_SYNC &&
+		 a.waits[0].stop_ns == 1000 && a.waits[0].woken_ns == 1500 &&
+		 a.waits[0].start_ns == 2000,
+		 "longest wait G%llu reason %d %lld..%lld woken %lld, want G1 sync 1000..2000 woken 1500",
+		 (unsigned long long)a.waits[0].g, a.waits[0].reason, (long long)a.waits[0].stop_ns,
+		 (long long)a.waits[0].start_ns, (long long)a.waits[0].woken_ns);
+	GT_CHECK(a.waits[1].reason == GT_BLK_PREEMPT && a.waits[1].start_ns - a.waits[1].stop_ns == 300,
+		 "second wait reason %d, %lld ns", a.waits[1].reason,
+		 (long long)(a.waits[1].start_ns - a.waits[1].stop_ns));
+	GT_REQUIRE(a.nmarks == 1, "%zu marks, want 1", a.nmarks);
+	GT_CHECK(a.marks[0].g == 1 && a.marks[0].ns == 2050 &&
+		 !strcmp(a.marks[0].msg, "offcpu>900ns fired") && a.marks[0].wait.reason == GT_BLK_SYNC && a.marks[0].wait.start_ns == 2000,
+		 "mark G%llu at %lld '%s', its wait ends %lld", (unsigned long long)a.marks[0].g,
+		 (long long)a.marks[0].ns, a.marks[0].msg, (long long)a.marks[0].wait.start_ns);
+	GT_CHECK(!a.sys_calls, "a trace without GoSysCall counts calls");
+	gt_analysis_free(&a);
+	munmap(data, len);
+	close(fd);
+}
+
 int main(void)
 {
 	GT_RUN(test_hist_small_exact);
@@ -334,5 +414,6 @@ int main(void)
 	GT_RUN(test_analyze_window);
 	GT_RUN(test_analyze_viewers);
 	GT_RUN(test_analyze_rejects_garbage);
+	GT_RUN(test_analyze_split_waits_marks);
 	return gt_test_done();
 }
