@@ -10,7 +10,7 @@ struct gt_goinfo {
 	int minor;         /* Go 1.minor from the build info, 0 if unread */
 	int64_t tls_off;   /* amd64: g at fsbase + tls_off */
 	uint32_t goid_off; /* g.goid */
-	int goid_from_dwarf; /* 1: DWARF's runtime.g; 0: the table by version */
+	int goid_from_dwarf; /* 1: DWARF's runtime.g (a Go the table does not know) */
 };
 
 /* Reads the ELF file open at fd (not closed).  0 and *out filled for a Go
@@ -20,5 +20,9 @@ int gt_goinfo_read(int fd, struct gt_goinfo *out);
 
 /* g.goid's offset for Go 1.minor on a 64-bit target, 0 if unknown. */
 uint32_t gt_goinfo_goid_table(int minor);
+
+/* g.goid's offset from the DWARF type runtime.g of the ELF file at fd:
+ * 0, or -ENOENT when it has none. */
+int gt_goinfo_dwarf_goid(int fd, uint32_t *off);
 
 #endif

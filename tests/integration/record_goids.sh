@@ -6,7 +6,8 @@
 # on 2 CPUs, spinning and sleeping for 1.5 s, and prints each one's goid,
 # TID and time window; tests/integration/goids_check.py holds the trace's
 # "goroutine N" logs on each thread in its window to that goid (>= 99%,
-# and at least 10 logs a worker).  Each trace passes Go's readers and
+# and at least 10 logs a worker), and `report`'s table of Go goroutines
+# has each worker on its thread.  Each trace passes Go's readers and
 # viewers (gt_valid).
 #
 #  goids_go119        Go 1.19, pure Go (g at fs-8; goid's offset from
@@ -50,14 +51,26 @@ one_case() {
 		return
 	fi
 	gt_valid "$name" "$trace" || return
-	local out
-	if out=$(python3 tests/integration/goids_check.py "$trace" "$GT_TMP/$name.out" 2>&1); then
-		ok "$name"
-		echo "$out" | tail -1 | detail
-	else
+	local out goid tid start end missing=
+	if ! out=$(python3 tests/integration/goids_check.py "$trace" "$GT_TMP/$name.out" 2>&1); then
 		fail "$name" "goroutine ids do not match the program's own"
 		echo "$out" | detail
+		return
 	fi
+	# report's table of Go goroutines has each worker on its thread
+	"$GTCTL" report --top 0 "$trace" >"$GT_TMP/$name.report" 2>&1
+	while read -r goid tid start end; do
+		sed -n '/^Go goroutines on their threads/,/^$/p' "$GT_TMP/$name.report" |
+			awk -v g="$goid" -v t="$tid" '$1 == g && $2 == t && $4 > 0 { f = 1 } END { exit !f }' ||
+			missing="$missing $goid/$tid"
+	done <"$GT_TMP/$name.out"
+	if [ -n "$missing" ]; then
+		fail "$name" "report's Go goroutines table lacks goroutine/thread$missing"
+		sed -n '/^Go goroutines on their threads/,/^$/p' "$GT_TMP/$name.report" | detail
+		return
+	fi
+	ok "$name"
+	echo "$out" | tail -1 | detail
 }
 
 one_case goids_go119 /usr/bin/go 0 "" 1.19
