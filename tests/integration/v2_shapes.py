@@ -31,7 +31,12 @@ import sys
 # this program is one the runtime writes too.  CPU samples (only with
 # --cpu-samples) and UserLog (--markers) are kinds the runtime writes for
 # programs that ask for them; this one does not.
-ONLY_OURS = {}
+ONLY_OURS = {
+    # a Go program's thread names the goroutine it ran at each switch-out
+    # (docs/mapping.md, "Goroutines of Go programs"); the runtime writes a
+    # UserLog only for the program's own trace.Log calls
+    "UserLog": "the goroutine a Go thread ran when the kernel switched it out",
+}
 
 WAITING, SYSCALL, RUNNING = 4, 3, 2
 NONE = 2**64 - 1
