@@ -14,6 +14,7 @@
 
 #include "common.bpf.h" /* maps, filter, ring and stack helpers */
 #include "ustack.bpf.h" /* --call-graph=dwarf: user stack copies */
+#include "goid.bpf.h"   /* the goroutine of a Go thread */
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -121,6 +122,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	if (pm && state && want_kstack(pm, sysnr))
 		e->prev_kstack = stack_id(ctx, 0);
 	e->flags = preempt ? GT_SWITCH_PREEMPT : 0;
+	e->prev_goid = pm ? gt_current_goid(prev, regs) : 0;
 	/* plain loads from the BTF pointers (the scheduler just touched both
 	 * tasks): a probe-read helper call each would cost more than the rest */
 	if (part_on(GT_PARTS_OFF_COMM)) {
@@ -134,6 +136,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 		__u32 tgid = prev->tgid;
 
 		bpf_map_delete_elem(&tgids, &tgid);
+		gt_go_proc_forget(tgid);
 	}
 	return 0;
 }

@@ -13,7 +13,7 @@
 #ifndef GOTRACED_BPF_ABI_H
 #define GOTRACED_BPF_ABI_H
 
-#define GT_KEV_ABI_VERSION 8
+#define GT_KEV_ABI_VERSION 9
 #define GT_COMM_LEN 16
 #define GT_MAX_SESSIONS 32
 #define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
@@ -117,6 +117,16 @@ struct gt_kev_switch {
 				* registers; -1 = none (a fault, preemption) */
 	char prev_comm[GT_COMM_LEN];
 	char next_comm[GT_COMM_LEN];
+	__u64 prev_goid;       /* the goroutine prev ran, if it is Go (bpf/goid.bpf.h); 0 = none */
+};
+
+/* Where the running goroutine of a Go process is (bpf/goid.bpf.h), per
+ * tgid in the go_procs map: amd64, g at fsbase + tls_off; arm64, g in R28;
+ * goid at g + goid_off. */
+struct gt_go_proc {
+	__s64 tls_off;
+	__u32 goid_off;
+	__u32 pad;
 };
 
 /* hdr = the waker (current; may be untraced or an idle/irq context, tid 0).

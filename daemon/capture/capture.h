@@ -115,6 +115,9 @@ int gt_capture_ncpus(struct gt_capture *c);
  * that forks a new process passes its mask to the child in BPF; those
  * auto-added tgids are removed by gt_capture_forget_session(). */
 int gt_capture_trace_tgid(struct gt_capture *c, uint32_t tgid, int session_bit, int on);
+/* Where the goroutine of Go process tgid's threads is (NULL: not Go, or no
+ * longer); BPF forgets it when the process ends (bpf/goid.bpf.h). */
+int gt_capture_go_proc(struct gt_capture *c, uint32_t tgid, const struct gt_go_proc *gp);
 /* cgroup_id = the inode number of a cgroup v2 directory (stat st_ino);
  * the whole subtree is traced, including processes started later. */
 int gt_capture_trace_cgroup(struct gt_capture *c, uint64_t cgroup_id, int session_bit, int on);

@@ -502,6 +502,50 @@ static int print_wakers(const struct gt_analysis *a, const struct report_opts *o
 	return 0;
 }
 
+static int by_preempt(const void *x, const void *y)
+{
+	const struct gt_an_goroutine *a = x, *b = y;
+
+	if (a->preempt_ns != b->preempt_ns)
+		return a->preempt_ns > b->preempt_ns ? -1 : 1;
+	return a->offcpu_ns > b->offcpu_ns ? -1 : a->offcpu_ns < b->offcpu_ns;
+}
+
+/* Go programs' goroutines (a file with UserLogs "goroutine N", written at
+ * each switch-out of a Go thread: docs/mapping.md "Goroutines of Go
+ * programs"); nothing for any other file. */
+static int print_goroutines(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
+{
+	size_t *ix, shown = 0;
+	char name[160];
+	int64_t tid;
+
+	if (!a->ngoros)
+		return 0;
+	if (!(ix = order(a->ngoros, a->goros, sizeof(*a->goros), by_preempt)))
+		return -ENOMEM;
+	fprintf(f, "\nGo goroutines on their threads (the goroutine a Go thread ran when the kernel "
+		   "switched it out; off-CPU = that stop -> the thread's next start), most "
+		   "preempted first:\n");
+	fprintf(f, "  %-10s %-8s %-24s %8s %10s %8s %10s %10s\n", "GOROUTINE", "G", "THREAD",
+		"STOPS", "OFF-CPU", "PREEMPTS", "PREEMPTED", "MAX");
+	for (size_t k = 0; k < a->ngoros && (!o->top || shown < (size_t)o->top); k++) {
+		const struct gt_an_goroutine *g = &a->goros[ix[k]];
+		const struct gt_an_thread *t = gt_an_thread_of(a, g->thread);
+
+		if (!t || !report_selected(a, t, o))
+			continue;
+		fprintf(f, "  %-10llu %-8llu %-24.24s %8llu %10s %8llu %10s %10s\n",
+			(unsigned long long)g->goid, (unsigned long long)g->thread,
+			report_shown(a, t, name, sizeof(name), &tid), (unsigned long long)g->stops,
+			dur(g->offcpu_ns), (unsigned long long)g->preempts, dur(g->preempt_ns),
+			dur(g->preempt_max_ns));
+		shown++;
+	}
+	free(ix);
+	return 0;
+}
+
 /* What the Go viewers' profile pages total, and how each reader counts
  * (docs/mapping.md#profiles): the figures a user meets there, here. */
 static int print_viewers(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
@@ -585,7 +629,7 @@ int report_text(const struct gt_analysis *a, const struct report_opts *o, FILE *
 {
 	int (*const parts[])(const struct gt_analysis *, const struct report_opts *, FILE *) = {
 		print_delay, print_groups, print_waits, print_offcpu, print_top_stacks, print_oncpu,
-		print_sys, print_wakers, print_viewers,
+		print_sys, print_wakers, print_goroutines, print_viewers,
 	};
 
 	print_head(a, o, f);

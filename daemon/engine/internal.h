@@ -129,6 +129,9 @@ void gt_engine_forget_followed(struct gt_engine *e);
  * becomes followed gets the records it made before. */
 void gt_engine_mmaps_start(struct gt_engine *e);
 void gt_engine_followed_new(struct gt_engine *e, uint32_t tgid);
+/* go_procs.c: tells BPF where Go process tgid's goroutine ids are (or that
+ * it is not Go), at its first sight and at each exec */
+void gt_engine_go_proc(struct gt_engine *e, uint32_t tgid);
 
 /* session.c: hands one event to the session's translator, if it is in its
  * window (see gt_session_deliver); always 0 (a failure ends the session). */

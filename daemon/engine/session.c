@@ -161,6 +161,7 @@ static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 	if (ev->type == GT_KEV_EXEC) {
 		gt_titles_forget(&e->titles, ev->tgid);
 		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
+		gt_engine_go_proc(e, ev->tgid);
 		if (gt_idmap_add(&e->symbolized, ev->tgid) == 1)
 			gt_engine_followed_new(e, ev->tgid);
 		return;
@@ -180,6 +181,7 @@ static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 	if (ev->tgid && gt_idmap_add(&e->symbolized, ev->tgid) == 1) {
 		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
 		gt_engine_followed_new(e, ev->tgid);
+		gt_engine_go_proc(e, ev->tgid);
 	}
 }
 

@@ -59,8 +59,10 @@ static void see_process(struct gt_engine *e, pid_t pid)
 
 	if (added >= 0)
 		gt_symbolizer_add_process(e->sym, pid);
-	if (added == 1)
+	if (added == 1) {
 		gt_engine_followed_new(e, (uint32_t)pid);
+		gt_engine_go_proc(e, (uint32_t)pid);
+	}
 }
 
 /* ptrace's rule for the session's owner (common/ptrace_rule.h): 0, or

@@ -294,6 +294,9 @@ void gt_tr_on_rss(struct gt_translator *t, const struct gt_kev_rss *e);
 void gt_tr_heap_process_gone(struct gt_translator *t, uint32_t tgid, int cpu);
 void gt_tr_heap_free(struct gt_translator *t);
 void gt_tr_on_cpu_sample(struct gt_translator *t, const struct gt_kev_cpu_sample *e);
+/* goid.c: the goroutine a Go thread ran, as UserLog "goroutine" on P p */
+void gt_tr_goid_log(struct gt_translator *t, int p, uint64_t goid);
+
 /* alloc.c: allocation samples as UserLog "alloc" */
 void gt_tr_on_alloc_sample(struct gt_translator *t, const struct gt_kev_alloc_sample *e);
 /* th has just started on its P: its held samples are written there. */

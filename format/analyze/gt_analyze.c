@@ -278,6 +278,7 @@ void gt_analysis_free(struct gt_analysis *a)
 	}
 	free(a->threads);
 	free(a->aggs);
+	free(a->goros);
 	for (size_t i = 0; i < a->nnames; i++)
 		free(a->names[i]);
 	free(a->names);

@@ -164,6 +164,18 @@ struct gt_an_thread {
 	int64_t v23_ns;
 	int v23_started;         /* Go 1.23's summary StartTime is set */
 	int64_t v23_start_ns;    /* (its first transition to running) */
+	uint64_t goid_log;       /* a "goroutine N" log since its last start */
+	uint64_t stop_goid;      /* the goroutine its pending stop stopped */
+};
+
+/* A Go program's goroutine on one of its threads (gotraced's UserLog
+ * "goroutine N" before a stop, docs/mapping.md "Goroutines of Go
+ * programs"): the stops it was switched out at and the off-CPU time after
+ * them, the preemptions apart. */
+struct gt_an_goroutine {
+	uint64_t thread, goid;
+	uint64_t stops, offcpu_ns;
+	uint64_t preempts, preempt_ns, preempt_max_ns;
 };
 
 /* One off-CPU wait of a thread: its stop until its next start. */
@@ -249,6 +261,8 @@ struct gt_analysis {
 	 * (gotraced's default, --syscalls=blocking: a GoSysCall is written
 	 * only where a call blocks, once per block) */
 	int sys_calls;
+	struct gt_an_goroutine *goros; /* by first sight */
+	size_t ngoros;
 	char **names;          /* syscall names (index 0: "syscall") */
 	size_t nnames;
 	char error[256];

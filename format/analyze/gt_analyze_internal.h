@@ -72,7 +72,7 @@ struct gt_an_priv {
 	struct gt_psegs segs;
 	struct gt_an_proc *procs;
 	size_t nprocs, capprocs;
-	size_t capthreads, capaggs, capnames;
+	size_t capthreads, capaggs, capnames, capgoros;
 	int v2;                       /* a Go 1.22+ file (gt_analyze_v2*.c) */
 	/* v2: the frames of every stack, named when their generation's
 	 * strings are read (gt_an_v2_name_stacks); stks[0..named) are */
@@ -104,6 +104,13 @@ void gt_an_finish(struct gt_analysis *a);
 int64_t gt_an_ns(const struct gt_analysis *a, int64_t ts);
 /* The thread for g, created if new; NULL if memory ran out. */
 struct gt_an_thread *gt_an_thread_get(struct gt_analysis *a, uint64_t g);
+
+/* gt_analyze_goid.c: a UserLog (key, value) of goroutine g, which may
+ * name the Go goroutine its next stop stops; and that stop's off-CPU time
+ * ending (t->stop_goid set).  0 or -ENOMEM. */
+int gt_an_goid_log(struct gt_analysis *a, uint64_t g, const char *key, size_t klen,
+		   const char *val, size_t vlen);
+int gt_an_goid_stop_end(struct gt_analysis *a, struct gt_an_thread *t, int reason, uint64_t off);
 /* Adds to the stack aggregate (g, kind, stk); -ENOMEM. */
 int gt_an_agg_add(struct gt_analysis *a, uint64_t g, uint64_t kind, uint64_t stk,
 		  uint64_t weight);

@@ -301,6 +301,8 @@ static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct 
 				  t->stop_stk, off))
 			return -ENOMEM;
 		wait_over(a, t, ns);
+		if (t->stop_goid && gt_an_goid_stop_end(a, t, t->stop_reason, off))
+			return -ENOMEM;
 	}
 	if (!spare) {
 		if (in && t->last_p >= 0 && t->last_p != e->p)
@@ -335,6 +337,8 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 	t->stop_stk = e->stk;
 	t->stop_sys = -1;
 	t->woken_ns = -1;
+	t->stop_goid = t->goid_log; /* the Go goroutine it stopped, if named */
+	t->goid_log = 0;
 	if (!t->name_stk && !t->root_stk)
 		t->root_stk = e->stk;
 	/* blocked inside a syscall: the time is that syscall's too, and a
@@ -394,6 +398,24 @@ static void v1_user_log(struct gt_analysis *a, const struct gt_pev *e, int64_t n
 		       a->priv->raw->str_len);
 }
 
+/* v1 UserLog [task, key, stack] with its value after the arguments: read
+ * again from the record (v2 files call gt_an_goid_log themselves). */
+static int user_log(struct gt_analysis *a, const struct gt_pev *e)
+{
+	struct gt_reader r = a->priv->rd;
+	struct gt_raw_event raw;
+	const char *key;
+	size_t klen = 0;
+
+	if (a->version >= 1022)
+		return 0;
+	r.pos = e->off;
+	if (gt_reader_next(&r, &raw) != 1 || raw.type != GT_EV_USER_LOG || !raw.str)
+		return 0;
+	key = gt_an_string(a, e->args[1], &klen);
+	return gt_an_goid_log(a, e->g, key, klen, (const char *)raw.str, raw.str_len);
+}
+
 int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 {
 	struct gt_an_thread *t;
@@ -426,7 +448,10 @@ int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 		return on_stop(a, t, e, ns);
 	switch (e->type) {
 	case GT_EV_GO_START: case GT_EV_GO_START_LABEL:
+		t->goid_log = 0;
 		return on_start(a, t, e, ns);
+	case GT_EV_USER_LOG:
+		return user_log(a, e);
 	case GT_EV_GO_SYSCALL:
 		/* calls are counted: a Go runtime's GoSysCall is each call; one
 		 * of gotraced's follows a call that returned without blocking

@@ -107,7 +107,7 @@ static void end_at(struct v2run *r, uint64_t ts)
 }
 
 /* A UserLog (task, key string, value string, stack) of goroutine g. */
-static void user_log(struct v2run *r, const struct v2e *e, uint64_t g)
+static void mark_log(struct v2run *r, const struct v2e *e, uint64_t g)
 {
 	size_t klen = 0, vlen = 0;
 	const char *k, *v;
@@ -117,6 +117,16 @@ static void user_log(struct v2run *r, const struct v2e *e, uint64_t g)
 	k = gt_an_string_v2(r->a, e->args[1], r->genidx, &klen);
 	v = gt_an_string_v2(r->a, e->args[2], r->genidx, &vlen);
 	gt_an_user_log(r->a, g, gt_an_ns(r->a, (int64_t)e->ts), k, klen, v, vlen);
+}
+
+/* A UserLog that names the Go goroutine of g's next stop (gotraced's). */
+static int user_log(struct v2run *r, const struct v2e *e, uint64_t g)
+{
+	size_t klen = 0, vlen = 0;
+	const char *key = gt_an_string_v2(r->a, e->args[1], r->genidx, &klen);
+	const char *val = gt_an_string_v2(r->a, e->args[2], r->genidx, &vlen);
+
+	return gt_an_goid_log(r->a, g, key, klen, val, vlen);
 }
 
 static int process(struct v2run *r, const struct v2e *e)
@@ -142,8 +152,10 @@ static int process(struct v2run *r, const struct v2e *e)
 	if ((rc = gt_an_v2_rules(r, e, ms)))
 		return rc;
 	g = ms->g, p = ms->p;
-	if (e->type == GT_V2_USER_LOG)
-		user_log(r, e, g);
+	if (e->type == GT_V2_USER_LOG) { /* [task, key, value, stack]: the M's goroutine's */
+		mark_log(r, e, g);
+		return user_log(r, e, g);
+	}
 	if (e->type >= GT_V2_PROCS_CHANGE && e->type <= GT_V2_PROC_STATUS)
 		rc = gt_an_v2_on_proc(r, e, ms);
 	else

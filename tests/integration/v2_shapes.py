@@ -26,12 +26,17 @@ Prints what differs and exits 1 if anything does."""
 import sys
 
 # Kinds we may write that the runtime's file of this program lacks, and
-# why.  Empty: since GoCreateBlocked (a thread first seen by its wakeup,
-# as the runtime writes iter.Pull's coroutine) every kind we write for
+# why.  Since GoCreateBlocked (a thread first seen by its wakeup, as the
+# runtime writes iter.Pull's coroutine) every other kind we write for
 # this program is one the runtime writes too.  CPU samples (only with
-# --cpu-samples) and UserLog (--markers) are kinds the runtime writes for
-# programs that ask for them; this one does not.
-ONLY_OURS = {}
+# --cpu-samples) are a kind the runtime writes for programs that ask for
+# them; this one does not.
+ONLY_OURS = {
+    # a Go program's thread names the goroutine it ran at each switch-out
+    # (docs/mapping.md, "Goroutines of Go programs"); the runtime writes a
+    # UserLog only for the program's own trace.Log calls
+    "UserLog": "the goroutine a Go thread ran when the kernel switched it out",
+}
 
 WAITING, SYSCALL, RUNNING = 4, 3, 2
 NONE = 2**64 - 1

@@ -61,6 +61,17 @@ cp "$busybox" "$root/bin/busybox"
 if [ "$build" != - ]; then
 	copy_elf "$build/gotracectl" /gt/gotracectl
 	copy_elf "$build/workloads/demo" /gt/demo
+	# the Go workload whose goroutines know their ids (record_goids): a
+	# static pure-Go binary for the guest's architecture; the guest
+	# records it, run.sh holds its goroutine ids to its own
+	goarch=amd64
+	[ "$arch" = arm64 ] && goarch=arm64
+	go=/usr/lib/go-1.23/bin/go
+	[ -x "$go" ] || go=go
+	(cd tests/workloads/go/goids && GOTOOLCHAIN=local GOCACHE=$PWD/../../../../build/kernels/gocache \
+		GOPATH=$root/gopath GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOARCH=$goarch \
+		"$go" build -o "$root/gt/goids" .)
+	rm -rf "$root/gopath"
 fi
 # The virtio transports and disk, in load order; absent names are built in
 # or do not exist on that kernel.  Busybox insmod takes uncompressed files.

@@ -63,6 +63,29 @@ check_trace() {
 	sed 's/^/   /' "$file.notes"
 }
 
+# The goroutine ids read in the guest (docs/mapping.md, "Goroutines of Go
+# programs") against the ids goids' goroutines print of themselves.
+check_goids() {
+	local name=$1 out=$2 file=$2/goids.trace log
+	if [ "$(cat "$out/goids.rc" 2>/dev/null)" != 0 ]; then
+		fail "${name}_goids" "gotracectl record of goids failed in the guest (exit $(cat "$out/goids.rc" 2>/dev/null))"
+		tail -5 "$out/goids.log" | detail
+		return
+	fi
+	if ! log=$(tests/lib/gocheck.sh "$file" 2>&1); then
+		fail "${name}_goids" "Go rejects $file"
+		echo "$log" | head -15 | detail
+		return
+	fi
+	# 5 logs a worker: an emulated CPU preempts the spinners less often
+	if ! log=$(GOIDS_MIN_LOGS=5 python3 tests/integration/goids_check.py "$file" "$out/goids.out" 2>&1); then
+		fail "${name}_goids" "goroutine ids do not match the program's own"
+		echo "$log" | detail
+		return
+	fi
+	echo "ok ${name}_goids ($(echo "$log" | tail -1))"
+}
+
 for name in "${names[@]}"; do
 	if ! gt_kernel_entry "$name" 2>/dev/null; then
 		fail "${name}_boot" "no kernel named $name in tests/kernels/matrix.sh"
@@ -87,6 +110,7 @@ for name in "${names[@]}"; do
 		# the host's gotracectl reads every file: the format is the same
 		check_trace "$name" "$kind" "$out" "$build/gotracectl"
 	done
+	check_goids "$name" "$out"
 	echo "   $name: $((SECONDS - start))s in all"
 done
 [ "$failures" -eq 0 ]

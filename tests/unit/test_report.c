@@ -403,6 +403,71 @@ static void test_analyze_split_waits_marks(void)
 	close(fd);
 }
 
+/* A Go thread (G1, tid 42) whose switch-outs name its goroutine (UserLog
+ * "goroutine N" just before the stop, docs/mapping.md "Goroutines of Go
+ * programs"): goroutine 7 preempted at 2000 until 2500 and at 3000 until
+ * 4000, goroutine 9 blocked at 5000 until 5100; the stop at 6000 names
+ * none (the runtime's g0 writes no log), and a log another start came
+ * after (here 6200, then 6300 start) names no stop. */
+static int write_go_trace(int fd)
+{
+	struct gt_writer *w;
+	uint64_t name, key;
+	int rc = gt_writer_open(&w, fd, GT_V1_19, 1000000000);
+
+	if (rc)
+		return rc;
+	name = gt_writer_stack(w, (struct gt_frame[]){ { 1, "goserver", "[thread]", 42 } }, 1);
+	key = gt_writer_string(w, "goroutine");
+	EV(w, 0, GT_EV_GO_CREATE, 1000, 1, name, 0);
+	EV(w, 0, GT_EV_GO_START, 1100, 1, 1);
+	gt_writer_user_log(w, 0, 2000, 0, key, 0, "goroutine 7");
+	EV(w, 0, GT_EV_GO_PREEMPT, 2000, 0);
+	EV(w, 0, GT_EV_GO_START, 2500, 1, 2);
+	gt_writer_user_log(w, 0, 3000, 0, key, 0, "goroutine 7");
+	EV(w, 0, GT_EV_GO_PREEMPT, 3000, 0);
+	EV(w, 0, GT_EV_GO_START, 4000, 1, 3);
+	gt_writer_user_log(w, 0, 5000, 0, key, 0, "goroutine 9");
+	EV(w, 0, GT_EV_GO_BLOCK, 5000, 0);
+	EV(w, 1, GT_EV_GO_UNBLOCK, 5050, 1, 4, 0);
+	EV(w, 0, GT_EV_GO_START, 5100, 1, 5);
+	EV(w, 0, GT_EV_GO_BLOCK, 6000, 0);
+	EV(w, 1, GT_EV_GO_UNBLOCK, 6050, 1, 6, 0);
+	EV(w, 0, GT_EV_GO_START, 6100, 1, 7);
+	gt_writer_user_log(w, 0, 6200, 0, key, 0, "alloc 12");
+	EV(w, 0, GT_EV_GO_END, 6400);
+	return gt_writer_close(w);
+}
+
+static void test_analyze_go_goroutines(void)
+{
+	struct gt_analysis a;
+	uint8_t *data;
+	size_t len;
+	int fd = memfd_create("report-go", 0);
+
+	GT_REQUIRE(fd >= 0 && write_go_trace(fd) == 0, "writing the trace");
+	len = (size_t)lseek(fd, 0, SEEK_END);
+	data = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	GT_REQUIRE(data != MAP_FAILED, "mmap");
+	GT_REQUIRE(gt_analyze(&a, data, len, NULL) == 0, "analyze: %s", a.error);
+	GT_REQUIRE(a.ngoros == 2, "%zu goroutines, want 2", a.ngoros);
+	GT_CHECK(a.goros[0].thread == 1 && a.goros[0].goid == 7 && a.goros[0].stops == 2 &&
+		 a.goros[0].preempts == 2 && a.goros[0].preempt_ns == 1500 &&
+		 a.goros[0].preempt_max_ns == 1000 && a.goros[0].offcpu_ns == 1500,
+		 "goroutine %llu on G%llu: %llu stops, %llu preempts %llu ns (max %llu)",
+		 (unsigned long long)a.goros[0].goid, (unsigned long long)a.goros[0].thread,
+		 (unsigned long long)a.goros[0].stops, (unsigned long long)a.goros[0].preempts,
+		 (unsigned long long)a.goros[0].preempt_ns, (unsigned long long)a.goros[0].preempt_max_ns);
+	GT_CHECK(a.goros[1].goid == 9 && a.goros[1].stops == 1 && a.goros[1].preempts == 0 &&
+		 a.goros[1].offcpu_ns == 100, "goroutine %llu: %llu stops, %llu ns off CPU",
+		 (unsigned long long)a.goros[1].goid, (unsigned long long)a.goros[1].stops,
+		 (unsigned long long)a.goros[1].offcpu_ns);
+	gt_analysis_free(&a);
+	munmap(data, len);
+	close(fd);
+}
+
 int main(void)
 {
 	GT_RUN(test_hist_small_exact);
@@ -415,5 +480,6 @@ int main(void)
 	GT_RUN(test_analyze_viewers);
 	GT_RUN(test_analyze_rejects_garbage);
 	GT_RUN(test_analyze_split_waits_marks);
+	GT_RUN(test_analyze_go_goroutines);
 	return gt_test_done();
 }

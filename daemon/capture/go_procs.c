@@ -1,0 +1,20 @@
+/* The go_procs map (bpf/goid.bpf.h): where a Go process's running
+ * goroutine is, so that its threads' switch-outs carry their goroutine id. */
+#include <errno.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "internal.h"
+#include "gotraced.skel.h"
+
+int gt_capture_go_proc(struct gt_capture *c, uint32_t tgid, const struct gt_go_proc *gp)
+{
+	int fd = bpf_map__fd(c->skel->maps.go_procs);
+
+	if (gp)
+		return bpf_map_update_elem(fd, &tgid, gp, BPF_ANY) ? -errno : 0;
+	if (bpf_map_delete_elem(fd, &tgid) && errno != ENOENT)
+		return -errno;
+	return 0;
+}

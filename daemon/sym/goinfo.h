@@ -1,0 +1,28 @@
+/* Where a Go binary keeps its running goroutine and that goroutine's id:
+ * what bpf/goid.bpf.h needs to read the goid of a thread that switches out
+ * (docs/mapping.md, "Goroutines of Go programs"). */
+#ifndef GT_SYM_GOINFO_H
+#define GT_SYM_GOINFO_H
+
+#include <stdint.h>
+
+struct gt_goinfo {
+	int minor;         /* Go 1.minor from the build info, 0 if unread */
+	int64_t tls_off;   /* amd64: g at fsbase + tls_off */
+	uint32_t goid_off; /* g.goid */
+	int goid_from_dwarf; /* 1: DWARF's runtime.g (a Go the table does not know) */
+};
+
+/* Reads the ELF file open at fd (not closed).  0 and *out filled for a Go
+ * 1.19+ binary of this machine's architecture; -ENOENT for anything else
+ * (not Go, too old or too new a Go with no DWARF, another architecture). */
+int gt_goinfo_read(int fd, struct gt_goinfo *out);
+
+/* g.goid's offset for Go 1.minor on a 64-bit target, 0 if unknown. */
+uint32_t gt_goinfo_goid_table(int minor);
+
+/* g.goid's offset from the DWARF type runtime.g of the ELF file at fd:
+ * 0, or -ENOENT when it has none. */
+int gt_goinfo_dwarf_goid(int fd, uint32_t *off);
+
+#endif

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# record_goids.sh: the goroutine a Go thread runs, read by BPF at each
+# switch-out of the thread (docs/mapping.md, "Goroutines of Go programs"),
+# against the ids the program's goroutines know of themselves.  The goids
+# workload (tests/workloads/go/goids) locks 4 goroutines to their threads
+# on 2 CPUs, spinning and sleeping for 1.5 s, and prints each one's goid,
+# TID and time window; tests/integration/goids_check.py holds the trace's
+# "goroutine N" logs on each thread in its window to that goid (>= 99%,
+# and at least 10 logs a worker), and `report`'s table of Go goroutines
+# has each worker on its thread.  Each trace passes Go's readers and
+# viewers (gt_valid).
+#
+#  goids_go119        Go 1.19, pure Go (g at fs-8; goid's offset from
+#        DWARF), recorded as a Go 1.19 (v1) trace.
+#  goids_go119_cgo    Go 1.19 with cgo (linked by the system linker: g in
+#        libc's TLS block at runtime.tlsg).
+#  goids_go123        Go 1.23 (goid moved 8 bytes), a Go 1.23 (v2) trace.
+#  goids_go123_cgo_stripped  Go 1.23, cgo, -ldflags=-s -w: no symbols, no
+#        DWARF: g at fs-8 and goid's offset from the table by the Go
+#        version in the build info.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+CASES="goids_go119 goids_go119_cgo goids_go123 goids_go123_cgo_stripped"
+# shellcheck disable=SC2086
+gt_require_bpf $CASES
+# shellcheck disable=SC2086
+gt_expect $CASES
+CTL=${GT_REAL_GTCTL:-$GTCTL} # each case names its trace version
+export GOTOOLCHAIN=local
+
+dir=$GT_BUILD/go-goids
+mkdir -p "$dir"
+
+# one_case NAME GO CGO LDFLAGS TRACE_VERSION
+one_case() {
+	local name=$1 go=$2 cgo=$3 ldflags=$4 ver=$5 bin=$dir/$1 trace=$GT_TMP/$1.trace
+	if [ ! -x "$go" ]; then
+		fail "$name" "$go not installed"
+		return
+	fi
+	if ! (export GOCACHE=$PWD/$dir/cache GOPATH=$PWD/$dir/gopath GO111MODULE=off GOFLAGS='' \
+		CGO_ENABLED=$cgo && cd tests/workloads/go/goids && \
+		"$go" build -ldflags="$ldflags" -o "$OLDPWD/$bin" .) >"$GT_TMP/$name.build" 2>&1; then
+		fail "$name" "go build failed: $(tail -3 "$GT_TMP/$name.build")"
+		return
+	fi
+	if ! timeout 120 "$CTL" record --go-version "$ver" -o "$trace" -- "$bin" 4 1500 \
+		>"$GT_TMP/$name.out" 2>"$GT_TMP/$name.err"; then
+		fail "$name" "record failed: $(tail -3 "$GT_TMP/$name.err")"
+		return
+	fi
+	gt_valid "$name" "$trace" || return
+	local out goid tid start end missing=
+	if ! out=$(python3 tests/integration/goids_check.py "$trace" "$GT_TMP/$name.out" 2>&1); then
+		fail "$name" "goroutine ids do not match the program's own"
+		echo "$out" | detail
+		return
+	fi
+	# report's table of Go goroutines has each worker on its thread
+	"$GTCTL" report --top 0 "$trace" >"$GT_TMP/$name.report" 2>&1
+	while read -r goid tid start end; do
+		sed -n '/^Go goroutines on their threads/,/^$/p' "$GT_TMP/$name.report" |
+			awk -v g="$goid" -v t="$tid" '$1 == g && $2 == t && $4 > 0 { f = 1 } END { exit !f }' ||
+			missing="$missing $goid/$tid"
+	done <"$GT_TMP/$name.out"
+	if [ -n "$missing" ]; then
+		fail "$name" "report's Go goroutines table lacks goroutine/thread$missing"
+		sed -n '/^Go goroutines on their threads/,/^$/p' "$GT_TMP/$name.report" | detail
+		return
+	fi
+	ok "$name"
+	echo "$out" | tail -1 | detail
+}
+
+one_case goids_go119 /usr/bin/go 0 "" 1.19
+one_case goids_go119_cgo /usr/bin/go 1 "" 1.19
+one_case goids_go123 "$GT_GO123" 0 "" 1.23
+one_case goids_go123_cgo_stripped "$GT_GO123" 1 "-s -w" 1.19
+gt_finish

@@ -1,0 +1,77 @@
+// goids: goroutines that each know their own goroutine id, for
+// record_goids (the goroutine ids gotraced reads from a Go thread).
+//
+// N worker goroutines, each locked to its own OS thread
+// (runtime.LockOSThread), read their goid from runtime.Stack's header
+// ("goroutine 42 [running]:") and their TID, print "goid TID START END"
+// (CLOCK_MONOTONIC ns around their work) and spin for the given time with
+// a short sleep now and then, so the kernel switches their threads out
+// both by preemption (more spinners than CPUs) and by blocking.  While a
+// worker is locked, its thread runs no other goroutine: every goroutine id
+// the trace gives that thread between START and END is the worker's, or 0
+// (the runtime's own g0/gsignal, in the scheduler or a signal handler).
+//
+// Usage: goids WORKERS MILLISECONDS
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+func goid() uint64 {
+	b := make([]byte, 64)
+	b = b[:runtime.Stack(b, false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	n, _ := strconv.ParseUint(string(b[:bytes.IndexByte(b, ' ')]), 10, 64)
+	return n
+}
+
+// monotonic reads CLOCK_MONOTONIC, the clock of the trace's timestamps.
+func monotonic() int64 {
+	var ts syscall.Timespec
+	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 1, uintptr(unsafe.Pointer(&ts)), 0)
+	return ts.Nano()
+}
+
+var sink uint64
+
+func main() {
+	workers, _ := strconv.Atoi(os.Args[1])
+	ms, _ := strconv.Atoi(os.Args[2])
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	// goroutines that are not locked, so the ids are not all small
+	for i := 0; i < 50; i++ {
+		go func() { time.Sleep(time.Hour) }()
+	}
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			id, tid := goid(), syscall.Gettid()
+			start := monotonic()
+			end := start + int64(ms)*1000000
+			x := uint64(0)
+			for monotonic() < end {
+				for j := 0; j < 200000; j++ {
+					x = x*6364136223846793005 + 1
+				}
+				time.Sleep(200 * time.Microsecond)
+			}
+			mu.Lock()
+			sink += x
+			fmt.Printf("%d %d %d %d\n", id, tid, start, monotonic())
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+}
