@@ -23,6 +23,7 @@
 static void forget(struct gt_engine *e, uint32_t pid)
 {
 	gt_symbolizer_forget_process(e->sym, (pid_t)pid);
+	gt_py_stacks_forget(e->py, pid);
 	gt_idmap_del(&e->symbolized, pid);
 	gt_idmap_del(&e->dying, pid);
 }
@@ -58,8 +59,10 @@ void gt_engine_forget_followed(struct gt_engine *e)
 	for (size_t i = 0; i < e->symbolized.cap; i++) {
 		uint32_t pid = (uint32_t)gt_idmap_slot(&e->symbolized, i);
 
-		if (pid)
+		if (pid) {
 			gt_symbolizer_forget_process(e->sym, (pid_t)pid);
+			gt_py_stacks_forget(e->py, pid);
+		}
 	}
 	gt_symbolizer_close_parked(e->sym); /* no session left to map them */
 	gt_titles_free(&e->titles);

@@ -9,6 +9,7 @@
 #include "common/ptrace_rule.h"
 #include "session.h"
 #include "mmap_backlog.h"
+#include "py_stacks.h"
 #include "stacks.h"
 #include "util/gt_idmap.h"
 #include "titles.h"
@@ -108,6 +109,7 @@ struct gt_engine {
 	int nclosing;               /* sessions out of the rings, not finished */
 	struct gt_dwarf_stacks *dwarf; /* --call-graph=dwarf's unwound stacks,
 				       from the first session that asks */
+	struct gt_py_stacks *py;    /* CPython processes and their stacks */
 	struct gt_mt_pcs *mem_stacks; /* stacks of the heap records' samples
 				       (the engine's thread's, like the records) */
 	char err[512];

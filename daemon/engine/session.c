@@ -85,6 +85,8 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		return err;
 	}
 	gt_engine_mmaps_start(e);
+	e->py = gt_py_stacks_new(e->capture); /* NULL: native frames only */
+	e->resolver.py = e->py;
 	e->resolver.capture = e->capture;
 	e->resolver.sym = e->sym;
 	e->next_id = 1;
@@ -131,6 +133,7 @@ void gt_engine_close(struct gt_engine *e)
 	gt_engine_mem_close(e); /* before the maps it shares go */
 	gt_capture_close(e->capture);
 	gt_dwarf_stacks_free(e->dwarf);
+	gt_py_stacks_free(e->py);
 	gt_symbolizer_free(e->sym);
 	gt_titles_free(&e->titles);
 	gt_idmap_free(&e->symbolized);
@@ -163,6 +166,8 @@ static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
 		if (gt_idmap_add(&e->symbolized, ev->tgid) == 1)
 			gt_engine_followed_new(e, ev->tgid);
+		gt_py_stacks_forget(e->py, ev->tgid);
+		gt_py_stacks_check(e->py, ev->tgid);
 		return;
 	}
 	if (ev->type == GT_KEV_FORK) {
@@ -180,6 +185,7 @@ static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 	if (ev->tgid && gt_idmap_add(&e->symbolized, ev->tgid) == 1) {
 		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
 		gt_engine_followed_new(e, ev->tgid);
+		gt_py_stacks_check(e->py, ev->tgid);
 	}
 }
 
