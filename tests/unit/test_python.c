@@ -1,3 +1,4 @@
+// tier: system (root: another process's /proc/PID/map_files and mem; real CPythons)
 /* CPython's names from outside (daemon/sym/python.h), against CPython
  * itself as the oracle: the line of every instruction of every code
  * object of a stdlib module, from gt_python_addr2line over the object's
