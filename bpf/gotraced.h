@@ -30,7 +30,12 @@
  * CFI (daemon/sym/unwind.h); capture replaces the id in the records that
  * follow with the unwound stack's own (daemon/engine/dwarf_stacks.c). */
 #define GT_STACK_DWARF 0x10000000
-#define GT_STACK_DWARF_SEQ 0x0fffffff /* the copy's sequence number */
+#define GT_STACK_DWARF_SEQ 0x07ffffff /* the copy's sequence number */
+/* A user stack id with this bit names a CPython thread's stack: a
+ * GT_KEV_PYSTACK record with this id came just before, in the same ring,
+ * with the native stack's id and the Python frames (bpf/python.bpf.h);
+ * capture replaces it like a copy's (daemon/engine/py_stacks.c). */
+#define GT_STACK_PY 0x08000000
 
 /* What a recorder that loads the programs for known sessions only (gotracectl
  * record, embedded) says none of them will use, in the programs' read-only
@@ -88,6 +93,7 @@ enum gt_kev_type {
 	GT_KEV_ALLOC_SAMPLE,  /* a sampled allocation, with its stack */
 	GT_KEV_LEAVE,         /* a process left non-root sessions (privileges) */
 	GT_KEV_USTACK,        /* a copy of the user stack and registers (dwarf) */
+	GT_KEV_PYSTACK,       /* a CPython thread's Python frames (python.bpf.h) */
 	GT_KEV_TYPE_MAX,
 };
 
@@ -317,6 +323,45 @@ struct gt_kev_ustack {
 	/* __u8 stack[size]; */
 };
 
+/* A CPython process (user space fills the py_procs map by tgid, from
+ * the interpreter's version: daemon/sym/python.c): where _PyRuntime is
+ * and the offsets the walk follows.  Every thread state of the first
+ * interpreter (runtime + interp_head, then interp + threads_head, then
+ * tstate + next) is compared by its native_tid with the current thread;
+ * its frame is at tstate + cframe (then + current_frame if deref2), each
+ * frame's code object at + code, its instruction word at + instr, its
+ * caller at + previous, and its byte at + entry is entry_val in an entry
+ * frame (3.11: is_entry 1; 3.12: owner FRAME_OWNED_BY_CSTACK, 3, the
+ * evaluation loop's shim frame). */
+struct gt_py_proc {
+	__u64 runtime;
+	__u16 interp_head, threads_head, tstate_next, native_tid;
+	__u16 cframe, current_frame, code, previous;
+	__u16 instr, entry;
+	__u8 deref2, version_minor;
+	__u8 entry_val, pad;  /* an entry frame's byte at + entry */
+};
+
+/* hdr = current.  The Python frames of a CPython thread, innermost first:
+ * code object address, the raw instruction word (3.11: prev_instr, an
+ * address in the code object), and whether the frame is the first of a
+ * C call of the evaluation loop (gt_py_proc.entry_val).  The record has n
+ * frames; only capture reads it (see GT_STACK_PY). */
+#define GT_PY_FRAMES 48
+struct gt_py_frame {
+	__u64 code;
+	__u64 instr;
+};
+struct gt_kev_pystack {
+	struct gt_kev_hdr hdr;
+	__u32 id;             /* GT_STACK_PY | sequence number */
+	__s32 native;         /* the native stack's id (a copy's BPF id too) */
+	__u32 n;              /* frames that follow */
+	__u32 truncated;      /* more frames than GT_PY_FRAMES */
+	__u64 entry;          /* bit i: frame i is an entry frame */
+	struct gt_py_frame f[GT_PY_FRAMES];
+};
+
 /* Counters kept by the BPF programs in a per-CPU array (key 0), one per CPU. */
 struct gt_bpf_stats {
 	__u64 drops;          /* ring-buffer reservations that failed */
@@ -367,7 +412,8 @@ static inline unsigned long gt_kev_size(unsigned type)
 	case GT_KEV_CPU_SAMPLE: return sizeof(struct gt_kev_cpu_sample);
 	case GT_KEV_ALLOC_SAMPLE: return sizeof(struct gt_kev_alloc_sample);
 	case GT_KEV_LEAVE: return sizeof(struct gt_kev_leave);
-	/* GT_KEV_USTACK: 0, capture's alone (never in a merge slot) */
+	/* GT_KEV_USTACK, GT_KEV_PYSTACK: 0, capture's alone (never in a
+	 * merge slot) */
 	}
 	return 0;
 }

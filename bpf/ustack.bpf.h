@@ -16,6 +16,7 @@
 #define GOTRACED_USTACK_BPF_H
 
 #include "common.bpf.h"
+#include "python.bpf.h" /* Python frames of CPython threads */
 
 /* Sessions that asked for --call-graph=dwarf, and the bytes of stack they
  * want (the largest any of them asked; a multiple of 8, at most
@@ -134,9 +135,9 @@ static __always_inline __s32 user_stack(void *ctx, struct pt_regs *regs, __u32 m
 	if (loaded_with(GT_WITHOUT_DWARF) && (mask & dwarf_sessions) && regs) {
 		/* a global function takes scalars: the address, copied */
 		bpf_probe_read_kernel(&addr, sizeof(addr), &regs);
-		return gt_ustack_copy(addr, mask);
+		return gt_py_stack(gt_ustack_copy(addr, mask), mask);
 	}
-	return ustack_id(ctx, regs);
+	return gt_py_stack(ustack_id(ctx, regs), mask);
 }
 
 #endif

@@ -155,6 +155,16 @@ typedef int32_t (*gt_capture_ustack_cb)(void *ctx, const struct gt_kev_ustack *u
 typedef void (*gt_capture_exec_cb)(void *ctx, uint32_t tgid, uint64_t ts);
 void gt_capture_set_ustack_cb(struct gt_capture *c, gt_capture_ustack_cb cb,
 			      gt_capture_exec_cb exec_cb, void *ctx);
+/* Python frames (bpf/python.bpf.h): process tgid is CPython laid out as
+ * p says (NULL: forget it; its stacks are native only).  0 or -errno. */
+int gt_capture_python_proc(struct gt_capture *c, uint32_t tgid, const struct gt_py_proc *p);
+/* Told every CPython thread's frames (GT_KEV_PYSTACK) as the rings are
+ * read, before the records that name them, with the native stack's id
+ * (a copy's already replaced): returns the stack id those records get
+ * instead, or native to keep it. */
+typedef int32_t (*gt_capture_pystack_cb)(void *ctx, const struct gt_kev_pystack *r, int32_t native);
+void gt_capture_set_pystack_cb(struct gt_capture *c, gt_capture_pystack_cb cb, void *ctx);
+
 /* A non-root session (uid != 0) follows a process only while uid could
  * ptrace it: same real, effective and saved uid and gid, and dumpable.
  * BPF drops a process that stops qualifying from the session at once

@@ -26,8 +26,9 @@ struct gt_ring {
 	uint64_t mask;            /* data size - 1 */
 	size_t prod_len;          /* length of the producer mapping */
 	uint64_t newest_ts;       /* newest timestamp copied out of this ring */
-	/* the last user stack copies read (GT_KEV_USTACK): their ids in BPF
-	 * (GT_STACK_DWARF | seq) and the ids the callback gave them */
+	/* the last user stack copies read (GT_KEV_USTACK, GT_KEV_PYSTACK):
+	 * their ids in BPF (GT_STACK_DWARF or GT_STACK_PY | seq) and the ids
+	 * the callbacks gave them */
 	struct { int32_t bpf_id, id; } copies[GT_RING_COPIES];
 	unsigned ncopies;
 };
@@ -102,12 +103,15 @@ struct gt_capture {
 	struct gt_ring_merge m;
 	uint64_t lag_ns;
 	int tgids_fd, cgroups_fd, stacks_fd, stats_fd, spill_fd;
+	int py_procs_fd;           /* bpf/python.bpf.h's py_procs */
 	struct gt_capture_stats st;
 	uint64_t bad_records;      /* records with an impossible length */
 	unsigned dwarf_bytes[GT_MAX_SESSIONS]; /* each session's dwarf copy size */
 	gt_capture_ustack_cb ustack_cb;
 	gt_capture_exec_cb exec_cb;
 	void *ustack_ctx;
+	gt_capture_pystack_cb py_cb; /* GT_KEV_PYSTACK records (py_procs.c) */
+	void *py_ctx;
 	struct gt_mmaps mm;
 	struct gt_capture_timing timing;
 };

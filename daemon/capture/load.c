@@ -331,6 +331,7 @@ int gt_capture_attached(const struct gt_capture *c)
 static void note_fds(struct gt_capture *c)
 {
 	c->tgids_fd = bpf_map__fd(c->skel->maps.tgids);
+	c->py_procs_fd = bpf_map__fd(c->skel->maps.py_procs);
 	c->cgroups_fd = bpf_map__fd(c->skel->maps.cgroups);
 	c->stacks_fd = bpf_map__fd(c->skel->maps.stacks);
 	c->spill_fd = bpf_map__fd(c->skel->maps.stacks_spill);

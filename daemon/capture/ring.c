@@ -80,12 +80,33 @@ static void ring_copy(struct gt_capture *c, struct gt_ring *r, const void *rec, 
 /* The id a copy's BPF id stands for (-1: a copy not read, or lost). */
 static int32_t copy_id(const struct gt_ring *r, int32_t bpf_id)
 {
-	if (bpf_id < 0 || !(bpf_id & GT_STACK_DWARF))
+	if (bpf_id < 0 || !(bpf_id & (GT_STACK_DWARF | GT_STACK_PY)))
 		return bpf_id;
 	for (unsigned i = 0; i < GT_RING_COPIES && i < r->ncopies; i++)
 		if (r->copies[i].bpf_id == bpf_id)
 			return r->copies[i].id;
 	return -1;
+}
+
+/* A CPython thread's frames: given the callback now with the native
+ * stack's id, its id remembered for the records that follow (bpf_id
+ * GT_STACK_PY | seq; the native id alone without a callback). */
+static void ring_py(struct gt_capture *c, struct gt_ring *r, const void *rec, uint32_t n)
+{
+	struct gt_kev_pystack p;
+	size_t head = sizeof(p) - sizeof(p.f);
+	int32_t native;
+
+	memset(&p, 0, sizeof(p));
+	memcpy(&p, rec, n < sizeof(p) ? n : sizeof(p));
+	if (n < head || p.n > GT_PY_FRAMES || n < head + p.n * sizeof(p.f[0])) {
+		c->bad_records++;
+		return;
+	}
+	native = copy_id(r, p.native);
+	r->copies[r->ncopies % GT_RING_COPIES].bpf_id = (int32_t)p.id;
+	r->copies[r->ncopies % GT_RING_COPIES].id = c->py_cb ? c->py_cb(c->py_ctx, &p, native) : native;
+	r->ncopies++;
 }
 
 /* The records that carry a user stack id name copies by their BPF ids. */
@@ -119,6 +140,9 @@ int gt_ring_drain(struct gt_capture *c, int q, unsigned budget)
 		if (!(len & BPF_RINGBUF_DISCARD_BIT) && n >= sizeof(struct gt_kev_ustack) &&
 		    ((const struct gt_kev_hdr *)(hdr + 2))->type == GT_KEV_USTACK) {
 			ring_copy(c, r, hdr + 2, n);
+		} else if (!(len & BPF_RINGBUF_DISCARD_BIT) && n >= sizeof(struct gt_kev_hdr) &&
+			   ((const struct gt_kev_hdr *)(hdr + 2))->type == GT_KEV_PYSTACK) {
+			ring_py(c, r, hdr + 2, n);
 		} else if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
 			if (n < sizeof(struct gt_kev_hdr) || n > sizeof(s->ev)) {
 				c->bad_records++;

@@ -20,9 +20,46 @@
 #include "common/procfs.h"
 #include "sym/symbolize.h"
 
+/* A process's life in the engine has this one owner: first sight, exec
+ * and death are told to every per-process holder from here (the
+ * symbolizer's maps, the mmap backlog, Go's goroutine offsets in BPF,
+ * CPython's stacks, titles), so a new holder is added in one place. */
+void gt_engine_process_seen(struct gt_engine *e, uint32_t tgid)
+{
+	if (gt_idmap_add(&e->symbolized, tgid) != 1)
+		return; /* known already (or no memory to know it) */
+	gt_symbolizer_add_process(e->sym, (pid_t)tgid);
+	gt_engine_followed_new(e, tgid);
+	gt_engine_go_proc(e, tgid);
+	gt_py_stacks_check(e->py, tgid);
+}
+
+void gt_engine_process_exec(struct gt_engine *e, uint32_t tgid)
+{
+	gt_titles_forget(&e->titles, tgid);
+	gt_py_stacks_forget(e->py, tgid);
+	gt_symbolizer_add_process(e->sym, (pid_t)tgid); /* its new maps */
+	if (gt_idmap_add(&e->symbolized, tgid) == 1)
+		gt_engine_followed_new(e, tgid);
+	gt_engine_go_proc(e, tgid);
+	gt_py_stacks_check(e->py, tgid);
+}
+
+/* A child first seen at its fork: its parent's maps first, so a child
+ * gone before its own are read keeps them (an empty read keeps ours). */
+void gt_engine_process_forked(struct gt_engine *e, uint32_t parent, uint32_t child)
+{
+	if (child == parent || gt_idmap_add(&e->symbolized, child) != 1)
+		return;
+	gt_symbolizer_clone_process(e->sym, (pid_t)parent, (pid_t)child);
+	gt_symbolizer_add_process(e->sym, (pid_t)child);
+	gt_engine_followed_new(e, child);
+}
+
 static void forget(struct gt_engine *e, uint32_t pid)
 {
 	gt_symbolizer_forget_process(e->sym, (pid_t)pid);
+	gt_py_stacks_forget(e->py, pid);
 	gt_idmap_del(&e->symbolized, pid);
 	gt_idmap_del(&e->dying, pid);
 }
@@ -58,8 +95,10 @@ void gt_engine_forget_followed(struct gt_engine *e)
 	for (size_t i = 0; i < e->symbolized.cap; i++) {
 		uint32_t pid = (uint32_t)gt_idmap_slot(&e->symbolized, i);
 
-		if (pid)
+		if (pid) {
 			gt_symbolizer_forget_process(e->sym, (pid_t)pid);
+			gt_py_stacks_forget(e->py, pid);
+		}
 	}
 	gt_symbolizer_close_parked(e->sym); /* no session left to map them */
 	gt_titles_free(&e->titles);

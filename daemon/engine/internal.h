@@ -9,6 +9,7 @@
 #include "common/ptrace_rule.h"
 #include "session.h"
 #include "mmap_backlog.h"
+#include "py_stacks.h"
 #include "stacks.h"
 #include "util/gt_idmap.h"
 #include "titles.h"
@@ -108,6 +109,7 @@ struct gt_engine {
 	int nclosing;               /* sessions out of the rings, not finished */
 	struct gt_dwarf_stacks *dwarf; /* --call-graph=dwarf's unwound stacks,
 				       from the first session that asks */
+	struct gt_py_stacks *py;    /* CPython processes and their stacks */
 	struct gt_mt_pcs *mem_stacks; /* stacks of the heap records' samples
 				       (the engine's thread's, like the records) */
 	char err[512];
@@ -120,8 +122,13 @@ int gt_session_attach_targets(struct gt_session *s, const struct gt_session_opts
  * their exit events (lost, or a zombie never reaped). */
 void gt_session_check_liveness(struct gt_session *s);
 
-/* followed.c: forgets (maps, binaries) processes that died at the last two
- * checks; forgets every process once no session is left. */
+/* followed.c: the one owner of a process's life in the engine: tells every
+ * per-process holder of its first sight, its fork (the parent's maps
+ * first) and its exec; forgets (maps, binaries) processes that died at the
+ * last two checks; forgets every process once no session is left. */
+void gt_engine_process_seen(struct gt_engine *e, uint32_t tgid);
+void gt_engine_process_forked(struct gt_engine *e, uint32_t parent, uint32_t child);
+void gt_engine_process_exec(struct gt_engine *e, uint32_t tgid);
 void gt_engine_prune_followed(struct gt_engine *e);
 void gt_engine_forget_followed(struct gt_engine *e);
 /* mmaps.c: the perf records of executable mappings into the symbolizer

@@ -37,6 +37,9 @@ static void apply(void *ctx, const struct gt_mmap_rec *r)
 	}
 	gt_symbolizer_add_mapping(e->sym, (pid_t)r->pid, &m);
 	e->mmaps_applied++;
+	/* a libpython loads after exec: the process is CPython from now */
+	if (memmem(m.path, m.path_len, "python3.", 8))
+		gt_py_stacks_check(e->py, r->pid);
 }
 
 /* A `record -- CMD` command that execs now: its trace begins with the

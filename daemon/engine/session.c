@@ -85,6 +85,8 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		return err;
 	}
 	gt_engine_mmaps_start(e);
+	e->py = gt_py_stacks_new(e->capture); /* NULL: native frames only */
+	e->resolver.py = e->py;
 	e->resolver.capture = e->capture;
 	e->resolver.sym = e->sym;
 	e->next_id = 1;
@@ -131,6 +133,7 @@ void gt_engine_close(struct gt_engine *e)
 	gt_engine_mem_close(e); /* before the maps it shares go */
 	gt_capture_close(e->capture);
 	gt_dwarf_stacks_free(e->dwarf);
+	gt_py_stacks_free(e->py);
 	gt_symbolizer_free(e->sym);
 	gt_titles_free(&e->titles);
 	gt_idmap_free(&e->symbolized);
@@ -158,31 +161,12 @@ const char *gt_engine_error(struct gt_engine *e)
  * again after exec replaced them. */
 static void follow_process(struct gt_engine *e, const struct gt_kev_hdr *ev)
 {
-	if (ev->type == GT_KEV_EXEC) {
-		gt_titles_forget(&e->titles, ev->tgid);
-		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
-		gt_engine_go_proc(e, ev->tgid);
-		if (gt_idmap_add(&e->symbolized, ev->tgid) == 1)
-			gt_engine_followed_new(e, ev->tgid);
-		return;
-	}
-	if (ev->type == GT_KEV_FORK) {
-		const struct gt_kev_fork *f = (const void *)ev;
-		if (f->child_tgid != ev->tgid &&
-		    gt_idmap_add(&e->symbolized, f->child_tgid) == 1) {
-			/* the parent's maps first: a child gone before its own
-			 * are read keeps them (an empty read keeps ours) */
-			gt_symbolizer_clone_process(e->sym, (pid_t)ev->tgid, (pid_t)f->child_tgid);
-			gt_symbolizer_add_process(e->sym, (pid_t)f->child_tgid);
-			gt_engine_followed_new(e, f->child_tgid);
-		}
-		return;
-	}
-	if (ev->tgid && gt_idmap_add(&e->symbolized, ev->tgid) == 1) {
-		gt_symbolizer_add_process(e->sym, (pid_t)ev->tgid);
-		gt_engine_followed_new(e, ev->tgid);
-		gt_engine_go_proc(e, ev->tgid);
-	}
+	if (ev->type == GT_KEV_EXEC)
+		gt_engine_process_exec(e, ev->tgid);
+	else if (ev->type == GT_KEV_FORK)
+		gt_engine_process_forked(e, ev->tgid, ((const struct gt_kev_fork *)ev)->child_tgid);
+	else if (ev->tgid)
+		gt_engine_process_seen(e, ev->tgid);
 }
 
 /* A non-root cgroup session keeps the processes it has had (s->targets:

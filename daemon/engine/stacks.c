@@ -5,6 +5,7 @@
 
 #include "caller.h"
 #include "dwarf_stacks.h"
+#include "py_stacks.h"
 #include "capture/capture.h"
 #include "sym/symbolize.h"
 #include "translate/translate.h"
@@ -119,16 +120,57 @@ static int append_frames(struct gt_stack_resolver *r, uint32_t tgid, int32_t id,
 	return n;
 }
 
+/* The user frames out[first..n) of a CPython thread, with its Python
+ * frames py[0..npy) (innermost first) in place of the evaluation loop's
+ * native frames, as py-spy --native shows them: each
+ * _PyEval_EvalFrameDefault runs the Python frames down to an entry frame
+ * (py_stacks.h).  Python frames no such native frame took (a native walk
+ * cut short, an interpreter built otherwise) go outermost. */
+static int interleave(struct gt_frame *out, int first, int n, int max,
+		      const struct gt_py_named *py, int npy)
+{
+	struct gt_frame native[GT_STACK_DEPTH + 1];
+	int nn = n - first < GT_STACK_DEPTH + 1 ? n - first : GT_STACK_DEPTH + 1, k = 0;
+
+	memcpy(native, out + first, (size_t)nn * sizeof(*native));
+	n = first;
+	for (int i = 0; i < nn && n < max; i++) {
+		if (k >= npy || !native[i].func || strcmp(native[i].func, "_PyEval_EvalFrameDefault")) {
+			out[n++] = native[i];
+			continue;
+		}
+		while (k < npy && n < max) {
+			out[n++] = (struct gt_frame){py[k].pc, py[k].func, py[k].file, py[k].line};
+			if (py[k++].entry)
+				break;
+		}
+	}
+	for (; k < npy && n < max; k++)
+		out[n++] = (struct gt_frame){py[k].pc, py[k].func, py[k].file, py[k].line};
+	return n;
+}
+
 int gt_resolve_stack(void *resolver, uint32_t tgid, int32_t ustack_id,
 		     int32_t kstack_id, uint64_t caller, struct gt_frame *out, int max)
 {
 	struct gt_stack_resolver *r = resolver;
 	uint64_t misses = gt_symbolizer_jit_misses(r->sym);
-	int n;
+	const struct gt_py_named *py = NULL;
+	int n, first, npy = 0;
 
 	gt_symbolizer_pending(r->sym); /* what is pending is this stack's */
 	n = append_frames(r, tgid, kstack_id, 1, 0, out, 0, max);
+	if (ustack_id >= 0 && (ustack_id & GT_STACK_PY)) {
+		npy = gt_py_stacks_get(r->py, ustack_id, &ustack_id, &py);
+		if (npy < 0) {
+			r->unknown_ids++;
+			ustack_id = -1;
+		}
+	}
+	first = n;
 	n = append_frames(r, tgid, ustack_id, 0, caller, out, n, max);
+	if (npy > 0)
+		n = interleave(out, first, n, max, py, npy);
 	r->unnamed = gt_symbolizer_jit_misses(r->sym) != misses;
 	return n;
 }
@@ -172,6 +214,12 @@ int gt_resolve_ra_slot(void *resolver, uint32_t tgid, int32_t ustack_id)
 	uint64_t ip;
 
 	gt_symbolizer_pending(r->sym);
+	if (ustack_id >= 0 && (ustack_id & GT_STACK_PY)) {
+		const struct gt_py_named *py;
+
+		if (gt_py_stacks_get(r->py, ustack_id, &ustack_id, &py) < 0)
+			return GT_RA_NONE;
+	}
 
 	/* the interposer's stacks hold return addresses only; an unwound
 	 * copy needs no caller found */

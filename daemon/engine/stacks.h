@@ -20,6 +20,9 @@ struct gt_stack_resolver {
 	void *user_ctx;
 	/* --call-graph=dwarf: the unwound copies (ids with GT_STACK_DWARF) */
 	struct gt_dwarf_stacks *dwarf;
+	/* CPython threads' stacks (ids with GT_STACK_PY): a native id and
+	 * named Python frames, put in place of the evaluation loop's */
+	struct gt_py_stacks *py;
 	uint64_t unknown_ids;  /* ids the stack map no longer knew */
 	uint64_t truncated;    /* user stacks cut at a frame in no mapping */
 	uint64_t callers;      /* user stacks given the caller a walk lost */

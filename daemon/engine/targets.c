@@ -55,14 +55,12 @@ static int add_process_snapshot(struct snapshot *snap, pid_t pid)
 
 static void see_process(struct gt_engine *e, pid_t pid)
 {
-	int added = gt_idmap_add(&e->symbolized, (uint32_t)pid);
-
-	if (added >= 0)
+	/* a process followed already: a new session's snapshot reads its
+	 * maps again */
+	if (gt_idmap_has(&e->symbolized, (uint32_t)pid))
 		gt_symbolizer_add_process(e->sym, pid);
-	if (added == 1) {
-		gt_engine_followed_new(e, (uint32_t)pid);
-		gt_engine_go_proc(e, (uint32_t)pid);
-	}
+	else
+		gt_engine_process_seen(e, (uint32_t)pid);
 }
 
 /* ptrace's rule for the session's owner (common/ptrace_rule.h): 0, or

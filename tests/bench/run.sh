@@ -61,6 +61,7 @@ step overhead_all tests/bench/overhead_all.sh "$build"
 step loopback_cost tests/bench/loopback_cost.sh "$build" ${LOOPBACK_BEFORE:-}
 # --call-graph=fp vs dwarf: the kernel side per stack (bench_unwind: user space).
 step unwind_cost tests/bench/unwind_cost.sh "$build"
+step python_cost tests/bench/python_cost.sh "$build" # Python frames per stack, beside the native walk
 # nginx's req/s untraced and under each recorder; where drops begin.
 step servers tests/bench/servers.sh "$build"
 # Sessions of one gotraced beside each other: a busy one's drops alone and

@@ -1,0 +1,417 @@
+/* See python.h.  Offsets are CPython's own (offsetof on the internal
+ * headers of each version, x86-64 and arm64 alike: LP64, no packing). */
+#include "python.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "maps.h"
+#include "safe_open.h"
+#include "util/gt_idmap.h"
+#include "util/gt_strset.h"
+
+/* What user space reads of a code object and a str, by version. */
+struct py_layout {
+	unsigned minor;
+	struct gt_py_proc bpf;     /* all but runtime */
+	uint16_t co_name, co_filename, co_firstlineno, co_linetable, co_code;
+	uint16_t ascii_data;       /* sizeof(PyASCIIObject) */
+	uint16_t compact_data;     /* sizeof(PyCompactUnicodeObject) */
+};
+
+static const struct py_layout layouts[] = {
+	{11, {.interp_head = 40, .threads_head = 16, .tstate_next = 8, .native_tid = 160,
+	      .cframe = 56, .current_frame = 8, .code = 32, .previous = 48, .instr = 56,
+	      .entry = 68, .entry_val = 1, .deref2 = 1, .version_minor = 11},
+	 120, 112, 72, 136, 184, 48, 72},
+	{12, {.interp_head = 40, .threads_head = 72, .tstate_next = 8, .native_tid = 144,
+	      .cframe = 56, .current_frame = 0, .code = 0, .previous = 8, .instr = 56,
+	      .entry = 70, .entry_val = 3, .deref2 = 1, .version_minor = 12},
+	 120, 112, 68, 136, 192, 40, 56},
+};
+
+#define PY_STR_MAX 1024          /* bytes of a name or path kept */
+#define PY_LINETABLE_MAX (1u << 20)
+#define PY_BYTES_DATA 32         /* offsetof(PyBytesObject, ob_sval) */
+#define PY_VAR_SIZE 16           /* offsetof(PyVarObject, ob_size) */
+#define PY_STR_LENGTH 16         /* offsetof(PyASCIIObject, length) */
+#define PY_STR_STATE 32          /* offsetof(PyASCIIObject, state) */
+
+static const struct py_layout *layout_of(unsigned minor)
+{
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].minor == minor)
+			return &layouts[i];
+	return NULL;
+}
+
+/* The minor version in a file name: python3.X or libpython3.X..., else 0. */
+static unsigned name_minor(const char *path, size_t len)
+{
+	const char *base = path, *p;
+	unsigned minor = 0;
+
+	for (size_t i = 0; i < len; i++)
+		if (path[i] == '/')
+			base = path + i + 1;
+	if ((size_t)(base - path) + 9 > len)
+		return 0;
+	if (!strncmp(base, "libpython3.", 11))
+		p = base + 11;
+	else if (!strncmp(base, "python3.", 8))
+		p = base + 8;
+	else
+		return 0;
+	while (p < path + len && *p >= '0' && *p <= '9' && minor < 100)
+		minor = minor * 10 + (unsigned)(*p++ - '0');
+	return minor;
+}
+
+/* The link-time address of symbol name in the ELF open at fd (.dynsym or
+ * .symtab), and whether the file is ET_EXEC; 0 or -ENOENT. */
+static int elf_symbol(int fd, const char *name, uint64_t *value, int *is_exec, uint64_t *first_vaddr)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	int rc = -ENOENT;
+
+	if (!elf || !gelf_getehdr(elf, &eh)) {
+		if (elf)
+			elf_end(elf);
+		return -ENOEXEC;
+	}
+	*is_exec = eh.e_type == ET_EXEC;
+	*first_vaddr = UINT64_MAX;
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < *first_vaddr)
+			*first_vaddr = ph.p_vaddr & ~(uint64_t)0xfff;
+	}
+	while (rc && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)k, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (n && !strcmp(n, name)) {
+				*value = sym.st_value;
+				rc = 0;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	return rc;
+}
+
+/* Bytes at addr of the process's memory open at mem: 0 or -EFAULT. */
+static int mem_read(int mem, uint64_t addr, void *buf, size_t n)
+{
+	return pread(mem, buf, n, (off_t)addr) == (ssize_t)n ? 0 : -EFAULT;
+}
+
+static int open_mem(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* _PyRuntime's address in the mapping m of pid (its file's offset-0
+ * mapping at base): 0 or -errno. */
+static int runtime_of(pid_t pid, const struct gt_map_line *m, uint64_t base, uint64_t *runtime)
+{
+	char link[96];
+	uint64_t value = 0, first = 0;
+	int fd, is_exec = 0, rc;
+
+	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+		 m->start, m->end);
+	fd = gt_sym_open(AT_FDCWD, link, GT_SYM_OPEN_TRUSTED, NULL, GT_SYM_FILE_MAX);
+	if (fd < 0)
+		return fd;
+	rc = elf_symbol(fd, "_PyRuntime", &value, &is_exec, &first);
+	close(fd);
+	if (rc)
+		return rc;
+	*runtime = is_exec ? value : base - first + value;
+	return 0;
+}
+
+int gt_python_detect(pid_t pid, struct gt_py_proc *out)
+{
+	char path[64], line[4096];
+	uint64_t base = 0;
+	unsigned minor = 0;
+	int rc = -ENOENT;
+	FILE *f;
+
+	elf_version(EV_CURRENT);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (rc == -ENOENT && fgets(line, sizeof(line), f)) {
+		struct gt_map_line m;
+		const struct py_layout *l;
+		uint64_t runtime;
+
+		if (gt_map_line_parse(line, strlen(line), &m) || !m.path_len)
+			continue;
+		minor = name_minor(m.path, m.path_len);
+		if (!minor)
+			continue;
+		if (m.offset == 0)
+			base = m.start;
+		if (!m.executable)
+			continue;
+		l = layout_of(minor);
+		if (!l) {
+			rc = -ENOTSUP;
+			break;
+		}
+		if (runtime_of(pid, &m, base, &runtime) == 0) {
+			*out = l->bpf;
+			out->runtime = runtime;
+			rc = 0;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/* Location table (Objects/locations.md of CPython 3.11): varints of 6
+ * bits a byte, bit 6 set when more follow. */
+struct lt {
+	const uint8_t *p, *end;
+};
+
+static unsigned lt_varint(struct lt *t)
+{
+	unsigned v = 0, shift = 0;
+
+	while (t->p < t->end && shift < 30) {
+		uint8_t b = *t->p++;
+
+		v |= (unsigned)(b & 63) << shift;
+		shift += 6;
+		if (!(b & 64))
+			break;
+	}
+	return v;
+}
+
+static int lt_svarint(struct lt *t)
+{
+	unsigned v = lt_varint(t);
+
+	return v & 1 ? -(int)(v >> 1) : (int)(v >> 1);
+}
+
+int gt_python_addr2line(const uint8_t *tab, size_t n, int firstlineno, int addr)
+{
+	struct lt t = {tab, tab + n};
+	int line = firstlineno, start = 0;
+
+	if (addr < 0)
+		return firstlineno;
+	while (t.p < t.end) {
+		uint8_t b = *t.p++;
+		int code = (b >> 3) & 15, end = start + ((b & 7) + 1) * 2, delta = 0, none = 0;
+
+		if (!(b & 128))
+			return -1; /* not an entry's first byte: a table read wrong */
+		if (code == 15) {
+			none = 1;
+		} else if (code == 14) {
+			delta = lt_svarint(&t);
+			lt_varint(&t);
+			lt_varint(&t);
+			lt_varint(&t);
+		} else if (code == 13) {
+			delta = lt_svarint(&t);
+		} else if (code >= 10) {
+			delta = code - 10;
+			t.p = t.end - t.p >= 2 ? t.p + 2 : t.end;
+		} else {
+			t.p = t.p < t.end ? t.p + 1 : t.end;
+		}
+		line += delta;
+		if (addr < end)
+			return none ? -1 : line;
+		start = end;
+	}
+	return -1;
+}
+
+/* A code object's names, cached by {pid, address}. */
+struct code_info {
+	const char *func, *file;
+	const uint8_t *linetable; /* interned copy, or NULL */
+	uint32_t ntable;
+	int32_t firstlineno;
+};
+
+struct gt_python_names {
+	struct gt_idmap codes;     /* {pid, code} -> struct code_info */
+	struct gt_strset strs;     /* names, files and line tables */
+};
+
+struct gt_python_names *gt_python_names_new(void)
+{
+	struct gt_python_names *n = calloc(1, sizeof(*n));
+
+	if (n)
+		gt_idmap_init(&n->codes, 2, sizeof(struct code_info));
+	return n;
+}
+
+void gt_python_names_free(struct gt_python_names *n)
+{
+	if (!n)
+		return;
+	gt_idmap_free(&n->codes);
+	gt_strset_free(&n->strs);
+	free(n);
+}
+
+static const char *intern(struct gt_python_names *n, const void *p, size_t len)
+{
+	const void *copy = NULL;
+
+	if (!len || gt_strset_add(&n->strs, p, len, NULL, &copy))
+		return NULL;
+	return copy;
+}
+
+/* The str object at addr, if compact and one byte a character (ASCII or
+ * Latin-1: names and paths nearly always); NULL otherwise. */
+static const char *read_str(struct gt_python_names *n, int mem, const struct py_layout *l,
+			    uint64_t addr)
+{
+	char buf[PY_STR_MAX];
+	uint64_t len;
+	uint32_t state;
+	unsigned kind;
+
+	if (!addr || mem_read(mem, addr + PY_STR_LENGTH, &len, sizeof(len)) ||
+	    mem_read(mem, addr + PY_STR_STATE, &state, sizeof(state)))
+		return NULL;
+	kind = (state >> 2) & 7;
+	if (!(state & 32) || kind != 1 || !len) /* compact, 1 byte a char */
+		return NULL;
+	if (len > sizeof(buf))
+		len = sizeof(buf);
+	if (mem_read(mem, addr + (state & 64 ? l->ascii_data : l->compact_data), buf, len))
+		return NULL;
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == 0 || (unsigned char)buf[i] >= 128)
+			return NULL; /* Latin-1 beyond ASCII: not UTF-8 as is */
+	return intern(n, buf, len);
+}
+
+/* Reads code object code (layout l) into *ci; 0 or -EFAULT. */
+static int read_code(struct gt_python_names *n, pid_t pid, const struct py_layout *l,
+		     uint64_t code, struct code_info *ci)
+{
+	uint64_t name = 0, file = 0, table = 0, size = 0;
+	int32_t first = 0;
+	uint8_t *buf;
+	int mem = open_mem(pid), rc = -EFAULT;
+
+	if (mem < 0)
+		return -errno;
+	if (mem_read(mem, code + l->co_name, &name, 8) ||
+	    mem_read(mem, code + l->co_filename, &file, 8) ||
+	    mem_read(mem, code + l->co_firstlineno, &first, 4) ||
+	    mem_read(mem, code + l->co_linetable, &table, 8))
+		goto out;
+	ci->func = read_str(n, mem, l, name);
+	ci->file = read_str(n, mem, l, file);
+	ci->firstlineno = first;
+	if (!ci->func || !ci->file)
+		goto out;
+	rc = 0;
+	if (!table || mem_read(mem, table + PY_VAR_SIZE, &size, 8) || !size ||
+	    size > PY_LINETABLE_MAX || !(buf = malloc(size)))
+		goto out;
+	if (!mem_read(mem, table + PY_BYTES_DATA, buf, size)) {
+		ci->linetable = (const uint8_t *)intern(n, buf, size);
+		ci->ntable = ci->linetable ? (uint32_t)size : 0;
+	}
+	free(buf);
+out:
+	close(mem);
+	return rc;
+}
+
+int gt_python_name(struct gt_python_names *n, pid_t pid, const struct gt_py_proc *p,
+		   const struct gt_py_frame *f, const char **func, const char **file,
+		   unsigned *line)
+{
+	const struct py_layout *l = layout_of(p->version_minor);
+	const uint64_t key[2] = {(uint64_t)pid, f->code};
+	struct code_info *ci, got = {0};
+	int isnew, rc = 0, ln;
+
+	*func = *file = "[python]";
+	*line = 0;
+	if (!l || !f->code)
+		return -ENOTSUP;
+	ci = gt_idmap_find(&n->codes, key);
+	if (!ci) {
+		rc = read_code(n, pid, l, f->code, &got);
+		if (rc)
+			return rc; /* not cached: a code object read too early */
+		ci = gt_idmap_insert(&n->codes, key, &isnew);
+		if (!ci)
+			return -ENOMEM;
+		*ci = got;
+	}
+	*func = ci->func;
+	*file = ci->file;
+	/* the code unit before the next instruction (prev_instr), counted
+	 * from the first after the object's header; -1 in a frame not yet
+	 * started (its first line then), as _PyInterpreterFrame_GetLine */
+	int64_t unit = ((int64_t)(f->instr - f->code) - (int64_t)l->co_code) / 2;
+
+	ln = unit < -1 || unit > (int64_t)PY_LINETABLE_MAX * 8 ? -1
+		: gt_python_addr2line(ci->linetable, ci->ntable, ci->firstlineno, (int)unit * 2);
+	*line = ln > 0 ? (unsigned)ln : 0;
+	/* py-spy's `function (file:line)`: folded stacks show functions only */
+	char buf[2 * PY_STR_MAX + 32];
+	int len = snprintf(buf, sizeof(buf), "%s (%s:%u)", ci->func, ci->file, *line);
+	const char *full = len > 0 ? intern(n, buf, (size_t)len < sizeof(buf) ? (size_t)len
+					    : sizeof(buf) - 1) : NULL;
+
+	if (full)
+		*func = full;
+	return 0;
+}
+
+void gt_python_names_forget(struct gt_python_names *n, pid_t pid)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->codes.cap; i++)
+		if (gt_idmap_full(&n->codes, i) && gt_idmap_key(&n->codes, i)[0] == (uint64_t)pid)
+			gt_idmap_remove(&n->codes, gt_idmap_key(&n->codes, i));
+}

@@ -1,0 +1,213 @@
+// tier: system (root: another process's /proc/PID/map_files and mem; real CPythons)
+/* CPython's names from outside (daemon/sym/python.h), against CPython
+ * itself as the oracle: the line of every instruction of every code
+ * object of a stdlib module, from gt_python_addr2line over the object's
+ * co_linetable, equals what the interpreter's own co_lines() says
+ * (Debian 12's python3.11 and a pyenv 3.12 where there is one); a live
+ * interpreter is found (gt_python_detect) and the code objects it prints
+ * the addresses of are named as traceback would (gt_python_name), while
+ * addresses that are not code objects give "[python]" and no crash; and
+ * line tables of random bytes end, bounded. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gt_test.h"
+#include "sym/python.h"
+
+static const char *const pythons[] = {
+	"/usr/bin/python3.11",
+	"/root/.pyenv/versions/3.12.1/bin/python3.12",
+};
+
+/* Each code object of threading.py, nested ones too: "T firstlineno
+ * hex(co_linetable)" then "L start end line" for each co_lines() range
+ * (line -1: none). */
+static const char lines_script[] =
+	"import threading, types\n"
+	"def walk(co):\n"
+	"    yield co\n"
+	"    for c in co.co_consts:\n"
+	"        if isinstance(c, types.CodeType):\n"
+	"            yield from walk(c)\n"
+	"src = open(threading.__file__).read()\n"
+	"for co in walk(compile(src, threading.__file__, 'exec')):\n"
+	"    print('T', co.co_firstlineno, co.co_linetable.hex())\n"
+	"    for s, e, l in co.co_lines():\n"
+	"        print('L', s, e, -1 if l is None else l)\n";
+
+static int unhex(const char *s, uint8_t *out, size_t max)
+{
+	size_t n = 0;
+	unsigned b;
+
+	while (n < max && sscanf(s + 2 * n, "%2x", &b) == 1)
+		out[n++] = (uint8_t)b;
+	return (int)n;
+}
+
+static void lines_of(const char *py)
+{
+	char cmd[512], line[1 << 17];
+	static uint8_t tab[1 << 16];
+	int n = -1, first = 0, objects = 0, checked = 0, wrong = 0;
+	FILE *p;
+
+	if (access(py, X_OK)) {
+		printf("# %s: not here\n", py);
+		return;
+	}
+	char script[] = "/tmp/gt_test_pylinesXXXXXX";
+	int fd = mkstemp(script);
+
+	GT_REQUIRE(fd >= 0 && write(fd, lines_script, sizeof(lines_script) - 1) > 0, "script");
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "%s %s", py, script);
+	p = popen(cmd, "r");
+	GT_REQUIRE(p, "popen %s", py);
+	while (fgets(line, sizeof(line), p)) {
+		int s, e, l;
+
+		if (line[0] == 'T') {
+			char *hex = strchr(line + 2, ' ');
+
+			first = atoi(line + 2);
+			n = hex ? unhex(hex + 1, tab, sizeof(tab)) : -1;
+			objects++;
+		} else if (n >= 0 && sscanf(line, "L %d %d %d", &s, &e, &l) == 3) {
+			for (int a = s; a < e; a += 2, checked++)
+				if (gt_python_addr2line(tab, (size_t)n, first, a) != l && wrong++ < 5)
+					GT_CHECK(0, "%s: line of %d is %d, co_lines says %d", py, a,
+						 gt_python_addr2line(tab, (size_t)n, first, a), l);
+		}
+	}
+	GT_CHECK(pclose(p) == 0, "%s failed", py);
+	unlink(script);
+	GT_CHECK(objects > 50 && checked > 5000, "%s: %d objects, %d instructions", py, objects,
+		 checked);
+	GT_CHECK(wrong == 0, "%s: %d of %d lines wrong", py, wrong, checked);
+	GT_CHECK(gt_python_addr2line(tab, (size_t)n, 7, -2) == 7, "before the first: firstlineno");
+}
+
+static void test_lines(void)
+{
+	for (size_t i = 0; i < sizeof(pythons) / sizeof(pythons[0]); i++)
+		lines_of(pythons[i]);
+	GT_CHECK(access(pythons[0], X_OK) == 0, "no %s (Debian 12's python3.11-minimal)", pythons[0]);
+}
+
+static void test_random_tables(void)
+{
+	uint8_t tab[256];
+
+	srand(38);
+	for (int k = 0; k < 20000; k++) {
+		size_t n = (size_t)(rand() % (int)sizeof(tab));
+
+		for (size_t i = 0; i < n; i++)
+			tab[i] = (uint8_t)rand();
+		(void)gt_python_addr2line(tab, n, rand() % 1000, rand() % 4096);
+	}
+	GT_CHECK(gt_python_addr2line(NULL, 0, 5, 4) == -1, "an empty table has no line");
+}
+
+/* A live interpreter prints where two functions' code objects are, and a
+ * str's address (not a code object); then waits. */
+static const char live_script[] =
+	"import sys\n"
+	"def outer_fn():\n"
+	"    return 1\n"
+	"class K:\n"
+	"    def method_fn(self):\n"
+	"        pass\n"
+	"s = 'not code' * 3\n"
+	"print(id(outer_fn.__code__), id(K.method_fn.__code__), id(s), __file__, flush=True)\n"
+	"sys.stdin.read()\n";
+
+static void named_in(const char *py)
+{
+	char script[] = "/tmp/gt_test_pythonXXXXXX";
+	char out[600], want[700], file[512];
+	unsigned long long code1, code2, str;
+	int in[2], outp[2], fd, rc;
+	struct gt_python_names *n;
+	struct gt_py_proc proc;
+	const char *func, *f;
+	unsigned line;
+	pid_t pid;
+	FILE *rd;
+
+	if (access(py, X_OK))
+		return;
+	fd = mkstemp(script);
+	GT_REQUIRE(fd >= 0 && write(fd, live_script, sizeof(live_script) - 1) > 0, "script");
+	close(fd);
+	GT_REQUIRE(pipe(in) == 0 && pipe(outp) == 0, "pipes");
+	pid = fork();
+	GT_REQUIRE(pid >= 0, "fork");
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(outp[1], 1);
+		close(in[1]);
+		close(outp[0]);
+		execl(py, py, script, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(outp[1]);
+	rd = fdopen(outp[0], "r");
+	GT_REQUIRE(rd && fgets(out, sizeof(out), rd), "%s printed nothing", py);
+	GT_REQUIRE(sscanf(out, "%llu %llu %llu %511s", &code1, &code2, &str, file) == 4, "%s", out);
+
+	rc = gt_python_detect(pid, &proc);
+	GT_CHECK(rc == 0, "%s: detect: %s", py, strerror(-rc));
+	n = gt_python_names_new();
+	GT_REQUIRE(n, "names");
+	if (rc == 0) {
+		/* a frame not started: prev_instr one unit before the code */
+		struct gt_py_frame fr = {code1, 0};
+		uint64_t co_code = proc.version_minor == 11 ? 184 : 192;
+
+		fr.instr = code1 + co_code - 2;
+		GT_CHECK(gt_python_name(n, pid, &proc, &fr, &func, &f, &line) == 0, "%s: name", py);
+		snprintf(want, sizeof(want), "outer_fn (%s:2)", file);
+		GT_CHECK(!strcmp(func, want) && !strcmp(f, file) && line == 2,
+			 "%s: %s %s:%u, wanted %s", py, func, f, line, want);
+		fr = (struct gt_py_frame){code2, code2 + co_code};
+		GT_CHECK(gt_python_name(n, pid, &proc, &fr, &func, &f, &line) == 0, "%s: name", py);
+		snprintf(want, sizeof(want), "method_fn (%s:5)", file);
+		GT_CHECK(!strcmp(func, want), "%s: %s, wanted %s", py, func, want);
+		/* not code objects: named "[python]", never a crash */
+		for (uint64_t bad = 0; bad < 4; bad++) {
+			const uint64_t addrs[] = {str, 16, ~0ull - 64, code1 + 3};
+
+			fr = (struct gt_py_frame){addrs[bad], addrs[bad] + 200};
+			if (gt_python_name(n, pid, &proc, &fr, &func, &f, &line))
+				GT_CHECK(!strcmp(func, "[python]") && line == 0, "%s: %s", py, func);
+		}
+	}
+	gt_python_names_free(n);
+	close(in[1]);
+	fclose(rd);
+	waitpid(pid, NULL, 0);
+	unlink(script);
+	GT_CHECK(gt_python_detect(getpid(), &proc) == -ENOENT, "this test is no CPython");
+}
+
+static void test_live(void)
+{
+	for (size_t i = 0; i < sizeof(pythons) / sizeof(pythons[0]); i++)
+		named_in(pythons[i]);
+}
+
+int main(void)
+{
+	GT_RUN(test_lines);
+	GT_RUN(test_random_tables);
+	GT_RUN(test_live);
+	return gt_test_done();
+}
