@@ -224,7 +224,8 @@ static int collect(struct rd *d)
 	}
 	d->r->ngs = n;
 	qsort(d->r->gs, n, sizeof(*d->r->gs), by_kernel);
-	qsort(d->r->rows, d->r->nrows, sizeof(*d->r->rows), by_ns);
+	if (d->r->nrows) /* none: rows is NULL, which qsort may not take */
+		qsort(d->r->rows, d->r->nrows, sizeof(*d->r->rows), by_ns);
 	return 0;
 }
 
