@@ -48,6 +48,66 @@ static unsigned slot_of(const struct gt_kev_hdr *ev)
 	return type < GT_KEV_TYPE_MAX ? type : 0;
 }
 
+/* x = a ^ b over len bytes, 8 at a time (the records are not aligned). */
+static void xor_into(unsigned char *x, const unsigned char *a, const unsigned char *b, size_t len)
+{
+	size_t k = 0;
+
+	for (; k + 8 <= len; k += 8) {
+		uint64_t u, v;
+
+		memcpy(&u, a + k, 8);
+		memcpy(&v, b + k, 8);
+		u ^= v;
+		memcpy(x + k, &u, 8);
+	}
+	for (; k < len; k++)
+		x[k] = a[k] ^ b[k];
+}
+
+/* The end of the run of zero bytes of x[i..len), 8 at a time first. */
+static size_t zeros_end(const unsigned char *x, size_t i, size_t len)
+{
+	uint64_t w;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, x + i, 8);
+		if (w)
+			return i + (size_t)(__builtin_ctzll(w) >> 3); /* little-endian */
+	}
+	while (i < len && !x[i])
+		i++;
+	return i;
+}
+
+#define LOW7 0x7f7f7f7f7f7f7f7full
+/* the scans below take a word's first byte as its lowest */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "flight_codec.c: little-endian only");
+
+/* The end of the literal run of x[i..len) (x[i] not zero): the first
+ * zero byte followed by another or by the end.  A word at a time: its
+ * zero bytes' top bits, and of those the ones whose next byte is zero
+ * too (within the word; the last byte is looked at again with the next). */
+static size_t literal_end(const unsigned char *x, size_t i, size_t len)
+{
+	uint64_t w, t;
+
+	for (; i + 8 <= len; i += 7) {
+		memcpy(&w, x + i, 8);
+		t = ~(((w & LOW7) + LOW7) | w | LOW7);
+		t &= t >> 8;
+		if (t)
+			return i + (size_t)(__builtin_ctzll(t) >> 3);
+	}
+	while (i < len && (x[i] || (i + 1 < len && x[i + 1])))
+		i++;
+	return i;
+}
+
+/* The bytes it writes are those of the byte-at-a-time loop it replaced
+ * (a flight recorder's steady cost: it runs on every record); only the
+ * scans go a word at a time, and prev is cleared only past this record
+ * up to the last one's length (beyond that it is zero already). */
 size_t gt_flight_encode(struct gt_flight_codec *c, const struct gt_kev_hdr *ev, size_t len,
 			unsigned char *out)
 {
@@ -55,22 +115,17 @@ size_t gt_flight_encode(struct gt_flight_codec *c, const struct gt_kev_hdr *ev, 
 	unsigned char *prev = c->prev[slot], x[GT_FLIGHT_REC_MAX];
 	size_t n = 0, i = 0;
 
-	memcpy(x, ev, len);
-	for (size_t k = 0; k < len; k++)
-		x[k] ^= prev[k];
+	xor_into(x, (const unsigned char *)ev, prev, len);
 	memcpy(prev, ev, len);
-	memset(prev + len, 0, GT_FLIGHT_REC_MAX - len);
+	if (c->len[slot] > len)
+		memset(prev + len, 0, c->len[slot] - len);
+	c->len[slot] = (uint16_t)len;
 	n += put_uvarint(out + n, len);
 	out[n++] = (unsigned char)slot;
 	while (i < len) {
-		size_t z = i, lit;
-
-		while (z < len && !x[z])
-			z++;
-		lit = z;
 		/* a literal run ends at two zero bytes in a row (or the end) */
-		while (lit < len && (x[lit] || (lit + 1 < len && x[lit + 1])))
-			lit++;
+		size_t z = zeros_end(x, i, len), lit = literal_end(x, z, len);
+
 		n += put_uvarint(out + n, z - i);
 		n += put_uvarint(out + n, lit - z);
 		memcpy(out + n, x + z, lit - z);
