@@ -9,13 +9,19 @@
 #     loopback TCP (tcppingpong, 2 processes), pinned (`strict`: CPU 0,
 #     SCHED_FIFO) and unpinned, COST_ROUNDS round trips timed by the
 #     program itself: untraced | perf sched record | gotraced default |
-#     gotraced --flight (embedded, the program started by the recorder).
+#     gotraced --flight (embedded, the program started by the recorder);
+#     the loop's wall time, and the program's CPU time (its cpu_ns: the
+#     BPF programs run in its context and count; the machine's other
+#     load does not, as it does in the wall time).
 #  2. Bystanders: untraced programs, switch-heavy (the pinned pipe
 #     ping-pong), syscall-heavy (getppid loop), CPU-bound (arithmetic):
 #     alone | beside an idle daemon (no session) | beside a default
 #     recording of another process | beside a flight recording of it |
 #     beside `perf sched record -p` of it.  The other process (a thread
-#     sleeping 500 us, 2000 times a second) runs in every column.
+#     sleeping 500 us, 2000 times a second) runs in every column.  Both
+#     the loop's wall time and the program's CPU time (user + system: what
+#     the tracer's programs add runs in its context) are shown; on a
+#     shared machine the wall time is mostly the others' load.
 #  3. The flight recorder on a busy server: nginx (tests/servers) under
 #     `wrk -t2 -c32` for COST_SERVER_SECONDS (60), recorded by
 #     `record --flight` (default window and cap): the recorder's CPU time
@@ -92,10 +98,11 @@ run_traced() {
 	default) "$GTCTL" record -q --standalone -o "$tmp/t.trace" -- "$@" >"$out" 2>"$err" ;;
 	flight) "$GTCTL" record -q --standalone --flight -o "$tmp/t.trace" -- "$@" >"$out" 2>"$err" ;;
 	esac
-	local ns
+	local ns cpu
 	ns=$(elapsed "$out")
+	cpu=$(awk '$1 == "cpu_ns" { print $2 }' "$out")
 	[ -n "$ns" ] || { echo "cost: $wl under $col failed: $(tail -2 "$err")"; return; }
-	echo "$ns" >>"$tmp/t.$wl.$col"
+	echo "$ns ${cpu:-0}" >>"$tmp/t.$wl.$col"
 }
 cols="untraced perf-sched default flight"
 wls=("pipe-pinned|$PP $N strict pipe" "pipe-unpinned|$PP $N pipe"
@@ -108,25 +115,41 @@ for _ in $(seq 1 "$RUNS"); do
 		for c in $cols; do run_traced "$c" ${w#*|}; done
 	done
 done
-printf '%-14s %10s %22s %22s %22s\n' workload "untraced" "perf sched record" "gotraced default" "gotraced --flight"
-for w in "${wls[@]}"; do
-	wl=${w%%|*}
-	base=$(median <"$tmp/t.$wl.untraced" 2>/dev/null)
-	line=$(printf '%-14s %7.1f ms' "$wl" "$(awk -v b="${base:-0}" 'BEGIN { print b / 1e6 }')")
-	for c in perf-sched default flight; do
-		v=$(median <"$tmp/t.$wl.$c" 2>/dev/null)
-		line+=$(awk -v v="${v:-0}" -v b="${base:-0}" 'BEGIN {
-			printf " %9.1f ms %9.2fx  ", v / 1e6, (b > 0 ? v / b : 0) }')
+for field in 1 2; do
+	what=("" "wall time of the loop" "CPU time of the program (user + system, the BPF programs' time included)")
+	echo "${what[$field]}:"
+	printf '%-14s %10s %22s %22s %22s\n' workload "untraced" "perf sched record" "gotraced default" "gotraced --flight"
+	for w in "${wls[@]}"; do
+		wl=${w%%|*}
+		base=$(awk -v f=$field '{ print $f }' "$tmp/t.$wl.untraced" 2>/dev/null | median)
+		line=$(printf '%-14s %7.1f ms' "$wl" "$(awk -v b="${base:-0}" 'BEGIN { print b / 1e6 }')")
+		for c in perf-sched default flight; do
+			v=$(awk -v f=$field '{ print $f }' "$tmp/t.$wl.$c" 2>/dev/null | median)
+			line+=$(awk -v v="${v:-0}" -v b="${base:-0}" 'BEGIN {
+				printf " %9.1f ms %9.2fx  ", v / 1e6, (b > 0 ? v / b : 0) }')
+		done
+		echo "$line"
 	done
-	echo "$line"
 done
 echo "figure: traced ping-pong slowdown (x untraced) above; goal: every gotraced column <= perf sched's"
 
 # ---- 2. bystanders -----------------------------------------------------------
 kinds=("switch-heavy|$PP $N strict pipe" "syscall-heavy|$FW sys 300000" "cpu-bound|$FW cpu 100000000")
+# timed CMD...: "WALL_NS CPU_NS": the loop's own time (elapsed_ns) and the
+# CPU time (user + system, all threads) of the whole program: the wall
+# time of a bystander on a shared machine is mostly the others' load, its
+# CPU time is its own work and what the tracer's programs add to it.
+timed() {
+	python3 -c 'import os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE)
+out = p.stdout.read().decode()
+_, _, ru = os.wait4(p.pid, 0)
+wall = [l.split()[1] for l in out.splitlines() if l.startswith("elapsed_ns ")]
+print(wall[0] if wall else 0, int((ru.ru_utime + ru.ru_stime) * 1e9))' "$@"
+}
 one_each() { # one_each SETTING: one timed run of each kind
 	local k
-	for k in "${kinds[@]}"; do ${k#*|} | elapsed /dev/stdin >>"$tmp/b.$1.${k%%|*}"; done
+	for k in "${kinds[@]}"; do timed ${k#*|} >>"$tmp/b.$1.${k%%|*}"; done
 }
 "$build/workloads/sleeper" 100000000 500 >/dev/null 2>&1 &
 neighbour=$!
@@ -164,18 +187,22 @@ for _ in $(seq 1 "$RUNS"); do
 done
 kill "$neighbour"
 wait "$neighbour" 2>/dev/null
-printf '%-14s %9s %15s %18s %18s %18s\n' bystander "alone ms" "idle daemon" "default of other" \
-	"--flight of other" "perf sched -p"
-for k in "${kinds[@]}"; do
-	n=${k%%|*}
-	a=$(median <"$tmp/b.alone.$n")
-	line=$(printf '%-14s %9.1f' "$n" "$(awk -v a="$a" 'BEGIN { print a / 1e6 }')")
-	w=15
-	for s in idle-daemon default flight perf-sched; do
-		line+=$(printf " %${w}s" "$(pct "$(median <"$tmp/b.$s.$n")" "$a")")
-		w=18
+for field in 1 2; do
+	what=("" "wall time of the loop" "CPU time of the program (user + system)")
+	echo "${what[$field]}:"
+	printf '%-14s %9s %15s %18s %18s %18s\n' bystander "alone ms" "idle daemon" "default of other" \
+		"--flight of other" "perf sched -p"
+	for k in "${kinds[@]}"; do
+		n=${k%%|*}
+		a=$(awk -v f=$field '{ print $f }' "$tmp/b.alone.$n" | median)
+		line=$(printf '%-14s %9.1f' "$n" "$(awk -v a="$a" 'BEGIN { print a / 1e6 }')")
+		w=15
+		for s in idle-daemon default flight perf-sched; do
+			line+=$(printf " %${w}s" "$(pct "$(awk -v f=$field '{ print $f }' "$tmp/b.$s.$n" | median)" "$a")")
+			w=18
+		done
+		echo "$line"
 	done
-	echo "$line"
 done
 echo "figure: bystander slowdown beside each above; goal: <= +1% (done when <= +2%)"
 
