@@ -48,58 +48,51 @@ static unsigned slot_of(const struct gt_kev_hdr *ev)
 	return type < GT_KEV_TYPE_MAX ? type : 0;
 }
 
-/* x = a ^ b over len bytes, 8 at a time (the records are not aligned). */
-static void xor_into(unsigned char *x, const unsigned char *a, const unsigned char *b, size_t len)
-{
-	size_t k = 0;
-
-	for (; k + 8 <= len; k += 8) {
-		uint64_t u, v;
-
-		memcpy(&u, a + k, 8);
-		memcpy(&v, b + k, 8);
-		u ^= v;
-		memcpy(x + k, &u, 8);
-	}
-	for (; k < len; k++)
-		x[k] = a[k] ^ b[k];
-}
-
-/* The end of the run of zero bytes of x[i..len), 8 at a time first. */
-static size_t zeros_end(const unsigned char *x, size_t i, size_t len)
-{
-	uint64_t w;
-
-	for (; i + 8 <= len; i += 8) {
-		memcpy(&w, x + i, 8);
-		if (w)
-			return i + (size_t)(__builtin_ctzll(w) >> 3); /* little-endian */
-	}
-	while (i < len && !x[i])
-		i++;
-	return i;
-}
-
 #define LOW7 0x7f7f7f7f7f7f7f7full
 /* the scans below take a word's first byte as its lowest */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "flight_codec.c: little-endian only");
 
-/* The end of the literal run of x[i..len) (x[i] not zero): the first
- * zero byte followed by another or by the end.  A word at a time: its
- * zero bytes' top bits, and of those the ones whose next byte is zero
+/* The word of a ^ b at byte i (the records are not aligned). */
+static inline uint64_t xor_word(const unsigned char *a, const unsigned char *b, size_t i)
+{
+	uint64_t u, v;
+
+	memcpy(&u, a + i, 8);
+	memcpy(&v, b + i, 8);
+	return u ^ v;
+}
+
+/* The end of the run of zero bytes of (a ^ b)[i..len), a word at a time.
+ * The XOR is taken where it is read, not stored first: reading back a
+ * buffer just written at other offsets stalled every load. */
+static size_t zeros_end(const unsigned char *a, const unsigned char *b, size_t i, size_t len)
+{
+	uint64_t w;
+
+	for (; i + 8 <= len; i += 8)
+		if ((w = xor_word(a, b, i)))
+			return i + (size_t)(__builtin_ctzll(w) >> 3);
+	while (i < len && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* The end of the literal run of (a ^ b)[i..len) (byte i not zero): the
+ * first zero byte followed by another or by the end.  A word at a time:
+ * its zero bytes' top bits, and of those the ones whose next byte is zero
  * too (within the word; the last byte is looked at again with the next). */
-static size_t literal_end(const unsigned char *x, size_t i, size_t len)
+static size_t literal_end(const unsigned char *a, const unsigned char *b, size_t i, size_t len)
 {
 	uint64_t w, t;
 
 	for (; i + 8 <= len; i += 7) {
-		memcpy(&w, x + i, 8);
+		w = xor_word(a, b, i);
 		t = ~(((w & LOW7) + LOW7) | w | LOW7);
 		t &= t >> 8;
 		if (t)
 			return i + (size_t)(__builtin_ctzll(t) >> 3);
 	}
-	while (i < len && (x[i] || (i + 1 < len && x[i + 1])))
+	while (i < len && (a[i] != b[i] || (i + 1 < len && a[i + 1] != b[i + 1])))
 		i++;
 	return i;
 }
@@ -112,26 +105,26 @@ size_t gt_flight_encode(struct gt_flight_codec *c, const struct gt_kev_hdr *ev, 
 			unsigned char *out)
 {
 	unsigned slot = slot_of(ev);
-	unsigned char *prev = c->prev[slot], x[GT_FLIGHT_REC_MAX];
+	unsigned char *prev = c->prev[slot];
+	const unsigned char *e = (const unsigned char *)ev;
 	size_t n = 0, i = 0;
 
-	xor_into(x, (const unsigned char *)ev, prev, len);
-	memcpy(prev, ev, len);
-	if (c->len[slot] > len)
-		memset(prev + len, 0, c->len[slot] - len);
-	c->len[slot] = (uint16_t)len;
 	n += put_uvarint(out + n, len);
 	out[n++] = (unsigned char)slot;
 	while (i < len) {
 		/* a literal run ends at two zero bytes in a row (or the end) */
-		size_t z = zeros_end(x, i, len), lit = literal_end(x, z, len);
+		size_t z = zeros_end(e, prev, i, len), lit = literal_end(e, prev, z, len);
 
 		n += put_uvarint(out + n, z - i);
 		n += put_uvarint(out + n, lit - z);
-		memcpy(out + n, x + z, lit - z);
-		n += lit - z;
+		for (size_t k = z; k < lit; k++)
+			out[n++] = e[k] ^ prev[k];
 		i = lit;
 	}
+	memcpy(prev, ev, len);
+	if (c->len[slot] > len)
+		memset(prev + len, 0, c->len[slot] - len);
+	c->len[slot] = (uint16_t)len;
 	return n;
 }
 
