@@ -216,22 +216,23 @@ static int run(struct gt_record_run *r)
 }
 
 /* The end of a flight recording: its dumps, and what it held (the
- * segments kept, the kernel records in them as daemon status counts them,
- * their span, the bytes against the cap). */
+ * segments kept, the kernel records in them as daemon status counts them
+ * and all it read, their span, the bytes against the cap). */
 static void flight_summary(const struct gt_record_run *r)
 {
 	const struct gt_flight_stats *f = &r->flight;
 
 	fprintf(stderr, "gotracectl: flight recording ended (%s) after %.2fs: %u dump%s written, "
 		"%" PRIu64 " triggers taken, %" PRIu64 " ignored (%" PRIu64 " longer than the one "
-		"taken before them); held %" PRIu64 " bytes (cap %"
-		PRIu64 ") in %" PRIu64 " segments (%" PRIu64 " records) over %.2fs, %" PRIu64
+		"taken before them); held %" PRIu64 " bytes (cap %" PRIu64 ") in %" PRIu64
+		" segments (%" PRIu64 " records of %" PRIu64 " read) over %.2fs, %" PRIu64
 		" dropped; %" PRIu64 " events lost by the kernel\n",
 		r->reason[0] ? r->reason : "stopped", r->fig.elapsed_ns / 1e9, r->dumps,
 		r->dumps == 1 ? "" : "s", f->fired, f->ignored, f->held_longer, f->held_bytes,
 		(uint64_t)(r->opts->flight.size_bytes ? r->opts->flight.size_bytes
 						      : GT_FLIGHT_DEFAULT_SIZE),
-		f->segments, f->records, f->span_ns / 1e9, f->dropped, r->fig.drops);
+		f->segments, f->records, r->fig.kernel_events, f->span_ns / 1e9, f->dropped,
+		r->fig.drops);
 	/* "0 dumps" alone would not tell a quiet target from a misspelt name */
 	for (int i = 0; i < r->opts->flight.ntriggers; i++)
 		if (!(f->names_seen & (1u << i)))

@@ -97,6 +97,7 @@ static void record_loop(struct gt_record_run *r, struct gt_engine *e, struct gt_
 			struct gt_progress *prog)
 {
 	struct gt_session_stats st = {0};
+	uint64_t stats_ns = 0;
 
 	while (!gt_session_ended(s) && !gt_record_interrupted) {
 		if (duration_due(r, &st))
@@ -107,10 +108,16 @@ static void record_loop(struct gt_record_run *r, struct gt_engine *e, struct gt_
 			snprintf(r->why, sizeof(r->why), "reading kernel events failed: %s", strerror(-n));
 			break;
 		}
-		gt_session_stats(s, &st);
-		GT_SESSION_COUNTERS_COPY(&r->fig, &st);
-		gt_progress_show(prog, &r->fig);
-		name_partial(r);
+		/* the figures at most every POLL_MS: a busy session's poll
+		 * returns thousands of times a second, and the figures cost
+		 * a map lookup per CPU (the drops) and a flight's walk */
+		if (gt_now_ns() - stats_ns >= POLL_MS * 1000000ull) {
+			stats_ns = gt_now_ns();
+			gt_session_stats(s, &st);
+			GT_SESSION_COUNTERS_COPY(&r->fig, &st);
+			gt_progress_show(prog, &r->fig);
+			name_partial(r); /* an fstat: not at every poll either */
+		}
 		if (r->opts->flight_on && flight_tick(r, s, 0))
 			break;
 	}

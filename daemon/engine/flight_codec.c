@@ -48,35 +48,83 @@ static unsigned slot_of(const struct gt_kev_hdr *ev)
 	return type < GT_KEV_TYPE_MAX ? type : 0;
 }
 
+#define LOW7 0x7f7f7f7f7f7f7f7full
+/* the scans below take a word's first byte as its lowest */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "flight_codec.c: little-endian only");
+
+/* The word of a ^ b at byte i (the records are not aligned). */
+static inline uint64_t xor_word(const unsigned char *a, const unsigned char *b, size_t i)
+{
+	uint64_t u, v;
+
+	memcpy(&u, a + i, 8);
+	memcpy(&v, b + i, 8);
+	return u ^ v;
+}
+
+/* The end of the run of zero bytes of (a ^ b)[i..len), a word at a time.
+ * The XOR is taken where it is read, not stored first: reading back a
+ * buffer just written at other offsets stalled every load. */
+static size_t zeros_end(const unsigned char *a, const unsigned char *b, size_t i, size_t len)
+{
+	uint64_t w;
+
+	for (; i + 8 <= len; i += 8)
+		if ((w = xor_word(a, b, i)))
+			return i + (size_t)(__builtin_ctzll(w) >> 3);
+	while (i < len && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* The end of the literal run of (a ^ b)[i..len) (byte i not zero): the
+ * first zero byte followed by another or by the end.  A word at a time:
+ * its zero bytes' top bits, and of those the ones whose next byte is zero
+ * too (within the word; the last byte is looked at again with the next). */
+static size_t literal_end(const unsigned char *a, const unsigned char *b, size_t i, size_t len)
+{
+	uint64_t w, t;
+
+	for (; i + 8 <= len; i += 7) {
+		w = xor_word(a, b, i);
+		t = ~(((w & LOW7) + LOW7) | w | LOW7);
+		t &= t >> 8;
+		if (t)
+			return i + (size_t)(__builtin_ctzll(t) >> 3);
+	}
+	while (i < len && (a[i] != b[i] || (i + 1 < len && a[i + 1] != b[i + 1])))
+		i++;
+	return i;
+}
+
+/* The bytes it writes are those of the byte-at-a-time loop it replaced
+ * (a flight recorder's steady cost: it runs on every record); only the
+ * scans go a word at a time, and prev is cleared only past this record
+ * up to the last one's length (beyond that it is zero already). */
 size_t gt_flight_encode(struct gt_flight_codec *c, const struct gt_kev_hdr *ev, size_t len,
 			unsigned char *out)
 {
 	unsigned slot = slot_of(ev);
-	unsigned char *prev = c->prev[slot], x[GT_FLIGHT_REC_MAX];
+	unsigned char *prev = c->prev[slot];
+	const unsigned char *e = (const unsigned char *)ev;
 	size_t n = 0, i = 0;
 
-	memcpy(x, ev, len);
-	for (size_t k = 0; k < len; k++)
-		x[k] ^= prev[k];
-	memcpy(prev, ev, len);
-	memset(prev + len, 0, GT_FLIGHT_REC_MAX - len);
 	n += put_uvarint(out + n, len);
 	out[n++] = (unsigned char)slot;
 	while (i < len) {
-		size_t z = i, lit;
-
-		while (z < len && !x[z])
-			z++;
-		lit = z;
 		/* a literal run ends at two zero bytes in a row (or the end) */
-		while (lit < len && (x[lit] || (lit + 1 < len && x[lit + 1])))
-			lit++;
+		size_t z = zeros_end(e, prev, i, len), lit = literal_end(e, prev, z, len);
+
 		n += put_uvarint(out + n, z - i);
 		n += put_uvarint(out + n, lit - z);
-		memcpy(out + n, x + z, lit - z);
-		n += lit - z;
+		for (size_t k = z; k < lit; k++)
+			out[n++] = e[k] ^ prev[k];
 		i = lit;
 	}
+	memcpy(prev, ev, len);
+	if (c->len[slot] > len)
+		memset(prev + len, 0, c->len[slot] - len);
+	c->len[slot] = (uint16_t)len;
 	return n;
 }
 

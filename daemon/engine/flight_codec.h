@@ -15,6 +15,7 @@
 
 struct gt_flight_codec {
 	unsigned char prev[GT_KEV_TYPE_MAX][GT_FLIGHT_REC_MAX];
+	uint16_t len[GT_KEV_TYPE_MAX]; /* the encoder's: prev's length (zeros past it) */
 };
 
 void gt_flight_codec_reset(struct gt_flight_codec *c);

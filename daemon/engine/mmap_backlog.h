@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "capture/capture.h"
+#include "util/gt_idmap.h"
 
 #define GT_MMAP_BACKLOG_RECORDS 4096u       /* a power of 2 */
 #define GT_MMAP_BACKLOG_BYTES (512u * 1024) /* the records and their paths */
@@ -23,6 +24,7 @@ struct gt_mmap_backlog {
 				      * NULL slots: taken or dropped */
 	uint32_t head, count;        /* free-running; count includes NULLs */
 	size_t bytes;
+	struct gt_idmap pids;        /* pid -> its records held (uint32_t) */
 	uint64_t dropped;            /* records pushed out by newer ones */
 };
 

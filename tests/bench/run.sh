@@ -48,6 +48,11 @@ step bench_report tests/bench/bench_report.sh "$build"
 step bench_report_v2 tests/bench/bench_report_v2.sh "$build"
 # Append further steps here, e.g.:  step overhead_redis tests/bench/overhead.sh "$build"
 step overhead tests/bench/overhead.sh "$build"
+# Issue 34's table in one run: traced ping-pongs (pipe, loopback TCP,
+# pinned or not) untraced | perf sched | default | --flight; bystanders
+# beside an idle daemon, a recording and a flight recording of another
+# process; the flight recorder's CPU and memory on a busy nginx (~5 min).
+step cost tests/bench/cost.sh "$build"
 # What each part of the hot BPF programs costs (variants with parts left out).
 step bpf_parts tests/bench/bpf_parts.sh "$build"
 step bystander_progs tests/bench/bystander_progs.sh "$build" # each program's early exit for untraced tasks

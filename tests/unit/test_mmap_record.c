@@ -211,6 +211,14 @@ static void test_backlog_bounds(void)
 	GT_CHECK(gt_mmap_backlog_take(&b, 1000, collect, &s) == 0, "oldest kept");
 	GT_CHECK(gt_mmap_backlog_take(&b, 1000 + 3 * GT_MMAP_BACKLOG_RECORDS - 1, collect, &s) == 1,
 		 "newest dropped");
+	/* the index of pids with records (exec and take ask it first)
+	 * forgets the pids pushed out, and finds one that comes back */
+	GT_CHECK(b.pids.count <= b.count, "%zu pids indexed for %u records", b.pids.count, b.count);
+	r = map_rec(1000, 0x9000, "/bin/again");
+	gt_mmap_backlog_push(&b, gt_mmap_record_hold(&r));
+	s.n = 0;
+	GT_CHECK(gt_mmap_backlog_take(&b, 1000, collect, &s) == 1 && s.starts[0] == 0x9000,
+		 "a pid pushed out and back: %d records", s.n);
 	memset(longpath, 'p', sizeof(longpath) - 1);
 	for (uint32_t i = 0; i < 1000; i++) {
 		r = map_rec(50000 + i, 0x1000, longpath);
@@ -219,7 +227,7 @@ static void test_backlog_bounds(void)
 	GT_CHECK(b.bytes <= GT_MMAP_BACKLOG_BYTES && b.dropped > 0, "%zu bytes, %llu dropped",
 		 b.bytes, (unsigned long long)b.dropped);
 	gt_mmap_backlog_free(&b);
-	GT_CHECK(b.count == 0 && b.bytes == 0 && !b.ring, "not freed");
+	GT_CHECK(b.count == 0 && b.bytes == 0 && !b.ring && !b.pids.count, "not freed");
 }
 
 int main(void)

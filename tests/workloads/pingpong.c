@@ -2,8 +2,8 @@
  * "pong" pass one byte back and forth, exactly N round trips, over two
  * pipes (read/write: syscall blocks in the trace), a socketpair
  * (send/recv: net blocks) or a futex word (sync blocks).  Prints
- * `roundtrips N` and `elapsed_ns T` (the measured loop only; the overhead
- * bench uses it).
+ * `roundtrips N`, `elapsed_ns T` (the measured loop only; the overhead
+ * bench uses it) and `cpu_ns C` (the process's CPU time, wl_cpu_ns).
  *
  * On several CPUs a reply can land before the other thread has gone to
  * sleep in read, so the number of sleeps and wakeups is less than N.  With
@@ -156,6 +156,7 @@ int main(int argc, char **argv)
 	wl_gates_main(&gates, wait);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
-	wl_say("roundtrips %ld\nelapsed_ns %llu\n", rounds, (unsigned long long)elapsed_ns);
+	wl_say("roundtrips %ld\nelapsed_ns %llu\ncpu_ns %llu\n", rounds,
+	       (unsigned long long)elapsed_ns, wl_cpu_ns());
 	return 0;
 }

@@ -1,7 +1,8 @@
 /* tcppingpong [--wait] N [strict]: two processes, "tcp-ping" and its child
  * "tcp-pong", pass one byte back and forth over a TCP connection on
  * 127.0.0.1 (a random port), exactly N round trips.  Prints `roundtrips N`
- * and `elapsed_ns T` (ping's loop only; the overhead bench uses it).
+ * and `elapsed_ns T` (ping's loop only; the overhead bench uses it), and
+ * `cpu_ns C` (both processes' CPU time, wl_cpu_ns).
  *
  * Unlike pingpong's socketpair, every wakeup here arrives through the
  * loopback device's receive softirq, run on the sender's CPU in its
@@ -136,6 +137,7 @@ int main(int argc, char **argv)
 	wl_wait_end(go);
 	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status))
 		wl_die("tcp-pong failed");
-	wl_say("roundtrips %ld\nelapsed_ns %llu\n", rounds, (unsigned long long)elapsed);
+	wl_say("roundtrips %ld\nelapsed_ns %llu\ncpu_ns %llu\n", rounds, (unsigned long long)elapsed,
+	       wl_cpu_ns());
 	return 0;
 }

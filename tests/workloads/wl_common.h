@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,22 @@ static inline void wl_say(const char *fmt, ...)
 
 /* Names the calling thread (its comm, hence its goroutine name) and prints
  * the ground-truth line `thread TID NAME`. */
+/* CPU time (user + system) of this process and its waited-for children
+ * so far: the benchmarks' figure beside elapsed_ns (a tracer's programs
+ * run in the traced task and count here; other load on the machine does
+ * not, unlike in the wall time). */
+static inline unsigned long long wl_cpu_ns(void)
+{
+	struct rusage s, c;
+
+	getrusage(RUSAGE_SELF, &s);
+	getrusage(RUSAGE_CHILDREN, &c);
+	return (unsigned long long)(s.ru_utime.tv_sec + s.ru_stime.tv_sec + c.ru_utime.tv_sec +
+				    c.ru_stime.tv_sec) * 1000000000ull +
+	       (unsigned long long)(s.ru_utime.tv_usec + s.ru_stime.tv_usec + c.ru_utime.tv_usec +
+				    c.ru_stime.tv_usec) * 1000ull;
+}
+
 static inline void wl_announce(const char *name)
 {
 	prctl(PR_SET_NAME, name, 0, 0, 0);
