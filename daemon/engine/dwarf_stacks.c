@@ -8,6 +8,7 @@
 #include "capture/capture.h"
 #include "common/clock.h"
 #include "sym/unwind.h"
+#include "util/gt_grow.h"
 #include "util/gt_idmap.h"
 
 struct stack {
@@ -38,23 +39,6 @@ static uint64_t frames_hash(const uint64_t *ips, int n)
 	return h;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 256;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	q = realloc(*p, c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 /* The id of a process's stack, added if new; -1 without memory.  Two
  * stacks with one 64-bit hash would share an id: the frames are compared,
  * and a collision is a stack lost, not a stack confused. */
@@ -74,8 +58,8 @@ static int32_t intern(struct gt_dwarf_stacks *d, uint32_t tgid, const uint64_t *
 			: (int32_t)(GT_STACK_DWARF | (*v - 1));
 	}
 	if (d->nstacks >= GT_STACK_DWARF_SEQ ||
-	    grow((void **)&d->stacks, &d->capstacks, d->nstacks + 1, sizeof(*d->stacks)) ||
-	    grow((void **)&d->ips, &d->capips, d->nips + (size_t)n, sizeof(*d->ips))) {
+	    gt_grow(&d->stacks, &d->capstacks, d->nstacks + 1, sizeof(*d->stacks)) ||
+	    gt_grow(&d->ips, &d->capips, d->nips + (size_t)n, sizeof(*d->ips))) {
 		gt_idmap_remove(&d->ids, key);
 		return -1;
 	}

@@ -7,6 +7,7 @@
 
 #include "capture/capture.h"
 #include "sym/python.h"
+#include "util/gt_grow.h"
 #include "util/gt_idmap.h"
 
 struct stack {
@@ -25,23 +26,6 @@ struct gt_py_stacks {
 	struct gt_py_named *frames;
 	size_t nframes, capframes;
 };
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 256;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	q = realloc(*p, c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
 
 /* FNV-1a over what tells two named stacks apart. */
 static uint64_t frames_hash(const struct gt_py_named *f, int n)
@@ -81,8 +65,8 @@ static int32_t intern(struct gt_py_stacks *p, uint32_t tgid, int32_t native,
 			: (int32_t)(GT_STACK_PY | (*v - 1));
 	}
 	if (p->nstacks >= GT_STACK_DWARF_SEQ ||
-	    grow((void **)&p->stacks, &p->capstacks, p->nstacks + 1, sizeof(*p->stacks)) ||
-	    grow((void **)&p->frames, &p->capframes, p->nframes + (size_t)n, sizeof(*p->frames))) {
+	    gt_grow(&p->stacks, &p->capstacks, p->nstacks + 1, sizeof(*p->stacks)) ||
+	    gt_grow(&p->frames, &p->capframes, p->nframes + (size_t)n, sizeof(*p->frames))) {
 		gt_idmap_remove(&p->ids, key);
 		return native;
 	}

@@ -36,7 +36,7 @@ struct gt_an_thread *gt_an_thread_get(struct gt_analysis *a, uint64_t g)
 
 	if (i >= 0)
 		return &a->threads[i];
-	if (gt_an_grow(&a->threads, &pv->capthreads, a->nthreads + 1, sizeof(*a->threads)) ||
+	if (gt_grow(&a->threads, &pv->capthreads, a->nthreads + 1, sizeof(*a->threads)) ||
 	    gt_an_map_put(&pv->gs, g, 0, 0, (uint32_t)a->nthreads))
 		return NULL;
 	t = &a->threads[a->nthreads++];
@@ -55,7 +55,7 @@ int gt_an_agg_add(struct gt_analysis *a, uint64_t g, uint64_t kind, uint64_t stk
 	int64_t i = gt_an_map_get(&pv->aggmap, g, kind, stk);
 
 	if (i < 0) {
-		if (gt_an_grow(&a->aggs, &pv->capaggs, a->naggs + 1, sizeof(*a->aggs)) ||
+		if (gt_grow(&a->aggs, &pv->capaggs, a->naggs + 1, sizeof(*a->aggs)) ||
 		    gt_an_map_put(&pv->aggmap, g, kind, stk, (uint32_t)a->naggs))
 			return -ENOMEM;
 		i = (int64_t)a->naggs++;
@@ -126,7 +126,7 @@ static int32_t name_index(struct gt_analysis *a, const char *name)
 		if (!strcmp(a->names[i], name))
 			return (int32_t)i;
 	dup = strdup(name);
-	if (!dup || gt_an_grow(&a->names, &a->priv->capnames, a->nnames + 1, sizeof(*a->names))) {
+	if (!dup || gt_grow(&a->names, &a->priv->capnames, a->nnames + 1, sizeof(*a->names))) {
 		free(dup);
 		return -1;
 	}

@@ -42,7 +42,7 @@ int gt_an_goid_stop_end(struct gt_analysis *a, struct gt_an_thread *t, int reaso
 	int64_t i = gt_an_map_get(&a->priv->aggmap, t->id, KIND_GOID, t->stop_goid);
 
 	if (i < 0) {
-		if (gt_an_grow(&a->goros, &a->priv->capgoros, a->ngoros + 1, sizeof(*a->goros)) ||
+		if (gt_grow(&a->goros, &a->priv->capgoros, a->ngoros + 1, sizeof(*a->goros)) ||
 		    gt_an_map_put(&a->priv->aggmap, t->id, KIND_GOID, t->stop_goid,
 				  (uint32_t)a->ngoros))
 			return -ENOMEM;

@@ -15,7 +15,7 @@ static int proc_of(struct gt_an_priv *pv, int64_t p, uint32_t *out)
 	int64_t i = gt_an_map_get(&pv->pmap, (uint64_t)p, 0, 0);
 
 	if (i < 0) {
-		if (gt_an_grow(&pv->procs, &pv->capprocs, pv->nprocs + 1, sizeof(*pv->procs)) ||
+		if (gt_grow(&pv->procs, &pv->capprocs, pv->nprocs + 1, sizeof(*pv->procs)) ||
 		    gt_an_map_put(&pv->pmap, (uint64_t)p, 0, 0, (uint32_t)pv->nprocs))
 			return -ENOMEM;
 		i = (int64_t)pv->nprocs++;
@@ -45,7 +45,7 @@ static int add_segment(struct gt_an_priv *pv, int64_t p, uint64_t off, int64_t t
 static int on_dict(struct gt_an_priv *pv, const struct gt_raw_event *r)
 {
 	if (r->type == GT_EV_STRING) {
-		if (gt_an_grow(&pv->strs, &pv->capstrs, pv->nstrs + 1, sizeof(*pv->strs)) ||
+		if (gt_grow(&pv->strs, &pv->capstrs, pv->nstrs + 1, sizeof(*pv->strs)) ||
 		    gt_an_map_put(&pv->strings, r->args[0], 0, 0, (uint32_t)pv->nstrs))
 			return -ENOMEM;
 		pv->strs[pv->nstrs++] = (struct gt_an_str){ (uint64_t)(r->str - pv->data),
@@ -55,7 +55,7 @@ static int on_dict(struct gt_an_priv *pv, const struct gt_raw_event *r)
 	/* Stack [id, n, frames]: Go keeps no entry for id 0 or no frames */
 	if (r->nargs < 2 || r->args[0] == 0 || r->args[1] == 0)
 		return 0;
-	if (gt_an_grow(&pv->stks, &pv->capstks, pv->nstks + 1, sizeof(*pv->stks)) ||
+	if (gt_grow(&pv->stks, &pv->capstks, pv->nstks + 1, sizeof(*pv->stks)) ||
 	    gt_an_map_put(&pv->stacks, r->args[0], 0, 0, (uint32_t)pv->nstks))
 		return -ENOMEM;
 	pv->stks[pv->nstks++] = (struct gt_an_stk){ r->off, -1 };

@@ -11,6 +11,7 @@
 #include "wire/gt_parse.h"
 #include "wire/gt_pcursor.h"
 #include "wire/gt_reader.h"
+#include "util/gt_grow.h"
 #include "util/gt_idmap.h"
 #include "util/gt_strset.h"
 
@@ -21,9 +22,6 @@ int64_t gt_an_map_get(const struct gt_idmap *m, uint64_t a, uint64_t b, uint64_t
 /* Stores v for key (replacing); -ENOMEM. */
 int gt_an_map_put(struct gt_idmap *m, uint64_t a, uint64_t b, uint64_t c, uint32_t v);
 void gt_an_map_free(struct gt_idmap *m);
-
-/* Grows *v (of *cap elements of size sz) to hold n; -ENOMEM. */
-int gt_an_grow(void *v, size_t *cap, size_t n, size_t sz);
 
 struct gt_an_str {
 	uint64_t off;

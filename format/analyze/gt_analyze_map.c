@@ -32,23 +32,3 @@ void gt_an_map_free(struct gt_idmap *m)
 {
 	gt_idmap_free(m);
 }
-
-int gt_an_grow(void *v, size_t *cap, size_t n, size_t sz)
-{
-	void **pv = v;
-	size_t ncap;
-	void *nv;
-
-	if (n <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < n)
-		ncap *= 2;
-	nv = realloc(*pv, ncap * sz);
-	if (!nv)
-		return -ENOMEM;
-	memset((char *)nv + *cap * sz, 0, (ncap - *cap) * sz);
-	*pv = nv;
-	*cap = ncap;
-	return 0;
-}

@@ -52,7 +52,7 @@ static struct gt_merge_g *gstate_of(void *arg, uint64_t g)
 	if (!t)
 		return NULL;
 	i = (size_t)(t - m->a->threads);
-	if (gt_an_grow(&m->ord, &m->capord, i + 1, sizeof(*m->ord)))
+	if (gt_grow(&m->ord, &m->capord, i + 1, sizeof(*m->ord)))
 		return NULL;
 	for (; m->nord <= i; m->nord++)
 		m->ord[m->nord] = (struct gt_merge_g){ 0, GT_MERGE_DEAD, -1 };

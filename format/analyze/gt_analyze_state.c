@@ -37,7 +37,7 @@ static struct gt_an_waker *waker_of(struct gt_analysis *a, struct gt_an_thread *
 
 	if (i >= 0)
 		return &t->wak[i];
-	if (gt_an_grow(&t->wak, &t->capwak, t->nwak + 1, sizeof(*t->wak)) ||
+	if (gt_grow(&t->wak, &t->capwak, t->nwak + 1, sizeof(*t->wak)) ||
 	    gt_an_map_put(&a->priv->aggmap, t->id, KIND_WAKER, g, (uint32_t)t->nwak))
 		return NULL;
 	t->wak[t->nwak] = (struct gt_an_waker){ .g = g };
@@ -50,7 +50,7 @@ static int32_t sys_entry(struct gt_an_thread *t, uint32_t name)
 	for (size_t i = 0; i < t->nsys; i++)
 		if (t->sys[i].name == name)
 			return (int32_t)i;
-	if (gt_an_grow(&t->sys, &t->capsys, t->nsys + 1, sizeof(*t->sys)))
+	if (gt_grow(&t->sys, &t->capsys, t->nsys + 1, sizeof(*t->sys)))
 		return -1;
 	t->sys[t->nsys] = (struct gt_an_syscall){ .name = name };
 	return (int32_t)t->nsys++;

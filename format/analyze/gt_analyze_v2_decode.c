@@ -110,7 +110,7 @@ static int gather(struct v2run *r, struct gt_v2_batch b, struct gt_v2_batch *nex
 			*have_next = 1;
 			break;
 		}
-		if (gt_an_grow(&r->batches, &r->capbatches, r->nbatches + 1, sizeof(b)))
+		if (gt_grow(&r->batches, &r->capbatches, r->nbatches + 1, sizeof(b)))
 			return -ENOMEM;
 		r->batches[r->nbatches++] = b;
 	} while ((rc = gt_v2_next_batch(&r->f, &b)) == 1);

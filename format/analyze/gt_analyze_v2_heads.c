@@ -83,7 +83,7 @@ static int order_batches(struct v2run *r)
 
 		if (kind != GT_V2_K_EVENTS && kind != GT_V2_K_SAMPLES)
 			continue;
-		if (gt_an_grow(&r->order, &r->caporder, r->norder + 1, sizeof(*r->order)))
+		if (gt_grow(&r->order, &r->caporder, r->norder + 1, sizeof(*r->order)))
 			return -ENOMEM;
 		r->order[r->norder++] = (struct mbatch){ r->batches[i].m, i };
 	}
@@ -103,11 +103,11 @@ int gt_an_v2_split(struct v2run *r)
 			r->heads[r->nheads - 1].end = i + 1;
 			continue;
 		}
-		if (gt_an_grow(&r->heads, &r->capheads, r->nheads + 1, sizeof(*r->heads)))
+		if (gt_grow(&r->heads, &r->capheads, r->nheads + 1, sizeof(*r->heads)))
 			return -ENOMEM;
 		r->heads[r->nheads++] = (struct mhead){ .pos = i, .end = i + 1, .next_wait = -1 };
 	}
-	if (gt_an_grow(&r->heap, &r->capheap, r->nheads, sizeof(*r->heap)))
+	if (gt_grow(&r->heap, &r->capheap, r->nheads, sizeof(*r->heap)))
 		return -ENOMEM;
 	r->nheap = r->nwaiting = 0;
 	r->disorder = 0;

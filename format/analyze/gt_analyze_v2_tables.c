@@ -18,7 +18,7 @@ int gt_an_v2_on_string(struct v2run *r, const struct gt_v2_ev *e)
 	 * duplicate there */
 	if (e->args[0] == 0 || gt_an_map_get(&pv->strings, e->args[0], r->genidx, 0) >= 0)
 		return gt_an_v2_fail(r, "tables", "string id %llu given twice", e->args[0]);
-	if (gt_an_grow(&pv->strs, &pv->capstrs, pv->nstrs + 1, sizeof(*pv->strs)) ||
+	if (gt_grow(&pv->strs, &pv->capstrs, pv->nstrs + 1, sizeof(*pv->strs)) ||
 	    gt_an_map_put(&pv->strings, e->args[0], r->genidx, 0, (uint32_t)pv->nstrs))
 		return -ENOMEM;
 	pv->strs[pv->nstrs++] = (struct gt_an_str){ (uint64_t)(e->data - pv->data),
@@ -147,7 +147,7 @@ int gt_an_v2_on_stack(struct v2run *r, const struct gt_v2_ev *e, const struct gt
 		return -ENOMEM;
 	if (isnew) {
 		*gid = ++r->nextstk;
-		if (gt_an_grow(&pv->stks, &pv->capstks, pv->nstks + 1, sizeof(*pv->stks)) ||
+		if (gt_grow(&pv->stks, &pv->capstks, pv->nstks + 1, sizeof(*pv->stks)) ||
 		    gt_an_map_put(&pv->stacks, *gid, 0, 0, (uint32_t)pv->nstks))
 			return -ENOMEM;
 		pv->stks[pv->nstks++] = (struct gt_an_stk){ e->off, -1, b->end, r->genidx };
@@ -194,7 +194,7 @@ static int name_stack(struct v2run *r, struct gt_an_stk *s)
 	if (gt_v2_next_event(&c, &e, err, sizeof(err)) != 1 || e.type != GT_V2_STACK)
 		return 0; /* read once already: cannot happen */
 	n = gt_v2_frames(&e, fr, GT_V2_MAX_FRAMES);
-	if (gt_an_grow(&pv->frames, &pv->capframes, pv->nframes + n, sizeof(*pv->frames)))
+	if (gt_grow(&pv->frames, &pv->capframes, pv->nframes + n, sizeof(*pv->frames)))
 		return -ENOMEM;
 	s->fr = (uint32_t)pv->nframes;
 	s->nfr = (uint32_t)n;
