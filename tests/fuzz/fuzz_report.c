@@ -3,7 +3,7 @@
  * reason, never a crash, a sanitizer report or a leak.  Seeds: small
  * recordings of our own (tests/fuzz/seeds/report).
  * It links the report's printers, not its command-line front end. */
-// fuzz-links: daemon/ctl/report_*.c
+// fuzz-links: daemon/ctl/report_*.c daemon/ctl/trace_map.c
 #include <stdio.h>
 #include <stdlib.h>
 
