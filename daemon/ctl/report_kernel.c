@@ -44,7 +44,7 @@ int report_kernel(struct trace_map *m, const struct report_opts *o, FILE *out)
 {
 	struct gt_gm_report k;
 	char err[256];
-	size_t top = o->top > 0 ? (size_t)o->top : 10;
+	size_t top = o->top > 0 ? (size_t)o->top : SIZE_MAX; /* --top 0: all, as every table */
 	uint64_t run = 0, ker = 0;
 
 	if (gt_gm_report_read(m->data, m->len, m->len ? release : NULL, m, &k, err, sizeof(err)))

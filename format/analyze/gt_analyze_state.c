@@ -437,6 +437,10 @@ int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 	}
 	if (e->g == 0)
 		return 0;
+	/* a log is no event of the thread's own: it neither ends nor resumes
+	 * a syscall (v2 files never bring one here) */
+	if (e->type == GT_EV_USER_LOG)
+		return user_log(a, e);
 	t = gt_an_thread_get(a, e->g);
 	if (!t)
 		return -ENOMEM;
@@ -450,8 +454,6 @@ int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 	case GT_EV_GO_START: case GT_EV_GO_START_LABEL:
 		t->goid_log = 0;
 		return on_start(a, t, e, ns);
-	case GT_EV_USER_LOG:
-		return user_log(a, e);
 	case GT_EV_GO_SYSCALL:
 		/* calls are counted: a Go runtime's GoSysCall is each call; one
 		 * of gotraced's follows a call that returned without blocking
@@ -465,6 +467,8 @@ int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 			t->root_stk = e->stk;
 		return 0;
 	case GT_EV_GO_SYSEXIT:
+		if (t->stopped && t->woken_ns < 0)
+			t->woken_ns = ns; /* the call's block ends: asleep until here */
 		runnable(t, ns, GT_AN_WAKE_NONE, 0);
 		return 0;
 	case GT_EV_GO_WAITING: case GT_EV_GO_IN_SYSCALL:

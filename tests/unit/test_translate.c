@@ -37,6 +37,7 @@ struct tt {
 	struct gt_translator *t;
 	char *dump;        /* `go tool trace -d`, ts and offsets removed */
 	struct gt_translator_stats st;
+	struct gt_writer_stats wst; /* the writer's, at tt_finish */
 	int64_t sysnr[1000]; /* per traced tid: the syscall it is in, as the
 			      * kernel's saved registers say (-1 none) */
 };
@@ -307,6 +308,7 @@ static int tt_finish(struct tt *x, uint64_t ts)
 	GT_CHECK(r == 0, "gt_translator_end: %d", r);
 	gt_translator_stats(x->t, &x->st);
 	gt_translator_free(x->t);
+	gt_writer_stats(x->w, &x->wst);
 	r = gt_writer_close(x->w);
 	close(x->fd);
 	GT_CHECK(r == 0, "gt_writer_close: %d", r);
@@ -506,6 +508,38 @@ static void test_pipe_ping_pong(void)
 			       "GoStart p=0 g=1 g=1 seq=5\n"
 			       "GoPreempt p=0 g=1\n"
 			       "ProcStop p=0 g=0");
+	tt_close(&x);
+}
+
+/* A Go thread's switch-out names its goroutine (a UserLog) after the
+ * GoSysCall held for the call it blocks in: written after the log, the
+ * GoSysCall would be clamped to the switch-out's time (the call's time
+ * before it blocked lost). */
+static void test_goid_log_after_syscall(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[1];
+	struct gt_kev_switch e = {0};
+
+	snap(&s[0], 101, 'R', -1, 0);
+	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
+	sys_enter(&x, 2400, 0, 101, 0); /* read(), entry recorded */
+	hdr(&e.hdr, GT_KEV_SWITCH, 2500, 0, 101);
+	e.hdr.sessions = sess(101);
+	e.prev_state = S_SLEEP;
+	e.prev_sessions = sess(101);
+	e.prev_ustack = -1;
+	e.prev_kstack = -1;
+	e.prev_sysnr = 0;
+	e.prev_goid = 42;
+	feed(&x, &e, sizeof(e));
+	if (tt_finish(&x, 5000) == 0) {
+		GT_CHECK(strstr(x.dump, "GoSysCall p=0 g=1\nUserLog p=0 g=1") != NULL &&
+			 strstr(x.dump, "message=goroutine 42\nGoBlock") != NULL,
+			 "want GoSysCall, the goroutine's log, the block:\n%s", x.dump);
+		GT_CHECK(x.wst.clamped == 0, "%llu events clamped (the GoSysCall after the log?)",
+			 (unsigned long long)x.wst.clamped);
+	}
 	tt_close(&x);
 }
 
@@ -2072,6 +2106,7 @@ static void test_proc_snapshot_self(void)
 
 int main(void)
 {
+	GT_RUN(test_goid_log_after_syscall);
 	GT_RUN(test_pipe_ping_pong);
 	GT_RUN(test_leave_ends_process);
 	GT_RUN(test_unmarked_thread_is_not_ours);
