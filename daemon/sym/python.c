@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,13 +102,15 @@ static int elf_symbol(int fd, const char *name, uint64_t *value, int *is_exec, u
 		Elf_Data *d;
 
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
+		    sh.sh_entsize != sizeof(Elf64_Sym) || !(d = elf_getdata(scn, NULL)))
+			continue; /* LP64 only (the layouts are): a size lies else */
+		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize && k < INT_MAX; k++) {
 			GElf_Sym sym;
 			const char *n;
 
-			if (!gelf_getsym(d, (int)k, &sym) || sym.st_shndx == SHN_UNDEF)
+			if (!gelf_getsym(d, (int)k, &sym))
+				break; /* past the data: the rest would fail too */
+			if (sym.st_shndx == SHN_UNDEF)
 				continue;
 			n = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (n && !strcmp(n, name)) {
@@ -229,7 +232,8 @@ static int lt_svarint(struct lt *t)
 int gt_python_addr2line(const uint8_t *tab, size_t n, int firstlineno, int addr)
 {
 	struct lt t = {tab, tab + n};
-	int line = firstlineno, start = 0;
+	int64_t line = firstlineno; /* the target's numbers: never overflow */
+	int start = 0;
 
 	if (addr < 0)
 		return firstlineno;
@@ -255,8 +259,12 @@ int gt_python_addr2line(const uint8_t *tab, size_t n, int firstlineno, int addr)
 			t.p = t.p < t.end ? t.p + 1 : t.end;
 		}
 		line += delta;
+		if (line > INT_MAX)
+			line = INT_MAX;
+		else if (line < INT_MIN)
+			line = INT_MIN;
 		if (addr < end)
-			return none ? -1 : line;
+			return none ? -1 : (int)line;
 		start = end;
 	}
 	return -1;

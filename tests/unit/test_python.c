@@ -9,6 +9,7 @@
  * addresses that are not code objects give "[python]" and no crash; and
  * line tables of random bytes end, bounded. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,21 @@ static void test_random_tables(void)
 	GT_CHECK(gt_python_addr2line(NULL, 0, 5, 4) == -1, "an empty table has no line");
 }
 
+/* co_firstlineno is the target's: a delta past INT_MAX clamps, never
+ * overflows (UB, and a negative line). */
+static void test_line_overflow(void)
+{
+	/* one entry, 2 bytes of code, long form (13): line delta +5 */
+	const uint8_t up[] = {0x80 | 13 << 3, 5 << 1};
+	const uint8_t down[] = {0x80 | 13 << 3, 5 << 1 | 1};
+
+	GT_CHECK(gt_python_addr2line(up, sizeof(up), INT_MAX, 0) == INT_MAX, "%d",
+		 gt_python_addr2line(up, sizeof(up), INT_MAX, 0));
+	GT_CHECK(gt_python_addr2line(down, sizeof(down), INT_MIN, 0) == INT_MIN, "%d",
+		 gt_python_addr2line(down, sizeof(down), INT_MIN, 0));
+	GT_CHECK(gt_python_addr2line(up, sizeof(up), 7, 0) == 12, "a plain delta");
+}
+
 /* A live interpreter prints where two functions' code objects are, and a
  * str's address (not a code object); then waits. */
 static const char live_script[] =
@@ -208,6 +224,7 @@ int main(void)
 {
 	GT_RUN(test_lines);
 	GT_RUN(test_random_tables);
+	GT_RUN(test_line_overflow);
 	GT_RUN(test_live);
 	return gt_test_done();
 }
