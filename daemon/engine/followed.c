@@ -31,7 +31,7 @@ void gt_engine_process_seen(struct gt_engine *e, uint32_t tgid)
 	gt_symbolizer_add_process(e->sym, (pid_t)tgid);
 	gt_engine_followed_new(e, tgid);
 	gt_engine_go_proc(e, tgid);
-	gt_py_stacks_check(e->py, tgid);
+	gt_py_stacks_check(e->py, tgid, 0);
 }
 
 void gt_engine_process_exec(struct gt_engine *e, uint32_t tgid)
@@ -42,7 +42,7 @@ void gt_engine_process_exec(struct gt_engine *e, uint32_t tgid)
 	if (gt_idmap_add(&e->symbolized, tgid) == 1)
 		gt_engine_followed_new(e, tgid);
 	gt_engine_go_proc(e, tgid);
-	gt_py_stacks_check(e->py, tgid);
+	gt_py_stacks_check(e->py, tgid, 0);
 }
 
 /* A child first seen at its fork: its parent's maps first, so a child
@@ -71,6 +71,8 @@ void gt_engine_prune_followed(struct gt_engine *e)
 	if (e->nactive == 0 && e->nclosing == 0) {
 		if (e->symbolized.count)
 			gt_engine_forget_followed(e);
+		else
+			gt_py_stacks_reset(e->py); /* each process pruned dead before */
 		return;
 	}
 	for (size_t i = 0; i < e->symbolized.cap; i++) {
@@ -100,6 +102,7 @@ void gt_engine_forget_followed(struct gt_engine *e)
 			gt_py_stacks_forget(e->py, pid);
 		}
 	}
+	gt_py_stacks_reset(e->py); /* its names and stacks with them */
 	gt_symbolizer_close_parked(e->sym); /* no session left to map them */
 	gt_titles_free(&e->titles);
 	gt_idmap_free(&e->symbolized);

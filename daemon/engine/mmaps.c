@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sym/maps.h"
+#include "sym/python.h"
 #include "sym/symbolize.h"
 
 static void apply(void *ctx, const struct gt_mmap_rec *r)
@@ -37,9 +38,10 @@ static void apply(void *ctx, const struct gt_mmap_rec *r)
 	}
 	gt_symbolizer_add_mapping(e->sym, (pid_t)r->pid, &m);
 	e->mmaps_applied++;
-	/* a libpython loads after exec: the process is CPython from now */
-	if (memmem(m.path, m.path_len, "python3.", 8))
-		gt_py_stacks_check(e->py, r->pid);
+	/* a libpython loads after exec: the process is CPython from now
+	 * (these records are executable mappings only; asked once an image) */
+	if (gt_python_binary_name(m.path, m.path_len))
+		gt_py_stacks_check(e->py, r->pid, 1);
 }
 
 /* A `record -- CMD` command that execs now: its trace begins with the

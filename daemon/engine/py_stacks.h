@@ -27,12 +27,22 @@ struct gt_py_named {
 struct gt_py_stacks *gt_py_stacks_new(struct gt_capture *c);
 void gt_py_stacks_free(struct gt_py_stacks *p);
 
-/* Whether process tgid runs a known CPython, told to BPF if so (again
- * after forget).  0, or -errno as gt_python_detect. */
-int gt_py_stacks_check(struct gt_py_stacks *p, uint32_t tgid);
+/* Whether process tgid runs a known CPython, told to BPF if so.  Asked
+ * once per process image (again after forget): a process with no CPython
+ * mapped is asked again only when mapped (its python3.X or libpython3.X
+ * was just mapped) says one is.  0, or -errno as gt_python_detect. */
+int gt_py_stacks_check(struct gt_py_stacks *p, uint32_t tgid, int mapped);
 /* Process tgid exec'd or is forgotten: BPF stops walking it, its code
  * objects' names go. */
 void gt_py_stacks_forget(struct gt_py_stacks *p, uint32_t tgid);
+
+/* No session is left: every process forgotten, and the names and stacks
+ * freed (what they held is bounded, but not small); nothing done if
+ * nothing is held (it is called at every idle check). */
+void gt_py_stacks_reset(struct gt_py_stacks *p);
+/* A new drain of the rings: it may read new code objects again (a bounded
+ * number each: sym/python.h). */
+void gt_py_stacks_round(struct gt_py_stacks *p);
 
 /* The stack id (GT_STACK_PY | index): its native stack's id and Python
  * frames (innermost first; valid until the next record is read).

@@ -354,7 +354,10 @@ static void end_due_sessions(struct gt_engine *e)
 
 int gt_engine_poll(struct gt_engine *e, int timeout_ms)
 {
-	int n = gt_capture_poll(e->capture, gt_engine_mem_timeout(e, timeout_ms), on_event, e);
+	int n;
+
+	gt_py_stacks_round(e->py); /* a bounded number of code objects read a drain */
+	n = gt_capture_poll(e->capture, gt_engine_mem_timeout(e, timeout_ms), on_event, e);
 
 	gt_worker_reap(&e->worker); /* starts and stops finished meanwhile */
 	gt_engine_mem_tick(e); /* --heap interpose: the heap records */

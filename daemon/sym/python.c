@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,22 @@ static const struct py_layout layouts[] = {
 };
 
 #define PY_STR_MAX 1024          /* bytes of a name or path kept */
-#define PY_LINETABLE_MAX (1u << 20)
+/* A line table of 64 KiB: the largest of 3.11's stdlib (18755 code
+ * objects) is html/entities.py's module, 39 KiB, the next 15 KiB; a longer
+ * one keeps its names, without lines. */
+#define PY_LINETABLE_MAX (1u << 16)
+/* What one process set may cost the daemon (the processes choose how many
+ * code objects they make, and how long their names are): past either, a
+ * new code object is named "[python]" until gt_python_names_free. */
+#define PY_NAMES_BYTES_MAX ((size_t)64 << 20)
+#define PY_CODES_MAX 65536
+/* A code object whose header does not read is tried this many times (it
+ * may be read before the process wrote it), then named "[python]". */
+#define PY_CODE_TRIES 3
+/* New code objects read per drain of the rings (gt_python_names_round):
+ * each read is preads of another process's memory on the engine's
+ * thread. */
+#define PY_READS_PER_ROUND 64
 #define PY_BYTES_DATA 32         /* offsetof(PyBytesObject, ob_sval) */
 #define PY_VAR_SIZE 16           /* offsetof(PyVarObject, ob_size) */
 #define PY_STR_LENGTH 16         /* offsetof(PyASCIIObject, length) */
@@ -71,7 +87,16 @@ static unsigned name_minor(const char *path, size_t len)
 		return 0;
 	while (p < path + len && *p >= '0' && *p <= '9' && minor < 100)
 		minor = minor * 10 + (unsigned)(*p++ - '0');
+	/* python3.X exactly, libpython3.X or libpython3.X.so...: not
+	 * python3.11-config, nor python3.11/site-packages/... */
+	if (p < path + len && !(base[0] == 'l' && *p == '.'))
+		return 0;
 	return minor;
+}
+
+int gt_python_binary_name(const char *path, size_t len)
+{
+	return name_minor(path, len) != 0;
 }
 
 /* The link-time address of symbol name in the ELF open at fd (.dynsym or
@@ -101,13 +126,15 @@ static int elf_symbol(int fd, const char *name, uint64_t *value, int *is_exec, u
 		Elf_Data *d;
 
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
+		    sh.sh_entsize != sizeof(Elf64_Sym) || !(d = elf_getdata(scn, NULL)))
+			continue; /* LP64 only (the layouts are): a size lies else */
+		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize && k < INT_MAX; k++) {
 			GElf_Sym sym;
 			const char *n;
 
-			if (!gelf_getsym(d, (int)k, &sym) || sym.st_shndx == SHN_UNDEF)
+			if (!gelf_getsym(d, (int)k, &sym))
+				break; /* past the data: the rest would fail too */
+			if (sym.st_shndx == SHN_UNDEF)
 				continue;
 			n = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (n && !strcmp(n, name)) {
@@ -127,12 +154,14 @@ static int mem_read(int mem, uint64_t addr, void *buf, size_t n)
 	return pread(mem, buf, n, (off_t)addr) == (ssize_t)n ? 0 : -EFAULT;
 }
 
-static int open_mem(pid_t pid)
+int gt_python_open_mem(pid_t pid)
 {
 	char path[64];
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 /* _PyRuntime's address in the mapping m of pid (its file's offset-0
@@ -161,7 +190,7 @@ int gt_python_detect(pid_t pid, struct gt_py_proc *out)
 	char path[64], line[4096];
 	uint64_t base = 0;
 	unsigned minor = 0;
-	int rc = -ENOENT;
+	int rc = -ENOENT, seen = 0;
 	FILE *f;
 
 	elf_version(EV_CURRENT);
@@ -188,6 +217,7 @@ int gt_python_detect(pid_t pid, struct gt_py_proc *out)
 			rc = -ENOTSUP;
 			break;
 		}
+		seen = 1;
 		if (runtime_of(pid, &m, base, &runtime) == 0) {
 			*out = l->bpf;
 			out->runtime = runtime;
@@ -195,7 +225,7 @@ int gt_python_detect(pid_t pid, struct gt_py_proc *out)
 		}
 	}
 	fclose(f);
-	return rc;
+	return rc == -ENOENT && seen ? -ENODATA : rc;
 }
 
 /* Location table (Objects/locations.md of CPython 3.11): varints of 6
@@ -229,7 +259,8 @@ static int lt_svarint(struct lt *t)
 int gt_python_addr2line(const uint8_t *tab, size_t n, int firstlineno, int addr)
 {
 	struct lt t = {tab, tab + n};
-	int line = firstlineno, start = 0;
+	int64_t line = firstlineno; /* the target's numbers: never overflow */
+	int start = 0;
 
 	if (addr < 0)
 		return firstlineno;
@@ -255,32 +286,46 @@ int gt_python_addr2line(const uint8_t *tab, size_t n, int firstlineno, int addr)
 			t.p = t.p < t.end ? t.p + 1 : t.end;
 		}
 		line += delta;
+		if (line > INT_MAX)
+			line = INT_MAX;
+		else if (line < INT_MIN)
+			line = INT_MIN;
 		if (addr < end)
-			return none ? -1 : line;
+			return none ? -1 : (int)line;
 		start = end;
 	}
 	return -1;
 }
 
-/* A code object's names, cached by {pid, address}. */
+/* A code object's names, cached by {pid, address}: func NULL while its
+ * header has not read yet (tries so far), "[python]" once it never will. */
+static const char unnamed[] = "[python]";
+
 struct code_info {
 	const char *func, *file;
 	const uint8_t *linetable; /* interned copy, or NULL */
 	uint32_t ntable;
 	int32_t firstlineno;
+	uint32_t tries;
 };
 
 struct gt_python_names {
 	struct gt_idmap codes;     /* {pid, code} -> struct code_info */
 	struct gt_strset strs;     /* names, files and line tables */
+	size_t bytes, max_bytes;   /* interned so far, and the budget */
+	size_t max_codes;
+	unsigned reads;            /* new code objects read this round */
 };
 
 struct gt_python_names *gt_python_names_new(void)
 {
 	struct gt_python_names *n = calloc(1, sizeof(*n));
 
-	if (n)
+	if (n) {
 		gt_idmap_init(&n->codes, 2, sizeof(struct code_info));
+		n->max_bytes = PY_NAMES_BYTES_MAX;
+		n->max_codes = PY_CODES_MAX;
+	}
 	return n;
 }
 
@@ -293,12 +338,37 @@ void gt_python_names_free(struct gt_python_names *n)
 	free(n);
 }
 
+void gt_python_names_limit(struct gt_python_names *n, size_t bytes, size_t codes)
+{
+	n->max_bytes = bytes;
+	n->max_codes = codes;
+}
+
+size_t gt_python_names_bytes(const struct gt_python_names *n)
+{
+	return n->bytes;
+}
+
+void gt_python_names_round(struct gt_python_names *n)
+{
+	if (n)
+		n->reads = 0;
+}
+
+/* A stable copy of p[0..len), counted against the budget (a string
+ * already held costs nothing more); NULL if it might pass it. */
 static const char *intern(struct gt_python_names *n, const void *p, size_t len)
 {
+	/* its copy, NUL, alignment and entry with its slots */
+	const size_t cost = len + 8 + sizeof(struct gt_strset_ent) + 2 * sizeof(uint32_t);
 	const void *copy = NULL;
+	size_t before = n->strs.n;
 
-	if (!len || gt_strset_add(&n->strs, p, len, NULL, &copy))
+	if (!len || cost > n->max_bytes - n->bytes ||
+	    gt_strset_add(&n->strs, p, len, NULL, &copy))
 		return NULL;
+	if (n->strs.n != before)
+		n->bytes += cost;
 	return copy;
 }
 
@@ -328,64 +398,81 @@ static const char *read_str(struct gt_python_names *n, int mem, const struct py_
 	return intern(n, buf, len);
 }
 
-/* Reads code object code (layout l) into *ci; 0 or -EFAULT. */
-static int read_code(struct gt_python_names *n, pid_t pid, const struct py_layout *l,
+/* Reads code object code (layout l) of the memory open at mem into *ci:
+ * 0 (names unreadable past its header: "[python]", for good) or -EFAULT
+ * (the header unreadable: maybe not written yet). */
+static int read_code(struct gt_python_names *n, int mem, const struct py_layout *l,
 		     uint64_t code, struct code_info *ci)
 {
 	uint64_t name = 0, file = 0, table = 0, size = 0;
 	int32_t first = 0;
 	uint8_t *buf;
-	int mem = open_mem(pid), rc = -EFAULT;
 
-	if (mem < 0)
-		return -errno;
 	if (mem_read(mem, code + l->co_name, &name, 8) ||
 	    mem_read(mem, code + l->co_filename, &file, 8) ||
 	    mem_read(mem, code + l->co_firstlineno, &first, 4) ||
 	    mem_read(mem, code + l->co_linetable, &table, 8))
-		goto out;
+		return -EFAULT;
 	ci->func = read_str(n, mem, l, name);
-	ci->file = read_str(n, mem, l, file);
+	ci->file = ci->func ? read_str(n, mem, l, file) : NULL;
 	ci->firstlineno = first;
-	if (!ci->func || !ci->file)
-		goto out;
-	rc = 0;
+	if (!ci->func || !ci->file) {
+		ci->func = ci->file = unnamed;
+		return 0;
+	}
 	if (!table || mem_read(mem, table + PY_VAR_SIZE, &size, 8) || !size ||
 	    size > PY_LINETABLE_MAX || !(buf = malloc(size)))
-		goto out;
+		return 0;
 	if (!mem_read(mem, table + PY_BYTES_DATA, buf, size)) {
 		ci->linetable = (const uint8_t *)intern(n, buf, size);
 		ci->ntable = ci->linetable ? (uint32_t)size : 0;
 	}
 	free(buf);
-out:
-	close(mem);
-	return rc;
+	return 0;
 }
 
-int gt_python_name(struct gt_python_names *n, pid_t pid, const struct gt_py_proc *p,
+/* The cached names of code object key[1], read now if new and the
+ * budgets allow; NULL: "[python]" (for now or for good). */
+static const struct code_info *code_of(struct gt_python_names *n, int mem,
+				       const struct py_layout *l, const uint64_t key[2])
+{
+	struct code_info *ci = gt_idmap_find(&n->codes, key), got = {0};
+	int isnew;
+
+	if (ci && ci->func)
+		return ci->func == unnamed ? NULL : ci;
+	if (ci && ci->tries >= PY_CODE_TRIES)
+		return NULL; /* never read: named "[python]" for good */
+	if (mem < 0 || n->reads >= PY_READS_PER_ROUND ||
+	    (!ci && n->codes.count >= n->max_codes))
+		return NULL; /* a later round, or past the budget */
+	n->reads++;
+	if (read_code(n, mem, l, key[1], &got)) {
+		got = (struct code_info){0};
+		got.tries = (ci ? ci->tries : 0) + 1;
+	}
+	if (!ci && !(ci = gt_idmap_insert(&n->codes, key, &isnew)))
+		return NULL;
+	*ci = got;
+	return ci->func && ci->func != unnamed ? ci : NULL;
+}
+
+int gt_python_name(struct gt_python_names *n, pid_t pid, int mem, const struct gt_py_proc *p,
 		   const struct gt_py_frame *f, const char **func, const char **file,
 		   unsigned *line)
 {
 	const struct py_layout *l = layout_of(p->version_minor);
 	const uint64_t key[2] = {(uint64_t)pid, f->code};
-	struct code_info *ci, got = {0};
-	int isnew, rc = 0, ln;
+	const struct code_info *ci;
+	int ln;
 
 	*func = *file = "[python]";
 	*line = 0;
 	if (!l || !f->code)
 		return -ENOTSUP;
-	ci = gt_idmap_find(&n->codes, key);
-	if (!ci) {
-		rc = read_code(n, pid, l, f->code, &got);
-		if (rc)
-			return rc; /* not cached: a code object read too early */
-		ci = gt_idmap_insert(&n->codes, key, &isnew);
-		if (!ci)
-			return -ENOMEM;
-		*ci = got;
-	}
+	ci = code_of(n, mem, l, key);
+	if (!ci)
+		return -EFAULT;
 	*func = ci->func;
 	*file = ci->file;
 	/* the code unit before the next instruction (prev_instr), counted
@@ -396,7 +483,8 @@ int gt_python_name(struct gt_python_names *n, pid_t pid, const struct gt_py_proc
 	ln = unit < -1 || unit > (int64_t)PY_LINETABLE_MAX * 8 ? -1
 		: gt_python_addr2line(ci->linetable, ci->ntable, ci->firstlineno, (int)unit * 2);
 	*line = ln > 0 ? (unsigned)ln : 0;
-	/* py-spy's `function (file:line)`: folded stacks show functions only */
+	/* py-spy's `function (file:line)`: folded stacks show functions only;
+	 * past the budget the function alone */
 	char buf[2 * PY_STR_MAX + 32];
 	int len = snprintf(buf, sizeof(buf), "%s (%s:%u)", ci->func, ci->file, *line);
 	const char *full = len > 0 ? intern(n, buf, (size_t)len < sizeof(buf) ? (size_t)len

@@ -21,6 +21,16 @@
  * mapped, or not yet: a libpython loads after exec), -ENOTSUP (a version
  * without a layout here: native frames only), or another -errno. */
 int gt_python_detect(pid_t pid, struct gt_py_proc *out);
+/* (-ENODATA: a CPython mapped, its _PyRuntime not found.) */
+
+/* Whether path[0..len)'s base name is a CPython's: python3.X, or
+ * libpython3.X[.so...]. */
+int gt_python_binary_name(const char *path, size_t len);
+
+/* pid's memory, opened once at detection and kept: the fd reads the
+ * address space it was opened on, never a later process given the same
+ * pid.  fd or -errno. */
+int gt_python_open_mem(pid_t pid);
 
 /* The line of byte offset addr of a 3.11/3.12 code object whose location
  * table (co_linetable) is tab[0..n) and first line firstlineno, as
@@ -31,11 +41,20 @@ struct gt_python_names;
 struct gt_python_names *gt_python_names_new(void);
 void gt_python_names_free(struct gt_python_names *n);
 
+/* Bounds (tests lower them): interned bytes and code objects kept. */
+void gt_python_names_limit(struct gt_python_names *n, size_t bytes, size_t codes);
+size_t gt_python_names_bytes(const struct gt_python_names *n);
+/* A new drain of the rings: at most PY_READS_PER_ROUND (64) new code
+ * objects are read until the next (the reads block the engine's thread). */
+void gt_python_names_round(struct gt_python_names *n);
+
 /* Python frame f (one of a GT_KEV_PYSTACK record's) of process pid, laid
- * out as p: its function, file (stable strings, valid until
- * gt_python_names_free) and line (0 if unknown).  0, or -errno (the code
- * object unreadable: func and file then "[python]"). */
-int gt_python_name(struct gt_python_names *n, pid_t pid, const struct gt_py_proc *p,
+ * out as p, whose memory is open at mem (gt_python_open_mem): its
+ * function, file (stable strings, valid until gt_python_names_free) and
+ * line (0 if unknown).  0, or -errno (func and file then "[python]": the
+ * code object unreadable, for good once its header read or after a few
+ * tries; past the budgets; or past this round's reads, named later). */
+int gt_python_name(struct gt_python_names *n, pid_t pid, int mem, const struct gt_py_proc *p,
 		   const struct gt_py_frame *f, const char **func, const char **file,
 		   unsigned *line);
 

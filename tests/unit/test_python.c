@@ -7,8 +7,13 @@
  * interpreter is found (gt_python_detect) and the code objects it prints
  * the addresses of are named as traceback would (gt_python_name), while
  * addresses that are not code objects give "[python]" and no crash; and
- * line tables of random bytes end, bounded. */
+ * line tables of random bytes end, bounded.  What the target decides is
+ * bounded too: a line past INT_MAX, the names' memory and code objects
+ * (past the budgets "[python]"), and the reads of a code object that does
+ * not read (remembered, or tried a few times: the reads of a round stay
+ * for the others). */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +120,43 @@ static void test_random_tables(void)
 	GT_CHECK(gt_python_addr2line(NULL, 0, 5, 4) == -1, "an empty table has no line");
 }
 
+/* co_firstlineno is the target's: a delta past INT_MAX clamps, never
+ * overflows (UB, and a negative line). */
+static void test_line_overflow(void)
+{
+	/* one entry, 2 bytes of code, long form (13): line delta +5 */
+	const uint8_t up[] = {0x80 | 13 << 3, 5 << 1};
+	const uint8_t down[] = {0x80 | 13 << 3, 5 << 1 | 1};
+
+	GT_CHECK(gt_python_addr2line(up, sizeof(up), INT_MAX, 0) == INT_MAX, "%d",
+		 gt_python_addr2line(up, sizeof(up), INT_MAX, 0));
+	GT_CHECK(gt_python_addr2line(down, sizeof(down), INT_MIN, 0) == INT_MIN, "%d",
+		 gt_python_addr2line(down, sizeof(down), INT_MIN, 0));
+	GT_CHECK(gt_python_addr2line(up, sizeof(up), 7, 0) == 12, "a plain delta");
+}
+
+static void test_binary_names(void)
+{
+	static const struct {
+		const char *path;
+		int is;
+	} cases[] = {
+		{"/usr/bin/python3.11", 1},
+		{"/root/.pyenv/versions/3.12.1/bin/python3.12", 1},
+		{"/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", 1},
+		{"/usr/lib/libpython3.12.so", 1},
+		{"/usr/bin/python3.11-config", 0},
+		{"/usr/lib/python3.11/lib-dynload/_ssl.cpython-311-x86_64-linux-gnu.so", 0},
+		{"/home/u/python3.11/x.so", 0},
+		{"/tmp/python3.", 0},
+		{"/tmp/mypython3.11", 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		GT_CHECK(gt_python_binary_name(cases[i].path, strlen(cases[i].path)) == cases[i].is,
+			 "%s", cases[i].path);
+}
+
 /* A live interpreter prints where two functions' code objects are, and a
  * str's address (not a code object); then waits. */
 static const char live_script[] =
@@ -124,16 +166,86 @@ static const char live_script[] =
 	"class K:\n"
 	"    def method_fn(self):\n"
 	"        pass\n"
+	"def f\u00fc():\n"
+	"    pass\n"
 	"s = 'not code' * 3\n"
-	"print(id(outer_fn.__code__), id(K.method_fn.__code__), id(s), __file__, flush=True)\n"
+	"print(id(outer_fn.__code__), id(K.method_fn.__code__), id(s), id(f\u00fc.__code__),\n"
+	"      __file__, flush=True)\n"
 	"sys.stdin.read()\n";
+
+/* Named in a fresh set: 0 and func, or -errno. */
+static int name_one(struct gt_python_names *n, pid_t pid, int mem, const struct gt_py_proc *proc,
+		    uint64_t code, const char **func)
+{
+	struct gt_py_frame fr = {code, code + 200};
+	const char *file;
+	unsigned line;
+
+	return gt_python_name(n, pid, mem, proc, &fr, func, &file, &line);
+}
+
+/* code3 is named fü: not ASCII, "[python]"; code1 and code2 are fine. */
+static void bounded_in(const char *py, pid_t pid, int mem, const struct gt_py_proc *proc,
+		       uint64_t code1, uint64_t code2, uint64_t code3)
+{
+	struct gt_python_names *n = gt_python_names_new();
+	const char *func;
+	int fails = 0;
+
+	GT_REQUIRE(n, "names");
+	/* failures remembered: a round's reads (64) stay for code2 after
+	 * 200 frames of a non-ASCII name and of an unreadable header */
+	gt_python_names_round(n);
+	for (int i = 0; i < 200; i++) {
+		fails += name_one(n, pid, mem, proc, code3, &func) != 0 && !strcmp(func, "[python]");
+		fails += name_one(n, pid, mem, proc, 16, &func) != 0 && !strcmp(func, "[python]");
+	}
+	GT_CHECK(fails == 400, "%s: %d of 400 named \"[python]\"", py, fails);
+	GT_CHECK(name_one(n, pid, mem, proc, code2, &func) == 0 && strstr(func, "method_fn"),
+		 "%s: failures are re-read each frame: %s", py, func);
+	/* the per-round cap: past 64 new reads, a new object waits */
+	gt_python_names_round(n);
+	for (uint64_t i = 0; i < 64; i++)
+		name_one(n, pid, mem, proc, 0x1000 + 8 * i, &func);
+	GT_CHECK(name_one(n, pid, mem, proc, code1, &func) != 0 && !strcmp(func, "[python]"),
+		 "%s: read past the round's cap: %s", py, func);
+	gt_python_names_round(n);
+	GT_CHECK(name_one(n, pid, mem, proc, code1, &func) == 0 && strstr(func, "outer_fn"),
+		 "%s: not named in the next round: %s", py, func);
+	gt_python_names_free(n);
+
+	/* the code objects' budget */
+	n = gt_python_names_new();
+	GT_REQUIRE(n, "names");
+	gt_python_names_limit(n, 1 << 20, 1);
+	GT_CHECK(name_one(n, pid, mem, proc, code1, &func) == 0, "%s: the first", py);
+	GT_CHECK(name_one(n, pid, mem, proc, code2, &func) != 0 && !strcmp(func, "[python]"),
+		 "%s: past 1 code object: %s", py, func);
+	gt_python_names_free(n);
+
+	/* the bytes' budget: never passed, "[python]" or a name past it */
+	for (size_t max = 0; max < 400; max += 40) {
+		n = gt_python_names_new();
+		GT_REQUIRE(n, "names");
+		gt_python_names_limit(n, max, 100);
+		for (int k = 0; k < 3; k++) {
+			int rc = name_one(n, pid, mem, proc, k == 1 ? code2 : code1, &func);
+
+			GT_CHECK(rc ? !strcmp(func, "[python]") : strstr(func, "_fn") != NULL,
+				 "%s: %zu: %d %s", py, max, rc, func);
+		}
+		GT_CHECK(gt_python_names_bytes(n) <= max, "%s: %zu bytes past %zu", py,
+			 gt_python_names_bytes(n), max);
+		gt_python_names_free(n);
+	}
+}
 
 static void named_in(const char *py)
 {
 	char script[] = "/tmp/gt_test_pythonXXXXXX";
 	char out[600], want[700], file[512];
-	unsigned long long code1, code2, str;
-	int in[2], outp[2], fd, rc;
+	unsigned long long code1, code2, str, code3;
+	int in[2], outp[2], fd, rc, mem;
 	struct gt_python_names *n;
 	struct gt_py_proc proc;
 	const char *func, *f;
@@ -161,24 +273,27 @@ static void named_in(const char *py)
 	close(outp[1]);
 	rd = fdopen(outp[0], "r");
 	GT_REQUIRE(rd && fgets(out, sizeof(out), rd), "%s printed nothing", py);
-	GT_REQUIRE(sscanf(out, "%llu %llu %llu %511s", &code1, &code2, &str, file) == 4, "%s", out);
+	GT_REQUIRE(sscanf(out, "%llu %llu %llu %llu %511s", &code1, &code2, &str, &code3, file) == 5,
+		   "%s", out);
 
 	rc = gt_python_detect(pid, &proc);
 	GT_CHECK(rc == 0, "%s: detect: %s", py, strerror(-rc));
 	n = gt_python_names_new();
 	GT_REQUIRE(n, "names");
+	mem = gt_python_open_mem(pid);
+	GT_CHECK(mem >= 0, "%s: open mem: %s", py, strerror(-mem));
 	if (rc == 0) {
 		/* a frame not started: prev_instr one unit before the code */
 		struct gt_py_frame fr = {code1, 0};
 		uint64_t co_code = proc.version_minor == 11 ? 184 : 192;
 
 		fr.instr = code1 + co_code - 2;
-		GT_CHECK(gt_python_name(n, pid, &proc, &fr, &func, &f, &line) == 0, "%s: name", py);
+		GT_CHECK(gt_python_name(n, pid, mem, &proc, &fr, &func, &f, &line) == 0, "%s: name", py);
 		snprintf(want, sizeof(want), "outer_fn (%s:2)", file);
 		GT_CHECK(!strcmp(func, want) && !strcmp(f, file) && line == 2,
 			 "%s: %s %s:%u, wanted %s", py, func, f, line, want);
 		fr = (struct gt_py_frame){code2, code2 + co_code};
-		GT_CHECK(gt_python_name(n, pid, &proc, &fr, &func, &f, &line) == 0, "%s: name", py);
+		GT_CHECK(gt_python_name(n, pid, mem, &proc, &fr, &func, &f, &line) == 0, "%s: name", py);
 		snprintf(want, sizeof(want), "method_fn (%s:5)", file);
 		GT_CHECK(!strcmp(func, want), "%s: %s, wanted %s", py, func, want);
 		/* not code objects: named "[python]", never a crash */
@@ -186,11 +301,14 @@ static void named_in(const char *py)
 			const uint64_t addrs[] = {str, 16, ~0ull - 64, code1 + 3};
 
 			fr = (struct gt_py_frame){addrs[bad], addrs[bad] + 200};
-			if (gt_python_name(n, pid, &proc, &fr, &func, &f, &line))
+			if (gt_python_name(n, pid, mem, &proc, &fr, &func, &f, &line))
 				GT_CHECK(!strcmp(func, "[python]") && line == 0, "%s: %s", py, func);
 		}
+		bounded_in(py, pid, mem, &proc, code1, code2, code3);
 	}
 	gt_python_names_free(n);
+	if (mem >= 0)
+		close(mem);
 	close(in[1]);
 	fclose(rd);
 	waitpid(pid, NULL, 0);
@@ -208,6 +326,8 @@ int main(void)
 {
 	GT_RUN(test_lines);
 	GT_RUN(test_random_tables);
+	GT_RUN(test_line_overflow);
+	GT_RUN(test_binary_names);
 	GT_RUN(test_live);
 	return gt_test_done();
 }
