@@ -6,7 +6,7 @@
  * print the result.  Seeds: Go's own v2 test traces written back to binary
  * (tests/lib/v2raw.py) and small traces of Go 1.23 programs
  * (tests/fuzz/seeds/v2). */
-// fuzz-links: daemon/ctl/report_*.c
+// fuzz-links: daemon/ctl/report_*.c daemon/ctl/trace_map.c
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
