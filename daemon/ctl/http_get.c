@@ -2,6 +2,7 @@
  * that the server ends the body by closing (Go's net/http then sends no
  * chunked encoding). */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -50,7 +51,43 @@ static int split_url(const char *url, char *host, size_t hlen, char *port, size_
 	return 0;
 }
 
-static int dial(const char *host, const char *port, char *why, size_t whylen)
+/* connect() on a non-blocking socket, waiting for POLLOUT until deadline:
+ * a peer that drops SYNs must not hold gotracectl for the kernel's minutes
+ * of retries. 0 or -errno. */
+static int connect_by(int fd, const struct sockaddr *sa, socklen_t len, uint64_t deadline)
+{
+	int fl = fcntl(fd, F_GETFL), err = 0;
+	socklen_t el = sizeof(err);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	if (connect(fd, sa, len) < 0) {
+		if (errno != EINPROGRESS)
+			return -errno;
+		for (;;) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+			uint64_t t = now_ms();
+			int r = t >= deadline ? 0 : poll(&p, 1, (int)(deadline - t));
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return -errno;
+			if (r == 0)
+				return -ETIMEDOUT;
+			break;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+			return -errno;
+		if (err)
+			return -err;
+	}
+	return fcntl(fd, F_SETFL, fl) < 0 ? -errno : 0;
+}
+
+/* getaddrinfo has no deadline; the name service is the user's own
+ * (docs/security.md), only connect is bounded. */
+static int dial(const char *host, const char *port, uint64_t deadline, char *why, size_t whylen)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
 	int fd = -1, rc = getaddrinfo(host, port, &hints, &res);
@@ -61,9 +98,9 @@ static int dial(const char *host, const char *port, char *why, size_t whylen)
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-		if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		rc = fd < 0 ? -errno : connect_by(fd, ai->ai_addr, ai->ai_addrlen, deadline);
+		if (!rc)
 			break;
-		rc = -errno;
 		if (fd >= 0)
 			close(fd);
 		fd = -1;
@@ -98,8 +135,15 @@ static int read_all(int fd, uint64_t deadline, struct gt_http_body *b, char *why
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		uint64_t t = now_ms();
 		ssize_t r;
+		int pr = t >= deadline ? 0 : poll(&p, 1, (int)(deadline - t));
 
-		if (t >= deadline || poll(&p, 1, (int)(deadline - t)) == 0) {
+		if (pr < 0 && errno == EINTR)
+			continue; /* the deadline is checked again above */
+		if (pr < 0) {
+			snprintf(why, whylen, "waiting for the answer: %s", strerror(errno));
+			return -errno;
+		}
+		if (pr == 0) {
 			snprintf(why, whylen, "no complete answer in time (%zu bytes read)", b->len);
 			return -ETIMEDOUT;
 		}
@@ -126,6 +170,22 @@ static int read_all(int fd, uint64_t deadline, struct gt_http_body *b, char *why
 	}
 }
 
+/* The three digits of "HTTP/1.x NNN" or -1; data need not end with a NUL
+ * (atoi there read past a buffer the server filled with digits). */
+int gt_http_status(const uint8_t *data, size_t len)
+{
+	int code = 0;
+
+	if (len < 12 || memcmp(data, "HTTP/1.", 7) || data[8] != ' ')
+		return -1;
+	for (int i = 9; i < 12; i++) {
+		if (data[i] < '0' || data[i] > '9')
+			return -1;
+		code = code * 10 + (data[i] - '0');
+	}
+	return len == 12 || data[12] == ' ' || data[12] == '\r' ? code : -1;
+}
+
 /* Checks the status line and drops the headers from b. */
 static int strip_head(struct gt_http_body *b, char *why, size_t whylen)
 {
@@ -138,8 +198,7 @@ static int strip_head(struct gt_http_body *b, char *why, size_t whylen)
 			end = b->data + i + 4;
 			break;
 		}
-	if (b->len >= 12 && !memcmp(b->data, "HTTP/1.", 7))
-		code = atoi((const char *)b->data + 9);
+	code = gt_http_status(b->data, b->len);
 	if (!end || code != 200) {
 		char head[201];
 
@@ -174,7 +233,7 @@ int gt_http_get(const char *url, int timeout_ms, struct gt_http_body *body, char
 		snprintf(why, whylen, "the URL's path is too long or has spaces");
 		return -EINVAL;
 	}
-	if ((fd = dial(host, port, why, whylen)) < 0)
+	if ((fd = dial(host, port, deadline, why, whylen)) < 0)
 		return fd;
 	rc = send_all(fd, req, (size_t)n);
 	if (rc)

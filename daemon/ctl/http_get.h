@@ -20,4 +20,8 @@ struct gt_http_body {
 int gt_http_get(const char *url, int timeout_ms, struct gt_http_body *body, char *why,
 		size_t whylen);
 
+/* The status code of an answer's "HTTP/1.x NNN" line, or -1 when data
+ * (len bytes, no NUL needed) does not start with one. */
+int gt_http_status(const uint8_t *data, size_t len);
+
 #endif

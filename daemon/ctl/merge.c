@@ -43,13 +43,19 @@ static int map_file(const char *path, struct mapped *m)
 {
 	char shown[GT_ESCAPE_SIZE(512)];
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	/* O_NONBLOCK: a FIFO named as an input must not block the open; it is
+	 * refused below with everything else that is not a regular file. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), err;
 	void *p;
 
 	gt_escape(shown, sizeof(shown), path, strlen(path));
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	if (fd < 0 || fstat(fd, &st) < 0)
 		err = errno;
-		fprintf(stderr, "gotracectl merge: cannot open %s: %s\n", shown, strerror(err));
+	else /* mmap of a directory says "No such device": name what it is */
+		err = S_ISDIR(st.st_mode) ? EISDIR : S_ISREG(st.st_mode) ? 0 : EINVAL;
+	if (err) {
+		fprintf(stderr, "gotracectl merge: cannot open %s: %s\n", shown,
+			err == EINVAL ? "not a regular file" : strerror(err));
 		if (fd >= 0)
 			close(fd);
 		return -err;

@@ -22,6 +22,7 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 
 /* DWARF constants (<dwarf.h> is shadowed by this folder's dwarf.h) */
 #define GT_DW_TAG_STRUCT   0x13 /* DW_TAG_structure_type */
@@ -37,6 +38,12 @@
 
 /* The oldest Go whose goroutine ids are read. */
 #define GT_GO_MINOR_MIN 19
+
+/* This runs on the daemon's event loop (docs/security.md): what libdw may
+ * inflate of one .debug_* section, and read of one stored plain. */
+#define GT_DEBUG_INFLATED_MAX (64ull << 20)
+#define GT_DEBUG_PLAIN_MAX    (256ull << 20)
+#define GT_FUSE_SUPER_MAGIC   0x65735546 /* linux/magic.h */
 
 /* g.goid on 64-bit targets, measured from each toolchain's DWARF
  * (runtime.g.goid's DW_AT_data_member_location): 152 from Go 1.19 (where
@@ -103,11 +110,14 @@ static int find_symbol(Elf *elf, const char *name, GElf_Sym *out)
 	while ((scn = elf_nextscn(elf, scn))) {
 		Elf_Data *d;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+		/* an entsize of 1 claimed sh_size symbols; the count comes from
+		 * the data libelf holds, and the first bad one ends the scan */
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    sh.sh_entsize != sizeof(Elf64_Sym))
 			continue;
 		if (!(d = elf_getdata(scn, NULL)))
 			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+		for (size_t i = 0; i < d->d_size / sizeof(Elf64_Sym) && i <= INT32_MAX; i++) {
 			const char *n;
 			if (!gelf_getsym(d, (int)i, out))
 				break;
@@ -134,7 +144,9 @@ static int64_t amd64_tls_off(Elf *elf)
 		return -8;
 	uint64_t align = tls.p_align ? tls.p_align : 1;
 	uint64_t memsz = tls.p_memsz + ((-tls.p_vaddr - tls.p_memsz) & (align - 1));
-	return (int64_t)tlsg.st_value - (int64_t)memsz;
+	/* unsigned: a hostile st_value or memsz must not overflow int64_t;
+	 * the wrapped difference is the two's complement offset */
+	return (int64_t)(tlsg.st_value - memsz);
 }
 
 /* DW_AT_name of die is name. */
@@ -144,14 +156,66 @@ static int die_named(Dwarf_Die *die, const char *name)
 	return n && !strcmp(n, name);
 }
 
+/* -EFBIG if libdw would inflate a .debug_* section (SHF_COMPRESSED, its
+ * Elf64_Chdr's ch_size) or a .zdebug_* one (GNU "ZLIB" and a big-endian
+ * size, Go before 1.20) past GT_DEBUG_INFLATED_MAX, or read one stored
+ * plain past GT_DEBUG_PLAIN_MAX: a hostile binary held the loop. */
+static int debug_too_big(Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0; /* no section names: libdw finds no DWARF either */
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		Elf_Data *raw;
+		uint64_t size = sh.sh_size;
+
+		if (!n || sh.sh_type == SHT_NOBITS ||
+		    (strncmp(n, ".debug_", 7) && strncmp(n, ".zdebug_", 8)))
+			continue;
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			Elf64_Chdr ch;
+
+			raw = elf_rawdata(scn, NULL);
+			if (!raw || !raw->d_buf || raw->d_size < sizeof(ch))
+				return -EFBIG; /* cannot tell: not for the loop */
+			memcpy(&ch, raw->d_buf, sizeof(ch));
+			size = ch.ch_size;
+			if (size > GT_DEBUG_INFLATED_MAX)
+				return -EFBIG;
+		} else if (n[1] == 'z') {
+			const unsigned char *p;
+
+			raw = elf_rawdata(scn, NULL);
+			if (!raw || !raw->d_buf || raw->d_size < 12 || memcmp(raw->d_buf, "ZLIB", 4))
+				continue; /* libdw reads it as it is: the plain bound holds */
+			p = (const unsigned char *)raw->d_buf + 4;
+			size = 0;
+			for (int i = 0; i < 8; i++)
+				size = size << 8 | p[i];
+			if (size > GT_DEBUG_INFLATED_MAX)
+				return -EFBIG;
+		}
+		if (size > GT_DEBUG_PLAIN_MAX)
+			return -EFBIG;
+	}
+	return 0;
+}
+
 /* goid's offset in the struct type runtime.g of the "runtime" unit. */
 static int dwarf_goid(Elf *elf, uint32_t *off)
 {
-	Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	int err = debug_too_big(elf);
+	Dwarf *dw = err ? NULL : dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	Dwarf_Off cu = 0, next;
 	size_t hsize;
-	int err = -ENOENT;
 
+	if (err)
+		return err;
+	err = -ENOENT;
 	if (!dw)
 		return -ENOENT;
 	while (err && dwarf_nextcu(dw, cu, &next, &hsize, NULL, NULL, NULL) == 0) {
@@ -180,11 +244,24 @@ static int dwarf_goid(Elf *elf, uint32_t *off)
 	return err;
 }
 
+/* -EPERM for a file on FUSE: its server answers each page fault of the
+ * mapping, or never, and this runs on the event loop. */
+static int on_fuse(int fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs))
+		return -errno;
+	return sfs.f_type == GT_FUSE_SUPER_MAGIC ? -EPERM : 0;
+}
+
 int gt_goinfo_dwarf_goid(int fd, uint32_t *off)
 {
 	Elf *elf;
 	int err;
 
+	if ((err = on_fuse(fd)))
+		return err;
 	elf_version(EV_CURRENT);
 	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
 		return -ENOENT;
@@ -200,6 +277,9 @@ int gt_goinfo_read(int fd, struct gt_goinfo *out)
 	int err = -ENOENT;
 
 	memset(out, 0, sizeof(*out));
+	if ((err = on_fuse(fd)))
+		return err;
+	err = -ENOENT;
 	elf_version(EV_CURRENT);
 	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
 		return -ENOENT;
@@ -209,7 +289,7 @@ int gt_goinfo_read(int fd, struct gt_goinfo *out)
 	if (out->minor < GT_GO_MINOR_MIN)
 		goto out; /* not Go, or older than the goroutine ids are known for */
 	if (!(out->goid_off = gt_goinfo_goid_table(out->minor))) {
-		if (dwarf_goid(elf, &out->goid_off))
+		if ((err = dwarf_goid(elf, &out->goid_off)))
 			goto out; /* a Go newer than the table, without DWARF */
 		out->goid_from_dwarf = 1;
 	}

@@ -15,14 +15,16 @@ struct gt_goinfo {
 
 /* Reads the ELF file open at fd (not closed).  0 and *out filled for a Go
  * 1.19+ binary of this machine's architecture; -ENOENT for anything else
- * (not Go, too old or too new a Go with no DWARF, another architecture). */
+ * (not Go, too old or too new a Go with no DWARF, another architecture),
+ * -EPERM for a file on FUSE, -EFBIG when the DWARF it would need is larger
+ * than the event loop may inflate or read (goinfo.c, docs/security.md). */
 int gt_goinfo_read(int fd, struct gt_goinfo *out);
 
 /* g.goid's offset for Go 1.minor on a 64-bit target, 0 if unknown. */
 uint32_t gt_goinfo_goid_table(int minor);
 
 /* g.goid's offset from the DWARF type runtime.g of the ELF file at fd:
- * 0, or -ENOENT when it has none. */
+ * 0, or -ENOENT when it has none (-EPERM, -EFBIG as gt_goinfo_read). */
 int gt_goinfo_dwarf_goid(int fd, uint32_t *off);
 
 #endif

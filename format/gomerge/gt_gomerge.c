@@ -324,6 +324,13 @@ static const struct rev *at(const struct mline *l, uint64_t t)
 	return lo ? &l->ev[lo - 1] : NULL;
 }
 
+/* o's length in ns, 0 if it ends before it starts; uint64_t, as the
+ * difference of two hostile int64_t timestamps may not fit one. */
+static uint64_t span(const struct gt_gm_koff *o)
+{
+	return o->end > o->start ? (uint64_t)o->end - (uint64_t)o->start : 0;
+}
+
 /* What the kernel said, in a few words, and the stop's top frame. */
 static void describe(struct gm *g, const struct gt_gm_koff *o, char *name, size_t nlen,
 		     char *text, size_t tlen)
@@ -346,8 +353,8 @@ static void describe(struct gm *g, const struct gt_gm_koff *o, char *name, size_
 		snprintf(name, nlen, "kernel: blocked (page fault, I/O)");
 	else
 		snprintf(name, nlen, "kernel: blocked in a syscall");
-	snprintf(text, tlen, "%s for %lld us on CPU %lld%s%s%s", name + 8,
-		 (long long)((o->end - o->start) / 1000), (long long)o->cpu_from,
+	snprintf(text, tlen, "%s for %llu us on CPU %lld%s%s%s", name + 8,
+		 (unsigned long long)(span(o) / 1000), (long long)o->cpu_from,
 		 fn[0] ? ", at " : "", fn, "");
 }
 
@@ -393,8 +400,10 @@ static int place(struct gm *g, const struct mline *l, const struct gt_gm_koff *o
 		g->res->violations++;
 	} else {
 		g->res->bounds++;
-		int64_t lo = o->end - (int64_t)(next * GM_DIV + GM_DIV - 1);
-		int64_t hi = o->start - (int64_t)(a->ts * GM_DIV);
+		/* in uint64_t: hostile timestamps wrap (the bound is then
+		 * nonsense, as the file is) instead of overflowing int64_t */
+		int64_t lo = (int64_t)((uint64_t)o->end - (next * GM_DIV + GM_DIV - 1));
+		int64_t hi = (int64_t)((uint64_t)o->start - a->ts * GM_DIV);
 
 		if (lo > g->res->off_lo)
 			g->res->off_lo = lo;
@@ -412,7 +421,7 @@ static int place(struct gm *g, const struct mline *l, const struct gt_gm_koff *o
 	if (a->st == ST_SYS)
 		return place_syscall(g, l, a, text);
 	g->res->regions++;
-	g->res->ns_by_why[o->why] += (uint64_t)(o->end - o->start);
+	g->res->ns_by_why[o->why] += span(o);
 	if ((rc = add_region(g, a, t0, end, name)) || (rc = add_log(g, a, t0, text)))
 		return rc;
 	if (o->cpu_from != o->cpu_to) {

@@ -129,9 +129,12 @@ static int on_event(struct gt_gm_kernel *k, struct kstate *s, const struct gt_ra
 
 		/* the preempter is the thread the same sched_switch started: a
 		 * later start on that CPU came after tasks not recorded */
-		if (s->pend[s->cur] && s->pt[s->pend[s->cur] - 1].g != p.g &&
-		    p.ts - s->pt[s->pend[s->cur] - 1].ts <= GM_SAME_SWITCH_NS)
-			s->pt[s->pend[s->cur] - 1].culprit = p.g;
+		struct point *q = s->pend[s->cur] ? &s->pt[s->pend[s->cur] - 1] : NULL;
+
+		/* the difference in uint64_t: hostile timestamps overflowed it */
+		if (q && q->g != p.g &&
+		    (p.ts <= q->ts || (uint64_t)p.ts - (uint64_t)q->ts <= GM_SAME_SWITCH_NS))
+			q->culprit = p.g;
 		s->pend[s->cur] = 0;
 		return add_point(s, &p);
 	}

@@ -11,6 +11,7 @@
 
 #include "gt_gomerge.h"
 #include "util/gt_idmap.h"
+#include "util/gt_strset.h"
 
 #define PREFIX "kernel: "
 
@@ -25,6 +26,8 @@ struct rd {
 	struct gt_idmap strs;   /* (gen, id) -> struct span */
 	struct gt_idmap ms;     /* m -> struct mst */
 	struct gt_idmap gs;     /* g -> struct gt_gm_goroutine */
+	struct gt_strset names; /* a row's name bytes, as stored in it */
+	struct gt_idmap rows;   /* (g, name's id or 0 if empty) -> row index */
 	struct gt_gm_report *r;
 	size_t caprows;
 	uint64_t tick_ns;
@@ -86,17 +89,27 @@ static int add_row(struct rd *d, uint64_t g, uint64_t gen, uint64_t id, uint64_t
 	const struct span *s = gt_idmap_find(&d->strs, k2);
 	struct gt_gm_goroutine *gg;
 	struct gt_gm_row *row;
-	size_t n;
+	size_t n, *idx;
+	int isnew;
 
 	if (!s || s->n < strlen(PREFIX) || memcmp(s->p, PREFIX, strlen(PREFIX)))
 		return 0;
 	/* the same name in another generation has another id: by name */
 	n = s->n - strlen(PREFIX) < sizeof(row->what) - 1 ? s->n - strlen(PREFIX) : sizeof(row->what) - 1;
-	for (size_t i = 0; i < d->r->nrows; i++) {
-		row = &d->r->rows[i];
-		if (row->g == g && strlen(row->what) == n && !memcmp(row->what, s->p + strlen(PREFIX), n))
-			goto found;
+	/* by (g, name) in an index: each region end scanned every row, and a
+	 * name with a NUL never matched its own (strlen) and added another */
+	if (n && gt_strset_add(&d->names, s->p + strlen(PREFIX), n, &k2[1], NULL))
+		return -ENOMEM;
+	k2[0] = g;
+	if (!n)
+		k2[1] = 0;
+	if (!(idx = gt_idmap_insert(&d->rows, k2, &isnew)))
+		return -ENOMEM;
+	if (!isnew) {
+		row = &d->r->rows[*idx];
+		goto found;
 	}
+	*idx = d->r->nrows;
 	if (d->r->nrows == d->caprows) {
 		size_t cap = d->caprows ? 2 * d->caprows : 64;
 		struct gt_gm_row *nr = realloc(d->r->rows, cap * sizeof(*nr));
@@ -240,6 +253,7 @@ int gt_gm_report_read(const uint8_t *data, size_t len, void (*release)(void *arg
 	gt_idmap_init(&d.strs, 2, sizeof(struct span));
 	gt_idmap_init(&d.ms, 1, sizeof(struct mst));
 	gt_idmap_init(&d.gs, 1, sizeof(struct gt_gm_goroutine));
+	gt_idmap_init(&d.rows, 2, sizeof(size_t));
 	rc = gt_v2_open(&f, data, len);
 	if (!rc && !(rc = strings_pass(&d, &f)) && !(rc = gt_v2_open(&f, data, len)) &&
 	    !(rc = events_pass(&d, &f)))
@@ -249,6 +263,8 @@ int gt_gm_report_read(const uint8_t *data, size_t len, void (*release)(void *arg
 	gt_idmap_free(&d.strs);
 	gt_idmap_free(&d.ms);
 	gt_idmap_free(&d.gs);
+	gt_idmap_free(&d.rows);
+	gt_strset_free(&d.names);
 	if (rc)
 		gt_gm_report_free(r);
 	return rc;

@@ -23,7 +23,8 @@
 #  gomerge_gotrace: record -p SERVER,HOG -d 1 --go-trace URL (Go 1.23):
 #     one file, valid, with the hog's preemptions on goroutines, listed on
 #     Go 1.23's User-defined regions page.
-#  gomerge_refused: merge of a kernel file as the runtime's trace, and
+#  gomerge_refused: merge of a kernel file as the runtime's trace, of a
+#     FIFO (refused, not waited on), and
 #     --go-trace to a port where nothing listens: non-zero, a reason, no
 #     output file (record names the kernel's part it keeps beside it).
 cd "$(dirname "$0")/../.." || exit 1
@@ -215,6 +216,12 @@ refused_case() {
 			why="$why merge of a kernel file as the runtime's trace succeeded;"
 		echo "$out" | grep -q "the runtime's trace" || why="$why merge said: ${out:0:200};"
 		[ -e "$GT_TMP/bad.trace" ] && why="$why merge left $GT_TMP/bad.trace;"
+		# a FIFO as an input: refused at once (the open blocked forever;
+		# timeout only ends the old hang)
+		mkfifo "$GT_TMP/fifo"
+		out=$(timeout 30 "$CTL" merge "$GT_TMP/fifo" "$k" -o "$GT_TMP/bad.trace" 2>&1) &&
+			why="$why merge of a FIFO succeeded;"
+		echo "$out" | grep -q "fifo: not a regular file" || why="$why merge of a FIFO said: ${out:0:200};"
 	fi
 	gt_report "$n" "$why"
 }
