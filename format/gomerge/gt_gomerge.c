@@ -607,7 +607,8 @@ static int write_all(struct gm *g)
 	size_t ii = 0;
 	int rc, have = 0;
 
-	qsort(g->ins, g->nins, sizeof(*g->ins), by_after);
+	if (g->nins) /* none: ins is NULL, which qsort may not take */
+		qsort(g->ins, g->nins, sizeof(*g->ins), by_after);
 	if (gt_v2_open(&f, g->rt, g->rtlen))
 		return fail(g, -EINVAL, "the runtime's trace: %s", f.error);
 	if ((rc = put(g, g->rt, GT_V2_HEADER_LEN)))

@@ -191,7 +191,8 @@ static uint64_t tid_of(const struct gt_gm_kernel *k, uint64_t g)
 /* Pairs each stop with the same goroutine's next start. */
 static int pair(struct gt_gm_kernel *k, struct kstate *s)
 {
-	qsort(s->pt, s->npt, sizeof(*s->pt), by_g_ts);
+	if (s->npt) /* none: pt may be NULL, which qsort may not take */
+		qsort(s->pt, s->npt, sizeof(*s->pt), by_g_ts);
 	k->off = calloc(s->npt ? s->npt : 1, sizeof(*k->off));
 	if (!k->off)
 		return -ENOMEM;
