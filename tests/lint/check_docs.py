@@ -20,7 +20,8 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 PROGRAMS = {
     "gotracectl": ("systemd/gotracectl.1",
                    ["daemon/ctl/record_opts.c", "daemon/ctl/report.c", "daemon/ctl/inspect.c",
-                    "daemon/ctl/status.c", "daemon/ctl/stop.c", "daemon/ctl/gotracectl.c"]),
+                    "daemon/ctl/status.c", "daemon/ctl/stop.c", "daemon/ctl/dump.c",
+                    "daemon/common/parse_args.c", "daemon/ctl/gotracectl.c"]),
     "gotraced": ("systemd/gotraced.8", ["daemon/server/gotraced.c"]),
 }
 

@@ -25,15 +25,8 @@ import os
 import re
 import sys
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-
-PROGRAMS = {
-    "gotracectl": ("systemd/gotracectl.1",
-                   ["daemon/ctl/record_opts.c", "daemon/ctl/report.c", "daemon/ctl/inspect.c",
-                    "daemon/ctl/status.c", "daemon/ctl/stop.c", "daemon/ctl/dump.c",
-                    "daemon/common/parse_args.c", "daemon/ctl/gotracectl.c"]),
-    "gotraced": ("systemd/gotraced.8", ["daemon/server/gotraced.c"]),
-}
+# the programs, their files and how their getopt tables are read: check_docs.py's
+from check_docs import PROGRAMS, ROOT, read, table_options
 
 # Options of other tools that README quotes (podman, docker, perf, go ...).
 FOREIGN = {"privileged", "ulimit", "security-opt", "rm", "cap-add", "perf-basic-prof", "flag",
@@ -54,20 +47,6 @@ KINDS = {
 SIZE_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20,
               "g": 1 << 30, "gib": 1 << 30}
 TIME_UNITS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9}
-
-
-def read(path):
-    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
-        return f.read()
-
-
-def table_options(src):
-    opts = set()
-    for table in re.findall(r"struct option \w+\[\] = \{(.*?)\n\s*\};", src, re.S):
-        opts.update(re.findall(r'\{\s*"([a-z][a-z0-9-]*)"', table))
-    # options a main() compares by hand (gotracectl --version)
-    opts.update(re.findall(r'strcmp\(argv\[1\], "--([a-z][a-z0-9-]*)"\)', src))
-    return opts
 
 
 def constants():
