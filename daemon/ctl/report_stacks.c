@@ -5,17 +5,9 @@
 #include <string.h>
 
 #include "report.h"
+#include "util/gt_hash.h"
 
 #define HASH_FRAMES 64
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
 
 /* The stack's frames by name, file and line (pc where unnamed): the same
  * code in two processes (other addresses) is one stack. */
@@ -23,17 +15,17 @@ static uint64_t stack_hash(const struct gt_analysis *a, uint64_t stk)
 {
 	struct gt_an_frame fr[HASH_FRAMES];
 	size_t n = gt_an_stack(a, stk, fr, HASH_FRAMES);
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (fr[i].fn_len) {
-			h = fnv(h, fr[i].fn, fr[i].fn_len);
-			h = fnv(h, fr[i].file, fr[i].file_len);
-			h = fnv(h, &fr[i].line, sizeof(fr[i].line));
+			h = gt_hash_more(h, fr[i].fn, fr[i].fn_len);
+			h = gt_hash_more(h, fr[i].file, fr[i].file_len);
+			h = gt_hash_more(h, &fr[i].line, sizeof(fr[i].line));
 		} else {
-			h = fnv(h, &fr[i].pc, sizeof(fr[i].pc));
+			h = gt_hash_more(h, &fr[i].pc, sizeof(fr[i].pc));
 		}
-		h = fnv(h, "|", 1);
+		h = gt_hash_more(h, "|", 1);
 	}
 	return n ? h : stk;
 }

@@ -9,6 +9,7 @@
 #include "capture/capture.h"
 #include "sym/python.h"
 #include "util/gt_grow.h"
+#include "util/gt_hash.h"
 #include "util/gt_idmap.h"
 
 struct stack {
@@ -36,20 +37,16 @@ struct gt_py_stacks {
 	size_t nframes, capframes;
 };
 
-/* FNV-1a over what tells two named stacks apart. */
+/* A hash of what tells two named stacks apart. */
 static uint64_t frames_hash(const struct gt_py_named *f, int n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0;
 
 	for (int i = 0; i < n; i++) {
 		const uint64_t w[4] = {f[i].pc, (uintptr_t)f[i].func, (uintptr_t)f[i].file,
 				       (uint64_t)f[i].line << 1 | (unsigned)f[i].entry};
 
-		for (int k = 0; k < 4; k++)
-			for (int b = 0; b < 64; b += 8) {
-				h ^= (w[k] >> b) & 0xff;
-				h *= 0x100000001b3ull;
-			}
+		h = gt_hash_more(h, w, sizeof(w));
 	}
 	return h;
 }

@@ -47,4 +47,12 @@ static inline uint64_t gt_hash_bytes(const void *p, size_t n)
 			   (h[3] >> 43) ^ (h[3] << 21));
 }
 
+/* h extended by n bytes at p (order matters: a, b differs from b, a); the
+ * way to hash a sequence of pieces, frames or fields.  p may be NULL when
+ * n is 0. */
+static inline uint64_t gt_hash_more(uint64_t h, const void *p, size_t n)
+{
+	return gt_hash_mix(h ^ (n ? gt_hash_bytes(p, n) : 0x9e3779b97f4a7c15ULL));
+}
+
 #endif
