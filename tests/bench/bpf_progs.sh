@@ -1,7 +1,8 @@
 # bpf_progs.sh: sourced by the benches that time gotraced's BPF programs
-# (bpf_parts.sh, loopback_cost.sh, overhead.sh, unwind_cost.sh).  With kernel.bpf_stats_enabled=1 the
-# kernel times every run of every BPF program (which itself costs a few
-# tens of ns a run: enable it only around the runs that read it).
+# (bpf_parts.sh, loopback_cost.sh, overhead.sh, unwind_cost.sh,
+# python_cost.sh).  With kernel.bpf_stats_enabled=1 the kernel times
+# every run of every BPF program (which itself costs a few tens of ns a
+# run: enable it only around the runs that read it).
 
 # gt_bpf_stats_on: enables the stats, keeping the old value for
 # gt_bpf_stats_restore (call that from the caller's EXIT trap).
@@ -63,4 +64,67 @@ gt_bpf_loop() {
 	wait "$rec"
 	rc=$?
 	return $rc
+}
+
+# gt_bench_tmp NAME: a fresh $tmp (/tmp/gt-NAME.XXXXXX), an empty $pids for
+# the processes the bench starts, and an EXIT trap that kills them, restores
+# the BPF stats and removes $tmp.
+gt_bench_tmp() {
+	tmp=$(mktemp -d "/tmp/gt-$1.XXXXXX")
+	pids=()
+	trap gt_bench_cleanup EXIT
+}
+
+gt_bench_cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	gt_bpf_stats_restore 2>/dev/null
+	rm -rf "$tmp"
+}
+
+# gt_bpf_block_cost LABEL N SETTLE BUILD 'RECORD OPTIONS' WORKLOAD...: runs
+# WORKLOAD (it prints `ready`, waits for a line on stdin, blocks N times,
+# prints `done` and waits for another line), records it with
+# `gotracectl record --standalone RECORD OPTIONS -p`, waits SETTLE seconds
+# after the programs attach, and prints gt_sched_switch's ns per run and per
+# block over the N blocks alone (unwind_cost.sh, python_cost.sh).
+gt_bpf_block_cost() {
+	local label=$1 n=$2 settle=$3 build=$4 opts=$5 rec wl i
+	shift 5
+	mkfifo "$tmp/go"
+	"$@" <"$tmp/go" >"$tmp/wl.out" 2>&1 &
+	wl=$!
+	pids+=("$wl")
+	exec 3>"$tmp/go"
+	for i in $(seq 1 100); do grep -q '^ready' "$tmp/wl.out" && break; sleep 0.1; done
+	# shellcheck disable=SC2086 # opts: several options, split on purpose
+	"$build/gotracectl" record --standalone -q $opts -p "$wl" -o "$tmp/t.trace" \
+		>"$tmp/rec.out" 2>"$tmp/rec.err" &
+	rec=$!
+	gt_bpf_wait_progs "$rec"
+	sleep "$settle"
+	gt_bpf_progs "$rec" >"$tmp/before"
+	echo >&3
+	for i in $(seq 1 600); do grep -q '^done' "$tmp/wl.out" && break; sleep 0.1; done
+	gt_bpf_progs "$rec" >"$tmp/after"
+	kill -INT "$rec"
+	wait "$rec" || echo "$label: gotracectl record failed: $(tail -3 "$tmp/rec.err")"
+	exec 3>&-
+	wait "$wl" 2>/dev/null
+	rm -f "$tmp/go"
+	python3 - "$tmp/before" "$tmp/after" "$label" "$n" <<'PY'
+import sys
+def read(p):
+    return {l.split()[0]: (int(l.split()[1]), int(l.split()[2])) for l in open(p) if l.strip()}
+b, a = read(sys.argv[1]), read(sys.argv[2])
+k = "gt_sched_switch"
+if k not in a:
+    print(f"{sys.argv[3]}: no {k} of the recorder found")
+    sys.exit(0)
+t, c = a[k][0] - b.get(k, (0, 0))[0], a[k][1] - b.get(k, (0, 0))[1]
+n = int(sys.argv[4])
+print(f"{sys.argv[3]:32s} {k}: {c} runs, {t / max(c, 1):7.1f} ns/run; "
+      f"{t / n:8.1f} ns per block with its stack ({n} blocks)")
+PY
 }

@@ -15,16 +15,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/bench/bpf_progs.sh
 SECS=${LOOPBACK_SECONDS:-3}
-tmp=$(mktemp -d /tmp/gt-lo-cost.XXXXXX)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	gt_bpf_stats_restore 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+gt_bench_tmp lo-cost
 for t in haproxy nginx wrk bpftool; do
 	command -v "$t" >/dev/null || { echo "loopback_cost: $t not installed (make deps)"; exit 1; }
 done
