@@ -115,3 +115,17 @@ int gt_test_fd_write(void *ctx, const void *p, size_t n)
 	}
 	return 0;
 }
+
+const char *gt_test_build_dir(const char *argv0)
+{
+	static char dir[512];
+	const char *env = getenv("GT_BUILD");
+	const char *t = argv0 ? strstr(argv0, "/tests/") : NULL;
+
+	if (env && *env)
+		return env;
+	if (!t)
+		return "build";
+	snprintf(dir, sizeof(dir), "%.*s", (int)(t - argv0), argv0);
+	return dir;
+}

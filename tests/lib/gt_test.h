@@ -53,4 +53,9 @@ int gt_test_gocheck(const char *path, char *why, size_t whylen);
  * descriptor *(int *)ctx: 0, or -errno (-EIO for a write of nothing). */
 int gt_test_fd_write(void *ctx, const void *p, size_t n);
 
+/* The build directory whose programs a test runs: $GT_BUILD, else the part
+ * of argv0 before "/tests/" (build/san/tests/unit/test_x gives build/san),
+ * else "build".  The result stays valid until exit. */
+const char *gt_test_build_dir(const char *argv0);
+
 #endif

@@ -1168,16 +1168,7 @@ static void test_perfmap_rewrite(void)
 
 int main(int argc, char **argv)
 {
-	const char *env = getenv("GT_BUILD");
-	static char dir[512];
-
-	if (env && *env) {
-		build_dir = env;
-	} else if (argc > 0 && strstr(argv[0], "/tests/")) {
-		snprintf(dir, sizeof(dir), "%.*s", (int)(strstr(argv[0], "/tests/") - argv[0]),
-			 argv[0]);
-		build_dir = dir;
-	}
+	build_dir = gt_test_build_dir(argc > 0 ? argv[0] : NULL);
 	GT_RUN(test_own_functions);
 	GT_RUN(test_vdso);
 	GT_RUN(test_cplusplus);
