@@ -96,13 +96,18 @@ struct gt_an_view_totals {
 /* runqlat's histogram (libbpf-tools' runqlat, bcc's the same ranges): slot
  * floor(log2(usecs)), usecs = ns / 1000, 0 and 1 in slot 0. */
 #define GT_AN_LOG2 48
+/* A GoUnblock at most this long after its goroutine's block raced it:
+ * gotraced writes the two at one time (docs/mapping.md) */
+#define GT_AN_RACED_NS 1
 unsigned gt_an_log2_slot(uint64_t ns);
 
 enum gt_an_gstate { GT_AN_DEAD, GT_AN_RUNNABLE, GT_AN_RUNNING, GT_AN_WAITING };
 
 /* How a runnable period began: woken without a waker written (GoCreate,
- * GoSysExit), by a GoUnblock, or preempted / yielded (GoPreempt, GoSched) */
-enum gt_an_wake { GT_AN_WAKE_NONE, GT_AN_WAKE_UNBLOCK, GT_AN_WAKE_PREEMPT };
+ * GoSysExit), by a GoUnblock, by a GoUnblock that raced the block (written
+ * at the block's own time: its sched_waking came before the switch-out), or
+ * preempted / yielded (GoPreempt, GoSched) */
+enum gt_an_wake { GT_AN_WAKE_NONE, GT_AN_WAKE_UNBLOCK, GT_AN_WAKE_RACED, GT_AN_WAKE_PREEMPT };
 
 struct gt_an_thread {
 	uint64_t id;
@@ -116,7 +121,9 @@ struct gt_an_thread {
 				* GoSysExit) -> running, perf sched timehist's
 				* "sch delay" */
 	struct gt_hist pdelay; /* preemption delay: preempted or yielded
-				* (GoPreempt, GoSched) -> running */
+				* (GoPreempt, GoSched), or woken by a wakeup
+				* that raced the block -> running: no sch
+				* delay in timehist (docs/mapping.md) */
 	int64_t worst_at_ns; /* when the worst delay ended (its GoStart) */
 	int64_t wworst_at_ns, pworst_at_ns; /* the same, of wdelay and pdelay */
 	uint64_t rq_log2[GT_AN_LOG2]; /* run-queue latencies by runqlat's slot */

@@ -241,11 +241,15 @@ unsigned gt_an_log2_slot(uint64_t ns)
 }
 
 /* The run-queue latency d of t ending at ns, and its part: wakeup delay
- * (perf sched timehist's sch delay) or preemption delay. */
+ * (perf sched timehist's sch delay) or preemption delay.  timehist takes
+ * the ready time from the first sched_waking after the thread's switch-out
+ * and drops one that came before it (its switch-out resets the ready
+ * time): a raced wakeup is no sch delay there, so none here either. */
 static void add_delay(struct gt_an_thread *t, uint64_t d, int64_t ns)
 {
-	struct gt_hist *h = t->wake == GT_AN_WAKE_PREEMPT ? &t->pdelay : &t->wdelay;
-	int64_t *at = t->wake == GT_AN_WAKE_PREEMPT ? &t->pworst_at_ns : &t->wworst_at_ns;
+	int other = t->wake == GT_AN_WAKE_PREEMPT || t->wake == GT_AN_WAKE_RACED;
+	struct gt_hist *h = other ? &t->pdelay : &t->wdelay;
+	int64_t *at = other ? &t->pworst_at_ns : &t->wworst_at_ns;
 
 	if (!t->delay.count || d > t->delay.max)
 		t->worst_at_ns = ns;
@@ -279,7 +283,7 @@ static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct 
 		uint64_t d = ns > t->since_ns ? (uint64_t)(ns - t->since_ns) : 0;
 
 		add_delay(t, d, ns);
-		if (t->wake == GT_AN_WAKE_UNBLOCK) {
+		if (t->wake == GT_AN_WAKE_UNBLOCK || t->wake == GT_AN_WAKE_RACED) {
 			struct gt_an_waker *w = waker_of(a, t, t->waker);
 
 			if (!w)
@@ -360,6 +364,15 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 	return 0;
 }
 
+/* 1 if a GoUnblock of t at ns raced its block: one of gotraced's threads
+ * woken at its block's own time (a Go runtime's goroutines are left out:
+ * their ticks are coarser than a nanosecond). */
+static int raced(const struct gt_analysis *a, struct gt_an_thread *t, int64_t ns)
+{
+	return t->state == GT_AN_WAITING && t->stopped && ns <= t->stop_ns + GT_AN_RACED_NS &&
+	       ours(a, t);
+}
+
 /* Events that change another goroutine than the one running. */
 static int on_other(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 {
@@ -375,7 +388,10 @@ static int on_other(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 	case GT_EV_GO_UNBLOCK:
 		if (t->stopped && t->woken_ns < 0)
 			t->woken_ns = ns;
-		runnable(t, ns, GT_AN_WAKE_UNBLOCK, e->g);
+		/* gotraced writes a wakeup whose sched_waking came before the
+		 * switch-out to sleep right after that block, at its time
+		 * (docs/mapping.md): a later one has its own */
+		runnable(t, ns, raced(a, t, ns) ? GT_AN_WAKE_RACED : GT_AN_WAKE_UNBLOCK, e->g);
 		if (t->sys_blocked)
 			return sys_woken(a, t, e->args[0], ns);
 		break;
