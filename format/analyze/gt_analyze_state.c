@@ -260,8 +260,11 @@ static void add_delay(struct gt_an_thread *t, uint64_t d, int64_t ns)
 	gt_hist_add(h, d);
 }
 
-/* A stopped thread starts at ns: its wait is over. */
-static void wait_over(struct gt_analysis *a, struct gt_an_thread *t, int64_t ns)
+/* A stopped thread starts at ns: its wait is over.  The last wait is
+ * kept whatever the window (a trigger's wait is the one before it, even
+ * when --since/--until leave it out of the tables), the longest waits
+ * only inside it. */
+static void wait_over(struct gt_analysis *a, struct gt_an_thread *t, int64_t ns, int in)
 {
 	struct gt_an_wait w = { .g = t->id, .stk = t->stop_stk, .reason = t->stop_reason,
 				.stop_ns = t->stop_ns, .start_ns = ns, .woken_ns = t->woken_ns };
@@ -271,7 +274,8 @@ static void wait_over(struct gt_analysis *a, struct gt_an_thread *t, int64_t ns)
 	t->last_start_ns = ns;
 	t->last_reason = w.reason;
 	t->last_stk = w.stk;
-	keep_wait(a, &w);
+	if (in)
+		keep_wait(a, &w);
 }
 
 static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_pev *e,
@@ -304,10 +308,11 @@ static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct 
 		if (gt_an_agg_add(a, t->id, GT_AN_KIND_OFFCPU + (uint64_t)t->stop_reason,
 				  t->stop_stk, off))
 			return -ENOMEM;
-		wait_over(a, t, ns);
 		if (t->stop_goid && gt_an_goid_stop_end(a, t, t->stop_reason, off))
 			return -ENOMEM;
 	}
+	if (t->stopped)
+		wait_over(a, t, ns, in);
 	if (!spare) {
 		if (in && t->last_p >= 0 && t->last_p != e->p)
 			t->migrations++;

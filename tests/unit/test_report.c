@@ -399,6 +399,18 @@ static void test_analyze_split_waits_marks(void)
 		 (long long)a.marks[0].ns, a.marks[0].msg, (long long)a.marks[0].wait.start_ns);
 	GT_CHECK(!a.sys_calls, "a trace without GoSysCall counts calls");
 	gt_analysis_free(&a);
+	/* --until before the trigger: its wait is still the one before it
+	 * (the lock wait, outside the window), not the window's last one */
+	o.until_ns = 1900;
+	GT_REQUIRE(gt_analyze(&a, data, len, &o) == 0, "analyze: %s", a.error);
+	GT_REQUIRE(a.nmarks == 1, "%zu marks with --until, want 1", a.nmarks);
+	GT_CHECK(a.marks[0].wait.reason == GT_BLK_SYNC && a.marks[0].wait.stop_ns == 1000 &&
+		 a.marks[0].wait.start_ns == 2000,
+		 "with --until 1900 the trigger's wait is reason %d %lld..%lld, want sync 1000..2000",
+		 a.marks[0].wait.reason, (long long)a.marks[0].wait.stop_ns,
+		 (long long)a.marks[0].wait.start_ns);
+	GT_CHECK(a.nwaits == 1 && a.waits[0].reason == GT_BLK_PREEMPT,
+		 "with --until 1900: %zu longest waits, want the preemption alone", a.nwaits);
 	gt_analysis_free(&a);
 	munmap(data, len);
 	close(fd);
