@@ -217,6 +217,8 @@ struct gt_an_stackagg {
 	uint64_t count;
 };
 
+struct gt_analysis;
+
 struct gt_analyze_opts {
 	int64_t since_ns; /* window start, ns from the trace's first event */
 	int64_t until_ns; /* window end; < 0: none */
@@ -237,6 +239,11 @@ struct gt_analyze_opts {
 	void *release_arg;
 	/* UserLogs of this key are kept (gt_analysis.marks); NULL: none */
 	const char *mark_key;
+	/* The longest single waits (gt_analysis.waits) are kept of the
+	 * threads this says 1 of (report --thread), asked of each wait long
+	 * enough to be kept; NULL: of all. */
+	int (*keep_waits_of)(const struct gt_analysis *a, const struct gt_an_thread *t, void *arg);
+	void *keep_arg;
 };
 
 struct gt_analysis {

@@ -206,19 +206,21 @@ static int spare_start(const struct gt_analysis *a, const struct gt_an_thread *t
 }
 
 /* Among the longest waits (a->waits, longest first, at most
- * GT_AN_WAITS), if it is long enough. */
-static void keep_wait(struct gt_analysis *a, const struct gt_an_wait *w)
+ * GT_AN_WAITS), if it is long enough and of a thread kept. */
+static void keep_wait(struct gt_analysis *a, const struct gt_an_thread *t,
+		      const struct gt_an_wait *w)
 {
+	const struct gt_analyze_opts *o = &a->priv->opts;
 	int64_t d = w->start_ns - w->stop_ns;
 	size_t i;
 
-	if (a->nwaits == GT_AN_WAITS) {
-		const struct gt_an_wait *last = &a->waits[GT_AN_WAITS - 1];
-
-		if (d <= last->start_ns - last->stop_ns)
-			return;
+	if (a->nwaits == GT_AN_WAITS &&
+	    d <= a->waits[GT_AN_WAITS - 1].start_ns - a->waits[GT_AN_WAITS - 1].stop_ns)
+		return;
+	if (o->keep_waits_of && !o->keep_waits_of(a, t, o->keep_arg))
+		return;
+	if (a->nwaits == GT_AN_WAITS)
 		a->nwaits--;
-	}
 	for (i = a->nwaits; i > 0; i--) {
 		const struct gt_an_wait *p = &a->waits[i - 1];
 
@@ -275,7 +277,7 @@ static void wait_over(struct gt_analysis *a, struct gt_an_thread *t, int64_t ns,
 	t->last_reason = w.reason;
 	t->last_stk = w.stk;
 	if (in)
-		keep_wait(a, &w);
+		keep_wait(a, t, &w);
 }
 
 static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_pev *e,

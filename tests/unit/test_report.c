@@ -560,6 +560,72 @@ static void test_analyze_raced_wakeup(void)
 	close(fd);
 }
 
+/* G1 "busy" waits 1000 ns 70 times (more than GT_AN_WAITS), G2 "quiet"
+ * once for 100 ns. */
+static int write_many_waits_trace(int fd)
+{
+	struct gt_writer *w;
+	uint64_t name1, name2, s;
+	int64_t ts = 2000;
+	int rc = gt_writer_open(&w, fd, GT_V1_19, 1000000000);
+
+	if (rc)
+		return rc;
+	name1 = gt_writer_stack(w, (struct gt_frame[]){ { 1, "busy", "[thread]", 42 } }, 1);
+	name2 = gt_writer_stack(w, (struct gt_frame[]){ { 1, "quiet", "[thread]", 43 } }, 1);
+	s = gt_writer_stack(w, (struct gt_frame[]){ { 0x40, "nanosleep", "s.c", 9 } }, 1);
+	EV(w, 0, GT_EV_GO_CREATE, 1000, 1, name1, 0);
+	EV(w, 1, GT_EV_GO_CREATE, 1000, 2, name2, 0);
+	EV(w, 1, GT_EV_GO_START, 1100, 2, 1);
+	EV(w, 1, GT_EV_GO_BLOCK_SYNC, 1200, s);
+	EV(w, 0, GT_EV_GO_START, 1250, 1, 1);
+	EV(w, 0, GT_EV_GO_UNBLOCK, 1300, 2, 2, 0);
+	EV(w, 1, GT_EV_GO_START, 1300, 2, 3);
+	for (uint64_t i = 0; i < 70; i++, ts += 2000) {
+		EV(w, 0, GT_EV_GO_BLOCK_SYNC, ts, s);
+		EV(w, 1, GT_EV_GO_UNBLOCK, ts + 1000, 1, 2 + 2 * i, 0);
+		EV(w, 0, GT_EV_GO_START, ts + 1000, 1, 3 + 2 * i);
+	}
+	return gt_writer_close(w);
+}
+
+static int only_g2(const struct gt_analysis *a, const struct gt_an_thread *t, void *arg)
+{
+	(void)a;
+	(void)arg;
+	return t->id == 2;
+}
+
+/* report --thread: the longest waits kept are the selected threads' own,
+ * not the longest of all filtered afterwards (G2's one wait is shorter
+ * than 64 of G1's). */
+static void test_analyze_waits_of_thread(void)
+{
+	struct gt_analyze_opts o = { 0, -1, NULL, 0 };
+	struct gt_analysis a;
+	int fd = memfd_create("waits", 0);
+	uint8_t *data;
+	size_t len;
+
+	GT_REQUIRE(fd >= 0 && write_many_waits_trace(fd) == 0, "writing the trace");
+	len = (size_t)lseek(fd, 0, SEEK_END);
+	data = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	GT_REQUIRE(data != MAP_FAILED, "mmap");
+	GT_REQUIRE(gt_analyze(&a, data, len, &o) == 0, "analyze: %s", a.error);
+	GT_CHECK(a.nwaits == GT_AN_WAITS && a.waits[GT_AN_WAITS - 1].g == 1,
+		 "all threads: %zu waits kept, the last of G%llu, want %d of G1", a.nwaits,
+		 a.nwaits ? (unsigned long long)a.waits[a.nwaits - 1].g : 0ULL, GT_AN_WAITS);
+	gt_analysis_free(&a);
+	o.keep_waits_of = only_g2;
+	GT_REQUIRE(gt_analyze(&a, data, len, &o) == 0, "analyze: %s", a.error);
+	GT_CHECK(a.nwaits == 1 && a.waits[0].g == 2 && a.waits[0].start_ns - a.waits[0].stop_ns == 100,
+		 "G2 only: %zu waits kept, the first of G%llu, want its one 100 ns wait", a.nwaits,
+		 a.nwaits ? (unsigned long long)a.waits[0].g : 0ULL);
+	gt_analysis_free(&a);
+	munmap(data, len);
+	close(fd);
+}
+
 int main(void)
 {
 	GT_RUN(test_hist_small_exact);
@@ -574,5 +640,6 @@ int main(void)
 	GT_RUN(test_analyze_split_waits_marks);
 	GT_RUN(test_analyze_go_goroutines);
 	GT_RUN(test_analyze_raced_wakeup);
+	GT_RUN(test_analyze_waits_of_thread);
 	return gt_test_done();
 }
