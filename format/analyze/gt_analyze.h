@@ -97,8 +97,10 @@ struct gt_an_view_totals {
  * floor(log2(usecs)), usecs = ns / 1000, 0 and 1 in slot 0. */
 #define GT_AN_LOG2 48
 /* A GoUnblock at most this long after its goroutine's block raced it:
- * gotraced writes the two at one time (docs/mapping.md) */
-#define GT_AN_RACED_NS 1
+ * gotraced writes the two at one time (docs/mapping.md), its Go 1.22+
+ * writer a few ns apart (events that share a time move 1 ns each); a real
+ * wakeup takes a BPF program's run at least, hundreds of ns */
+#define GT_AN_RACED_NS 10
 unsigned gt_an_log2_slot(uint64_t ns);
 
 enum gt_an_gstate { GT_AN_DEAD, GT_AN_RUNNABLE, GT_AN_RUNNING, GT_AN_WAITING };
