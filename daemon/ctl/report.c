@@ -214,6 +214,16 @@ static int keep_thread(const struct gt_analysis *a, uint64_t g, void *arg)
 	return t && report_named(a, t, o->thread);
 }
 
+/* --thread: the longest single waits are of its threads, not the
+ * longest of all filtered afterwards (a thread whose waits are shorter
+ * than 64 of the others' would show none). */
+static int keep_waits_of(const struct gt_analysis *a, const struct gt_an_thread *t, void *arg)
+{
+	const struct report_opts *o = arg;
+
+	return report_named(a, t, o->thread);
+}
+
 /* Lists up to 8 of the trace's thread names after "its threads: ". */
 static void list_threads(const struct gt_analysis *a)
 {
@@ -290,6 +300,10 @@ int cmd_report(int argc, char **argv)
 	if (len) {
 		o.win.release = trace_map_release;
 		o.win.release_arg = &m;
+	}
+	if (o.thread) {
+		o.win.keep_waits_of = keep_waits_of;
+		o.win.keep_arg = &o;
 	}
 	rc = gt_analyze(&a, data, len, &o.win);
 	if (rc) {

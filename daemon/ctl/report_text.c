@@ -128,8 +128,9 @@ static const struct delay_kind delay_kinds[] = {
 	  "sched_switch in), worst first:\n",
 	  offsetof(struct gt_an_thread, wdelay), offsetof(struct gt_an_thread, wworst_at_ns) },
 	{ k_pdelay,
-	  "\nPreemption delay (preempted or yielded, still runnable -> running: in timehist's "
-	  "\"wait time\", not its sch delay), worst first:\n",
+	  "\nPreemption delay (preempted or yielded, still runnable, or woken by a wakeup that "
+	  "raced the switch-out -> running: in timehist's \"wait time\", not its sch delay), "
+	  "worst first:\n",
 	  offsetof(struct gt_an_thread, pdelay), offsetof(struct gt_an_thread, pworst_at_ns) },
 	{ k_delay,
 	  "\nRun-queue latency (runqlat's: wakeup delay + preemption delay), worst first:\n",

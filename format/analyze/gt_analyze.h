@@ -96,13 +96,20 @@ struct gt_an_view_totals {
 /* runqlat's histogram (libbpf-tools' runqlat, bcc's the same ranges): slot
  * floor(log2(usecs)), usecs = ns / 1000, 0 and 1 in slot 0. */
 #define GT_AN_LOG2 48
+/* A GoUnblock at most this long after its goroutine's block raced it:
+ * gotraced writes the two at one time (docs/mapping.md), its Go 1.22+
+ * writer a few ns apart (events that share a time move 1 ns each); a real
+ * wakeup takes a BPF program's run at least, hundreds of ns */
+#define GT_AN_RACED_NS 10
 unsigned gt_an_log2_slot(uint64_t ns);
 
 enum gt_an_gstate { GT_AN_DEAD, GT_AN_RUNNABLE, GT_AN_RUNNING, GT_AN_WAITING };
 
 /* How a runnable period began: woken without a waker written (GoCreate,
- * GoSysExit), by a GoUnblock, or preempted / yielded (GoPreempt, GoSched) */
-enum gt_an_wake { GT_AN_WAKE_NONE, GT_AN_WAKE_UNBLOCK, GT_AN_WAKE_PREEMPT };
+ * GoSysExit), by a GoUnblock, by a GoUnblock that raced the block (written
+ * at the block's own time: its sched_waking came before the switch-out), or
+ * preempted / yielded (GoPreempt, GoSched) */
+enum gt_an_wake { GT_AN_WAKE_NONE, GT_AN_WAKE_UNBLOCK, GT_AN_WAKE_RACED, GT_AN_WAKE_PREEMPT };
 
 struct gt_an_thread {
 	uint64_t id;
@@ -116,7 +123,9 @@ struct gt_an_thread {
 				* GoSysExit) -> running, perf sched timehist's
 				* "sch delay" */
 	struct gt_hist pdelay; /* preemption delay: preempted or yielded
-				* (GoPreempt, GoSched) -> running */
+				* (GoPreempt, GoSched), or woken by a wakeup
+				* that raced the block -> running: no sch
+				* delay in timehist (docs/mapping.md) */
 	int64_t worst_at_ns; /* when the worst delay ended (its GoStart) */
 	int64_t wworst_at_ns, pworst_at_ns; /* the same, of wdelay and pdelay */
 	uint64_t rq_log2[GT_AN_LOG2]; /* run-queue latencies by runqlat's slot */
@@ -210,6 +219,8 @@ struct gt_an_stackagg {
 	uint64_t count;
 };
 
+struct gt_analysis;
+
 struct gt_analyze_opts {
 	int64_t since_ns; /* window start, ns from the trace's first event */
 	int64_t until_ns; /* window end; < 0: none */
@@ -230,6 +241,11 @@ struct gt_analyze_opts {
 	void *release_arg;
 	/* UserLogs of this key are kept (gt_analysis.marks); NULL: none */
 	const char *mark_key;
+	/* The longest single waits (gt_analysis.waits) are kept of the
+	 * threads this says 1 of (report --thread), asked of each wait long
+	 * enough to be kept; NULL: of all. */
+	int (*keep_waits_of)(const struct gt_analysis *a, const struct gt_an_thread *t, void *arg);
+	void *keep_arg;
 };
 
 struct gt_analysis {

@@ -206,19 +206,21 @@ static int spare_start(const struct gt_analysis *a, const struct gt_an_thread *t
 }
 
 /* Among the longest waits (a->waits, longest first, at most
- * GT_AN_WAITS), if it is long enough. */
-static void keep_wait(struct gt_analysis *a, const struct gt_an_wait *w)
+ * GT_AN_WAITS), if it is long enough and of a thread kept. */
+static void keep_wait(struct gt_analysis *a, const struct gt_an_thread *t,
+		      const struct gt_an_wait *w)
 {
+	const struct gt_analyze_opts *o = &a->priv->opts;
 	int64_t d = w->start_ns - w->stop_ns;
 	size_t i;
 
-	if (a->nwaits == GT_AN_WAITS) {
-		const struct gt_an_wait *last = &a->waits[GT_AN_WAITS - 1];
-
-		if (d <= last->start_ns - last->stop_ns)
-			return;
+	if (a->nwaits == GT_AN_WAITS &&
+	    d <= a->waits[GT_AN_WAITS - 1].start_ns - a->waits[GT_AN_WAITS - 1].stop_ns)
+		return;
+	if (o->keep_waits_of && !o->keep_waits_of(a, t, o->keep_arg))
+		return;
+	if (a->nwaits == GT_AN_WAITS)
 		a->nwaits--;
-	}
 	for (i = a->nwaits; i > 0; i--) {
 		const struct gt_an_wait *p = &a->waits[i - 1];
 
@@ -241,11 +243,15 @@ unsigned gt_an_log2_slot(uint64_t ns)
 }
 
 /* The run-queue latency d of t ending at ns, and its part: wakeup delay
- * (perf sched timehist's sch delay) or preemption delay. */
+ * (perf sched timehist's sch delay) or preemption delay.  timehist takes
+ * the ready time from the first sched_waking after the thread's switch-out
+ * and drops one that came before it (its switch-out resets the ready
+ * time): a raced wakeup is no sch delay there, so none here either. */
 static void add_delay(struct gt_an_thread *t, uint64_t d, int64_t ns)
 {
-	struct gt_hist *h = t->wake == GT_AN_WAKE_PREEMPT ? &t->pdelay : &t->wdelay;
-	int64_t *at = t->wake == GT_AN_WAKE_PREEMPT ? &t->pworst_at_ns : &t->wworst_at_ns;
+	int other = t->wake == GT_AN_WAKE_PREEMPT || t->wake == GT_AN_WAKE_RACED;
+	struct gt_hist *h = other ? &t->pdelay : &t->wdelay;
+	int64_t *at = other ? &t->pworst_at_ns : &t->wworst_at_ns;
 
 	if (!t->delay.count || d > t->delay.max)
 		t->worst_at_ns = ns;
@@ -256,8 +262,11 @@ static void add_delay(struct gt_an_thread *t, uint64_t d, int64_t ns)
 	gt_hist_add(h, d);
 }
 
-/* A stopped thread starts at ns: its wait is over. */
-static void wait_over(struct gt_analysis *a, struct gt_an_thread *t, int64_t ns)
+/* A stopped thread starts at ns: its wait is over.  The last wait is
+ * kept whatever the window (a trigger's wait is the one before it, even
+ * when --since/--until leave it out of the tables), the longest waits
+ * only inside it. */
+static void wait_over(struct gt_analysis *a, struct gt_an_thread *t, int64_t ns, int in)
 {
 	struct gt_an_wait w = { .g = t->id, .stk = t->stop_stk, .reason = t->stop_reason,
 				.stop_ns = t->stop_ns, .start_ns = ns, .woken_ns = t->woken_ns };
@@ -267,7 +276,8 @@ static void wait_over(struct gt_analysis *a, struct gt_an_thread *t, int64_t ns)
 	t->last_start_ns = ns;
 	t->last_reason = w.reason;
 	t->last_stk = w.stk;
-	keep_wait(a, &w);
+	if (in)
+		keep_wait(a, t, &w);
 }
 
 static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct gt_pev *e,
@@ -279,7 +289,7 @@ static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct 
 		uint64_t d = ns > t->since_ns ? (uint64_t)(ns - t->since_ns) : 0;
 
 		add_delay(t, d, ns);
-		if (t->wake == GT_AN_WAKE_UNBLOCK) {
+		if (t->wake == GT_AN_WAKE_UNBLOCK || t->wake == GT_AN_WAKE_RACED) {
 			struct gt_an_waker *w = waker_of(a, t, t->waker);
 
 			if (!w)
@@ -300,10 +310,11 @@ static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct 
 		if (gt_an_agg_add(a, t->id, GT_AN_KIND_OFFCPU + (uint64_t)t->stop_reason,
 				  t->stop_stk, off))
 			return -ENOMEM;
-		wait_over(a, t, ns);
 		if (t->stop_goid && gt_an_goid_stop_end(a, t, t->stop_reason, off))
 			return -ENOMEM;
 	}
+	if (t->stopped)
+		wait_over(a, t, ns, in);
 	if (!spare) {
 		if (in && t->last_p >= 0 && t->last_p != e->p)
 			t->migrations++;
@@ -360,6 +371,15 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 	return 0;
 }
 
+/* 1 if a GoUnblock of t at ns raced its block: one of gotraced's threads
+ * woken at its block's own time (a Go runtime's goroutines are left out:
+ * their ticks are coarser than a nanosecond). */
+static int raced(const struct gt_analysis *a, struct gt_an_thread *t, int64_t ns)
+{
+	return t->state == GT_AN_WAITING && t->stopped && ns <= t->stop_ns + GT_AN_RACED_NS &&
+	       ours(a, t);
+}
+
 /* Events that change another goroutine than the one running. */
 static int on_other(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 {
@@ -375,7 +395,10 @@ static int on_other(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 	case GT_EV_GO_UNBLOCK:
 		if (t->stopped && t->woken_ns < 0)
 			t->woken_ns = ns;
-		runnable(t, ns, GT_AN_WAKE_UNBLOCK, e->g);
+		/* gotraced writes a wakeup whose sched_waking came before the
+		 * switch-out to sleep right after that block, at its time
+		 * (docs/mapping.md): a later one has its own */
+		runnable(t, ns, raced(a, t, ns) ? GT_AN_WAKE_RACED : GT_AN_WAKE_UNBLOCK, e->g);
 		if (t->sys_blocked)
 			return sys_woken(a, t, e->args[0], ns);
 		break;

@@ -399,6 +399,19 @@ static void test_analyze_split_waits_marks(void)
 		 (long long)a.marks[0].ns, a.marks[0].msg, (long long)a.marks[0].wait.start_ns);
 	GT_CHECK(!a.sys_calls, "a trace without GoSysCall counts calls");
 	gt_analysis_free(&a);
+	/* --until before the trigger: its wait is still the one before it
+	 * (the lock wait, outside the window), not the window's last one */
+	o.until_ns = 1900;
+	GT_REQUIRE(gt_analyze(&a, data, len, &o) == 0, "analyze: %s", a.error);
+	GT_REQUIRE(a.nmarks == 1, "%zu marks with --until, want 1", a.nmarks);
+	GT_CHECK(a.marks[0].wait.reason == GT_BLK_SYNC && a.marks[0].wait.stop_ns == 1000 &&
+		 a.marks[0].wait.start_ns == 2000,
+		 "with --until 1900 the trigger's wait is reason %d %lld..%lld, want sync 1000..2000",
+		 a.marks[0].wait.reason, (long long)a.marks[0].wait.stop_ns,
+		 (long long)a.marks[0].wait.start_ns);
+	GT_CHECK(a.nwaits == 1 && a.waits[0].reason == GT_BLK_PREEMPT,
+		 "with --until 1900: %zu longest waits, want the preemption alone", a.nwaits);
+	gt_analysis_free(&a);
 	munmap(data, len);
 	close(fd);
 }
@@ -468,6 +481,151 @@ static void test_analyze_go_goroutines(void)
 	close(fd);
 }
 
+/* G1 "worker" (tid 42) blocks at 2000 and G2's wakeup is written at that
+ * same time, as gotraced writes one whose sched_waking raced the
+ * switch-out (docs/mapping.md); it runs at 2600.  It blocks again at 3000,
+ * woken at 3500 after its switch-out, runs at 3600.  G3, a goroutine of a
+ * Go runtime (no [thread] frame), is woken at its block's time too. */
+static int write_raced_trace(int fd)
+{
+	struct gt_writer *w;
+	uint64_t name1, name2, slock, sgo;
+	int rc = gt_writer_open(&w, fd, GT_V1_19, 1000000000);
+
+	if (rc)
+		return rc;
+	name1 = gt_writer_stack(w, (struct gt_frame[]){ { 1, "worker", "[thread]", 42 } }, 1);
+	name2 = gt_writer_stack(w, (struct gt_frame[]){ { 1, "waker", "[thread]", 43 } }, 1);
+	slock = gt_writer_stack(w, (struct gt_frame[]){ { 0x40, "pthread_mutex_lock", "l.c", 9 },
+							{ 0x30, "main", "m.c", 6 } }, 2);
+	sgo = gt_writer_stack(w, (struct gt_frame[]){ { 0x50, "main.worker", "m.go", 7 } }, 1);
+	EV(w, 0, GT_EV_GO_CREATE, 1000, 1, name1, 0);
+	EV(w, 1, GT_EV_GO_CREATE, 1000, 2, name2, 0);
+	EV(w, 2, GT_EV_GO_CREATE, 1000, 3, sgo, 0);
+	EV(w, 0, GT_EV_GO_START, 1100, 1, 1);
+	EV(w, 1, GT_EV_GO_START, 1500, 2, 1);
+	EV(w, 2, GT_EV_GO_START, 1600, 3, 1);
+	EV(w, 0, GT_EV_GO_BLOCK_SYNC, 2000, slock);
+	EV(w, 1, GT_EV_GO_UNBLOCK, 2000, 1, 2, 0);
+	EV(w, 0, GT_EV_GO_START, 2600, 1, 3);
+	EV(w, 0, GT_EV_GO_BLOCK_SYNC, 3000, slock);
+	EV(w, 1, GT_EV_GO_UNBLOCK, 3500, 1, 4, 0);
+	EV(w, 0, GT_EV_GO_START, 3600, 1, 5);
+	EV(w, 2, GT_EV_GO_BLOCK_SYNC, 4000, sgo);
+	EV(w, 1, GT_EV_GO_UNBLOCK, 4000, 3, 2, 0);
+	EV(w, 2, GT_EV_GO_START, 4700, 3, 3);
+	return gt_writer_close(w);
+}
+
+/* A wakeup that raced its block is no wakeup delay (perf sched timehist
+ * drops a sched_waking that came before the switch-out: sch delay 0) but
+ * run-queue latency (runqlat's), filed with the preemption delay. */
+static void test_analyze_raced_wakeup(void)
+{
+	struct gt_analysis a;
+	const struct gt_an_thread *t;
+	int fd = memfd_create("raced", 0);
+	uint8_t *data;
+	size_t len;
+
+	GT_REQUIRE(fd >= 0 && write_raced_trace(fd) == 0, "writing the trace");
+	len = (size_t)lseek(fd, 0, SEEK_END);
+	data = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	GT_REQUIRE(data != MAP_FAILED, "mmap");
+	GT_REQUIRE(gt_analyze(&a, data, len, NULL) == 0, "analyze: %s", a.error);
+	t = gt_an_thread_of(&a, 1);
+	GT_REQUIRE(t, "no G1");
+	GT_CHECK(t->wdelay.count == 2 && t->wdelay.max == 100 && t->wdelay.sum == 200,
+		 "wakeup delay count %llu max %llu sum %llu, want 2 100 200 (created, woken at 3500)",
+		 (unsigned long long)t->wdelay.count, (unsigned long long)t->wdelay.max,
+		 (unsigned long long)t->wdelay.sum);
+	GT_CHECK(t->pdelay.count == 1 && t->pdelay.max == 600,
+		 "preemption delay count %llu max %llu, want 1 600 (the raced wakeup)",
+		 (unsigned long long)t->pdelay.count, (unsigned long long)t->pdelay.max);
+	GT_CHECK(t->delay.count == 3 && t->delay.max == 600, "run-queue count %llu max %llu",
+		 (unsigned long long)t->delay.count, (unsigned long long)t->delay.max);
+	GT_REQUIRE(t->nwak == 1, "%zu wakers, want 1", t->nwak);
+	GT_CHECK(t->wak[0].g == 2 && t->wak[0].count == 2 && t->wak[0].delay_max_ns == 600,
+		 "waker G%llu count %llu delay max %llu, want G2 2 600",
+		 (unsigned long long)t->wak[0].g, (unsigned long long)t->wak[0].count,
+		 (unsigned long long)t->wak[0].delay_max_ns);
+	t = gt_an_thread_of(&a, 3);
+	GT_REQUIRE(t, "no G3");
+	GT_CHECK(t->wdelay.count == 2 && t->wdelay.max == 700 && t->pdelay.count == 0,
+		 "a Go goroutine's wakeup at its block's time: wakeup delay count %llu max %llu, "
+		 "preemption %llu, want 2 700 0", (unsigned long long)t->wdelay.count,
+		 (unsigned long long)t->wdelay.max, (unsigned long long)t->pdelay.count);
+	gt_analysis_free(&a);
+	munmap(data, len);
+	close(fd);
+}
+
+/* G1 "busy" waits 1000 ns 70 times (more than GT_AN_WAITS), G2 "quiet"
+ * once for 100 ns. */
+static int write_many_waits_trace(int fd)
+{
+	struct gt_writer *w;
+	uint64_t name1, name2, s;
+	int64_t ts = 2000;
+	int rc = gt_writer_open(&w, fd, GT_V1_19, 1000000000);
+
+	if (rc)
+		return rc;
+	name1 = gt_writer_stack(w, (struct gt_frame[]){ { 1, "busy", "[thread]", 42 } }, 1);
+	name2 = gt_writer_stack(w, (struct gt_frame[]){ { 1, "quiet", "[thread]", 43 } }, 1);
+	s = gt_writer_stack(w, (struct gt_frame[]){ { 0x40, "nanosleep", "s.c", 9 } }, 1);
+	EV(w, 0, GT_EV_GO_CREATE, 1000, 1, name1, 0);
+	EV(w, 1, GT_EV_GO_CREATE, 1000, 2, name2, 0);
+	EV(w, 1, GT_EV_GO_START, 1100, 2, 1);
+	EV(w, 1, GT_EV_GO_BLOCK_SYNC, 1200, s);
+	EV(w, 0, GT_EV_GO_START, 1250, 1, 1);
+	EV(w, 0, GT_EV_GO_UNBLOCK, 1300, 2, 2, 0);
+	EV(w, 1, GT_EV_GO_START, 1300, 2, 3);
+	for (uint64_t i = 0; i < 70; i++, ts += 2000) {
+		EV(w, 0, GT_EV_GO_BLOCK_SYNC, ts, s);
+		EV(w, 1, GT_EV_GO_UNBLOCK, ts + 1000, 1, 2 + 2 * i, 0);
+		EV(w, 0, GT_EV_GO_START, ts + 1000, 1, 3 + 2 * i);
+	}
+	return gt_writer_close(w);
+}
+
+static int only_g2(const struct gt_analysis *a, const struct gt_an_thread *t, void *arg)
+{
+	(void)a;
+	(void)arg;
+	return t->id == 2;
+}
+
+/* report --thread: the longest waits kept are the selected threads' own,
+ * not the longest of all filtered afterwards (G2's one wait is shorter
+ * than 64 of G1's). */
+static void test_analyze_waits_of_thread(void)
+{
+	struct gt_analyze_opts o = { 0, -1, NULL, 0 };
+	struct gt_analysis a;
+	int fd = memfd_create("waits", 0);
+	uint8_t *data;
+	size_t len;
+
+	GT_REQUIRE(fd >= 0 && write_many_waits_trace(fd) == 0, "writing the trace");
+	len = (size_t)lseek(fd, 0, SEEK_END);
+	data = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	GT_REQUIRE(data != MAP_FAILED, "mmap");
+	GT_REQUIRE(gt_analyze(&a, data, len, &o) == 0, "analyze: %s", a.error);
+	GT_CHECK(a.nwaits == GT_AN_WAITS && a.waits[GT_AN_WAITS - 1].g == 1,
+		 "all threads: %zu waits kept, the last of G%llu, want %d of G1", a.nwaits,
+		 a.nwaits ? (unsigned long long)a.waits[a.nwaits - 1].g : 0ULL, GT_AN_WAITS);
+	gt_analysis_free(&a);
+	o.keep_waits_of = only_g2;
+	GT_REQUIRE(gt_analyze(&a, data, len, &o) == 0, "analyze: %s", a.error);
+	GT_CHECK(a.nwaits == 1 && a.waits[0].g == 2 && a.waits[0].start_ns - a.waits[0].stop_ns == 100,
+		 "G2 only: %zu waits kept, the first of G%llu, want its one 100 ns wait", a.nwaits,
+		 a.nwaits ? (unsigned long long)a.waits[0].g : 0ULL);
+	gt_analysis_free(&a);
+	munmap(data, len);
+	close(fd);
+}
+
 int main(void)
 {
 	GT_RUN(test_hist_small_exact);
@@ -481,5 +639,7 @@ int main(void)
 	GT_RUN(test_analyze_rejects_garbage);
 	GT_RUN(test_analyze_split_waits_marks);
 	GT_RUN(test_analyze_go_goroutines);
+	GT_RUN(test_analyze_raced_wakeup);
+	GT_RUN(test_analyze_waits_of_thread);
 	return gt_test_done();
 }
