@@ -291,6 +291,8 @@ int cmd_report(int argc, char **argv)
 		o.win.release = trace_map_release;
 		o.win.release_arg = &m;
 	}
+	if (gt_v2_is(data, len))
+		o.merged = &m;
 	rc = gt_analyze(&a, data, len, &o.win);
 	if (rc) {
 		fprintf(stderr, "gotracectl report: %s: %s\n", shown_path, a.error);

@@ -68,12 +68,13 @@ int gt_gomerge(const uint8_t *rt, size_t rtlen, const uint8_t *k, size_t klen,
 
 /* ---- reading a merged file back (`report`) ------------------------------
  * Per goroutine and region name ("kernel: preempted by bash (tid 12)"):
- * how many intervals and their total, from the merge's regions; and per
+ * how many intervals and their total, from the merge's regions; the same
+ * per thread (the M the regions are on: its tid on Linux); and per
  * goroutine its running time by the runtime's own events (each M's
  * goroutine from its start or status to its stop, block, syscall or
  * destruction). */
 struct gt_gm_row {
-	uint64_t g;
+	uint64_t g;           /* the goroutine, or in mrows the M */
 	char what[192];       /* the region's name less "kernel: " */
 	uint64_t n, ns;
 };
@@ -85,6 +86,8 @@ struct gt_gm_goroutine {
 struct gt_gm_report {
 	struct gt_gm_row *rows;        /* heaviest first */
 	size_t nrows;
+	struct gt_gm_row *mrows;       /* by M (thread) id, each M's heaviest first */
+	size_t nmrows;
 	struct gt_gm_goroutine *gs;    /* those with a row, most kernel time first */
 	size_t ngs;
 };

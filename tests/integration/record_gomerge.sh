@@ -23,6 +23,15 @@
 #  gomerge_gotrace: record -p SERVER,HOG -d 1 --go-trace URL (Go 1.23):
 #     one file, valid, with the hog's preemptions on goroutines, listed on
 #     Go 1.23's User-defined regions page.
+#  gomerge_timehist: the same recording with `perf sched record -k
+#     CLOCK_MONOTONIC` around it: per thread of the server, the time the
+#     hog held it off the CPU while the runtime had a goroutine running on
+#     it, by `perf sched timehist --state` (gomerge_timehist.py says how),
+#     within 1 ms of what `report --json` credits the hog with on that
+#     thread (go_kernel.threads; 2 to 10 us apart seen); the figures are
+#     printed.
+#  gomerge_daemon: record -p --go-trace through gotraced (not embedded):
+#     one valid file, with the hog's preemptions on goroutines.
 #  gomerge_refused: merge of a kernel file as the runtime's trace, of a
 #     FIFO (refused, not waited on), and
 #     --go-trace to a port where nothing listens: non-zero, a reason, no
@@ -30,9 +39,12 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-gt_expect gomerge_go122 gomerge_go123 gomerge_gotrace gomerge_refused
+gt_expect gomerge_go122 gomerge_go123 gomerge_gotrace gomerge_timehist gomerge_daemon gomerge_refused
 gt_require_bpf "${gt_cases[@]}"
-command -v wrk >/dev/null || { for c in "${gt_cases[@]}"; do fail "$c" "wrk not installed (make deps)"; done; gt_finish; }
+for t in wrk perf; do
+	command -v "$t" >/dev/null || { for c in "${gt_cases[@]}"; do fail "$c" "$t not installed (make deps)"; done; gt_finish; }
+done
+. tests/lib/perf_sched.sh
 # the merge reads the kernel side in the default (1.19) format: the v2
 # pass's wrapper would add --go-version to record
 CTL=${GT_REAL_GTCTL:-$GTCTL}
@@ -178,12 +190,33 @@ merge_case() {
 	gt_report "$n" "$why"
 }
 
+# timehist NAME MERGED: the hog's preemptions of the server's threads by
+# perf sched timehist ($GT_TMP/NAME.perf) against report --json; prints
+# why not, or nothing.
+timehist() {
+	local th=$GT_TMP/$1.timehist out
+	perf sched timehist --state -i "$GT_TMP/$1.perf" >"$th" 2>"$th.err" ||
+		{ echo "perf sched timehist failed: $(tail -2 "$th.err")"; return; }
+	"$GT_GO123" tool trace -d=1 "$2" >"$2.d1" 2>/dev/null
+	"$CTL" report --json "$2" >"$2.json" 2>"$2.json.err" ||
+		{ echo "report --json failed: $(tail -2 "$2.json.err")"; return; }
+	out=$(python3 tests/integration/gomerge_timehist.py "$th" "$2.d1" "$2.json" "$SRV" "$HOG" 1000000)
+	grep '^#' <<<"$out" >&2
+	grep -v '^#' <<<"$out"
+}
+
 gotrace_case() {
-	local n=gomerge_gotrace why= m=$GT_TMP/g.trace
+	local n=gomerge_gotrace why= m=$GT_TMP/g.trace th= up
 	if ! start 23 "$n"; then
 		fail "$n" "the server never answered: $(tail -3 "$GT_TMP/$n.srv")"
+		fail gomerge_timehist "the server never answered"
 		return
 	fi
+	# perf's clock is the kernel's sched_clock unless told: -k as gotraced's
+	PERF_K=(-k CLOCK_MONOTONIC)
+	gt_perf_sched_start "$GT_TMP/$n.perf"; up=$?
+	gt_pids+=("$PERF")
+	[ "$up" = 0 ] || th="perf sched record did not start: $(tail -3 "$GT_TMP/$n.perf.out");"
 	if "$CTL" record --standalone -q -p "$SRV,$HOG" -d 1 -o "$m" \
 		--go-trace "http://127.0.0.1:$PORT/debug/pprof/trace" 2>"$GT_TMP/$n.merge.err"; then
 		why=$(checks "$n" "$m" "" 23)
@@ -191,8 +224,32 @@ gotrace_case() {
 	else
 		why="record --go-trace failed: $(tail -3 "$GT_TMP/$n.merge.err")"
 	fi
+	[ "$up" = 0 ] && gt_perf_sched_stop
 	stop
+	[ -z "$th" ] && [ -s "$m" ] && th=$(timehist "$n" "$m")
+	[ -s "$m" ] || th="$th no merged file (see gomerge_gotrace);"
+	gt_report gomerge_timehist "$th"
 	[ -z "$why" ] && why=$(regions_page "$n" "$m" "$GT_GO123" 1.23)
+	gt_report "$n" "$why"
+}
+
+daemon_case() {
+	local n=gomerge_daemon why= m=$GT_TMP/d.trace
+	gt_start_daemon
+	if ! start 23 "$n"; then
+		fail "$n" "the server never answered: $(tail -3 "$GT_TMP/$n.srv")"
+		return
+	fi
+	if "$CTL" record --daemon --socket "$SOCK" -q -p "$SRV,$HOG" -d 1 -o "$m" \
+		--go-trace "http://127.0.0.1:$PORT/debug/pprof/trace" 2>"$GT_TMP/$n.merge.err"; then
+		why=$(checks "$n" "$m" "" 23)
+		ls "$m".kernel-* >/dev/null 2>&1 && why="$why the kernel's part was left beside it;"
+	else
+		why="record --daemon --go-trace failed: $(tail -3 "$GT_TMP/$n.merge.err")"
+	fi
+	stop
+	kill "$DAEMON_PID" 2>/dev/null
+	wait "$DAEMON_PID" 2>/dev/null
 	gt_report "$n" "$why"
 }
 
@@ -229,5 +286,6 @@ refused_case() {
 merge_case 22
 merge_case 23
 gotrace_case
+daemon_case
 refused_case
 gt_finish
