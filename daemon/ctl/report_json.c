@@ -377,6 +377,8 @@ int report_json(const struct gt_analysis *a, const struct report_opts *o, FILE *
 		rc = jstacks(f, a, o);
 	if (!rc && o->merged)
 		rc = report_kernel_json(o->merged, f);
+	else if (!rc)
+		fprintf(f, ",\"go_kernel\":null");
 	if (rc)
 		return rc;
 	fprintf(f, "}\n");

@@ -37,6 +37,10 @@ static void rows_of(const struct gt_gm_row *rows, size_t nrows, uint64_t g, FILE
 			continue;
 		gt_escape(shown, sizeof(shown), r->what, strlen(r->what));
 		fprintf(out, "    %-52s %8llu %12.3f\n", shown, (unsigned long long)r->n, r->ns / 1e6);
+		if (r->stack[0]) {
+			gt_escape(shown, sizeof(shown), r->stack, strlen(r->stack));
+			fprintf(out, "      its stack %s\n", shown);
+		}
 		n++;
 	}
 }
@@ -143,8 +147,13 @@ static void jrows(const struct gt_gm_row *rows, size_t n, uint64_t who, FILE *ou
 			continue;
 		fprintf(out, "%s{\"what\":", first ? "" : ",");
 		report_jstr(out, rows[i].what);
-		fprintf(out, ",\"count\":%llu,\"ns\":%llu}", (unsigned long long)rows[i].n,
+		fprintf(out, ",\"count\":%llu,\"ns\":%llu,\"culprit_stack\":", (unsigned long long)rows[i].n,
 			(unsigned long long)rows[i].ns);
+		if (rows[i].stack[0])
+			report_jstr(out, rows[i].stack);
+		else
+			fputs("null", out);
+		fputc('}', out);
 		first = 0;
 	}
 	fputc(']', out);

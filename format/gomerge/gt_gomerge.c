@@ -331,11 +331,32 @@ static uint64_t span(const struct gt_gm_koff *o)
 	return o->end > o->start ? (uint64_t)o->end - (uint64_t)o->start : 0;
 }
 
-/* What the kernel said, in a few words, and the stop's top frame. */
+/* Up to 4 frames of stack stk from the first that is not an identity
+ * or context frame ("[thread]"), leaf first, "fn <- fn", into buf. */
+static void frames(struct gm *g, uint64_t stk, char *buf, size_t len)
+{
+	char fn[96], file[64];
+	uint64_t line;
+	size_t n = 0, shown = 0;
+
+	buf[0] = 0;
+	for (size_t fr = 0; shown < 4 && fr < 32 &&
+	     !gt_gm_kernel_frame(&g->k, stk, fr, fn, sizeof(fn), file, sizeof(file), &line); fr++) {
+		if (fn[0] == '[' || !fn[0])
+			continue;
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", shown ? " <- " : "", fn);
+		if (n >= len)
+			break;
+		shown++;
+	}
+}
+
+/* What the kernel said, in a few words, the stop's top frame and, for a
+ * preemption by a recorded task, that task's stack. */
 static void describe(struct gm *g, const struct gt_gm_koff *o, char *name, size_t nlen,
 		     char *text, size_t tlen)
 {
-	char who[96] = "", fn[96] = "", file[64];
+	char who[96] = "", fn[96] = "", file[64], cst[400] = "", more[512] = "";
 	uint64_t line;
 	size_t fr = 0;
 
@@ -353,9 +374,15 @@ static void describe(struct gm *g, const struct gt_gm_koff *o, char *name, size_
 		snprintf(name, nlen, "kernel: blocked (page fault, I/O)");
 	else
 		snprintf(name, nlen, "kernel: blocked in a syscall");
+	if (o->why == GT_GM_PREEMPT && o->culprit_stk)
+		frames(g, o->culprit_stk, cst, sizeof(cst));
+	if (cst[0])
+		snprintf(more, sizeof(more), "; the preempter's stack (%s): %s",
+			 o->culprit_sampled ? "a CPU sample in this interval" : "where it left the CPU",
+			 cst);
 	snprintf(text, tlen, "%s for %llu us on CPU %lld%s%s%s", name + 8,
 		 (unsigned long long)(span(o) / 1000), (long long)o->cpu_from,
-		 fn[0] ? ", at " : "", fn, "");
+		 fn[0] ? ", at " : "", fn, more);
 }
 
 /* A block inside a runtime syscall: the log goes after the event that
@@ -363,14 +390,16 @@ static void describe(struct gm *g, const struct gt_gm_koff *o, char *name, size_
  * GoStart after GoSyscallEndBlocked), never inside the syscall: Go's
  * reader wants a P for a user event, and the runtime may have handed the
  * P to another M meanwhile. */
-static int place_syscall(struct gm *g, const struct mline *l, const struct rev *a, char *text)
+static int place_syscall(struct gm *g, const struct mline *l, const struct rev *a, char *text,
+			 size_t tlen)
 {
 	const struct rev *end = &l->ev[l->n];
 
 	for (const struct rev *r = a + 1; r < end && r < a + 16; r++) {
 		if (r->st == ST_RUN && r->g == a->g) {
 			g->res->in_syscall++;
-			strcat(text, " (in the runtime's syscall that ended here)");
+			snprintf(text + strlen(text), tlen - strlen(text), "%s",
+				 " (in the runtime's syscall that ended here)");
 			return add_log(g, r, r->ts, text);
 		}
 		if (r->st == ST_RUN || r->g != a->g)
@@ -385,7 +414,7 @@ static int place(struct gm *g, const struct mline *l, const struct gt_gm_koff *o
 {
 	uint64_t t0 = (uint64_t)o->start / GM_DIV, t1 = (uint64_t)o->end / GM_DIV;
 	const struct rev *a = at(l, t0);
-	char name[160], text[512];
+	char name[160], text[1024];
 	uint64_t next, end;
 	int rc;
 
@@ -419,7 +448,7 @@ static int place(struct gm *g, const struct mline *l, const struct gt_gm_koff *o
 	if (end < t0)
 		end = t0;
 	if (a->st == ST_SYS)
-		return place_syscall(g, l, a, text);
+		return place_syscall(g, l, a, text, sizeof(text));
 	g->res->regions++;
 	g->res->ns_by_why[o->why] += span(o);
 	if ((rc = add_region(g, a, t0, end, name)) || (rc = add_log(g, a, t0, text)))

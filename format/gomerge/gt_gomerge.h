@@ -77,6 +77,10 @@ struct gt_gm_row {
 	uint64_t g;           /* the goroutine, or in mrows the M */
 	char what[192];       /* the region's name less "kernel: " */
 	uint64_t n, ns;
+	char stack[192];      /* a preemption's culprit's stack, as the log of
+			       * the row's longest interval gives it ("(how):
+			       * f <- g"), or "" */
+	uint64_t stack_ns;
 };
 
 struct gt_gm_goroutine {

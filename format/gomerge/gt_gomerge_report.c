@@ -18,6 +18,7 @@
 struct mst {
 	uint64_t g, since, begin;
 	uint64_t name;   /* a pending region's string id, 0: none */
+	uint64_t log;    /* its "kernel" log's message id, 0: none */
 	int running;
 	int seen;
 };
@@ -91,8 +92,39 @@ static struct gt_gm_goroutine *gor(struct rd *d, uint64_t g)
 }
 
 /* The row of (who, the name's id in names) in set, counted. */
+#define STACK_MARK "; the preempter's stack ("
+
+/* Where mark starts in s, or NULL. */
+static const uint8_t *find(const struct span *s, const char *mark)
+{
+	size_t m = strlen(mark);
+
+	for (size_t i = 0; s && s->n >= m && i <= s->n - m; i++)
+		if (!memcmp(s->p + i, mark, m))
+			return s->p + i;
+	return NULL;
+}
+
+/* The culprit's stack the merge's log gives ("(how): f <- g"), of the
+ * row's longest interval. */
+static void note_stack(struct gt_gm_row *row, const struct span *log, uint64_t ns)
+{
+	const uint8_t *p = find(log, STACK_MARK);
+	size_t n;
+
+	if (!p || ns <= row->stack_ns)
+		return;
+	p += strlen(STACK_MARK) - 1;
+	n = (size_t)(log->p + log->n - p);
+	if (n > sizeof(row->stack) - 1)
+		n = sizeof(row->stack) - 1;
+	memcpy(row->stack, p, n);
+	row->stack[n] = 0;
+	row->stack_ns = ns;
+}
+
 static int count_row(struct rowset *set, uint64_t who, uint64_t nid, const uint8_t *name,
-		     size_t n, uint64_t ns)
+		     size_t n, uint64_t ns, const struct span *log)
 {
 	uint64_t key[2] = { who, n ? nid : 0 };
 	struct gt_gm_row *row;
@@ -122,13 +154,16 @@ static int count_row(struct rowset *set, uint64_t who, uint64_t nid, const uint8
 found:
 	row->n++;
 	row->ns += ns;
+	note_stack(row, log, ns);
 	return 0;
 }
 
-static int add_row(struct rd *d, uint64_t g, uint64_t m, uint64_t gen, uint64_t id, uint64_t ticks)
+static int add_row(struct rd *d, uint64_t g, uint64_t m, uint64_t gen, uint64_t id, uint64_t logid,
+		   uint64_t ticks)
 {
-	uint64_t k2[2] = { gen, id }, nid = 0;
+	uint64_t k2[2] = { gen, id }, k3[2] = { gen, logid }, nid = 0;
 	const struct span *s = gt_idmap_find(&d->strs, k2);
+	const struct span *log = logid ? gt_idmap_find(&d->strs, k3) : NULL;
 	struct gt_gm_goroutine *gg;
 	size_t n;
 	int rc;
@@ -142,8 +177,8 @@ static int add_row(struct rd *d, uint64_t g, uint64_t m, uint64_t gen, uint64_t 
 	 * name with a NUL never matched its own (strlen) and added another */
 	if (n && gt_strset_add(&d->names, s->p + strlen(PREFIX), n, &nid, NULL))
 		return -ENOMEM;
-	if ((rc = count_row(&d->byg, g, nid, s->p + strlen(PREFIX), n, ticks * d->tick_ns)) ||
-	    (rc = count_row(&d->bym, m, nid, s->p + strlen(PREFIX), n, ticks * d->tick_ns)))
+	if ((rc = count_row(&d->byg, g, nid, s->p + strlen(PREFIX), n, ticks * d->tick_ns, log)) ||
+	    (rc = count_row(&d->bym, m, nid, s->p + strlen(PREFIX), n, ticks * d->tick_ns, log)))
 		return rc;
 	if (!(gg = gor(d, g)))
 		return -ENOMEM;
@@ -188,11 +223,17 @@ static int on_event(struct rd *d, struct mst *m, uint64_t mid, uint64_t gen,
 	case GT_V2_USER_REGION_BEGIN:
 		m->name = e->args[2];
 		m->begin = e->ts;
+		m->log = 0;
+		return 0;
+	case GT_V2_USER_LOG:
+		/* the merge writes a region's log at its begin */
+		if (m->name && e->ts == m->begin && !m->log)
+			m->log = e->args[3]; /* dt, task, key, value */
 		return 0;
 	case GT_V2_USER_REGION_END:
 		if (m->name && m->name == e->args[2]) {
 			m->name = 0;
-			return add_row(d, m->g, mid, gen, e->args[2], e->ts - m->begin);
+			return add_row(d, m->g, mid, gen, e->args[2], m->log, e->ts - m->begin);
 		}
 		return 0;
 	}

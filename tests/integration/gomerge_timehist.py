@@ -20,7 +20,8 @@ so is the timehist side, by the runtime's state of that M (`go tool trace
 -d=1` of the merged file, same clock) at the interval's middle (the
 thread is off the CPU throughout, so the runtime writes no event of that
 M inside it).  Prints a line per thread; exits 1 with the reasons if one
-differs by more than TOL_NS or no thread was preempted by the hog."""
+differs by more than TOL_NS or no thread was preempted by the hog inside
+the runtime's trace."""
 import bisect
 import json
 import re
@@ -108,15 +109,22 @@ def main():
     iv = hog_intervals(timehist(th), srv, hog)
     ms = running(d1)
     with open(rep) as f:
-        gk = json.load(f)["go_kernel"] or {"threads": []}
+        gk = json.load(f).get("go_kernel", "missing")
+    if gk == "missing":
+        print("report --json has no go_kernel member")
+        sys.exit(1)
+    gk = gk or {"threads": []}
     credit = {}
     for t in gk["threads"]:
         credit[t["tid"]] = sum(c["ns"] for c in t["causes"]
                                if c["what"].startswith("preempted by ") and
                                c["what"].endswith("(tid %d)" % hog))
-    bad, seen = [], 0
+    alltimes = [t for ts, _ in ms.values() for t in ts]
+    lo, hi = (min(alltimes), max(alltimes)) if alltimes else (0, 0)
+    bad, seen, anyhog = [], 0, 0
     for tid in sorted(set(iv) | set(credit)):
-        whole = sum(e - s for s, e in iv.get(tid, []))
+        inside = [(s, e) for s, e in iv.get(tid, []) if lo <= (s + e) // 2 <= hi]
+        whole = sum(e - s for s, e in inside)
         want = n = 0
         times, runs = ms.get(tid, ([], []))
         for s, e in iv.get(tid, []):
@@ -127,13 +135,20 @@ def main():
                 n += 1
         got = credit.get(tid, 0)
         seen += n
-        print("# thread %d: timehist: the hog held it off %.3f ms (%d intervals), "
-              "%.3f ms of it (%d) while a goroutine ran; report credits the hog %.3f ms (diff %+.3f ms)"
-              % (tid, whole / 1e6, len(iv.get(tid, [])), want / 1e6, n, got / 1e6, (got - want) / 1e6))
+        anyhog += len(inside)
+        print("# thread %d: timehist: the hog held it off %.3f ms (%d intervals) in the runtime's "
+              "trace, %.3f ms of it (%d) while a goroutine ran; report credits the hog %.3f ms "
+              "(diff %+.3f ms)" % (tid, whole / 1e6, len(inside), want / 1e6, n, got / 1e6,
+                                  (got - want) / 1e6))
         if abs(got - want) > tol:
             bad.append("thread %d: report %.3f ms, timehist %.3f ms" % (tid, got / 1e6, want / 1e6))
-    if not seen:
-        bad.append("timehist has no preemption by the hog while a goroutine ran")
+    # none while a goroutine ran is a busy machine's chance (other tasks
+    # preempted the goroutines, the hog took the threads in syscalls):
+    # both sides then agree on 0; none at all is a test that saw nothing
+    if not anyhog:
+        bad.append("timehist has no preemption by the hog of the server's threads in the runtime's trace")
+    elif not seen:
+        print("# the hog preempted the server's threads only while no goroutine ran on them")
     if bad:
         print("; ".join(bad))
         sys.exit(1)

@@ -18,8 +18,11 @@
 #     bounds the clocks' offset to an interval holding 0 within +-10 us
 #     (+-1.2 to +-3.6 us seen at a load average of 14 to 20 on 2 CPUs);
 #     kernel regions are on goroutines, and the hog (by its tid) is named
-#     as the preempter of at least one; `report` prints its table of the
-#     kernel's time inside the goroutines.
+#     as the preempter of at least one, its log and report's row with the
+#     hog's stack where it left the CPU (in its sleep); `report` prints its table of the
+#     kernel's time inside the goroutines, and `report --json` has it row
+#     for row (report_go_json.py); for Go 1.23, the kernel recording's own
+#     "Go goroutines on their threads" table is in --json too.
 #  gomerge_gotrace: record -p SERVER,HOG -d 1 --go-trace URL (Go 1.23):
 #     one file, valid, with the hog's preemptions on goroutines, listed on
 #     Go 1.23's User-defined regions page.
@@ -124,10 +127,18 @@ checks() {
 	grep -q 'RegionBegin.*Type="kernel: ' "$m.d1" || echo "no kernel region;"
 	hog=$(grep -c "RegionBegin.*Type=\"kernel: preempted by .*(tid $HOG)\"" "$m.d1")
 	[ "$hog" -ge 1 ] || echo "no region names the hog (tid $HOG) as the preempter;"
+	# the hog's stack where it left the CPU: in its sleep
+	[ "$hog" -ge 1 ] && ! grep -q "Message=\"preempted by [^\"]*(tid $HOG) for [^\"]*; the preempter's stack ([^\"]*sleep" "$m.d1" &&
+		echo "no log of the hog's preemptions carries its stack (in its sleep): $(grep -m1 "Message=\"preempted by [^\"]*(tid $HOG)" "$m.d1" | cut -c1-300);"
 	"$CTL" report "$m" >"$m.report" 2>&1 || echo "report failed: $(tail -2 "$m.report");"
 	grep -q "^The kernel inside the runtime's goroutines" "$m.report" &&
 		grep -q "^    preempted by " "$m.report" ||
 		echo "report has no table of the kernel's time in goroutines;"
+	[ "$hog" -ge 1 ] && ! grep -A1 "^    preempted by .*(tid $HOG)" "$m.report" | grep -q "^      its stack (.*sleep" &&
+		echo "report shows no stack of the hog: $(grep -m1 -A1 "(tid $HOG)" "$m.report");"
+	"$CTL" report --json "$m" >"$m.json" 2>&1 || echo "report --json failed: $(tail -2 "$m.json");"
+	out=$(python3 tests/integration/report_go_json.py "$m.report" "$m.json" kernel) ||
+		echo "report --json: $out;"
 	python3 - "$GT_TMP/$n.merge.err" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
@@ -157,7 +168,7 @@ regions_page() {
 }
 
 merge_case() {
-	local v=$1 n=gomerge_go1$1 why= k=$GT_TMP/k$1.trace rt=$GT_TMP/rt$1.trace m=$GT_TMP/m$1.trace i
+	local v=$1 n=gomerge_go1$1 why= out= k=$GT_TMP/k$1.trace rt=$GT_TMP/rt$1.trace m=$GT_TMP/m$1.trace i
 	if ! build "$v"; then
 		fail "$n" "go build failed: $(tail -3 "$GT_TMP/build$v.log")"
 		return
@@ -183,6 +194,13 @@ merge_case() {
 			why=$(checks "$n" "$m" "$rt" "$v")
 			# Go 1.22's viewer too (gocheck.sh runs Go 1.23's on it)
 			[ -z "$why" ] && [ "$v" = 22 ] && why=$(regions_page "$n" "$m" "$GT_GO122" 1.22)
+			# the kernel recording's own goroutine table, in --json
+			if [ "$v" = 23 ]; then
+				"$CTL" report "$k" >"$k.txt" 2>&1
+				"$CTL" report --json "$k" >"$k.json" 2>&1
+				out=$(python3 tests/integration/report_go_json.py "$k.txt" "$k.json" goroutines) ||
+					why="$why the kernel recording's report --json: $out;"
+			fi
 		else
 			why="merge failed: $(head -3 "$GT_TMP/$n.merge.err")"
 		fi
@@ -212,8 +230,10 @@ gotrace_case() {
 		fail gomerge_timehist "the server never answered"
 		return
 	fi
-	# perf's clock is the kernel's sched_clock unless told: -k as gotraced's
-	PERF_K=(-k CLOCK_MONOTONIC)
+	# perf's clock is the kernel's sched_clock unless told: -k as gotraced's;
+	# not gotraced's BPF programs' ksymbol events, which timehist once
+	# failed on ("failed to process type: 17 [Bad address]")
+	PERF_K=(-k CLOCK_MONOTONIC --no-bpf-event)
 	gt_perf_sched_start "$GT_TMP/$n.perf"; up=$?
 	gt_pids+=("$PERF")
 	[ "$up" = 0 ] || th="perf sched record did not start: $(tail -3 "$GT_TMP/$n.perf.out");"
