@@ -17,8 +17,9 @@
  *    UserLog "kernel" at its start saying the detail (CPUs, stack top);
  *  - a UserLog "kernel" for each block of the thread inside a syscall of
  *    the runtime's (the time the runtime cannot see), written where the
- *    goroutine runs again on its M after the syscall (a user event needs
- *    a P, which the M in a syscall may have lost);
+ *    goroutine runs again after the syscall, on its M or the one it ran
+ *    on next (a user event needs a P, which the M in a syscall may have
+ *    lost);
  *  - a UserLog "kernel" where the thread came back on another CPU.
  *
  * Clock: a Go 1.22/1.23 runtime on Linux stamps events with nanotime()/64
@@ -46,8 +47,10 @@ struct gt_gm_result {
 	uint64_t regions;       /* of them: while the runtime said running */
 	uint64_t in_syscall;    /* of them: inside a runtime syscall */
 	uint64_t idle;          /* of them: the M had no goroutine */
-	uint64_t unplaced;      /* in a syscall whose goroutine did not run
-				 * again on its M soon after: no log */
+	uint64_t moved;         /* of in_syscall: logged where the goroutine ran
+				 * next on another M */
+	uint64_t unplaced;      /* in a syscall whose goroutine never ran
+				 * again in the trace: no log */
 	uint64_t migrations;
 	uint64_t violations;    /* a runtime event inside a kernel off-CPU interval */
 	uint64_t bounds;        /* intervals that bounded the offset */

@@ -17,6 +17,9 @@
 #     which its strictly-increasing rule may move by 1 ns); the merge
 #     bounds the clocks' offset to an interval holding 0 within +-10 us
 #     (+-1.2 to +-3.6 us seen at a load average of 14 to 20 on 2 CPUs);
+#     a kernel log of a block in a syscall that the merge put on the M
+#     its goroutine ran on next is on a goroutine that entered a syscall
+#     on the thread the log names (such logs were left out before);
 #     kernel regions are on goroutines, and the hog (by its tid) is named
 #     as the preempter of at least one, its log and report's row with the
 #     hog's stack where it left the CPU (in its sleep); `report` prints its table of the
@@ -139,6 +142,24 @@ checks() {
 	"$CTL" report --json "$m" >"$m.json" 2>&1 || echo "report --json failed: $(tail -2 "$m.json");"
 	out=$(python3 tests/integration/report_go_json.py "$m.report" "$m.json" kernel) ||
 		echo "report --json: $out;"
+	# a syscall's log on the M its goroutine ran on next: that goroutine
+	# entered a syscall on the thread the log names
+	python3 - "$m.d1" <<'PY'
+import re, sys
+into, n = set(), 0
+for ln in open(sys.argv[1], errors="replace"):
+    m = re.match(r"M=(\d+) .* GoID=(\d+) (Running|Undetermined)->Syscall$", ln.rstrip())
+    if m:
+        into.add((m.group(1), m.group(2)))
+        continue
+    m = re.match(r'M=\d+ P=\d+ G=(\d+) Log .*in its runtime syscall on thread (\d+), before it ran here', ln)
+    if m:
+        n += 1
+        if (m.group(2), m.group(1)) not in into:
+            print("a syscall's log on G%s names thread %s, where it entered no syscall;" % m.groups())
+            break
+print("# syscall logs on the M the goroutine ran on next: %d" % n, file=sys.stderr)
+PY
 	python3 - "$GT_TMP/$n.merge.err" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
@@ -213,6 +234,8 @@ merge_case() {
 # why not, or nothing.
 timehist() {
 	local th=$GT_TMP/$1.timehist out
+	python3 tests/integration/perf_noksym.py "$GT_TMP/$1.perf" >"$th.ksym" 2>&1 ||
+		{ echo "perf_noksym.py: $(tail -2 "$th.ksym")"; return; }
 	perf sched timehist --state -i "$GT_TMP/$1.perf" >"$th" 2>"$th.err" ||
 		{ echo "perf sched timehist failed: $(tail -2 "$th.err")"; return; }
 	"$GT_GO123" tool trace -d=1 "$2" >"$2.d1" 2>/dev/null
@@ -231,9 +254,10 @@ gotrace_case() {
 		return
 	fi
 	# perf's clock is the kernel's sched_clock unless told: -k as gotraced's;
-	# not gotraced's BPF programs' ksymbol events, which timehist once
-	# failed on ("failed to process type: 17 [Bad address]")
-	PERF_K=(-k CLOCK_MONOTONIC --no-bpf-event)
+	# CPU 0 only, where the server and the hog are pinned (fewer lost
+	# events on a busy machine); BPF programs' ksymbol records, which
+	# timehist fails on, rewritten (perf_noksym.py)
+	PERF_K=(-k CLOCK_MONOTONIC --no-bpf-event -C 0)
 	gt_perf_sched_start "$GT_TMP/$n.perf"; up=$?
 	gt_pids+=("$PERF")
 	[ "$up" = 0 ] || th="perf sched record did not start: $(tail -3 "$GT_TMP/$n.perf.out");"
