@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # record_gomerge.sh: a Go 1.22 and a Go 1.23 net/http server with
 # net/http/pprof (tests/servers/gopprof) under wrk, pinned to CPU 0 beside a
-# SCHED_FIFO hog (python: 4 ms spinning, 4 ms asleep, 6 s; wrk, 2 connections,
+# SCHED_FIFO hog (python: 4 ms spinning, 4 ms asleep, 10 s; wrk, 2 connections,
 # on CPU 1; the servers' traces kept small, as Go's -d=1 dump of a
 # runtime trace is 100 bytes an event): its own runtime trace and a
 # kernel recording of it and the hog, merged (`gotracectl merge`), and
@@ -67,7 +67,7 @@ build() {
 }
 
 # start VER TAG: the server (SRV, PORT), the hog on CPU 0 (HOG) and wrk,
-# each for 6 s at most; 1 if the server never answered.
+# each for 10 s at most (stop ends them); 1 if the server never answered.
 start() {
 	local i a log
 	# a log per attempt: a slow server's late "ready" must not pass for
@@ -89,11 +89,11 @@ start() {
 	done
 	cp "$log" "$GT_TMP/$2.srv"
 	grep -q ready "$log" && kill -0 "$SRV" 2>/dev/null || return 1
-	# SCHED_FIFO, 4 ms on and 4 ms asleep, 6 s at most: each wakeup takes
+	# SCHED_FIFO, 4 ms on and 4 ms asleep, 10 s at most: each wakeup takes
 	# CPU 0 from whatever runs there at once, and half of CPU 0 is left
 	chrt -f 5 taskset -c 0 /usr/bin/python3 -c '
 import time
-end = time.monotonic() + 6
+end = time.monotonic() + 10
 while time.monotonic() < end:
     t = time.monotonic() + 0.004
     while time.monotonic() < t:
@@ -101,13 +101,14 @@ while time.monotonic() < end:
     time.sleep(0.004)' &
 	HOG=$!
 	gt_pids+=("$HOG")
-	timeout 20 taskset -c 1 wrk -t1 -c2 -d6s "http://127.0.0.1:$PORT/" >"$GT_TMP/$2.wrk" 2>&1 &
-	gt_pids+=("$!")
+	timeout 20 taskset -c 1 wrk -t1 -c2 -d10s "http://127.0.0.1:$PORT/" >"$GT_TMP/$2.wrk" 2>&1 &
+	WRK=$!
+	gt_pids+=("$WRK")
 }
 
 stop() {
-	kill "$SRV" "$HOG" 2>/dev/null
-	wait "$SRV" "$HOG" 2>/dev/null
+	kill "$SRV" "$HOG" "$WRK" 2>/dev/null
+	wait "$SRV" "$HOG" "$WRK" 2>/dev/null
 }
 
 # checks NAME MERGED RUNTIME-OR-"" VER: what both merge cases check;
@@ -248,19 +249,21 @@ timehist() {
 
 gotrace_case() {
 	local n=gomerge_gotrace why= m=$GT_TMP/g.trace th= up
-	if ! start 23 "$n"; then
-		fail "$n" "the server never answered: $(tail -3 "$GT_TMP/$n.srv")"
-		fail gomerge_timehist "the server never answered"
-		return
-	fi
 	# perf's clock is the kernel's sched_clock unless told: -k as gotraced's;
 	# CPU 0 only, where the server and the hog are pinned (fewer lost
 	# events on a busy machine); BPF programs' ksymbol records, which
-	# timehist fails on, rewritten (perf_noksym.py)
+	# timehist fails on, rewritten (perf_noksym.py).  Started first: its
+	# start on a busy machine must not eat the hog's seconds
 	PERF_K=(-k CLOCK_MONOTONIC --no-bpf-event -C 0)
 	gt_perf_sched_start "$GT_TMP/$n.perf"; up=$?
 	gt_pids+=("$PERF")
 	[ "$up" = 0 ] || th="perf sched record did not start: $(tail -3 "$GT_TMP/$n.perf.out");"
+	if ! start 23 "$n"; then
+		fail "$n" "the server never answered: $(tail -3 "$GT_TMP/$n.srv")"
+		fail gomerge_timehist "the server never answered"
+		[ "$up" = 0 ] && gt_perf_sched_stop
+		return
+	fi
 	if "$CTL" record --standalone -q -p "$SRV,$HOG" -d 1 -o "$m" \
 		--go-trace "http://127.0.0.1:$PORT/debug/pprof/trace" 2>"$GT_TMP/$n.merge.err"; then
 		why=$(checks "$n" "$m" "" 23)
