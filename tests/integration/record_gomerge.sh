@@ -231,17 +231,16 @@ merge_case() {
 }
 
 # timehist NAME MERGED: the hog's preemptions of the server's threads by
-# perf sched timehist ($GT_TMP/NAME.perf) against report --json; prints
-# why not, or nothing.
+# perf sched timehist ($GT_TMP/NAME.perf) against report --json (after
+# checks on MERGED); prints why not, or nothing.
 timehist() {
 	local th=$GT_TMP/$1.timehist out
 	python3 tests/integration/perf_noksym.py "$GT_TMP/$1.perf" >"$th.ksym" 2>&1 ||
 		{ echo "perf_noksym.py: $(tail -2 "$th.ksym")"; return; }
 	perf sched timehist --state -i "$GT_TMP/$1.perf" >"$th" 2>"$th.err" ||
 		{ echo "perf sched timehist failed: $(tail -2 "$th.err")"; return; }
-	"$GT_GO123" tool trace -d=1 "$2" >"$2.d1" 2>/dev/null
-	"$CTL" report --json "$2" >"$2.json" 2>"$2.json.err" ||
-		{ echo "report --json failed: $(tail -2 "$2.json.err")"; return; }
+	# checks() wrote MERGED.d1 (Go 1.23's -d=1) and MERGED.json
+	[ -s "$2.d1" ] && [ -s "$2.json" ] || { echo "no -d=1 or report --json of the merged file"; return; }
 	out=$(python3 tests/integration/gomerge_timehist.py "$th" "$2.d1" "$2.json" "$SRV" "$HOG" 1000000)
 	grep '^#' <<<"$out" >&2
 	grep -v '^#' <<<"$out"
@@ -330,9 +329,13 @@ refused_case() {
 	gt_report "$n" "$why"
 }
 
+t0=$SECONDS
 merge_case 22
 merge_case 23
+echo "# merge cases: $((SECONDS - t0)) s" >&2
 gotrace_case
+echo "# + gotrace and timehist: $((SECONDS - t0)) s" >&2
 daemon_case
+echo "# + daemon: $((SECONDS - t0)) s" >&2
 refused_case
 gt_finish

@@ -4,7 +4,8 @@ the merged kernel table ("The kernel inside the runtime's goroutines":
 go_kernel.goroutines and go_kernel.threads, with their causes) and the
 goroutines of a kernel recording of a Go program ("Go goroutines on their
 threads": goroutines).  Every row the text shows is in the JSON with the
-same figures (the text rounds to us and keeps the top rows).
+same figures (the text rounds to us and keeps the top rows), and a
+cause's culprit stack ("its stack") as culprit_stack.
 
 usage: report_go_json.py TEXT JSON WANT  (WANT: kernel or goroutines)
 Prints what it compared; exits 1 with the differences."""
@@ -25,7 +26,7 @@ def kernel(txt, rep, errs):
     gs = {g["goid"]: g for g in gk["goroutines"]}
     ms = {t["tid"]: t for t in gk["threads"]}
     start = txt.index("The kernel inside the runtime's goroutines")
-    cur, n = None, 0
+    cur, row, n = None, None, 0
     for ln in txt[start:].splitlines()[1:]:
         m = G.match(ln)
         if m:
@@ -45,10 +46,16 @@ def kernel(txt, rep, errs):
                 errs.append("thread %s: not in the JSON" % m.group(1))
             n += 1
             continue
+        if ln.startswith("      its stack ") and row is not None:
+            if row.get("culprit_stack") != ln[len("      its stack "):]:
+                errs.append("row %s: stack %r, JSON %r" % (row["what"], ln, row.get("culprit_stack")))
+            continue
         m = ROW.match(ln)
+        row = None
         if m and cur and m.group(1) != "cause and culprit":
-            rows = {(c["what"], str(c["count"]), "%.3f" % (c["ns"] / 1e6)) for c in cur["causes"]}
-            if m.group(1, 2, 3) not in rows:
+            rows = {(c["what"], str(c["count"]), "%.3f" % (c["ns"] / 1e6)): c for c in cur["causes"]}
+            row = rows.get(m.group(1, 2, 3))
+            if row is None:
                 errs.append("row %s: not in the JSON's %s" % (m.group(1, 2, 3), sorted(rows)[:3]))
     if not ms:
         errs.append("go_kernel.threads is empty")
