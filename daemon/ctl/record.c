@@ -257,7 +257,9 @@ static int gotrace_setup(struct gt_record_opts *o, struct gt_gotrace *g, char *k
 		return 1;
 	}
 	o->out = kpath;
-	o->duration_ns += GT_GOTRACE_MARGIN_NS;
+	/* a backstop only: the recording ends once the fetch is over
+	 * (gt_gotrace_over), which its timeout bounds */
+	o->duration_ns += GT_GOTRACE_MARGIN_NS + (uint64_t)g->timeout_ms * 1000000ull;
 	return 0;
 }
 

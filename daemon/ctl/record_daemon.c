@@ -64,7 +64,7 @@ int gt_record_via_daemon(struct gt_record_run *r, int sock)
 	gt_record_started(r);
 	gt_progress_init(&prog, r->opts->quiet);
 	for (;;) {
-		if (gt_record_interrupted && !asked_stop) {
+		if ((gt_record_interrupted || gt_gotrace_over(r->gotrace)) && !asked_stop) {
 			gt_client_finish(sock);
 			gt_progress_stopping(&prog);
 			asked_stop = 1;
@@ -78,7 +78,7 @@ int gt_record_via_daemon(struct gt_record_run *r, int sock)
 		}
 		GT_SESSION_COUNTERS_COPY(&r->fig, &ev.stats);
 		/* the daemon ends it for its duration: say so before it does */
-		if (r->opts->duration_ns &&
+		if (r->opts->duration_ns && !r->gotrace &&
 		    r->fig.elapsed_ns + 500000000ull >= r->opts->duration_ns)
 			gt_progress_stopping(&prog);
 		gt_progress_show(&prog, &r->fig);

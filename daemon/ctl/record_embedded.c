@@ -99,7 +99,7 @@ static void record_loop(struct gt_record_run *r, struct gt_engine *e, struct gt_
 	struct gt_session_stats st = {0};
 	uint64_t stats_ns = 0;
 
-	while (!gt_session_ended(s) && !gt_record_interrupted) {
+	while (!gt_session_ended(s) && !gt_record_interrupted && !gt_gotrace_over(r->gotrace)) {
 		if (duration_due(r, &st))
 			gt_progress_stopping(prog);
 		int n = gt_engine_poll(e, POLL_MS);

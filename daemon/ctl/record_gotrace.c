@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "commands.h"
 #include "record_gotrace.h"
@@ -23,8 +24,19 @@ static void *fetch(void *arg)
 {
 	struct gt_gotrace *g = arg;
 
+	struct timespec margin = { 0, (long)GT_GOTRACE_MARGIN_NS };
+
 	g->rc = gt_http_get(g->url, g->timeout_ms, &g->body, g->why, sizeof(g->why));
+	/* the runtime's last events were written as it sent them */
+	while (nanosleep(&margin, &margin) && errno == EINTR)
+		;
+	atomic_store(&g->over, 1);
 	return NULL;
+}
+
+int gt_gotrace_over(struct gt_gotrace *g)
+{
+	return g && atomic_load(&g->over);
 }
 
 int gt_gotrace_start(struct gt_gotrace *g)
@@ -33,6 +45,7 @@ int gt_gotrace_start(struct gt_gotrace *g)
 
 	if (rc) {
 		snprintf(g->why, sizeof(g->why), "cannot start the fetch: %s", strerror(rc));
+		atomic_store(&g->over, 1);
 		return -rc;
 	}
 	g->running = 1;

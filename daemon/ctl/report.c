@@ -305,6 +305,8 @@ int cmd_report(int argc, char **argv)
 		o.win.keep_waits_of = keep_waits_of;
 		o.win.keep_arg = &o;
 	}
+	if (gt_v2_is(data, len))
+		o.merged = &m;
 	rc = gt_analyze(&a, data, len, &o.win);
 	if (rc) {
 		fprintf(stderr, "gotracectl report: %s: %s\n", shown_path, a.error);

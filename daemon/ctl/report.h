@@ -17,6 +17,7 @@ struct report_opts {
 	const char *thread;   /* NAME or ID, or NULL */
 	struct gt_analyze_opts win;
 	const char *path;
+	struct trace_map *merged; /* a Go 1.22+ file, for report_kernel_json; or NULL */
 };
 
 /* report_kernel.c: the merged kernel regions of a Go 1.22+ file (gotracectl
@@ -24,6 +25,9 @@ struct report_opts {
  * at a time, letting each go.  0 or -EIO. */
 struct trace_map;
 int report_kernel(struct trace_map *m, const struct report_opts *o, FILE *out);
+/* The same as report --json's "go_kernel" member (",\"go_kernel\":..."; null
+ * for another file).  0 or -EIO. */
+int report_kernel_json(struct trace_map *m, FILE *out);
 /* The UserLog category of a flight dump's trigger (docs/format.md). */
 #define GT_REPORT_TRIGGER_KEY "gotraced.trigger"
 
@@ -86,5 +90,7 @@ void report_groups_free(struct report_group *g, size_t n);
 
 int report_text(const struct gt_analysis *a, const struct report_opts *o, FILE *out);
 int report_json(const struct gt_analysis *a, const struct report_opts *o, FILE *out);
+/* A JSON string of s (report_json.c). */
+void report_jstr(FILE *f, const char *s);
 
 #endif

@@ -23,6 +23,11 @@ static void jstr(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+void report_jstr(FILE *f, const char *s)
+{
+	jstr(f, s);
+}
+
 static void jdelay_as(FILE *f, const char *key, const struct gt_hist *h, int64_t worst)
 {
 	fprintf(f, "\"%s\":{\"count\":%llu,\"total_ns\":%llu,\"avg_ns\":%llu,\"p50_ns\":%llu,"
@@ -126,6 +131,30 @@ static void jthread(FILE *f, const struct gt_analysis *a, const struct gt_an_thr
 	jsys(f, a, t);
 	jwakers(f, a, t);
 	fputc('}', f);
+}
+
+/* Go programs' goroutines on their threads, as the text's table (by
+ * goroutine id; the text orders them by preemption). */
+static void jgoroutines(FILE *f, const struct gt_analysis *a, const struct report_opts *o)
+{
+	int first = 1;
+
+	fprintf(f, ",\"goroutines\":[");
+	for (size_t i = 0; i < a->ngoros; i++) {
+		const struct gt_an_goroutine *g = &a->goros[i];
+		const struct gt_an_thread *t = gt_an_thread_of(a, g->thread);
+
+		if (!t || !report_selected(a, t, o))
+			continue;
+		fprintf(f, "%s{\"goid\":%llu,\"thread\":%llu,\"stops\":%llu,\"offcpu_ns\":%llu,"
+			   "\"preempts\":%llu,\"preempt_ns\":%llu,\"preempt_max_ns\":%llu}",
+			first ? "" : ",", (unsigned long long)g->goid, (unsigned long long)g->thread,
+			(unsigned long long)g->stops, (unsigned long long)g->offcpu_ns,
+			(unsigned long long)g->preempts, (unsigned long long)g->preempt_ns,
+			(unsigned long long)g->preempt_max_ns);
+		first = 0;
+	}
+	fputc(']', f);
 }
 
 static int jgroups(FILE *f, const struct gt_analysis *a, const struct report_opts *o)
@@ -342,9 +371,14 @@ int report_json(const struct gt_analysis *a, const struct report_opts *o, FILE *
 		first = 0;
 	}
 	fputc(']', f);
+	jgoroutines(f, a, o);
 	rc = jgroups(f, a, o);
 	if (!rc)
 		rc = jstacks(f, a, o);
+	if (!rc && o->merged)
+		rc = report_kernel_json(o->merged, f);
+	else if (!rc)
+		fprintf(f, ",\"go_kernel\":null");
 	if (rc)
 		return rc;
 	fprintf(f, "}\n");

@@ -33,6 +33,12 @@ struct rev {
 	uint8_t st;       /* ST_* after it */
 };
 
+/* Where a goroutine starts running on an M: (g, ticks) -> ml[ml].ev[ev]. */
+struct runat {
+	uint64_t g, ts;
+	size_t ml, ev;
+};
+
 struct mline {
 	uint64_t m;
 	struct rev *ev;
@@ -74,6 +80,8 @@ struct gm {
 	uint64_t *maxstr;            /* per generation (index gen) */
 	uint64_t *genend;            /* per generation: its last event's ticks */
 	size_t ngen;
+	struct runat *run;           /* sorted by (g, ts) once indexed */
+	size_t nrun, caprun;
 	struct ins *ins;
 	size_t nins, capins;
 	uint32_t seq;
@@ -187,6 +195,20 @@ static int gen_slot(struct gm *g, uint64_t gen)
 	return 0;
 }
 
+/* The M's last event started its goroutine running: noted, so that a
+ * syscall's log can follow the goroutine to the M it runs on next. */
+static int add_run(struct gm *g, const struct mline *l)
+{
+	struct runat *n = grow(g->run, &g->caprun, g->nrun, sizeof(*g->run));
+
+	if (!n)
+		return -ENOMEM;
+	g->run = n;
+	n[g->nrun++] = (struct runat){ .g = l->g, .ts = l->ev[l->n - 1].ts,
+				       .ml = (size_t)(l - g->ml), .ev = l->n - 1 };
+	return 0;
+}
+
 static int index_batch(struct gm *g, const struct gt_v2_file *f, const struct gt_v2_batch *b)
 {
 	struct gt_v2_cursor c;
@@ -215,13 +237,27 @@ static int index_batch(struct gm *g, const struct gt_v2_file *f, const struct gt
 		if (!n)
 			return -ENOMEM;
 		l->ev = n;
+		uint8_t st0 = l->st;
+		uint64_t g0 = l->g;
+
 		track(l, &e);
 		l->ev[l->n++] = (struct rev){ .ts = e.ts, .g = l->g, .off = e.off,
 					      .gen = (uint32_t)b->gen, .st = l->st };
+		if (l->st == ST_RUN && (st0 != ST_RUN || g0 != l->g) && (rc = add_run(g, l)))
+			return rc;
 		if (e.ts > g->genend[b->gen])
 			g->genend[b->gen] = e.ts;
 	}
 	return rc < 0 ? fail(g, -EINVAL, "the runtime's trace: %s", err) : 0;
+}
+
+static int by_g_ts(const void *a, const void *b)
+{
+	const struct runat *x = a, *y = b;
+
+	if (x->g != y->g)
+		return x->g < y->g ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
 static int index_runtime(struct gm *g)
@@ -235,7 +271,11 @@ static int index_runtime(struct gm *g)
 	while ((rc = gt_v2_next_batch(&f, &b)) == 1)
 		if ((rc = index_batch(g, &f, &b)))
 			return rc;
-	return rc < 0 ? fail(g, -EINVAL, "the runtime's trace: %s", f.error) : 0;
+	if (rc < 0)
+		return fail(g, -EINVAL, "the runtime's trace: %s", f.error);
+	if (g->nrun)
+		qsort(g->run, g->nrun, sizeof(*g->run), by_g_ts);
+	return 0;
 }
 
 /* The id of string s in generation gen, added if new (interned with its
@@ -331,11 +371,32 @@ static uint64_t span(const struct gt_gm_koff *o)
 	return o->end > o->start ? (uint64_t)o->end - (uint64_t)o->start : 0;
 }
 
-/* What the kernel said, in a few words, and the stop's top frame. */
+/* Up to 4 frames of stack stk from the first that is not an identity
+ * or context frame ("[thread]"), leaf first, "fn <- fn", into buf. */
+static void frames(struct gm *g, uint64_t stk, char *buf, size_t len)
+{
+	char fn[96], file[64];
+	uint64_t line;
+	size_t n = 0, shown = 0;
+
+	buf[0] = 0;
+	for (size_t fr = 0; shown < 4 && fr < 32 &&
+	     !gt_gm_kernel_frame(&g->k, stk, fr, fn, sizeof(fn), file, sizeof(file), &line); fr++) {
+		if (fn[0] == '[' || !fn[0])
+			continue;
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", shown ? " <- " : "", fn);
+		if (n >= len)
+			break;
+		shown++;
+	}
+}
+
+/* What the kernel said, in a few words, the stop's top frame and, for a
+ * preemption by a recorded task, that task's stack. */
 static void describe(struct gm *g, const struct gt_gm_koff *o, char *name, size_t nlen,
 		     char *text, size_t tlen)
 {
-	char who[96] = "", fn[96] = "", file[64];
+	char who[96] = "", fn[96] = "", file[64], cst[400] = "", more[512] = "";
 	uint64_t line;
 	size_t fr = 0;
 
@@ -353,28 +414,64 @@ static void describe(struct gm *g, const struct gt_gm_koff *o, char *name, size_
 		snprintf(name, nlen, "kernel: blocked (page fault, I/O)");
 	else
 		snprintf(name, nlen, "kernel: blocked in a syscall");
+	if (o->why == GT_GM_PREEMPT && o->culprit_stk)
+		frames(g, o->culprit_stk, cst, sizeof(cst));
+	if (cst[0])
+		snprintf(more, sizeof(more), "; the preempter's stack (%s): %s",
+			 o->culprit_sampled ? "a CPU sample in this interval" : "where it left the CPU",
+			 cst);
 	snprintf(text, tlen, "%s for %llu us on CPU %lld%s%s%s", name + 8,
 		 (unsigned long long)(span(o) / 1000), (long long)o->cpu_from,
-		 fn[0] ? ", at " : "", fn, "");
+		 fn[0] ? ", at " : "", fn, more);
+}
+
+/* The goroutine's first start on any M after ticks t, or NULL. */
+static const struct rev *next_run(const struct gm *g, uint64_t gid, uint64_t t)
+{
+	size_t lo = 0, hi = g->nrun;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g->run[mid].g < gid || (g->run[mid].g == gid && g->run[mid].ts <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == g->nrun || g->run[lo].g != gid)
+		return NULL;
+	return &g->ml[g->run[lo].ml].ev[g->run[lo].ev];
 }
 
 /* A block inside a runtime syscall: the log goes after the event that
- * has the goroutine running again on this M (its GoSyscallEnd, or its
- * GoStart after GoSyscallEndBlocked), never inside the syscall: Go's
- * reader wants a P for a user event, and the runtime may have handed the
- * P to another M meanwhile. */
-static int place_syscall(struct gm *g, const struct mline *l, const struct rev *a, char *text)
+ * has the goroutine running again, never inside the syscall: Go's reader
+ * wants a P for a user event, and the runtime may have handed the P to
+ * another M meanwhile.  On this M (its GoSyscallEnd, or its GoStart after
+ * GoSyscallEndBlocked) when it runs there next; else where it runs next,
+ * on whichever M (the runtime put it on a run queue at
+ * GoSyscallEndBlocked, and another M took it). */
+static int place_syscall(struct gm *g, const struct mline *l, const struct rev *a, char *text,
+			 size_t tlen)
 {
-	const struct rev *end = &l->ev[l->n];
+	const struct rev *end = &l->ev[l->n], *r;
 
-	for (const struct rev *r = a + 1; r < end && r < a + 16; r++) {
+	for (r = a + 1; r < end && r < a + 16; r++) {
 		if (r->st == ST_RUN && r->g == a->g) {
 			g->res->in_syscall++;
-			strcat(text, " (in the runtime's syscall that ended here)");
+			snprintf(text + strlen(text), tlen - strlen(text), "%s",
+				 " (in the runtime's syscall that ended here)");
 			return add_log(g, r, r->ts, text);
 		}
 		if (r->st == ST_RUN || r->g != a->g)
 			break;
+	}
+	if ((r = next_run(g, a->g, a->ts))) {
+		g->res->in_syscall++;
+		g->res->moved++;
+		snprintf(text + strlen(text), tlen - strlen(text),
+			 " (in its runtime syscall on thread %llu, before it ran here)",
+			 (unsigned long long)l->m);
+		return add_log(g, r, r->ts, text);
 	}
 	g->res->unplaced++;
 	return 0;
@@ -385,7 +482,7 @@ static int place(struct gm *g, const struct mline *l, const struct gt_gm_koff *o
 {
 	uint64_t t0 = (uint64_t)o->start / GM_DIV, t1 = (uint64_t)o->end / GM_DIV;
 	const struct rev *a = at(l, t0);
-	char name[160], text[512];
+	char name[160], text[1024];
 	uint64_t next, end;
 	int rc;
 
@@ -419,7 +516,7 @@ static int place(struct gm *g, const struct mline *l, const struct gt_gm_koff *o
 	if (end < t0)
 		end = t0;
 	if (a->st == ST_SYS)
-		return place_syscall(g, l, a, text);
+		return place_syscall(g, l, a, text, sizeof(text));
 	g->res->regions++;
 	g->res->ns_by_why[o->why] += span(o);
 	if ((rc = add_region(g, a, t0, end, name)) || (rc = add_log(g, a, t0, text)))
@@ -641,6 +738,7 @@ static void gm_free(struct gm *g)
 	free(g->maxstr);
 	free(g->genend);
 	free(g->ins);
+	free(g->run);
 	for (size_t i = 0; i < g->nstr; i++)
 		free(g->str[i].s);
 	free(g->str);

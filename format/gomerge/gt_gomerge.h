@@ -17,8 +17,9 @@
  *    UserLog "kernel" at its start saying the detail (CPUs, stack top);
  *  - a UserLog "kernel" for each block of the thread inside a syscall of
  *    the runtime's (the time the runtime cannot see), written where the
- *    goroutine runs again on its M after the syscall (a user event needs
- *    a P, which the M in a syscall may have lost);
+ *    goroutine runs again after the syscall, on its M or the one it ran
+ *    on next (a user event needs a P, which the M in a syscall may have
+ *    lost);
  *  - a UserLog "kernel" where the thread came back on another CPU.
  *
  * Clock: a Go 1.22/1.23 runtime on Linux stamps events with nanotime()/64
@@ -46,8 +47,10 @@ struct gt_gm_result {
 	uint64_t regions;       /* of them: while the runtime said running */
 	uint64_t in_syscall;    /* of them: inside a runtime syscall */
 	uint64_t idle;          /* of them: the M had no goroutine */
-	uint64_t unplaced;      /* in a syscall whose goroutine did not run
-				 * again on its M soon after: no log */
+	uint64_t moved;         /* of in_syscall: logged where the goroutine ran
+				 * next on another M */
+	uint64_t unplaced;      /* in a syscall whose goroutine never ran
+				 * again in the trace: no log */
 	uint64_t migrations;
 	uint64_t violations;    /* a runtime event inside a kernel off-CPU interval */
 	uint64_t bounds;        /* intervals that bounded the offset */
@@ -68,14 +71,19 @@ int gt_gomerge(const uint8_t *rt, size_t rtlen, const uint8_t *k, size_t klen,
 
 /* ---- reading a merged file back (`report`) ------------------------------
  * Per goroutine and region name ("kernel: preempted by bash (tid 12)"):
- * how many intervals and their total, from the merge's regions; and per
+ * how many intervals and their total, from the merge's regions; the same
+ * per thread (the M the regions are on: its tid on Linux); and per
  * goroutine its running time by the runtime's own events (each M's
  * goroutine from its start or status to its stop, block, syscall or
  * destruction). */
 struct gt_gm_row {
-	uint64_t g;
+	uint64_t g;           /* the goroutine, or in mrows the M */
 	char what[192];       /* the region's name less "kernel: " */
 	uint64_t n, ns;
+	char stack[192];      /* a preemption's culprit's stack, as the log of
+			       * the row's longest interval gives it ("(how):
+			       * f <- g"), or "" */
+	uint64_t stack_ns;
 };
 
 struct gt_gm_goroutine {
@@ -85,6 +93,8 @@ struct gt_gm_goroutine {
 struct gt_gm_report {
 	struct gt_gm_row *rows;        /* heaviest first */
 	size_t nrows;
+	struct gt_gm_row *mrows;       /* by M (thread) id, each M's heaviest first */
+	size_t nmrows;
 	struct gt_gm_goroutine *gs;    /* those with a row, most kernel time first */
 	size_t ngs;
 };

@@ -17,6 +17,10 @@ struct gt_gm_koff {
 	uint64_t culprit;       /* the recording's goroutine the preempting
 				 * switch started, 0: a task not recorded */
 	uint64_t stk;           /* the stop's stack in the recording */
+	uint64_t culprit_stk;   /* the culprit's stack: a CPU sample of it
+				 * inside the interval, else its stop that
+				 * ended the run this switch began; 0: none */
+	int culprit_sampled;    /* culprit_stk is a sample */
 };
 
 struct gt_gm_kernel {

@@ -3,7 +3,9 @@
  * stop (GoPreempt, a block, a block inside a GoSysCall) to the thread's
  * next GoStart, with the CPU it left and the one it came back on, and,
  * for a preemption, the recorded thread that the same switch put on that
- * CPU (none when a task not recorded took it). */
+ * CPU (none when a task not recorded took it) and that thread's stack:
+ * a CPU sample of it inside the interval (--cpu-profile), else its stop
+ * that ended the run the switch began (where it left the CPU). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,12 @@ struct point {
 	int start, why;
 };
 
+/* A CPU sample of a recorded goroutine (thread). */
+struct sample {
+	uint64_t g, stk;
+	int64_t ts;
+};
+
 struct kstate {
 	struct gt_pstate ps[GM_MAX_P];
 	int64_t pend[GM_MAX_P];   /* point index + 1 of a preemption waiting
@@ -36,7 +44,27 @@ struct kstate {
 	int64_t cur;
 	struct point *pt;
 	size_t npt, cap;
+	struct sample *smp;       /* sorted by (g, ts) before use */
+	size_t nsmp, capsmp;
 };
+
+static int add_sample(struct kstate *s, const struct gt_raw_event *r)
+{
+	if (r->nargs < 4 || !r->args[3])
+		return 0;
+	if (s->nsmp == s->capsmp) {
+		size_t cap = s->capsmp ? 2 * s->capsmp : 1024;
+		struct sample *n = realloc(s->smp, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->smp = n;
+		s->capsmp = cap;
+	}
+	s->smp[s->nsmp++] = (struct sample){ .g = r->args[2], .stk = r->args[3],
+					     .ts = (int64_t)r->args[0] };
+	return 0;
+}
 
 static int add_point(struct kstate *s, const struct point *p)
 {
@@ -150,6 +178,8 @@ static int on_record(struct gt_gm_kernel *k, struct kstate *s, const struct gt_r
 		return r->nargs && r->args[0] != 1000000000 ? -EINVAL : 0;
 	case GT_EV_TIMER_GOROUTINE:
 		return 0;
+	case GT_EV_CPU_SAMPLE:
+		return add_sample(s, r);
 	case GT_EV_BATCH:
 		if (r->nargs < 2 || r->args[0] >= GM_MAX_P) {
 			s->cur = -1;
@@ -188,11 +218,74 @@ static uint64_t tid_of(const struct gt_gm_kernel *k, uint64_t g)
 	return g < (1ull << 32) ? g : 0;
 }
 
+static int smp_by_g_ts(const void *a, const void *b)
+{
+	const struct sample *x = a, *y = b;
+
+	if (x->g != y->g)
+		return x->g < y->g ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The first element of v (n of size sz, sorted by (g, ts); g and ts read
+ * through get) at or after (g, ts). */
+static size_t lower(const void *v, size_t n, size_t sz, uint64_t g, int64_t ts,
+		    void (*get)(const void *e, uint64_t *g, int64_t *ts))
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t mg;
+		int64_t mts;
+
+		get((const char *)v + mid * sz, &mg, &mts);
+		if (mg < g || (mg == g && mts < ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void get_pt(const void *e, uint64_t *g, int64_t *ts)
+{
+	*g = ((const struct point *)e)->g;
+	*ts = ((const struct point *)e)->ts;
+}
+
+static void get_smp(const void *e, uint64_t *g, int64_t *ts)
+{
+	*g = ((const struct sample *)e)->g;
+	*ts = ((const struct sample *)e)->ts;
+}
+
+/* The culprit's stack for o: its first sample in [start, end], else its
+ * first stop after start. */
+static void culprit_stack(const struct kstate *s, struct gt_gm_koff *o)
+{
+	size_t i = lower(s->smp, s->nsmp, sizeof(*s->smp), o->culprit, o->start, get_smp);
+
+	if (i < s->nsmp && s->smp[i].g == o->culprit && s->smp[i].ts <= o->end) {
+		o->culprit_stk = s->smp[i].stk;
+		o->culprit_sampled = 1;
+		return;
+	}
+	for (i = lower(s->pt, s->npt, sizeof(*s->pt), o->culprit, o->start, get_pt);
+	     i < s->npt && s->pt[i].g == o->culprit; i++)
+		if (!s->pt[i].start) {
+			o->culprit_stk = s->pt[i].stk;
+			return;
+		}
+}
+
 /* Pairs each stop with the same goroutine's next start. */
 static int pair(struct gt_gm_kernel *k, struct kstate *s)
 {
 	if (s->npt) /* none: pt may be NULL, which qsort may not take */
 		qsort(s->pt, s->npt, sizeof(*s->pt), by_g_ts);
+	if (s->nsmp)
+		qsort(s->smp, s->nsmp, sizeof(*s->smp), smp_by_g_ts);
 	k->off = calloc(s->npt ? s->npt : 1, sizeof(*k->off));
 	if (!k->off)
 		return -ENOMEM;
@@ -211,6 +304,8 @@ static int pair(struct gt_gm_kernel *k, struct kstate *s)
 		o->why = a->why;
 		o->culprit = a->culprit;
 		o->stk = a->stk;
+		if (o->culprit)
+			culprit_stack(s, o);
 	}
 	return 0;
 }
@@ -259,8 +354,10 @@ int gt_gm_kernel_read(struct gt_gm_kernel *k, const uint8_t *data, size_t len,
 	if (rc == 0 && !(rc = pair(k, s)))
 		qsort(k->off, k->noff, sizeof(*k->off), by_tid_start);
 out:
-	if (s)
+	if (s) {
 		free(s->pt);
+		free(s->smp);
+	}
 	free(s);
 	free(r);
 	return rc;

@@ -3,8 +3,9 @@
  * give a merged file or a reason, never a crash, a sanitizer report or a
  * leak; a merged file is read back.  The input is a 4-byte little-endian
  * length of the runtime's part, that part, then the kernel's.  Seeds: a
- * Go server's idle trace with a recording of it
- * (tests/fuzz/seeds/gomerge). */
+ * Go server's idle trace with a recording of it, and one beside a hog
+ * (preemptions with the culprit's stack, syscall blocks logged on the M
+ * the goroutine ran on next) (tests/fuzz/seeds/gomerge). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # record_gomerge.sh: a Go 1.22 and a Go 1.23 net/http server with
 # net/http/pprof (tests/servers/gopprof) under wrk, pinned to CPU 0 beside a
-# SCHED_FIFO hog (python: 4 ms spinning, 4 ms asleep, 6 s; wrk, 2 connections,
+# SCHED_FIFO hog (python: 4 ms spinning, 4 ms asleep, 10 s; wrk, 2 connections,
 # on CPU 1; the servers' traces kept small, as Go's -d=1 dump of a
 # runtime trace is 100 bytes an event): its own runtime trace and a
 # kernel recording of it and the hog, merged (`gotracectl merge`), and
@@ -17,12 +17,27 @@
 #     which its strictly-increasing rule may move by 1 ns); the merge
 #     bounds the clocks' offset to an interval holding 0 within +-10 us
 #     (+-1.2 to +-3.6 us seen at a load average of 14 to 20 on 2 CPUs);
+#     a kernel log of a block in a syscall that the merge put on the M
+#     its goroutine ran on next is on a goroutine that entered a syscall
+#     on the thread the log names (such logs were left out before);
 #     kernel regions are on goroutines, and the hog (by its tid) is named
-#     as the preempter of at least one; `report` prints its table of the
-#     kernel's time inside the goroutines.
+#     as the preempter of at least one, its log and report's row with the
+#     hog's stack where it left the CPU (in its sleep); `report` prints its table of the
+#     kernel's time inside the goroutines, and `report --json` has it row
+#     for row (report_go_json.py); for Go 1.23, the kernel recording's own
+#     "Go goroutines on their threads" table is in --json too.
 #  gomerge_gotrace: record -p SERVER,HOG -d 1 --go-trace URL (Go 1.23):
 #     one file, valid, with the hog's preemptions on goroutines, listed on
 #     Go 1.23's User-defined regions page.
+#  gomerge_timehist: the same recording with `perf sched record -k
+#     CLOCK_MONOTONIC` around it: per thread of the server, the time the
+#     hog held it off the CPU while the runtime had a goroutine running on
+#     it, by `perf sched timehist --state` (gomerge_timehist.py says how),
+#     within 1 ms of what `report --json` credits the hog with on that
+#     thread (go_kernel.threads; 2 to 10 us apart seen); the figures are
+#     printed.
+#  gomerge_daemon: record -p --go-trace through gotraced (not embedded):
+#     one valid file, with the hog's preemptions on goroutines.
 #  gomerge_refused: merge of a kernel file as the runtime's trace, of a
 #     FIFO (refused, not waited on), and
 #     --go-trace to a port where nothing listens: non-zero, a reason, no
@@ -30,9 +45,12 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-gt_expect gomerge_go122 gomerge_go123 gomerge_gotrace gomerge_refused
+gt_expect gomerge_go122 gomerge_go123 gomerge_gotrace gomerge_timehist gomerge_daemon gomerge_refused
 gt_require_bpf "${gt_cases[@]}"
-command -v wrk >/dev/null || { for c in "${gt_cases[@]}"; do fail "$c" "wrk not installed (make deps)"; done; gt_finish; }
+for t in wrk perf; do
+	command -v "$t" >/dev/null || { for c in "${gt_cases[@]}"; do fail "$c" "$t not installed (make deps)"; done; gt_finish; }
+done
+. tests/lib/perf_sched.sh
 # the merge reads the kernel side in the default (1.19) format: the v2
 # pass's wrapper would add --go-version to record
 CTL=${GT_REAL_GTCTL:-$GTCTL}
@@ -49,7 +67,7 @@ build() {
 }
 
 # start VER TAG: the server (SRV, PORT), the hog on CPU 0 (HOG) and wrk,
-# each for 6 s at most; 1 if the server never answered.
+# each for 10 s at most (stop ends them); 1 if the server never answered.
 start() {
 	local i a log
 	# a log per attempt: a slow server's late "ready" must not pass for
@@ -71,11 +89,11 @@ start() {
 	done
 	cp "$log" "$GT_TMP/$2.srv"
 	grep -q ready "$log" && kill -0 "$SRV" 2>/dev/null || return 1
-	# SCHED_FIFO, 4 ms on and 4 ms asleep, 6 s at most: each wakeup takes
+	# SCHED_FIFO, 4 ms on and 4 ms asleep, 10 s at most: each wakeup takes
 	# CPU 0 from whatever runs there at once, and half of CPU 0 is left
 	chrt -f 5 taskset -c 0 /usr/bin/python3 -c '
 import time
-end = time.monotonic() + 6
+end = time.monotonic() + 10
 while time.monotonic() < end:
     t = time.monotonic() + 0.004
     while time.monotonic() < t:
@@ -83,13 +101,14 @@ while time.monotonic() < end:
     time.sleep(0.004)' &
 	HOG=$!
 	gt_pids+=("$HOG")
-	timeout 20 taskset -c 1 wrk -t1 -c2 -d6s "http://127.0.0.1:$PORT/" >"$GT_TMP/$2.wrk" 2>&1 &
-	gt_pids+=("$!")
+	timeout 20 taskset -c 1 wrk -t1 -c2 -d10s "http://127.0.0.1:$PORT/" >"$GT_TMP/$2.wrk" 2>&1 &
+	WRK=$!
+	gt_pids+=("$WRK")
 }
 
 stop() {
-	kill "$SRV" "$HOG" 2>/dev/null
-	wait "$SRV" "$HOG" 2>/dev/null
+	kill "$SRV" "$HOG" "$WRK" 2>/dev/null
+	wait "$SRV" "$HOG" "$WRK" 2>/dev/null
 }
 
 # checks NAME MERGED RUNTIME-OR-"" VER: what both merge cases check;
@@ -112,10 +131,36 @@ checks() {
 	grep -q 'RegionBegin.*Type="kernel: ' "$m.d1" || echo "no kernel region;"
 	hog=$(grep -c "RegionBegin.*Type=\"kernel: preempted by .*(tid $HOG)\"" "$m.d1")
 	[ "$hog" -ge 1 ] || echo "no region names the hog (tid $HOG) as the preempter;"
+	# the hog's stack where it left the CPU: in its sleep
+	[ "$hog" -ge 1 ] && ! grep -q "Message=\"preempted by [^\"]*(tid $HOG) for [^\"]*; the preempter's stack ([^\"]*sleep" "$m.d1" &&
+		echo "no log of the hog's preemptions carries its stack (in its sleep): $(grep -m1 "Message=\"preempted by [^\"]*(tid $HOG)" "$m.d1" | cut -c1-300);"
 	"$CTL" report "$m" >"$m.report" 2>&1 || echo "report failed: $(tail -2 "$m.report");"
 	grep -q "^The kernel inside the runtime's goroutines" "$m.report" &&
 		grep -q "^    preempted by " "$m.report" ||
 		echo "report has no table of the kernel's time in goroutines;"
+	[ "$hog" -ge 1 ] && ! grep -A1 "^    preempted by .*(tid $HOG)" "$m.report" | grep -q "^      its stack (.*sleep" &&
+		echo "report shows no stack of the hog: $(grep -m1 -A1 "(tid $HOG)" "$m.report");"
+	"$CTL" report --json "$m" >"$m.json" 2>&1 || echo "report --json failed: $(tail -2 "$m.json");"
+	out=$(python3 tests/integration/report_go_json.py "$m.report" "$m.json" kernel) ||
+		echo "report --json: $out;"
+	# a syscall's log on the M its goroutine ran on next: that goroutine
+	# entered a syscall on the thread the log names
+	python3 - "$m.d1" <<'PY'
+import re, sys
+into, n = set(), 0
+for ln in open(sys.argv[1], errors="replace"):
+    m = re.match(r"M=(\d+) .* GoID=(\d+) (Running|Undetermined)->Syscall$", ln.rstrip())
+    if m:
+        into.add((m.group(1), m.group(2)))
+        continue
+    m = re.match(r'M=\d+ P=\d+ G=(\d+) Log .*in its runtime syscall on thread (\d+), before it ran here', ln)
+    if m:
+        n += 1
+        if (m.group(2), m.group(1)) not in into:
+            print("a syscall's log on G%s names thread %s, where it entered no syscall;" % m.groups())
+            break
+print("# syscall logs on the M the goroutine ran on next: %d" % n, file=sys.stderr)
+PY
 	python3 - "$GT_TMP/$n.merge.err" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
@@ -145,7 +190,7 @@ regions_page() {
 }
 
 merge_case() {
-	local v=$1 n=gomerge_go1$1 why= k=$GT_TMP/k$1.trace rt=$GT_TMP/rt$1.trace m=$GT_TMP/m$1.trace i
+	local v=$1 n=gomerge_go1$1 why= out= k=$GT_TMP/k$1.trace rt=$GT_TMP/rt$1.trace m=$GT_TMP/m$1.trace i
 	if ! build "$v"; then
 		fail "$n" "go build failed: $(tail -3 "$GT_TMP/build$v.log")"
 		return
@@ -171,6 +216,13 @@ merge_case() {
 			why=$(checks "$n" "$m" "$rt" "$v")
 			# Go 1.22's viewer too (gocheck.sh runs Go 1.23's on it)
 			[ -z "$why" ] && [ "$v" = 22 ] && why=$(regions_page "$n" "$m" "$GT_GO122" 1.22)
+			# the kernel recording's own goroutine table, in --json
+			if [ "$v" = 23 ]; then
+				"$CTL" report "$k" >"$k.txt" 2>&1
+				"$CTL" report --json "$k" >"$k.json" 2>&1
+				out=$(python3 tests/integration/report_go_json.py "$k.txt" "$k.json" goroutines) ||
+					why="$why the kernel recording's report --json: $out;"
+			fi
 		else
 			why="merge failed: $(head -3 "$GT_TMP/$n.merge.err")"
 		fi
@@ -178,10 +230,37 @@ merge_case() {
 	gt_report "$n" "$why"
 }
 
+# timehist NAME MERGED: the hog's preemptions of the server's threads by
+# perf sched timehist ($GT_TMP/NAME.perf) against report --json (after
+# checks on MERGED); prints why not, or nothing.
+timehist() {
+	local th=$GT_TMP/$1.timehist out
+	python3 tests/integration/perf_noksym.py "$GT_TMP/$1.perf" >"$th.ksym" 2>&1 ||
+		{ echo "perf_noksym.py: $(tail -2 "$th.ksym")"; return; }
+	perf sched timehist --state -i "$GT_TMP/$1.perf" >"$th" 2>"$th.err" ||
+		{ echo "perf sched timehist failed: $(tail -2 "$th.err")"; return; }
+	# checks() wrote MERGED.d1 (Go 1.23's -d=1) and MERGED.json
+	[ -s "$2.d1" ] && [ -s "$2.json" ] || { echo "no -d=1 or report --json of the merged file"; return; }
+	out=$(python3 tests/integration/gomerge_timehist.py "$th" "$2.d1" "$2.json" "$SRV" "$HOG" 1000000)
+	grep '^#' <<<"$out" >&2
+	grep -v '^#' <<<"$out"
+}
+
 gotrace_case() {
-	local n=gomerge_gotrace why= m=$GT_TMP/g.trace
+	local n=gomerge_gotrace why= m=$GT_TMP/g.trace th= up
+	# perf's clock is the kernel's sched_clock unless told: -k as gotraced's;
+	# CPU 0 only, where the server and the hog are pinned (fewer lost
+	# events on a busy machine); BPF programs' ksymbol records, which
+	# timehist fails on, rewritten (perf_noksym.py).  Started first: its
+	# start on a busy machine must not eat the hog's seconds
+	PERF_K=(-k CLOCK_MONOTONIC --no-bpf-event -C 0)
+	gt_perf_sched_start "$GT_TMP/$n.perf"; up=$?
+	gt_pids+=("$PERF")
+	[ "$up" = 0 ] || th="perf sched record did not start: $(tail -3 "$GT_TMP/$n.perf.out");"
 	if ! start 23 "$n"; then
 		fail "$n" "the server never answered: $(tail -3 "$GT_TMP/$n.srv")"
+		fail gomerge_timehist "the server never answered"
+		[ "$up" = 0 ] && gt_perf_sched_stop
 		return
 	fi
 	if "$CTL" record --standalone -q -p "$SRV,$HOG" -d 1 -o "$m" \
@@ -191,8 +270,32 @@ gotrace_case() {
 	else
 		why="record --go-trace failed: $(tail -3 "$GT_TMP/$n.merge.err")"
 	fi
+	[ "$up" = 0 ] && gt_perf_sched_stop
 	stop
+	[ -z "$th" ] && [ -s "$m" ] && th=$(timehist "$n" "$m")
+	[ -s "$m" ] || th="$th no merged file (see gomerge_gotrace);"
+	gt_report gomerge_timehist "$th"
 	[ -z "$why" ] && why=$(regions_page "$n" "$m" "$GT_GO123" 1.23)
+	gt_report "$n" "$why"
+}
+
+daemon_case() {
+	local n=gomerge_daemon why= m=$GT_TMP/d.trace
+	gt_start_daemon
+	if ! start 23 "$n"; then
+		fail "$n" "the server never answered: $(tail -3 "$GT_TMP/$n.srv")"
+		return
+	fi
+	if "$CTL" record --daemon --socket "$SOCK" -q -p "$SRV,$HOG" -d 1 -o "$m" \
+		--go-trace "http://127.0.0.1:$PORT/debug/pprof/trace" 2>"$GT_TMP/$n.merge.err"; then
+		why=$(checks "$n" "$m" "" 23)
+		ls "$m".kernel-* >/dev/null 2>&1 && why="$why the kernel's part was left beside it;"
+	else
+		why="record --daemon --go-trace failed: $(tail -3 "$GT_TMP/$n.merge.err")"
+	fi
+	stop
+	kill "$DAEMON_PID" 2>/dev/null
+	wait "$DAEMON_PID" 2>/dev/null
 	gt_report "$n" "$why"
 }
 
@@ -226,8 +329,13 @@ refused_case() {
 	gt_report "$n" "$why"
 }
 
+t0=$SECONDS
 merge_case 22
 merge_case 23
+echo "# merge cases: $((SECONDS - t0)) s" >&2
 gotrace_case
+echo "# + gotrace and timehist: $((SECONDS - t0)) s" >&2
+daemon_case
+echo "# + daemon: $((SECONDS - t0)) s" >&2
 refused_case
 gt_finish

@@ -19,11 +19,34 @@
 #  - report_libc_hint: nofp_sleep's io thread sleeps in nanosleep from code
 #    without frame pointers: its stack ends in libc, and the text says that
 #    --call-graph=dwarf brings the callers back (JSON: ends_in_libc).
+#  - report_go_json: a merged file (gotracectl merge of the fuzzer's seed,
+#    a Go server's runtime trace and a recording of it): --json has the
+#    text's table of the kernel inside the goroutines, per goroutine and
+#    per thread, row for row (report_go_json.py; it had neither).
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
-gt_expect report_split report_waits report_stacks_grouped report_libc_hint report_inspect_names
-gt_require_bpf report_split report_waits report_stacks_grouped report_libc_hint report_inspect_names
+gt_expect report_split report_waits report_stacks_grouped report_libc_hint report_inspect_names report_go_json
+gt_require_bpf report_split report_waits report_stacks_grouped report_libc_hint report_inspect_names report_go_json
+
+# report_go_json first: it needs no recording (the merge of a file pair)
+python3 -c '
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+n = struct.unpack("<I", d[:4])[0]
+open(sys.argv[2], "wb").write(d[4:4 + n])
+open(sys.argv[3], "wb").write(d[4 + n:])' tests/fuzz/seeds/gomerge/server_idle "$GT_TMP/rt.trace" "$GT_TMP/k.trace"
+mg=$GT_TMP/merged.trace
+if ! out=$("${GT_REAL_GTCTL:-$GTCTL}" merge "$GT_TMP/rt.trace" "$GT_TMP/k.trace" -o "$mg" 2>&1); then
+	fail report_go_json "merge of the seed failed: ${out:0:300}"
+elif ! "$GTCTL" report "$mg" >"$mg.txt" 2>&1 || ! "$GTCTL" report --json "$mg" >"$mg.json" 2>&1; then
+	fail report_go_json "report of the merged file failed: $(tail -2 "$mg.txt" "$mg.json")"
+elif out=$(python3 tests/integration/report_go_json.py "$mg.txt" "$mg.json" kernel); then
+	ok report_go_json
+	echo "# $out"
+else
+	fail report_go_json "$out"
+fi
 
 m=$GT_TMP/mutex.trace
 if ! "$GTCTL" record -o "$m" -- "$WL/mutex" >/dev/null 2>"$GT_TMP/mutex.err"; then

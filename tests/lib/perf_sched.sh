@@ -4,9 +4,10 @@
 # recording (it enables its events before it lets its child exec: the
 # sleep running means perf records).  Sets PERF (perf's pid, which the
 # caller adds to gt_pids) and PERF_SLEEP; 1 if it did not start.
+# PERF_K, an array, adds options to perf record (-k CLOCK_MONOTONIC).
 # gt_perf_sched_stop: ends the sleep and waits for perf to write FILE.
 gt_perf_sched_start() {
-	perf sched record -a -q -o "$1" -- sleep 600 >"$1.out" 2>&1 &
+	perf sched record "${PERF_K[@]}" -a -q -o "$1" -- sleep 600 >"$1.out" 2>&1 &
 	PERF=$! PERF_SLEEP=
 	for _ in $(seq 1 1200); do
 		PERF_SLEEP=$(pgrep -P "$PERF" -x sleep) && return 0
