@@ -43,6 +43,9 @@ struct gt_sym_job {
 	_Atomic int cancel;       /* dropped while running: stop at the next chunk */
 	struct gt_perfmap_stamp stamp; /* perf map: as seen, then as read */
 	struct gt_perfmap pm;
+	int (*call)(void *arg);   /* a call's (gt_sym_call_post), or NULL */
+	void *arg;
+	void (*arg_free)(void *arg);
 };
 
 /* A user's jobs running now: at most per_uid_max. */
@@ -206,6 +209,12 @@ static void run(struct gt_sym_job *j)
 		j->rc = read_perfmap(j);
 		return;
 	}
+	if (j->call) {
+		if (gt_sym_load_hook)
+			gt_sym_load_hook(j->m.path);
+		j->rc = j->call(j->arg);
+		return;
+	}
 	if (gt_sym_load_hook)
 		gt_sym_load_hook(j->m.path);
 	fd = open_mapped(j);
@@ -214,7 +223,10 @@ static void run(struct gt_sym_job *j)
 
 static void job_free(struct gt_sym_job *j)
 {
-	if (j->done && j->rc >= 0 && j->is_perfmap)
+	if (j->call) {
+		if (j->arg_free)
+			j->arg_free(j->arg);
+	} else if (j->done && j->rc >= 0 && j->is_perfmap)
 		gt_perfmap_free(&j->pm);
 	else if (j->done && j->rc == 0)
 		gt_binary_close(&j->b);
@@ -407,6 +419,37 @@ int gt_sym_perfmap_take(struct gt_sym_job *j, struct gt_perfmap *pm,
 	}
 	j->rc = -ECANCELED; /* moved out */
 	return rc;
+}
+
+static uid_t process_uid(pid_t pid);
+
+struct gt_sym_job *gt_sym_call_post(pid_t pid, const char *what, int (*call)(void *arg),
+				    void *arg, void (*arg_free)(void *arg))
+{
+	struct gt_sym_job *j = calloc(1, sizeof(*j));
+	char *copy = j ? strdup(what) : NULL;
+
+	if (!copy) {
+		free(j);
+		return NULL;
+	}
+	j->pid = pid;
+	j->m.path = copy;
+	j->m.path_len = strlen(copy);
+	j->root_fd = AT_FDCWD;
+	j->mapped_fd = -1;
+	j->call = call;
+	j->arg = arg;
+	j->arg_free = arg_free;
+	j->uid = process_uid(pid);
+	enqueue(j);
+	return j;
+}
+
+void *gt_sym_call_result(struct gt_sym_job *j, int *rc)
+{
+	*rc = j->rc;
+	return j->arg;
 }
 
 /* The user whose budget pid's loads run on: the owner of /proc/PID (its
