@@ -2,13 +2,11 @@
 #include "py_stacks.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "capture/capture.h"
-#include "sym/loader.h"
 #include "sym/python.h"
 #include "util/gt_grow.h"
 #include "util/gt_hash.h"
@@ -27,25 +25,8 @@ struct proc {
 	int mem;
 };
 
-/* A detection under way on a loader thread (the job's arg): it reads the
- * process's maps and its CPython binary's symbols, and opens its memory. */
-struct detect {
-	uint32_t tgid;
-	struct gt_py_proc bpf;
-	int mem;
-};
-
-struct pending {
-	uint32_t tgid;
-	int mapped;  /* asked for a CPython binary just mapped */
-	int again;   /* a binary mapped while it ran: ask again if "none" */
-	struct gt_sym_job *job;
-};
-
 struct gt_py_stacks {
 	struct gt_capture *capture;
-	struct pending *pending;  /* detections under way */
-	size_t npending, cappending;
 	struct gt_python_names *names;
 	struct gt_idmap procs;    /* tgid -> struct proc */
 	struct gt_idmap tried;    /* tgids detected once this image (any result) */
@@ -152,7 +133,6 @@ struct gt_py_stacks *gt_py_stacks_new(struct gt_capture *c)
 		free(p);
 		return NULL;
 	}
-	gt_python_names_async(p->names, 1); /* never read on the engine's thread */
 	p->capture = c;
 	gt_idmap_init(&p->procs, 1, sizeof(struct proc));
 	gt_idmap_init(&p->ids, 3, sizeof(uint32_t));
@@ -167,22 +147,10 @@ static void close_procs(struct gt_py_stacks *p)
 			close(((struct proc *)gt_idmap_val(&p->procs, i))->mem);
 }
 
-/* Lets the detections of tgid go (NULL: all of them). */
-static void drop_pending(struct gt_py_stacks *p, const uint32_t *tgid)
-{
-	for (size_t i = p->npending; i-- > 0;)
-		if (!tgid || p->pending[i].tgid == *tgid) {
-			gt_sym_job_drop(p->pending[i].job);
-			p->pending[i] = p->pending[--p->npending];
-		}
-}
-
 void gt_py_stacks_free(struct gt_py_stacks *p)
 {
 	if (!p)
 		return;
-	drop_pending(p, NULL);
-	free(p->pending);
 	close_procs(p);
 	gt_python_names_free(p->names);
 	gt_idmap_free(&p->procs);
@@ -198,9 +166,8 @@ void gt_py_stacks_reset(struct gt_py_stacks *p)
 	struct gt_python_names *fresh;
 
 	if (!p || (!p->procs.count && !p->tried.count && !p->nstacks && !p->capstacks &&
-		   !p->npending && !gt_python_names_bytes(p->names)))
+		   !gt_python_names_bytes(p->names)))
 		return; /* nothing held: called at every idle check */
-	drop_pending(p, NULL);
 	for (size_t i = 0; i < p->procs.cap; i++)
 		if (gt_idmap_full(&p->procs, i))
 			gt_capture_python_proc(p->capture, (uint32_t)gt_idmap_key(&p->procs, i)[0],
@@ -216,130 +183,47 @@ void gt_py_stacks_reset(struct gt_py_stacks *p)
 	p->nstacks = p->capstacks = p->nframes = p->capframes = 0;
 	fresh = gt_python_names_new(); /* NULL: names kept (a budget still holds) */
 	if (fresh) {
-		gt_python_names_async(fresh, 1);
 		gt_python_names_free(p->names);
 		p->names = fresh;
 	}
 }
 
-/* On the loader thread. */
-static int run_detect(void *arg)
+void gt_py_stacks_round(struct gt_py_stacks *p)
 {
-	struct detect *d = arg;
-	int err = gt_python_detect((pid_t)d->tgid, &d->bpf);
-
-	if (err)
-		return err;
-	d->mem = gt_python_open_mem((pid_t)d->tgid);
-	return d->mem < 0 ? d->mem : 0;
-}
-
-static void free_detect(void *arg)
-{
-	struct detect *d = arg;
-
-	if (d->mem >= 0)
-		close(d->mem);
-	free(d);
-}
-
-/* Posts tgid's detection: 0 or -ENOMEM. */
-static int post(struct gt_py_stacks *p, uint32_t tgid, int mapped)
-{
-	struct detect *d;
-	char what[64];
-
-	if (gt_grow(&p->pending, &p->cappending, p->npending + 1, sizeof(*p->pending)))
-		return -ENOMEM;
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	d->tgid = tgid;
-	d->mem = -1;
-	snprintf(what, sizeof(what), "/proc/%u/maps (CPython)", tgid);
-	p->pending[p->npending] = (struct pending){tgid, mapped, 0, NULL};
-	p->pending[p->npending].job = gt_sym_call_post((pid_t)tgid, what, run_detect, d, free_detect);
-	if (!p->pending[p->npending].job) {
-		free(d);
-		return -ENOMEM;
-	}
-	p->npending++;
-	return 0;
-}
-
-/* A finished detection's answer: the process registered if CPython. */
-static int take(struct gt_py_stacks *p, const struct pending *w, struct detect *d, int err)
-{
-	struct proc *v;
-	int isnew;
-
-	/* no CPython mapped (yet: a libpython loads after exec) is asked
-	 * again when one is; anything else is this image's answer */
-	if (err == -ENOENT && !w->mapped)
-		gt_idmap_del(&p->tried, w->tgid);
-	if (err)
-		return err;
-	v = gt_idmap_put(&p->procs, w->tgid, &isnew);
-	if (!v)
-		return -ENOMEM;
-	*v = (struct proc){.bpf = d->bpf, .mem = d->mem};
-	d->mem = -1; /* the proc's now */
-	err = gt_capture_python_proc(p->capture, w->tgid, &d->bpf);
-	if (err) {
-		close(v->mem);
-		gt_idmap_del(&p->procs, w->tgid);
-	}
-	return err;
-}
-
-/* The detections finished since: applied (each drain of the rings). */
-static void harvest(struct gt_py_stacks *p)
-{
-	for (size_t i = p->npending; i-- > 0;) {
-		struct pending w = p->pending[i];
-		struct detect *d;
-		int err;
-
-		if (!gt_sym_job_wait(w.job, 0))
-			continue;
-		d = gt_sym_call_result(w.job, &err);
-		p->pending[i] = p->pending[--p->npending];
-		err = take(p, &w, d, err);
-		gt_sym_job_drop(w.job);
-		if (err == -ENOENT && w.again && !gt_idmap_has(&p->tried, w.tgid) &&
-		    gt_idmap_add(&p->tried, w.tgid) == 1 && post(p, w.tgid, 1))
-			gt_idmap_del(&p->tried, w.tgid);
-	}
+	if (p)
+		gt_python_names_round(p->names);
 }
 
 int gt_py_stacks_check(struct gt_py_stacks *p, uint32_t tgid, int mapped)
 {
-	int err;
+	struct gt_py_proc bpf;
+	struct proc *v;
+	int err, isnew, mem;
 
-	if (!p)
+	if (!p || gt_idmap_has(&p->tried, tgid))
 		return 0;
-	if (gt_idmap_has(&p->tried, tgid)) {
-		/* a CPython binary mapped while its detection runs: that one
-		 * may have read the maps before it */
-		for (size_t i = 0; mapped && i < p->npending; i++)
-			if (p->pending[i].tgid == tgid)
-				p->pending[i].again = 1;
-		return 0;
-	}
-	if (gt_idmap_add(&p->tried, tgid) != 1)
-		return -ENOMEM;
-	err = post(p, tgid, mapped);
+	err = gt_python_detect((pid_t)tgid, &bpf);
+	/* no CPython mapped (yet: a libpython loads after exec) is asked
+	 * again when one is; anything else is this image's answer */
+	if (mapped || err != -ENOENT)
+		gt_idmap_add(&p->tried, tgid);
 	if (err)
-		gt_idmap_del(&p->tried, tgid);
+		return err;
+	mem = gt_python_open_mem((pid_t)tgid);
+	if (mem < 0)
+		return mem;
+	v = gt_idmap_put(&p->procs, tgid, &isnew);
+	if (!v) {
+		close(mem);
+		return -ENOMEM;
+	}
+	*v = (struct proc){.bpf = bpf, .mem = mem};
+	err = gt_capture_python_proc(p->capture, tgid, &bpf);
+	if (err) {
+		close(mem);
+		gt_idmap_del(&p->procs, tgid);
+	}
 	return err;
-}
-
-void gt_py_stacks_round(struct gt_py_stacks *p)
-{
-	if (!p)
-		return;
-	harvest(p);
-	gt_python_names_round(p->names);
 }
 
 void gt_py_stacks_forget(struct gt_py_stacks *p, uint32_t tgid)
@@ -348,7 +232,6 @@ void gt_py_stacks_forget(struct gt_py_stacks *p, uint32_t tgid)
 
 	if (!p)
 		return;
-	drop_pending(p, &tgid);
 	gt_idmap_del(&p->tried, tgid);
 	v = gt_idmap_get(&p->procs, tgid);
 	if (!v)

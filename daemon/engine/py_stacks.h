@@ -1,9 +1,8 @@
 /* Python frames on the engine's side (docs/mapping.md, "Python frames"):
  * the CPython processes BPF walks (told to capture as they are followed,
  * exec or map a libpython), and the stacks of their threads: each
- * GT_KEV_PYSTACK record capture reads is named at once from what is known
- * (a code object not read yet: "[python]", its read asked of a loader
- * thread: sym/python.h), and each distinct {native stack, Python frames}
+ * GT_KEV_PYSTACK record capture reads is named at once, while the process
+ * lives (sym/python.h), and each distinct {native stack, Python frames}
  * of a process is kept once under an id of its own (GT_STACK_PY | index)
  * that capture puts in the records that name it, as dwarf_stacks.h does
  * for copies.  The engine's thread only. */
@@ -28,13 +27,10 @@ struct gt_py_named {
 struct gt_py_stacks *gt_py_stacks_new(struct gt_capture *c);
 void gt_py_stacks_free(struct gt_py_stacks *p);
 
-/* Asks whether process tgid runs a known CPython, on a loader thread
- * (sym/loader.h: its maps and binary are the process's, its memory may not
- * answer); a later gt_py_stacks_round takes the answer and tells BPF if so
- * (until then its stacks have no Python frames).  Asked once per process
- * image (again after forget): a process with no CPython mapped is asked
- * again only when mapped (its python3.X or libpython3.X was just mapped)
- * says one is.  0 (asked, or asked before), or -ENOMEM. */
+/* Whether process tgid runs a known CPython, told to BPF if so.  Asked
+ * once per process image (again after forget): a process with no CPython
+ * mapped is asked again only when mapped (its python3.X or libpython3.X
+ * was just mapped) says one is.  0, or -errno as gt_python_detect. */
 int gt_py_stacks_check(struct gt_py_stacks *p, uint32_t tgid, int mapped);
 /* Process tgid exec'd or is forgotten: BPF stops walking it, its code
  * objects' names go. */
@@ -44,9 +40,8 @@ void gt_py_stacks_forget(struct gt_py_stacks *p, uint32_t tgid);
  * freed (what they held is bounded, but not small); nothing done if
  * nothing is held (it is called at every idle check). */
 void gt_py_stacks_reset(struct gt_py_stacks *p);
-/* A new drain of the rings: the detections and code objects' reads
- * finished since are taken, and new code objects may be asked for again
- * (a bounded number each: sym/python.h). */
+/* A new drain of the rings: it may read new code objects again (a bounded
+ * number each: sym/python.h). */
 void gt_py_stacks_round(struct gt_py_stacks *p);
 
 /* The stack id (GT_STACK_PY | index): its native stack's id and Python

@@ -48,10 +48,11 @@ struct gt_sym_job {
 	void (*arg_free)(void *arg);
 };
 
-/* A user's jobs running now: at most per_uid_max. */
+/* A user's jobs running now: at most per_uid_max loads and as many calls
+ * (a call, short, does not wait behind a user's long loads). */
 struct uid_busy {
 	uid_t uid;
-	unsigned n;               /* 0: a free slot */
+	unsigned n, calls;        /* both 0: a free slot */
 };
 
 /* The loader threads, process-wide. */
@@ -250,9 +251,11 @@ static struct uid_busy *uid_slot(uid_t uid)
 	struct uid_busy *free_slot = NULL;
 
 	for (unsigned i = 0; i < GT_SYM_LOADERS_MAX; i++) {
-		if (pool.users[i].n && pool.users[i].uid == uid)
+		int used = pool.users[i].n || pool.users[i].calls;
+
+		if (used && pool.users[i].uid == uid)
 			return &pool.users[i];
-		if (!pool.users[i].n && !free_slot)
+		if (!used && !free_slot)
 			free_slot = &pool.users[i];
 	}
 	if (free_slot)
@@ -260,12 +263,16 @@ static struct uid_busy *uid_slot(uid_t uid)
 	return free_slot;
 }
 
-/* Whether uid may start one more job now (pool.lock held). */
-static int uid_may_run(uid_t uid)
+/* Whether j's user may start one more job of j's kind now (pool.lock
+ * held). */
+static int uid_may_run(const struct gt_sym_job *j)
 {
-	for (unsigned i = 0; i < GT_SYM_LOADERS_MAX; i++)
-		if (pool.users[i].n && pool.users[i].uid == uid)
-			return pool.users[i].n < per_uid_max;
+	for (unsigned i = 0; i < GT_SYM_LOADERS_MAX; i++) {
+		const struct uid_busy *u = &pool.users[i];
+
+		if ((u->n || u->calls) && u->uid == j->uid)
+			return (j->call ? u->calls : u->n) < per_uid_max;
+	}
 	return 1;
 }
 
@@ -275,7 +282,7 @@ static struct gt_sym_job *take_runnable(void)
 {
 	struct gt_sym_job **pp = &pool.head, *j;
 
-	while ((j = *pp) && !uid_may_run(j->uid))
+	while ((j = *pp) && !uid_may_run(j))
 		pp = &j->next;
 	if (!j)
 		return NULL;
@@ -324,7 +331,7 @@ static void *loader_main(void *arg)
 		pool.busy++;
 		u = uid_slot(j->uid);
 		if (u)
-			u->n++;
+			++*(j->call ? &u->calls : &u->n);
 		running_cancel = &j->cancel;
 		pthread_mutex_unlock(&pool.lock);
 		if (!atomic_load(&j->cancel))
@@ -337,7 +344,7 @@ static void *loader_main(void *arg)
 		atomic_fetch_add(&loads_ended, 1);
 		pool.busy--;
 		if (u)
-			u->n--;
+			--*(j->call ? &u->calls : &u->n);
 		if (j->late)
 			pool.late--;
 		if (j->dropped)
@@ -373,7 +380,7 @@ static void enqueue(struct gt_sym_job *j)
 	pool.tail = &j->next;
 	/* a job over its user's budget waits for one of that user's to end:
 	 * the thread that ran it takes the next */
-	if (uid_may_run(j->uid)) {
+	if (uid_may_run(j)) {
 		add_thread();
 		pthread_cond_signal(&pool.work);
 	}
@@ -635,7 +642,7 @@ void gt_sym_loader_budget(unsigned per_uid)
 	pthread_once(&pool_once, pool_init);
 	pthread_mutex_lock(&pool.lock);
 	for (const struct gt_sym_job *j = pool.head; j; j = j->next)
-		if (uid_may_run(j->uid)) {
+		if (uid_may_run(j)) {
 			add_thread();
 			pthread_cond_broadcast(&pool.work);
 			break;

@@ -6,8 +6,8 @@
  * /proc/PID/mem once per code object and cached.  The process writes that
  * memory: every read is bounded, every length checked, and a code object
  * that does not read as one is named "[python]".  A set of names is one
- * thread's (the engine's); gt_python_detect and gt_python_open_mem run on
- * any (the engine runs them on a loader thread: loader.h). */
+ * thread's (the engine's); gt_python_detect and gt_python_open_mem may run
+ * on any (the engine still runs them on its own: docs/security.md). */
 #ifndef GT_SYM_PYTHON_H
 #define GT_SYM_PYTHON_H
 
@@ -48,7 +48,11 @@ size_t gt_python_names_bytes(const struct gt_python_names *n);
 /* async: a new code object is read on a loader thread (loader.h), never
  * on the caller's, and named "[python]" until a later round takes the
  * answer (a process whose memory does not answer holds a loader thread,
- * not the caller).  The engine's names are; tests read in place. */
+ * not the caller).  Not the engine's yet: its stacks are named when
+ * first seen, so a stack seen once before its read ended would stay
+ * "[python]" (python_frames.sh: 60% of the off-CPU time named instead of
+ * 90%+); naming them late needs the translator's late stacks
+ * (translate/late_stack.c) to rename Python frames. */
 void gt_python_names_async(struct gt_python_names *n, int async);
 /* A new drain of the rings: at most PY_READS_PER_ROUND (64) new code
  * objects are read (async: asked, with at most as many under way) until
