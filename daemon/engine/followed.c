@@ -60,6 +60,7 @@ static void forget(struct gt_engine *e, uint32_t pid)
 {
 	gt_symbolizer_forget_process(e->sym, (pid_t)pid);
 	gt_py_stacks_forget(e->py, pid);
+	gt_engine_go_procs_forget(e, &pid);
 	gt_idmap_del(&e->symbolized, pid);
 	gt_idmap_del(&e->dying, pid);
 }
@@ -103,6 +104,7 @@ void gt_engine_forget_followed(struct gt_engine *e)
 		}
 	}
 	gt_py_stacks_reset(e->py); /* its names and stacks with them */
+	gt_engine_go_procs_forget(e, NULL);
 	gt_symbolizer_close_parked(e->sym); /* no session left to map them */
 	gt_titles_free(&e->titles);
 	gt_idmap_free(&e->symbolized);

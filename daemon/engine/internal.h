@@ -112,6 +112,8 @@ struct gt_engine {
 	struct gt_py_stacks *py;    /* CPython processes and their stacks */
 	struct gt_mt_pcs *mem_stacks; /* stacks of the heap records' samples
 				       (the engine's thread's, like the records) */
+	struct gt_go_read **go_reads; /* go_procs.c: build-info reads under way */
+	size_t ngo_reads, capgo_reads;
 	char err[512];
 };
 
@@ -137,8 +139,15 @@ void gt_engine_forget_followed(struct gt_engine *e);
 void gt_engine_mmaps_start(struct gt_engine *e);
 void gt_engine_followed_new(struct gt_engine *e, uint32_t tgid);
 /* go_procs.c: tells BPF where Go process tgid's goroutine ids are (or that
- * it is not Go), at its first sight and at each exec */
+ * it is not Go), at its first sight and at each exec: its binary is read
+ * on a loader thread (sym/loader.h), never on the engine's; until the
+ * answer, BPF knows of no Go program there (no goroutine ids). */
 void gt_engine_go_proc(struct gt_engine *e, uint32_t tgid);
+/* Applies the reads finished since (each drain of the rings). */
+void gt_engine_go_procs_poll(struct gt_engine *e);
+/* Process tgid is forgotten: its read, if any, is let go (NULL: all of them,
+ * the engine closing). */
+void gt_engine_go_procs_forget(struct gt_engine *e, const uint32_t *tgid);
 
 /* session.c: hands one event to the session's translator, if it is in its
  * window (see gt_session_deliver); always 0 (a failure ends the session). */

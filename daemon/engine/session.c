@@ -131,6 +131,7 @@ void gt_engine_close(struct gt_engine *e)
 		return;
 	gt_engine_stop_all(e, "engine closed");
 	gt_engine_mem_close(e); /* before the maps it shares go */
+	gt_engine_go_procs_forget(e, NULL);
 	gt_capture_close(e->capture);
 	gt_dwarf_stacks_free(e->dwarf);
 	gt_py_stacks_free(e->py);
@@ -357,6 +358,7 @@ int gt_engine_poll(struct gt_engine *e, int timeout_ms)
 	int n;
 
 	gt_py_stacks_round(e->py); /* a bounded number of code objects read a drain */
+	gt_engine_go_procs_poll(e); /* Go build info read since, for BPF */
 	n = gt_capture_poll(e->capture, gt_engine_mem_timeout(e, timeout_ms), on_event, e);
 
 	gt_worker_reap(&e->worker); /* starts and stops finished meanwhile */

@@ -12,6 +12,8 @@
 
 struct gt_cfi {
 	void *cfi;      /* Dwarf_CFI *, NULL if the file has none usable */
+	void *elf;      /* Elf * of image: the checked copy libdw reads */
+	void *image;    /* the file's .eh_frame, copied (cfi.c) */
 };
 
 enum gt_ra_where {
@@ -24,8 +26,9 @@ struct gt_ra_rule {
 	int64_t sp_off;  /* GT_RA_STACK: bytes above the stack pointer */
 };
 
-/* Opens the CFI of an ELF handle (Elf *, kept open by the caller) when it
- * is code of this machine's 64-bit ABI.  Returns 0 or -ENOENT. */
+/* Opens the CFI of an ELF handle (Elf *) when it is code of this machine's
+ * 64-bit ABI and its .eh_frame passes gt_cfi_check (cfi_check.h): a copy
+ * of it is kept, the handle is not needed after.  Returns 0 or -ENOENT. */
 int gt_cfi_open(struct gt_cfi *c, void *elf);
 
 /* The rule at link-time address vaddr (the address of the instruction

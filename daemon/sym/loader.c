@@ -43,12 +43,16 @@ struct gt_sym_job {
 	_Atomic int cancel;       /* dropped while running: stop at the next chunk */
 	struct gt_perfmap_stamp stamp; /* perf map: as seen, then as read */
 	struct gt_perfmap pm;
+	int (*call)(void *arg);   /* a call's (gt_sym_call_post), or NULL */
+	void *arg;
+	void (*arg_free)(void *arg);
 };
 
-/* A user's jobs running now: at most per_uid_max. */
+/* A user's jobs running now: at most per_uid_max loads and as many calls
+ * (a call, short, does not wait behind a user's long loads). */
 struct uid_busy {
 	uid_t uid;
-	unsigned n;               /* 0: a free slot */
+	unsigned n, calls;        /* both 0: a free slot */
 };
 
 /* The loader threads, process-wide. */
@@ -206,6 +210,12 @@ static void run(struct gt_sym_job *j)
 		j->rc = read_perfmap(j);
 		return;
 	}
+	if (j->call) {
+		if (gt_sym_load_hook)
+			gt_sym_load_hook(j->m.path);
+		j->rc = j->call(j->arg);
+		return;
+	}
 	if (gt_sym_load_hook)
 		gt_sym_load_hook(j->m.path);
 	fd = open_mapped(j);
@@ -214,7 +224,10 @@ static void run(struct gt_sym_job *j)
 
 static void job_free(struct gt_sym_job *j)
 {
-	if (j->done && j->rc >= 0 && j->is_perfmap)
+	if (j->call) {
+		if (j->arg_free)
+			j->arg_free(j->arg);
+	} else if (j->done && j->rc >= 0 && j->is_perfmap)
 		gt_perfmap_free(&j->pm);
 	else if (j->done && j->rc == 0)
 		gt_binary_close(&j->b);
@@ -238,9 +251,11 @@ static struct uid_busy *uid_slot(uid_t uid)
 	struct uid_busy *free_slot = NULL;
 
 	for (unsigned i = 0; i < GT_SYM_LOADERS_MAX; i++) {
-		if (pool.users[i].n && pool.users[i].uid == uid)
+		int used = pool.users[i].n || pool.users[i].calls;
+
+		if (used && pool.users[i].uid == uid)
 			return &pool.users[i];
-		if (!pool.users[i].n && !free_slot)
+		if (!used && !free_slot)
 			free_slot = &pool.users[i];
 	}
 	if (free_slot)
@@ -248,12 +263,16 @@ static struct uid_busy *uid_slot(uid_t uid)
 	return free_slot;
 }
 
-/* Whether uid may start one more job now (pool.lock held). */
-static int uid_may_run(uid_t uid)
+/* Whether j's user may start one more job of j's kind now (pool.lock
+ * held). */
+static int uid_may_run(const struct gt_sym_job *j)
 {
-	for (unsigned i = 0; i < GT_SYM_LOADERS_MAX; i++)
-		if (pool.users[i].n && pool.users[i].uid == uid)
-			return pool.users[i].n < per_uid_max;
+	for (unsigned i = 0; i < GT_SYM_LOADERS_MAX; i++) {
+		const struct uid_busy *u = &pool.users[i];
+
+		if ((u->n || u->calls) && u->uid == j->uid)
+			return (j->call ? u->calls : u->n) < per_uid_max;
+	}
 	return 1;
 }
 
@@ -263,7 +282,7 @@ static struct gt_sym_job *take_runnable(void)
 {
 	struct gt_sym_job **pp = &pool.head, *j;
 
-	while ((j = *pp) && !uid_may_run(j->uid))
+	while ((j = *pp) && !uid_may_run(j))
 		pp = &j->next;
 	if (!j)
 		return NULL;
@@ -312,7 +331,7 @@ static void *loader_main(void *arg)
 		pool.busy++;
 		u = uid_slot(j->uid);
 		if (u)
-			u->n++;
+			++*(j->call ? &u->calls : &u->n);
 		running_cancel = &j->cancel;
 		pthread_mutex_unlock(&pool.lock);
 		if (!atomic_load(&j->cancel))
@@ -325,7 +344,7 @@ static void *loader_main(void *arg)
 		atomic_fetch_add(&loads_ended, 1);
 		pool.busy--;
 		if (u)
-			u->n--;
+			--*(j->call ? &u->calls : &u->n);
 		if (j->late)
 			pool.late--;
 		if (j->dropped)
@@ -361,7 +380,7 @@ static void enqueue(struct gt_sym_job *j)
 	pool.tail = &j->next;
 	/* a job over its user's budget waits for one of that user's to end:
 	 * the thread that ran it takes the next */
-	if (uid_may_run(j->uid)) {
+	if (uid_may_run(j)) {
 		add_thread();
 		pthread_cond_signal(&pool.work);
 	}
@@ -407,6 +426,37 @@ int gt_sym_perfmap_take(struct gt_sym_job *j, struct gt_perfmap *pm,
 	}
 	j->rc = -ECANCELED; /* moved out */
 	return rc;
+}
+
+static uid_t process_uid(pid_t pid);
+
+struct gt_sym_job *gt_sym_call_post(pid_t pid, const char *what, int (*call)(void *arg),
+				    void *arg, void (*arg_free)(void *arg))
+{
+	struct gt_sym_job *j = calloc(1, sizeof(*j));
+	char *copy = j ? strdup(what) : NULL;
+
+	if (!copy) {
+		free(j);
+		return NULL;
+	}
+	j->pid = pid;
+	j->m.path = copy;
+	j->m.path_len = strlen(copy);
+	j->root_fd = AT_FDCWD;
+	j->mapped_fd = -1;
+	j->call = call;
+	j->arg = arg;
+	j->arg_free = arg_free;
+	j->uid = process_uid(pid);
+	enqueue(j);
+	return j;
+}
+
+void *gt_sym_call_result(struct gt_sym_job *j, int *rc)
+{
+	*rc = j->rc;
+	return j->arg;
 }
 
 /* The user whose budget pid's loads run on: the owner of /proc/PID (its
@@ -592,7 +642,7 @@ void gt_sym_loader_budget(unsigned per_uid)
 	pthread_once(&pool_once, pool_init);
 	pthread_mutex_lock(&pool.lock);
 	for (const struct gt_sym_job *j = pool.head; j; j = j->next)
-		if (uid_may_run(j->uid)) {
+		if (uid_may_run(j)) {
 			add_thread();
 			pthread_cond_broadcast(&pool.work);
 			break;

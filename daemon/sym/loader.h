@@ -96,6 +96,23 @@ struct gt_sym_job *gt_sym_perfmap_post(int root_fd, const char *path, uid_t owne
 int gt_sym_perfmap_take(struct gt_sym_job *j, struct gt_perfmap *pm,
 			struct gt_perfmap_stamp *seen);
 
+/* Posts call(arg) to a loader thread, on pid's user's budget as a load:
+ * a read of a process's own binary or memory that gotraced's loop must
+ * not wait for (the Go build info: engine/go_procs.c), what naming it (gt_sym_load_hook's
+ * path, and the logs).  The caller polls it with gt_sym_job_wait(j, 0)
+ * and lets it go with gt_sym_job_drop, which frees arg with arg_free
+ * (then, or when an unfinished call returns).  Calls have a budget of
+ * their own, as many per user as loads (they are short: they do not
+ * wait behind a user's long loads; a user's stuck files hold at most
+ * GT_SYM_LOADS_PER_UID threads of each kind).  NULL without memory (arg
+ * is the caller's then). */
+struct gt_sym_job *gt_sym_call_post(pid_t pid, const char *what, int (*call)(void *arg),
+				    void *arg, void (*arg_free)(void *arg));
+
+/* A finished call's arg (still the job's: valid until the drop) and, in
+ * *rc, what call returned. */
+void *gt_sym_call_result(struct gt_sym_job *j, int *rc);
+
 /* Loads late now (see above). */
 unsigned gt_sym_loads_late(void);
 

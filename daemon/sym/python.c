@@ -13,8 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "loader.h"
 #include "maps.h"
 #include "safe_open.h"
+#include "util/gt_grow.h"
 #include "util/gt_idmap.h"
 #include "util/gt_strset.h"
 
@@ -307,6 +309,21 @@ struct code_info {
 	uint32_t ntable;
 	int32_t firstlineno;
 	uint32_t tries;
+	int pending;              /* async: a loader thread reads it */
+};
+
+/* A code object's fields as read from the process, before interning: on
+ * the engine's thread (sync) or a loader thread (async, the job's arg). */
+struct code_raw {
+	uint64_t key[2];          /* {pid, code} */
+	const struct py_layout *l;
+	int mem;                  /* async: a duplicate of the process's */
+	int rc;                   /* 0 read (names maybe not), -EFAULT header */
+	char func[PY_STR_MAX], file[PY_STR_MAX];
+	size_t nfunc, nfile;      /* 0: unreadable */
+	uint8_t *table;           /* malloc'd, or NULL */
+	size_t ntable;
+	int32_t first;
 };
 
 struct gt_python_names {
@@ -315,6 +332,12 @@ struct gt_python_names {
 	size_t bytes, max_bytes;   /* interned so far, and the budget */
 	size_t max_codes;
 	unsigned reads;            /* new code objects read this round */
+	int async;                 /* reads on loader threads (the engine's) */
+	struct py_read {
+		struct gt_sym_job *job;
+		pid_t pid;
+	} *pending;                /* async reads under way */
+	size_t npending, cappending;
 };
 
 struct gt_python_names *gt_python_names_new(void)
@@ -329,10 +352,23 @@ struct gt_python_names *gt_python_names_new(void)
 	return n;
 }
 
+/* Lets the reads of pid go (every pid: -1). */
+static void drop_reads(struct gt_python_names *n, pid_t pid)
+{
+	for (size_t i = n->npending; i-- > 0;) {
+		if (pid >= 0 && n->pending[i].pid != pid)
+			continue;
+		gt_sym_job_drop(n->pending[i].job);
+		n->pending[i] = n->pending[--n->npending];
+	}
+}
+
 void gt_python_names_free(struct gt_python_names *n)
 {
 	if (!n)
 		return;
+	drop_reads(n, -1);
+	free(n->pending);
 	gt_idmap_free(&n->codes);
 	gt_strset_free(&n->strs);
 	free(n);
@@ -349,10 +385,19 @@ size_t gt_python_names_bytes(const struct gt_python_names *n)
 	return n->bytes;
 }
 
+static void harvest(struct gt_python_names *n);
+
+void gt_python_names_async(struct gt_python_names *n, int async)
+{
+	n->async = async;
+}
+
 void gt_python_names_round(struct gt_python_names *n)
 {
-	if (n)
-		n->reads = 0;
+	if (!n)
+		return;
+	harvest(n);
+	n->reads = 0;
 }
 
 /* A stable copy of p[0..len), counted against the budget (a string
@@ -373,87 +418,182 @@ static const char *intern(struct gt_python_names *n, const void *p, size_t len)
 }
 
 /* The str object at addr, if compact and one byte a character (ASCII or
- * Latin-1: names and paths nearly always); NULL otherwise. */
-static const char *read_str(struct gt_python_names *n, int mem, const struct py_layout *l,
-			    uint64_t addr)
+ * Latin-1: names and paths nearly always), into buf: its length, 0 if not. */
+static size_t read_str(int mem, const struct py_layout *l, uint64_t addr, char *buf)
 {
-	char buf[PY_STR_MAX];
 	uint64_t len;
 	uint32_t state;
 	unsigned kind;
 
 	if (!addr || mem_read(mem, addr + PY_STR_LENGTH, &len, sizeof(len)) ||
 	    mem_read(mem, addr + PY_STR_STATE, &state, sizeof(state)))
-		return NULL;
+		return 0;
 	kind = (state >> 2) & 7;
 	if (!(state & 32) || kind != 1 || !len) /* compact, 1 byte a char */
-		return NULL;
-	if (len > sizeof(buf))
-		len = sizeof(buf);
+		return 0;
+	if (len > PY_STR_MAX)
+		len = PY_STR_MAX;
 	if (mem_read(mem, addr + (state & 64 ? l->ascii_data : l->compact_data), buf, len))
-		return NULL;
+		return 0;
 	for (size_t i = 0; i < len; i++)
 		if (buf[i] == 0 || (unsigned char)buf[i] >= 128)
-			return NULL; /* Latin-1 beyond ASCII: not UTF-8 as is */
-	return intern(n, buf, len);
+			return 0; /* Latin-1 beyond ASCII: not UTF-8 as is */
+	return (size_t)len;
 }
 
-/* Reads code object code (layout l) of the memory open at mem into *ci:
- * 0 (names unreadable past its header: "[python]", for good) or -EFAULT
- * (the header unreadable: maybe not written yet). */
-static int read_code(struct gt_python_names *n, int mem, const struct py_layout *l,
-		     uint64_t code, struct code_info *ci)
+/* Reads code object r->key[1] (layout r->l) of the memory open at mem:
+ * r->rc 0 (names unreadable past its header: "[python]", for good) or
+ * -EFAULT (the header unreadable: maybe not written yet). */
+static void read_raw(struct code_raw *r, int mem)
 {
+	const struct py_layout *l = r->l;
+	const uint64_t code = r->key[1];
 	uint64_t name = 0, file = 0, table = 0, size = 0;
-	int32_t first = 0;
-	uint8_t *buf;
 
+	r->rc = -EFAULT;
 	if (mem_read(mem, code + l->co_name, &name, 8) ||
 	    mem_read(mem, code + l->co_filename, &file, 8) ||
-	    mem_read(mem, code + l->co_firstlineno, &first, 4) ||
+	    mem_read(mem, code + l->co_firstlineno, &r->first, 4) ||
 	    mem_read(mem, code + l->co_linetable, &table, 8))
-		return -EFAULT;
-	ci->func = read_str(n, mem, l, name);
-	ci->file = ci->func ? read_str(n, mem, l, file) : NULL;
-	ci->firstlineno = first;
+		return;
+	r->rc = 0;
+	r->nfunc = read_str(mem, l, name, r->func);
+	r->nfile = r->nfunc ? read_str(mem, l, file, r->file) : 0;
+	if (!r->nfunc || !r->nfile || !table || mem_read(mem, table + PY_VAR_SIZE, &size, 8) ||
+	    !size || size > PY_LINETABLE_MAX || !(r->table = malloc(size)))
+		return;
+	if (mem_read(mem, table + PY_BYTES_DATA, r->table, size)) {
+		free(r->table);
+		r->table = NULL;
+		return;
+	}
+	r->ntable = size;
+}
+
+/* What was read, interned into *ci (tries kept). */
+static void take_raw(struct gt_python_names *n, const struct code_raw *r, struct code_info *ci)
+{
+	uint32_t tries = ci->tries;
+
+	*ci = (struct code_info){0};
+	if (r->rc) {
+		ci->tries = tries + 1;
+		return;
+	}
+	ci->func = r->nfunc ? intern(n, r->func, r->nfunc) : NULL;
+	ci->file = ci->func && r->nfile ? intern(n, r->file, r->nfile) : NULL;
+	ci->firstlineno = r->first;
 	if (!ci->func || !ci->file) {
 		ci->func = ci->file = unnamed;
-		return 0;
+		return;
 	}
-	if (!table || mem_read(mem, table + PY_VAR_SIZE, &size, 8) || !size ||
-	    size > PY_LINETABLE_MAX || !(buf = malloc(size)))
-		return 0;
-	if (!mem_read(mem, table + PY_BYTES_DATA, buf, size)) {
-		ci->linetable = (const uint8_t *)intern(n, buf, size);
-		ci->ntable = ci->linetable ? (uint32_t)size : 0;
+	if (r->table) {
+		ci->linetable = (const uint8_t *)intern(n, r->table, r->ntable);
+		ci->ntable = ci->linetable ? (uint32_t)r->ntable : 0;
 	}
-	free(buf);
+}
+
+/* On a loader thread. */
+static int run_read(void *arg)
+{
+	struct code_raw *r = arg;
+
+	read_raw(r, r->mem);
 	return 0;
 }
 
-/* The cached names of code object key[1], read now if new and the
- * budgets allow; NULL: "[python]" (for now or for good). */
+static void free_raw(void *arg)
+{
+	struct code_raw *r = arg;
+
+	if (r->mem >= 0)
+		close(r->mem);
+	free(r->table);
+	free(r);
+}
+
+/* Posts the read of code object key (async): 0, or -errno. */
+static int post_read(struct gt_python_names *n, int mem, const struct py_layout *l,
+		     const uint64_t key[2])
+{
+	struct code_raw *r;
+	char what[64];
+
+	if (n->npending >= PY_READS_PER_ROUND ||
+	    gt_grow(&n->pending, &n->cappending, n->npending + 1, sizeof(*n->pending)))
+		return -EAGAIN;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	memcpy(r->key, key, sizeof(r->key));
+	r->l = l;
+	r->mem = fcntl(mem, F_DUPFD_CLOEXEC, 0);
+	if (r->mem < 0) {
+		free(r);
+		return -EMFILE;
+	}
+	snprintf(what, sizeof(what), "/proc/%d/mem (CPython code 0x%" PRIx64 ")", (int)key[0],
+		 key[1]);
+	n->pending[n->npending].pid = (pid_t)key[0];
+	n->pending[n->npending].job = gt_sym_call_post((pid_t)key[0], what, run_read, r, free_raw);
+	if (!n->pending[n->npending].job) {
+		free_raw(r);
+		return -ENOMEM;
+	}
+	n->npending++;
+	return 0;
+}
+
+/* The reads finished since, into the cache (async). */
+static void harvest(struct gt_python_names *n)
+{
+	for (size_t i = n->npending; i-- > 0;) {
+		struct gt_sym_job *j = n->pending[i].job;
+		const struct code_raw *r;
+		struct code_info *ci;
+		int rc;
+
+		if (!gt_sym_job_wait(j, 0))
+			continue;
+		r = gt_sym_call_result(j, &rc);
+		ci = gt_idmap_find(&n->codes, r->key);
+		if (ci && ci->pending)
+			take_raw(n, r, ci);
+		gt_sym_job_drop(j);
+		n->pending[i] = n->pending[--n->npending];
+	}
+}
+
+/* The cached names of code object key[1], read now (or, async, asked of
+ * a loader thread) if new and the budgets allow; NULL: "[python]" (for
+ * now or for good). */
 static const struct code_info *code_of(struct gt_python_names *n, int mem,
 				       const struct py_layout *l, const uint64_t key[2])
 {
-	struct code_info *ci = gt_idmap_find(&n->codes, key), got = {0};
+	struct code_info *ci = gt_idmap_find(&n->codes, key);
+	struct code_raw got;
 	int isnew;
 
 	if (ci && ci->func)
 		return ci->func == unnamed ? NULL : ci;
-	if (ci && ci->tries >= PY_CODE_TRIES)
-		return NULL; /* never read: named "[python]" for good */
+	if (ci && (ci->pending || ci->tries >= PY_CODE_TRIES))
+		return NULL; /* being read, or never read: "[python]" for good */
 	if (mem < 0 || n->reads >= PY_READS_PER_ROUND ||
 	    (!ci && n->codes.count >= n->max_codes))
 		return NULL; /* a later round, or past the budget */
 	n->reads++;
-	if (read_code(n, mem, l, key[1], &got)) {
-		got = (struct code_info){0};
-		got.tries = (ci ? ci->tries : 0) + 1;
-	}
 	if (!ci && !(ci = gt_idmap_insert(&n->codes, key, &isnew)))
 		return NULL;
-	*ci = got;
+	if (n->async) {
+		ci->pending = post_read(n, mem, l, key) == 0;
+		return NULL; /* named once read: a later record */
+	}
+	memset(&got, 0, sizeof(got));
+	memcpy(got.key, key, sizeof(got.key));
+	got.l = l;
+	read_raw(&got, mem);
+	take_raw(n, &got, ci);
+	free(got.table);
 	return ci->func && ci->func != unnamed ? ci : NULL;
 }
 
@@ -499,6 +639,7 @@ void gt_python_names_forget(struct gt_python_names *n, pid_t pid)
 {
 	if (!n)
 		return;
+	drop_reads(n, pid);
 	for (size_t i = 0; i < n->codes.cap; i++)
 		if (gt_idmap_full(&n->codes, i) && gt_idmap_key(&n->codes, i)[0] == (uint64_t)pid)
 			gt_idmap_remove(&n->codes, gt_idmap_key(&n->codes, i));

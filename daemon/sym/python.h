@@ -5,8 +5,9 @@
  * (co_filename) and the line of an instruction (co_linetable), read from
  * /proc/PID/mem once per code object and cached.  The process writes that
  * memory: every read is bounded, every length checked, and a code object
- * that does not read as one is named "[python]".  The engine's thread
- * only. */
+ * that does not read as one is named "[python]".  A set of names is one
+ * thread's (the engine's); gt_python_detect and gt_python_open_mem may run
+ * on any (the engine still runs them on its own: docs/security.md). */
 #ifndef GT_SYM_PYTHON_H
 #define GT_SYM_PYTHON_H
 
@@ -44,8 +45,18 @@ void gt_python_names_free(struct gt_python_names *n);
 /* Bounds (tests lower them): interned bytes and code objects kept. */
 void gt_python_names_limit(struct gt_python_names *n, size_t bytes, size_t codes);
 size_t gt_python_names_bytes(const struct gt_python_names *n);
+/* async: a new code object is read on a loader thread (loader.h), never
+ * on the caller's, and named "[python]" until a later round takes the
+ * answer (a process whose memory does not answer holds a loader thread,
+ * not the caller).  Not the engine's yet: its stacks are named when
+ * first seen, so a stack seen once before its read ended would stay
+ * "[python]" (python_frames.sh: 60% of the off-CPU time named instead of
+ * 90%+); naming them late needs the translator's late stacks
+ * (translate/late_stack.c) to rename Python frames. */
+void gt_python_names_async(struct gt_python_names *n, int async);
 /* A new drain of the rings: at most PY_READS_PER_ROUND (64) new code
- * objects are read until the next (the reads block the engine's thread). */
+ * objects are read (async: asked, with at most as many under way) until
+ * the next; async, the reads finished since are taken into the cache. */
 void gt_python_names_round(struct gt_python_names *n);
 
 /* Python frame f (one of a GT_KEV_PYSTACK record's) of process pid, laid
@@ -53,7 +64,8 @@ void gt_python_names_round(struct gt_python_names *n);
  * function, file (stable strings, valid until gt_python_names_free) and
  * line (0 if unknown).  0, or -errno (func and file then "[python]": the
  * code object unreadable, for good once its header read or after a few
- * tries; past the budgets; or past this round's reads, named later). */
+ * tries; past the budgets; past this round's reads, or being read
+ * (async): named later). */
 int gt_python_name(struct gt_python_names *n, pid_t pid, int mem, const struct gt_py_proc *p,
 		   const struct gt_py_frame *f, const char **func, const char **file,
 		   unsigned *line);

@@ -11,7 +11,9 @@
  * bounded too: a line past INT_MAX, the names' memory and code objects
  * (past the budgets "[python]"), and the reads of a code object that does
  * not read (remembered, or tried a few times: the reads of a round stay
- * for the others). */
+ * for the others).  As the engine names them (async), a code object is
+ * read on a loader thread: while that read is held (a memory that does
+ * not answer), the caller gets "[python]" at once, and the name after. */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -21,8 +23,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include "gt_test.h"
 #include "sym/python.h"
+#include "sym/testing.h"
 
 static const char *const pythons[] = {
 	"/usr/bin/python3.11",
@@ -240,6 +245,58 @@ static void bounded_in(const char *py, pid_t pid, int mem, const struct gt_py_pr
 	}
 }
 
+/* The loader hook (sym/testing.h) holds the reads of code objects until
+ * released, as a memory that does not answer would. */
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
+static int held, released;
+
+static void hold_code_reads(const char *what)
+{
+	if (!strstr(what, "(CPython code"))
+		return;
+	pthread_mutex_lock(&hold_lock);
+	held++;
+	pthread_cond_broadcast(&hold_cond);
+	while (!released)
+		pthread_cond_wait(&hold_cond, &hold_lock);
+	pthread_mutex_unlock(&hold_lock);
+}
+
+static void async_in(const char *py, pid_t pid, int mem, const struct gt_py_proc *proc,
+		     uint64_t code1)
+{
+	struct gt_python_names *n = gt_python_names_new();
+	const char *func = NULL;
+	int rc = -1;
+
+	GT_REQUIRE(n, "names");
+	gt_python_names_async(n, 1);
+	held = released = 0;
+	gt_sym_load_hook = hold_code_reads;
+	GT_CHECK(name_one(n, pid, mem, proc, code1, &func) != 0 && !strcmp(func, "[python]"),
+		 "%s: async: named at once: %s", py, func);
+	pthread_mutex_lock(&hold_lock);
+	while (!held) /* a loader thread reads it, not this one */
+		pthread_cond_wait(&hold_cond, &hold_lock);
+	pthread_mutex_unlock(&hold_lock);
+	gt_python_names_round(n);
+	GT_CHECK(name_one(n, pid, mem, proc, code1, &func) != 0 && !strcmp(func, "[python]"),
+		 "%s: async: named while its read is held: %s", py, func);
+	GT_CHECK(held == 1, "%s: async: %d reads of one code object", py, held);
+	pthread_mutex_lock(&hold_lock);
+	released = 1;
+	pthread_cond_broadcast(&hold_cond);
+	pthread_mutex_unlock(&hold_lock);
+	GT_CHECK(gt_sym_loader_idle(10000000000ull), "%s: the read did not end", py);
+	gt_python_names_round(n);
+	rc = name_one(n, pid, mem, proc, code1, &func);
+	GT_CHECK(rc == 0 && strstr(func, "outer_fn"), "%s: async: not named once read: %d %s",
+		 py, rc, func);
+	gt_sym_load_hook = NULL;
+	gt_python_names_free(n);
+}
+
 static void named_in(const char *py)
 {
 	char script[] = "/tmp/gt_test_pythonXXXXXX";
@@ -305,6 +362,7 @@ static void named_in(const char *py)
 				GT_CHECK(!strcmp(func, "[python]") && line == 0, "%s: %s", py, func);
 		}
 		bounded_in(py, pid, mem, &proc, code1, code2, code3);
+		async_in(py, pid, mem, &proc, code1);
 	}
 	gt_python_names_free(n);
 	if (mem >= 0)

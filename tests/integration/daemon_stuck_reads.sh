@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# daemon_stuck_reads.sh: a program whose binary sits on a file system that
+# never answers costs the daemon's event loop nothing (docs/security.md,
+# "Files of other users" and "Go programs").  At a process's first sight
+# (and each exec) the daemon reads its binary for the Go build info
+# (sym/goinfo.c); that read ran on the event loop, so a binary on a FUSE
+# mount that stops answering stopped every session.  It runs on a loader
+# thread now.  tests/integration/stall_fuse.py serves the sleeper workload
+# as MNT/prog, answers the open that execs it, and never a later one.
+#  - stuck_read_loop_free: root records the program from the FUSE mount
+#    (3 s, --heap off: the allocator probes' search of the binary still
+#    opens it on the engine's worker thread, which would hold every later
+#    start and stop; not this test's subject); while the daemon's reads of its binary wait, root records its
+#    own sleeper (1 s): that recording starts, ends and is valid, `status`
+#    answers, and the first recording ends at its duration with a valid
+#    trace.  On the old daemon the second never started (the loop waited
+#    in open(2) until the file system's server died).
+# The 30 s bounds only tell a hang from a pass: a daemon that does not
+# wait needs a second or two.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+CASES="stuck_read_loop_free"
+gt_require_daemon stuck_read_loop_free
+# shellcheck disable=SC2086
+gt_expect $CASES
+MNT=$GT_TMP/mnt
+mkdir -p "$MNT"
+FUSE_PID=
+# the server first: what waits on it (the daemon's threads, the program)
+# can end only once it has (its requests then fail)
+stuck_cleanup() {
+	[ -n "$FUSE_PID" ] && kill "$FUSE_PID" 2>/dev/null && wait "$FUSE_PID" 2>/dev/null
+	umount -l "$MNT" 2>/dev/null
+	gt_cleanup
+}
+trap stuck_cleanup EXIT
+python3 tests/integration/stall_fuse.py "$MNT" "$WL/sleeper" >"$GT_TMP/fuse.out" 2>&1 &
+FUSE_PID=$!
+for _ in $(seq 1 100); do
+	grep -q '^mounted' "$GT_TMP/fuse.out" && break
+	sleep 0.1
+done
+if ! grep -q '^mounted' "$GT_TMP/fuse.out"; then
+	fail stuck_read_loop_free "the FUSE server did not mount: $(tail -2 "$GT_TMP/fuse.out")"
+	gt_finish
+fi
+gt_start_daemon
+
+"$MNT/prog" 1000000 1000 </dev/null >/dev/null 2>&1 &
+FUSE_PROG=$!
+gt_pids+=("$FUSE_PROG")
+ROOT_PROG=$GT_TMP/root_sleeper
+cp "$WL/sleeper" "$ROOT_PROG"
+"$ROOT_PROG" 1000000 1000 </dev/null >/dev/null 2>&1 &
+ROOT_PID=$!
+gt_pids+=("$ROOT_PID")
+sleep 0.2
+
+WHY=
+timeout 30 "$GTCTL" record --daemon --socket "$SOCK" --heap off -p "$FUSE_PROG" -d 3s \
+	-o "$GT_TMP/stuck.trace" >"$GT_TMP/stuck.out" 2>&1 &
+STUCK_REC=$!
+gt_pids+=("$STUCK_REC")
+# the daemon has asked the file system for the binary again (and waits)
+for _ in $(seq 1 100); do
+	grep -q 'stalled' "$GT_TMP/fuse.out" && break
+	sleep 0.1
+done
+grep -q 'stalled' "$GT_TMP/fuse.out" || WHY="the daemon never opened the program again"
+if [ -z "$WHY" ]; then
+	timeout 30 python3 tests/integration/start_latency.py "$SOCK" "$GT_TMP/other.trace" \
+		"$ROOT_PID" 1 >"$GT_TMP/other.start" 2>&1
+	grep -q '^done' "$GT_TMP/other.start" ||
+		WHY="another recording did not start and end while the daemon read the stuck binary: $(tail -2 "$GT_TMP/other.start")"
+fi
+if [ -z "$WHY" ] && ! timeout 30 "$GTCTL" status --socket "$SOCK" >"$GT_TMP/status.out" 2>&1; then
+	WHY="status did not answer while the daemon read the stuck binary"
+fi
+if [ -z "$WHY" ] && ! wait "$STUCK_REC"; then
+	WHY="the recording of the program on FUSE failed: $(tail -3 "$GT_TMP/stuck.out")"
+fi
+echo "  stuck_read_loop_free: $(grep -c stalled "$GT_TMP/fuse.out") opens of the program left unanswered"
+[ -z "$WHY" ] && ! gt_valid stuck_read_loop_free "$GT_TMP/other.trace" && WHY="(see above)"
+[ -z "$WHY" ] && ! gt_valid stuck_read_loop_free "$GT_TMP/stuck.trace" && WHY="(see above)"
+gt_report stuck_read_loop_free "$WHY"
+gt_finish
