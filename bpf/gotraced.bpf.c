@@ -254,8 +254,8 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 		flags = loopback_flags(cur, flags | irq_flags());
 		if (p->on_cpu && (!p->on_rq || gt_sched_delayed(p)))
 			flags |= GT_WAKEUP_SWITCHING;
-		else if (p->on_cpu)
-			flags |= GT_WAKEUP_RACING;
+		else if (p->on_cpu && p->pid != gt_task_pid(cur))
+			flags |= GT_WAKEUP_RACING; /* current's own: done at once */
 	}
 	wm = task_mask(cur);
 	if (wm && !(flags & GT_WAKEUP_IN_IRQ)) {

@@ -164,7 +164,8 @@ struct gt_go_proc {
 #define GT_WAKEUP_LOOPBACK  0x40
 /* The target had begun to block (its state says so) but is still queued
  * on its CPU, running: between set_current_state() and the dequeue in
- * __schedule().  Whether it blocks is decided under its runqueue lock
+ * __schedule(), and the waker is not the target itself nor an interrupt
+ * on its CPU (those wakeups complete at once: no flag).  Whether it blocks is decided under its runqueue lock
  * later: if the waker gets there first the target goes on running, else
  * it switches out and the wakeup completes after that switch.  Its
  * next switch-out says which (GT_SWITCH_RACED; bpf/racing.bpf.h). */

@@ -22,7 +22,9 @@
  * inside try_to_wake_up() for it then (GT_SWITCH_RACED), and the
  * translator, which has the GT_WAKEUP_RACING waking before it (that
  * waking's clock is read before the target dequeues), ends the block with
- * it.  Not a mark the waking leaves for the switch: the two run at once on
+ * it (a waking of current, by itself or an interrupt on its CPU, is
+ * completed at once by try_to_wake_up(): not GT_WAKEUP_RACING).  Not a
+ * mark the waking leaves for the switch: the two run at once on
  * two CPUs, and the switch often came before the mark was stored (a third
  * of the races, on 2 vCPUs).  The pi_lock can also be held by someone else
  * at that instant (sched_setaffinity, a read of /proc/PID/wchan): only a
