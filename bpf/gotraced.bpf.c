@@ -19,6 +19,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define GT_TASK_DEAD 0x80 /* include/linux/sched.h TASK_DEAD */
+#include "racing.bpf.h" /* wakings that raced their target's block */
 
 /* Parts of the hot programs left out, for `make bench` only (GT_PARTS_OFF_*
  * in gotraced.h, set before load from GOTRACED_BENCH_PARTS_OFF by make
@@ -88,6 +89,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	struct gt_kev_switch *e;
 	__s32 ustack = -1;
 	long state, sysnr = -1;
+	__u32 flags = 0;
 	__u64 now;
 
 	if (!(pm | nm) || !part_on(GT_PARTS_OFF_ALL))
@@ -98,6 +100,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	 * __trace_sched_switch_state() does. */
 	state = preempt ? 0 : gt_task_state(prev);
 	if (pm) {
+		flags = racing_flags(prev, state);
 		/* prev is still current here: the stacks are where it stopped */
 		regs = gt_current_user_regs();
 		sysnr = gt_regs_syscall(regs);
@@ -121,7 +124,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	e->prev_sysnr = sysnr;
 	if (pm && state && want_kstack(pm, sysnr))
 		e->prev_kstack = stack_id(ctx, 0);
-	e->flags = preempt ? GT_SWITCH_PREEMPT : 0;
+	e->flags = flags | (preempt ? GT_SWITCH_PREEMPT : 0);
 	e->prev_goid = pm ? gt_current_goid(prev, regs) : 0;
 	/* plain loads from the BTF pointers (the scheduler just touched both
 	 * tasks): a probe-read helper call each would cost more than the rest */
@@ -228,25 +231,6 @@ static __always_inline int wakeup_by_sender(struct task_struct *cur, struct task
 	return 0;
 }
 
-/* Wakings that raced their target's block (GT_WAKEUP_RACING) whose
- * sched_wakeup has not come yet: the target's tid.  LRU: a mark whose
- * sched_wakeup was never seen (the program detached in between) ages
- * out; racing_live only lets every other wakeup of the machine skip the
- * lookup while no mark is waiting. */
-GT_MAP(racing, BPF_MAP_TYPE_LRU_HASH, 1024, __u32, __u8);
-volatile __u32 racing_live = 0;
-
-static __always_inline int mark_racing(struct task_struct *p)
-{
-	__u32 tid = p->pid;
-	__u8 one = 1;
-	long rc = bpf_map_update_elem(&racing, &tid, &one, BPF_NOEXIST);
-
-	if (rc == 0)
-		__sync_fetch_and_add(&racing_live, 1);
-	return rc == 0 || rc == -17; /* -EEXIST: its sched_wakeup is still due */
-}
-
 static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 flags)
 {
 	__u32 tm = task_mask(p), wm;
@@ -270,8 +254,8 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 		flags = loopback_flags(cur, flags | irq_flags());
 		if (p->on_cpu && (!p->on_rq || gt_sched_delayed(p)))
 			flags |= GT_WAKEUP_SWITCHING;
-		else if (p->on_cpu && mark_racing(p))
-			flags |= GT_WAKEUP_RACING;
+		else if (p->on_cpu && p->pid != gt_task_pid(cur))
+			flags |= GT_WAKEUP_RACING; /* current's own: done at once */
 	}
 	wm = task_mask(cur);
 	if (wm && !(flags & GT_WAKEUP_IN_IRQ)) {
@@ -308,37 +292,6 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(gt_sched_waking, struct task_struct *p)
 {
 	return on_wakeup(ctx, p, 0);
-}
-
-/* The end of a waking that raced its target's block: see GT_WAKEUP_DONE. */
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(gt_sched_wakeup, struct task_struct *p)
-{
-	struct gt_kev_wakeup *e;
-	__u32 tid, tm;
-	__u64 now;
-
-	if (!racing_live)
-		return 0;
-	now = bpf_ktime_get_ns();
-	tid = p->pid;
-	if (bpf_map_delete_elem(&racing, &tid))
-		return 0;
-	__sync_fetch_and_add(&racing_live, -1);
-	tm = task_mask(p);
-	if (!tm)
-		return 0;
-	e = reserve_event_at(sizeof(*e), now, GT_KEV_WAKEUP, current_task(), tm);
-	if (!e)
-		return 0;
-	e->target_tid = tid;
-	e->target_tgid = p->tgid;
-	e->target_cpu = gt_task_cpu(p);
-	e->flags = GT_WAKEUP_DONE;
-	e->waker_sessions = 0;
-	e->waker_ustack = -1;
-	submit(e);
-	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")

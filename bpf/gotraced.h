@@ -109,6 +109,12 @@ struct gt_kev_hdr {
 /* hdr = the task switched out (prev).  Emitted when prev or next is traced;
  * prev_traced/next_traced say which of them is (as session masks). */
 #define GT_SWITCH_PREEMPT 0x1 /* the switch was a preemption (tp arg) */
+/* prev (traced) blocks while a waker is inside try_to_wake_up() for it
+ * (holds its pi_lock, or has set it TASK_WAKING): the GT_WAKEUP_RACING
+ * waking of it before this switch lost its race and ends this block.
+ * A traced task's first switch-out after such a waking without it: the
+ * waker won, the task never slept (bpf/racing.bpf.h). */
+#define GT_SWITCH_RACED   0x2
 struct gt_kev_switch {
 	struct gt_kev_hdr hdr;
 	__u32 next_tid;
@@ -158,15 +164,17 @@ struct gt_go_proc {
 #define GT_WAKEUP_LOOPBACK  0x40
 /* The target had begun to block (its state says so) but is still queued
  * on its CPU, running: between set_current_state() and the dequeue in
- * __schedule().  Whether it blocks is decided under its runqueue lock
+ * __schedule(), and the waker is not the target itself nor an interrupt
+ * on its CPU (those wakeups complete at once: no flag).  Whether it blocks is decided under its runqueue lock
  * later: if the waker gets there first the target goes on running, else
- * it switches out and the wakeup completes after that switch.  Either
- * way a GT_WAKEUP_DONE record for it follows, at its sched_wakeup. */
+ * it switches out and the wakeup completes after that switch.  Its
+ * next switch-out says which (GT_SWITCH_RACED; bpf/racing.bpf.h). */
 #define GT_WAKEUP_RACING    0x80
 /* Not a sched_waking: the sched_wakeup of a target whose waking was
  * GT_WAKEUP_RACING (hdr = whoever is current then, not a waker; no stack):
  * the wakeup is complete.  If the target switched out to sleep since the
- * waking, that waking ended its block. */
+ * waking, that waking ended its block.  No longer written (the
+ * sched_wakeup program is gone: GT_SWITCH_RACED says it); still read. */
 #define GT_WAKEUP_DONE      0x100
 /* With GT_WAKEUP_LOOPBACK, without GT_WAKEUP_SOFTIRQ: the sender (hdr,
  * current) is not traced by every session tracing the target, and the

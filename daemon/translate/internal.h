@@ -46,8 +46,8 @@ struct gt_thread {
 	 * event about it, is about to write. */
 	bool wake_pending;
 	/* A wakeup that came while it was still queued on its CPU, about to
-	 * block (GT_WAKEUP_RACING): it ends a block only if one begins before
-	 * its GT_WAKEUP_DONE, which decides. */
+	 * block (GT_WAKEUP_RACING): its next switch-out decides whether it
+	 * ends that block (GT_SWITCH_RACED). */
 	bool race_pending;
 	/* Its syscall entries are recorded (--syscalls=all): a generic
 	 * syscall wait with no entry since its last GoSysCall is that call

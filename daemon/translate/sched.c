@@ -107,6 +107,21 @@ static void switch_syscall(struct gt_translator *t, struct gt_thread *th,
 	}
 }
 
+/* The first switch-out of th since its GT_WAKEUP_RACING waking settles
+ * the race (bpf/racing.bpf.h): true when it is the block that waking
+ * ends (GT_SWITCH_RACED: the waker lost, and completes the wakeup right
+ * after this switch), else the waker won and th never slept. */
+static bool settle_race(struct gt_translator *t, struct gt_thread *th, const struct gt_kev_switch *e)
+{
+	th->race_pending = false;
+	if (e->flags & GT_SWITCH_RACED) {
+		t->st.wakeups_raced++;
+		return true;
+	}
+	t->st.wakeups_running++;
+	return false;
+}
+
 /* The prev half of a switch on CPU c. */
 static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, int c)
 {
@@ -115,6 +130,8 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 	bool woken = th && th->wake_pending;
 	if (th)
 		th->wake_pending = false; /* this switch is the one it raced */
+	if (th && th->race_pending)
+		woken |= settle_race(t, th, e);
 	if (th && th->state == GT_TH_DEAD) {
 		/* GoEnd is written.  Its last switch frees the record (the tid
 		 * may be reused now); an earlier one (preempted or blocked
@@ -175,7 +192,7 @@ static void switch_next(struct gt_translator *t, const struct gt_kev_switch *e, 
 	}
 	if (!strcmp(th->comm, GT_UNKNOWN_COMM) && e->next_comm[0])
 		gt_tr_set_comm(t, th, e->next_comm);
-	th->race_pending = false; /* its GT_WAKEUP_DONE was lost, if it blocked */
+	th->race_pending = false; /* its switch-out was lost, if it blocked */
 	if (th->state == GT_TH_WAITING || th->state == GT_TH_WAITING_SYS) {
 		gt_tr_repair(t, GT_REPAIR_LOST_WAKEUP);
 		gt_tr_make_runnable(t, th, gt_tr_g0_p(t, c), 0);
@@ -280,7 +297,9 @@ static void wake_pending(struct gt_translator *t, struct gt_thread *th)
 /* The sched_wakeup of a thread whose waking raced its block: if it
  * switched out to sleep since, that waking ends the block now (the waker
  * is still inside it, waiting for that switch); if it is still running,
- * the waker won and it never slept. */
+ * the waker won and it never slept.  Written by an earlier build's
+ * programs only (a sched_wakeup program): the race is settled at the
+ * switch-out now (settle_race), and this finds nothing pending then. */
 static void wakeup_done(struct gt_translator *t, const struct gt_kev_wakeup *e)
 {
 	struct gt_thread *th = gt_tr_lookup(t, e->target_tid);

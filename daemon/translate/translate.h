@@ -236,7 +236,7 @@ struct gt_translator_stats {
 	uint64_t events_out;       /* Go trace events written */
 	uint64_t wakeups_running;  /* wakeups of a thread already runnable (normal) */
 	uint64_t wakeups_raced;    /* wakeups that raced their target's block and,
-				      confirmed at its sched_wakeup, ended it */
+				      confirmed at its switch-out, ended it */
 	uint64_t loopback_credited; /* loopback wakeups credited to their sender */
 	uint64_t loopback_anon;    /* loopback wakeups written as G 0: the sender is
 				      not known, not current, or one the session

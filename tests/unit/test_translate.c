@@ -973,8 +973,7 @@ static void test_wakeup_racing_block(void)
 }
 
 /* A waking of 101 by 102 on CPU 1 while 101 is still queued on its CPU,
- * about to block (GT_WAKEUP_RACING), or (GT_WAKEUP_DONE) its
- * sched_wakeup, seen on CPU 1 with 102 current. */
+ * about to block (GT_WAKEUP_RACING). */
 static void racing_wake(struct tt *x, uint64_t ts, uint32_t flags)
 {
 	struct gt_kev_wakeup e = {0};
@@ -982,17 +981,21 @@ static void racing_wake(struct tt *x, uint64_t ts, uint32_t flags)
 	e.target_tid = 101;
 	e.target_tgid = TGID;
 	e.flags = flags;
-	e.waker_sessions = flags == GT_WAKEUP_DONE ? 0 : 1;
+	e.waker_sessions = 1;
 	e.waker_ustack = -1;
 	feed(x, &e, sizeof(e));
 }
 
 /* A waking that races the block while its target is still queued: the
- * kernel decides later, under the runqueue lock.  Lost race for the
- * waker (101 dequeued first and switched out, then the wakeup completed):
- * the waking ends that block, by 102.  Won (the wakeup completed while
- * 101 still ran, so it never slept): nothing is written, and a later
- * block is ended by its own wakeup, not by this one. */
+ * kernel decides later, under the runqueue lock, and the target's next
+ * switch-out says which (bpf/racing.bpf.h).  Lost race for the waker
+ * (101 dequeued first and switched out, GT_SWITCH_RACED, then the wakeup
+ * completed): the waking ends that block, by 102.  Won (the wakeup
+ * completed while 101 still ran, so it never slept; its next switch-out,
+ * a block of its own, is not flagged): nothing is written, and that
+ * block is ended by its own wakeup, not by this one.  A raced switch
+ * seen before its waking (the clocks read in that order) is a plain
+ * block, which the waking then ends. */
 static void test_wakeup_racing_queued(void)
 {
 	struct tt x;
@@ -1002,22 +1005,26 @@ static void test_wakeup_racing_queued(void)
 	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
 	x.sysnr[101] = 202; /* futex */
 	racing_wake(&x, 2000, GT_WAKEUP_RACING);
-	sw(&x, 2100, 0, 101, S_SLEEP, 0, 0);     /* lost: 101 dequeued first */
-	racing_wake(&x, 2150, GT_WAKEUP_DONE);
+	sw(&x, 2100, 0, 101, S_SLEEP, GT_SWITCH_RACED, 0); /* lost: 101 dequeued first */
 	sw(&x, 2200, 0, 0, 0, 0, 101);
-	racing_wake(&x, 3000, GT_WAKEUP_RACING);
-	racing_wake(&x, 3050, GT_WAKEUP_DONE);   /* won: 101 runs on */
+	racing_wake(&x, 3000, GT_WAKEUP_RACING); /* won: 101 runs on */
 	sw(&x, 3100, 0, 101, S_SLEEP, 0, 0);     /* a later block of its own */
 	wake(&x, 3300, 1, 102, 101);
 	sw(&x, 3400, 0, 0, 0, 0, 101);
+	sw(&x, 4000, 0, 101, S_SLEEP, GT_SWITCH_RACED, 0); /* before its waking */
+	racing_wake(&x, 4050, GT_WAKEUP_RACING);
+	sw(&x, 4100, 0, 0, 0, 0, 101);
 	if (tt_finish(&x, 5000) == 0) {
 		expect_seq(&x, "GoBlockSync p=0 g=1\n"
 			       "GoUnblock p=1 g=2 g=1 seq=2\n"
 			       "GoStart p=0 g=1 g=1 seq=3\n"
 			       "GoBlockSync p=0 g=1\n"
 			       "GoUnblock p=1 g=2 g=1 seq=4\n"
-			       "GoStart p=0 g=1 g=1 seq=5");
-		GT_CHECK(count_lines(&x, "GoUnblock") == 2, "unblocks:\n%s", x.dump);
+			       "GoStart p=0 g=1 g=1 seq=5\n"
+			       "GoBlockSync p=0 g=1\n"
+			       "GoUnblock p=1 g=2 g=1 seq=6\n"
+			       "GoStart p=0 g=1 g=1 seq=7");
+		GT_CHECK(count_lines(&x, "GoUnblock") == 3, "unblocks:\n%s", x.dump);
 	}
 	expect_no_repairs(&x);
 	GT_CHECK(x.st.wakeups_raced == 1, "raced %llu", (unsigned long long)x.st.wakeups_raced);

@@ -145,6 +145,9 @@ static void do_switch(struct sim *s, int c)
 			p->st = SIM_READY;
 		} else {
 			e.prev_state = how == 1 ? 1 : 2;
+			/* now and then the end of a racing waking, whether
+			 * or not one is pending (its waking may be lost) */
+			e.flags = rnd(&s->r, 8) ? 0 : GT_SWITCH_RACED;
 			p->st = SIM_SLEEP;
 		}
 		p->cpu = -1;
@@ -169,8 +172,9 @@ static void do_switch(struct sim *s, int c)
 	emit(s, &e.hdr, sizeof(e));
 }
 
-/* The sched_wakeup that ends a racing waking (GT_WAKEUP_DONE), for any
- * thread: its waking may have been lost, or it may never have raced. */
+/* The sched_wakeup that ended a racing waking (GT_WAKEUP_DONE, from an
+ * earlier build's programs: still read), for any thread: its waking may
+ * have been lost, or it may never have raced. */
 static void do_wakeup_done(struct sim *s, int c)
 {
 	struct gt_kev_wakeup e = {0};
