@@ -16,9 +16,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"syscall"
@@ -52,26 +54,49 @@ func main() {
 	for i := 0; i < 50; i++ {
 		go func() { time.Sleep(time.Hour) }()
 	}
+	var fds [2]int
+	if err := syscall.Pipe(fds[:]); err != nil { // blocking, not the netpoller's
+		panic(err)
+	}
+	go func() {
+		runtime.LockOSThread()
+		b := make([]byte, 64)
+		for {
+			if n, _ := syscall.Read(fds[0], b); n <= 0 {
+				return
+			}
+		}
+	}()
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
-		go func() {
+		work := func(labels string) {
 			defer wg.Done()
 			runtime.LockOSThread()
 			id, tid := goid(), syscall.Gettid()
 			start := monotonic()
 			end := start + int64(ms)*1000000
 			x := uint64(0)
+			one := []byte{1}
 			for monotonic() < end {
 				for j := 0; j < 200000; j++ {
 					x = x*6364136223846793005 + 1
 				}
+				syscall.Write(fds[1], one)
 				time.Sleep(200 * time.Microsecond)
 			}
 			mu.Lock()
 			sink += x
-			fmt.Printf("%d %d %d %d\n", id, tid, start, monotonic())
+			fmt.Printf("%d %d %d %d%s\n", id, tid, start, monotonic(), labels)
 			mu.Unlock()
-		}()
+		}
+		if i%2 == 1 {
+			go work("")
+			continue
+		}
+		n := strconv.Itoa(i)
+		go pprof.Do(context.Background(), pprof.Labels("worker", n), func(context.Context) {
+			work(" {worker=" + n + "}")
+		})
 	}
 	wg.Wait()
 }
