@@ -12,7 +12,12 @@
 # sample; --cpu-profile) on each thread in its window to that goroutine
 # (>= 99% of each kind, and at least 10 switch-out logs a worker), and
 # `report`'s table of Go goroutines has each worker on its thread, with
-# its labels.  Each trace passes Go's readers and viewers (gt_valid).
+# its labels.  On Go 1.22 and 1.23 the program also writes its own
+# runtime/trace of the run (GOIDS_TRACE), and goids_runtime.py holds every
+# log of every thread of the program to the goroutine that trace has on
+# that thread at the log's instant (the same CLOCK_MONOTONIC): >= 99% of
+# each kind.  Each trace gotraced writes passes Go's readers and viewers
+# (gt_valid).
 #
 #  goids_go119        Go 1.19, pure Go (g at fs-8), a Go 1.19 (v1) trace.
 #  goids_go119_cgo    Go 1.19 with cgo (linked by the system linker: g in
@@ -38,9 +43,12 @@ export GOTOOLCHAIN=local
 dir=$GT_BUILD/go-goids
 mkdir -p "$dir"
 
-# one_case NAME GO CGO LDFLAGS TRACE_VERSION
+# one_case NAME GO CGO LDFLAGS TRACE_VERSION [runtime]: runtime = also
+# against the program's own runtime/trace (Go 1.22+)
 one_case() {
 	local name=$1 go=$2 cgo=$3 ldflags=$4 ver=$5 bin=$dir/$1 trace=$GT_TMP/$1.trace
+	local rt=
+	[ "${6:-}" = runtime ] && rt=$GT_TMP/$1.runtime.trace
 	if [ ! -x "$go" ]; then
 		fail "$name" "$go not installed"
 		return
@@ -51,16 +59,21 @@ one_case() {
 		fail "$name" "go build failed: $(tail -3 "$GT_TMP/$name.build")"
 		return
 	fi
-	if ! timeout 120 "$CTL" record --cpu-profile --go-version "$ver" -o "$trace" -- "$bin" 4 1500 \
+	if ! GOIDS_TRACE=$rt timeout 120 "$CTL" record --cpu-profile --go-version "$ver" -o "$trace" -- "$bin" 4 1500 \
 		>"$GT_TMP/$name.out" 2>"$GT_TMP/$name.err"; then
 		fail "$name" "record failed: $(tail -3 "$GT_TMP/$name.err")"
 		return
 	fi
 	gt_valid "$name" "$trace" || return
-	local out goid tid start end labels missing=
+	local out rtout='' goid tid start end labels missing=
 	if ! out=$(python3 tests/integration/goids_check.py "$trace" "$GT_TMP/$name.out" 2>&1); then
 		fail "$name" "goroutine ids do not match the program's own"
 		echo "$out" | detail
+		return
+	fi
+	if [ -n "$rt" ] && ! rtout=$(python3 tests/integration/goids_runtime.py "$trace" "$rt" 2>&1); then
+		fail "$name" "goroutine ids do not match the runtime's own trace"
+		echo "$rtout" | detail
 		return
 	fi
 	# report's table of Go goroutines has each worker on its thread
@@ -79,14 +92,15 @@ one_case() {
 	fi
 	ok "$name"
 	echo "$out" | tail -1 | detail
+	if [ -n "$rt" ]; then echo "$rtout" | tail -1 | detail; fi
 }
 
 one_case goids_go119 /usr/bin/go 0 "" 1.19
 one_case goids_go119_cgo /usr/bin/go 1 "" 1.19
 one_case goids_go121 /usr/lib/go-1.21/bin/go 0 "" 1.19
 one_case goids_go121_cgo /usr/lib/go-1.21/bin/go 1 "" 1.19
-one_case goids_go122 /usr/lib/go-1.22/bin/go 0 "" 1.22
-one_case goids_go122_cgo /usr/lib/go-1.22/bin/go 1 "" 1.22
-one_case goids_go123 "$GT_GO123" 0 "" 1.23
-one_case goids_go123_cgo_stripped "$GT_GO123" 1 "-s -w" 1.19
+one_case goids_go122 /usr/lib/go-1.22/bin/go 0 "" 1.22 runtime
+one_case goids_go122_cgo /usr/lib/go-1.22/bin/go 1 "" 1.22 runtime
+one_case goids_go123 "$GT_GO123" 0 "" 1.23 runtime
+one_case goids_go123_cgo_stripped "$GT_GO123" 1 "-s -w" 1.19 runtime
 gt_finish

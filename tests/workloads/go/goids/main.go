@@ -11,6 +11,10 @@
 // the trace gives that thread between START and END is the worker's, or 0
 // (the runtime's own g0/gsignal, in the scheduler or a signal handler).
 //
+// With GOIDS_TRACE=FILE set, the run's own runtime/trace goes to FILE
+// (record_goids holds the ids gotraced read to it too: Go 1.22+ stamps
+// it with nanotime, CLOCK_MONOTONIC, the clock of gotraced's trace).
+//
 // Usage: goids WORKERS MILLISECONDS
 package main
 
@@ -21,6 +25,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"sync"
 	"syscall"
@@ -50,6 +55,16 @@ func main() {
 	ms, _ := strconv.Atoi(os.Args[2])
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	if path := os.Getenv("GOIDS_TRACE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			panic(err)
+		}
+		defer func() { trace.Stop(); f.Close() }()
+	}
 	// goroutines that are not locked, so the ids are not all small
 	for i := 0; i < 50; i++ {
 		go func() { time.Sleep(time.Hour) }()
