@@ -26,6 +26,10 @@
 /* tgid -> where its goroutines are; set by user space (gt_capture_go_proc) */
 GT_MAP(go_procs, BPF_MAP_TYPE_HASH, 4096, __u32, struct gt_go_proc);
 
+/* Set by user space once it has put a process in go_procs (never reset):
+ * until then a wakeup does not even look a Go process up. */
+volatile __u32 go_procs_any = 0;
+
 /* What a Go thread runs now: its goroutine and that goroutine's pprof
  * labels (the hmap a labelMap holds; labels 0 = none or not read). */
 struct gt_go_now {
@@ -120,6 +124,15 @@ static __always_inline void gt_go_note(__u64 ts, struct task_struct *task, struc
 
 	gt_go_current(task, regs, true, &now);
 	gt_go_record(ts, task, m, &now, why);
+}
+
+/* At a wakeup by current, traced by the sessions m: its goroutine, once
+ * any Go process is known (a recording of no Go program pays one load). */
+static __always_inline void gt_go_note_wake(__u64 ts, struct task_struct *task,
+					    struct pt_regs *regs, __u32 m)
+{
+	if (go_procs_any)
+		gt_go_note(ts, task, regs, m, GT_GOID_WAKE);
 }
 
 /* At a switch-out of prev (traced by the sessions m): the goid for the

@@ -283,7 +283,7 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 			late_entry(now, cur, wm, gt_regs_syscall(regs), wustack, regs,
 				   GT_SYS_ENTER_CALLER_ONLY);
 		if (part_on(GT_PARTS_OFF_RECORD))
-			gt_go_note(now, cur, regs, wm, GT_GOID_WAKE); /* the waker's goroutine */
+			gt_go_note_wake(now, cur, regs, wm); /* the waker's goroutine */
 	}
 	if (!part_on(GT_PARTS_OFF_RECORD))
 		return 0;

@@ -84,6 +84,14 @@ check_goids() {
 		return
 	fi
 	echo "ok ${name}_goids ($(echo "$log" | tail -1))"
+	# the same instants in the program's own runtime/trace (Go 1.23)
+	if ! log=$(GOIDS_MIN_LOGS=5 python3 tests/integration/goids_runtime.py "$file" \
+		"$out/goids.runtime.trace" 2>&1); then
+		fail "${name}_goids_runtime" "goroutine ids do not match the runtime's own trace"
+		echo "$log" | detail
+		return
+	fi
+	echo "ok ${name}_goids_runtime ($(echo "$log" | tail -1))"
 }
 
 for name in "${names[@]}"; do
