@@ -13,8 +13,12 @@
  *  - arm64: g is register R28 of the saved user registers (the Go ABI
  *    keeps it there in Go code; in C code of a cgo call R28 is the C
  *    code's, and the read gives garbage or fails).
- * Then goid = *(g + goid_off).  0 = no goroutine (g0, a signal handler's
- * gsignal, a thread outside Go code, or a failed read).
+ * Then goid = *(g + goid_off).  The runtime's own g0 (the scheduler, the
+ * system stack) and gsignal (a signal handler) have id 0: then the
+ * goroutine is the one their M runs, g->m->curg, if any (the M works on
+ * the system stack for it: a wakeup from a channel send, a large
+ * allocation).  0 = no goroutine (an idle M, a thread outside Go code, or
+ * a failed read).
  *
  * At a CPU sample and at a wakeup the sampled task or the waker is current
  * too: the same reads, into a GT_KEV_GOID record of its own (the switch
@@ -85,7 +89,34 @@ static __always_inline void gt_go_current(struct task_struct *task, struct pt_re
 		return;
 	g = GT_REGS_FIELD(regs, regs[28]);
 #endif
-	if (!g || bpf_probe_read_user(&goid, sizeof(goid), (void *)(g + gp->goid_off)) || !goid)
+	if (!g || bpf_probe_read_user(&goid, sizeof(goid), (void *)(g + gp->goid_off)))
+		return;
+	if (!goid && gp->m_off) {
+		/* g0 or gsignal (id 0): the goroutine its M runs, if any (on
+		 * the system stack for it, or in a signal handler over it) */
+		struct {
+			__u32 status; /* g.atomicstatus, just before goid (1.19-1.23) */
+			__u32 stack_lock;
+			__u64 goid;
+		} cg;
+		__u64 m = 0, curg = 0;
+		__u32 st;
+
+		if (bpf_probe_read_user(&m, sizeof(m), (void *)(g + gp->m_off)) || !m ||
+		    bpf_probe_read_user(&curg, sizeof(curg), (void *)(m + gp->curg_off)) ||
+		    !curg || curg == g ||
+		    bpf_probe_read_user(&cg, sizeof(cg), (void *)(curg + gp->goid_off - 8)))
+			return;
+		/* only while it runs (_Grunning 2, _Gsyscall 3, with or without
+		 * _Gscan 0x1000): not in park_m, where it is parked already but
+		 * still the M's curg until dropg */
+		st = cg.status & ~0x1000u;
+		if (st != 2 && st != 3)
+			return;
+		g = curg;
+		goid = cg.goid;
+	}
+	if (!goid)
 		return;
 	now->goid = goid;
 	if (want_labels)

@@ -134,6 +134,8 @@ struct gt_go_proc {
 	__s64 tls_off;
 	__u32 goid_off;
 	__u32 labels_off; /* g.labels (pprof labels), 0 = not read */
+	__u32 m_off;      /* g.m, 0 = unknown: g0 and gsignal name no goroutine */
+	__u32 curg_off;   /* m.curg: the goroutine an M on g0/gsignal works for */
 };
 
 /* hdr = a thread of a Go process, current: the goroutine it runs now, at

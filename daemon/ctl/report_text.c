@@ -529,7 +529,7 @@ static int print_goroutines(const struct gt_analysis *a, const struct report_opt
 		   "preempted first:\n");
 	fprintf(f, "  %-10s %-8s %-24s %8s %10s %8s %10s %10s  %s\n", "GOROUTINE", "G", "THREAD",
 		"STOPS", "OFF-CPU", "PREEMPTS", "PREEMPTED", "MAX", "LABELS");
-	/* LABELS: pprof labels of its last stop, if any */
+	/* LABELS: pprof labels of its last stop that had any */
 	for (size_t k = 0; k < a->ngoros && (!o->top || shown < (size_t)o->top); k++) {
 		const struct gt_an_goroutine *g = &a->goros[ix[k]];
 		const struct gt_an_thread *t = gt_an_thread_of(a, g->thread);

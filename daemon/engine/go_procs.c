@@ -37,5 +37,7 @@ void gt_engine_go_proc(struct gt_engine *e, uint32_t tgid)
 	gp.tls_off = gi.tls_off;
 	gp.goid_off = gi.goid_off;
 	gp.labels_off = gi.labels_off;
+	gp.m_off = gi.m_off;
+	gp.curg_off = gi.curg_off;
 	gt_capture_go_proc(e->capture, tgid, &gp);
 }

@@ -74,6 +74,20 @@ uint32_t gt_goinfo_labels_table(int minor)
 	return 0;
 }
 
+/* g.m (48: after stack, stackguard0/1, _panic, _defer) and m.curg (192)
+ * are where they were from Go 1.19 to 1.23 (DWARF of 1.19, 1.21, 1.22 and
+ * 1.23; 1.20 between two that agree), and g.atomicstatus is 8 bytes
+ * before g.goid in all of them (bpf/goid.bpf.h reads both at once). */
+uint32_t gt_goinfo_m_table(int minor)
+{
+	return minor >= 19 && minor <= 23 ? 48 : 0;
+}
+
+uint32_t gt_goinfo_curg_table(int minor)
+{
+	return minor >= 19 && minor <= 23 ? 192 : 0;
+}
+
 static Elf_Scn *find_section(Elf *elf, const char *name)
 {
 	size_t shstrndx;
@@ -220,9 +234,9 @@ static int debug_too_big(Elf *elf)
 	return 0;
 }
 
-/* The offset of member `member` in the struct type runtime.g of the
- * "runtime" unit. */
-static int dwarf_member(Elf *elf, const char *member, uint32_t *off)
+/* The offset of member `member` in the struct type `type` (runtime.g) of
+ * the "runtime" unit. */
+static int dwarf_member(Elf *elf, const char *type, const char *member, uint32_t *off)
 {
 	int err = debug_too_big(elf);
 	Dwarf *dw = err ? NULL : dwarf_begin_elf(elf, DWARF_C_READ, NULL);
@@ -239,7 +253,7 @@ static int dwarf_member(Elf *elf, const char *member, uint32_t *off)
 		if (dwarf_offdie(dw, cu + hsize, &cud) && die_named(&cud, "runtime") &&
 		    dwarf_child(&cud, &die) == 0) {
 			do {
-				if (dwarf_tag(&die) != GT_DW_TAG_STRUCT || !die_named(&die, "runtime.g") ||
+				if (dwarf_tag(&die) != GT_DW_TAG_STRUCT || !die_named(&die, type) ||
 				    dwarf_child(&die, &mem))
 					continue;
 				do {
@@ -271,7 +285,7 @@ static int on_fuse(int fd)
 	return sfs.f_type == GT_FUSE_SUPER_MAGIC ? -EPERM : 0;
 }
 
-int gt_goinfo_dwarf_member(int fd, const char *member, uint32_t *off)
+int gt_goinfo_dwarf_member(int fd, const char *type, const char *member, uint32_t *off)
 {
 	Elf *elf;
 	int err;
@@ -281,14 +295,14 @@ int gt_goinfo_dwarf_member(int fd, const char *member, uint32_t *off)
 	elf_version(EV_CURRENT);
 	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
 		return -ENOENT;
-	err = dwarf_member(elf, member, off);
+	err = dwarf_member(elf, type, member, off);
 	elf_end(elf);
 	return err;
 }
 
 int gt_goinfo_dwarf_goid(int fd, uint32_t *off)
 {
-	return gt_goinfo_dwarf_member(fd, "goid", off);
+	return gt_goinfo_dwarf_member(fd, "runtime.g", "goid", off);
 }
 
 int gt_goinfo_read(int fd, struct gt_goinfo *out)
@@ -310,11 +324,13 @@ int gt_goinfo_read(int fd, struct gt_goinfo *out)
 	if (out->minor < GT_GO_MINOR_MIN)
 		goto out; /* not Go, or older than the goroutine ids are known for */
 	if (!(out->goid_off = gt_goinfo_goid_table(out->minor))) {
-		if ((err = dwarf_member(elf, "goid", &out->goid_off)))
+		if ((err = dwarf_member(elf, "runtime.g", "goid", &out->goid_off)))
 			goto out; /* a Go newer than the table, without DWARF */
 		out->goid_from_dwarf = 1;
 	}
 	out->labels_off = gt_goinfo_labels_table(out->minor);
+	out->m_off = gt_goinfo_m_table(out->minor);
+	out->curg_off = gt_goinfo_curg_table(out->minor);
 	out->tls_off = eh.e_machine == EM_X86_64 ? amd64_tls_off(elf) : 0;
 	err = 0;
 out:

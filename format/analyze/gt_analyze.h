@@ -179,7 +179,7 @@ struct gt_an_thread {
  * them, the preemptions apart. */
 struct gt_an_goroutine {
 	uint64_t thread, goid;
-	char labels[GT_AN_GO_LABELS]; /* its pprof labels at its last stop, "" = none */
+	char labels[GT_AN_GO_LABELS]; /* its pprof labels at its last stop that had any */
 	uint64_t stops, offcpu_ns;
 	uint64_t preempts, preempt_ns, preempt_max_ns;
 };

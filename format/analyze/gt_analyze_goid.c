@@ -67,7 +67,8 @@ int gt_an_goid_stop_end(struct gt_analysis *a, struct gt_an_thread *t, int reaso
 	r = &a->goros[i];
 	r->stops++;
 	r->offcpu_ns += off;
-	memcpy(r->labels, t->stop_labels, sizeof(r->labels));
+	if (t->stop_labels[0]) /* the last it had: pprof.Do drops them on its way out */
+		memcpy(r->labels, t->stop_labels, sizeof(r->labels));
 	if (reason == GT_BLK_PREEMPT) {
 		r->preempts++;
 		r->preempt_ns += off;

@@ -103,7 +103,7 @@ record dwarf --call-graph=dwarf
 # their threads on 2 CPUs, for 3 s, print their own ids and write the
 # run's runtime/trace; run.sh compares (switch-outs, wakeups, samples).
 say "recording goids"
-GOIDS_TRACE=/out/goids.runtime.trace gotracectl record -q $verbose --cpu-profile \
+GOIDS_TRACE=/out/goids.runtime.trace GOIDS_LINGER_MS=3000 gotracectl record -q $verbose --cpu-profile \
 	-o /out/goids.trace -- /gt/goids 4 3000 > /out/goids.out 2> /out/goids.log
 echo $? > /out/goids.rc
 say "recorded goids: exit $(cat /out/goids.rc)"

@@ -15,6 +15,10 @@
 // (record_goids holds the ids gotraced read to it too: Go 1.22+ stamps
 // it with nanotime, CLOCK_MONOTONIC, the clock of gotraced's trace).
 //
+// GOIDS_LINGER_MS=N: stay N ms after the workers end (the kernel matrix:
+// an emulated guest's recorder reads the labels' maps late, and can only
+// while the process lives).
+//
 // Usage: goids WORKERS MILLISECONDS
 package main
 
@@ -114,4 +118,7 @@ func main() {
 		})
 	}
 	wg.Wait()
+	if linger, _ := strconv.Atoi(os.Getenv("GOIDS_LINGER_MS")); linger > 0 {
+		time.Sleep(time.Duration(linger) * time.Millisecond)
+	}
 }
