@@ -89,7 +89,7 @@ check_goids() {
 	# the same instants in the program's own runtime/trace (Go 1.23): 95%,
 	# not the host's 99%: an emulated vCPU stalls for milliseconds inside
 	# the runtime's few instructions between a trace event and the switch
-	# it stamps (1 to 3% of 200 to 300 logs a guest, docs/mapping.md)
+	# it stamps (up to 4% of a guest's 100 to 2000 logs, docs/mapping.md)
 	if ! log=$(GOIDS_MIN_LOGS=5 GOIDS_RUNTIME_MIN_PCT=95 python3 tests/integration/goids_runtime.py "$file" \
 		"$out/goids.runtime.trace" 2>&1); then
 		fail "${name}_goids_runtime" "goroutine ids do not match the runtime's own trace"
