@@ -90,7 +90,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	__s32 ustack = -1;
 	long state, sysnr = -1;
 	__u32 flags = 0;
-	__u64 now;
+	__u64 now, goid;
 
 	if (!(pm | nm) || !part_on(GT_PARTS_OFF_ALL))
 		return 0;
@@ -111,6 +111,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	}
 	if (!part_on(GT_PARTS_OFF_RECORD))
 		return 0;
+	goid = pm ? gt_go_switch_out(now, prev, regs, pm) : 0; /* before: its record goes first */
 	e = reserve_event_at(sizeof(*e), now, GT_KEV_SWITCH, prev, pm | nm);
 	if (!e)
 		return 0;
@@ -125,7 +126,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	if (pm && state && want_kstack(pm, sysnr))
 		e->prev_kstack = stack_id(ctx, 0);
 	e->flags = flags | (preempt ? GT_SWITCH_PREEMPT : 0);
-	e->prev_goid = pm ? gt_current_goid(prev, regs) : 0;
+	e->prev_goid = goid;
 	/* plain loads from the BTF pointers (the scheduler just touched both
 	 * tasks): a probe-read helper call each would cost more than the rest */
 	if (part_on(GT_PARTS_OFF_COMM)) {
@@ -265,6 +266,8 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 		if (part_on(GT_PARTS_OFF_LATE))
 			late_entry(now, cur, wm, gt_regs_syscall(regs), wustack, regs,
 				   GT_SYS_ENTER_CALLER_ONLY);
+		if (part_on(GT_PARTS_OFF_RECORD))
+			gt_go_note_wake(now, cur, regs, wm); /* the waker's goroutine */
 	}
 	if (!part_on(GT_PARTS_OFF_RECORD))
 		return 0;

@@ -13,7 +13,7 @@
 #ifndef GOTRACED_BPF_ABI_H
 #define GOTRACED_BPF_ABI_H
 
-#define GT_KEV_ABI_VERSION 9
+#define GT_KEV_ABI_VERSION 10
 #define GT_COMM_LEN 16
 #define GT_MAX_SESSIONS 32
 #define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
@@ -94,6 +94,7 @@ enum gt_kev_type {
 	GT_KEV_LEAVE,         /* a process left non-root sessions (privileges) */
 	GT_KEV_USTACK,        /* a copy of the user stack and registers (dwarf) */
 	GT_KEV_PYSTACK,       /* a CPython thread's Python frames (python.bpf.h) */
+	GT_KEV_GOID,          /* the goroutine a Go thread runs (goid.bpf.h) */
 	GT_KEV_TYPE_MAX,
 };
 
@@ -138,6 +139,26 @@ struct gt_kev_switch {
 struct gt_go_proc {
 	__s64 tls_off;
 	__u32 goid_off;
+	__u32 labels_off; /* g.labels (pprof labels), 0 = not read */
+	__u32 m_off;      /* g.m, 0 = unknown: g0 and gsignal name no goroutine */
+	__u32 curg_off;   /* m.curg: the goroutine an M on g0/gsignal works for */
+};
+
+/* hdr = a thread of a Go process, current: the goroutine it runs now, at
+ * a CPU sample or a wakeup it makes (why), or at a switch-out when that
+ * goroutine has pprof labels (the switch record then carries goid 0).
+ * labels: the address of the labels' map (runtime.hmap: g.labels points
+ * at a pprof labelMap, a map[string]string), 0 = none; its hash seed and
+ * count tell a map freed and another allocated at the same address apart
+ * (docs/mapping.md, "Goroutines of Go programs"). */
+enum { GT_GOID_SWITCH = 1, GT_GOID_WAKE, GT_GOID_SAMPLE };
+struct gt_kev_goid {
+	struct gt_kev_hdr hdr;
+	__u64 goid;
+	__u64 labels;
+	__u32 labels_hash0;
+	__u32 labels_count;
+	__u32 why;             /* GT_GOID_* */
 	__u32 pad;
 };
 
@@ -402,6 +423,7 @@ union gt_kev_any {
 	struct gt_kev_cpu_sample cs;
 	struct gt_kev_alloc_sample as;
 	struct gt_kev_leave leave;
+	struct gt_kev_goid goid;
 };
 
 /* User space: the size of event type `type`'s struct, 0 if unknown. */
@@ -420,6 +442,7 @@ static inline unsigned long gt_kev_size(unsigned type)
 	case GT_KEV_CPU_SAMPLE: return sizeof(struct gt_kev_cpu_sample);
 	case GT_KEV_ALLOC_SAMPLE: return sizeof(struct gt_kev_alloc_sample);
 	case GT_KEV_LEAVE: return sizeof(struct gt_kev_leave);
+	case GT_KEV_GOID: return sizeof(struct gt_kev_goid);
 	/* GT_KEV_USTACK, GT_KEV_PYSTACK: 0, capture's alone (never in a
 	 * merge slot) */
 	}

@@ -26,6 +26,7 @@
 
 #include "common.bpf.h" /* shared maps, filter, ring and stack helpers */
 #include "memory.h"
+#include "goid.bpf.h" /* the goroutine of a sampled Go thread */
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -386,6 +387,8 @@ int gt_cpu_sample(struct bpf_perf_event_data *ctx)
 
 	if (!mask)
 		return 0;
+	/* its own record, just before the sample's */
+	gt_go_note(bpf_ktime_get_ns(), current_task(), gt_current_user_regs(), mask, GT_GOID_SAMPLE);
 	e = reserve_event(sizeof(*e), GT_KEV_CPU_SAMPLE, current_task(), mask);
 	if (!e)
 		return 0;

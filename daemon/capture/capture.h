@@ -216,6 +216,7 @@ struct gt_capture_maps {
 	int tgids, cgroups, rings, stacks, stacks_spill, stats;
 	int ustack_ids, filter;  /* filter: the maybe_tgid section (bpf/common.bpf.h) */
 	int session_drops;
+	int go_procs;            /* bpf/goid.bpf.h: the CPU samples' goroutines */
 	uint64_t wakeup_bytes;   /* the rings' wakeup threshold, to set before load */
 	uint32_t without;        /* GT_WITHOUT_*: the same loaded_without, before load */
 };

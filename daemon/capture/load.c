@@ -445,6 +445,7 @@ void gt_capture_shared_maps(struct gt_capture *c, struct gt_capture_maps *m)
 	m->ustack_ids = bpf_map__fd(c->skel->maps.ustack_ids);
 	m->filter = bpf_map__fd(c->skel->maps.data_filter);
 	m->session_drops = bpf_map__fd(c->skel->maps.session_drops);
+	m->go_procs = bpf_map__fd(c->skel->maps.go_procs);
 	m->wakeup_bytes = c->skel->rodata->wakeup_bytes;
 	m->without = c->skel->rodata->loaded_without;
 }

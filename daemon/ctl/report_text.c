@@ -528,19 +528,20 @@ static int print_goroutines(const struct gt_analysis *a, const struct report_opt
 	fprintf(f, "\nGo goroutines on their threads (the goroutine a Go thread ran when the kernel "
 		   "switched it out; off-CPU = that stop -> the thread's next start), most "
 		   "preempted first:\n");
-	fprintf(f, "  %-10s %-8s %-24s %8s %10s %8s %10s %10s\n", "GOROUTINE", "G", "THREAD",
-		"STOPS", "OFF-CPU", "PREEMPTS", "PREEMPTED", "MAX");
+	fprintf(f, "  %-10s %-8s %-24s %8s %10s %8s %10s %10s  %s\n", "GOROUTINE", "G", "THREAD",
+		"STOPS", "OFF-CPU", "PREEMPTS", "PREEMPTED", "MAX", "LABELS");
+	/* LABELS: pprof labels of its last stop that had any */
 	for (size_t k = 0; k < a->ngoros && (!o->top || shown < (size_t)o->top); k++) {
 		const struct gt_an_goroutine *g = &a->goros[ix[k]];
 		const struct gt_an_thread *t = gt_an_thread_of(a, g->thread);
 
 		if (!t || !report_selected(a, t, o))
 			continue;
-		fprintf(f, "  %-10llu %-8llu %-24.24s %8llu %10s %8llu %10s %10s\n",
+		fprintf(f, "  %-10llu %-8llu %-24.24s %8llu %10s %8llu %10s %10s%s%s\n",
 			(unsigned long long)g->goid, (unsigned long long)g->thread,
 			report_shown(a, t, name, sizeof(name), &tid), (unsigned long long)g->stops,
 			dur(g->offcpu_ns), (unsigned long long)g->preempts, dur(g->preempt_ns),
-			dur(g->preempt_max_ns));
+			dur(g->preempt_max_ns), g->labels[0] ? "  " : "", g->labels);
 		shown++;
 	}
 	free(ix);

@@ -37,6 +37,7 @@ void gt_engine_process_seen(struct gt_engine *e, uint32_t tgid)
 void gt_engine_process_exec(struct gt_engine *e, uint32_t tgid)
 {
 	gt_titles_forget(&e->titles, tgid);
+	gt_golabels_forget(&e->golabels, tgid);
 	gt_py_stacks_forget(e->py, tgid);
 	gt_symbolizer_add_process(e->sym, (pid_t)tgid); /* its new maps */
 	if (gt_idmap_add(&e->symbolized, tgid) == 1)
@@ -107,6 +108,7 @@ void gt_engine_forget_followed(struct gt_engine *e)
 	gt_engine_go_procs_forget(e, NULL);
 	gt_symbolizer_close_parked(e->sym); /* no session left to map them */
 	gt_titles_free(&e->titles);
+	gt_golabels_free(&e->golabels);
 	gt_idmap_free(&e->symbolized);
 	gt_idmap_free(&e->dying);
 	gt_mmap_backlog_free(&e->mmap_backlog);

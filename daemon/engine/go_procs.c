@@ -118,6 +118,9 @@ void gt_engine_go_procs_poll(struct gt_engine *e)
 
 			gp.tls_off = a->gi.tls_off;
 			gp.goid_off = a->gi.goid_off;
+			gp.labels_off = a->gi.labels_off;
+			gp.m_off = a->gi.m_off;
+			gp.curg_off = a->gi.curg_off;
 			gt_capture_go_proc(e->capture, r->tgid, &gp);
 		}
 		drop_at(e, i);

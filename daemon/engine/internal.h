@@ -13,6 +13,7 @@
 #include "stacks.h"
 #include "util/gt_idmap.h"
 #include "titles.h"
+#include "golabels.h"
 #include "translate/translate.h"
 #include "worker.h"
 #include "flight.h"
@@ -90,6 +91,7 @@ struct gt_engine {
 	struct gt_symbolizer *sym;
 	struct gt_stack_resolver resolver;
 	struct gt_titles titles;    /* process titles for goroutine names */
+	struct gt_golabels golabels; /* Go goroutines' pprof labels */
 	struct gt_session *active[GT_MAX_SESSIONS]; /* by session bit */
 	int nactive;                /* sessions in active[]: BPF attached while > 0 */
 	uint32_t syscall_sessions;  /* active sessions that want syscall entries */

@@ -137,6 +137,7 @@ void gt_engine_close(struct gt_engine *e)
 	gt_py_stacks_free(e->py);
 	gt_symbolizer_free(e->sym);
 	gt_titles_free(&e->titles);
+	gt_golabels_free(&e->golabels);
 	gt_idmap_free(&e->symbolized);
 	gt_idmap_free(&e->dying);
 	gt_mmap_backlog_free(&e->mmap_backlog);
@@ -472,6 +473,7 @@ static int trace_start(struct gt_engine *e, struct gt_session *s, const struct g
 	s->stack_src.ctx = &e->resolver;
 	to.stacks = &s->stack_src;
 	to.titles = gt_titles_source(&e->titles);
+	to.golabels = gt_golabels_source(&e->golabels);
 	to.go_version = o->go_version ? o->go_version : GT_V1_19;
 	to.session_mask = 1u << s->bit;
 	to.v2 = s->v2;

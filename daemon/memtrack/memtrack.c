@@ -42,7 +42,8 @@ static int share_maps(struct memory_bpf *skel, struct gt_capture *c, char *err, 
 	    (rc = reuse(skel->maps.stats, cm.stats, "stats", err, errlen)) ||
 	    (rc = reuse(skel->maps.ustack_ids, cm.ustack_ids, "ustack_ids", err, errlen)) ||
 	    (rc = reuse(skel->maps.data_filter, cm.filter, "maybe_tgid", err, errlen)) ||
-	    (rc = reuse(skel->maps.session_drops, cm.session_drops, "session_drops", err, errlen)))
+	    (rc = reuse(skel->maps.session_drops, cm.session_drops, "session_drops", err, errlen)) ||
+	    (rc = reuse(skel->maps.go_procs, cm.go_procs, "go_procs", err, errlen)))
 		return rc;
 	skel->rodata->wakeup_bytes = cm.wakeup_bytes;
 	skel->rodata->loaded_without = cm.without;

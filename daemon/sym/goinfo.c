@@ -59,6 +59,35 @@ uint32_t gt_goinfo_goid_table(int minor)
 	return 0;
 }
 
+/* g.labels, measured the same way: 360 in Go 1.19, 344 in 1.21 and 1.22
+ * (the tracer's fields before it went), 352 in 1.23.  Go 1.20 was not
+ * measured (no toolchain here): none, its labels are not read.  The map
+ * it leads to is a hmap up to 1.23 only (1.24: swiss tables). */
+uint32_t gt_goinfo_labels_table(int minor)
+{
+	switch (minor) {
+	case 19: return 360;
+	case 21:
+	case 22: return 344;
+	case 23: return 352;
+	}
+	return 0;
+}
+
+/* g.m (48: after stack, stackguard0/1, _panic, _defer) and m.curg (192)
+ * are where they were from Go 1.19 to 1.23 (DWARF of 1.19, 1.21, 1.22 and
+ * 1.23; 1.20 between two that agree), and g.atomicstatus is 8 bytes
+ * before g.goid in all of them (bpf/goid.bpf.h reads both at once). */
+uint32_t gt_goinfo_m_table(int minor)
+{
+	return minor >= 19 && minor <= 23 ? 48 : 0;
+}
+
+uint32_t gt_goinfo_curg_table(int minor)
+{
+	return minor >= 19 && minor <= 23 ? 192 : 0;
+}
+
 static Elf_Scn *find_section(Elf *elf, const char *name)
 {
 	size_t shstrndx;
@@ -205,8 +234,9 @@ static int debug_too_big(Elf *elf)
 	return 0;
 }
 
-/* goid's offset in the struct type runtime.g of the "runtime" unit. */
-static int dwarf_goid(Elf *elf, uint32_t *off)
+/* The offset of member `member` in the struct type `type` (runtime.g) of
+ * the "runtime" unit. */
+static int dwarf_member(Elf *elf, const char *type, const char *member, uint32_t *off)
 {
 	int err = debug_too_big(elf);
 	Dwarf *dw = err ? NULL : dwarf_begin_elf(elf, DWARF_C_READ, NULL);
@@ -223,13 +253,13 @@ static int dwarf_goid(Elf *elf, uint32_t *off)
 		if (dwarf_offdie(dw, cu + hsize, &cud) && die_named(&cud, "runtime") &&
 		    dwarf_child(&cud, &die) == 0) {
 			do {
-				if (dwarf_tag(&die) != GT_DW_TAG_STRUCT || !die_named(&die, "runtime.g") ||
+				if (dwarf_tag(&die) != GT_DW_TAG_STRUCT || !die_named(&die, type) ||
 				    dwarf_child(&die, &mem))
 					continue;
 				do {
 					Dwarf_Attribute a;
 					Dwarf_Word w;
-					if (die_named(&mem, "goid") &&
+					if (die_named(&mem, member) &&
 					    dwarf_attr(&mem, GT_DW_AT_MEMBER_AT, &a) &&
 					    !dwarf_formudata(&a, &w) && w < 4096) {
 						*off = (uint32_t)w;
@@ -255,7 +285,7 @@ static int on_fuse(int fd)
 	return sfs.f_type == GT_FUSE_SUPER_MAGIC ? -EPERM : 0;
 }
 
-int gt_goinfo_dwarf_goid(int fd, uint32_t *off)
+int gt_goinfo_dwarf_member(int fd, const char *type, const char *member, uint32_t *off)
 {
 	Elf *elf;
 	int err;
@@ -265,9 +295,14 @@ int gt_goinfo_dwarf_goid(int fd, uint32_t *off)
 	elf_version(EV_CURRENT);
 	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
 		return -ENOENT;
-	err = dwarf_goid(elf, off);
+	err = dwarf_member(elf, type, member, off);
 	elf_end(elf);
 	return err;
+}
+
+int gt_goinfo_dwarf_goid(int fd, uint32_t *off)
+{
+	return gt_goinfo_dwarf_member(fd, "runtime.g", "goid", off);
 }
 
 int gt_goinfo_read(int fd, struct gt_goinfo *out)
@@ -289,10 +324,13 @@ int gt_goinfo_read(int fd, struct gt_goinfo *out)
 	if (out->minor < GT_GO_MINOR_MIN)
 		goto out; /* not Go, or older than the goroutine ids are known for */
 	if (!(out->goid_off = gt_goinfo_goid_table(out->minor))) {
-		if ((err = dwarf_goid(elf, &out->goid_off)))
+		if ((err = dwarf_member(elf, "runtime.g", "goid", &out->goid_off)))
 			goto out; /* a Go newer than the table, without DWARF */
 		out->goid_from_dwarf = 1;
 	}
+	out->labels_off = gt_goinfo_labels_table(out->minor);
+	out->m_off = gt_goinfo_m_table(out->minor);
+	out->curg_off = gt_goinfo_curg_table(out->minor);
 	out->tls_off = eh.e_machine == EM_X86_64 ? amd64_tls_off(elf) : 0;
 	err = 0;
 out:

@@ -45,6 +45,12 @@ struct gt_thread {
 	 * (GT_WAKEUP_SWITCHING): it ends the block its switch-out, the next
 	 * event about it, is about to write. */
 	bool wake_pending;
+	/* The goroutine and labels of a GT_KEV_GOID record written at its
+	 * switch-out (a labelled goroutine's), for that switch's log. */
+	struct gt_go_held {
+		uint64_t goid, labels;
+		uint32_t hash0, count;
+	} go_held;
 	/* A wakeup that came while it was still queued on its CPU, about to
 	 * block (GT_WAKEUP_RACING): its next switch-out decides whether it
 	 * ends that block (GT_SWITCH_RACED). */
@@ -111,6 +117,7 @@ struct gt_translator {
 	int ncpus;              /* real Ps; P ncpus is a virtual one for G 0 */
 	const struct gt_stack_source *stacks;
 	const struct gt_title_source *titles;
+	const struct gt_golabels_source *golabels;
 	struct gt_comm_owner *owners; /* names.c: which comms processes share */
 	size_t nowners, nowners_used;
 	int version;
@@ -294,8 +301,11 @@ void gt_tr_on_rss(struct gt_translator *t, const struct gt_kev_rss *e);
 void gt_tr_heap_process_gone(struct gt_translator *t, uint32_t tgid, int cpu);
 void gt_tr_heap_free(struct gt_translator *t);
 void gt_tr_on_cpu_sample(struct gt_translator *t, const struct gt_kev_cpu_sample *e);
-/* goid.c: the goroutine a Go thread ran, as UserLog "goroutine" on P p */
-void gt_tr_goid_log(struct gt_translator *t, int p, uint64_t goid);
+/* goid.c: the goroutine a Go thread ran, as UserLog "goroutine" on P p
+ * at its switch-out (the switch's goid, else th's held one) */
+void gt_tr_goid_log(struct gt_translator *t, int p, struct gt_thread *th, uint64_t goid);
+/* goid.c: GT_KEV_GOID */
+void gt_tr_on_goid(struct gt_translator *t, const struct gt_kev_goid *e);
 
 /* alloc.c: allocation samples as UserLog "alloc" */
 void gt_tr_on_alloc_sample(struct gt_translator *t, const struct gt_kev_alloc_sample *e);

@@ -33,6 +33,7 @@ int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 	t->ncpus = o->ncpus;
 	t->stacks = o->stacks;
 	t->titles = o->titles;
+	t->golabels = o->golabels;
 	t->version = o->go_version ? o->go_version : GT_V1_19;
 	t->mask = o->session_mask;
 	t->next_goid = GT_TR_REUSED_GOID; /* 0 is G 0, never a thread */
@@ -151,6 +152,7 @@ static void dispatch(struct gt_translator *t, const struct gt_kev_hdr *ev)
 	case GT_KEV_CPU_SAMPLE: gt_tr_on_cpu_sample(t, (const void *)ev); break;
 	case GT_KEV_ALLOC_SAMPLE: gt_tr_on_alloc_sample(t, (const void *)ev); break;
 	case GT_KEV_LEAVE: gt_tr_on_leave(t, (const void *)ev); break;
+	case GT_KEV_GOID: gt_tr_on_goid(t, (const void *)ev); break;
 	default: break;
 	}
 }

@@ -150,10 +150,22 @@ struct gt_title_source {
 	void *ctx;
 };
 
+/* The pprof labels of a Go goroutine (docs/mapping.md, "Goroutines of Go
+ * programs"): the map at address map in process tgid, whose hash seed and
+ * count BPF read, as "{key=value, ...}" into out (NUL-terminated).
+ * Returns the text's length, or -1 when it cannot be read (gone, freed:
+ * another map at that address, or no access). */
+struct gt_golabels_source {
+	int (*labels)(void *ctx, uint32_t tgid, uint64_t map, uint32_t hash0, uint32_t count,
+		      char *out, size_t len);
+	void *ctx;
+};
+
 struct gt_translator_opts {
 	int ncpus;                           /* P count = EvGomaxprocs; > 0 */
 	const struct gt_stack_source *stacks; /* NULL = no stacks */
 	const struct gt_title_source *titles; /* NULL = names are comms */
+	const struct gt_golabels_source *golabels; /* NULL = goroutines without labels */
 	int go_version;                      /* writer's version, 0 = GT_V1_19
 						(CPUSample needs >= 1.19) */
 	uint32_t session_mask;               /* this session's bit in the

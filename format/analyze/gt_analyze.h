@@ -105,6 +105,9 @@ unsigned gt_an_log2_slot(uint64_t ns);
 
 enum gt_an_gstate { GT_AN_DEAD, GT_AN_RUNNABLE, GT_AN_RUNNING, GT_AN_WAITING };
 
+/* What report keeps of a Go goroutine's pprof labels (the log's text). */
+#define GT_AN_GO_LABELS 48
+
 /* How a runnable period began: woken without a waker written (GoCreate,
  * GoSysExit), by a GoUnblock, by a GoUnblock that raced the block (written
  * at the block's own time: its sched_waking came before the switch-out), or
@@ -175,6 +178,8 @@ struct gt_an_thread {
 	int64_t v23_start_ns;    /* (its first transition to running) */
 	uint64_t goid_log;       /* a "goroutine N" log since its last start */
 	uint64_t stop_goid;      /* the goroutine its pending stop stopped */
+	char goid_labels[GT_AN_GO_LABELS]; /* the log's "{k=v}" (cut), and */
+	char stop_labels[GT_AN_GO_LABELS]; /* its pending stop's */
 };
 
 /* A Go program's goroutine on one of its threads (gotraced's UserLog
@@ -183,6 +188,7 @@ struct gt_an_thread {
  * them, the preemptions apart. */
 struct gt_an_goroutine {
 	uint64_t thread, goid;
+	char labels[GT_AN_GO_LABELS]; /* its pprof labels at its last stop that had any */
 	uint64_t stops, offcpu_ns;
 	uint64_t preempts, preempt_ns, preempt_max_ns;
 };

@@ -349,7 +349,9 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 	t->stop_sys = -1;
 	t->woken_ns = -1;
 	t->stop_goid = t->goid_log; /* the Go goroutine it stopped, if named */
+	memcpy(t->stop_labels, t->goid_labels, sizeof(t->stop_labels));
 	t->goid_log = 0;
+	t->goid_labels[0] = 0;
 	if (!t->name_stk && !t->root_stk)
 		t->root_stk = e->stk;
 	/* blocked inside a syscall: the time is that syscall's too, and a

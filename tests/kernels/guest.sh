@@ -100,9 +100,11 @@ record default
 record full --heap malloc --cpu-profile --syscalls all --kernel-stacks
 record dwarf --call-graph=dwarf
 # A Go program's goroutine ids (bpf/goid.bpf.h): 4 goroutines locked to
-# their threads on 2 CPUs, for 3 s, print their own ids; run.sh compares.
+# their threads on 2 CPUs, for 3 s, print their own ids and write the
+# run's runtime/trace; run.sh compares (switch-outs, wakeups, samples).
 say "recording goids"
-gotracectl record -q $verbose -o /out/goids.trace -- /gt/goids 4 3000 > /out/goids.out 2> /out/goids.log
+GOIDS_TRACE=/out/goids.runtime.trace GOIDS_LINGER_MS=3000 gotracectl record -q $verbose --cpu-profile \
+	-o /out/goids.trace -- /gt/goids 4 3000 > /out/goids.out 2> /out/goids.log
 echo $? > /out/goids.rc
 say "recorded goids: exit $(cat /out/goids.rc)"
 finish

@@ -27,6 +27,17 @@ static int read_info(const char *path, struct gt_goinfo *gi)
 	return rc;
 }
 
+static int dwarf_member(const char *path, const char *type, const char *member, uint32_t *off)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = gt_goinfo_dwarf_member(fd, type, member, off);
+	close(fd);
+	return rc;
+}
+
 static int dwarf_off(const char *path, uint32_t *off)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
@@ -68,6 +79,19 @@ static void check_toolchain(const char *go, int minor)
 	GT_REQUIRE(dwarf_off(full, &off) == 0, "%s: no runtime.g.goid in its DWARF", full);
 	GT_CHECK(gi.goid_off == off && gt_goinfo_goid_table(minor) == off,
 		 "Go 1.%d: goid at %u by the table, %u by DWARF", minor, gi.goid_off, off);
+	GT_REQUIRE(dwarf_member(full, "runtime.g", "labels", &off) == 0, "%s: no g.labels", full);
+	GT_CHECK(gi.labels_off == off && gt_goinfo_labels_table(minor) == off,
+		 "Go 1.%d: labels at %u by the table, %u by DWARF", minor, gi.labels_off, off);
+	GT_REQUIRE(dwarf_member(full, "runtime.g", "m", &off) == 0, "%s: no g.m", full);
+	GT_CHECK(gi.m_off == off, "Go 1.%d: g.m at %u by the table, %u by DWARF", minor, gi.m_off,
+		 off);
+	GT_REQUIRE(dwarf_member(full, "runtime.g", "atomicstatus", &off) == 0, "%s: no status", full);
+	GT_CHECK(off + 8 == gi.goid_off, "Go 1.%d: g.atomicstatus at %u, not 8 before goid %u",
+		 minor, off, gi.goid_off);
+	GT_REQUIRE(dwarf_member(full, "runtime.m", "curg", &off) == 0, "%s: no m.curg", full);
+	GT_CHECK(gi.curg_off == off, "Go 1.%d: m.curg at %u by the table, %u by DWARF", minor,
+		 gi.curg_off, off);
+	GT_REQUIRE(dwarf_off(full, &off) == 0, "%s: no runtime.g.goid in its DWARF", full);
 
 	rc = read_info(stripped, &gi);
 	GT_REQUIRE(rc == 0, "%s: %s", stripped, strerror(-rc));
@@ -89,6 +113,9 @@ static void test_not_go(void)
 	GT_CHECK(read_info("/bin/true", &gi) == -ENOENT, "/bin/true read as Go 1.%d", gi.minor);
 	GT_CHECK(gt_goinfo_goid_table(18) == 0 && gt_goinfo_goid_table(24) == 0,
 		 "the table claims versions never measured");
+	/* labels: 1.20 not measured, 1.24's maps are swiss tables */
+	GT_CHECK(gt_goinfo_labels_table(20) == 0 && gt_goinfo_labels_table(24) == 0,
+		 "the labels table claims versions never measured or maps it cannot read");
 }
 
 int main(int argc, char **argv)

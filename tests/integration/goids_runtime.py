@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""goids_runtime.py TRACE RUNTIME_TRACE: the goroutine ids gotraced read
+from a Go 1.22+ program's threads (the UserLogs "goroutine",
+"goroutine.wake" and "goroutine.sample": docs/mapping.md "Goroutines of Go
+programs") against the program's own runtime/trace of the same run, at
+the same instants.  Go 1.22+ stamps its trace with nanotime() (Linux:
+CLOCK_MONOTONIC, /64), the clock of gotraced's files (a v1 file's times
+from its first event: goids_check.offset), and names each M
+by its thread id; both are read by Go 1.23's reader (`go tool trace
+-d=1`).
+
+From the runtime's trace, per thread: which goroutine is on it at each
+instant (from its transition to Running or Syscall on that M to its
+transition out of both).  Each gotraced log of every thread of the
+program, inside the runtime trace's span, must name the goroutine the
+runtime had on that thread then, except where the runtime's trace does
+not know: Go's reader moves events stamped before their generation's
+start up to it, 1 ns apart (seen in emulated guests: 100 ms of a
+spinning goroutine's run then reads as idle), so a thread's time from
+its last event before such a run of clamped stamps to the run is not
+compared (counted as "unknown").  The labels after the id are not
+compared.  At least 99% of each kind (GOIDS_RUNTIME_MIN_PCT), and at least MIN_LOGS (10;
+GOIDS_MIN_LOGS) of each kind so that the check is not empty.  The kinds:
+GOIDS_KINDS as goids_check.py.  Prints a line per kind; exits 1 on a
+mismatch."""
+import bisect
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from goids_check import offset  # noqa: E402  (a v1 file's times start at 0)
+
+GO123 = os.environ.get("GOCHECK_GO123", "/usr/lib/go-1.23/bin/go")
+MIN_LOGS = int(os.environ.get("GOIDS_MIN_LOGS", "10"))
+MIN_PCT = int(os.environ.get("GOIDS_RUNTIME_MIN_PCT", "99"))
+KINDS = os.environ.get("GOIDS_KINDS", "goroutine goroutine.wake goroutine.sample").split()
+LOG = re.compile(r'^M=-?\d+ P=-?\d+ G=(\d+) Log Time=(\d+) Task=\d+ '
+                 r'Category="(goroutine(?:\.wake|\.sample)?)" Message="goroutine (\d+)[^"]*"$')
+TRANS = re.compile(r'^M=(-?\d+) P=-?\d+ G=-?\d+ StateTransition Time=(\d+) '
+                   r'Resource=Goroutine\((\d+)\) .* (\w+)->(\w+)$')
+ON = ("Running", "Syscall")
+
+
+def dump(path):
+    d = subprocess.run([GO123, "tool", "trace", "-d=1", path], capture_output=True, text=True,
+                       timeout=1200)
+    if d.returncode != 0:
+        raise RuntimeError("go tool trace -d=1 %s: %s" % (path, d.stderr.strip()[-300:]))
+    return d.stdout.splitlines()
+
+
+TIME = re.compile(r'^M=(-?\d+) .* Time=(\d+) ')
+
+
+def unknown_spans(lines):
+    """{tid: [(from, to)]}: where Go's reader clamped a thread's events."""
+    last, events = {}, []
+    for line in lines:
+        m = TIME.match(line)
+        if m:
+            events.append((int(m.group(2)), int(m.group(1))))
+    events.sort()
+    stamps = set(t for t, _ in events)
+    spans = {}
+    for t, mid in events:
+        clamped = t + 1 in stamps and t + 2 in stamps or t - 1 in stamps and t + 1 in stamps or \
+            t - 1 in stamps and t - 2 in stamps
+        if clamped and mid in last and last[mid] < t:
+            spans.setdefault(mid, []).append((last[mid], t))
+        last[mid] = t
+    return spans
+
+
+def timelines(lines):
+    """{tid: ([times], [goid or 0])}: the goroutine on each M from each time on."""
+    on = {}      # goid -> the M it is on
+    changes = {}  # M -> [(time, goid or 0)]
+    span = [None, None]
+    for line in lines:
+        m = TRANS.match(line)
+        if not m:
+            continue
+        mid, t, g, old, new = int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(4), \
+            m.group(5)
+        span[0] = t if span[0] is None else min(span[0], t)
+        span[1] = t if span[1] is None else max(span[1], t)
+        if new in ON and mid >= 0:
+            prev = on.get(g)
+            if prev is not None and prev != mid:
+                changes.setdefault(prev, []).append((t, 0))
+            on[g] = mid
+            changes.setdefault(mid, []).append((t, g))
+        elif old in ON or new not in ON:
+            prev = on.pop(g, None)
+            if prev is not None:
+                changes.setdefault(prev, []).append((t, 0))
+    out = {}
+    for mid, ch in changes.items():
+        ch.sort(key=lambda x: x[0])  # stable: a leave then an arrive at one time stay in order
+        out[mid] = ([t for t, _ in ch], [g for _, g in ch])
+    return out, span
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.stderr.write("usage: goids_runtime.py TRACE RUNTIME_TRACE\n")
+        return 2
+    try:
+        ours, theirs = dump(argv[1]), dump(argv[2])
+    except RuntimeError as e:
+        print(e)
+        return 1
+    off = offset(argv[1])
+    tl, span = timelines(theirs)
+    unknown = unknown_spans(theirs)
+    skipped = 0
+    if span[0] is None:
+        print("the runtime's trace has no goroutine transition")
+        return 1
+    seen = {k: 0 for k in KINDS}
+    bad = {k: 0 for k in KINDS}
+    examples = []
+    for line in ours:
+        m = LOG.match(line)
+        if not m or m.group(3) not in KINDS:
+            continue
+        tid, t, kind, goid = int(m.group(1)), int(m.group(2)) + off, m.group(3), int(m.group(4))
+        if not span[0] <= t <= span[1]:
+            continue
+        if any(a < t <= b for a, b in unknown.get(tid, ())):
+            skipped += 1
+            continue
+        times, gs = tl.get(tid, ([], []))
+        i = bisect.bisect_right(times, t) - 1
+        want = gs[i] if i >= 0 else 0
+        seen[kind] += 1
+        if want != goid:
+            bad[kind] += 1
+            if len(examples) < 5:
+                examples.append("%s at %d on thread %d: goroutine %d, the runtime's %d" %
+                                (kind, t, tid, goid, want))
+    rc = 0
+    for e in examples:
+        print(e)
+    summary = []
+    for kind in KINDS:
+        summary.append("%s %d of %d" % (kind, seen[kind] - bad[kind], seen[kind]))
+        if seen[kind] < MIN_LOGS or (seen[kind] - bad[kind]) * 100 < MIN_PCT * seen[kind]:
+            rc = 1
+    print("logs naming the goroutine the runtime's own trace has on that thread: " +
+          ", ".join(summary) + (" (%d unknown: clamped by Go's reader)" % skipped if skipped else ""))
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
