@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,21 @@ static unsigned unused_by(const struct gt_session_opts *o)
 	       (o->all_processes ? 0 : GT_WITHOUT_ALL);
 }
 
+/* A fixed mmap threshold for malloc (which also fixes the trim
+ * threshold at its 128 KiB default).  glibc raises both to the size of
+ * the largest mmapped block freed: libbpf reads the kernel's BTF (5.5 MiB)
+ * once per loading thread, so the threshold went to 5.5 MiB and the
+ * trim threshold to 11, and each loading thread's arena then kept the
+ * ~12 MiB it freed as its top chunk, which malloc_trim does not give back
+ * in a thread's arena: 23 of an idle flight recorder's 39 MiB of heap.
+ * Blocks this large are rare (BTF, inflated debug sections, a dump's
+ * largest tables): mapped and unmapped each time costs nothing that
+ * counts. */
+static void hold_no_free_memory(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 512 << 10);
+}
+
 int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		   char *why, size_t whylen)
 {
@@ -43,6 +59,7 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
+	hold_no_free_memory();
 	if (opts) {
 		co.ring_bytes_per_cpu = opts->ring_bytes_per_cpu;
 		if (!co.ring_bytes_per_cpu && opts->big_rings)
@@ -99,6 +116,8 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		free(e);
 		return err;
 	}
+	/* what the load freed in the bins of the threads' arenas, given back */
+	malloc_trim(0);
 	e->open_ns = gt_now_ns() - t0;
 	e->only = NULL; /* the caller's, valid only during the open */
 	e->one_session = opts && opts->one_session;
