@@ -26,8 +26,9 @@
 #     `wrk -t2 -c32` for COST_SERVER_SECONDS (60), recorded by
 #     `record --flight` (default window and cap): the recorder's CPU time
 #     (all its threads, from /proc) per million kernel records read, its
-#     RSS before the load and every 10 s, and what the window holds per
-#     second of window (its own count of bytes held over their span).
+#     RSS before the load and every 10 s (before and at the end by part:
+#     the rings, the heap, the files it maps), and what the window holds
+#     per second of window (its own count of bytes held over their span).
 #
 # overhead.sh, overhead_all.sh, flight.sh and servers.sh have more
 # columns of each (kernel stacks, --syscalls=all, -a, heap, dumps); this
