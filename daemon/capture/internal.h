@@ -35,6 +35,13 @@ struct gt_ring {
 	unsigned ncopies;
 };
 
+/* A filter map's key found last (poll.c): 8 bytes, a tgid's 4 or a
+ * cgroup id's 8. */
+struct gt_any_key {
+	uint64_t key;
+	int have;
+};
+
 /* seq = arrival order, which breaks ties between equal timestamps. */
 struct gt_slot {
 	uint64_t seq;
@@ -105,6 +112,7 @@ struct gt_capture {
 	struct gt_ring_merge m;
 	uint64_t lag_ns;
 	int tgids_fd, cgroups_fd, stacks_fd, stats_fd, spill_fd;
+	struct gt_any_key any_tgid, any_cgroup; /* poll.c tracing_any */
 	int py_procs_fd;           /* bpf/python.bpf.h's py_procs */
 	struct gt_capture_stats st;
 	uint64_t bad_records;      /* records with an impossible length */
