@@ -31,19 +31,21 @@ static unsigned unused_by(const struct gt_session_opts *o)
 	       (o->all_processes ? 0 : GT_WITHOUT_ALL);
 }
 
-/* A fixed mmap threshold for malloc (which also fixes the trim
- * threshold at its 128 KiB default).  glibc raises both to the size of
- * the largest mmapped block freed: libbpf reads the kernel's BTF (5.5 MiB)
- * once per loading thread, so the threshold went to 5.5 MiB and the
- * trim threshold to 11, and each loading thread's arena then kept the
- * ~12 MiB it freed as its top chunk, which malloc_trim does not give back
- * in a thread's arena: 23 of an idle flight recorder's 39 MiB of heap.
- * Blocks this large are rare (BTF, inflated debug sections, a dump's
- * largest tables): mapped and unmapped each time costs nothing that
- * counts. */
+/* Fixed malloc thresholds: mmap only above 32 MiB (so large blocks come
+ * from the arenas, as glibc's dynamic threshold had them after the first
+ * large free), and give back the top of an arena above 128 KiB at each
+ * free.  Dynamic, glibc raised the trim threshold to twice the largest
+ * mmapped block freed: libbpf reads the kernel's BTF (5.5 MiB) once per
+ * loading thread, so the threshold went to 11 MiB, and each loading
+ * thread's arena kept the ~12 MiB it freed as its top chunk, which
+ * malloc_trim does not give back in a thread's arena: 23 of an idle
+ * flight recorder's 39 MiB of heap.  (A fixed mmap threshold of 512 KiB
+ * instead, every large block mapped and unmapped, made the DWARF
+ * unwinding of the kernel matrix's 6.1 guest lose libc's frames.) */
 static void hold_no_free_memory(void)
 {
-	mallopt(M_MMAP_THRESHOLD, 512 << 10);
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 128 << 10);
 }
 
 int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,

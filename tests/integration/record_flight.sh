@@ -46,7 +46,7 @@
 #                         holds each ring in its RSS once, not twice (the
 #                         second view libbpf maps for wrapped records
 #                         counted the ring again: 16 MiB a CPU by default),
-#                         and, outside the sanitizer build, at most 24 MiB
+#                         and, outside the sanitizer build, at most 32 MiB
 #                         of heap (39 MiB before: libbpf's freed kernel BTF
 #                         kept in each loading thread's malloc arena); the
 #                         dump of its window is valid
@@ -339,8 +339,8 @@ idle_memory() {
 	[ "$rss" -ge 1024 ] && [ "$rss" -le 1036 ] ||
 		why="a 1 MiB ring takes $rss KiB of the recorder's RSS, want 1028"
 	anon=$(awk '$1 == "RssAnon:" { print $2 }' "/proc/$REC_PID/status")
-	if ! grep -q libasan "/proc/$REC_PID/maps" && [ "${anon:-0}" -gt $((24 << 10)) ]; then
-		why="${why:+$why; }an idle recorder holds $((anon >> 10)) MiB of heap, want <= 24"
+	if ! grep -q libasan "/proc/$REC_PID/maps" && [ "${anon:-0}" -gt $((32 << 10)) ]; then
+		why="${why:+$why; }an idle recorder holds $((anon >> 10)) MiB of heap, want <= 32"
 	fi
 	dump_now "$tag" 1 || why="${why:+$why; }no file after SIGUSR1"
 	busy_end || why="${why:+$why; }gotracectl record exited non-zero: $(tail -2 "$GT_TMP/$tag.rec.err")"
