@@ -22,15 +22,24 @@ struct gt_ring {
 	int fd;
 	unsigned long *consumer;  /* consumer position page (read-write) */
 	unsigned long *producer;  /* producer position page + data (read-only) */
-	uint8_t *data;            /* data area, mapped twice back to back */
+	uint8_t *data;            /* data area, mapped once (ring.c says why) */
 	uint64_t mask;            /* data size - 1 */
 	size_t prod_len;          /* length of the producer mapping */
+	uint8_t *wrap;            /* a record that wraps, copied whole */
+	size_t wrap_cap;
 	uint64_t newest_ts;       /* newest timestamp copied out of this ring */
 	/* the last user stack copies read (GT_KEV_USTACK, GT_KEV_PYSTACK):
 	 * their ids in BPF (GT_STACK_DWARF or GT_STACK_PY | seq) and the ids
 	 * the callbacks gave them */
 	struct { int32_t bpf_id, id; } copies[GT_RING_COPIES];
 	unsigned ncopies;
+};
+
+/* A filter map's key found last (poll.c): 8 bytes, a tgid's 4 or a
+ * cgroup id's 8. */
+struct gt_any_key {
+	uint64_t key;
+	int have;
 };
 
 /* seq = arrival order, which breaks ties between equal timestamps. */
@@ -103,6 +112,7 @@ struct gt_capture {
 	struct gt_ring_merge m;
 	uint64_t lag_ns;
 	int tgids_fd, cgroups_fd, stacks_fd, stats_fd, spill_fd;
+	struct gt_any_key any_tgid, any_cgroup; /* poll.c tracing_any */
 	int py_procs_fd;           /* bpf/python.bpf.h's py_procs */
 	struct gt_capture_stats st;
 	uint64_t bad_records;      /* records with an impossible length */
@@ -142,6 +152,11 @@ void gt_capture_unload_progs(struct gt_capture *c);
 
 /* ring.c */
 int gt_ring_map(struct gt_ring *r, int fd, size_t size, char *err, size_t errlen);
+/* The n bytes of a record at offset off of a ring of mask + 1 bytes at
+ * data: in place, or copied whole into *buf (grown as needed) when they
+ * wrap around the end; NULL when *buf cannot grow. */
+const uint8_t *gt_ring_bytes(const uint8_t *data, uint64_t mask, uint64_t off, size_t n,
+			     uint8_t **buf, size_t *cap);
 void gt_ring_unmap(struct gt_ring *r);
 /* Copies up to `budget` committed records into ring q's merge queue,
  * stopping early if the queue is full.  Returns 1 if the ring was emptied, 0 if

@@ -55,6 +55,28 @@ static inline struct gt_slot *at(struct gt_fifo *f, uint32_t i)
 	return &f->slots[i & (f->cap - 1)];
 }
 
+/* A queue that is never empty (under a steady load the records newer
+ * than the lag stay) walked its head over every slot, so every page of
+ * the queue became resident: 32 768 slots of 168 bytes a ring, 9.8 of 16
+ * MiB resident after 20 s of nginx under wrk.  Once the head is far from
+ * the start and what is left is a few records (at most an eighth of what
+ * went since the start: copying them costs little beside delivering
+ * those), they go back to the start; the pages beyond are touched again
+ * only by a queue that fills that far. */
+#define COMPACT_FROM 1024
+
+static void compact(struct gt_fifo *f)
+{
+	uint32_t n = f->tail - f->head, h = f->head & (f->cap - 1);
+
+	if (h < COMPACT_FROM || n > h / 8 || h + n > f->cap)
+		return;
+	if (n) /* no overlap: n <= h / 8 */
+		memcpy(f->slots, &f->slots[h], n * sizeof(*f->slots));
+	f->head = 0;
+	f->tail = n;
+}
+
 /* The held record a perf slot points at, copied in and out as bytes: the
  * slot is a union of event structs, and struct gt_mmap_kev is not one. */
 static struct gt_mmap_held *held_get(const struct gt_slot *s)
@@ -219,6 +241,8 @@ int gt_ring_merge_deliver(struct gt_capture *c, uint64_t upto, gt_capture_cb cb,
 			m->nbuf--;
 			if (f->head == f->tail) /* empty: the first pages again */
 				f->head = f->tail = 0;
+			else
+				compact(f);
 			if (rc) {
 				*stopped = rc;
 				return n;

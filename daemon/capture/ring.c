@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <linux/bpf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -24,9 +25,12 @@ int gt_ring_map(struct gt_ring *r, int fd, size_t size, char *err, size_t errlen
 		return -errno;
 	}
 	r->consumer = p;
-	/* the data area follows the producer page, mapped twice so a record
-	 * that wraps around the end reads contiguously */
-	r->prod_len = page + 2 * size;
+	/* the data area follows the producer page.  Mapped once, not twice
+	 * back to back as libbpf does: the kernel maps every page of the
+	 * ring at mmap time, so the second view counted the whole ring again
+	 * in our RSS (16 MiB a CPU by default); the rare record that wraps
+	 * around the end is copied whole instead (gt_ring_bytes) */
+	r->prod_len = page + size;
 	p = mmap(NULL, r->prod_len, PROT_READ, MAP_SHARED, fd, page);
 	if (p == MAP_FAILED) {
 		int e = -errno;
@@ -50,6 +54,31 @@ void gt_ring_unmap(struct gt_ring *r)
 	if (r->consumer)
 		munmap(r->consumer, page);
 	r->producer = r->consumer = NULL;
+	free(r->wrap);
+	r->wrap = NULL;
+	r->wrap_cap = 0;
+}
+
+const uint8_t *gt_ring_bytes(const uint8_t *data, uint64_t mask, uint64_t off, size_t n,
+			     uint8_t **buf, size_t *cap)
+{
+	size_t size = (size_t)mask + 1, first;
+
+	off &= mask;
+	if (off + n <= size)
+		return data + off;
+	if (*cap < n) {
+		uint8_t *b = realloc(*buf, n);
+
+		if (!b)
+			return NULL;
+		*buf = b;
+		*cap = n;
+	}
+	first = size - off;
+	memcpy(*buf, data + off, first);
+	memcpy(*buf + first, data, n - first);
+	return *buf;
 }
 
 static inline uint32_t round_len(uint32_t len)
@@ -130,20 +159,28 @@ int gt_ring_drain(struct gt_capture *c, int q, unsigned budget)
 	int drained = 1;
 
 	while (cons < prod) {
+		/* the 8-byte header never wraps: 8-aligned in a ring of pages */
 		uint32_t *hdr = (uint32_t *)(r->data + (cons & r->mask));
 		uint32_t len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
 		uint32_t n = len & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
+		const uint8_t *rec = NULL;
 		struct gt_slot *s;
 
 		if (len & BPF_RINGBUF_BUSY_BIT)
 			break; /* reserved, not yet committed: next time */
-		if (!(len & BPF_RINGBUF_DISCARD_BIT) && n >= sizeof(struct gt_kev_ustack) &&
-		    ((const struct gt_kev_hdr *)(hdr + 2))->type == GT_KEV_USTACK) {
-			ring_copy(c, r, hdr + 2, n);
-		} else if (!(len & BPF_RINGBUF_DISCARD_BIT) && n >= sizeof(struct gt_kev_hdr) &&
-			   ((const struct gt_kev_hdr *)(hdr + 2))->type == GT_KEV_PYSTACK) {
-			ring_py(c, r, hdr + 2, n);
-		} else if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
+		if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
+			rec = gt_ring_bytes(r->data, r->mask, cons + BPF_RINGBUF_HDR_SZ, n, &r->wrap,
+					    &r->wrap_cap);
+			if (!rec)
+				c->bad_records++; /* no memory for a wrapped copy: lost */
+		}
+		if (rec && n >= sizeof(struct gt_kev_ustack) &&
+		    ((const struct gt_kev_hdr *)rec)->type == GT_KEV_USTACK) {
+			ring_copy(c, r, rec, n);
+		} else if (rec && n >= sizeof(struct gt_kev_hdr) &&
+			   ((const struct gt_kev_hdr *)rec)->type == GT_KEV_PYSTACK) {
+			ring_py(c, r, rec, n);
+		} else if (rec) {
 			if (n < sizeof(struct gt_kev_hdr) || n > sizeof(s->ev)) {
 				c->bad_records++;
 			} else {
@@ -152,7 +189,7 @@ int gt_ring_drain(struct gt_capture *c, int q, unsigned budget)
 					drained = 0;
 					break;
 				}
-				memcpy(&s->ev, hdr + 2, n);
+				memcpy(&s->ev, rec, n);
 				s->len = n;
 				copy_ids(r, &s->ev);
 				if (s->ev.hdr.type == GT_KEV_EXEC && c->exec_cb)

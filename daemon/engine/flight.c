@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -670,6 +671,10 @@ int gt_flight_dump_end(struct gt_flight *f, struct gt_flight_dump *d, char *why,
 	free(j);
 	free(d);
 	f->dumping--;
+	/* the dump's translator and writer were freed on its thread: that
+	 * thread's malloc arena keeps the pages unless asked (an always-on
+	 * recorder would hold its largest dump's memory for ever) */
+	malloc_trim(0);
 	return err;
 }
 

@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,23 @@ static unsigned unused_by(const struct gt_session_opts *o)
 	       (o->all_processes ? 0 : GT_WITHOUT_ALL);
 }
 
+/* Fixed malloc thresholds: mmap only above 32 MiB (so large blocks come
+ * from the arenas, as glibc's dynamic threshold had them after the first
+ * large free), and give back the top of an arena above 128 KiB at each
+ * free.  Dynamic, glibc raised the trim threshold to twice the largest
+ * mmapped block freed: libbpf reads the kernel's BTF (5.5 MiB) once per
+ * loading thread, so the threshold went to 11 MiB, and each loading
+ * thread's arena kept the ~12 MiB it freed as its top chunk, which
+ * malloc_trim does not give back in a thread's arena: 23 of an idle
+ * flight recorder's 39 MiB of heap.  (A fixed mmap threshold of 512 KiB
+ * instead, every large block mapped and unmapped, made the DWARF
+ * unwinding of the kernel matrix's 6.1 guest lose libc's frames.) */
+static void hold_no_free_memory(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 128 << 10);
+}
+
 int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		   char *why, size_t whylen)
 {
@@ -43,6 +61,7 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
+	hold_no_free_memory();
 	if (opts) {
 		co.ring_bytes_per_cpu = opts->ring_bytes_per_cpu;
 		if (!co.ring_bytes_per_cpu && opts->big_rings)
@@ -99,6 +118,8 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		free(e);
 		return err;
 	}
+	/* what the load freed in the bins of the threads' arenas, given back */
+	malloc_trim(0);
 	e->open_ns = gt_now_ns() - t0;
 	e->only = NULL; /* the caller's, valid only during the open */
 	e->one_session = opts && opts->one_session;

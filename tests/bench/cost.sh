@@ -26,8 +26,9 @@
 #     `wrk -t2 -c32` for COST_SERVER_SECONDS (60), recorded by
 #     `record --flight` (default window and cap): the recorder's CPU time
 #     (all its threads, from /proc) per million kernel records read, its
-#     RSS before the load and every 10 s, and what the window holds per
-#     second of window (its own count of bytes held over their span).
+#     RSS before the load and every 10 s (before and at the end by part:
+#     the rings, the heap, the files it maps), and what the window holds
+#     per second of window (its own count of bytes held over their span).
 #
 # overhead.sh, overhead_all.sh, flight.sh and servers.sh have more
 # columns of each (kernel stacks, --syscalls=all, -a, heap, dumps); this
@@ -223,12 +224,23 @@ workers=$(pgrep -P "${master:-1}" -d,)
 # cpu_ticks PID: user + system clock ticks of every thread of PID so far
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 rss_kib() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status" 2>/dev/null; }
+# rss_parts PID: its RSS in MiB as "rings R, heap H, files F": the BPF
+# maps it mapped (the rings: kernel memory, counted once), its anonymous
+# memory (malloc), the rest (binaries, debug files it reads)
+rss_parts() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { bpf = ($6 == "anon_inode:bpf-map") }
+	     bpf && $1 == "Rss:" { rings += $2 }
+	     $1 == "Anonymous:" { anon += $2 }
+	     $1 == "Rss:" { all += $2 }
+	     END { printf "rings %.1f, heap %.1f, files %.1f", rings / 1024, anon / 1024,
+	           (all - rings - anon) / 1024 }' "/proc/$1/smaps" 2>/dev/null
+}
 "$GTCTL" record --standalone -q --flight -p "$master,$workers" -o "$tmp/f.trace" 2>"$tmp/f.err" &
 rec=$!
 pids+=("$rec")
 wait_recording "$rec" || { echo "cost: the flight recording did not start: $(tail -2 "$tmp/f.err")"; exit 1; }
 sleep 1
-rss0=$(rss_kib "$rec")
+rss0=$(rss_kib "$rec") parts0=$(rss_parts "$rec")
 wrk -t2 -c32 -d"${SRV_SECS}s" "http://127.0.0.1:$port/" >"$tmp/wrk.out" 2>&1 &
 load=$!
 c0=$(cpu_ticks "$rec") t0=$(date +%s.%N)
@@ -239,7 +251,7 @@ for ((s = 10; s <= SRV_SECS; s += 10)); do
 done
 wait "$load"
 c1=$(cpu_ticks "$rec") t1=$(date +%s.%N)
-rss1=$(rss_kib "$rec")
+rss1=$(rss_kib "$rec") parts1=$(rss_parts "$rec")
 kill -INT "$rec"
 wait "$rec"
 hz=$(getconf CLK_TCK)
@@ -259,6 +271,8 @@ awk -v h="${held:-0}" -v r="${records:-0}" -v sp="${span:-0}" -v r0="$rss0" -v r
 		(sp > 0 ? h / sp / 1048576 : 0), r, h / 1048576, sp
 	printf " RSS %.1f MiB idle, %.1f MiB at the end (+%.1f)\n", r0 / 1024, r1 / 1024, (r1 - r0) / 1024 }'
 echo "rss every 10 s under load (MiB): ${samples[*]}"
+echo "rss idle: $parts0 MiB; at the end: $parts1 MiB (before issue 34's cut: 96-107 MiB idle," \
+	"107-127 under load; rings 64, heap 39 idle on 2 CPUs)"
 grep 'flight recording ended' "$tmp/f.err" || tail -2 "$tmp/f.err"
 echo
 echo "== load: $(uptime); cost.sh took $((SECONDS - start_s)) s"

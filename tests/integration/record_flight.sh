@@ -42,6 +42,14 @@
 #                         with --go-version 1.23: one valid v2 file of more
 #                         than one generation (each restating every thread),
 #                         the recording going on after it
+#   flight_idle_memory    an idle flight recorder (a sleeper, 1 MiB rings)
+#                         holds each ring in its RSS once, not twice (the
+#                         second view libbpf maps for wrapped records
+#                         counted the ring again: 16 MiB a CPU by default),
+#                         and, outside the sanitizer build, at most 32 MiB
+#                         of heap (39 MiB before: libbpf's freed kernel BTF
+#                         kept in each loading thread's malloc arena); the
+#                         dump of its window is valid
 # Every case also holds the directory to the files it expects: no partial,
 # temporary or other file is left.  No timing is asserted but what the
 # feature promises (the window kept); thresholds are far from the
@@ -51,7 +59,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 CASES=(flight_trigger_once flight_offcpu flight_sigusr1 flight_size_cap flight_max_dumps
        flight_holdoff flight_holdoff_says flight_end_pending flight_name_unseen flight_v2_trigger_1.23
-       flight_v2_trigger_1.22 flight_v2_sigusr1)
+       flight_v2_trigger_1.22 flight_v2_sigusr1 flight_idle_memory)
 gt_require_bpf "${CASES[@]}"
 gt_expect "${CASES[@]}"
 READ="python3 tests/integration/trace_read.py"
@@ -306,5 +314,39 @@ v2_sigusr1() {
 	gt_report "$name" "$why"
 }
 v2_sigusr1
+
+# ring_rss PID: the largest RSS (KiB) of a BPF map PID has mapped (a ring)
+ring_rss() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { bpf = ($6 == "anon_inode:bpf-map") }
+	     bpf && $1 == "Rss:" && $2 > max { max = $2 } END { print max + 0 }' "/proc/$1/smaps"
+}
+
+idle_memory() {
+	local name=flight_idle_memory tag=idle why="" rss anon
+	mkdir -p "$GT_TMP/$tag"
+	if ! gt_start_workload "$tag" "$WL/sleeper" --wait 100000 10000; then
+		fail "$name" "sleeper did not start"
+		return
+	fi
+	if ! gt_record_bg "$tag" --flight=2s --ring-size 1M -p "$WL_PID" -o "$GT_TMP/$tag/fl.trace"; then
+		fail "$name" "gotracectl record did not start: $(tail -3 "$GT_TMP/$tag.rec.err")"
+		return
+	fi
+	gt_go "$tag"
+	sleep 1
+	rss=$(ring_rss "$REC_PID")
+	# a 1 MiB ring and its producer page: 1028 KiB; mapped twice, 2052
+	[ "$rss" -ge 1024 ] && [ "$rss" -le 1036 ] ||
+		why="a 1 MiB ring takes $rss KiB of the recorder's RSS, want 1028"
+	anon=$(awk '$1 == "RssAnon:" { print $2 }' "/proc/$REC_PID/status")
+	if ! grep -q libasan "/proc/$REC_PID/maps" && [ "${anon:-0}" -gt $((32 << 10)) ]; then
+		why="${why:+$why; }an idle recorder holds $((anon >> 10)) MiB of heap, want <= 32"
+	fi
+	dump_now "$tag" 1 || why="${why:+$why; }no file after SIGUSR1"
+	busy_end || why="${why:+$why; }gotracectl record exited non-zero: $(tail -2 "$GT_TMP/$tag.rec.err")"
+	[ -z "$why" ] && { valid_all "$name" "$GT_TMP/$tag" || return; }
+	gt_report "$name" "$why"
+}
+idle_memory
 
 gt_finish

@@ -156,10 +156,45 @@ static void test_ownership(void)
 	gt_ring_merge_free(&c.m);
 }
 
+/* A queue under a steady load is never empty (records newer than the
+ * watermark wait): its slots in use stay near the start, not walked over
+ * the whole queue (each page walked stayed resident: 9.8 MiB under nginx),
+ * and every record still leaves once, in order. */
+static void test_steady_stays_low(void)
+{
+	struct gt_capture c;
+	struct log l;
+	uint64_t ts = 0, last = 0;
+	uint32_t top = 0, mask;
+	int delivered = 0, order = 1;
+
+	setup(&c, &l);
+	mask = c.m.q[0].cap - 1;
+	for (int round = 0; round < 2000; round++) {
+		for (int i = 0; i < 10; i++) {
+			event(&c, 0, ++ts, 1);
+			if (((c.m.q[0].tail - 1) & mask) > top)
+				top = (c.m.q[0].tail - 1) & mask;
+		}
+		l.n = 0; /* only the order is kept: last */
+		delivered += deliver(&c, &l, ts > 100 ? ts - 100 : 0);
+		for (int i = 0; i < l.n && i < MAXLOG; i++) {
+			order &= l.ts[i] == last + 1;
+			last = l.ts[i];
+		}
+	}
+	GT_CHECK(top < 2048, "slot %u of %u used by a queue never more than 110 long", top,
+		 mask + 1);
+	GT_CHECK(order && delivered == 19900, "%d delivered, in order: %d", delivered, order);
+	GT_CHECK(c.m.nbuf == 100, "%u buffered", c.m.nbuf);
+	gt_ring_merge_free(&c.m);
+}
+
 int main(void)
 {
 	GT_RUN(test_one_order);
 	GT_RUN(test_watermark_and_ties);
 	GT_RUN(test_ownership);
+	GT_RUN(test_steady_stays_low);
 	return gt_test_done();
 }
