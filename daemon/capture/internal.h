@@ -114,6 +114,8 @@ struct gt_capture {
 	int tgids_fd, cgroups_fd, stacks_fd, stats_fd, spill_fd;
 	struct gt_any_key any_tgid, any_cgroup; /* poll.c tracing_any */
 	int py_procs_fd;           /* bpf/python.bpf.h's py_procs */
+	int go_procs_fd;           /* bpf/goid.bpf.h's go_procs */
+	volatile uint32_t *go_procs_any; /* its flag in the skeleton's .bss */
 	struct gt_capture_stats st;
 	uint64_t bad_records;      /* records with an impossible length */
 	unsigned dwarf_bytes[GT_MAX_SESSIONS]; /* each session's dwarf copy size */

@@ -332,6 +332,8 @@ static void note_fds(struct gt_capture *c)
 {
 	c->tgids_fd = bpf_map__fd(c->skel->maps.tgids);
 	c->py_procs_fd = bpf_map__fd(c->skel->maps.py_procs);
+	c->go_procs_fd = bpf_map__fd(c->skel->maps.go_procs);
+	c->go_procs_any = &c->skel->bss->go_procs_any;
 	c->cgroups_fd = bpf_map__fd(c->skel->maps.cgroups);
 	c->stacks_fd = bpf_map__fd(c->skel->maps.stacks);
 	c->spill_fd = bpf_map__fd(c->skel->maps.stacks_spill);
