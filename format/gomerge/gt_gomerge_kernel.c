@@ -48,9 +48,11 @@ struct kstate {
 	size_t nsmp, capsmp;
 };
 
+/* A CPUSample's values: the time delta (0), then ts, p, g, stack (the
+ * wire table's arguments, format/wire/gt_events.h). */
 static int add_sample(struct kstate *s, const struct gt_raw_event *r)
 {
-	if (r->nargs < 4 || !r->args[3])
+	if (r->nargs < 5 || !r->args[3])
 		return 0;
 	if (s->nsmp == s->capsmp) {
 		size_t cap = s->capsmp ? 2 * s->capsmp : 1024;
@@ -61,8 +63,8 @@ static int add_sample(struct kstate *s, const struct gt_raw_event *r)
 		s->smp = n;
 		s->capsmp = cap;
 	}
-	s->smp[s->nsmp++] = (struct sample){ .g = r->args[2], .stk = r->args[3],
-					     .ts = (int64_t)r->args[0] };
+	s->smp[s->nsmp++] = (struct sample){ .g = r->args[3], .stk = r->args[4],
+					     .ts = (int64_t)r->args[1] };
 	return 0;
 }
 

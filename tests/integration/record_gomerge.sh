@@ -36,8 +36,9 @@
 #     within 1 ms of what `report --json` credits the hog with on that
 #     thread (go_kernel.threads; 2 to 10 us apart seen); the figures are
 #     printed.
-#  gomerge_daemon: record -p --go-trace through gotraced (not embedded):
-#     one valid file, with the hog's preemptions on goroutines.
+#  gomerge_daemon: record -p --go-trace --cpu-profile=1000 through
+#     gotraced (not embedded): one valid file, with the hog's preemptions
+#     on goroutines, at least one of them with a CPU sample of the hog.
 #  gomerge_refused: merge of a kernel file as the runtime's trace, of a
 #     FIFO (refused, not waited on), and
 #     --go-trace to a port where nothing listens: non-zero, a reason, no
@@ -131,14 +132,15 @@ checks() {
 	grep -q 'RegionBegin.*Type="kernel: ' "$m.d1" || echo "no kernel region;"
 	hog=$(grep -c "RegionBegin.*Type=\"kernel: preempted by .*(tid $HOG)\"" "$m.d1")
 	[ "$hog" -ge 1 ] || echo "no region names the hog (tid $HOG) as the preempter;"
-	# the hog's stack where it left the CPU: in its sleep
-	[ "$hog" -ge 1 ] && ! grep -q "Message=\"preempted by [^\"]*(tid $HOG) for [^\"]*; the preempter's stack ([^\"]*sleep" "$m.d1" &&
+	# the hog's stack where it left the CPU: in its sleep; or, recorded
+	# with --cpu-profile (gomerge_daemon), a sample of it in the interval
+	[ "$hog" -ge 1 ] && ! grep -qE "Message=\"preempted by [^\"]*\(tid $HOG\) for [^\"]*; the preempter's stack \((where it left the CPU\): [^\"]*sleep|a CPU sample in this interval\): )" "$m.d1" &&
 		echo "no log of the hog's preemptions carries its stack (in its sleep): $(grep -m1 "Message=\"preempted by [^\"]*(tid $HOG)" "$m.d1" | cut -c1-300);"
 	"$CTL" report "$m" >"$m.report" 2>&1 || echo "report failed: $(tail -2 "$m.report");"
 	grep -q "^The kernel inside the runtime's goroutines" "$m.report" &&
 		grep -q "^    preempted by " "$m.report" ||
 		echo "report has no table of the kernel's time in goroutines;"
-	[ "$hog" -ge 1 ] && ! grep -A1 "^    preempted by .*(tid $HOG)" "$m.report" | grep -q "^      its stack (.*sleep" &&
+	[ "$hog" -ge 1 ] && ! grep -A1 "^    preempted by .*(tid $HOG)" "$m.report" | grep -qE "^      its stack \((where it left the CPU\): .*sleep|a CPU sample in this interval\))" &&
 		echo "report shows no stack of the hog: $(grep -m1 -A1 "(tid $HOG)" "$m.report");"
 	"$CTL" report --json "$m" >"$m.json" 2>&1 || echo "report --json failed: $(tail -2 "$m.json");"
 	out=$(python3 tests/integration/report_go_json.py "$m.report" "$m.json" kernel) ||
@@ -286,9 +288,14 @@ daemon_case() {
 		fail "$n" "the server never answered: $(tail -3 "$GT_TMP/$n.srv")"
 		return
 	fi
+	# with CPU samples (1 ms apart: the hog spins 4 ms at a time), so the
+	# hog's stack in a preemption's log is a sample of it in the interval
 	if "$CTL" record --daemon --socket "$SOCK" -q -p "$SRV,$HOG" -d 1 -o "$m" \
+		--cpu-profile=1000 \
 		--go-trace "http://127.0.0.1:$PORT/debug/pprof/trace" 2>"$GT_TMP/$n.merge.err"; then
 		why=$(checks "$n" "$m" "" 23)
+		grep -q "Message=\"preempted by [^\"]*(tid $HOG) for [^\"]*; the preempter's stack (a CPU sample in this interval)" "$m.d1" ||
+			why="$why no preemption by the hog carries a CPU sample of it, though it was sampled every 1 ms;"
 		ls "$m".kernel-* >/dev/null 2>&1 && why="$why the kernel's part was left beside it;"
 	else
 		why="record --daemon --go-trace failed: $(tail -3 "$GT_TMP/$n.merge.err")"
