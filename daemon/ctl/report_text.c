@@ -534,14 +534,16 @@ static int print_goroutines(const struct gt_analysis *a, const struct report_opt
 	for (size_t k = 0; k < a->ngoros && (!o->top || shown < (size_t)o->top); k++) {
 		const struct gt_an_goroutine *g = &a->goros[ix[k]];
 		const struct gt_an_thread *t = gt_an_thread_of(a, g->thread);
+		char labels[GT_ESCAPE_SIZE(sizeof(g->labels))]; /* the file's text */
 
 		if (!t || !report_selected(a, t, o))
 			continue;
+		gt_escape(labels, sizeof(labels), g->labels, strlen(g->labels));
 		fprintf(f, "  %-10llu %-8llu %-24.24s %8llu %10s %8llu %10s %10s%s%s\n",
 			(unsigned long long)g->goid, (unsigned long long)g->thread,
 			report_shown(a, t, name, sizeof(name), &tid), (unsigned long long)g->stops,
 			dur(g->offcpu_ns), (unsigned long long)g->preempts, dur(g->preempt_ns),
-			dur(g->preempt_max_ns), g->labels[0] ? "  " : "", g->labels);
+			dur(g->preempt_max_ns), labels[0] ? "  " : "", labels);
 		shown++;
 	}
 	free(ix);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "internal.h"
 #include "sym/goinfo.h"
 #include "sym/loader.h"
@@ -62,6 +63,11 @@ static void drop_at(struct gt_engine *e, size_t i)
 
 void gt_engine_go_procs_forget(struct gt_engine *e, const uint32_t *tgid)
 {
+	/* BPF deletes a process's entry at its last switch-out, but a read
+	 * that ended after that put it back (gt_engine_go_procs_poll): a dead
+	 * process's entry would stay, and a reused pid would get its offsets */
+	if (tgid && e->capture)
+		gt_capture_go_proc(e->capture, *tgid, NULL);
 	for (size_t i = e->ngo_reads; i-- > 0;)
 		if (!tgid || e->go_reads[i]->tgid == *tgid)
 			drop_at(e, i);
@@ -113,7 +119,9 @@ void gt_engine_go_procs_poll(struct gt_engine *e)
 		if (!gt_sym_job_wait(r->job, 0))
 			continue;
 		a = gt_sym_call_result(r->job, &err);
-		if (!err) {
+		/* a process gone while its read ran gets no entry (forget() may
+		 * have come already) */
+		if (!err && gt_proc_alive((pid_t)r->tgid) != GT_PROC_DEAD) {
 			struct gt_go_proc gp = {0};
 
 			gp.tls_off = a->gi.tls_off;

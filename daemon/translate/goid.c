@@ -35,11 +35,14 @@ static void write_log(struct gt_translator *t, int p, const char *category, uint
 		t->st.events_out++, t->survivors++;
 }
 
-void gt_tr_goid_log(struct gt_translator *t, int p, struct gt_thread *th, uint64_t goid)
+void gt_tr_goid_log(struct gt_translator *t, int p, struct gt_thread *th, uint64_t goid,
+		    uint64_t ts)
 {
 	struct gt_go_held g = th->go_held;
 
 	memset(&th->go_held, 0, sizeof(th->go_held));
+	if (g.ts != ts)
+		memset(&g, 0, sizeof(g)); /* another switch's (its own was lost) */
 	if (goid) {
 		memset(&g, 0, sizeof(g));
 		g.goid = goid;
@@ -57,7 +60,7 @@ void gt_tr_goid_log(struct gt_translator *t, int p, struct gt_thread *th, uint64
 
 void gt_tr_on_goid(struct gt_translator *t, const struct gt_kev_goid *e)
 {
-	struct gt_go_held g = {e->goid, e->labels, e->labels_hash0, e->labels_count};
+	struct gt_go_held g = {e->goid, e->labels, e->labels_hash0, e->labels_count, e->hdr.ts};
 	struct gt_thread *th;
 
 	if (e->hdr.cpu >= t->ncpus || !e->goid)

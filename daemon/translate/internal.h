@@ -46,10 +46,13 @@ struct gt_thread {
 	 * event about it, is about to write. */
 	bool wake_pending;
 	/* The goroutine and labels of a GT_KEV_GOID record written at its
-	 * switch-out (a labelled goroutine's), for that switch's log. */
+	 * switch-out (a labelled goroutine's), for that switch's log: the
+	 * switch record has the same ts (one whose reserve failed leaves this
+	 * held, and a later switch's ts tells it is not its own). */
 	struct gt_go_held {
 		uint64_t goid, labels;
 		uint32_t hash0, count;
+		uint64_t ts;
 	} go_held;
 	/* A wakeup that came while it was still queued on its CPU, about to
 	 * block (GT_WAKEUP_RACING): its next switch-out decides whether it
@@ -303,7 +306,8 @@ void gt_tr_heap_free(struct gt_translator *t);
 void gt_tr_on_cpu_sample(struct gt_translator *t, const struct gt_kev_cpu_sample *e);
 /* goid.c: the goroutine a Go thread ran, as UserLog "goroutine" on P p
  * at its switch-out (the switch's goid, else th's held one) */
-void gt_tr_goid_log(struct gt_translator *t, int p, struct gt_thread *th, uint64_t goid);
+void gt_tr_goid_log(struct gt_translator *t, int p, struct gt_thread *th, uint64_t goid,
+		    uint64_t ts);
 /* goid.c: GT_KEV_GOID */
 void gt_tr_on_goid(struct gt_translator *t, const struct gt_kev_goid *e);
 

@@ -543,6 +543,39 @@ static void test_goid_log_after_syscall(void)
 	tt_close(&x);
 }
 
+/* A labelled goroutine's GT_KEV_GOID record whose switch record was lost
+ * (the ring full between the two reserves) names no later switch: the next
+ * switch-out, of a thread in no goroutine (prev_goid 0, at another time),
+ * gets no "goroutine" log (it had goroutine 42's, and report charged that
+ * stop to it). */
+static void test_goid_held_not_stale(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[1];
+	struct gt_kev_goid g = {0};
+	struct gt_kev_switch e = {0};
+
+	snap(&s[0], 101, 'R', -1, 0);
+	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
+	hdr(&g.hdr, GT_KEV_GOID, 2400, 0, 101);
+	g.hdr.sessions = sess(101);
+	g.goid = 42;
+	g.why = GT_GOID_SWITCH;
+	feed(&x, &g, sizeof(g)); /* its switch at 2400 never comes */
+	hdr(&e.hdr, GT_KEV_SWITCH, 2500, 0, 101);
+	e.hdr.sessions = sess(101);
+	e.prev_state = S_SLEEP;
+	e.prev_sessions = sess(101);
+	e.prev_ustack = -1;
+	e.prev_kstack = -1;
+	e.prev_sysnr = -1;
+	feed(&x, &e, sizeof(e));
+	if (tt_finish(&x, 5000) == 0)
+		GT_CHECK(strstr(x.dump, "goroutine 42") == NULL,
+			 "a lost switch's goroutine named another stop:\n%s", x.dump);
+	tt_close(&x);
+}
+
 /* A thread switches out in syscall nr (-1 none) with a sleeping state and
  * is woken by an untraced task.  want_wake: the wakeup event with the P Go
  * shows it on (net and syscall wakeups go to Go's fake netpoll/syscall Ps). */
@@ -2114,6 +2147,7 @@ static void test_proc_snapshot_self(void)
 int main(void)
 {
 	GT_RUN(test_goid_log_after_syscall);
+	GT_RUN(test_goid_held_not_stale);
 	GT_RUN(test_pipe_ping_pong);
 	GT_RUN(test_leave_ends_process);
 	GT_RUN(test_unmarked_thread_is_not_ours);
