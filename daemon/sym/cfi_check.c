@@ -228,7 +228,7 @@ int gt_cfi_check(const unsigned char *e_ident, Elf_Data *data, unsigned reg_max)
 {
 	Dwarf_Off off = 0, next, fde_cie = (Dwarf_Off)-1;
 	struct cie_info ci, fci = { 0, 0 };
-	size_t n = 0;
+	size_t n = 0, ncie = 0;
 
 	for (; off != (Dwarf_Off)-1; off = next) {
 		Dwarf_CFI_Entry e;
@@ -239,7 +239,7 @@ int gt_cfi_check(const unsigned char *e_ident, Elf_Data *data, unsigned reg_max)
 		if (r < 0 || next <= off || ++n > GT_CFI_ENTRIES_MAX)
 			return -EINVAL;
 		if (dwarf_cfi_cie_p(&e)) {
-			if (cie_check(&e.cie, reg_max, &ci))
+			if (++ncie > GT_CFI_CIES_MAX || cie_check(&e.cie, reg_max, &ci))
 				return -EINVAL;
 			continue;
 		}

@@ -15,9 +15,13 @@
 
 #include <libelf.h>
 
-/* Bounds: the entries of a section, the bytes of a CIE's and an FDE's
- * instructions, DW_CFA_remember_state's nesting. */
+/* Bounds: the entries of a section, its CIEs (libdw keeps each one's
+ * initial frame, ~2 KB with 130 registers: a million small CIEs would be
+ * 2 GB; linkers merge equal CIEs, so real files have a few dozen), the
+ * bytes of a CIE's and an FDE's instructions, DW_CFA_remember_state's
+ * nesting. */
 #define GT_CFI_ENTRIES_MAX (1u << 20)
+#define GT_CFI_CIES_MAX 4096
 #define GT_CFI_CIE_INSNS_MAX 256
 #define GT_CFI_FDE_INSNS_MAX 65536
 #define GT_CFI_STATE_DEPTH_MAX 64

@@ -252,10 +252,47 @@ static void test_real(void)
 	check_real("this test's craft", (void *)craft);
 }
 
+/* A section of n minimal CIEs (no FDE) passes gt_cfi_check: 0 or -errno. */
+static int cies(size_t n)
+{
+	static uint8_t buf[(GT_CFI_CIES_MAX + 2) * 16 + 4];
+	unsigned char ident[EI_NIDENT] = { 0x7f, 'E', 'L', 'F', ELFCLASS64, ELFDATA2LSB, EV_CURRENT };
+	Elf_Data d;
+	uint8_t *p = buf;
+
+	memset(buf, 0, sizeof(buf));
+	for (size_t i = 0; i < n; i++, p += 16) {
+		uint32_t len = 12;
+
+		memcpy(p, &len, 4);  /* then CIE id 0 */
+		p[8] = 1;            /* version, then augmentation "" */
+		p[10] = 1;           /* code alignment */
+		p[11] = 0x78;        /* data alignment -8 */
+		p[12] = 16;          /* return address register; 3 nops */
+	}
+	memset(&d, 0, sizeof(d));
+	d.d_buf = buf;
+	d.d_size = (size_t)(p - buf) + 4; /* the terminator */
+	d.d_type = ELF_T_BYTE;
+	return gt_cfi_check(ident, &d, 129);
+}
+
+/* libdw keeps an initial frame per CIE: past GT_CFI_CIES_MAX of them the
+ * section is refused (a million tiny CIEs would be 2 GB in libdw). */
+static void test_cie_count(void)
+{
+	int rc = cies(GT_CFI_CIES_MAX);
+
+	GT_CHECK(rc == 0, "%u CIEs refused: %d", GT_CFI_CIES_MAX, rc);
+	rc = cies(GT_CFI_CIES_MAX + 1);
+	GT_CHECK(rc == -EINVAL, "%u CIEs passed: %d", GT_CFI_CIES_MAX + 1, rc);
+}
+
 int main(void)
 {
 	GT_RUN(test_crafted);
 	GT_RUN(test_insns);
 	GT_RUN(test_real);
+	GT_RUN(test_cie_count);
 	return gt_test_done();
 }
