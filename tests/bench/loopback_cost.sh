@@ -56,7 +56,7 @@ if waking[1]:
     print(f"  per wakeup: {total / waking[1]:.1f} ns (all of the above over {waking[1]} "
           f"sched_waking runs)")
     # what naming wakers costs on top of the wakeup record itself: the
-    # loopback programs and the racing wakings' sched_wakeup
+    # loopback programs (and, in a build before issue 34 took it away, sched_wakeup)
     extra = total - waking[0]
     print(f"  waker attribution: {extra / waking[1]:.1f} ns per wakeup on top of "
           f"sched_waking's {waking[0] / waking[1]:.1f} ns")
