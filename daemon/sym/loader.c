@@ -62,10 +62,14 @@ static struct {
 	pthread_cond_t work;      /* a job was queued */
 	struct gt_sym_job *head, **tail;
 	unsigned threads, idle, late, busy;
+	/* idle threads signalled for a job that have not woken yet: each is
+	 * spoken for (a burst of jobs queued before the one idle thread woke
+	 * made no thread, and a stuck first job held all the others) */
+	unsigned woken;
 	/* as many users as jobs can run at once */
 	struct uid_busy users[GT_SYM_LOADERS_MAX];
 } pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-	   NULL, &pool.head, 0, 0, 0, 0, { { 0, 0 } } };
+	   NULL, &pool.head, 0, 0, 0, 0, 0, { { 0, 0, 0 } } };
 
 /* Loads of one user that may run at once (gt_sym_loader_budget). */
 static unsigned per_uid_max = GT_SYM_LOADERS_MAX;
@@ -324,6 +328,8 @@ static void *loader_main(void *arg)
 			pool.idle++;
 			pthread_cond_wait(&pool.work, &pool.lock);
 			pool.idle--;
+			if (pool.woken)
+				pool.woken--;
 			continue;
 		}
 		j->started = pthread_getcpuclockid(pthread_self(), &j->cpu) == 0;
@@ -356,13 +362,15 @@ static void *loader_main(void *arg)
 	return NULL;
 }
 
-/* One more thread when none is idle: a stuck one holds only itself. */
+/* One more thread when no idle one is left unclaimed: a stuck one holds
+ * only itself. */
 static void add_thread(void)
 {
 	pthread_attr_t a;
 	pthread_t t;
 
-	if (pool.idle || pool.threads >= GT_SYM_LOADERS_MAX || pthread_attr_init(&a))
+	if (pool.idle > pool.woken || pool.threads >= GT_SYM_LOADERS_MAX ||
+	    pthread_attr_init(&a))
 		return;
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &a, loader_main, NULL) == 0)
@@ -382,7 +390,10 @@ static void enqueue(struct gt_sym_job *j)
 	 * the thread that ran it takes the next */
 	if (uid_may_run(j)) {
 		add_thread();
-		pthread_cond_signal(&pool.work);
+		if (pool.idle > pool.woken) {
+			pool.woken++;
+			pthread_cond_signal(&pool.work);
+		}
 	}
 	pthread_mutex_unlock(&pool.lock);
 }
@@ -644,6 +655,7 @@ void gt_sym_loader_budget(unsigned per_uid)
 	for (const struct gt_sym_job *j = pool.head; j; j = j->next)
 		if (uid_may_run(j)) {
 			add_thread();
+			pool.woken = pool.idle;
 			pthread_cond_broadcast(&pool.work);
 			break;
 		}
