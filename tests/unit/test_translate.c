@@ -511,6 +511,23 @@ static void test_pipe_ping_pong(void)
 	tt_close(&x);
 }
 
+/* Thread 101 switches out to sleep at 2500 on CPU 0 in syscall nr (-1:
+ * none), its goroutine goid written inline (0: none). */
+static void go_block(struct tt *x, int64_t nr, uint64_t goid)
+{
+	struct gt_kev_switch e = {0};
+
+	hdr(&e.hdr, GT_KEV_SWITCH, 2500, 0, 101);
+	e.hdr.sessions = sess(101);
+	e.prev_state = S_SLEEP;
+	e.prev_sessions = sess(101);
+	e.prev_ustack = -1;
+	e.prev_kstack = -1;
+	e.prev_sysnr = nr;
+	e.prev_goid = goid;
+	feed(x, &e, sizeof(e));
+}
+
 /* A Go thread's switch-out names its goroutine (a UserLog) after the
  * GoSysCall held for the call it blocks in: written after the log, the
  * GoSysCall would be clamped to the switch-out's time (the call's time
@@ -519,20 +536,11 @@ static void test_goid_log_after_syscall(void)
 {
 	struct tt x;
 	struct gt_thread_snapshot s[1];
-	struct gt_kev_switch e = {0};
 
 	snap(&s[0], 101, 'R', -1, 0);
 	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
 	sys_enter(&x, 2400, 0, 101, 0); /* read(), entry recorded */
-	hdr(&e.hdr, GT_KEV_SWITCH, 2500, 0, 101);
-	e.hdr.sessions = sess(101);
-	e.prev_state = S_SLEEP;
-	e.prev_sessions = sess(101);
-	e.prev_ustack = -1;
-	e.prev_kstack = -1;
-	e.prev_sysnr = 0;
-	e.prev_goid = 42;
-	feed(&x, &e, sizeof(e));
+	go_block(&x, 0, 42);
 	if (tt_finish(&x, 5000) == 0) {
 		GT_CHECK(strstr(x.dump, "GoSysCall p=0 g=1\nUserLog p=0 g=1") != NULL &&
 			 strstr(x.dump, "message=goroutine 42\nGoBlock") != NULL,
@@ -553,7 +561,6 @@ static void test_goid_held_not_stale(void)
 	struct tt x;
 	struct gt_thread_snapshot s[1];
 	struct gt_kev_goid g = {0};
-	struct gt_kev_switch e = {0};
 
 	snap(&s[0], 101, 'R', -1, 0);
 	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
@@ -562,14 +569,7 @@ static void test_goid_held_not_stale(void)
 	g.goid = 42;
 	g.why = GT_GOID_SWITCH;
 	feed(&x, &g, sizeof(g)); /* its switch at 2400 never comes */
-	hdr(&e.hdr, GT_KEV_SWITCH, 2500, 0, 101);
-	e.hdr.sessions = sess(101);
-	e.prev_state = S_SLEEP;
-	e.prev_sessions = sess(101);
-	e.prev_ustack = -1;
-	e.prev_kstack = -1;
-	e.prev_sysnr = -1;
-	feed(&x, &e, sizeof(e));
+	go_block(&x, -1, 0);
 	if (tt_finish(&x, 5000) == 0)
 		GT_CHECK(strstr(x.dump, "goroutine 42") == NULL,
 			 "a lost switch's goroutine named another stop:\n%s", x.dump);
