@@ -61,6 +61,14 @@ static void drop_at(struct gt_engine *e, size_t i)
 	e->go_reads[i] = e->go_reads[--e->ngo_reads];
 }
 
+/* Lets the reads of tgid (NULL: every one) go. */
+static void drop_reads(struct gt_engine *e, const uint32_t *tgid)
+{
+	for (size_t i = e->ngo_reads; i-- > 0;)
+		if (!tgid || e->go_reads[i]->tgid == *tgid)
+			drop_at(e, i);
+}
+
 void gt_engine_go_procs_forget(struct gt_engine *e, const uint32_t *tgid)
 {
 	/* BPF deletes a process's entry at its last switch-out, but a read
@@ -68,9 +76,7 @@ void gt_engine_go_procs_forget(struct gt_engine *e, const uint32_t *tgid)
 	 * process's entry would stay, and a reused pid would get its offsets */
 	if (tgid && e->capture)
 		gt_capture_go_proc(e->capture, *tgid, NULL);
-	for (size_t i = e->ngo_reads; i-- > 0;)
-		if (!tgid || e->go_reads[i]->tgid == *tgid)
-			drop_at(e, i);
+	drop_reads(e, tgid);
 	if (!tgid) {
 		free(e->go_reads);
 		e->go_reads = NULL;
@@ -84,10 +90,12 @@ void gt_engine_go_proc(struct gt_engine *e, uint32_t tgid)
 	struct go_arg *a;
 	char what[64];
 
-	/* an exec into another program: the old image's offsets go now,
-	 * before any of its new threads switch */
-	gt_capture_go_proc(e->capture, tgid, NULL);
-	gt_engine_go_procs_forget(e, &tgid); /* an earlier image's read */
+	/* The entry stays until this read answers (set, or deleted if the
+	 * image is not Go): the exec may have been read from the ring seconds
+	 * after it ran (a loaded or emulated machine), when an earlier read
+	 * had already found the new image, and deleting it now left a Go
+	 * program's switches without ids for as long as this read took. */
+	drop_reads(e, &tgid); /* an earlier image's read */
 	if (gt_grow(&e->go_reads, &e->capgo_reads, e->ngo_reads + 1, sizeof(*e->go_reads)))
 		return;
 	r = calloc(1, sizeof(*r));
@@ -121,7 +129,9 @@ void gt_engine_go_procs_poll(struct gt_engine *e)
 		a = gt_sym_call_result(r->job, &err);
 		/* a process gone while its read ran gets no entry (forget() may
 		 * have come already) */
-		if (!err && gt_proc_alive((pid_t)r->tgid) != GT_PROC_DEAD) {
+		if (err)
+			gt_capture_go_proc(e->capture, r->tgid, NULL); /* not Go */
+		else if (gt_proc_alive((pid_t)r->tgid) != GT_PROC_DEAD) {
 			struct gt_go_proc gp = {0};
 
 			gp.tls_off = a->gi.tls_off;
