@@ -13,6 +13,7 @@
 
 #include "gt_gomerge.h"
 #include "gt_gomerge_internal.h"
+#include "util/gt_grow.h"
 #include "wire/gt_events.h"
 #include "wire/gt_parse.h"
 #include "wire/gt_reader.h"
@@ -54,15 +55,8 @@ static int add_sample(struct kstate *s, const struct gt_raw_event *r)
 {
 	if (r->nargs < 5 || !r->args[3])
 		return 0;
-	if (s->nsmp == s->capsmp) {
-		size_t cap = s->capsmp ? 2 * s->capsmp : 1024;
-		struct sample *n = realloc(s->smp, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->smp = n;
-		s->capsmp = cap;
-	}
+	if (gt_grow(&s->smp, &s->capsmp, s->nsmp + 1, sizeof(*s->smp)))
+		return -ENOMEM;
 	s->smp[s->nsmp++] = (struct sample){ .g = r->args[3], .stk = r->args[4],
 					     .ts = (int64_t)r->args[1] };
 	return 0;
@@ -70,15 +64,8 @@ static int add_sample(struct kstate *s, const struct gt_raw_event *r)
 
 static int add_point(struct kstate *s, const struct point *p)
 {
-	if (s->npt == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 4096;
-		struct point *n = realloc(s->pt, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->pt = n;
-		s->cap = cap;
-	}
+	if (gt_grow(&s->pt, &s->cap, s->npt + 1, sizeof(*s->pt)))
+		return -ENOMEM;
 	s->pt[s->npt++] = *p;
 	return 0;
 }
