@@ -35,7 +35,8 @@
 #     it, by `perf sched timehist --state` (gomerge_timehist.py says how),
 #     within 1 ms of what `report --json` credits the hog with on that
 #     thread (go_kernel.threads; 2 to 10 us apart seen); the figures are
-#     printed.
+#     printed.  The Go 1.22 server's merge (gomerge_go122) is recorded
+#     with perf around it too and held to the same rule here.
 #  gomerge_daemon: record -p --go-trace --cpu-profile=1000 through
 #     gotraced (not embedded): one valid file, with the hog's preemptions
 #     on goroutines, at least one of them with a CPU sample of the hog.
@@ -197,8 +198,19 @@ merge_case() {
 		fail "$n" "go build failed: $(tail -3 "$GT_TMP/build$v.log")"
 		return
 	fi
+	# Go 1.22's recording is held to perf sched timehist too (gotrace_case
+	# holds Go 1.23's): perf started first, as there
+	local up=1
+	if [ "$v" = 22 ]; then
+		PERF_K=(-k CLOCK_MONOTONIC --no-bpf-event -C 0)
+		gt_perf_sched_start "$GT_TMP/$n.perf"; up=$?
+		gt_pids+=("$PERF")
+		[ "$up" = 0 ] || TH122="perf sched record did not start: $(tail -3 "$GT_TMP/$n.perf.out");"
+	fi
 	if ! start "$v" "$n"; then
 		fail "$n" "the server never answered: $(tail -3 "$GT_TMP/$n.srv")"
+		[ "$v" = 22 ] && TH122="$TH122 the Go 1.22 server never answered;"
+		[ "$up" = 0 ] && gt_perf_sched_stop
 		return
 	fi
 	"$CTL" record --standalone -q -p "$SRV,$HOG" -d 2 -o "$k" 2>"$GT_TMP/$n.rec.err" &
@@ -212,12 +224,15 @@ merge_case() {
 	curl -s --max-time 30 -o "$rt" "http://127.0.0.1:$PORT/debug/pprof/trace?seconds=1" ||
 		why="curl failed;"
 	wait "$rec" || why="$why record failed: $(tail -2 "$GT_TMP/$n.rec.err");"
+	[ "$up" = 0 ] && gt_perf_sched_stop
 	stop
 	if [ -z "$why" ]; then
 		if "$CTL" merge "$rt" "$k" -o "$m" 2>"$GT_TMP/$n.merge.err"; then
 			why=$(checks "$n" "$m" "$rt" "$v")
 			# Go 1.22's viewer too (gocheck.sh runs Go 1.23's on it)
 			[ -z "$why" ] && [ "$v" = 22 ] && why=$(regions_page "$n" "$m" "$GT_GO122" 1.22)
+			# (SRV and HOG are this case's until the next start)
+			[ "$v" = 22 ] && [ -z "$TH122" ] && TH122=$(timehist "$n" "$m")
 			# the kernel recording's own goroutine table, in --json
 			if [ "$v" = 23 ]; then
 				"$CTL" report "$k" >"$k.txt" 2>&1
@@ -229,6 +244,7 @@ merge_case() {
 			why="merge failed: $(head -3 "$GT_TMP/$n.merge.err")"
 		fi
 	fi
+	[ "$v" = 22 ] && [ -n "$why" ] && [ -z "$TH122" ] && TH122="no merged Go 1.22 file (see $n);"
 	gt_report "$n" "$why"
 }
 
@@ -276,6 +292,7 @@ gotrace_case() {
 	stop
 	[ -z "$th" ] && [ -s "$m" ] && th=$(timehist "$n" "$m")
 	[ -s "$m" ] || th="$th no merged file (see gomerge_gotrace);"
+	[ -n "$TH122" ] && th="$th Go 1.22 (merge): $TH122"
 	gt_report gomerge_timehist "$th"
 	[ -z "$why" ] && why=$(regions_page "$n" "$m" "$GT_GO123" 1.23)
 	gt_report "$n" "$why"
@@ -337,6 +354,7 @@ refused_case() {
 }
 
 t0=$SECONDS
+TH122=
 merge_case 22
 merge_case 23
 echo "# merge cases: $((SECONDS - t0)) s" >&2
