@@ -37,7 +37,7 @@
 #include "v2/gt_v2.h"
 
 /* Why a thread was off the CPU, as the kernel recording says. */
-enum gt_gm_why { GT_GM_PREEMPT, GT_GM_BLOCK, GT_GM_SYSCALL, GT_GM_NWHY };
+enum gt_gm_why { GT_GM_PREEMPT, GT_GM_BLOCK, GT_GM_SYSCALL, GT_GM_THROTTLED, GT_GM_NWHY };
 extern const char *const gt_gm_why_names[GT_GM_NWHY];
 
 struct gt_gm_result {

@@ -5,7 +5,12 @@
  * for a preemption, the recorded thread that the same switch put on that
  * CPU (none when a task not recorded took it) and that thread's stack:
  * a CPU sample of it inside the interval (--cpu-profile), else its stop
- * that ended the run the switch began (where it left the CPU). */
+ * that ended the run the switch began (where it left the CPU).  A
+ * preemption right after a UserLog "throttled" of the same thread on that
+ * P (the switch-out's, daemon/translate/throttle.c) is CFS bandwidth
+ * throttling: no culprit, the log's cgroup instead.  (The log's key is
+ * a string id whose String record may come later in the file: it is
+ * read when the stops are paired.) */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +33,17 @@ struct point {
 	uint64_t g, stk, culprit;
 	int64_t ts, p;
 	int start, why;
+	uint64_t log_key;      /* a preemption's: the log just before it */
+	const uint8_t *log;    /* (key string id, text), log NULL: none */
+	size_t log_len;
+};
+
+/* The last UserLog on a P, for its thread's stop that follows. */
+struct throttle_log {
+	uint64_t g1;           /* the thread's goroutine + 1, 0: none */
+	uint64_t key;
+	const uint8_t *text;
+	size_t len;
 };
 
 /* A CPU sample of a recorded goroutine (thread). */
@@ -42,6 +58,7 @@ struct kstate {
 				   * for the next start on that P */
 	uint64_t sys_g[GM_MAX_P]; /* the goroutine whose GoSysCall was the P's
 				   * last event, + 1 (0: none) */
+	struct throttle_log thr[GM_MAX_P];
 	int64_t cur;
 	struct point *pt;
 	size_t npt, cap;
@@ -95,17 +112,42 @@ static int on_stop(struct kstate *s, const struct gt_pev *e, uint64_t g)
 {
 	struct point p = { .g = g, .stk = e->stk, .ts = e->ts, .p = e->p };
 	int64_t pi = e->p;
+	struct throttle_log thr = s->thr[pi];
 
+	s->thr[pi].g1 = 0;
 	if (e->type == GT_EV_GO_END)
 		return 0;
-	if (e->type == GT_EV_GO_PREEMPT)
+	if (e->type == GT_EV_GO_PREEMPT) {
 		p.why = GT_GM_PREEMPT;
+		if (thr.g1 == g + 1) {
+			p.log_key = thr.key;
+			p.log = thr.text;
+			p.log_len = thr.len;
+		}
+	}
 	else if (s->sys_g[pi] == g + 1)
 		p.why = GT_GM_SYSCALL;
 	else
 		p.why = e->type == GT_EV_GO_BLOCK ? GT_GM_BLOCK : GT_GM_SYSCALL;
 	s->pend[pi] = p.why == GT_GM_PREEMPT ? (int64_t)s->npt + 1 : 0;
 	return add_point(s, &p);
+}
+
+/* A UserLog is kept for its thread's next stop on this P; no log is an
+ * event of the thread's own (a GoSysCall stays the P's last). */
+static void on_log(struct kstate *s, const struct gt_pev *e, const struct gt_raw_event *r,
+		   uint64_t g)
+{
+	if (g && r->str)
+		s->thr[s->cur] = (struct throttle_log){ g + 1, e->args[1], r->str, r->str_len };
+}
+
+/* Whether point a, a preemption, is throttling: its log's key says so. */
+static int throttled(const struct gt_gm_kernel *k, const struct point *a)
+{
+	const struct gt_gm_str *key = a->log ? gt_idmap_get(&k->strings, a->log_key) : NULL;
+
+	return key && key->n == 9 && !memcmp(key->p, "throttled", 9);
 }
 
 static int on_event(struct gt_gm_kernel *k, struct kstate *s, const struct gt_raw_event *r)
@@ -131,6 +173,10 @@ static int on_event(struct gt_gm_kernel *k, struct kstate *s, const struct gt_ra
 	}
 	if (r->type == GT_EV_GO_SYSCALL) {
 		s->sys_g[s->cur] = g + 1;
+		return 0;
+	}
+	if (r->type == GT_EV_USER_LOG) {
+		on_log(s, &e, r, g);
 		return 0;
 	}
 	if (gt_parse_stops(r->type) && g) {
@@ -293,6 +339,12 @@ static int pair(struct gt_gm_kernel *k, struct kstate *s)
 		o->why = a->why;
 		o->culprit = a->culprit;
 		o->stk = a->stk;
+		if (a->why == GT_GM_PREEMPT && throttled(k, a)) {
+			o->why = GT_GM_THROTTLED; /* the CPU's next task is no preempter */
+			o->culprit = 0;
+			o->cgroup = a->log;
+			o->cgroup_len = a->log_len;
+		}
 		if (o->culprit)
 			culprit_stack(s, o);
 	}
