@@ -5,26 +5,19 @@
 # with `cpu`), launched by `record -- CMD` so that the recording holds its
 # whole life and the cgroup's cpu.stat, read before and after, counts the
 # same throttles:
-#  - throttle_vs_cpustat: quota 20 ms per 100 ms period.  `report --json`
-#    "throttled" names the cgroup once; its count is cpu.stat's nr_throttled
-#    delta, or one less (a throttle that spans two period timers is two
-#    there, one wait here); its time is throttled_time's delta plus, per
-#    wait, at most 20 ms: the wait runs from the switch-out to the next
-#    switch-in, the kernel's from the throttle to the unthrottle, and an
-#    unthrottle does not preempt what runs on the CPU (the spinner waits up
-#    to a tick, 4 ms at HZ=250, behind the other work of a shared machine;
-#    seen 0.5 to 2.5 ms a wait with cpu.shares high, as set here), and at
-#    least 1 ms less than the kernel's for each throttle not seen as one.
-#    The trace passes Go's readers (gt_valid).
+#  - throttle_vs_cpustat: quota 20 ms per 100 ms period, cpu.shares high
+#    (a wait after an unthrottle stays short); `report --json`'s
+#    "throttled" held to cpu.stat (throttle_check.py says how), and the
+#    trace passes Go's readers (gt_valid).
 #  - throttle_none_unlimited: the same spinner without a quota: nothing is
 #    throttled, in cpu.stat and in the report.
 #  - throttle_gomerge: a Go 1.23 net/http server (tests/servers/gopprof,
 #    record_gomerge's build) at 30 ms per 100 ms under wrk, recorded
 #    (record -p) while its runtime trace is fetched, and the two merged
 #    (as record_gomerge's gomerge_go123): the merged file passes Go's
-#    readers, Go's reader returns
-#    the runtime's events from it as from the runtime's trace alone (the
-#    goroutines keep the runtime's states), and it has regions "kernel:
+#    readers, Go's reader returns the runtime's events from it as from the
+#    runtime's trace alone (the goroutines keep the runtime's states), and
+#    it has regions "kernel:
 #    throttled by the CPU quota of cgroup .../gt-throttle-PID-go" (not
 #    credited to the CPU's next task), which report's go_kernel has as a
 #    cause.
@@ -56,13 +49,6 @@ trap 'rc=$?; kill $SRV $WRK 2>/dev/null; wait $SRV $WRK 2>/dev/null
 	rmdir "$CG-a" "$CG-b" "$CG-go" 2>/dev/null; (exit $rc); gt_cleanup' EXIT
 SRV= WRK=
 
-# cpu.stat as "nr_throttled throttled_ns"
-cg_stat() {
-	awk -v v=$ver '$1 == "nr_throttled" { n = $2 }
-		$1 == "throttled_time" { t = $2 } $1 == "throttled_usec" { t = $2 * 1000 }
-		END { print n + 0, t + 0 }' "$1/cpu.stat"
-}
-
 # quota CGROUP QUOTA_US: the cgroup made with that quota a 100 ms period
 # (-1: none), and a weight that lets it run at once when unthrottled.
 quota() {
@@ -76,59 +62,35 @@ quota() {
 }
 
 # run NAME QUOTA_US: the spinner in cgroup $CG-NAME, recorded; writes
-# $GT_TMP/NAME.stat ("before" and "after" lines) and NAME.trace.
+# $GT_TMP/NAME.before and NAME.after (its cpu.stat) and NAME.trace.
 run() {
 	local cg=$CG-$1
 	quota "$cg" "$2" || return 1
-	cg_stat "$cg" >"$GT_TMP/$1.stat"
+	cat "$cg/cpu.stat" >"$GT_TMP/$1.before"
 	"$GTCTL" record -q -o "$GT_TMP/$1.trace" -- \
 		sh -c "echo \$\$ >$cg/cgroup.procs && exec $WL/spin 1 1500" \
 		>"$GT_TMP/$1.out" 2>"$GT_TMP/$1.err" || return 1
-	cg_stat "$cg" >>"$GT_TMP/$1.stat"
+	cat "$cg/cpu.stat" >"$GT_TMP/$1.after"
 	rmdir "$cg"
 }
 
-# verdict NAME: "" or why not, from NAME.stat and the report's "throttled"
+# verdict NAME CGROUP|--none: "" or why not (throttle_check.py)
 verdict() {
 	"$GTCTL" report --json "$GT_TMP/$1.trace" >"$GT_TMP/$1.report.json" || {
 		echo "gotracectl report failed"; return; }
-	python3 - "$1" "$GT_TMP/$1.stat" "$GT_TMP/$1.report.json" <<'EOF'
-import json, sys
-name, stat, rep = sys.argv[1:]
-(b_n, b_t), (a_n, a_t) = [map(int, l.split()) for l in open(stat)]
-n, t = a_n - b_n, a_t - b_t
-th = json.load(open(rep))["throttled"]
-ours_n, ours_t = sum(r["count"] for r in th), sum(r["ns"] for r in th)
-print(f"# {name}: cpu.stat {n} throttles, {t / 1e6:.2f} ms; report {ours_n} waits, "
-      f"{ours_t / 1e6:.2f} ms ({[r['cgroup'] for r in th]})", file=sys.stderr)
-if name == "b":
-    if n or ours_n:
-        print(f"throttled without a quota: cpu.stat {n}, report {ours_n}")
-    sys.exit(0)
-if n < 3:
-    print(f"the spinner was throttled {n} times (want >= 3: the quota did not bite)")
-elif len(th) != 1:
-    print(f"want one cgroup named in the report: {[r['cgroup'] for r in th]}")
-elif not (n - 1 <= ours_n <= n):
-    print(f"report {ours_n} throttled waits, cpu.stat {n} throttles")
-elif not (t - (n - ours_n) * 100e6 - 1e6 <= ours_t <= t + ours_n * 20e6):
-    print(f"report {ours_t / 1e6:.2f} ms throttled, cpu.stat {t / 1e6:.2f} ms over {n}")
-EOF
+	python3 tests/integration/throttle_check.py "$GT_TMP/$1.before" "$GT_TMP/$1.after" \
+		"$GT_TMP/$1.report.json" "$2"
 }
 
-for c in a:20000:throttle_vs_cpustat b:-1:throttle_none_unlimited; do
-	IFS=: read -r n q case <<<"$c"
+for c in a:20000:throttle_vs_cpustat:gt-throttle-$$-a b:-1:throttle_none_unlimited:--none; do
+	IFS=: read -r n q case cg <<<"$c"
 	if ! run "$n" "$q"; then
 		fail "$case" "recording the spinner in $CG-$n failed: $(tail -3 "$GT_TMP/$n.err")"
 		continue
 	fi
 	gt_valid "$case" "$GT_TMP/$n.trace" || continue
-	why=$(verdict "$n" 2>"$GT_TMP/$n.figures")
-	cat "$GT_TMP/$n.figures"
-	if [ -z "$why" ] && [ "$n" = a ] &&
-	   ! grep -q "gt-throttle-$$-a" "$GT_TMP/$n.report.json"; then
-		why="the report does not name cgroup gt-throttle-$$-a"
-	fi
+	why=$(verdict "$n" "$cg" 2>"$GT_TMP/$n.figures")
+	sed "s/^/# $case: /" "$GT_TMP/$n.figures"
 	gt_report "$case" "$why"
 done
 
