@@ -514,6 +514,55 @@ static void test_analyze_throttled(void)
 	close(fd);
 }
 
+/* 300 throttled waits, each in a cgroup of its own (a hostile file: every
+ * new name is looked for among the kept ones): 255 cgroups kept, the
+ * other 45 waits under one row. */
+static int write_many_cgroups(int fd)
+{
+	struct gt_writer *w;
+	uint64_t name, thr;
+	int64_t ts = 2000;
+	int rc = gt_writer_open(&w, fd, GT_V1_19, 1000000000);
+	char cg[32];
+
+	if (rc)
+		return rc;
+	name = gt_writer_stack(w, (struct gt_frame[]){ { 1, "spin", "[thread]", 42 } }, 1);
+	thr = gt_writer_string(w, "throttled");
+	EV(w, 0, GT_EV_GO_CREATE, 1000, 1, name, 0);
+	EV(w, 0, GT_EV_GO_START, 1100, 1, 1);
+	for (int i = 0; i < 300; i++, ts += 100) {
+		snprintf(cg, sizeof(cg), "cgroup /q%d", i);
+		gt_writer_user_log(w, 0, ts, 0, thr, 0, cg);
+		EV(w, 0, GT_EV_GO_PREEMPT, ts, 0);
+		EV(w, 0, GT_EV_GO_START, ts + 50, 1, (uint64_t)i + 2);
+	}
+	EV(w, 0, GT_EV_GO_END, ts);
+	return gt_writer_close(w);
+}
+
+static void test_analyze_throttled_many(void)
+{
+	struct gt_analysis a;
+	uint8_t *data;
+	size_t len;
+	int fd = memfd_create("report-throttled-many", 0);
+
+	GT_REQUIRE(fd >= 0 && write_many_cgroups(fd) == 0, "writing the trace");
+	len = (size_t)lseek(fd, 0, SEEK_END);
+	data = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	GT_REQUIRE(data != MAP_FAILED, "mmap");
+	GT_REQUIRE(gt_analyze(&a, data, len, NULL) == 0, "analyze: %s", a.error);
+	GT_REQUIRE(a.nthrottles == 256, "%zu rows, want 256", a.nthrottles);
+	GT_CHECK(!strcmp(a.throttles[255].cgroup, "(other cgroups)") &&
+		 a.throttles[255].count == 45 && a.throttles[254].count == 1,
+		 "last row %s: %llu waits, want (other cgroups): 45", a.throttles[255].cgroup,
+		 (unsigned long long)a.throttles[255].count);
+	gt_analysis_free(&a);
+	munmap(data, len);
+	close(fd);
+}
+
 static void test_analyze_go_goroutines(void)
 {
 	struct gt_analysis a;
@@ -702,6 +751,7 @@ int main(void)
 	GT_RUN(test_analyze_split_waits_marks);
 	GT_RUN(test_analyze_go_goroutines);
 	GT_RUN(test_analyze_throttled);
+	GT_RUN(test_analyze_throttled_many);
 	GT_RUN(test_analyze_raced_wakeup);
 	GT_RUN(test_analyze_waits_of_thread);
 	return gt_test_done();
