@@ -95,7 +95,9 @@ for c in a:20000:throttle_vs_cpustat:gt-throttle-$$-a b:-1:throttle_none_unlimit
 	gt_report "$case" "$why"
 done
 
-# gomerge_case: throttle_gomerge's verdict, "" or why not.
+# gomerge_case: throttle_gomerge's verdict, "" or why not, on stdout; run
+# in the script's own shell (not in $(...)), so that SRV and WRK are known
+# to stop_server and the exit trap.
 gomerge_case() {
 	local dir=$GT_BUILD/go-gomerge m=$GT_TMP/go.trace k=$GT_TMP/k.trace rt=$GT_TMP/rt.trace
 	local go=$GT_GO123 i rec
@@ -111,10 +113,12 @@ gomerge_case() {
 	sh -c "echo \$\$ >$CG-go/cgroup.procs && exec $dir/gopprof123 127.0.0.1:$PORT" \
 		>"$GT_TMP/srv.log" 2>&1 &
 	SRV=$!
+	gt_pids+=("$SRV")
 	for i in $(seq 200); do grep -q ready "$GT_TMP/srv.log" && break; sleep 0.05; done
 	grep -q ready "$GT_TMP/srv.log" || { echo "the server never answered: $(tail -3 "$GT_TMP/srv.log")"; return; }
 	timeout 20 wrk -t1 -c4 -d8s "http://127.0.0.1:$PORT/" >"$GT_TMP/wrk.log" 2>&1 &
 	WRK=$!
+	gt_pids+=("$WRK")
 	sleep 0.5
 	"$CTL" record --standalone -q -p "$SRV" -d 2 -o "$k" 2>"$GT_TMP/k.err" &
 	rec=$!
@@ -127,6 +131,7 @@ gomerge_case() {
 	curl -s --max-time 30 -o "$rt" "http://127.0.0.1:$PORT/debug/pprof/trace?seconds=1" ||
 		{ echo "curl of the runtime's trace failed"; return; }
 	wait "$rec" || { echo "record failed: $(tail -3 "$GT_TMP/k.err")"; return; }
+	stop_server
 	"$CTL" merge "$rt" "$k" -o "$m" 2>"$GT_TMP/go.err" ||
 		{ echo "merge failed: $(tail -3 "$GT_TMP/go.err")"; return; }
 	grep 'gotracectl merge: [0-9]* intervals' "$GT_TMP/go.err" | sed 's/^/# /' >&2
@@ -163,7 +168,14 @@ if n != int(sys.argv[1]) or any(c["culprit_stack"] for c in causes):
 		"$(cat "$m.n")" "$(cat "$m.logs")"
 }
 
-why=$(gomerge_case 2>"$GT_TMP/go.figures")
+stop_server() {
+	[ -n "$SRV$WRK" ] && kill $SRV $WRK 2>/dev/null && wait $SRV $WRK 2>/dev/null
+	SRV= WRK=
+	[ -d "$CG-go" ] && rmdir "$CG-go"
+}
+
+gomerge_case >"$GT_TMP/go.why" 2>"$GT_TMP/go.figures"
+stop_server
 cat "$GT_TMP/go.figures"
-gt_report throttle_gomerge "$why"
+gt_report throttle_gomerge "$(cat "$GT_TMP/go.why")"
 gt_finish
