@@ -272,9 +272,9 @@ check-unit:
 
 # The kernel matrix (tests/kernels/run.sh): this BUILD for x86 guests, a
 # cross build in build/arm64 for the arm64 one.
-check-kernels: all $(BUILD)/workloads/demo
+check-kernels: all $(BUILD)/workloads/demo $(BUILD)/workloads/spin
 	$(Q)$(MAKE) --no-print-directory ARCH=arm64 CC=aarch64-linux-gnu-gcc BUILD=build/arm64 \
-		all build/arm64/workloads/demo
+		all build/arm64/workloads/demo build/arm64/workloads/spin
 	$(Q)GT_BUILD=$(BUILD) GT_BUILD_ARM64=build/arm64 tests/kernels/run.sh
 
 bench: tests

@@ -20,6 +20,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define GT_TASK_DEAD 0x80 /* include/linux/sched.h TASK_DEAD */
 #include "racing.bpf.h" /* wakings that raced their target's block */
+#include "throttle.bpf.h" /* CFS bandwidth throttling at a switch-out */
 
 /* Parts of the hot programs left out, for `make bench` only (GT_PARTS_OFF_*
  * in gotraced.h, set before load from GOTRACED_BENCH_PARTS_OFF by make
@@ -90,7 +91,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	__s32 ustack = -1;
 	long state, sysnr = -1;
 	__u32 flags = 0;
-	__u64 now, goid;
+	__u64 now, goid, cgroup = 0;
 
 	if (!(pm | nm) || !part_on(GT_PARTS_OFF_ALL))
 		return 0;
@@ -100,7 +101,10 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	 * __trace_sched_switch_state() does. */
 	state = preempt ? 0 : gt_task_state(prev);
 	if (pm) {
-		flags = racing_flags(prev, state);
+		flags = racing_flags(prev, state) | throttle_flags(prev, state);
+		/* a global function takes scalars: prev is still current */
+		if (flags & GT_SWITCH_THROTTLED)
+			cgroup = gt_throttled_cgroup(bpf_get_current_task());
 		/* prev is still current here: the stacks are where it stopped */
 		regs = gt_current_user_regs();
 		sysnr = gt_regs_syscall(regs);
@@ -127,6 +131,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 		e->prev_kstack = stack_id(ctx, 0);
 	e->flags = flags | (preempt ? GT_SWITCH_PREEMPT : 0);
 	e->prev_goid = goid;
+	e->prev_cgroup = cgroup;
 	/* plain loads from the BTF pointers (the scheduler just touched both
 	 * tasks): a probe-read helper call each would cost more than the rest */
 	if (part_on(GT_PARTS_OFF_COMM)) {

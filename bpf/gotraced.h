@@ -13,7 +13,7 @@
 #ifndef GOTRACED_BPF_ABI_H
 #define GOTRACED_BPF_ABI_H
 
-#define GT_KEV_ABI_VERSION 10
+#define GT_KEV_ABI_VERSION 11
 #define GT_COMM_LEN 16
 #define GT_MAX_SESSIONS 32
 #define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
@@ -116,6 +116,10 @@ struct gt_kev_hdr {
  * A traced task's first switch-out after such a waking without it: the
  * waker won, the task never slept (bpf/racing.bpf.h). */
 #define GT_SWITCH_RACED   0x2
+/* prev (traced) is switched out runnable because the CPU quota of its
+ * cgroup or an ancestor is spent (CFS bandwidth throttling), not taken by
+ * the next task; prev_cgroup names the throttled cgroup (bpf/throttle.bpf.h). */
+#define GT_SWITCH_THROTTLED 0x4
 struct gt_kev_switch {
 	struct gt_kev_hdr hdr;
 	__u32 next_tid;
@@ -131,6 +135,9 @@ struct gt_kev_switch {
 	char prev_comm[GT_COMM_LEN];
 	char next_comm[GT_COMM_LEN];
 	__u64 prev_goid;       /* the goroutine prev ran, if it is Go (bpf/goid.bpf.h); 0 = none */
+	__u64 prev_cgroup;     /* GT_SWITCH_THROTTLED: the throttled cgroup's id
+				* (its directory's inode number in the cpu
+				* controller's hierarchy); 0 = none, unknown */
 };
 
 /* Where the running goroutine of a Go process is (bpf/goid.bpf.h), per

@@ -110,8 +110,9 @@ static void summary(const struct gt_gm_result *r)
 		(long long)(r->bounds ? (r->off_hi - r->off_lo) / 2 : 0),
 		(unsigned long long)r->violations);
 	fprintf(stderr,
-		"gotracectl merge: %llu intervals off-CPU while the runtime ran a goroutine (preempted %.3f ms, blocked %.3f ms, in a syscall %.3f ms), %llu inside the runtime's syscalls (%llu of them shown on the M the goroutine ran on next, %llu not shown: it never ran again), %llu on idle threads, %llu migrations\n",
+		"gotracectl merge: %llu intervals off-CPU while the runtime ran a goroutine (preempted %.3f ms, throttled by a CPU quota %.3f ms, blocked %.3f ms, in a syscall %.3f ms), %llu inside the runtime's syscalls (%llu of them shown on the M the goroutine ran on next, %llu not shown: it never ran again), %llu on idle threads, %llu migrations\n",
 		(unsigned long long)r->regions, r->ns_by_why[GT_GM_PREEMPT] / 1e6,
+		r->ns_by_why[GT_GM_THROTTLED] / 1e6,
 		r->ns_by_why[GT_GM_BLOCK] / 1e6, r->ns_by_why[GT_GM_SYSCALL] / 1e6,
 		(unsigned long long)r->in_syscall, (unsigned long long)r->moved,
 		(unsigned long long)r->unplaced, (unsigned long long)r->idle,

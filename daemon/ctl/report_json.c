@@ -157,6 +157,22 @@ static void jgoroutines(FILE *f, const struct gt_analysis *a, const struct repor
 	fputc(']', f);
 }
 
+/* Waits by CFS bandwidth throttling, by cgroup (the text's table). */
+static void jthrottled(FILE *f, const struct gt_analysis *a)
+{
+	fprintf(f, ",\"throttled\":[");
+	for (size_t i = 0; i < a->nthrottles; i++) {
+		const struct gt_an_throttle *r = &a->throttles[i];
+
+		fprintf(f, "%s{\"cgroup\":", i ? "," : "");
+		jstr(f, r->cgroup);
+		fprintf(f, ",\"count\":%llu,\"ns\":%llu,\"max_ns\":%llu}",
+			(unsigned long long)r->count, (unsigned long long)r->ns,
+			(unsigned long long)r->max_ns);
+	}
+	fputc(']', f);
+}
+
 static int jgroups(FILE *f, const struct gt_analysis *a, const struct report_opts *o)
 {
 	struct report_group *g;
@@ -372,6 +388,7 @@ int report_json(const struct gt_analysis *a, const struct report_opts *o, FILE *
 	}
 	fputc(']', f);
 	jgoroutines(f, a, o);
+	jthrottled(f, a);
 	rc = jgroups(f, a, o);
 	if (!rc)
 		rc = jstacks(f, a, o);

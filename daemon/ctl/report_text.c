@@ -550,6 +550,28 @@ static int print_goroutines(const struct gt_analysis *a, const struct report_opt
 	return 0;
 }
 
+/* Waits by CFS bandwidth throttling (UserLogs "throttled" before a
+ * GoPreempt, docs/mapping.md "CFS bandwidth throttling"), by cgroup, all
+ * threads; nothing for a file without them. */
+static int print_throttled(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
+{
+	(void)o;
+	if (!a->nthrottles)
+		return 0;
+	fprintf(f, "\nThrottled by a cgroup's CPU quota (CFS bandwidth: switched out runnable, the "
+		   "quota spent; the wait to the thread's next start; not preemptions):\n");
+	fprintf(f, "  %-48s %8s %10s %10s\n", "CGROUP", "COUNT", "TOTAL", "MAX");
+	for (size_t i = 0; i < a->nthrottles; i++) {
+		const struct gt_an_throttle *r = &a->throttles[i];
+		char name[GT_ESCAPE_SIZE(sizeof(r->cgroup))];
+
+		gt_escape(name, sizeof(name), r->cgroup, strlen(r->cgroup));
+		fprintf(f, "  %-48s %8llu %10s %10s\n", name, (unsigned long long)r->count,
+			dur(r->ns), dur(r->max_ns));
+	}
+	return 0;
+}
+
 /* What the Go viewers' profile pages total, and how each reader counts
  * (docs/mapping.md#profiles): the figures a user meets there, here. */
 static int print_viewers(const struct gt_analysis *a, const struct report_opts *o, FILE *f)
@@ -633,7 +655,7 @@ int report_text(const struct gt_analysis *a, const struct report_opts *o, FILE *
 {
 	int (*const parts[])(const struct gt_analysis *, const struct report_opts *, FILE *) = {
 		print_delay, print_groups, print_waits, print_offcpu, print_top_stacks, print_oncpu,
-		print_sys, print_wakers, print_goroutines, print_viewers,
+		print_sys, print_wakers, print_goroutines, print_throttled, print_viewers,
 	};
 
 	print_head(a, o, f);

@@ -2,7 +2,7 @@
  * "Flight recorder"): each record is XORed with the previous record of its
  * type in the same segment, and the result written as runs of zero bytes
  * and literal bytes.  Consecutive records of a type share most of their
- * bytes (tids, comms, masks, the high bytes of the time), so a 104-byte
+ * bytes (tids, comms, masks, the high bytes of the time), so a 112-byte
  * switch record takes a few dozen.  The state starts over at each
  * segment: a segment decodes alone, so old ones can go. */
 #include "flight_codec.h"

@@ -19,6 +19,7 @@
 #include "session_memtrack.h"
 #include "sym/symbolize.h"
 #include "translate/translate.h"
+#include "common/cgroup_id.h"
 
 #define LIVENESS_PERIOD_NS 500000000ull
 
@@ -495,6 +496,7 @@ static int trace_start(struct gt_engine *e, struct gt_session *s, const struct g
 	to.stacks = &s->stack_src;
 	to.titles = gt_titles_source(&e->titles);
 	to.golabels = gt_golabels_source(&e->golabels);
+	to.cgroup_path = gt_cgroup_id_path;
 	to.go_version = o->go_version ? o->go_version : GT_V1_19;
 	to.session_mask = 1u << s->bit;
 	to.v2 = s->v2;

@@ -121,6 +121,9 @@ struct gt_translator {
 	const struct gt_stack_source *stacks;
 	const struct gt_title_source *titles;
 	const struct gt_golabels_source *golabels;
+	int (*cgroup_path)(uint64_t id, char *out, size_t len);
+	uint64_t cgroup_id;     /* throttle.c: the last cgroup named, */
+	char cgroup[256];       /* and its path */
 	struct gt_comm_owner *owners; /* names.c: which comms processes share */
 	size_t nowners, nowners_used;
 	int version;
@@ -306,6 +309,7 @@ void gt_tr_heap_free(struct gt_translator *t);
 void gt_tr_on_cpu_sample(struct gt_translator *t, const struct gt_kev_cpu_sample *e);
 /* goid.c: the goroutine a Go thread ran, as UserLog "goroutine" on P p
  * at its switch-out (the switch's goid, else th's held one) */
+void gt_tr_throttle_log(struct gt_translator *t, int p, const struct gt_kev_switch *e);
 void gt_tr_goid_log(struct gt_translator *t, int p, struct gt_thread *th, uint64_t goid,
 		    uint64_t ts);
 /* goid.c: GT_KEV_GOID */

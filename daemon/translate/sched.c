@@ -168,6 +168,8 @@ static void switch_prev(struct gt_translator *t, const struct gt_kev_switch *e, 
 	uint64_t stk = gt_tr_thread_stack(t, th, e->prev_ustack, e->prev_kstack);
 	switch_syscall(t, th, e, c, type, stk);
 	gt_tr_goid_log(t, c, th, e->prev_goid, e->hdr.ts); /* after its GoSysCall */
+	if (type == GT_EV_GO_PREEMPT && (e->flags & GT_SWITCH_THROTTLED))
+		gt_tr_throttle_log(t, c, e);
 	gt_tr_deschedule(t, th, type, stk);
 	if (woken && th->state == GT_TH_WAITING)
 		wake_pending(t, th);

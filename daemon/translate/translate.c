@@ -34,6 +34,7 @@ int gt_translator_new(struct gt_translator **out, struct gt_writer *w,
 	t->stacks = o->stacks;
 	t->titles = o->titles;
 	t->golabels = o->golabels;
+	t->cgroup_path = o->cgroup_path;
 	t->version = o->go_version ? o->go_version : GT_V1_19;
 	t->mask = o->session_mask;
 	t->next_goid = GT_TR_REUSED_GOID; /* 0 is G 0, never a thread */

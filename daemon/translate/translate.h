@@ -166,6 +166,10 @@ struct gt_translator_opts {
 	const struct gt_stack_source *stacks; /* NULL = no stacks */
 	const struct gt_title_source *titles; /* NULL = names are comms */
 	const struct gt_golabels_source *golabels; /* NULL = goroutines without labels */
+	/* The path of the cgroup a throttled switch-out names by id
+	 * (GT_SWITCH_THROTTLED, e.g. gt_cgroup_id_path); NULL or < 0: the
+	 * log says "cgroup id N". */
+	int (*cgroup_path)(uint64_t id, char *out, size_t len);
 	int go_version;                      /* writer's version, 0 = GT_V1_19
 						(CPUSample needs >= 1.19) */
 	uint32_t session_mask;               /* this session's bit in the
@@ -249,6 +253,8 @@ struct gt_translator_stats {
 	uint64_t wakeups_running;  /* wakeups of a thread already runnable (normal) */
 	uint64_t wakeups_raced;    /* wakeups that raced their target's block and,
 				      confirmed at its switch-out, ended it */
+	uint64_t throttled;        /* switch-outs by CFS bandwidth throttling
+				      (GT_SWITCH_THROTTLED), logged "throttled" */
 	uint64_t loopback_credited; /* loopback wakeups credited to their sender */
 	uint64_t loopback_anon;    /* loopback wakeups written as G 0: the sender is
 				      not known, not current, or one the session

@@ -279,6 +279,7 @@ void gt_analysis_free(struct gt_analysis *a)
 	free(a->threads);
 	free(a->aggs);
 	free(a->goros);
+	free(a->throttles);
 	for (size_t i = 0; i < a->nnames; i++)
 		free(a->names[i]);
 	free(a->names);

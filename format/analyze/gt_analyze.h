@@ -178,6 +178,9 @@ struct gt_an_thread {
 	int64_t v23_start_ns;    /* (its first transition to running) */
 	uint64_t goid_log;       /* a "goroutine N" log since its last start */
 	uint64_t stop_goid;      /* the goroutine its pending stop stopped */
+	size_t throttle_log;     /* a "throttled" log since its last start:
+				  * its cgroup's index in throttles + 1 */
+	size_t stop_throttle;    /* ... of its pending stop, a GoPreempt */
 	char goid_labels[GT_AN_GO_LABELS]; /* the log's "{k=v}" (cut), and */
 	char stop_labels[GT_AN_GO_LABELS]; /* its pending stop's */
 };
@@ -190,7 +193,17 @@ struct gt_an_goroutine {
 	uint64_t thread, goid;
 	char labels[GT_AN_GO_LABELS]; /* its pprof labels at its last stop that had any */
 	uint64_t stops, offcpu_ns;
-	uint64_t preempts, preempt_ns, preempt_max_ns;
+	uint64_t preempts, preempt_ns, preempt_max_ns; /* throttling apart */
+};
+
+/* The waits of threads throttled by CFS bandwidth, by cgroup: gotraced's
+ * UserLog "throttled" (message "cgroup PATH") just before a GoPreempt
+ * says the CPU quota of that cgroup is spent (docs/mapping.md, "CFS
+ * bandwidth throttling"); each wait runs from that stop to the thread's
+ * next start.  Not counted as preemptions (gt_an_goroutine). */
+struct gt_an_throttle {
+	char cgroup[256];
+	uint64_t count, ns, max_ns;
 };
 
 /* One off-CPU wait of a thread: its stop until its next start. */
@@ -285,6 +298,8 @@ struct gt_analysis {
 	int sys_calls;
 	struct gt_an_goroutine *goros; /* by first sight */
 	size_t ngoros;
+	struct gt_an_throttle *throttles; /* by first sight */
+	size_t nthrottles;
 	char **names;          /* syscall names (index 0: "syscall") */
 	size_t nnames;
 	char error[256];

@@ -26,6 +26,8 @@ int gt_an_goid_log(struct gt_analysis *a, uint64_t g, const char *key, size_t kl
 	uint64_t id = 0;
 	size_t i = digits, n;
 
+	if (g && key && val && klen == 9 && !memcmp(key, "throttled", 9))
+		return gt_an_throttle_log(a, g, val, vlen);
 	if (!g || !key || !val || klen != sizeof(category) - 1 || memcmp(key, category, klen) ||
 	    vlen <= digits || memcmp(val, prefix, digits))
 		return 0;
@@ -69,7 +71,7 @@ int gt_an_goid_stop_end(struct gt_analysis *a, struct gt_an_thread *t, int reaso
 	r->offcpu_ns += off;
 	if (t->stop_labels[0]) /* the last it had: pprof.Do drops them on its way out */
 		memcpy(r->labels, t->stop_labels, sizeof(r->labels));
-	if (reason == GT_BLK_PREEMPT) {
+	if (reason == GT_BLK_PREEMPT && !t->stop_throttle) {
 		r->preempts++;
 		r->preempt_ns += off;
 		if (off > r->preempt_max_ns)

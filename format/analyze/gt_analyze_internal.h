@@ -70,7 +70,7 @@ struct gt_an_priv {
 	struct gt_psegs segs;
 	struct gt_an_proc *procs;
 	size_t nprocs, capprocs;
-	size_t capthreads, capaggs, capnames, capgoros;
+	size_t capthreads, capaggs, capnames, capgoros, capthrottles;
 	int v2;                       /* a Go 1.22+ file (gt_analyze_v2*.c) */
 	/* v2: the frames of every stack, named when their generation's
 	 * strings are read (gt_an_v2_name_stacks); stks[0..named) are */
@@ -108,6 +108,8 @@ struct gt_an_thread *gt_an_thread_get(struct gt_analysis *a, uint64_t g);
  * ending (t->stop_goid set).  0 or -ENOMEM. */
 int gt_an_goid_log(struct gt_analysis *a, uint64_t g, const char *key, size_t klen,
 		   const char *val, size_t vlen);
+int gt_an_throttle_log(struct gt_analysis *a, uint64_t g, const char *val, size_t vlen);
+void gt_an_throttle_end(struct gt_analysis *a, struct gt_an_thread *t, uint64_t off);
 int gt_an_goid_stop_end(struct gt_analysis *a, struct gt_an_thread *t, int reason, uint64_t off);
 /* Adds to the stack aggregate (g, kind, stk); -ENOMEM. */
 int gt_an_agg_add(struct gt_analysis *a, uint64_t g, uint64_t kind, uint64_t stk,

@@ -312,6 +312,8 @@ static int on_start(struct gt_analysis *a, struct gt_an_thread *t, const struct 
 			return -ENOMEM;
 		if (t->stop_goid && gt_an_goid_stop_end(a, t, t->stop_reason, off))
 			return -ENOMEM;
+		if (t->stop_throttle)
+			gt_an_throttle_end(a, t, off);
 	}
 	if (t->stopped)
 		wait_over(a, t, ns, in);
@@ -352,6 +354,8 @@ static int on_stop(struct gt_analysis *a, struct gt_an_thread *t, const struct g
 	memcpy(t->stop_labels, t->goid_labels, sizeof(t->stop_labels));
 	t->goid_log = 0;
 	t->goid_labels[0] = 0;
+	t->stop_throttle = e->type == GT_EV_GO_PREEMPT ? t->throttle_log : 0;
+	t->throttle_log = 0;
 	if (!t->name_stk && !t->root_stk)
 		t->root_stk = e->stk;
 	/* blocked inside a syscall: the time is that syscall's too, and a
@@ -478,6 +482,7 @@ int gt_an_event(struct gt_analysis *a, const struct gt_pev *e, int64_t ns)
 	switch (e->type) {
 	case GT_EV_GO_START: case GT_EV_GO_START_LABEL:
 		t->goid_log = 0;
+		t->throttle_log = 0;
 		return on_start(a, t, e, ns);
 	case GT_EV_GO_SYSCALL:
 		/* calls are counted: a Go runtime's GoSysCall is each call; one

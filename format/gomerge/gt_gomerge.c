@@ -16,7 +16,7 @@
 #include "util/gt_strset.h"
 #include "wire/gt_varint.h"
 
-const char *const gt_gm_why_names[GT_GM_NWHY] = { "preempted", "blocked", "syscall" };
+const char *const gt_gm_why_names[GT_GM_NWHY] = { "preempted", "blocked", "syscall", "throttled" };
 
 /* Linux's runtime clock: nanotime()/64 (runtime/tracetime.go, 1.22, 1.23) */
 #define GM_RT_FREQ 15625000u
@@ -410,6 +410,9 @@ static void describe(struct gm *g, const struct gt_gm_koff *o, char *name, size_
 		fr++;
 	if (o->why == GT_GM_PREEMPT)
 		snprintf(name, nlen, "kernel: preempted by %s", who[0] ? who : "a task not recorded");
+	else if (o->why == GT_GM_THROTTLED)
+		snprintf(name, nlen, "kernel: throttled by the CPU quota of %.*s",
+			 (int)(o->cgroup_len < 256 ? o->cgroup_len : 256), (const char *)o->cgroup);
 	else if (o->why == GT_GM_BLOCK)
 		snprintf(name, nlen, "kernel: blocked (page fault, I/O)");
 	else
@@ -482,7 +485,7 @@ static int place(struct gm *g, const struct mline *l, const struct gt_gm_koff *o
 {
 	uint64_t t0 = (uint64_t)o->start / GM_DIV, t1 = (uint64_t)o->end / GM_DIV;
 	const struct rev *a = at(l, t0);
-	char name[160], text[1024];
+	char name[320], text[1024];
 	uint64_t next, end;
 	int rc;
 

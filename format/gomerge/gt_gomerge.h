@@ -13,7 +13,8 @@
  * ran there:
  *  - a user region "kernel: ..." for each interval in which the runtime has
  *    the goroutine running and the kernel had its thread off the CPU
- *    (preempted, by whom when recorded; blocked outside a syscall), with a
+ *    (preempted, by whom when recorded; throttled by a cgroup's CPU quota,
+ *    no one's doing; blocked outside a syscall), with a
  *    UserLog "kernel" at its start saying the detail (CPUs, stack top);
  *  - a UserLog "kernel" for each block of the thread inside a syscall of
  *    the runtime's (the time the runtime cannot see), written where the
@@ -37,7 +38,7 @@
 #include "v2/gt_v2.h"
 
 /* Why a thread was off the CPU, as the kernel recording says. */
-enum gt_gm_why { GT_GM_PREEMPT, GT_GM_BLOCK, GT_GM_SYSCALL, GT_GM_NWHY };
+enum gt_gm_why { GT_GM_PREEMPT, GT_GM_BLOCK, GT_GM_SYSCALL, GT_GM_THROTTLED, GT_GM_NWHY };
 extern const char *const gt_gm_why_names[GT_GM_NWHY];
 
 struct gt_gm_result {

@@ -21,6 +21,8 @@ struct gt_gm_koff {
 				 * inside the interval, else its stop that
 				 * ended the run this switch began; 0: none */
 	int culprit_sampled;    /* culprit_stk is a sample */
+	const uint8_t *cgroup;  /* GT_GM_THROTTLED: "cgroup PATH", the log's */
+	size_t cgroup_len;      /* text in the recording's buffer */
 };
 
 struct gt_gm_kernel {

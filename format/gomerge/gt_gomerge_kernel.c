@@ -5,7 +5,12 @@
  * for a preemption, the recorded thread that the same switch put on that
  * CPU (none when a task not recorded took it) and that thread's stack:
  * a CPU sample of it inside the interval (--cpu-profile), else its stop
- * that ended the run the switch began (where it left the CPU). */
+ * that ended the run the switch began (where it left the CPU).  A
+ * preemption right after a UserLog "throttled" of the same thread on that
+ * P (the switch-out's, daemon/translate/throttle.c) is CFS bandwidth
+ * throttling: no culprit, the log's cgroup instead.  (The log's key is
+ * a string id whose String record may come later in the file: it is
+ * read when the stops are paired.) */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +33,18 @@ struct point {
 	uint64_t g, stk, culprit;
 	int64_t ts, p;
 	int start, why;
+	uint32_t log;          /* a preemption's: the "cgroup ..." log just
+				* before it, its index in kstate.logs + 1 */
+};
+
+/* A UserLog whose text says "cgroup ...": the translator's "throttled"
+ * (its key, a string id, is checked when the stops are paired); other
+ * logs, the goroutine's at every switch-out of a Go thread, are not kept. */
+struct throttle_log {
+	uint64_t g1;           /* the thread's goroutine + 1, 0: none */
+	uint64_t key;
+	const uint8_t *text;
+	size_t len;
 };
 
 /* A CPU sample of a recorded goroutine (thread). */
@@ -42,6 +59,9 @@ struct kstate {
 				   * for the next start on that P */
 	uint64_t sys_g[GM_MAX_P]; /* the goroutine whose GoSysCall was the P's
 				   * last event, + 1 (0: none) */
+	struct throttle_log thr[GM_MAX_P]; /* the P's last, for its next stop */
+	struct throttle_log *logs; /* those a preemption came right after */
+	size_t nlogs, caplogs;
 	int64_t cur;
 	struct point *pt;
 	size_t npt, cap;
@@ -95,17 +115,47 @@ static int on_stop(struct kstate *s, const struct gt_pev *e, uint64_t g)
 {
 	struct point p = { .g = g, .stk = e->stk, .ts = e->ts, .p = e->p };
 	int64_t pi = e->p;
+	struct throttle_log thr = s->thr[pi];
 
+	s->thr[pi].g1 = 0;
 	if (e->type == GT_EV_GO_END)
 		return 0;
-	if (e->type == GT_EV_GO_PREEMPT)
+	if (e->type == GT_EV_GO_PREEMPT) {
 		p.why = GT_GM_PREEMPT;
+		if (thr.g1 == g + 1 && s->nlogs < UINT32_MAX) {
+			if (gt_grow(&s->logs, &s->caplogs, s->nlogs + 1, sizeof(*s->logs)))
+				return -ENOMEM;
+			s->logs[s->nlogs++] = thr;
+			p.log = (uint32_t)s->nlogs;
+		}
+	}
 	else if (s->sys_g[pi] == g + 1)
 		p.why = GT_GM_SYSCALL;
 	else
 		p.why = e->type == GT_EV_GO_BLOCK ? GT_GM_BLOCK : GT_GM_SYSCALL;
 	s->pend[pi] = p.why == GT_GM_PREEMPT ? (int64_t)s->npt + 1 : 0;
 	return add_point(s, &p);
+}
+
+/* A UserLog "cgroup ..." is kept for its thread's next stop on this P
+ * (any other log ends a kept one); no log is an event of the thread's own
+ * (a GoSysCall stays the P's last). */
+static void on_log(struct kstate *s, const struct gt_pev *e, const struct gt_raw_event *r,
+		   uint64_t g)
+{
+	s->thr[s->cur].g1 = 0;
+	if (g && r->str && r->str_len > 7 && !memcmp(r->str, "cgroup ", 7))
+		s->thr[s->cur] = (struct throttle_log){ g + 1, e->args[1], r->str, r->str_len };
+}
+
+/* The "throttled" log point a, a preemption, came right after, or NULL. */
+static const struct throttle_log *throttled(const struct gt_gm_kernel *k, const struct kstate *s,
+					    const struct point *a)
+{
+	const struct throttle_log *l = a->log ? &s->logs[a->log - 1] : NULL;
+	const struct gt_gm_str *key = l ? gt_idmap_get(&k->strings, l->key) : NULL;
+
+	return key && key->n == 9 && !memcmp(key->p, "throttled", 9) ? l : NULL;
 }
 
 static int on_event(struct gt_gm_kernel *k, struct kstate *s, const struct gt_raw_event *r)
@@ -131,6 +181,10 @@ static int on_event(struct gt_gm_kernel *k, struct kstate *s, const struct gt_ra
 	}
 	if (r->type == GT_EV_GO_SYSCALL) {
 		s->sys_g[s->cur] = g + 1;
+		return 0;
+	}
+	if (r->type == GT_EV_USER_LOG) {
+		on_log(s, &e, r, g);
 		return 0;
 	}
 	if (gt_parse_stops(r->type) && g) {
@@ -280,6 +334,7 @@ static int pair(struct gt_gm_kernel *k, struct kstate *s)
 		return -ENOMEM;
 	for (size_t i = 0; i + 1 < s->npt; i++) {
 		const struct point *a = &s->pt[i], *b = &s->pt[i + 1];
+		const struct throttle_log *l;
 		struct gt_gm_koff *o;
 
 		if (a->start || !b->start || a->g != b->g || b->ts <= a->ts)
@@ -293,6 +348,13 @@ static int pair(struct gt_gm_kernel *k, struct kstate *s)
 		o->why = a->why;
 		o->culprit = a->culprit;
 		o->stk = a->stk;
+		l = a->why == GT_GM_PREEMPT ? throttled(k, s, a) : NULL;
+		if (l) {
+			o->why = GT_GM_THROTTLED; /* the CPU's next task is no preempter */
+			o->culprit = 0;
+			o->cgroup = l->text;
+			o->cgroup_len = l->len;
+		}
 		if (o->culprit)
 			culprit_stack(s, o);
 	}
@@ -346,6 +408,7 @@ out:
 	if (s) {
 		free(s->pt);
 		free(s->smp);
+		free(s->logs);
 	}
 	free(s);
 	free(r);

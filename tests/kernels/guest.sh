@@ -107,4 +107,17 @@ GOIDS_TRACE=/out/goids.runtime.trace GOIDS_LINGER_MS=3000 gotracectl record -q $
 	-o /out/goids.trace -- /gt/goids 4 3000 > /out/goids.out 2> /out/goids.log
 echo $? > /out/goids.rc
 say "recorded goids: exit $(cat /out/goids.rc)"
+# CFS bandwidth throttling (bpf/throttle.bpf.h: throttle_count before Linux
+# 6.18, p->throttled since): a spinner at 20 ms per 100 ms in a cgroup of
+# its own, whose cpu.stat before and after run.sh holds the trace to.
+say "recording throttle"
+cg=/sys/fs/cgroup/gt-throttle
+echo +cpu > /sys/fs/cgroup/cgroup.subtree_control
+mkdir $cg && echo "20000 100000" > $cg/cpu.max
+cat $cg/cpu.stat > /out/throttle.before
+gotracectl record -q $verbose -o /out/throttle.trace -- \
+	sh -c "echo \$\$ > $cg/cgroup.procs && exec /gt/spin 1 1500" > /out/throttle.log 2>&1
+echo $? > /out/throttle.rc
+cat $cg/cpu.stat > /out/throttle.after
+say "recorded throttle: exit $(cat /out/throttle.rc)"
 finish

@@ -16,7 +16,7 @@ arm64) triplet=aarch64-linux-gnu readelf=aarch64-linux-gnu-readelf
        busybox=build/kernels/busybox-arm64/bin/busybox ;;
 *) echo "initramfs: unknown ARCH $arch (x86 or arm64)" >&2; exit 1 ;;
 esac
-bins=("$build/gotracectl" "$build/workloads/demo")
+bins=("$build/gotracectl" "$build/workloads/demo" "$build/workloads/spin")
 [ "$build" = - ] && bins=()
 for f in "${bins[@]}" "$busybox"; do
 	if [ ! -x "$f" ]; then
@@ -61,6 +61,7 @@ cp "$busybox" "$root/bin/busybox"
 if [ "$build" != - ]; then
 	copy_elf "$build/gotracectl" /gt/gotracectl
 	copy_elf "$build/workloads/demo" /gt/demo
+	copy_elf "$build/workloads/spin" /gt/spin # throttled by a CPU quota
 	# the Go workload whose goroutines know their ids (record_goids): a
 	# static pure-Go binary for the guest's architecture; the guest
 	# records it, run.sh holds its goroutine ids to its own

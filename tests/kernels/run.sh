@@ -99,6 +99,31 @@ check_goids() {
 	echo "ok ${name}_goids_runtime ($(echo "$log" | tail -1))"
 }
 
+# CFS bandwidth throttling in the guest (guest.sh): the spinner's trace
+# held to Go's readers and its throttled waits to its cgroup's cpu.stat
+# (tests/integration/throttle_check.py).
+check_throttle() {
+	local name=$1 out=$2 host=$3 file=$2/throttle.trace log
+	if [ "$(cat "$out/throttle.rc" 2>/dev/null)" != 0 ]; then
+		fail "${name}_throttle" "gotracectl record of the throttled spinner failed in the guest (exit $(cat "$out/throttle.rc" 2>/dev/null))"
+		tail -5 "$out/throttle.log" | detail
+		return
+	fi
+	if ! log=$(tests/lib/gocheck.sh "$file" 2>&1); then
+		fail "${name}_throttle" "Go rejects $file"
+		echo "$log" | head -15 | detail
+		return
+	fi
+	"$host" report --json "$file" >"$file.report.json"
+	if ! log=$(python3 tests/integration/throttle_check.py "$out/throttle.before" \
+		"$out/throttle.after" "$file.report.json" gt-throttle 2>"$file.figures"); then
+		fail "${name}_throttle" "the throttled waits do not match cpu.stat: $log"
+		detail <"$file.figures"
+		return
+	fi
+	echo "ok ${name}_throttle ($(cat "$file.figures"))"
+}
+
 for name in "${names[@]}"; do
 	if ! gt_kernel_entry "$name" 2>/dev/null; then
 		fail "${name}_boot" "no kernel named $name in tests/kernels/matrix.sh"
@@ -124,6 +149,7 @@ for name in "${names[@]}"; do
 		check_trace "$name" "$kind" "$out" "$build/gotracectl"
 	done
 	check_goids "$name" "$out"
+	check_throttle "$name" "$out" "$build/gotracectl"
 	echo "   $name: $((SECONDS - start))s in all"
 done
 [ "$failures" -eq 0 ]

@@ -452,6 +452,117 @@ static int write_go_trace(int fd)
 	return gt_writer_close(w);
 }
 
+/* A thread (G1) throttled at 2000 until 2500 (UserLog "throttled" before
+ * its GoPreempt, after its goroutine's), preempted at 3000 until 4000, and
+ * blocked at 5000 after a "throttled" log (never written there: no
+ * throttling, the block is the stop's reason). */
+static int write_throttled_trace(int fd)
+{
+	struct gt_writer *w;
+	uint64_t name, key, thr;
+	int rc = gt_writer_open(&w, fd, GT_V1_19, 1000000000);
+
+	if (rc)
+		return rc;
+	name = gt_writer_stack(w, (struct gt_frame[]){ { 1, "spin", "[thread]", 42 } }, 1);
+	key = gt_writer_string(w, "goroutine");
+	thr = gt_writer_string(w, "throttled");
+	EV(w, 0, GT_EV_GO_CREATE, 1000, 1, name, 0);
+	EV(w, 0, GT_EV_GO_START, 1100, 1, 1);
+	gt_writer_user_log(w, 0, 2000, 0, key, 0, "goroutine 7");
+	gt_writer_user_log(w, 0, 2000, 0, thr, 0, "cgroup /q");
+	EV(w, 0, GT_EV_GO_PREEMPT, 2000, 0);
+	EV(w, 0, GT_EV_GO_START, 2500, 1, 2);
+	gt_writer_user_log(w, 0, 3000, 0, key, 0, "goroutine 7");
+	EV(w, 0, GT_EV_GO_PREEMPT, 3000, 0);
+	EV(w, 0, GT_EV_GO_START, 4000, 1, 3);
+	gt_writer_user_log(w, 0, 5000, 0, thr, 0, "cgroup /q");
+	EV(w, 0, GT_EV_GO_BLOCK, 5000, 0);
+	EV(w, 1, GT_EV_GO_UNBLOCK, 5050, 1, 4, 0);
+	EV(w, 0, GT_EV_GO_START, 5100, 1, 5);
+	EV(w, 0, GT_EV_GO_END, 6400);
+	return gt_writer_close(w);
+}
+
+/* The throttled wait is its cgroup's (count, time, max), and not its
+ * goroutine's preemption. */
+static void test_analyze_throttled(void)
+{
+	struct gt_analysis a;
+	uint8_t *data;
+	size_t len;
+	int fd = memfd_create("report-throttled", 0);
+
+	GT_REQUIRE(fd >= 0 && write_throttled_trace(fd) == 0, "writing the trace");
+	len = (size_t)lseek(fd, 0, SEEK_END);
+	data = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	GT_REQUIRE(data != MAP_FAILED, "mmap");
+	GT_REQUIRE(gt_analyze(&a, data, len, NULL) == 0, "analyze: %s", a.error);
+	GT_REQUIRE(a.nthrottles == 1, "%zu throttling cgroups, want 1", a.nthrottles);
+	GT_CHECK(!strcmp(a.throttles[0].cgroup, "cgroup /q") && a.throttles[0].count == 1 &&
+		 a.throttles[0].ns == 500 && a.throttles[0].max_ns == 500,
+		 "%s: %llu waits, %llu ns (max %llu), want cgroup /q: 1, 500 (500)",
+		 a.throttles[0].cgroup, (unsigned long long)a.throttles[0].count,
+		 (unsigned long long)a.throttles[0].ns, (unsigned long long)a.throttles[0].max_ns);
+	GT_REQUIRE(a.ngoros == 1, "%zu goroutines, want 1", a.ngoros);
+	GT_CHECK(a.goros[0].stops == 2 && a.goros[0].preempts == 1 && a.goros[0].preempt_ns == 1000,
+		 "goroutine 7: %llu stops, %llu preempts, %llu ns; want 2, 1 (not the throttling), 1000",
+		 (unsigned long long)a.goros[0].stops, (unsigned long long)a.goros[0].preempts,
+		 (unsigned long long)a.goros[0].preempt_ns);
+	gt_analysis_free(&a);
+	munmap(data, len);
+	close(fd);
+}
+
+/* 300 throttled waits, each in a cgroup of its own (a hostile file: every
+ * new name is looked for among the kept ones): 255 cgroups kept, the
+ * other 45 waits under one row. */
+static int write_many_cgroups(int fd)
+{
+	struct gt_writer *w;
+	uint64_t name, thr;
+	int64_t ts = 2000;
+	int rc = gt_writer_open(&w, fd, GT_V1_19, 1000000000);
+	char cg[32];
+
+	if (rc)
+		return rc;
+	name = gt_writer_stack(w, (struct gt_frame[]){ { 1, "spin", "[thread]", 42 } }, 1);
+	thr = gt_writer_string(w, "throttled");
+	EV(w, 0, GT_EV_GO_CREATE, 1000, 1, name, 0);
+	EV(w, 0, GT_EV_GO_START, 1100, 1, 1);
+	for (int i = 0; i < 300; i++, ts += 100) {
+		snprintf(cg, sizeof(cg), "cgroup /q%d", i);
+		gt_writer_user_log(w, 0, ts, 0, thr, 0, cg);
+		EV(w, 0, GT_EV_GO_PREEMPT, ts, 0);
+		EV(w, 0, GT_EV_GO_START, ts + 50, 1, (uint64_t)i + 2);
+	}
+	EV(w, 0, GT_EV_GO_END, ts);
+	return gt_writer_close(w);
+}
+
+static void test_analyze_throttled_many(void)
+{
+	struct gt_analysis a;
+	uint8_t *data;
+	size_t len;
+	int fd = memfd_create("report-throttled-many", 0);
+
+	GT_REQUIRE(fd >= 0 && write_many_cgroups(fd) == 0, "writing the trace");
+	len = (size_t)lseek(fd, 0, SEEK_END);
+	data = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	GT_REQUIRE(data != MAP_FAILED, "mmap");
+	GT_REQUIRE(gt_analyze(&a, data, len, NULL) == 0, "analyze: %s", a.error);
+	GT_REQUIRE(a.nthrottles == 256, "%zu rows, want 256", a.nthrottles);
+	GT_CHECK(!strcmp(a.throttles[255].cgroup, "(other cgroups)") &&
+		 a.throttles[255].count == 45 && a.throttles[254].count == 1,
+		 "last row %s: %llu waits, want (other cgroups): 45", a.throttles[255].cgroup,
+		 (unsigned long long)a.throttles[255].count);
+	gt_analysis_free(&a);
+	munmap(data, len);
+	close(fd);
+}
+
 static void test_analyze_go_goroutines(void)
 {
 	struct gt_analysis a;
@@ -639,6 +750,8 @@ int main(void)
 	GT_RUN(test_analyze_rejects_garbage);
 	GT_RUN(test_analyze_split_waits_marks);
 	GT_RUN(test_analyze_go_goroutines);
+	GT_RUN(test_analyze_throttled);
+	GT_RUN(test_analyze_throttled_many);
 	GT_RUN(test_analyze_raced_wakeup);
 	GT_RUN(test_analyze_waits_of_thread);
 	return gt_test_done();

@@ -68,6 +68,7 @@ static int tt_open(struct tt *x, const struct gt_thread_snapshot *snap, int n)
 /* The process titles and stacks tt_open's translator asks (NULL: none). */
 static const struct gt_title_source *tt_titles;
 static const struct gt_stack_source *tt_stacks;
+static int (*tt_cgroup_path)(uint64_t id, char *out, size_t len);
 
 static int tt_open_version(struct tt *x, const struct gt_thread_snapshot *snap, int n,
 			   int version)
@@ -83,7 +84,7 @@ static int tt_open_version(struct tt *x, const struct gt_thread_snapshot *snap, 
 	if (r < 0)
 		return r;
 	struct gt_translator_opts o = {.ncpus = NCPU, .go_version = version, .titles = tt_titles,
-				       .stacks = tt_stacks};
+				       .stacks = tt_stacks, .cgroup_path = tt_cgroup_path};
 	if ((r = gt_translator_new(&x->t, x->w, &o)) < 0)
 		return r;
 	return gt_translator_begin(x->t, 1000, snap, n);
@@ -668,6 +669,65 @@ static void test_preempt(void)
 			       "GoStart p=0 g=2 g=2 seq=1\n"
 			       "GoPreempt p=0 g=2\n"
 			       "GoStart p=0 g=1 g=1 seq=2");
+	expect_no_repairs(&x);
+	tt_close(&x);
+}
+
+/* A throttled switch-out's cgroup: id 7 is "/quota/web", no other. */
+static int cgroup_7(uint64_t id, char *out, size_t len)
+{
+	if (id != 7)
+		return -ENOENT;
+	snprintf(out, len, "/quota/web");
+	return 0;
+}
+
+/* A switch-out of thread prev, runnable, that CFS bandwidth throttled
+ * (GT_SWITCH_THROTTLED) in cgroup id cg, to next. */
+static void sw_throttled(struct tt *x, uint64_t ts, uint32_t prev, int64_t state, uint64_t cg,
+			 uint32_t next)
+{
+	struct gt_kev_switch e = {0};
+
+	hdr(&e.hdr, GT_KEV_SWITCH, ts, 0, prev);
+	e.hdr.sessions = sess(prev) | sess(next);
+	e.next_tid = next;
+	e.next_tgid = sess(next) ? TGID : next;
+	e.prev_state = state;
+	e.prev_sessions = sess(prev);
+	e.next_sessions = sess(next);
+	e.prev_ustack = e.prev_kstack = e.prev_sysnr = -1;
+	e.flags = GT_SWITCH_THROTTLED | (state ? 0 : GT_SWITCH_PREEMPT);
+	e.prev_cgroup = cg;
+	feed(x, &e, sizeof(e));
+}
+
+/* A throttled switch-out stays a GoPreempt (the thread is runnable, as
+ * the kernel keeps it), preceded by a UserLog "throttled" naming the
+ * cgroup by path, or by id when it cannot be found; the flag on a block
+ * (never set there) writes nothing. */
+static void test_throttled(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'R', -1, 0);
+	tt_cgroup_path = cgroup_7;
+	GT_REQUIRE(tt_open(&x, s, 2) == 0, "open");
+	tt_cgroup_path = NULL;
+	sw_throttled(&x, 2000, 101, 0, 7, 0);    /* the idle task next */
+	sw(&x, 2100, 0, 0, 0, 0, 101);
+	sw_throttled(&x, 2200, 101, 0, 8, 102);
+	sw(&x, 2300, 0, 102, 0, 0, 101);
+	sw_throttled(&x, 2400, 101, S_SLEEP, 7, 0);
+	if (tt_finish(&x, 5000) == 0) {
+		GT_CHECK(strstr(x.dump, "message=cgroup /quota/web\nGoPreempt p=0 g=1\n") &&
+			 strstr(x.dump, "message=cgroup id 8\nGoPreempt p=0 g=1\n"),
+			 "want each GoPreempt after its cgroup's log:\n%s", x.dump);
+		GT_CHECK(x.st.throttled == 2, "%llu throttled (want 2: not the block)",
+			 (unsigned long long)x.st.throttled);
+	}
 	expect_no_repairs(&x);
 	tt_close(&x);
 }
@@ -2195,6 +2255,7 @@ int main(void)
 	GT_RUN(test_rename_names_by_last_comm);
 	GT_RUN(test_exec_keeps_goroutine);
 	GT_RUN(test_goid_is_tid);
+	GT_RUN(test_throttled);
 	GT_RUN(test_retired_thread_named);
 	GT_RUN(test_syscall_classes);
 	GT_RUN(test_bad_records);

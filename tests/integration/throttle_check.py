@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""throttle_check.py BEFORE AFTER REPORT_JSON CGROUP|--none: a recording of
+one CPU spinner in a cgroup of its own with a CPU quota, held to that
+cgroup's cpu.stat read before and after it (v1: throttled_time in ns, v2:
+throttled_usec) (record_throttle.sh, tests/kernels/run.sh).
+
+`report --json`'s "throttled" must name CGROUP (the path's last part)
+alone; its count must be cpu.stat's nr_throttled delta or one less (a
+throttle that spans two period timers counts twice there, one wait here);
+its time, the waits from each throttled switch-out to the next switch-in,
+must be the kernel's throttled time (throttle to unthrottle) plus at most
+20 ms a wait (an unthrottle does not preempt what runs: the spinner waits
+up to a tick behind other work; 0.5 to 2.5 ms a wait seen on a shared
+2-CPU host), less at most 1 ms, and 100 ms for each throttle not seen as a
+wait.  --none: no quota, nothing throttled on either side.  Prints the
+figures on stderr, why not on stdout; exits 1 on a mismatch."""
+import json
+import sys
+
+
+def stat(path):
+    d = dict(line.split() for line in open(path) if line.strip())
+    ns = int(d["throttled_time"]) if "throttled_time" in d else int(d.get("throttled_usec", 0)) * 1000
+    return int(d.get("nr_throttled", 0)), ns
+
+
+def main():
+    before, after, report, cgroup = sys.argv[1:5]
+    (b_n, b_t), (a_n, a_t) = stat(before), stat(after)
+    n, t = a_n - b_n, a_t - b_t
+    th = json.load(open(report))["throttled"]
+    ours_n, ours_t = sum(r["count"] for r in th), sum(r["ns"] for r in th)
+    print(f"cpu.stat {n} throttles, {t / 1e6:.2f} ms; report {ours_n} waits, "
+          f"{ours_t / 1e6:.2f} ms ({', '.join(r['cgroup'] for r in th) or 'none'})", file=sys.stderr)
+    why = ""
+    if cgroup == "--none":
+        if n or ours_n:
+            why = f"throttled without a quota: cpu.stat {n}, report {ours_n}"
+    elif n < 3:
+        why = f"the spinner was throttled {n} times (want >= 3: the quota did not bite)"
+    elif len(th) != 1 or th[0]["cgroup"].rsplit("/", 1)[-1] != cgroup:
+        why = f"want cgroup .../{cgroup} alone in the report, not {[r['cgroup'] for r in th]}"
+    elif not n - 1 <= ours_n <= n:
+        why = f"report {ours_n} throttled waits, cpu.stat {n} throttles"
+    elif not t - (n - ours_n) * 100e6 - 1e6 <= ours_t <= t + ours_n * 20e6:
+        why = f"report {ours_t / 1e6:.2f} ms throttled, cpu.stat {t / 1e6:.2f} ms over {n}"
+    if why:
+        print(why)
+    return 1 if why else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
