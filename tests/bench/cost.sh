@@ -207,7 +207,7 @@ print(wall[0] if wall else 0, int((ru.ru_utime + ru.ru_stime) * 1e9))' "$@"
 		done
 	done
 	# The same bystander by counts, which the machine's other load moves far
-	# less than its CPU time (COST_COUNT_RUNS interleaved rounds, medians): the
+	# less than its CPU time (COST_COUNT_RUNS interleaved rounds, the lowest): the
 	# switch-heavy bystander once beside each setting, with the kernel's BPF
 	# statistics on for these runs only (they add ~65 ns to every program run,
 	# so they are off for the CPU times above).  bystander_counts.py.
@@ -240,7 +240,7 @@ print(wall[0] if wall else 0, int((ru.ru_utime + ru.ru_stime) * 1e9))' "$@"
 		done
 	done
 	echo "figure: bystander slowdown beside each above; goal: <= +1% (done when <= +2%)"
-	echo "counts of the switch-heavy bystander, median of ${COST_COUNT_RUNS:-3} interleaved rounds (what the programs and"
+	echo "counts of the switch-heavy bystander, lowest of ${COST_COUNT_RUNS:-3} interleaved rounds (what the programs and"
 	echo "the recorder add to it; 'other' is the recorder, the daemon or perf):"
 	python3 tests/bench/bystander_counts.py table "$tmp/c." alone idle-daemon default flight perf-sched
 fi
