@@ -215,7 +215,7 @@ print(wall[0] if wall else 0, int((ru.ru_utime + ru.ru_stime) * 1e9))' "$@"
 	for _ in $(seq 1 "${COST_COUNT_RUNS:-3}"); do
 		for s in $settings; do
 			start_setting "$s" || continue
-			python3 tests/bench/bystander_counts.py run "${rec:-0}" $PP $N strict pipe >>"$tmp/c.$s"
+			python3 tests/bench/bystander_counts.py run "${rec:-0}" "$PP" "$N" strict pipe >>"$tmp/c.$s"
 			stop_setting "$s"
 		done
 	done
