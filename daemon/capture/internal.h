@@ -178,6 +178,12 @@ int gt_mmaps_drain(struct gt_capture *c, unsigned budget, uint64_t *newest);
 /* Whether perf rings are open now (records may still come). */
 int gt_mmaps_open(const struct gt_capture *c);
 
+/* poll.c: the longest a poll sleeps while records are buffered, a ring
+ * holds some or anything is traced: the tick (GT_CAPTURE_TICK_MS), or the
+ * merge lag when that is longer; never the lag alone (docs/design.md,
+ * "Cost": an embedded recorder woke ~300 times a second at the lag). */
+int gt_capture_tick_ms(uint64_t lag_ns);
+
 /* merge.c: nrings queues and the perf records' one. */
 int gt_ring_merge_init(struct gt_ring_merge *m, int nrings, uint32_t nslots);
 void gt_ring_merge_free(struct gt_ring_merge *m);

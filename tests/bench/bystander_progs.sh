@@ -10,6 +10,7 @@
 # plus loopback sends and receive softirqs).  It runs beside
 #  - an idle daemon (no session): which of its programs ran at all;
 #  - a default recording of another, idle process (`sleep`);
+#  - the same with --flight (the same programs: the same figures);
 #  - the same with --syscalls=all.
 # For each: every program that ran over the bystander's loop, its runs per
 # round trip and ns a run (the lowest of ROUNDS interleaved rounds: others'
@@ -62,7 +63,7 @@ for _ in $(seq 1 "$ROUNDS"); do
 	gt_bpf_wait_progs "$d"
 	measure idle-daemon "$d"
 	kill -TERM "$d"; wait "$d"
-	for flags in default --syscalls=all; do
+	for flags in default --flight --syscalls=all; do
 		sleep 100000 >/dev/null 2>&1 &
 		target=$!
 		f=$flags
@@ -80,7 +81,7 @@ for _ in $(seq 1 "$ROUNDS"); do
 done
 
 echo "== bystanders' BPF cost: an untraced ping-pong ($N round trips) beside gotraced; lowest ns a run of $ROUNDS rounds (uptime: $(uptime | sed 's/.*load/load/'))"
-for s in idle-daemon beside-default beside---syscalls=all; do
+for s in idle-daemon beside-default beside---flight beside---syscalls=all; do
 	python3 - "$tmp/$s" "$s" "$N" <<'PY'
 import sys
 path, setting, n = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -4,7 +4,8 @@
 # (lines with a rate or a target, e.g. "events/s ... (target >= 30 M/s)").
 #
 # Benchmarks print figures and assert nothing; a step fails only if its
-# command exits non-zero.  Full output: BUILD_DIR/bench-logs/NAME.log.
+# command exits non-zero.  BENCH_STEPS="cost" (BENCH_STEPS=cost make bench)
+# runs only the steps named.  Full output: BUILD_DIR/bench-logs/NAME.log.
 # To add a benchmark: a tests/bench/bench_*.c binary is picked up by
 # itself; anything else goes in the list of steps at the bottom.
 set -u
@@ -14,10 +15,12 @@ logdir=$build/bench-logs
 mkdir -p "$logdir"
 names=() results=() failed=0
 
-# step NAME CMD ARGS...: runs one benchmark, shows its output, records it.
+# step NAME CMD ARGS...: runs one benchmark, shows its output, records it;
+# with BENCH_STEPS set (names, e.g. "cost bystander_progs"), only those.
 step() {
 	local name=$1 log=$logdir/$1.log start=$SECONDS rc
 	shift
+	[ -z "${BENCH_STEPS:-}" ] || [[ " $BENCH_STEPS " == *" $name "* ]] || return 0
 	printf '== %s\n' "$name"
 	"$@" >"$log" 2>&1 </dev/null
 	rc=$?

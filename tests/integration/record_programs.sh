@@ -14,11 +14,16 @@
 #    nothing runs at sched_wakeup (a program there ran at every wakeup of
 #    the machine for the rare waking that raced its target's block: the
 #    target's own switch-out settles it now, bpf/racing.bpf.h).
+#  - flight_same_programs: `record --flight` holds the same programs as a
+#    default recording, so an untraced task pays the same early exits
+#    beside either (what differed between the two in the bench was noise:
+#    docs/design.md, "Cost").
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
-gt_expect embedded_no_sys_enter embedded_sys_enter_asked bystander_exit_no_helper
-gt_require_bpf embedded_no_sys_enter embedded_sys_enter_asked bystander_exit_no_helper
+gt_expect embedded_no_sys_enter embedded_sys_enter_asked bystander_exit_no_helper flight_same_programs
+gt_require_bpf embedded_no_sys_enter embedded_sys_enter_asked bystander_exit_no_helper \
+	flight_same_programs
 
 # progs PID: the names of the BPF programs PID holds, one a line (IDS=1:
 # "id name")
@@ -85,5 +90,20 @@ if [ -n "$why" ]; then
 	fail bystander_exit_no_helper "$why"
 else
 	ok bystander_exit_no_helper
+fi
+
+if ! gt_record_bg flight_same_programs --flight -o "$GT_TMP/flight.trace" -- sleep 600; then
+	fail flight_same_programs "gotracectl record --flight did not start: $(tail -3 "$GT_TMP/flight_same_programs.rec.err")"
+else
+	progs "$REC_PID" | sort >"$GT_TMP/flight.progs"
+	kids=$(pgrep -P "$REC_PID")
+	gt_stop_record INT >/dev/null 2>&1
+	for child in $kids; do kill "$child" 2>/dev/null; done
+	sort "$GT_TMP/embedded_no_sys_enter.progs" >"$GT_TMP/default.progs"
+	if cmp -s "$GT_TMP/default.progs" "$GT_TMP/flight.progs" && [ -s "$GT_TMP/flight.progs" ]; then
+		ok flight_same_programs
+	else
+		fail flight_same_programs "default: $(tr '\n' ' ' <"$GT_TMP/default.progs"); --flight: $(tr '\n' ' ' <"$GT_TMP/flight.progs")"
+	fi
 fi
 gt_finish

@@ -3,7 +3,8 @@
  * order, whatever queue they waited in; a perf record's held copy is
  * handed over once (the callback owns it), and one never delivered is
  * freed with the merge.  No BPF: the queues are filled by hand, as
- * ring.c and mmap_events.c fill them. */
+ * ring.c and mmap_events.c fill them.  And how long a poll waits for
+ * buffered records (poll.c). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,11 +191,23 @@ static void test_steady_stays_low(void)
 	gt_ring_merge_free(&c.m);
 }
 
+/* The poll sleeps a tick (10 ms) while records wait for the merge's lag,
+ * not the lag (2 ms): it woke 3 times as often for them (poll.c). */
+static void test_poll_tick(void)
+{
+	GT_CHECK(gt_capture_tick_ms(2000000) == 10, "%d ms at the default lag",
+		 gt_capture_tick_ms(2000000));
+	GT_CHECK(gt_capture_tick_ms(0) == 10, "%d ms at no lag", gt_capture_tick_ms(0));
+	GT_CHECK(gt_capture_tick_ms(50000000) == 51, "%d ms at a 50 ms lag",
+		 gt_capture_tick_ms(50000000));
+}
+
 int main(void)
 {
 	GT_RUN(test_one_order);
 	GT_RUN(test_watermark_and_ties);
 	GT_RUN(test_ownership);
 	GT_RUN(test_steady_stays_low);
+	GT_RUN(test_poll_tick);
 	return gt_test_done();
 }
