@@ -30,7 +30,7 @@ Two limits of that trace, both measured per run:
   switch-out's, the sample's, the waker's, from our trace) shows it was in
   that stretch's code: its innermost Go frame is the status change
   (casgstatus) or the writing of the stamp (traceAcquire, traceLocker.*),
-  or execute or goexit1 (in_stamp).  Elsewhere (say in park_m after the
+  or execute, goschedImpl or goexit1 (in_stamp).  Elsewhere (say in park_m after the
   change, where m.curg still names the goroutine until dropg) the log is
   wrong, and counts so.  The summary counts the undecidable ones by the
   runtime function the thread was in.
@@ -45,7 +45,7 @@ OURS = re.compile(r'^M=-?\d+ P=-?\d+ G=-?\d+ StateTransition Time=(\d+) '
 EVENT_G = re.compile(r'^M=-?\d+ P=-?\d+ G=(-?\d+) (\w+) Time=(\d+)')
 ON = ("Running", "Syscall")
 # frames that are how a stamp or a status change is made, not where
-PLUMBING = re.compile(r'^(runtime\.(trace|nanotime|casgstatus|\(\*timeHistogram\)|lock|unlock|'
+PLUMBING = re.compile(r'^(runtime\.(trace|nanotime|sig|casgstatus|\(\*timeHistogram\)|lock|unlock|'
                       r'procyield|osyield|systemstack|mcall|futex)|__kernel_|clock_gettime|'
                       r'read_hpet|ktime_|posix_|__x64_|do_syscall|entry_|el0|\[)')
 CLOCK = re.compile(r'clock_gettime|nanotime|read_hpet|ktime_get')
@@ -54,13 +54,17 @@ CLOCK = re.compile(r'clock_gettime|nanotime|read_hpet|ktime_get')
 # run-queue latency histogram), the tracer's code up to the stamp's commit
 # (not traceRelease: park_m's is after the change, where m.curg still
 # names the parked goroutine), execute (m.curg and _Grunning, then
-# GoStart) and goexit1 (GoEnd stamped on the goroutine's own stack, its
-# status changed later by goexit0 on g0)
-STAMPING = re.compile(r'^runtime\.(casgstatus|\(\*timeHistogram\)\.record|execute|goexit1|'
-                      r'trace(?!Release)[A-Z]\w*(\.\w+)?)$')
-# frames above it that are the clock read of a stamp: the vDSO's, the
-# kernel's (a frame without a package), nanotime's
-CLOCK_READ = re.compile(r'^(runtime\.nanotime\w*|runtime\.vdsoCall\w*|[^.]*)$')
+# GoStart), goschedImpl (GoPreempt's return to casgstatus) and goexit1
+# (GoEnd stamped on the goroutine's own stack, its status changed later
+# by goexit0 on g0)
+STAMPING = re.compile(r'^runtime\.(casgstatus|\(\*timeHistogram\)\.record|execute|goschedImpl|'
+                      r'goexit1|trace(?!Release)[A-Z]\w*(\.\w+)?)$')
+# frames above it that are not where the thread's Go code was: a stamp's
+# clock read (the vDSO's, the kernel's: a frame without a package,
+# nanotime's) and a signal handler run over it (the runtime's preemption
+# signal: its handler runs on the thread whatever the code it interrupts)
+SKIPPED = re.compile(r'^(runtime\.nanotime\w*|runtime\.vdsoCall\w*|runtime\.sig\w+|'
+                     r'runtime\.cgoSigtramp|runtime\.badsignal\w*|[^.]*)$')
 
 
 def on_cpu(ours, off):
@@ -83,22 +87,18 @@ def on_cpu(ours, off):
 
 
 def runtime_events(theirs):
-    """{M: sorted [time]} of every event, and {M: sorted [time]} of those
-    that the M wrote while running (not a state record made for it)."""
-    every, own = {}, {}
+    """{M: sorted [time]} of the events each M wrote while running: not
+    the state records the tracer writes with a generation's first event
+    (X->X), some of them for a goroutine on another thread."""
+    own = {}
     for line in theirs:
         m = TIME.match(line)
-        if not m:
-            continue
-        mid, t = int(m.group(1)), int(m.group(2))
-        every.setdefault(mid, []).append(t)
         s = SAME.match(line)
-        if not (s and s.group(1) == s.group(2)):
-            own.setdefault(mid, []).append(t)
-    for d in (every, own):
-        for ts in d.values():
-            ts.sort()
-    return every, own
+        if m and not (s and s.group(1) == s.group(2)):
+            own.setdefault(int(m.group(1)), []).append(int(m.group(2)))
+    for ts in own.values():
+        ts.sort()
+    return own
 
 
 def clock_bound(own, cpu, moved):
@@ -161,24 +161,26 @@ def where(frames):
 
 def in_stamp(frames):
     """Whether a stack is in the runtime's status change or stamp."""
-    inner = next((f for f in frames if not CLOCK_READ.match(f)), "")
+    inner = next((f for f in frames if not SKIPPED.match(f)), "")
     return bool(STAMPING.match(inner))
 
 
-def window(t, goid, times, gs, every, fuzz):
+def window(t, goid, times, gs, own, fuzz):
     """'leave'/'arrive' when the log at t naming goid lies between a
     runtime stamp of goid leaving or arriving on the thread and the
     thread's neighbouring event on the other side, None otherwise.
     times, gs: the thread's goroutine changes (goroutine or 0 from each
-    time); every: the thread's event times; fuzz: the clock bound."""
+    time); own: the thread's event times, less the state records that
+    the tracer writes with a generation's first event (X->X); fuzz: the
+    clock bound."""
     i = bisect.bisect_right(times, t) - 1
     if i >= 0 and (gs[i - 1] if i >= 1 else 0) == goid and gs[i] != goid:
         # no event of the thread after the leave's stamp, before the log
-        j = bisect.bisect_right(every, times[i])
-        if j >= len(every) or every[j] >= t - fuzz:
+        j = bisect.bisect_right(own, times[i])
+        if j >= len(own) or own[j] >= t - fuzz:
             return "leave"
     if i + 1 < len(times) and gs[i + 1] == goid:
-        j = bisect.bisect_left(every, times[i + 1]) - 1
-        if j < 0 or every[j] <= t + fuzz:
+        j = bisect.bisect_left(own, times[i + 1]) - 1
+        if j < 0 or own[j] <= t + fuzz:
             return "arrive"
     return None

@@ -136,7 +136,7 @@ def main(argv):
         return 1
     moved = clamped(theirs)
     unknown = unknown_spans(theirs, moved)
-    every, own = ga.runtime_events(theirs)
+    own = ga.runtime_events(theirs)
     n, lo, hi, outside = ga.clock_bound(own, ga.on_cpu(ours, off), moved)
     if n == 0 or lo > 0 or hi < 0 or len(outside) * 100 > n:
         print("the clocks disagree: %d of the runtime's events lie where our trace has their "
@@ -164,7 +164,7 @@ def main(argv):
             seen[kind] += 1
             continue
         frames = stack.get((tid, t), [])
-        side = ga.window(t, goid, times, gs, every.get(tid, []), fuzz)
+        side = ga.window(t, goid, times, gs, own.get(tid, []), fuzz)
         fn, clock = ga.where(frames)
         if side and ga.in_stamp(frames):
             undecided[side] = undecided.get(side, 0) + 1
