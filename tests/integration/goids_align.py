@@ -30,9 +30,10 @@ Two limits of that trace, both measured per run:
   switch-out's, the sample's, the waker's, from our trace) shows it was in
   that stretch's code: its innermost Go frame is the status change
   (casgstatus) or the writing of the stamp (traceAcquire, traceLocker.*),
-  or execute, goschedImpl or goexit1 (in_stamp).  Elsewhere (say in park_m after the
-  change, where m.curg still names the goroutine until dropg) the log is
-  wrong, and counts so.  The summary counts the undecidable ones by the
+  or execute, goschedImpl (or its callers: an unwinder can miss its
+  frame), goexit1 or goexit0 (in_stamp).  Elsewhere (say in park_m after
+  the change, where m.curg still names the goroutine until dropg) the log
+  is wrong, and counts so.  The summary counts the undecidable ones by the
   runtime function the thread was in.
 """
 import bisect
@@ -54,11 +55,13 @@ CLOCK = re.compile(r'clock_gettime|nanotime|read_hpet|ktime_get')
 # run-queue latency histogram), the tracer's code up to the stamp's commit
 # (not traceRelease: park_m's is after the change, where m.curg still
 # names the parked goroutine), execute (m.curg and _Grunning, then
-# GoStart), goschedImpl (GoPreempt's return to casgstatus) and goexit1
-# (GoEnd stamped on the goroutine's own stack, its status changed later
-# by goexit0 on g0)
+# GoStart), goschedImpl (GoPreempt's return to casgstatus; its callers
+# gopreempt_m and gosched_m stand for it when an unwinder from a signal
+# frame misses it), goexit1 and goexit0 (GoEnd stamped on the goroutine's
+# own stack, its status changed later on g0 by gdestroy, which goexit0
+# calls first and after which m.curg is gone)
 STAMPING = re.compile(r'^runtime\.(casgstatus|\(\*timeHistogram\)\.record|execute|goschedImpl|'
-                      r'goexit1|trace(?!Release)[A-Z]\w*(\.\w+)?)$')
+                      r'go(preempt|sched)_m|goexit[01]|trace(?!Release)[A-Z]\w*(\.\w+)?)$')
 # frames above it that are not where the thread's Go code was: a stamp's
 # clock read (the vDSO's, the kernel's: a frame without a package,
 # nanotime's) and a signal handler run over it (the runtime's preemption
