@@ -9,8 +9,8 @@ Two limits of that trace, both measured per run:
   runtime's trace is written by its thread (its M) while that thread runs,
   so it must lie where our trace has that thread on a CPU (from the
   kernel's switches).  Shifting the runtime's clock by d keeps that true
-  for d in [lo, hi] only; 0 must be in it, and max(-lo, hi) bounds how far
-  apart the clocks can be (clock_bound).  The runtime's records of a
+  for d in [lo, hi] only, so max(-lo, hi) bounds how far apart the clocks
+  can be (clock_bound; the events outside are counted).  The runtime's records of a
   goroutine's state at a generation's start (X->X, written for a
   goroutine that is not running, on another thread's behalf) are not
   such events, nor are the stamps Go's reader clamped (1 ns apart).

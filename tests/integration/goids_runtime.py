@@ -23,8 +23,8 @@ compared.
 
 Two more limits of that trace, measured per run (goids_align.py): how far
 apart its clock and ours can be (each of its events lies in its thread's
-on-CPU time in our trace: the shifts that keep it there are printed, and
-must include 0), and the stretch between a goroutine's state change and
+on-CPU time in our trace, all but 1% at most: the shifts of its clock
+that keep them there are printed), and the stretch between a goroutine's state change and
 the runtime's stamp of it (a leave is stamped before, an arrival after).
 A log that names the wrong goroutine inside such a stretch, the one on
 the other side of the stamp, is "undecidable": printed with how far it
@@ -138,10 +138,9 @@ def main(argv):
     unknown = unknown_spans(theirs, moved)
     own = ga.runtime_events(theirs)
     n, lo, hi, outside = ga.clock_bound(own, ga.on_cpu(ours, off), moved)
-    if n == 0 or lo > 0 or hi < 0 or len(outside) * 100 > n:
+    if n == 0 or len(outside) * 100 > n:
         print("the clocks disagree: %d of the runtime's events lie where our trace has their "
-              "thread off CPU, and %d within it for a shift in [%d, %d] ns (0 not in it, or "
-              "more than 1%% outside)" % (len(outside), n, lo, hi))
+              "thread off CPU, %d on it (at most 1%% may not)" % (len(outside), n))
         return 1
     fuzz = max(-lo, hi)
     stack = ga.stacks(ours, off)
