@@ -106,9 +106,10 @@ def runtime_events(theirs):
 
 def clock_bound(own, cpu, moved):
     """(events, lo, hi, outside): the shifts of the runtime's clock that
-    keep each of its events in its thread's on-CPU time, and the events
-    that none keeps there (the interval containing the unshifted stamp);
-    moved: the stamps Go's reader clamped, not the runtime's."""
+    keep each of its events in its thread's on-CPU time, and how far off
+    that time each event is that none keeps there (by the intervals around
+    its unshifted stamp); moved: the stamps Go's reader clamped, not the
+    runtime's."""
     lo, hi, n, outside = -(1 << 62), 1 << 62, 0, []
     for mid, ts in own.items():
         iv = cpu.get(mid)
@@ -120,7 +121,9 @@ def clock_bound(own, cpu, moved):
                 continue
             i = bisect.bisect_right(starts, t) - 1
             if i < 0 or t > iv[i][1]:
-                outside.append((mid, t))
+                gaps = ([t - iv[i][1]] if i >= 0 else []) + \
+                    ([iv[i + 1][0] - t] if i + 1 < len(iv) else [])
+                outside.append(min(gaps))
                 continue
             n += 1
             lo, hi = max(lo, t - iv[i][1]), min(hi, t - iv[i][0])

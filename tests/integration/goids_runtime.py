@@ -180,7 +180,8 @@ def main(argv):
     for e in examples:
         print(e)
     print("clocks: %d of the runtime's events lie in their thread's on-CPU time for a shift "
-          "of its clock in [%d, %d] ns%s" % (n, lo, hi, " (%d outside)" % len(outside)
+          "of its clock in [%d, %d] ns%s" % (n, lo, hi, " (%d outside, by %d to %d ns)" %
+                                              (len(outside), min(outside), max(outside))
                                               if outside else ""))
     if far:
         print("undecidable: %d logs between a runtime state change and its stamp on their "
