@@ -19,10 +19,21 @@ start up to it, 1 ns apart (seen in emulated guests: 100 ms of a
 spinning goroutine's run then reads as idle), so a thread's time from
 its last event before such a run of clamped stamps to the run is not
 compared (counted as "unknown").  The labels after the id are not
-compared.  At least 99% of each kind (GOIDS_RUNTIME_MIN_PCT), and at least MIN_LOGS (10;
-GOIDS_MIN_LOGS) of each kind so that the check is not empty.  The kinds:
-GOIDS_KINDS as goids_check.py.  Prints a line per kind; exits 1 on a
-mismatch."""
+compared.
+
+Two more limits of that trace, measured per run (goids_align.py): how far
+apart its clock and ours can be (each of its events lies in its thread's
+on-CPU time in our trace, all but 1% at most: the shifts of its clock
+that keep them there are printed), and the stretch between a goroutine's state change and
+the runtime's stamp of it (a leave is stamped before, an arrival after).
+A log that names the wrong goroutine inside such a stretch, the one on
+the other side of the stamp, is "undecidable": printed with how far it
+was from the stamp and where the thread's stack was, and left out of the
+share, never dropped silently.  At least 99% of each kind's decided logs
+(GOIDS_RUNTIME_MIN_PCT), and at least MIN_LOGS (10; GOIDS_MIN_LOGS) of
+each kind so that the check is not empty.  The kinds: GOIDS_KINDS as
+goids_check.py.  Prints the clocks' line, the undecidable logs' line when
+there are any and a line per kind; exits 1 on a mismatch."""
 import bisect
 import os
 import re
@@ -31,6 +42,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from goids_check import offset  # noqa: E402  (a v1 file's times start at 0)
+import goids_align as ga  # noqa: E402
 
 GO123 = os.environ.get("GOCHECK_GO123", "/usr/lib/go-1.23/bin/go")
 MIN_LOGS = int(os.environ.get("GOIDS_MIN_LOGS", "10"))
@@ -54,20 +66,25 @@ def dump(path):
 TIME = re.compile(r'^M=(-?\d+) .* Time=(\d+) ')
 
 
-def unknown_spans(lines):
-    """{tid: [(from, to)]}: where Go's reader clamped a thread's events."""
+def clamped(lines):
+    """The stamps Go's reader clamped (runs of events 1 ns apart)."""
+    stamps = set(int(m.group(2)) for m in map(TIME.match, lines) if m)
+    return set(t for t in stamps if t + 1 in stamps and t + 2 in stamps or
+               t - 1 in stamps and t + 1 in stamps or t - 1 in stamps and t - 2 in stamps)
+
+
+def unknown_spans(lines, moved):
+    """{tid: [(from, to)]}: where Go's reader clamped a thread's events
+    (moved: the clamped stamps)."""
     last, events = {}, []
     for line in lines:
         m = TIME.match(line)
         if m:
             events.append((int(m.group(2)), int(m.group(1))))
     events.sort()
-    stamps = set(t for t, _ in events)
     spans = {}
     for t, mid in events:
-        clamped = t + 1 in stamps and t + 2 in stamps or t - 1 in stamps and t + 1 in stamps or \
-            t - 1 in stamps and t - 2 in stamps
-        if clamped and mid in last and last[mid] < t:
+        if t in moved and mid in last and last[mid] < t:
             spans.setdefault(mid, []).append((last[mid], t))
         last[mid] = t
     return spans
@@ -114,14 +131,22 @@ def main(argv):
         return 1
     off = offset(argv[1])
     tl, span = timelines(theirs)
-    unknown = unknown_spans(theirs)
-    skipped = 0
     if span[0] is None:
         print("the runtime's trace has no goroutine transition")
         return 1
+    moved = clamped(theirs)
+    unknown = unknown_spans(theirs, moved)
+    own = ga.runtime_events(theirs)
+    n, lo, hi, outside = ga.clock_bound(own, ga.on_cpu(ours, off), moved)
+    if n == 0 or len(outside) * 100 > n:
+        print("the clocks disagree: %d of the runtime's events lie where our trace has their "
+              "thread off CPU, %d on it (at most 1%% may not)" % (len(outside), n))
+        return 1
+    fuzz = max(-lo, hi)
+    stack = ga.stacks(ours, off)
     seen = {k: 0 for k in KINDS}
     bad = {k: 0 for k in KINDS}
-    examples = []
+    skipped, examples, undecided, far, why = 0, [], {}, [], {}
     for line in ours:
         m = LOG.match(line)
         if not m or m.group(3) not in KINDS:
@@ -134,23 +159,51 @@ def main(argv):
             continue
         times, gs = tl.get(tid, ([], []))
         i = bisect.bisect_right(times, t) - 1
-        want = gs[i] if i >= 0 else 0
+        if (gs[i] if i >= 0 else 0) == goid:
+            seen[kind] += 1
+            continue
+        frames = stack.get((tid, t), [])
+        side = ga.window(t, goid, times, gs, own.get(tid, []), fuzz)
+        fn, clock = ga.where(frames)
+        if side and ga.in_stamp(frames):
+            undecided[side] = undecided.get(side, 0) + 1
+            far.append(t - times[i] if side == "leave" else times[i + 1] - t)
+            c = why.setdefault(fn, [0, 0])
+            c[0], c[1] = c[0] + 1, c[1] + clock
+            continue
         seen[kind] += 1
-        if want != goid:
-            bad[kind] += 1
-            if len(examples) < 5:
-                examples.append("%s at %d on thread %d: goroutine %d, the runtime's %d" %
-                                (kind, t, tid, goid, want))
-    rc = 0
+        bad[kind] += 1
+        if len(examples) < 5:
+            examples.append("%s at %d on thread %d: goroutine %d, the runtime's %d (in %s%s)" %
+                            (kind, t, tid, goid, gs[i] if i >= 0 else 0, fn,
+                             ", %s of its stamp" % side if side else ""))
     for e in examples:
         print(e)
+    print("clocks: %d of the runtime's events lie in their thread's on-CPU time for a shift "
+          "of its clock in [%d, %d] ns%s" % (n, lo, hi, " (%d outside, by %d to %d ns)" %
+                                              (len(outside), min(outside), max(outside))
+                                              if outside else ""))
+    if far:
+        print("undecidable: %d logs between a runtime state change and its stamp on their "
+              "thread (%d leaving, %d arriving; %.3f to %.3f ms from the stamp), the "
+              "thread in %s" %
+              (len(far), undecided.get("leave", 0), undecided.get("arrive", 0),
+               min(far) / 1e6, max(far) / 1e6,
+               ", ".join("%s %d (%d in a clock read)" % (f, c[0], c[1])
+                         for f, c in sorted(why.items(), key=lambda x: -x[1][0]))))
+    rc = 0
     summary = []
     for kind in KINDS:
         summary.append("%s %d of %d" % (kind, seen[kind] - bad[kind], seen[kind]))
         if seen[kind] < MIN_LOGS or (seen[kind] - bad[kind]) * 100 < MIN_PCT * seen[kind]:
             rc = 1
+    extra = []
+    if far:
+        extra.append("%d undecidable" % len(far))
+    if skipped:
+        extra.append("%d unknown: clamped by Go's reader" % skipped)
     print("logs naming the goroutine the runtime's own trace has on that thread: " +
-          ", ".join(summary) + (" (%d unknown: clamped by Go's reader)" % skipped if skipped else ""))
+          ", ".join(summary) + (" (%s)" % "; ".join(extra) if extra else ""))
     return rc
 
 
