@@ -196,6 +196,7 @@ merge_case() {
 	local v=$1 n=gomerge_go1$1 why= out= k=$GT_TMP/k$1.trace rt=$GT_TMP/rt$1.trace m=$GT_TMP/m$1.trace i
 	if ! build "$v"; then
 		fail "$n" "go build failed: $(tail -3 "$GT_TMP/build$v.log")"
+		[ "$v" = 22 ] && TH122="the Go 1.22 server did not build;"
 		return
 	fi
 	# Go 1.22's recording is held to perf sched timehist too (gotrace_case
