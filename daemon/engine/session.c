@@ -48,6 +48,17 @@ static void hold_no_free_memory(void)
 	mallopt(M_TRIM_THRESHOLD, 128 << 10);
 }
 
+/* A labelled goroutine record read from the rings: its map's read is
+ * posted on a loader thread now, a merge lag before a translator needs
+ * the text (engine/golabels.h). */
+static int on_goid(void *ctx, const struct gt_kev_goid *ev)
+{
+	struct gt_engine *e = ctx;
+
+	return gt_golabels_want(&e->golabels, ev->hdr.tgid, ev->labels, ev->labels_hash0,
+				ev->labels_count, ev->hdr.ts);
+}
+
 int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		   char *why, size_t whylen)
 {
@@ -104,6 +115,7 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		return err;
 	}
 	gt_engine_mmaps_start(e);
+	gt_capture_set_goid_cb(e->capture, on_goid, e);
 	e->py = gt_py_stacks_new(e->capture); /* NULL: native frames only */
 	e->resolver.py = e->py;
 	e->resolver.capture = e->capture;
@@ -381,6 +393,8 @@ int gt_engine_poll(struct gt_engine *e, int timeout_ms)
 
 	gt_py_stacks_round(e->py); /* a bounded number of code objects read a drain */
 	gt_engine_go_procs_poll(e); /* Go build info read since, for BPF */
+	/* goroutines' labels answered since: what waited for them goes */
+	gt_capture_hold(e->capture, gt_golabels_poll(&e->golabels, gt_now_ns()));
 	n = gt_capture_poll(e->capture, gt_engine_mem_timeout(e, timeout_ms), on_event, e);
 
 	gt_worker_reap(&e->worker); /* starts and stops finished meanwhile */

@@ -15,12 +15,21 @@
 #    answers, and the first recording ends at its duration with a valid
 #    trace.  On the old daemon the second never started (the loop waited
 #    in open(2) until the file system's server died).
+#  - stuck_labels_loop_free: a Go program (tests/workloads/go/stucklabels)
+#    maps MNT/data, whose reads the server never answers, and gives its
+#    goroutine pprof labels whose map's bucket is that mapping's first
+#    page (docs/mapping.md, "Goroutines of Go programs"); root records it
+#    (3 s).  The daemon reads the map from /proc/PID/mem and that read
+#    waits on the page's fault; meanwhile root's other recording starts,
+#    ends and is valid, `status` answers, and the first recording ends at
+#    its duration, valid, its logs saying "(labels not read in time)".
+#    On the old daemon the read ran on the event loop: nothing answered.
 # The 30 s bounds only tell a hang from a pass: a daemon that does not
 # wait needs a second or two.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-CASES="stuck_read_loop_free"
+CASES="stuck_read_loop_free stuck_labels_loop_free"
 gt_require_daemon stuck_read_loop_free
 # shellcheck disable=SC2086
 gt_expect $CASES
@@ -42,7 +51,9 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 if ! grep -q '^mounted' "$GT_TMP/fuse.out"; then
-	fail stuck_read_loop_free "the FUSE server did not mount: $(tail -2 "$GT_TMP/fuse.out")"
+	for c in $CASES; do
+		fail "$c" "the FUSE server did not mount: $(tail -2 "$GT_TMP/fuse.out")"
+	done
 	gt_finish
 fi
 gt_start_daemon
@@ -84,4 +95,58 @@ echo "  stuck_read_loop_free: $(grep -c stalled "$GT_TMP/fuse.out") opens of the
 [ -z "$WHY" ] && ! gt_valid stuck_read_loop_free "$GT_TMP/other.trace" && WHY="(see above)"
 [ -z "$WHY" ] && ! gt_valid stuck_read_loop_free "$GT_TMP/stuck.trace" && WHY="(see above)"
 gt_report stuck_read_loop_free "$WHY"
+
+# others_go_on CASE WHAT: root's other recording starts, ends and is valid,
+# and `status` answers, while the daemon's read of WHAT waits; sets WHY.
+others_go_on() {
+	timeout 30 python3 tests/integration/start_latency.py "$SOCK" "$GT_TMP/$1.other.trace" \
+		"$ROOT_PID" 1 >"$GT_TMP/$1.other.start" 2>&1
+	grep -q '^done' "$GT_TMP/$1.other.start" ||
+		WHY="another recording did not start and end while the daemon read $2: $(tail -2 "$GT_TMP/$1.other.start")"
+	if [ -z "$WHY" ] && ! timeout 30 "$GTCTL" status --socket "$SOCK" >"$GT_TMP/$1.status" 2>&1; then
+		WHY="status did not answer while the daemon read $2"
+	fi
+	[ -z "$WHY" ] && ! gt_valid "$1" "$GT_TMP/$1.other.trace" && WHY="(see above)"
+}
+
+WHY=
+GODIR=$GT_BUILD/go-stucklabels
+mkdir -p "$GODIR"
+if ! (export GOCACHE=$PWD/$GODIR/cache GOPATH=$PWD/$GODIR/gopath GO111MODULE=off GOFLAGS='' \
+	GOTOOLCHAIN=local CGO_ENABLED=0 && cd tests/workloads/go/stucklabels && \
+	/usr/bin/go build -o "$OLDPWD/$GODIR/stucklabels" .) >"$GT_TMP/labels.build" 2>&1; then
+	WHY="go build failed: $(tail -3 "$GT_TMP/labels.build")"
+fi
+if [ -z "$WHY" ]; then
+	"$GODIR/stucklabels" "$MNT/data" 20000 </dev/null >"$GT_TMP/labels.prog" 2>&1 &
+	LABELS_PROG=$!
+	gt_pids+=("$LABELS_PROG")
+	for _ in $(seq 1 100); do
+		grep -q '^ready' "$GT_TMP/labels.prog" && break
+		sleep 0.1
+	done
+	grep -q '^ready' "$GT_TMP/labels.prog" || WHY="the Go program did not start: $(tail -2 "$GT_TMP/labels.prog")"
+fi
+if [ -z "$WHY" ]; then
+	timeout 30 "$GTCTL" record --daemon --socket "$SOCK" --heap off -p "$LABELS_PROG" -d 3s \
+		-o "$GT_TMP/labels.trace" >"$GT_TMP/labels.out" 2>&1 &
+	LABELS_REC=$!
+	gt_pids+=("$LABELS_REC")
+	# the daemon's read of the labels waits on the mapping's page
+	for _ in $(seq 1 100); do
+		grep -q '^read .* stalled' "$GT_TMP/fuse.out" && break
+		sleep 0.1
+	done
+	grep -q '^read .* stalled' "$GT_TMP/fuse.out" || WHY="the daemon never read the labels' page"
+fi
+[ -z "$WHY" ] && others_go_on stuck_labels_loop_free "the labels on FUSE"
+if [ -z "$WHY" ] && ! wait "$LABELS_REC"; then
+	WHY="the recording of the program with labels on FUSE failed: $(tail -3 "$GT_TMP/labels.out")"
+fi
+echo "  stuck_labels_loop_free: $(grep -c '^read .* stalled' "$GT_TMP/fuse.out") reads of the labels' page left unanswered"
+[ -z "$WHY" ] && ! gt_valid stuck_labels_loop_free "$GT_TMP/labels.trace" && WHY="(see above)"
+if [ -z "$WHY" ] && ! grep -aq 'labels not read in time' "$GT_TMP/labels.trace"; then
+	WHY="no log of the program says that its labels were not read"
+fi
+gt_report stuck_labels_loop_free "$WHY"
 gt_finish
