@@ -117,6 +117,8 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 	gt_engine_mmaps_start(e);
 	gt_capture_set_goid_cb(e->capture, on_goid, e);
 	e->py = gt_py_stacks_new(e->capture); /* NULL: native frames only */
+	if (opts && opts->many_users)
+		gt_py_stacks_async_detect(e->py); /* the loop waits for nobody's files */
 	e->resolver.py = e->py;
 	e->resolver.capture = e->capture;
 	e->resolver.sym = e->sym;

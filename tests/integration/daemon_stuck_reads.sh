@@ -24,12 +24,20 @@
 #    ends and is valid, `status` answers, and the first recording ends at
 #    its duration, valid, its logs saying "(labels not read in time)".
 #    On the old daemon the read ran on the event loop: nothing answered.
+#  - stuck_python_loop_free: a new server (the old one ended: its stuck
+#    requests fail, the loader threads they held are free) serves Debian's
+#    python3.11 as MNT2/python3.11; root records a CPython run from there
+#    (3 s).  The daemon's detection of CPython (its maps, then _PyRuntime
+#    in the binary, opened through map_files) waits on the file system,
+#    on a loader thread; meanwhile root's other recording starts, ends and
+#    is valid, `status` answers, and the first recording ends, valid.  On
+#    the old daemon the detection ran on the event loop: nothing answered.
 # The 30 s bounds only tell a hang from a pass: a daemon that does not
 # wait needs a second or two.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
-CASES="stuck_read_loop_free stuck_labels_loop_free"
+CASES="stuck_read_loop_free stuck_labels_loop_free stuck_python_loop_free"
 gt_require_daemon stuck_read_loop_free
 # shellcheck disable=SC2086
 gt_expect $CASES
@@ -149,4 +157,40 @@ if [ -z "$WHY" ] && ! grep -aq 'labels not read in time' "$GT_TMP/labels.trace";
 	WHY="no log of the program says that its labels were not read"
 fi
 gt_report stuck_labels_loop_free "$WHY"
+
+WHY=
+kill "$FUSE_PID" 2>/dev/null && wait "$FUSE_PID" 2>/dev/null
+umount -l "$MNT" 2>/dev/null
+MNT=$GT_TMP/mnt2
+mkdir -p "$MNT"
+python3 tests/integration/stall_fuse.py "$MNT" /usr/bin/python3.11 python3.11 >"$GT_TMP/fuse2.out" 2>&1 &
+FUSE_PID=$!
+for _ in $(seq 1 100); do
+	grep -q '^mounted' "$GT_TMP/fuse2.out" && break
+	sleep 0.1
+done
+grep -q '^mounted' "$GT_TMP/fuse2.out" || WHY="the second FUSE server did not mount: $(tail -2 "$GT_TMP/fuse2.out")"
+if [ -z "$WHY" ]; then
+	"$MNT/python3.11" -c 'import time
+for _ in range(2000): time.sleep(0.01)' </dev/null >"$GT_TMP/python.prog" 2>&1 &
+	PY_PROG=$!
+	gt_pids+=("$PY_PROG")
+	sleep 0.3
+	timeout 30 "$GTCTL" record --daemon --socket "$SOCK" --heap off -p "$PY_PROG" -d 3s \
+		-o "$GT_TMP/python.trace" >"$GT_TMP/python.out" 2>&1 &
+	PY_REC=$!
+	gt_pids+=("$PY_REC")
+	for _ in $(seq 1 100); do
+		grep -q 'stalled' "$GT_TMP/fuse2.out" && break
+		sleep 0.1
+	done
+	grep -q 'stalled' "$GT_TMP/fuse2.out" || WHY="the daemon never opened python3.11 again"
+fi
+[ -z "$WHY" ] && others_go_on stuck_python_loop_free "python3.11 on FUSE"
+if [ -z "$WHY" ] && ! wait "$PY_REC"; then
+	WHY="the recording of the CPython on FUSE failed: $(tail -3 "$GT_TMP/python.out")"
+fi
+echo "  stuck_python_loop_free: $(grep -c stalled "$GT_TMP/fuse2.out") opens of python3.11 left unanswered"
+[ -z "$WHY" ] && ! gt_valid stuck_python_loop_free "$GT_TMP/python.trace" && WHY="(see above)"
+gt_report stuck_python_loop_free "$WHY"
 gt_finish

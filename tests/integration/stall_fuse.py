@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""stall_fuse.py MOUNTPOINT FILE: a FUSE file system (the kernel's protocol
+"""stall_fuse.py MOUNTPOINT FILE [NAME]: a FUSE file system (the kernel's protocol
 on /dev/fuse, mounted with mount(2): needs root) holding one read-only
 file, MOUNTPOINT/prog, with FILE's bytes, that answers the first open of
 it and never any later one, as a server that hangs would: a program run
 from it starts and runs (its pages are read), and whoever opens it again
 (gotraced reading its build info) waits until this process ends (its
-requests then fail with ENOTCONN).  Prints `mounted` once it serves, and
+requests then fail with ENOTCONN).  With NAME, the file is MOUNTPOINT/NAME
+(a CPython must be named python3.X for gotraced to look at it).  Prints
+`mounted` once it serves, and
 `open N stalled` for each open it leaves unanswered.  MOUNTPOINT/data
 (64 KiB) opens at once and never answers a read: a program that maps it
 has pages whose faults wait as long (whoever reads them through
@@ -35,6 +37,7 @@ def attr(ino, size, mode):
 
 def main():
     mnt, src = sys.argv[1], sys.argv[2]
+    prog_name = (sys.argv[3] if len(sys.argv) > 3 else "prog").encode()
     data = open(src, "rb").read()
     fd = os.open("/dev/fuse", os.O_RDWR)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -66,7 +69,7 @@ def main():
             reply(unique, 0, body)
         elif op == LOOKUP:
             name = arg.split(b"\0")[0]
-            if node == ROOT and name == b"prog":
+            if node == ROOT and name == prog_name:
                 reply(unique, 0, struct.pack("<QQQQII", PROG, 0, 3600, 3600, 0, 0) +
                       attr(PROG, len(data), 0o100755))
             elif node == ROOT and name == b"data":
