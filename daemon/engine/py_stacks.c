@@ -48,7 +48,7 @@ struct gt_py_stacks {
 	struct gt_py_named named[GT_PY_FRAMES]; /* the last stack asked for */
 	struct detect {           /* detections under way (loader threads) */
 		uint32_t tgid;
-		int mapped, again;    /* asked for a mapped CPython; one mapped since */
+		int mapped, again;    /* asked for a mapped CPython; another asked since */
 		struct gt_sym_job *job;
 	} *detects;
 	size_t ndetects, capdetects;
@@ -151,6 +151,8 @@ static int raw_frames(const struct proc *pr, const struct gt_kev_pystack *r, str
 	return n;
 }
 
+static void take_detects(struct gt_py_stacks *p);
+
 static int32_t on_pystack(void *ctx, const struct gt_kev_pystack *r, int32_t native)
 {
 	struct gt_py_stacks *p = ctx;
@@ -159,6 +161,10 @@ static int32_t on_pystack(void *ctx, const struct gt_kev_pystack *r, int32_t nat
 	struct gt_py_named scratch;
 	int n;
 
+	if (!proc && p->ndetects) { /* BPF told by its detection, just now */
+		take_detects(p);
+		proc = gt_idmap_get(&p->procs, r->hdr.tgid);
+	}
 	if (!proc)
 		return native; /* forgotten since: an old image's */
 	memset(f, 0, sizeof(f)); /* compared whole (padding included) */
@@ -259,6 +265,7 @@ struct detect_arg {
 	uint32_t tgid;
 	int err, mem;
 	struct gt_py_proc bpf;
+	struct gt_capture *capture; /* told at once (NULL: by the taker) */
 };
 
 /* On a loader thread: reads /proc/PID/maps and the CPython binary's
@@ -273,6 +280,12 @@ static int run_detect(void *arg)
 		if (a->mem < 0)
 			a->err = a->mem;
 	}
+	/* BPF walks its frames from now on, not from when the loop takes the
+	 * answer (a busy poll took 0.5 s: a script's first block had none);
+	 * its first record takes it (on_pystack).  A map update is one
+	 * syscall on the map's fd, safe from any thread. */
+	if (!a->err && a->capture && gt_capture_python_proc(a->capture, a->tgid, &a->bpf))
+		a->capture = NULL; /* the taker tries again */
 	return a->err;
 }
 
@@ -295,6 +308,7 @@ static int post_detect(struct gt_py_stacks *p, uint32_t tgid, int mapped)
 		return -ENOMEM;
 	a->tgid = tgid;
 	a->mem = -1;
+	a->capture = p->capture;
 	snprintf(what, sizeof(what), "/proc/%u/maps (CPython)", tgid);
 	p->detects[p->ndetects] = (struct detect){.tgid = tgid, .mapped = mapped};
 	p->detects[p->ndetects].job = gt_sym_call_post((pid_t)tgid, what, run_detect, a, free_detect);
@@ -320,7 +334,9 @@ static void take_detect(struct gt_py_stacks *p, const struct detect *d, struct d
 		return;
 	v = gt_idmap_put(&p->procs, d->tgid, &isnew);
 	if (!v)
-		return;
+		gt_capture_python_proc(p->capture, d->tgid, NULL); /* its records unnamed */
+	if (!v || !isnew)
+		return; /* (or found by the other detection already) */
 	*v = (struct proc){.bpf = a->bpf, .mem = a->mem};
 	a->mem = -1; /* the proc's now */
 	if (gt_capture_python_proc(p->capture, d->tgid, &a->bpf)) {
@@ -339,13 +355,8 @@ static void take_detects(struct gt_py_stacks *p)
 		if (!gt_sym_job_wait(d.job, 0))
 			continue;
 		a = gt_sym_call_result(d.job, &rc);
-		if (a->err == -ENOENT && d.again) {
-			/* a CPython was mapped while it read: ask again */
-			drop_detect(p, i);
-			post_detect(p, d.tgid, 1);
-			continue;
-		}
-		take_detect(p, &d, a);
+		if (!(a->err == -ENOENT && d.again)) /* else the later one answers */
+			take_detect(p, &d, a);
 		drop_detect(p, i);
 	}
 }
@@ -378,11 +389,18 @@ int gt_py_stacks_check(struct gt_py_stacks *p, uint32_t tgid, int mapped)
 			close(a.mem);
 		return a.err;
 	}
-	for (size_t i = 0; i < p->ndetects; i++)
-		if (p->detects[i].tgid == tgid) {
-			p->detects[i].again |= mapped;
+	for (size_t i = 0; i < p->ndetects; i++) {
+		struct detect *d = &p->detects[i];
+
+		if (d->tgid != tgid)
+			continue;
+		if (!mapped || d->mapped || d->again)
 			return 0; /* under way */
-		}
+		/* a CPython mapped since (a libpython after exec): asked at
+		 * once beside it, which may have read the maps before */
+		d->again = 1;
+		break;
+	}
 	return post_detect(p, tgid, mapped);
 }
 

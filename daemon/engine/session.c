@@ -17,6 +17,7 @@
 #include "memtrack/memtrack.h"
 #include "dwarf_stacks.h"
 #include "session_memtrack.h"
+#include "sym/loader.h"
 #include "sym/symbolize.h"
 #include "translate/translate.h"
 
@@ -187,6 +188,12 @@ int gt_engine_fd(struct gt_engine *e)
 int gt_engine_notify_fd(struct gt_engine *e)
 {
 	return gt_worker_fd(&e->worker);
+}
+
+int gt_engine_calls_fd(struct gt_engine *e)
+{
+	(void)e;
+	return gt_sym_calls_fd();
 }
 
 const char *gt_engine_error(struct gt_engine *e)
@@ -393,6 +400,7 @@ int gt_engine_poll(struct gt_engine *e, int timeout_ms)
 {
 	int n;
 
+	gt_sym_calls_ack(); /* the answers of the reads below are taken now */
 	gt_py_stacks_round(e->py); /* a bounded number of code objects read a drain */
 	gt_engine_go_procs_poll(e); /* Go build info read since, for BPF */
 	/* goroutines' labels answered since: what waited for them goes */
