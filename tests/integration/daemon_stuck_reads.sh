@@ -8,13 +8,14 @@
 # thread now.  tests/integration/stall_fuse.py serves the sleeper workload
 # as MNT/prog, answers the open that execs it, and never a later one.
 #  - stuck_read_loop_free: root records the program from the FUSE mount
-#    (3 s, --heap off: the allocator probes' search of the binary still
-#    opens it on the engine's worker thread, which would hold every later
-#    start and stop; not this test's subject); while the daemon's reads of its binary wait, root records its
-#    own sleeper (1 s): that recording starts, ends and is valid, `status`
-#    answers, and the first recording ends at its duration with a valid
-#    trace.  On the old daemon the second never started (the loop waited
-#    in open(2) until the file system's server died).
+#    (3 s, the default --heap: RSS, for which the engine's worker no longer
+#    opens the binary; it did, and that start, and every start and stop
+#    queued behind it, waited); while the daemon's reads of its binary
+#    wait, root records its own sleeper (1 s): that recording starts, ends
+#    and is valid, `status` answers, and the first recording ends at its
+#    duration with a valid trace.  On the old daemon the second never
+#    started (the loop waited in open(2) until the file system's server
+#    died).  (--heap malloc and allocation samples still open it there.)
 #  - stuck_labels_loop_free: a Go program (tests/workloads/go/stucklabels)
 #    maps MNT/data, whose reads the server never answers, and gives its
 #    goroutine pprof labels whose map's bucket is that mapping's first
@@ -77,7 +78,7 @@ gt_pids+=("$ROOT_PID")
 sleep 0.2
 
 WHY=
-timeout 30 "$GTCTL" record --daemon --socket "$SOCK" --heap off -p "$FUSE_PROG" -d 3s \
+timeout 30 "$GTCTL" record --daemon --socket "$SOCK" -p "$FUSE_PROG" -d 3s \
 	-o "$GT_TMP/stuck.trace" >"$GT_TMP/stuck.out" 2>&1 &
 STUCK_REC=$!
 gt_pids+=("$STUCK_REC")
@@ -136,7 +137,7 @@ if [ -z "$WHY" ]; then
 	grep -q '^ready' "$GT_TMP/labels.prog" || WHY="the Go program did not start: $(tail -2 "$GT_TMP/labels.prog")"
 fi
 if [ -z "$WHY" ]; then
-	timeout 30 "$GTCTL" record --daemon --socket "$SOCK" --heap off -p "$LABELS_PROG" -d 3s \
+	timeout 30 "$GTCTL" record --daemon --socket "$SOCK" -p "$LABELS_PROG" -d 3s \
 		-o "$GT_TMP/labels.trace" >"$GT_TMP/labels.out" 2>&1 &
 	LABELS_REC=$!
 	gt_pids+=("$LABELS_REC")
@@ -176,7 +177,7 @@ for _ in range(2000): time.sleep(0.01)' </dev/null >"$GT_TMP/python.prog" 2>&1 &
 	PY_PROG=$!
 	gt_pids+=("$PY_PROG")
 	sleep 0.3
-	timeout 30 "$GTCTL" record --daemon --socket "$SOCK" --heap off -p "$PY_PROG" -d 3s \
+	timeout 30 "$GTCTL" record --daemon --socket "$SOCK" -p "$PY_PROG" -d 3s \
 		-o "$GT_TMP/python.trace" >"$GT_TMP/python.out" 2>&1 &
 	PY_REC=$!
 	gt_pids+=("$PY_REC")
