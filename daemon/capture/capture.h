@@ -164,6 +164,15 @@ int gt_capture_python_proc(struct gt_capture *c, uint32_t tgid, const struct gt_
  * instead, or native to keep it. */
 typedef int32_t (*gt_capture_pystack_cb)(void *ctx, const struct gt_kev_pystack *r, int32_t native);
 void gt_capture_set_pystack_cb(struct gt_capture *c, gt_capture_pystack_cb cb, void *ctx);
+/* Told every goroutine record with labels (GT_KEV_GOID, labels != 0) as
+ * the rings are read, a merge lag or more before it is delivered: 1 asks
+ * that nothing from its ts on be delivered until gt_capture_hold says
+ * otherwise (engine/golabels.h: its map's read has time to answer). */
+typedef int (*gt_capture_goid_cb)(void *ctx, const struct gt_kev_goid *e);
+void gt_capture_set_goid_cb(struct gt_capture *c, gt_capture_goid_cb cb, void *ctx);
+/* Poll delivers nothing stamped at or after ts (UINT64_MAX: no hold; the
+ * callback above lowers it) unless a queue is full; flush ignores it. */
+void gt_capture_hold(struct gt_capture *c, uint64_t ts);
 
 /* A non-root session (uid != 0) follows a process only while uid could
  * ptrace it: same real, effective and saved uid and gid, and dumpable.

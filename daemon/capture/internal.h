@@ -124,6 +124,9 @@ struct gt_capture {
 	void *ustack_ctx;
 	gt_capture_pystack_cb py_cb; /* GT_KEV_PYSTACK records (py_procs.c) */
 	void *py_ctx;
+	gt_capture_goid_cb goid_cb; /* labelled GT_KEV_GOID records (ring.c) */
+	void *goid_ctx;
+	uint64_t hold_ts;          /* deliver nothing from it on (poll.c); 0: none */
 	struct gt_mmaps mm;
 	struct gt_capture_timing timing;
 };

@@ -61,6 +61,10 @@ static int drain_deliver(struct gt_capture *c, int final, gt_capture_cb cb, void
 			limit = undrained; /* a queue full: make room, whatever the lag */
 		if (!final && gt_mmaps_open(c) && limit > now)
 			limit = now; /* T0: a later perf record may be unread */
+		/* a goroutine's labels being read (gt_capture_hold): bounded
+		 * by the engine's deadline, and by the queues' room */
+		if (!final && !full && c->hold_ts && limit >= c->hold_ts)
+			limit = c->hold_ts - 1;
 		total += gt_ring_merge_deliver(c, limit, cb, ctx, stopped);
 		if (*stopped || all)
 			break;
@@ -136,6 +140,17 @@ int gt_capture_poll(struct gt_capture *c, int timeout_ms, gt_capture_cb cb, void
 	if (!c->attached) /* idle: what the last session buffered goes back */
 		gt_ring_merge_release(&c->m);
 	return stopped ? stopped : n;
+}
+
+void gt_capture_set_goid_cb(struct gt_capture *c, gt_capture_goid_cb cb, void *ctx)
+{
+	c->goid_cb = cb;
+	c->goid_ctx = ctx;
+}
+
+void gt_capture_hold(struct gt_capture *c, uint64_t ts)
+{
+	c->hold_ts = ts == UINT64_MAX ? 0 : ts;
 }
 
 int gt_capture_flush(struct gt_capture *c, gt_capture_cb cb, void *ctx)

@@ -138,6 +138,15 @@ static void ring_py(struct gt_capture *c, struct gt_ring *r, const void *rec, ui
 	r->ncopies++;
 }
 
+/* A goroutine's labels: their read posted now, and the records from this
+ * one on held back if the callback asks it (gt_capture_hold). */
+static void ring_goid(struct gt_capture *c, const struct gt_kev_goid *e)
+{
+	if (e->labels && c->goid_cb && c->goid_cb(c->goid_ctx, e) &&
+	    (!c->hold_ts || e->hdr.ts < c->hold_ts))
+		c->hold_ts = e->hdr.ts ? e->hdr.ts : 1;
+}
+
 /* The records that carry a user stack id name copies by their BPF ids. */
 static void copy_ids(const struct gt_ring *r, union gt_kev_any *ev)
 {
@@ -194,6 +203,8 @@ int gt_ring_drain(struct gt_capture *c, int q, unsigned budget)
 				copy_ids(r, &s->ev);
 				if (s->ev.hdr.type == GT_KEV_EXEC && c->exec_cb)
 					c->exec_cb(c->ustack_ctx, s->ev.hdr.tgid, s->ev.hdr.ts);
+				if (s->ev.hdr.type == GT_KEV_GOID && n >= sizeof(struct gt_kev_goid))
+					ring_goid(c, &s->ev.goid);
 				if (s->ev.hdr.ts > r->newest_ts)
 					r->newest_ts = s->ev.hdr.ts;
 				gt_ring_merge_push(&c->m, q, s);

@@ -62,6 +62,7 @@ static void forget(struct gt_engine *e, uint32_t pid)
 	gt_symbolizer_forget_process(e->sym, (pid_t)pid);
 	gt_py_stacks_forget(e->py, pid);
 	gt_engine_go_procs_forget(e, &pid);
+	gt_golabels_forget(&e->golabels, pid);
 	gt_idmap_del(&e->symbolized, pid);
 	gt_idmap_del(&e->dying, pid);
 }

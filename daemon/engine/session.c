@@ -17,6 +17,7 @@
 #include "memtrack/memtrack.h"
 #include "dwarf_stacks.h"
 #include "session_memtrack.h"
+#include "sym/loader.h"
 #include "sym/symbolize.h"
 #include "translate/translate.h"
 #include "common/cgroup_id.h"
@@ -47,6 +48,17 @@ static void hold_no_free_memory(void)
 {
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	mallopt(M_TRIM_THRESHOLD, 128 << 10);
+}
+
+/* A labelled goroutine record read from the rings: its map's read is
+ * posted on a loader thread now, a merge lag before a translator needs
+ * the text (engine/golabels.h). */
+static int on_goid(void *ctx, const struct gt_kev_goid *ev)
+{
+	struct gt_engine *e = ctx;
+
+	return gt_golabels_want(&e->golabels, ev->hdr.tgid, ev->labels, ev->labels_hash0,
+				ev->labels_count, ev->hdr.ts);
 }
 
 int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
@@ -105,7 +117,10 @@ int gt_engine_open(struct gt_engine **out, const struct gt_engine_opts *opts,
 		return err;
 	}
 	gt_engine_mmaps_start(e);
+	gt_capture_set_goid_cb(e->capture, on_goid, e);
 	e->py = gt_py_stacks_new(e->capture); /* NULL: native frames only */
+	if (opts && opts->many_users)
+		gt_py_stacks_async_detect(e->py); /* the loop waits for nobody's files */
 	e->resolver.py = e->py;
 	e->resolver.capture = e->capture;
 	e->resolver.sym = e->sym;
@@ -174,6 +189,12 @@ int gt_engine_fd(struct gt_engine *e)
 int gt_engine_notify_fd(struct gt_engine *e)
 {
 	return gt_worker_fd(&e->worker);
+}
+
+int gt_engine_calls_fd(struct gt_engine *e)
+{
+	(void)e;
+	return gt_sym_calls_fd();
 }
 
 const char *gt_engine_error(struct gt_engine *e)
@@ -380,8 +401,11 @@ int gt_engine_poll(struct gt_engine *e, int timeout_ms)
 {
 	int n;
 
+	gt_sym_calls_ack(); /* the answers of the reads below are taken now */
 	gt_py_stacks_round(e->py); /* a bounded number of code objects read a drain */
 	gt_engine_go_procs_poll(e); /* Go build info read since, for BPF */
+	/* goroutines' labels answered since: what waited for them goes */
+	gt_capture_hold(e->capture, gt_golabels_poll(&e->golabels, gt_now_ns()));
 	n = gt_capture_poll(e->capture, gt_engine_mem_timeout(e, timeout_ms), on_event, e);
 
 	gt_worker_reap(&e->worker); /* starts and stops finished meanwhile */

@@ -96,6 +96,11 @@ int gt_engine_poll(struct gt_engine *e, int timeout_ms);
  * stop finished in the background (gt_engine_poll then completes it);
  * -1 otherwise. */
 int gt_engine_notify_fd(struct gt_engine *e);
+/* A descriptor readable when a read posted to a loader thread answered
+ * (sym/loader.h, gt_sym_calls_fd: Go build info, pprof labels, CPython
+ * detection and code objects; gt_engine_poll takes the answers), or
+ * -errno. */
+int gt_engine_calls_fd(struct gt_engine *e);
 
 /* Stops every session at one instant (their traces all end now) and
  * finishes them, waiting for what runs in the background. */

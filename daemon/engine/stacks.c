@@ -156,12 +156,12 @@ int gt_resolve_stack(void *resolver, uint32_t tgid, int32_t ustack_id,
 	struct gt_stack_resolver *r = resolver;
 	uint64_t misses = gt_symbolizer_jit_misses(r->sym);
 	const struct gt_py_named *py = NULL;
-	int n, first, npy = 0;
+	int n, first, npy = 0, later = 0;
 
 	gt_symbolizer_pending(r->sym); /* what is pending is this stack's */
 	n = append_frames(r, tgid, kstack_id, 1, 0, out, 0, max);
 	if (ustack_id >= 0 && (ustack_id & GT_STACK_PY)) {
-		npy = gt_py_stacks_get(r->py, ustack_id, &ustack_id, &py);
+		npy = gt_py_stacks_get(r->py, tgid, ustack_id, &ustack_id, &py, &later);
 		if (npy < 0) {
 			r->unknown_ids++;
 			ustack_id = -1;
@@ -171,7 +171,9 @@ int gt_resolve_stack(void *resolver, uint32_t tgid, int32_t ustack_id,
 	n = append_frames(r, tgid, ustack_id, 0, caller, out, n, max);
 	if (npy > 0)
 		n = interleave(out, first, n, max, py, npy);
-	r->unnamed = gt_symbolizer_jit_misses(r->sym) != misses;
+	/* named late: a JIT frame its perf map did not have, or a Python
+	 * frame whose code object is still being read */
+	r->unnamed = gt_symbolizer_jit_misses(r->sym) != misses || later;
 	return n;
 }
 
@@ -196,10 +198,16 @@ void gt_resolve_rename(void *resolver, uint32_t tgid, const struct gt_frame *in,
 
 	for (int i = 0; i < n; i++) {
 		struct gt_sym s;
+		unsigned line;
 
 		out[i] = in[i];
 		if (!strcmp(in[i].file, "[kernel]") || !strcmp(in[i].file, "[interrupt]"))
 			continue;
+		if (gt_py_stacks_rename(r->py, tgid, in[i].pc, &out[i].func, &out[i].file,
+					&line) == 0) {
+			out[i].line = line;
+			continue;
+		}
 		if (gt_symbolize_user(r->sym, (pid_t)tgid, lookup_ip(in[i].pc, depth++), &s) == 0) {
 			out[i].func = s.func;
 			out[i].file = s.file;
@@ -216,8 +224,9 @@ int gt_resolve_ra_slot(void *resolver, uint32_t tgid, int32_t ustack_id)
 	gt_symbolizer_pending(r->sym);
 	if (ustack_id >= 0 && (ustack_id & GT_STACK_PY)) {
 		const struct gt_py_named *py;
+		int later;
 
-		if (gt_py_stacks_get(r->py, ustack_id, &ustack_id, &py) < 0)
+		if (gt_py_stacks_get(r->py, tgid, ustack_id, &ustack_id, &py, &later) < 0)
 			return GT_RA_NONE;
 	}
 

@@ -313,6 +313,14 @@ static int open_record(struct gt_mt_session *s, const struct gt_memtrack_req *r,
 	return rc;
 }
 
+/* A session that counts RSS alone (--heap rss, or the default without
+ * allocation samples): it needs nothing of a process's binary. */
+static int rss_only(const struct gt_mt_session *s)
+{
+	return (s->heap == GT_HEAP_RSS || s->heap == GT_HEAP_DEFAULT) &&
+	       !wants_probes(s->heap, s->alloc_every);
+}
+
 /* Chooses the mode of one process and attaches its probes. */
 static int start_process(struct gt_memtrack *m, struct gt_mt_session *s, struct gt_mt_proc *p,
 			 char *err, size_t errlen)
@@ -323,6 +331,14 @@ static int start_process(struct gt_memtrack *m, struct gt_mt_session *s, struct 
 	p->mode = GT_HEAP_OFF;
 	if (s->heap == GT_HEAP_OFF && !s->alloc_every)
 		return 0;
+	if (rss_only(s)) {
+		/* RSS alone (the default) needs nothing of the binary: not
+		 * opened (its owner's file, which may never answer; this is
+		 * the worker every start and stop waits behind) */
+		seed_proc(m, p->pid);
+		p->mode = GT_HEAP_RSS;
+		return 0;
+	}
 	rc = gt_alloc_find(p->pid, &t);
 	if (rc == -ESRCH)
 		return 0; /* gone already: its exit ends it */
@@ -438,7 +454,11 @@ int gt_memtrack_exec(struct gt_memtrack *m, pid_t pid, char *err, size_t errlen)
 			struct gt_mt_proc *p = &s->procs[j];
 			int r;
 
-			if (p->pid != pid || !exec_changes(p))
+			if (p->pid != pid)
+				continue;
+			/* RSS alone: started again (seeded for the new image)
+			 * without reading it */
+			if (!rss_only(s) && !exec_changes(p))
 				continue;
 			/* BPF reset the accounting at the exec itself */
 			s->nprobed -= p->mode == GT_HEAP_MALLOC;

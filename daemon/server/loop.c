@@ -205,7 +205,8 @@ static int setup(struct gt_server *sv, const struct gt_server_opts *o)
 	if ((rc = watch(sv, sv->listen_fd, &tag_listen)) || (rc = watch(sv, sv->signal_fd, &tag_signal)) ||
 	    (rc = watch(sv, sv->timer_fd, &tag_timer)) ||
 	    (rc = watch(sv, gt_engine_fd(sv->engine), &tag_engine)) ||
-	    (rc = watch(sv, gt_engine_notify_fd(sv->engine), &tag_engine)))
+	    (rc = watch(sv, gt_engine_notify_fd(sv->engine), &tag_engine)) ||
+	    (rc = watch(sv, gt_engine_calls_fd(sv->engine), &tag_engine)))
 		return rc;
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,6 +71,9 @@ static struct {
 	struct uid_busy users[GT_SYM_LOADERS_MAX];
 } pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
 	   NULL, &pool.head, 0, 0, 0, 0, 0, { { 0, 0, 0 } } };
+
+/* Written at each call's end (gt_sym_calls_fd): -1 until asked for. */
+static int calls_efd = -1;
 
 /* Loads of one user that may run at once (gt_sym_loader_budget). */
 static unsigned per_uid_max = GT_SYM_LOADERS_MAX;
@@ -353,6 +357,13 @@ static void *loader_main(void *arg)
 			--*(j->call ? &u->calls : &u->n);
 		if (j->late)
 			pool.late--;
+		if (j->call && calls_efd >= 0) {
+			uint64_t one = 1;
+
+			if (write(calls_efd, &one, sizeof(one)) < 0) {
+				/* only on overflow: the caller is behind anyway */
+			}
+		}
 		if (j->dropped)
 			job_free(j);
 		pthread_cond_broadcast(&pool.done);
@@ -692,4 +703,22 @@ int gt_sym_loader_idle(uint64_t max_ns)
 	idle = !pool.head && !pool.busy;
 	pthread_mutex_unlock(&pool.lock);
 	return idle;
+}
+
+int gt_sym_calls_fd(void)
+{
+	pthread_mutex_lock(&pool.lock);
+	if (calls_efd < 0)
+		calls_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	pthread_mutex_unlock(&pool.lock);
+	return calls_efd < 0 ? -errno : calls_efd;
+}
+
+void gt_sym_calls_ack(void)
+{
+	uint64_t n;
+
+	if (calls_efd >= 0 && read(calls_efd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: no call ended since */
+	}
 }

@@ -113,6 +113,14 @@ struct gt_sym_job *gt_sym_call_post(pid_t pid, const char *what, int (*call)(voi
  * *rc, what call returned. */
 void *gt_sym_call_result(struct gt_sym_job *j, int *rc);
 
+/* An eventfd (non-blocking, process-wide, made on the first ask; -errno)
+ * written each time a call ends, so that a loop that polls its calls
+ * (gotraced's: Go build info, pprof labels, CPython's detection and code
+ * objects) takes the answer then, not at its next event; gt_sym_calls_ack
+ * reads it (the loop's poll, before it looks at its calls). */
+int gt_sym_calls_fd(void);
+void gt_sym_calls_ack(void);
+
 /* Loads late now (see above). */
 unsigned gt_sym_loads_late(void);
 

@@ -392,6 +392,12 @@ void gt_python_names_async(struct gt_python_names *n, int async)
 	n->async = async;
 }
 
+void gt_python_names_harvest(struct gt_python_names *n)
+{
+	if (n && n->npending)
+		harvest(n);
+}
+
 void gt_python_names_round(struct gt_python_names *n)
 {
 	if (!n)
@@ -568,25 +574,35 @@ static void harvest(struct gt_python_names *n)
  * a loader thread) if new and the budgets allow; NULL: "[python]" (for
  * now or for good). */
 static const struct code_info *code_of(struct gt_python_names *n, int mem,
-				       const struct py_layout *l, const uint64_t key[2])
+				       const struct py_layout *l, const uint64_t key[2],
+				       int *later)
 {
 	struct code_info *ci = gt_idmap_find(&n->codes, key);
 	struct code_raw got;
 	int isnew;
 
+	*later = 0;
 	if (ci && ci->func)
 		return ci->func == unnamed ? NULL : ci;
-	if (ci && (ci->pending || ci->tries >= PY_CODE_TRIES))
-		return NULL; /* being read, or never read: "[python]" for good */
-	if (mem < 0 || n->reads >= PY_READS_PER_ROUND ||
-	    (!ci && n->codes.count >= n->max_codes))
-		return NULL; /* a later round, or past the budget */
+	if (ci && ci->pending) {
+		*later = 1;
+		return NULL; /* being read */
+	}
+	if (ci && ci->tries >= PY_CODE_TRIES)
+		return NULL; /* never read: "[python]" for good */
+	if (mem < 0 || (!ci && n->codes.count >= n->max_codes))
+		return NULL; /* past the budget */
+	if (n->reads >= PY_READS_PER_ROUND) {
+		*later = 1;
+		return NULL; /* a later round */
+	}
 	n->reads++;
 	if (!ci && !(ci = gt_idmap_insert(&n->codes, key, &isnew)))
 		return NULL;
 	if (n->async) {
 		ci->pending = post_read(n, mem, l, key) == 0;
-		return NULL; /* named once read: a later record */
+		*later = 1; /* (a post that failed: tried again later) */
+		return NULL; /* named once read */
 	}
 	memset(&got, 0, sizeof(got));
 	memcpy(got.key, key, sizeof(got.key));
@@ -604,15 +620,15 @@ int gt_python_name(struct gt_python_names *n, pid_t pid, int mem, const struct g
 	const struct py_layout *l = layout_of(p->version_minor);
 	const uint64_t key[2] = {(uint64_t)pid, f->code};
 	const struct code_info *ci;
-	int ln;
+	int ln, later;
 
 	*func = *file = "[python]";
 	*line = 0;
 	if (!l || !f->code)
 		return -ENOTSUP;
-	ci = code_of(n, mem, l, key);
+	ci = code_of(n, mem, l, key, &later);
 	if (!ci)
-		return -EFAULT;
+		return later ? -EINPROGRESS : -EFAULT;
 	*func = ci->func;
 	*file = ci->file;
 	/* the code unit before the next instruction (prev_instr), counted

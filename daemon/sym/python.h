@@ -7,7 +7,7 @@
  * memory: every read is bounded, every length checked, and a code object
  * that does not read as one is named "[python]".  A set of names is one
  * thread's (the engine's); gt_python_detect and gt_python_open_mem may run
- * on any (the engine still runs them on its own: docs/security.md). */
+ * on any (gotraced's engine runs them on a loader thread: docs/security.md). */
 #ifndef GT_SYM_PYTHON_H
 #define GT_SYM_PYTHON_H
 
@@ -46,26 +46,26 @@ void gt_python_names_free(struct gt_python_names *n);
 void gt_python_names_limit(struct gt_python_names *n, size_t bytes, size_t codes);
 size_t gt_python_names_bytes(const struct gt_python_names *n);
 /* async: a new code object is read on a loader thread (loader.h), never
- * on the caller's, and named "[python]" until a later round takes the
- * answer (a process whose memory does not answer holds a loader thread,
- * not the caller).  Not the engine's yet: its stacks are named when
- * first seen, so a stack seen once before its read ended would stay
- * "[python]" (python_frames.sh: 60% of the off-CPU time named instead of
- * 90%+); naming them late needs the translator's late stacks
- * (translate/late_stack.c) to rename Python frames. */
+ * on the caller's, and named "[python]" until the answer is taken (a
+ * process whose memory does not answer holds a loader thread, not the
+ * caller).  The engine's: its stacks keep the code objects and are named
+ * when a translator needs them, late when a read was under way then
+ * (engine/py_stacks.h, translate/late_stack.c). */
 void gt_python_names_async(struct gt_python_names *n, int async);
 /* A new drain of the rings: at most PY_READS_PER_ROUND (64) new code
  * objects are read (async: asked, with at most as many under way) until
  * the next; async, the reads finished since are taken into the cache. */
 void gt_python_names_round(struct gt_python_names *n);
+/* Async: the reads finished since, into the cache (no new round). */
+void gt_python_names_harvest(struct gt_python_names *n);
 
 /* Python frame f (one of a GT_KEV_PYSTACK record's) of process pid, laid
  * out as p, whose memory is open at mem (gt_python_open_mem): its
  * function, file (stable strings, valid until gt_python_names_free) and
  * line (0 if unknown).  0, or -errno (func and file then "[python]": the
  * code object unreadable, for good once its header read or after a few
- * tries; past the budgets; past this round's reads, or being read
- * (async): named later). */
+ * tries; past the budgets), -EINPROGRESS when it may be named later
+ * (past this round's reads, or being read: async). */
 int gt_python_name(struct gt_python_names *n, pid_t pid, int mem, const struct gt_py_proc *p,
 		   const struct gt_py_frame *f, const char **func, const char **file,
 		   unsigned *line);

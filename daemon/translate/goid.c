@@ -8,6 +8,7 @@
  *  - "goroutine.wake": the waker's, just before the GoUnblock it writes;
  *  - "goroutine.sample": at a CPU sample, just before its CPUSample.
  * Only the first category is a stop's: report reads no other. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,13 +22,16 @@ static void write_log(struct gt_translator *t, int p, const char *category, uint
 		      const struct gt_go_held *g)
 {
 	char value[GT_GO_LOG_MAX], labels[GT_GO_LABELS_MAX];
-	int r, n;
+	int r = 0, n;
 
 	n = snprintf(value, sizeof(value), "goroutine %" PRIu64, g->goid);
-	if (g->labels && t->golabels &&
-	    t->golabels->labels(t->golabels->ctx, tgid, g->labels, g->hash0, g->count, labels,
-				sizeof(labels)) > 0)
+	if (g->labels && t->golabels)
+		r = t->golabels->labels(t->golabels->ctx, tgid, g->labels, g->hash0, g->count,
+					labels, sizeof(labels));
+	if (r > 0)
 		snprintf(value + n, sizeof(value) - (size_t)n, " %s", labels);
+	else if (r == -EAGAIN) /* it has labels: say that they are missing */
+		snprintf(value + n, sizeof(value) - (size_t)n, " (labels not read in time)");
 	r = gt_tr_out_user_log(t, p, category, 0, value);
 	if (r < 0)
 		t->err = r;

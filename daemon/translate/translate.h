@@ -153,7 +153,8 @@ struct gt_title_source {
 /* The pprof labels of a Go goroutine (docs/mapping.md, "Goroutines of Go
  * programs"): the map at address map in process tgid, whose hash seed and
  * count BPF read, as "{key=value, ...}" into out (NUL-terminated).
- * Returns the text's length, or -1 when it cannot be read (gone, freed:
+ * Returns the text's length, -EAGAIN when its read has not answered yet
+ * (the log then says so), or -1 when it cannot be read (gone, freed:
  * another map at that address, or no access). */
 struct gt_golabels_source {
 	int (*labels)(void *ctx, uint32_t tgid, uint64_t map, uint32_t hash0, uint32_t count,

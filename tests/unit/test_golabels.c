@@ -4,13 +4,16 @@
  * engine's cache on this very process's memory. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "gt_test.h"
 #include "engine/golabels.h"
+#include "sym/loader.h"
 #include "sym/golabels.h"
 
 #define MAP     0x1000ull
@@ -134,8 +137,25 @@ static void test_hostile(void)
 	close(fd);
 }
 
-/* The engine's source on this process's own memory: read once, then
- * from the cache; a gone process or a bad address gives nothing. */
+/* The source's answer for a map, once its read (on a loader thread) has
+ * answered: asked again until then, as each log would. */
+static int labels_answered(const struct gt_golabels_source *src, uint32_t tgid, uint64_t map,
+			   uint32_t seed, char *out, size_t len)
+{
+	int r = -EAGAIN;
+
+	for (int i = 0; i < 5000 && r == -EAGAIN; i++) {
+		r = src->labels(src->ctx, tgid, map, seed, 1, out, len);
+		if (r == -EAGAIN)
+			usleep(1000);
+	}
+	return r;
+}
+
+/* The engine's source on this process's own memory, read on a loader
+ * thread: the first ask posts the read and answers at once that it has
+ * no text yet; once read, from the cache; a gone process or a bad
+ * address gives nothing. */
 static void test_source(void)
 {
 	static unsigned char mem[4096] __attribute__((aligned(16)));
@@ -155,15 +175,53 @@ static void test_source(void)
 	w = 5, memcpy(mem + 64 + 16, &w, 8);
 	w = (uint64_t)(uintptr_t)v, memcpy(mem + 64 + 136, &w, 8);
 	w = 2, memcpy(mem + 64 + 144, &w, 8);
-	GT_CHECK(src->labels(src->ctx, self, base, seed, 1, out, sizeof(out)) > 0 &&
+	GT_CHECK(labels_answered(src, self, base, seed, out, sizeof(out)) > 0 &&
 		 !strcmp(out, "{route=/x}"), "got '%s'", out);
 	mem[64] = 0; /* changed under the cache: still the text read */
 	GT_CHECK(src->labels(src->ctx, self, base, seed, 1, out, sizeof(out)) > 0 &&
 		 gl.reads == 1, "read %llu times", (unsigned long long)gl.reads);
 	gt_golabels_forget(&gl, self);
-	GT_CHECK(src->labels(src->ctx, self, base, seed, 1, out, sizeof(out)) > 0 &&
+	GT_CHECK(labels_answered(src, self, base, seed, out, sizeof(out)) > 0 &&
 		 !strcmp(out, "{}") && gl.reads == 2, "after forget: '%s'", out);
-	GT_CHECK(src->labels(src->ctx, self, 0x10, seed, 1, out, sizeof(out)) < 0, "bad address");
+	GT_CHECK(labels_answered(src, self, 0x10, seed, out, sizeof(out)) < 0 &&
+		 gl.pending == 0, "bad address");
+	gt_golabels_free(&gl);
+}
+
+/* The capture's side (gt_golabels_want, gt_golabels_poll): a new map is
+ * waited for from its record's ts until it answers; the same map again
+ * adds no read; a read that outlives GT_GOLABELS_HOLD_NS stops the wait
+ * and its process is not waited for again until one of its reads
+ * answers. */
+static void test_hold(void)
+{
+	static unsigned char mem[64] __attribute__((aligned(16)));
+	uint64_t base = (uint64_t)(uintptr_t)mem, w = 1, now;
+	struct gt_golabels gl = {0};
+	uint32_t seed = 7, self = (uint32_t)getpid();
+	struct pollfd pfd = {.fd = gt_sym_calls_fd(), .events = POLLIN};
+	int i;
+
+	memcpy(mem, &w, 8);
+	memcpy(mem + 12, &seed, 4); /* no buckets: "{}" once read */
+	GT_REQUIRE(pfd.fd >= 0, "calls fd");
+	gt_sym_calls_ack();
+	GT_CHECK(gt_golabels_want(&gl, self, base, seed, 1, 1000) == 1, "a new map is waited for");
+	/* the read's end wakes whoever polls the calls (gotraced's loop) */
+	GT_CHECK(poll(&pfd, 1, 10000) == 1, "no wakeup at the read's end");
+	GT_CHECK(gt_golabels_want(&gl, self, base, seed, 1, 2000) == 1 && gl.reads == 1,
+		 "the same map: one read, %llu", (unsigned long long)gl.reads);
+	for (i = 0; i < 5000 && gt_golabels_poll(&gl, gt_now_ns()) == 1000; i++)
+		usleep(1000);
+	GT_CHECK(gt_golabels_poll(&gl, gt_now_ns()) == UINT64_MAX && gl.pending == 0,
+		 "answered: no hold");
+	GT_CHECK(gt_golabels_want(&gl, self, base, seed, 1, 3000) == 0, "answered: no wait");
+	/* past the deadline (as if the read never answered; it may have,
+	 * then nothing is held either): no hold */
+	GT_CHECK(gt_golabels_want(&gl, self, base + 16, seed, 1, 4000) == 1, "another map");
+	now = gt_now_ns() + 2 * GT_GOLABELS_HOLD_NS;
+	if (gl.pending)
+		GT_CHECK(gt_golabels_poll(&gl, now) == UINT64_MAX, "past the deadline: no hold");
 	gt_golabels_free(&gl);
 }
 
@@ -173,5 +231,6 @@ int main(void)
 	GT_RUN(test_growing_and_bounded);
 	GT_RUN(test_hostile);
 	GT_RUN(test_source);
+	GT_RUN(test_hold);
 	return gt_test_done();
 }
