@@ -26,15 +26,18 @@ Two limits of that trace, both measured per run:
   instructions; in an emulated guest it holds the stamp's own clock read
   (the vDSO, or a system call reading the HPET), which takes milliseconds
   under TCG.  A log there naming the goroutine on the other side of that
-  stamp is undecidable (window) when its thread's stack at the log (the
-  switch-out's, the sample's, the waker's, from our trace) shows it was in
-  that stretch's code: its innermost Go frame is the status change
-  (casgstatus) or the writing of the stamp (traceAcquire, traceLocker.*),
-  or execute, goschedImpl (or its callers: an unwinder can miss its
-  frame), goexit1 or goexit0 (in_stamp).  Elsewhere (say in park_m after
-  the change, where m.curg still names the goroutine until dropg) the log
-  is wrong, and counts so.  The summary counts the undecidable ones by the
-  runtime function the thread was in.
+  stamp is undecidable only when the side and the code agree (window
+  gives the sides the log's time allows, in_stamp the side its thread's
+  stack at the log allows: the switch-out's, the sample's, the waker's,
+  from our trace): naming the arriving goroutine, in execute after its
+  status change or in GoStart; naming the leaving one, in the stamp of a
+  leave (GoPark, GoStop, GoEnd), in park_m, goschedImpl or goyield_m
+  before their status change, in goexit1, goexit0 or gdestroy before
+  its.  A log in execute naming the goroutine that left, or in park_m
+  naming the one to come, is wrong, and counts so; so is any log
+  elsewhere.  The summary counts the undecidable ones per kind and by
+  the runtime function the thread was in; goids_runtime.py caps their
+  share of each kind.
 """
 import bisect
 import re
@@ -50,18 +53,40 @@ PLUMBING = re.compile(r'^(runtime\.(trace|nanotime|sig|casgstatus|\(\*timeHistog
                       r'procyield|osyield|systemstack|mcall|futex)|__kernel_|clock_gettime|'
                       r'read_hpet|ktime_|posix_|__x64_|do_syscall|entry_|el0|\[)')
 CLOCK = re.compile(r'clock_gettime|nanotime|read_hpet|ktime_get')
-# the code between a goroutine's status change and the runtime's stamp of
-# it, as the innermost Go frame: casgstatus (and what it calls: the
-# run-queue latency histogram), the tracer's code up to the stamp's commit
-# (not traceRelease: park_m's is after the change, where m.curg still
-# names the parked goroutine), execute (m.curg and _Grunning, then
-# GoStart), goschedImpl (GoPreempt's return to casgstatus; its callers
-# gopreempt_m and gosched_m stand for it when an unwinder from a signal
-# frame misses it), goexit1 and goexit0 (GoEnd stamped on the goroutine's
-# own stack, its status changed later on g0 by gdestroy, which goexit0
-# calls first and after which m.curg is gone)
-STAMPING = re.compile(r'^runtime\.(casgstatus|\(\*timeHistogram\)\.record|execute|goschedImpl|'
-                      r'go(preempt|sched)_m|goexit[01]|trace(?!Release)[A-Z]\w*(\.\w+)?)$')
+# Which goroutine a correct read can name where the runtime's trace has
+# another, by the code the thread is in (Go 1.23's proc.go), each side
+# with its own frames.  Arriving (execute: m.curg = gp, casgstatus to
+# _Grunning, then traceAcquire and GoStart): the arriving goroutine, from
+# the status change in execute's casgstatus (the run-queue latency
+# histogram is recorded after the CAS) to GoStart's clock read.  Leaving
+# (park_m, goschedImpl, goyield_m: GoPark or GoStop first, then
+# casgstatus; goexit1: GoEnd and traceRelease on the goroutine's own
+# stack, then mcall, goexit0 and gdestroy's casgstatus to _Gdead): the
+# leaving goroutine, from the stamp to the status change; after it our
+# read names none (park_m after its casgstatus is not here: no log can
+# name the goroutine there).  exitsyscall's GoSysExit then GoStart (a
+# lost P) stamp a leave and an arrival with no change of ours between.
+# The tracer's own helpers under those stamps (the event writer, the
+# stack, the clock) stand for the stamp that called them.
+ARRIVE = re.compile(r'^runtime\.(execute|traceLocker\.GoStart)$')
+LEAVE = re.compile(r'^runtime\.(park_m|goschedImpl|go(preempt|sched|yield)_m|goexit[01]|gdestroy|'
+                   r'traceLocker\.(GoPark|GoStop|GoPreempt|GoSched|GoEnd))$')
+# frames that are where only from their caller: casgstatus (and the
+# histogram it records), traceAcquire and the CPU profiler's set-up in
+# execute, traceRelease in goexit1, GoSysExit in exitsyscall's closure
+CALLED = {
+    "arrive": (re.compile(r'^runtime\.(casgstatus|\(\*timeHistogram\)\.record|traceAcquire\w*|'
+                          r'setThreadCPUProfiler)$'),
+               # schedule: execute's frame missed (a callee's prologue)
+               re.compile(r'^runtime\.(execute|schedule)$')),
+    "leave": (re.compile(r'^runtime\.(casgstatus|\(\*timeHistogram\)\.record|traceRelease|mcall|'
+                         r'traceLocker\.GoSysExit)$'),
+              re.compile(r'^runtime\.(park_m|goschedImpl|go(preempt|sched|yield)_m|gdestroy|goexit[01]|'
+                         r'exitsyscall\.func\d+)$')),
+}
+HELPER = re.compile(r'^runtime\.(traceWriter\.\w+|traceEventWriter\.\w+|traceLocker\.(eventWriter|stack)|'
+                    r'traceStack|traceClockNow|fpTracebackPCs|traceFrames|\(\*traceStackTable\)\.\w+|'
+                    r'\(\*traceMap\)\.\w+)$')
 # frames above it that are not where the thread's Go code was: a stamp's
 # clock read (the vDSO's, the kernel's: a frame without a package,
 # nanotime's) and a signal handler run over it (the runtime's preemption
@@ -71,7 +96,12 @@ SKIPPED = re.compile(r'^(runtime\.nanotime\w*|runtime\.vdsoCall\w*|runtime\.sig\
 
 
 def on_cpu(ours, off):
-    """{tid: sorted [(from, to)]}: where our trace has each thread on a CPU."""
+    """{tid: sorted [(from, to)]}: where our trace has each thread on a CPU.
+    A thread whose first transition is a leave ran since before the file
+    began (its state record, X->X, is not a transition here): its interval
+    opens at 0, so that a runtime event before the file's start, which our
+    trace cannot place, is never counted off CPU (nor bounds the clocks:
+    it only gives lo a bound that its interval's end gives anyway)."""
     since, out = {}, {}
     for line in ours:
         m = OURS.match(line)
@@ -165,28 +195,38 @@ def where(frames):
     return fn, any(CLOCK.search(f) for f in frames)
 
 
-def in_stamp(frames):
-    """Whether a stack is in the runtime's status change or stamp."""
-    inner = next((f for f in frames if not SKIPPED.match(f)), "")
-    return bool(STAMPING.match(inner))
+def in_stamp(frames, sides):
+    """The side of sides ('leave', 'arrive') whose stretch the stack's
+    innermost Go frame is in, None if neither (see ARRIVE)."""
+    fs = [f for f in frames if not SKIPPED.match(f) and not HELPER.match(f)]
+    inner, caller = (fs + ["", ""])[:2]
+    for side, own in (("arrive", ARRIVE), ("leave", LEAVE)):
+        if side not in sides:
+            continue
+        called, by = CALLED[side]
+        if own.match(inner) or called.match(inner) and by.match(caller):
+            return side
+    return None
 
 
 def window(t, goid, times, gs, own, fuzz):
-    """'leave'/'arrive' when the log at t naming goid lies between a
-    runtime stamp of goid leaving or arriving on the thread and the
-    thread's neighbouring event on the other side, None otherwise.
+    """The sides ('leave', 'arrive') of a runtime stamp of goid the log
+    at t naming goid lies in: between a stamp of goid leaving the thread
+    and the thread's next event, or between the thread's previous event
+    and a stamp of goid arriving on it.
     times, gs: the thread's goroutine changes (goroutine or 0 from each
     time); own: the thread's event times, less the state records that
     the tracer writes with a generation's first event (X->X); fuzz: the
     clock bound."""
+    sides = set()
     i = bisect.bisect_right(times, t) - 1
     if i >= 0 and (gs[i - 1] if i >= 1 else 0) == goid and gs[i] != goid:
         # no event of the thread after the leave's stamp, before the log
         j = bisect.bisect_right(own, times[i])
         if j >= len(own) or own[j] >= t - fuzz:
-            return "leave"
+            sides.add("leave")
     if i + 1 < len(times) and gs[i + 1] == goid:
         j = bisect.bisect_left(own, times[i + 1]) - 1
         if j < 0 or own[j] <= t + fuzz:
-            return "arrive"
-    return None
+            sides.add("arrive")
+    return sides

@@ -92,8 +92,10 @@ check_goids() {
 	# the same instants in the program's own runtime/trace (Go 1.23): 99%
 	# of the instants it decides, as on the host; goids_runtime.py counts
 	# apart the logs between a runtime state change and its stamp (their
-	# clock reads take milliseconds under TCG: docs/mapping.md)
-	if ! log=$(GOIDS_MIN_LOGS=5 python3 tests/integration/goids_runtime.py "$file" \
+	# clock reads take milliseconds under TCG: docs/mapping.md), at most
+	# 8% of a kind (eighteen saved runs: 0 to 5.8%, 12 of 207 switch-outs
+	# in one arm64 run, all at goexit0's first instruction)
+	if ! log=$(GOIDS_MIN_LOGS=5 GOIDS_UNDECIDED_MAX_PCT=8 python3 tests/integration/goids_runtime.py "$file" \
 		"$out/goids.runtime.trace" 2>&1); then
 		fail "${name}_goids_runtime" "goroutine ids do not match the runtime's own trace"
 		echo "$log" | detail
