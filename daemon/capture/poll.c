@@ -138,6 +138,13 @@ int gt_capture_poll(struct gt_capture *c, int timeout_ms, gt_capture_cb cb, void
 	return stopped ? stopped : n;
 }
 
+int gt_capture_deliver_due(struct gt_capture *c, gt_capture_cb cb, void *ctx)
+{
+	int stopped, n = drain_deliver(c, 0, cb, ctx, &stopped);
+
+	return stopped ? stopped : n;
+}
+
 int gt_capture_flush(struct gt_capture *c, gt_capture_cb cb, void *ctx)
 {
 	int stopped, n = drain_deliver(c, 1, cb, ctx, &stopped);
