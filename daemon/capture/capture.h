@@ -192,6 +192,12 @@ typedef int (*gt_capture_cb)(void *ctx, const struct gt_kev_hdr *ev, size_t len)
  * busy ring's newest event).  Returns the number delivered, or -errno;
  * -EINTR (signal) is a clean exit for the caller's loop. */
 int gt_capture_poll(struct gt_capture *c, int timeout_ms, gt_capture_cb cb, void *ctx);
+/* What a poll would deliver now, without waiting: everything older than
+ * now - merge lag.  Before a flight dump freezes what was delivered: a
+ * poll sleeps a 10 ms tick while records wait in the merge, and a signal
+ * (SIGUSR1's dump) interrupts it before it drains, so records up to a tick
+ * and the lag old would be missing from the dump's end. */
+int gt_capture_deliver_due(struct gt_capture *c, gt_capture_cb cb, void *ctx);
 /* Delivers everything buffered and everything in the rings now. */
 int gt_capture_flush(struct gt_capture *c, gt_capture_cb cb, void *ctx);
 

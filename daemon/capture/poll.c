@@ -153,6 +153,13 @@ void gt_capture_hold(struct gt_capture *c, uint64_t ts)
 	c->hold_ts = ts == UINT64_MAX ? 0 : ts;
 }
 
+int gt_capture_deliver_due(struct gt_capture *c, gt_capture_cb cb, void *ctx)
+{
+	int stopped, n = drain_deliver(c, 0, cb, ctx, &stopped);
+
+	return stopped ? stopped : n;
+}
+
 int gt_capture_flush(struct gt_capture *c, gt_capture_cb cb, void *ctx)
 {
 	int stopped, n = drain_deliver(c, 1, cb, ctx, &stopped);

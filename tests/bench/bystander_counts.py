@@ -25,7 +25,13 @@ difference between two settings shows in them or is not there:
     (something else took its CPU) and its CPU time per round trip;
   - PID's wakeups a second (voluntary context switches of all its threads)
     and its CPU time, in % of one CPU.
+A figure that cannot be measured (bpftool missing or failing,
+kernel.bpf_stats_enabled off, no LOC or IPI rows in /proc/interrupts: arm64
+names them otherwise) is written `nan`, and one line on stderr says which
+and why; `run` exits non-zero only when nothing could be measured, and
+`table` shows `-` for a figure no run measured.
 """
+import math
 import json
 import os
 import subprocess
@@ -38,13 +44,17 @@ IPIS = ("RES", "CAL", "IWI", "TLB")
 
 
 def irqs_cpu0():
+    """CPU 0's count of each of LOC and IPIS that /proc/interrupts has."""
     out = {}
     with open("/proc/interrupts") as f:
         next(f)
         for line in f:
             parts = line.split()
             if parts and parts[0].rstrip(":") in ("LOC",) + IPIS and len(parts) > 1:
-                out[parts[0].rstrip(":")] = int(parts[1])
+                try:
+                    out[parts[0].rstrip(":")] = int(parts[1])
+                except ValueError:
+                    pass
     return out
 
 
@@ -90,21 +100,52 @@ def prog_ids(pid):
     return ids
 
 
+def bpf_stats_off():
+    """Why the kernel counts no program runs, or None."""
+    try:
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            on = f.read().strip()
+    except OSError as e:
+        return f"kernel.bpf_stats_enabled unreadable ({e.strerror})"
+    return None if on == "1" else f"kernel.bpf_stats_enabled is {on}"
+
+
 def bpf_totals(ids):
-    """(ns, runs) of the programs IDS, summed."""
+    """(ns, runs) of the programs IDS, summed, or a string: why not."""
     if not ids:
         return 0, 0
-    out = subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True, text=True)
+    try:
+        out = subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True,
+                             text=True)
+    except OSError as e:
+        return f"bpftool: {e.strerror}"
+    if out.returncode:
+        return f"bpftool exited {out.returncode}: {out.stderr.strip()[-200:]}"
+    try:
+        progs = json.loads(out.stdout or "[]")
+    except ValueError:
+        return "bpftool printed no JSON"
     ns = runs = 0
-    for p in json.loads(out.stdout or "[]"):
+    for p in progs:
         if p.get("id") in ids:
             ns += p.get("run_time_ns", 0)
             runs += p.get("run_cnt", 0)
     return ns, runs
 
 
+def irq_figures(i0, i1, n):
+    """(LOC per 1k round trips, IPIs per 1k, what is missing): nan when
+    /proc/interrupts has no such row (arm64: IPI0..IPI6, arch_timer)."""
+    missing = [k for k in ("LOC",) + IPIS if k not in i0 or k not in i1]
+    loc = 1000 * (i1["LOC"] - i0["LOC"]) / n if "LOC" not in missing else math.nan
+    ipis = [k for k in IPIS if k not in missing]
+    ipi = 1000 * sum(i1[k] - i0[k] for k in ipis) / n if ipis else math.nan
+    return loc, ipi, missing
+
+
 def run(pid, cmd):
     ids = prog_ids(pid)
+    off = bpf_stats_off() if ids else None
     b0, i0, t0 = bpf_totals(ids), irqs_cpu0(), tasks_counts(pid)
     w0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE)
@@ -117,13 +158,27 @@ def run(pid, cmd):
         print(f"bystander_counts: {cmd[0]} failed", file=sys.stderr)
         return 1
     n = n[0]
-    vals = [(b1[1] - b0[1]) / n, (b1[0] - b0[0]) / n,
-            1000 * (i1["LOC"] - i0["LOC"]) / n,
-            1000 * sum(i1[k] - i0[k] for k in IPIS) / n,
-            1000 * ru.ru_nivcsw / n, 1e9 * (ru.ru_utime + ru.ru_stime) / n,
-            (t1[0] - t0[0]) / wall, 100 * (t1[1] - t0[1]) / 1e9 / wall]
+    unmeasured = []
+    bad = next((b for b in (b0, b1) if isinstance(b, str)), None) or off
+    if bad:
+        bpf = [math.nan, math.nan]
+        unmeasured.append(f"BPF runs and ns ({bad})")
+    else:
+        bpf = [(b1[1] - b0[1]) / n, (b1[0] - b0[0]) / n]
+    loc, ipi, missing = irq_figures(i0, i1, n)
+    if missing:
+        what = (["timer"] if math.isnan(loc) else []) + \
+            (["IPIs"] if math.isnan(ipi) else
+             [f"IPIs counted without {','.join(k for k in missing if k != 'LOC')}"]
+             if any(k != "LOC" for k in missing) else [])
+        unmeasured.append(f"CPU 0 {'; '.join(what)} (no {','.join(missing)} row in "
+                          "/proc/interrupts)")
+    vals = bpf + [loc, ipi, 1000 * ru.ru_nivcsw / n, 1e9 * (ru.ru_utime + ru.ru_stime) / n,
+                  (t1[0] - t0[0]) / wall, 100 * (t1[1] - t0[1]) / 1e9 / wall]
+    if unmeasured:
+        print("bystander_counts: not measured: " + "; ".join(unmeasured), file=sys.stderr)
     print(" ".join(f"{v:.3f}" for v in vals))
-    return 0
+    return 1 if all(math.isnan(v) for v in vals) else 0
 
 
 def table(prefix, settings):
@@ -139,9 +194,12 @@ def table(prefix, settings):
         if not rows:
             print(f"{s:14s} (no run)")
             continue
-        low = [min(r[i] for r in rows) for i in range(len(FIELDS))]
+        # a figure not measured (nan) in a run is not its lowest
+        low = [min((r[i] for r in rows if not math.isnan(r[i])), default=math.nan)
+               for i in range(len(FIELDS))]
         best[s] = low
-        print(f"{s:14s}" + "".join(f"{v:16.2f}" for v in low))
+        print(f"{s:14s}" + "".join(f"{'-':>16s}" if math.isnan(v) else f"{v:16.2f}"
+                                   for v in low))
     # one line for make bench's summary: default | flight, side by side
     d, f = best.get("default"), best.get("flight")
     if d and f:

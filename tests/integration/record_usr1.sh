@@ -10,11 +10,19 @@
 #                        exit 0, a valid trace, and CMD has SIGUSR1's
 #                        default action (not inherited ignored)
 #   usr1_command_daemon  the same through gotraced
+#   usr1_tail_embedded   record --flight -- usr1_tail: five SIGUSR1 dumps,
+#                        each asked 6 ms (twice the merge lag) after a
+#                        moment the workload prints; each holds a record of
+#                        that moment or later (before: 3 of 5 did not, the
+#                        records of the last ~13 ms still in the merge or
+#                        the rings; the threads idle there in the viewer).
+#                        A daemon's --flight dumps by `gotracectl dump`
+#                        (--detach), not SIGUSR1; it takes the same path
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 gt_require_daemon usr1
-gt_expect usr1_embedded usr1_daemon usr1_command usr1_command_daemon
+gt_expect usr1_embedded usr1_daemon usr1_command usr1_command_daemon usr1_tail_embedded
 gt_start_daemon
 
 # -p: a sleeper that lives through both recordings
@@ -70,6 +78,30 @@ usr1_cmd() {
 }
 usr1_cmd usr1_command
 usr1_cmd usr1_command_daemon --daemon --socket "$SOCK"
+
+# usr1_tail CASE ARGS...: record --flight -- usr1_tail 5 (it sends the
+# SIGUSR1s itself): five dumps, each holding its mark (flight_tail.py)
+usr1_tail() {
+	local name=$1 d=$GT_TMP/$1 got
+	shift
+	mkdir -p "$d"
+	if ! "$GTCTL" record "$@" -q --flight=1s -o "$d/fl.trace" -- "$WL/usr1_tail" 5 \
+		>"$d.out" 2>"$d.err"; then
+		fail "$name" "record exited non-zero: $(tail -3 "$d.err")"
+		return
+	fi
+	got=$(ls "$d" | grep -c '\.trace$')
+	if [ "$got" != 5 ]; then
+		fail "$name" "$got dumps, want 5: $(ls "$d" | tr '\n' ' ')"
+		detail <"$d.err"
+	elif ! python3 tests/integration/flight_tail.py "$d.out" "$d"/*.trace >"$d.tail" 2>&1; then
+		fail "$name" "a dump misses the records of the moment before it was asked"
+		detail <"$d.tail"
+	else
+		ok "$name"
+	fi
+}
+usr1_tail usr1_tail_embedded --standalone
 
 kill "$SLEEPER" 2>/dev/null
 gt_finish

@@ -4,13 +4,14 @@
  * handed over once (the callback owns it), and one never delivered is
  * freed with the merge.  No BPF: the queues are filled by hand, as
  * ring.c and mmap_events.c fill them.  And how long a poll waits for
- * buffered records (poll.c). */
+ * buffered records, and what a dump delivers before it (poll.c). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "capture/internal.h"
+#include "common/clock.h"
 #include "gt_test.h"
 
 #define MAXLOG 64
@@ -202,6 +203,28 @@ static void test_poll_tick(void)
 		 gt_capture_tick_ms(50000000));
 }
 
+/* What a flight dump delivers before it freezes (gt_capture_deliver_due):
+ * every buffered record older than now - lag, at once, none newer (no
+ * rings here: ncpus 0, no perf rings open). */
+static void test_deliver_due(void)
+{
+	struct gt_capture c;
+	struct log l;
+	uint64_t now = gt_now_ns();
+	int n;
+
+	setup(&c, &l);
+	c.lag_ns = 3000000;
+	event(&c, 0, now - 1000000000, 1);
+	event(&c, 1, now - 4000000, 2);
+	event(&c, 0, now + 1000000000, 3); /* a second ahead: never due */
+	n = gt_capture_deliver_due(&c, on_event, &l);
+	GT_CHECK(n == 2 && l.n == 2, "%d delivered (%d noted), want 2", n, l.n);
+	GT_CHECK(l.n >= 2 && l.pid[0] == 1 && l.pid[1] == 2, "order %u %u", l.pid[0], l.pid[1]);
+	GT_CHECK(c.m.nbuf == 1, "%u left buffered, want 1", c.m.nbuf);
+	gt_ring_merge_free(&c.m);
+}
+
 int main(void)
 {
 	GT_RUN(test_one_order);
@@ -209,5 +232,6 @@ int main(void)
 	GT_RUN(test_ownership);
 	GT_RUN(test_steady_stays_low);
 	GT_RUN(test_poll_tick);
+	GT_RUN(test_deliver_due);
 	return gt_test_done();
 }
