@@ -18,11 +18,16 @@
  *    there gets a task work, throttle_cfs_rq_work(), which on its way back
  *    to user space dequeues it, sets p->throttled and reschedules.  A task
  *    preempted in the kernel of a throttled hierarchy is picked again, so
- *    throttle_count no longer tells; p->throttled does, and is read when
- *    the field exists.
+ *    throttle_count no longer tells; p->throttled does.  The model is
+ *    told by what it brought, p->sched_throttle_work (the task work);
+ *    there, without p->throttled nothing is flagged.
+ * Only a fair task (prio >= MAX_RT_PRIO: not RT, deadline or PI-boosted)
+ * is flagged: an RT task keeps se.cfs_rq, and its group can be throttled
+ * by fair siblings while a higher RT task preempts it.  A sched_ext task
+ * (6.12+) is not told apart (docs/mapping.md).
  * Kernels without CONFIG_FAIR_GROUP_SCHED or CONFIG_CFS_BANDWIDTH have
  * neither field: the guards leave the code out, nothing is throttled.
- * Two plain loads on a traced task's runnable switch-out only; a
+ * Three plain loads on a traced task's runnable switch-out only; a
  * bystander runs none of this. */
 #ifndef GOTRACED_THROTTLE_BPF_H
 #define GOTRACED_THROTTLE_BPF_H
@@ -41,9 +46,14 @@ struct sched_entity___thr {
 	struct cfs_rq___thr *cfs_rq;
 } __attribute__((preserve_access_index));
 struct task_struct___thr {
+	int prio;
 	struct sched_entity___thr se;
-	bool throttled; /* Linux 6.18+, CONFIG_CFS_BANDWIDTH */
+	/* Linux 6.18+, CONFIG_CFS_BANDWIDTH: the task based model */
+	struct callback_head sched_throttle_work;
+	bool throttled;
 } __attribute__((preserve_access_index));
+
+#define GT_MAX_RT_PRIO 100 /* include/linux/sched/prio.h: below, RT or deadline */
 
 /* GT_SWITCH_THROTTLED or 0, for task p switched out with state `state`
  * (0: runnable).  Plain loads from the BTF pointer. */
@@ -52,10 +62,17 @@ static __always_inline __u32 throttle_flags(struct task_struct *p, long state)
 	struct task_struct___thr *t = (void *)p;
 	struct cfs_rq___thr *cfs_rq;
 
-	if (state)
+	/* a task of another class (SCHED_FIFO/RR, deadline, or a fair one
+	 * PI-boosted to RT) keeps se.cfs_rq, and its group may be throttled
+	 * by its fair siblings' runtime: its switch-out is a preemption */
+	if (state || t->prio < GT_MAX_RT_PRIO)
 		return 0;
-	if (bpf_core_field_exists(t->throttled))
-		return t->throttled ? GT_SWITCH_THROTTLED : 0;
+	/* the task based model (6.18+) is told by its task work, not by the
+	 * flag: a kernel of that model without p->throttled (a backport, a
+	 * rename) must not fall back on throttle_count, wrong there */
+	if (bpf_core_field_exists(t->sched_throttle_work))
+		return bpf_core_field_exists(t->throttled) && t->throttled ?
+			GT_SWITCH_THROTTLED : 0;
 	if (!bpf_core_field_exists(t->se.cfs_rq) ||
 	    !bpf_core_field_exists(struct cfs_rq___thr, throttle_count))
 		return 0;

@@ -1,41 +1,51 @@
 /* cgroup id -> path in the cpu controller's hierarchy (cgroup_id.h).
  * Since Linux 5.5 a cgroup's kernfs id is its directory's inode number
- * (on 64-bit), so the hierarchy is walked for a directory with it; the
- * lookups are rare (a throttled switch-out's cgroup, once per translator
- * and cgroup), so nothing is indexed. */
+ * (on 64-bit).  The id asked for is a task's own cpu cgroup or one of its
+ * ancestors (a throttled task's quota owner), so the task's cgroup is read
+ * from /proc/TID/cgroup and only its directory and its parents' are
+ * stat()ed: never a walk of the tree, which on a node with thousands of
+ * cgroups (or a user's delegated subtree of 100k empty ones) would stall
+ * the caller, gotraced's event loop. */
 #include "cgroup_id.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#define MAX_DEPTH 16 /* deeper than any runtime nests its cgroups */
+#define MAX_DEPTH 64 /* parents stat()ed: deeper than any runtime nests its cgroups */
 
-/* Whether the comma-separated options opts have the word w. */
-static bool has_opt(const char *opts, const char *w)
+/* Whether the comma-separated list s, ended by any of `end`, has the word w. */
+static bool has_word(const char *s, const char *w, const char *end)
 {
 	size_t n = strlen(w);
 
-	for (const char *p = opts; p; p = strchr(p, ',')) {
+	for (const char *p = s; p; p = strchr(p, ',')) {
 		if (*p == ',')
 			p++;
-		if (!strncmp(p, w, n) && (p[n] == ',' || p[n] == 0 || p[n] == ' ' || p[n] == '\n'))
+		if (!strncmp(p, w, n) && (p[n] == ',' || p[n] == 0 || strchr(end, p[n])))
 			return true;
+		if (strcspn(p, end) < strcspn(p, ","))
+			return false;
 	}
 	return false;
 }
 
-/* The mount point of the cpu controller's hierarchy into mnt. */
-static int cpu_mount(char *mnt, size_t len)
+/* The cpu controller's hierarchy: its mount point into mnt, the part of
+ * the hierarchy mounted there (mountinfo's root field: "/" unless a
+ * subtree was bind-mounted) into root, whether it is cgroup v1. */
+struct cpu_mount {
+	char mnt[PATH_MAX], root[PATH_MAX];
+	bool v1;
+};
+
+static int cpu_mount(struct cpu_mount *m)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096], point[PATH_MAX], type[64], opts[1024], v2[PATH_MAX] = "";
+	char line[4096], point[PATH_MAX], root[PATH_MAX], type[64], opts[1024];
+	struct cpu_mount v2 = {0};
 	int rc = -ENOENT;
 
 	if (!f)
@@ -45,68 +55,74 @@ static int cpu_mount(char *mnt, size_t len)
 
 		/* id parent maj:min root MOUNTPOINT opts ... - FSTYPE src SUPEROPTS */
 		if (!sep || sscanf(sep, " - %63s %*s %1023s", type, opts) != 2 ||
-		    sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 || strchr(point, '\\'))
+		    sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
+		    strchr(point, '\\') || strchr(root, '\\'))
 			continue;
-		if (!strcmp(type, "cgroup") && has_opt(opts, "cpu"))
-			rc = snprintf(mnt, len, "%s", point) < (int)len ? 0 : -ENAMETOOLONG;
-		else if (!strcmp(type, "cgroup2") && !v2[0])
-			snprintf(v2, sizeof(v2), "%s", point);
+		if (!strcmp(type, "cgroup") && has_word(opts, "cpu", " \n")) {
+			snprintf(m->mnt, sizeof(m->mnt), "%s", point);
+			snprintf(m->root, sizeof(m->root), "%s", root);
+			m->v1 = true;
+			rc = 0;
+		} else if (!strcmp(type, "cgroup2") && !v2.mnt[0]) {
+			snprintf(v2.mnt, sizeof(v2.mnt), "%s", point);
+			snprintf(v2.root, sizeof(v2.root), "%s", root);
+		}
 	}
 	fclose(f);
-	if (rc == -ENOENT && v2[0])
-		rc = snprintf(mnt, len, "%s", v2) < (int)len ? 0 : -ENAMETOOLONG;
+	if (rc == -ENOENT && v2.mnt[0])
+		*m = v2, rc = 0;
 	return rc;
 }
 
-/* Depth-first search under directory fd (path rel, of length n in out). */
-static int walk(int fd, uint64_t id, char *out, size_t len, size_t n, int depth)
+/* Task tid's cgroup in that hierarchy (as /proc/TID/cgroup gives it:
+ * v1 the line whose controllers have "cpu", v2 the "0::" line) into out. */
+static int task_cgroup(int tid, bool v1, char *out, size_t len)
 {
-	DIR *d = fdopendir(fd);
-	struct dirent *de;
+	char path[64], line[PATH_MAX + 128];
 	int rc = -ENOENT;
+	FILE *f;
 
-	if (!d) {
-		close(fd);
-		return -ENOENT;
-	}
-	while (rc == -ENOENT && (de = readdir(d))) {
-		struct stat st;
-		int sub;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", tid);
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	while (rc && fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *cg = ctl ? strchr(ctl + 1, ':') : NULL;
 
-		if (de->d_type != DT_DIR || de->d_name[0] == '.' ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+		if (!cg || (v1 ? !has_word(ctl + 1, "cpu", ":") : strncmp(line, "0::", 3)))
 			continue;
-		if ((size_t)snprintf(out + n, len - n, "/%s", de->d_name) >= len - n)
-			continue;
-		if ((uint64_t)st.st_ino == id)
-			rc = 0;
-		else if (depth < MAX_DEPTH &&
-			 (sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
-			rc = walk(sub, id, out, len, n + strlen(out + n), depth + 1);
+		cg[strcspn(cg, "\n")] = 0;
+		rc = snprintf(out, len, "%s", cg + 1) < (int)len ? 0 : -ENAMETOOLONG;
 	}
-	closedir(d);
-	if (rc)
-		out[n] = 0;
+	fclose(f);
 	return rc;
 }
 
-int gt_cgroup_id_path(uint64_t id, char *out, size_t len)
+int gt_cgroup_id_path(uint64_t id, int tid, char *out, size_t len)
 {
-	char mnt[PATH_MAX];
-	struct stat st;
-	int fd, rc;
+	struct cpu_mount m;
+	char cg[PATH_MAX], dir[2 * PATH_MAX];
+	size_t nroot;
+	int rc;
 
 	if (len < 2)
 		return -ENAMETOOLONG;
 	out[0] = 0;
-	if ((rc = cpu_mount(mnt, sizeof(mnt))) < 0)
+	if ((rc = cpu_mount(&m)) < 0 || (rc = task_cgroup(tid, m.v1, cg, sizeof(cg))) < 0)
 		return rc;
-	if (!stat(mnt, &st) && (uint64_t)st.st_ino == id) {
-		snprintf(out, len, "/");
-		return 0;
+	/* a bind of a subtree: only cgroups under its root are reachable */
+	nroot = strcmp(m.root, "/") ? strlen(m.root) : 0;
+	if (nroot && (strncmp(cg, m.root, nroot) || (cg[nroot] && cg[nroot] != '/')))
+		return -ENOENT;
+	for (int i = 0; i < MAX_DEPTH; i++) {
+		struct stat st;
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s%s", m.mnt, cg + nroot);
+		if (!stat(dir, &st) && (uint64_t)st.st_ino == id)
+			return snprintf(out, len, "%s", cg[0] ? cg : "/") < (int)len ? 0 : -ENAMETOOLONG;
+		if (strlen(cg) <= nroot || !(slash = strrchr(cg, '/')))
+			break;
+		*slash = 0; /* the parent ("" the hierarchy's root) */
 	}
-	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	return walk(fd, id, out, len, 0, 1);
+	return -ENOENT;
 }

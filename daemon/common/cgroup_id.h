@@ -7,10 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Writes the cgroup's path relative to the mount of the hierarchy that
- * holds the cpu controller ("/" the root, "/a/b"): a cgroup v1 mount whose
- * options name "cpu", else the cgroup v2 mount.  -ENOENT if no directory
- * there has that id (removed since, or another hierarchy's), -errno. */
-int gt_cgroup_id_path(uint64_t id, char *out, size_t len);
+/* Writes the path of cgroup `id` in the hierarchy that holds the cpu
+ * controller (a cgroup v1 mount whose options name "cpu", else the cgroup
+ * v2 mount), as /proc/TID/cgroup writes paths ("/" the root, "/a/b"), when
+ * it is task tid's cpu cgroup or one of its ancestors: the only cgroups
+ * looked at (a stat() each, no walk of the tree).  -ENOENT if none of them
+ * has that id (the task moved or exited, the cgroup is outside a
+ * bind-mounted subtree), -errno. */
+int gt_cgroup_id_path(uint64_t id, int tid, char *out, size_t len);
 
 #endif

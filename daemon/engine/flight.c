@@ -68,7 +68,8 @@ static int translator_on(const struct gt_flight_params *p, const struct gt_title
 			 struct gt_translator **t, int fd, const struct gt_stack_source *stacks,
 			 const struct gt_fs_ids *as)
 {
-	struct gt_translator_opts to = { .cgroup_path = gt_cgroup_id_path };
+	/* the live model's output is dropped: no cgroup lookups for it */
+	struct gt_translator_opts to = { .cgroup_path = fd < 0 ? NULL : gt_cgroup_id_path };
 	/* the live model's version: a v1 one even for a v2 dump */
 	int ver = p->go_version >= GT_GO_1_22 ? GT_V1_19 : p->go_version;
 	int err;

@@ -111,6 +111,14 @@ struct gt_heap_shares {
 
 #define GT_IRQ_KINDS 5 /* gt_tr_irq_stack */
 
+/* throttle.c: a throttled cgroup's id and its name in the logs ("cgroup
+ * PATH", or "cgroup id N" when the lookup found nothing: not tried again) */
+#define GT_TR_CGROUPS 64
+struct gt_tr_cgroup {
+	uint64_t id;
+	char name[248];
+};
+
 struct gt_tr_v2;
 struct gt_tr_late;
 
@@ -121,9 +129,9 @@ struct gt_translator {
 	const struct gt_stack_source *stacks;
 	const struct gt_title_source *titles;
 	const struct gt_golabels_source *golabels;
-	int (*cgroup_path)(uint64_t id, char *out, size_t len);
-	uint64_t cgroup_id;     /* throttle.c: the last cgroup named, */
-	char cgroup[256];       /* and its path */
+	int (*cgroup_path)(uint64_t id, int tid, char *out, size_t len);
+	struct gt_tr_cgroup *cgroups; /* throttle.c: the names looked up, */
+	unsigned ncgroups;      /* GT_TR_CGROUPS at most, the oldest replaced */
 	struct gt_comm_owner *owners; /* names.c: which comms processes share */
 	size_t nowners, nowners_used;
 	int version;

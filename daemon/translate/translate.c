@@ -65,6 +65,7 @@ void gt_translator_free(struct gt_translator *t)
 	gt_tr_heap_free(t);
 	free(t->cpus);
 	free(t->frames);
+	free(t->cgroups);
 	gt_tr_v2_free(t->v2);
 	free(t->tid_used);
 	gt_tr_stack_free(t);

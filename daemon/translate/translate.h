@@ -168,9 +168,11 @@ struct gt_translator_opts {
 	const struct gt_title_source *titles; /* NULL = names are comms */
 	const struct gt_golabels_source *golabels; /* NULL = goroutines without labels */
 	/* The path of the cgroup a throttled switch-out names by id
-	 * (GT_SWITCH_THROTTLED, e.g. gt_cgroup_id_path); NULL or < 0: the
-	 * log says "cgroup id N". */
-	int (*cgroup_path)(uint64_t id, char *out, size_t len);
+	 * (GT_SWITCH_THROTTLED, e.g. gt_cgroup_id_path), given the tid of
+	 * the task switched out (the cgroup is its own or an ancestor);
+	 * called once per id a translator meets (GT_TR_CGROUPS remembered),
+	 * on the caller's thread.  NULL or < 0: the log says "cgroup id N". */
+	int (*cgroup_path)(uint64_t id, int tid, char *out, size_t len);
 	int go_version;                      /* writer's version, 0 = GT_V1_19
 						(CPUSample needs >= 1.19) */
 	uint32_t session_mask;               /* this session's bit in the

@@ -5,14 +5,22 @@ cgroup's cpu.stat read before and after it (v1: throttled_time in ns, v2:
 throttled_usec) (record_throttle.sh, tests/kernels/run.sh).
 
 `report --json`'s "throttled" must name CGROUP (the path's last part)
-alone; its count must be cpu.stat's nr_throttled delta or one less (a
-throttle that spans two period timers counts twice there, one wait here);
-its time, the waits from each throttled switch-out to the next switch-in,
-must be the kernel's throttled time (throttle to unthrottle) plus at most
-20 ms a wait (an unthrottle does not preempt what runs: the spinner waits
-up to a tick behind other work; 0.5 to 2.5 ms a wait seen on a shared
-2-CPU host), less at most 1 ms, and 100 ms for each throttle not seen as a
-wait.  --none: no quota, nothing throttled on either side.  Prints the
+alone.  Its count, waits from a throttled switch-out to the next
+switch-in, may be below cpu.stat's nr_throttled delta (not above, and at
+least half of it): before Linux 6.18 a task can be throttled again before
+it ever ran after an unthrottle (at the pick, check_cfs_rq_runtime(): no
+switch-in, no new switch-out), so one wait holds several throttles, and a
+throttle that spans two period timers counts twice there.  So the time is
+what is held, tightly: the kernel's throttled time (throttle to
+unthrottle) plus at most 20 ms a wait (an unthrottle does not preempt
+what runs: the spinner waits up to a tick behind other work; 0.2 to
+2.5 ms a wait seen on a shared 2-CPU host, and the short unthrottled
+gaps inside a wait that holds several throttles), less at most 2 ms and
+0.5 ms a throttle (seen: 2.2 ms less for 22 throttles on Debian's 6.1).
+One throttle may be missing whole (a task preempted, waiting on its
+runqueue, as its group was throttled: a preemption here, docs/mapping.md
+"not told"), up to twice the mean throttle's time; it is printed.
+--none: no quota, nothing throttled on either side.  Prints the
 figures on stderr, why not on stdout; exits 1 on a mismatch."""
 import json
 import sys
@@ -40,10 +48,16 @@ def main():
         why = f"the spinner was throttled {n} times (want >= 3: the quota did not bite)"
     elif len(th) != 1 or th[0]["cgroup"].rsplit("/", 1)[-1] != cgroup:
         why = f"want cgroup .../{cgroup} alone in the report, not {[r['cgroup'] for r in th]}"
-    elif not n - 1 <= ours_n <= n:
-        why = f"report {ours_n} throttled waits, cpu.stat {n} throttles"
-    elif not t - (n - ours_n) * 100e6 - 1e6 <= ours_t <= t + ours_n * 20e6:
-        why = f"report {ours_t / 1e6:.2f} ms throttled, cpu.stat {t / 1e6:.2f} ms over {n}"
+    elif not (n + 1) // 2 <= ours_n <= n:
+        why = f"report {ours_n} throttled waits, cpu.stat {n} throttles (want {(n + 1) // 2} to {n})"
+    elif ours_t > t + ours_n * 20e6:
+        why = f"report {ours_t / 1e6:.2f} ms throttled, cpu.stat {t / 1e6:.2f} ms: over 20 ms a wait more"
+    elif ours_t < t - 2e6 - n * 0.5e6:
+        lost = t - ours_t
+        if ours_n == n or lost > 2 * t / n + 2e6 + n * 0.5e6:
+            why = f"report {ours_t / 1e6:.2f} ms throttled, cpu.stat {t / 1e6:.2f} ms over {n}: {lost / 1e6:.2f} ms short"
+        else:
+            print(f"one throttle not seen as a wait: {lost / 1e6:.2f} ms short", file=sys.stderr)
     if why:
         print(why)
     return 1 if why else 0

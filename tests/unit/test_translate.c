@@ -68,7 +68,7 @@ static int tt_open(struct tt *x, const struct gt_thread_snapshot *snap, int n)
 /* The process titles and stacks tt_open's translator asks (NULL: none). */
 static const struct gt_title_source *tt_titles;
 static const struct gt_stack_source *tt_stacks;
-static int (*tt_cgroup_path)(uint64_t id, char *out, size_t len);
+static int (*tt_cgroup_path)(uint64_t id, int tid, char *out, size_t len);
 
 static int tt_open_version(struct tt *x, const struct gt_thread_snapshot *snap, int n,
 			   int version)
@@ -674,8 +674,12 @@ static void test_preempt(void)
 }
 
 /* A throttled switch-out's cgroup: id 7 is "/quota/web", no other. */
-static int cgroup_7(uint64_t id, char *out, size_t len)
+static int cgroup_calls, cgroup_tid;
+
+static int cgroup_7(uint64_t id, int tid, char *out, size_t len)
 {
+	cgroup_calls++;
+	cgroup_tid = tid;
 	if (id != 7)
 		return -ENOENT;
 	snprintf(out, len, "/quota/web");
@@ -696,7 +700,8 @@ static void sw_throttled(struct tt *x, uint64_t ts, uint32_t prev, int64_t state
 	e.prev_state = state;
 	e.prev_sessions = sess(prev);
 	e.next_sessions = sess(next);
-	e.prev_ustack = e.prev_kstack = e.prev_sysnr = -1;
+	e.prev_ustack = e.prev_kstack = -1;
+	e.prev_sysnr = (int32_t)x->sysnr[prev];
 	e.flags = GT_SWITCH_THROTTLED | (state ? 0 : GT_SWITCH_PREEMPT);
 	e.prev_cgroup = cg;
 	feed(x, &e, sizeof(e));
@@ -729,6 +734,54 @@ static void test_throttled(void)
 			 (unsigned long long)x.st.throttled);
 	}
 	expect_no_repairs(&x);
+	tt_close(&x);
+}
+
+/* The cgroup lookup (a few reads and stat()s on the event loop) runs once
+ * per id, with the thread switched out (the cgroup is its own or an
+ * ancestor), a failed one too: ids 7, 8 (not found), 7, 8, 7 ask twice. */
+static void test_throttled_lookup_once(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[1];
+
+	snap(&s[0], 101, 'R', -1, 0);
+	tt_cgroup_path = cgroup_7;
+	cgroup_calls = cgroup_tid = 0;
+	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
+	tt_cgroup_path = NULL;
+	for (int i = 0; i < 5; i++) {
+		sw_throttled(&x, 2000 + 200 * (uint64_t)i, 101, 0, i % 2 ? 8 : 7, 0);
+		sw(&x, 2100 + 200 * (uint64_t)i, 0, 0, 0, 0, 101);
+	}
+	if (tt_finish(&x, 5000) == 0) {
+		GT_CHECK(cgroup_calls == 2 && cgroup_tid == 101,
+			 "%d lookups, last for tid %d (want 2, 101)", cgroup_calls, cgroup_tid);
+		GT_CHECK(x.st.throttled == 5, "%llu throttled (want 5)",
+			 (unsigned long long)x.st.throttled);
+	}
+	tt_close(&x);
+}
+
+/* A C thread throttled in a syscall: the GoSysCall held for the switch
+ * goes before the "throttled" log, at its own time (after it, the writer
+ * would clamp it to the switch-out's), as before a goroutine's log. */
+static void test_throttled_after_syscall(void)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[1];
+
+	snap(&s[0], 101, 'R', -1, 0);
+	GT_REQUIRE(tt_open(&x, s, 1) == 0, "open");
+	sys_enter(&x, 2400, 0, 101, 0); /* read(), entry recorded */
+	sw_throttled(&x, 2500, 101, 0, 7, 0);
+	if (tt_finish(&x, 5000) == 0) {
+		GT_CHECK(strstr(x.dump, "GoSysCall p=0 g=1\nUserLog p=0 g=1") != NULL &&
+			 strstr(x.dump, "message=cgroup id 7\nGoPreempt") != NULL,
+			 "want GoSysCall, the throttled log, the preemption:\n%s", x.dump);
+		GT_CHECK(x.wst.clamped == 0, "%llu events clamped (the GoSysCall after the log?)",
+			 (unsigned long long)x.wst.clamped);
+	}
 	tt_close(&x);
 }
 
@@ -2256,6 +2309,8 @@ int main(void)
 	GT_RUN(test_exec_keeps_goroutine);
 	GT_RUN(test_goid_is_tid);
 	GT_RUN(test_throttled);
+	GT_RUN(test_throttled_lookup_once);
+	GT_RUN(test_throttled_after_syscall);
 	GT_RUN(test_retired_thread_named);
 	GT_RUN(test_syscall_classes);
 	GT_RUN(test_bad_records);
