@@ -113,7 +113,10 @@ say "recorded goids: exit $(cat /out/goids.rc)"
 say "recording throttle"
 cg=/sys/fs/cgroup/gt-throttle
 echo +cpu > /sys/fs/cgroup/cgroup.subtree_control
-mkdir $cg && echo "20000 100000" > $cg/cpu.max
+# the highest weight, as record_throttle's cpu.shares: unthrottled, the
+# spinner runs at once, and the recorder (under emulation, much of a vCPU)
+# rarely preempts it, which would hide a throttle inside a preemption
+mkdir $cg && echo "20000 100000" > $cg/cpu.max && echo 10000 > $cg/cpu.weight
 cat $cg/cpu.stat > /out/throttle.before
 gotracectl record -q $verbose -o /out/throttle.trace -- \
 	sh -c "echo \$\$ > $cg/cgroup.procs && exec /gt/spin 1 1500" > /out/throttle.log 2>&1
