@@ -381,7 +381,7 @@ int gt_engine_poll(struct gt_engine *e, int timeout_ms)
 	int n;
 
 	gt_py_stacks_round(e->py); /* a bounded number of code objects read a drain */
-	gt_engine_go_procs_poll(e); /* Go build info read since, for BPF */
+	gt_engine_go_procs_poll(e); /* Go build info reads answered since */
 	n = gt_capture_poll(e->capture, gt_engine_mem_timeout(e, timeout_ms), on_event, e);
 
 	gt_worker_reap(&e->worker); /* starts and stops finished meanwhile */
