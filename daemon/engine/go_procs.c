@@ -122,7 +122,7 @@ static void drop_reads(struct gt_engine *e, const uint32_t *tgid)
 void gt_engine_go_procs_forget(struct gt_engine *e, const uint32_t *tgid)
 {
 	/* BPF deletes a process's entry at its last switch-out, but a read
-	 * that ended after that put it back (gt_engine_go_procs_poll): a dead
+	 * that ended after that put it back (apply): a dead
 	 * process's entry would stay, and a reused pid would get its offsets */
 	drop_reads(e, tgid); /* first: a read under way puts nothing back */
 	if (tgid && e->capture)
