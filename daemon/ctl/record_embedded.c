@@ -129,6 +129,7 @@ int gt_record_embedded(struct gt_record_run *r)
 	struct gt_session_opts so;
 	struct gt_engine *e = NULL;
 	struct gt_session *s = NULL;
+	struct gt_go_preread *pre = NULL;
 	struct gt_session_stats st;
 	struct gt_progress prog;
 	uint64_t t0;
@@ -146,13 +147,23 @@ int gt_record_embedded(struct gt_record_run *r)
 	eo.no_syscall_entries = !r->opts->all_syscalls;
 	session_opts(r, &so);
 	eo.only = &so; /* and what else it will not use */
+	/* while the programs load: its first switches get goroutine ids */
+	if (r->have_child)
+		pre = gt_engine_go_preread(r->opts->cmd[0]);
 	err = gt_engine_open(&e, &eo, r->why, sizeof(r->why));
-	if (err)
+	if (err) {
+		gt_engine_go_preread_drop(pre);
 		return err;
+	}
 	note_load(r, e);
+	gt_engine_go_preread_wait(pre); /* the user's own file, read with progress */
 	err = start_session(r, e, &so, &s);
 	if (!err && r->have_child)
 		err = gt_record_release_child(r);
+	if (!err && r->have_child)
+		gt_engine_exec_seen(e, (uint32_t)r->child.pid, pre); /* it has exec'd */
+	else
+		gt_engine_go_preread_drop(pre);
 	if (err) {
 		if (s)
 			gt_session_free(s);

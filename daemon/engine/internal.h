@@ -145,7 +145,11 @@ void gt_engine_followed_new(struct gt_engine *e, uint32_t tgid);
  * on a loader thread (sym/loader.h), never on the engine's; until the
  * answer, BPF knows of no Go program there (no goroutine ids). */
 void gt_engine_go_proc(struct gt_engine *e, uint32_t tgid);
-/* Applies the reads finished since (each drain of the rings). */
+/* go_launch.c knew tgid's new program before its exec: gp now, and no
+ * earlier read of tgid's answer undoes it. */
+void gt_engine_go_proc_known(struct gt_engine *e, uint32_t tgid, const struct gt_go_proc *gp);
+/* Lets the reads finished since go (each drain of the rings; their loader
+ * thread applied them when it had their answer). */
 void gt_engine_go_procs_poll(struct gt_engine *e);
 /* Process tgid is forgotten: its read, if any, is let go (NULL: all of them,
  * the engine closing). */

@@ -403,7 +403,7 @@ int gt_engine_poll(struct gt_engine *e, int timeout_ms)
 
 	gt_sym_calls_ack(); /* the answers of the reads below are taken now */
 	gt_py_stacks_round(e->py); /* a bounded number of code objects read a drain */
-	gt_engine_go_procs_poll(e); /* Go build info read since, for BPF */
+	gt_engine_go_procs_poll(e); /* Go build info reads answered since */
 	/* goroutines' labels answered since: what waited for them goes */
 	gt_capture_hold(e->capture, gt_golabels_poll(&e->golabels, gt_now_ns()));
 	n = gt_capture_poll(e->capture, gt_engine_mem_timeout(e, timeout_ms), on_event, e);

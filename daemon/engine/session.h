@@ -106,6 +106,25 @@ int gt_engine_calls_fd(struct gt_engine *e);
  * finishes them, waiting for what runs in the background. */
 void gt_engine_stop_all(struct gt_engine *e, const char *reason);
 
+/* gotracectl's own command (`record -- CMD`, child_launch.h): whether the
+ * program CMD names is Go is read from now on, before the held child
+ * execs it (start it while the BPF programs load).  NULL without memory. */
+struct gt_go_preread;
+struct gt_go_preread *gt_engine_go_preread(const char *cmd);
+void gt_engine_go_preread_drop(struct gt_go_preread *pr); /* NULL: nothing */
+/* Waits for pr's read as a caller that lets loads wait does (sym/loader.h:
+ * while it makes progress, a few seconds at most): gotracectl, before it
+ * releases the child, when the read outlasts the programs' load (an
+ * emulated machine). */
+void gt_engine_go_preread_wait(struct gt_go_preread *pr);
+
+/* The caller saw process tgid, traced, exec just now (the child released):
+ * its goroutine offsets go to BPF now, pr's if tgid runs the file pr read
+ * (pr is let go), else from a read of its program posted now rather than
+ * when the exec's event is read from the rings (a tick later here, seconds
+ * on an emulated machine). */
+void gt_engine_exec_seen(struct gt_engine *e, uint32_t tgid, struct gt_go_preread *pr);
+
 /* Last error message of an open engine (empty string if none). */
 const char *gt_engine_error(struct gt_engine *e);
 

@@ -209,11 +209,32 @@ static int read_perfmap(struct gt_sym_job *j)
 	return err ? err : from != 0;
 }
 
+/* Tests only: GOTRACED_TEST_SLOW_LOADS_MS=N makes every load and call on a
+ * loader thread first burn N ms of its thread's CPU, as a slow (emulated)
+ * machine's parse does: a waiting caller sees progress and waits. */
+static void slow_for_tests(void)
+{
+	static _Atomic long ms = -1;
+	struct timespec t0, t;
+
+	if (ms < 0) {
+		const char *env = getenv("GOTRACED_TEST_SLOW_LOADS_MS");
+
+		ms = env ? strtol(env, NULL, 10) : 0; /* racers store the same value */
+	}
+	if (ms <= 0 || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0))
+		return;
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
 static void run(struct gt_sym_job *j)
 {
 	struct gt_sym_origin origin = { j->root_fd, j->m.path };
 	int fd;
 
+	slow_for_tests();
 	if (j->is_perfmap) {
 		j->rc = read_perfmap(j);
 		return;
