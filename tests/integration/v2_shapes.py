@@ -36,6 +36,11 @@ ONLY_OURS = {
     # (docs/mapping.md, "Goroutines of Go programs"); the runtime writes a
     # UserLog only for the program's own trace.Log calls
     "UserLog": "the goroutine a Go thread ran when the kernel switched it out",
+    # the kernel preempting a thread (another task took its CPU: on 2 busy
+    # CPUs, gotracectl's own threads at the program's start among them) is
+    # a GoStop "preempted" in ours; the runtime writes GoStop only for its
+    # own preemptions, which this short program may never need
+    "GoStop": "a kernel preemption of the program's thread by another task",
 }
 
 WAITING, SYSCALL, RUNNING = 4, 3, 2
@@ -179,8 +184,10 @@ def check_syscall(ours, go, tid, out):
     if not any(e[1] == last for e in on_m(go, tid, ("GoSyscallEndBlocked",))):
         out.append("runtime: no GoSyscallEndBlocked on M %d in the last generation" % tid)
 
-    # ours: the waker's shape on the thread's own M
-    evs = [e for e in ours.events if e[2] == tid]
+    # ours: the waker's shape on the thread's own M; the goroutine's log
+    # (a UserLog after the GoSysCall of a call that blocks, just before
+    # its GoBlock) names what ran, it changes no state
+    evs = [e for e in ours.events if e[2] == tid and e[3] != "UserLog"]
     shape = None
     for i in range(len(evs) - 2):
         if [e[3] for e in evs[i:i + 3]] == ["GoSyscallBegin", "GoSyscallEnd", "GoBlock"]:
