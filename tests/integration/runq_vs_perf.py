@@ -146,15 +146,20 @@ if unseen:
           "switch-in perf lost: the maxima are not compared on this run" % ours_max)
 elif abs(ours_max - th_max) > th_max * 0.01 + 1000:
     errs.append("wakeup delay max %d ns, timehist's sch delay max %d ns" % (ours_max, th_max))
-if abs(n_ours - n_theirs) > n_theirs * 0.01 + 2:
-    errs.append("%d run-queue waits, runqlat %d" % (n_ours, n_theirs))
-ca, tol = 0, n_theirs * 0.01 + 2
+# a wait whose switch-in perf lost is in ours and in no runqlat figure
+# (its slot unknown): ours may exceed runqlat's by that many, never fall
+# short by more than the tolerance
+tol = n_theirs * 0.01 + 2
+if n_ours < n_theirs - tol or n_ours > n_theirs + tol + len(lost):
+    errs.append("%d run-queue waits, runqlat %d (%d switch-ins perf lost)" %
+                (n_ours, n_theirs, len(lost)))
+ca = 0
 for lo in sorted(set(ours) | set(theirs)):
     ca += ours.get(lo, 0)
     edge = 2000 * lo if lo else 2000
     below = sum(1 for d in waits if d < edge - EPS)
     upto = sum(1 for d in waits if d < edge + EPS)
-    if ca < below - tol or ca > upto + tol:
+    if ca < below - tol or ca > upto + tol + len(lost):
         errs.append("waits below %d us: %d, runqlat %d..%d (its waits within 1 us of the edge)"
                     % (edge // 1000, ca, below, upto))
 print("threads %s: wakeup max %d/%d ns (ours/timehist%s); runqlat %d/%d waits: %s" % (
