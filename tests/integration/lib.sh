@@ -382,7 +382,9 @@ gt_record_bg() {
 		mode=--daemon
 		started=gt_record_daemon_started
 	fi
-	"$GTCTL" record "$mode" "$@" 2>"$GT_TMP/$tag.rec.err" >"$GT_TMP/$tag.rec.out" &
+	# GT_RECORD_CTL: another gotracectl (the v2 pass's real one, for a
+	# file that must stay in the default format)
+	"${GT_RECORD_CTL:-$GTCTL}" record "$mode" "$@" 2>"$GT_TMP/$tag.rec.err" >"$GT_TMP/$tag.rec.out" &
 	REC_PID=$!
 	gt_pids+=("$REC_PID")
 	for i in $(seq 1 2400); do

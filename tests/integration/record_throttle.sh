@@ -120,17 +120,12 @@ gomerge_case() {
 	WRK=$!
 	gt_pids+=("$WRK")
 	sleep 0.5
-	"$CTL" record --standalone -q -p "$SRV" -d 2 -o "$k" 2>"$GT_TMP/k.err" &
-	rec=$!
-	gt_pids+=("$rec")
-	for i in $(seq 2400); do
-		gt_recording "$rec" && break
-		kill -0 "$rec" 2>/dev/null || break
-		sleep 0.05
-	done
+	GT_RECORD_CTL=$CTL gt_record_bg k -q -p "$SRV" -d 2 -o "$k" ||
+		{ echo "record did not start: $(tail -3 "$GT_TMP/k.rec.err")"; return; }
+	rec=$REC_PID
 	curl -s --max-time 30 -o "$rt" "http://127.0.0.1:$PORT/debug/pprof/trace?seconds=1" ||
 		{ echo "curl of the runtime's trace failed"; return; }
-	wait "$rec" || { echo "record failed: $(tail -3 "$GT_TMP/k.err")"; return; }
+	wait "$rec" || { echo "record failed: $(tail -3 "$GT_TMP/k.rec.err")"; return; }
 	stop_server
 	"$CTL" merge "$rt" "$k" -o "$m" 2>"$GT_TMP/go.err" ||
 		{ echo "merge failed: $(tail -3 "$GT_TMP/go.err")"; return; }
