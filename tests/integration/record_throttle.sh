@@ -22,7 +22,7 @@
 #    throttled by the CPU quota of cgroup .../gt-throttle-PID-go" (not
 #    credited to the CPU's next task), as many as report's go_kernel
 #    counts under that cause, or such logs inside the runtime's syscalls.
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
 gt_expect throttle_vs_cpustat throttle_none_unlimited throttle_gomerge
