@@ -28,11 +28,13 @@ struct read_arg {
 	char text[GT_GOLABELS_TEXT];
 };
 
-static size_t slot_of(uint32_t tgid, uint64_t map, uint32_t hash0)
+/* The first entry of the map's set. */
+static size_t set_of(uint32_t tgid, uint64_t map, uint32_t hash0)
 {
 	uint64_t h = (map >> 4) ^ ((uint64_t)tgid * 0x9e3779b97f4a7c15ull) ^ hash0;
 
-	return (size_t)((h ^ (h >> 29)) % GT_GOLABELS_CACHE);
+	return (size_t)((h ^ (h >> 29)) % (GT_GOLABELS_CACHE / GT_GOLABELS_WAYS)) *
+	       GT_GOLABELS_WAYS;
 }
 
 /* On a loader thread: may wait as long as the target's page faults do. */
@@ -101,20 +103,47 @@ static int take(struct gt_golabels *gl, struct gt_golabels_entry *e)
 	return 1;
 }
 
+/* The way of set `set` to give a new map: an empty one, else the least
+ * recently used without a read under way, else the least recently used. */
+static struct gt_golabels_entry *victim(struct gt_golabels *gl, size_t set)
+{
+	struct gt_golabels_entry *idle = NULL, *any = NULL;
+
+	for (size_t i = set; i < set + GT_GOLABELS_WAYS; i++) {
+		struct gt_golabels_entry *e = &gl->cache[i];
+
+		if (!e->tgid)
+			return e;
+		if (!e->job && (!idle || e->used < idle->used))
+			idle = e;
+		if (!any || e->used < any->used)
+			any = e;
+	}
+	return idle ? idle : any;
+}
+
 /* The entry of that map, found or made (its read posted); NULL without memory. */
 static struct gt_golabels_entry *entry(struct gt_golabels *gl, uint32_t tgid, uint64_t map,
 				       uint32_t hash0, uint32_t count, int *made)
 {
 	struct gt_golabels_entry *e;
+	size_t set;
 
 	*made = 0;
 	if (!gl->cache && !(gl->cache = calloc(GT_GOLABELS_CACHE, sizeof(*gl->cache))))
 		return NULL;
-	e = &gl->cache[slot_of(tgid, map, hash0)];
-	if (e->tgid == tgid && e->map == map && e->hash0 == hash0 && e->count == count)
-		return e;
+	set = set_of(tgid, map, hash0);
+	for (size_t i = set; i < set + GT_GOLABELS_WAYS; i++) {
+		e = &gl->cache[i];
+		if (e->tgid == tgid && e->map == map && e->hash0 == hash0 && e->count == count) {
+			e->used = ++gl->uses;
+			return e;
+		}
+	}
+	e = victim(gl, set);
 	drop_job(gl, e); /* another map's, not needed any more */
 	e->tgid = tgid, e->map = map, e->hash0 = hash0, e->count = count;
+	e->used = ++gl->uses;
 	post(gl, e);
 	*made = 1;
 	return e;

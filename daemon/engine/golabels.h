@@ -23,7 +23,11 @@
 #include "translate/translate.h"
 #include "util/gt_idmap.h"
 
-#define GT_GOLABELS_CACHE 256 /* direct-mapped: a collision reads again */
+/* GT_GOLABELS_WAYS maps of a set live side by side (the least recently
+ * used one goes): direct-mapped, two live maps of one slot took turns
+ * evicting each other and every log of both waited for a read again */
+#define GT_GOLABELS_CACHE 256
+#define GT_GOLABELS_WAYS  8
 #define GT_GOLABELS_TEXT  256 /* the text kept of one map (cut to fit) */
 #define GT_GOLABELS_HOLD_NS 50000000ull
 
@@ -35,6 +39,7 @@ struct gt_golabels_entry {
 	struct gt_sym_job *job;      /* its read, while it has not answered */
 	uint64_t posted_ns;          /* when it was posted */
 	uint64_t hold_ts;            /* the first record waiting for it (0: none) */
+	uint64_t used;               /* the last use (gt_golabels.uses), for eviction */
 	int len;                     /* answered: < 0 could not be read (not asked again) */
 	char text[GT_GOLABELS_TEXT];
 };
@@ -44,6 +49,7 @@ struct gt_golabels {
 	struct gt_golabels_source src;
 	struct gt_idmap slow;            /* processes a read of which outlived the hold */
 	unsigned pending;                /* entries with a job */
+	uint64_t uses;                   /* lookups so far */
 	uint64_t reads, failed;          /* maps read, and of them failed */
 	uint64_t late;                   /* logs written before their map's answer */
 };

@@ -188,6 +188,37 @@ static void test_source(void)
 	gt_golabels_free(&gl);
 }
 
+/* Maps that share a set live side by side: 32 maps asked in turn, three
+ * rounds, are read once each and every answer is theirs (direct-mapped,
+ * the 32 took 256 slots, and two in one, most runs, evicted each other
+ * at every turn: their logs waited for a read again and again). */
+static void test_many_maps(void)
+{
+	enum { N = 32 };
+	static unsigned char mem[N][64] __attribute__((aligned(16)));
+	struct gt_golabels gl = {0};
+	const struct gt_golabels_source *src = gt_golabels_source(&gl);
+	uint32_t self = (uint32_t)getpid();
+	uint32_t seeds[N], x = 2463534242u; /* Go's seeds are random: xorshift's */
+	uint64_t w = 1;
+	char out[64];
+	int ok = 0;
+
+	for (uint32_t i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		seeds[i] = x;
+		memcpy(mem[i], &w, 8);
+		memcpy(mem[i] + 12, &seeds[i], 4);
+	}
+	for (int round = 0; round < 3; round++)
+		for (uint32_t i = 0; i < N; i++)
+			ok += labels_answered(src, self, (uint64_t)(uintptr_t)mem[i], seeds[i],
+					      out, sizeof(out)) > 0 && !strcmp(out, "{}");
+	GT_CHECK(ok == 3 * N && gl.reads == N, "%d of %d answered, %llu reads for %d maps", ok,
+		 3 * N, (unsigned long long)gl.reads, N);
+	gt_golabels_free(&gl);
+}
+
 /* The capture's side (gt_golabels_want, gt_golabels_poll): a new map is
  * waited for from its record's ts until it answers; the same map again
  * adds no read; a read that outlives GT_GOLABELS_HOLD_NS stops the wait
@@ -232,5 +263,6 @@ int main(void)
 	GT_RUN(test_hostile);
 	GT_RUN(test_source);
 	GT_RUN(test_hold);
+	GT_RUN(test_many_maps);
 	return gt_test_done();
 }
