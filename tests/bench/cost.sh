@@ -13,19 +13,21 @@
 #     the loop's wall time, and the program's CPU time (its cpu_ns: the
 #     BPF programs run in its context and count; the machine's other
 #     load does not, as it does in the wall time).
-#  2. Bystanders: untraced programs, switch-heavy (the pinned pipe
-#     ping-pong), syscall-heavy (getppid loop), CPU-bound (arithmetic):
-#     alone | beside an idle daemon (no session) | beside a default
-#     recording of another process | beside a flight recording of it |
-#     beside `perf sched record -p` of it.  The other process (a thread
+#  2. Bystanders: untraced programs, switch-heavy (a pipe ping-pong of
+#     two threads pinned to CPU 0), syscall-heavy (getppid loop), CPU-bound
+#     (arithmetic): alone | beside an idle daemon (no session) | beside a
+#     default recording of another process | beside a flight recording of
+#     it | beside `perf sched record -p` of it.  Each is one resident
+#     process (`fixedwork serve`) that does COST_BLOCKS (3) runs of its
+#     work in every column of every round.  The other process (a thread
 #     sleeping 500 us, 2000 times a second) runs in every column.  Both
-#     the loop's wall time and the program's CPU time (user + system: what
-#     the tracer's programs add runs in its context) are shown; on a
-#     shared machine the wall time is mostly the others' load.  Then the
-#     switch-heavy one by counts that the machine's load hardly moves
-#     (bystander_counts.py): BPF runs and ns per round trip, interrupts
-#     and IPIs on its CPU and its preemptions per 1 000 round trips, the
-#     recorder's (daemon's, perf's) wakeups a second and CPU.
+#     the loop's wall time and the process's CPU time over it (user +
+#     system: what the tracer's programs add runs in its context) are
+#     shown; on a shared machine the wall time is mostly the others' load.
+#     Then the switch-heavy one by counts that the machine's load hardly
+#     moves (bystander_counts.py): BPF runs and ns per round trip,
+#     interrupts and IPIs on its CPU and its preemptions per 1 000 round
+#     trips, the recorder's (daemon's, perf's) wakeups a second and CPU.
 #  3. The flight recorder on a busy server: nginx (tests/servers) under
 #     `wrk -t2 -c32` for COST_SERVER_SECONDS (60), recorded by
 #     `record --flight` (default window and cap): the recorder's CPU time
@@ -144,32 +146,62 @@ if want 1; then
 		done
 	done
 	echo "figure: traced ping-pong slowdown (x untraced) above; goal: every gotraced column <= perf sched's"
+	# The same rounds paired: a column's CPU time over perf sched's in the
+	# same round, whose placement swings (unpinned: 2 s of CPU untraced,
+	# 0.3 pinned) hit both alike more than they hit two medians.
+	echo "paired by round, CPU time over perf sched's in the same round (median; rounds lower):"
+	for w in "${wls[@]}"; do
+		wl=${w%%|*}
+		line=$(printf '%-14s' "$wl")
+		for c in default flight; do
+			pairs=$(paste -d' ' "$tmp/t.$wl.perf-sched" "$tmp/t.$wl.$c" 2>/dev/null |
+				awk 'NF == 4 && $2 > 0 { print $4 / $2 }')
+			n=$(grep -c . <<<"$pairs")
+			low=$(awk '$1 <= 1' <<<"$pairs" | grep -c .)
+			line+=$(printf '  %s %.3f (%d of %d)' "$c" "$(median <<<"$pairs")" "$low" "$n")
+		done
+		echo "$line"
+	done
 fi
 
 # ---- 2. bystanders -----------------------------------------------------------
 if want 2; then
-	kinds=("switch-heavy|$PP $N strict pipe" "syscall-heavy|$FW sys 300000" "cpu-bound|$FW cpu 100000000")
-	# timed CMD...: "WALL_NS CPU_NS": the loop's own time (elapsed_ns) and the
-	# CPU time (user + system, all threads) of the whole program: the wall
-	# time of a bystander on a shared machine is mostly the others' load, its
-	# CPU time is its own work and what the tracer's programs add to it.
-	timed() {
-		python3 -c 'import os, subprocess, sys
-p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE)
-out = p.stdout.read().decode()
-_, _, ru = os.wait4(p.pid, 0)
-wall = [l.split()[1] for l in out.splitlines() if l.startswith("elapsed_ns ")]
-print(wall[0] if wall else 0, int((ru.ru_utime + ru.ru_stime) * 1e9))' "$@"
+	# Each kind is one resident process (`fixedwork serve`), asked for
+	# COST_BLOCKS runs of its work in every setting of every round: a new
+	# process a run left the syscall loop's modes in the figures (its first
+	# blocks slower, some processes slower throughout: +23% beside an idle
+	# daemon that attaches nothing, in a median of 7 fresh processes).
+	# "WALL_NS CPU_NS" a run: the loop's own time and the process's CPU time
+	# over it (user + system: what the tracer's programs add runs there; the
+	# wall time of a bystander on a shared machine is mostly the others' load).
+	kinds=("switch-heavy|switch $N" "syscall-heavy|sys 1000000" "cpu-bound|cpu 100000000")
+	BLOCKS=${COST_BLOCKS:-3}
+	fds=()
+	for k in "${kinds[@]}"; do
+		n=${k%%|*}
+		mkfifo "$tmp/r.$n.in" "$tmp/r.$n.out"
+		"$FW" serve <"$tmp/r.$n.in" >"$tmp/r.$n.out" 2>"$tmp/r.$n.err" &
+		pids+=($!)
+		exec {fin}>"$tmp/r.$n.in" {fout}<"$tmp/r.$n.out"
+		fds+=("$fin $fout")
+	done
+	one_each() { # one_each SETTING: COST_BLOCKS runs of each kind
+		local i b fin fout line
+		for i in "${!kinds[@]}"; do
+			read -r fin fout <<<"${fds[$i]}"
+			for b in $(seq 1 "$BLOCKS"); do
+				echo "${kinds[$i]#*|}" >&"$fin"
+				read -r line <&"$fout" || { echo "cost: bystander ${kinds[$i]%%|*} died: $(tail -1 "$tmp/r.${kinds[$i]%%|*}.err")"; return 1; }
+				awk '{ print $2, $4 }' <<<"$line" >>"$tmp/b.$1.${kinds[$i]%%|*}"
+			done
+		done
 	}
-	one_each() { # one_each SETTING: one timed run of each kind
-		local k
-		for k in "${kinds[@]}"; do timed ${k#*|} >>"$tmp/b.$1.${k%%|*}"; done
-	}
+	one_each warmup >/dev/null # a new process's first runs are slower
 	"$build/workloads/sleeper" 100000000 500 >/dev/null 2>&1 &
 	neighbour=$!
 	pids+=("$neighbour")
 	echo
-	echo "== bystanders: untraced programs beside gotraced, median of $RUNS interleaved rounds (goal +1%)"
+	echo "== bystanders: untraced programs beside gotraced, median of $RUNS interleaved rounds of $BLOCKS runs (goal +1%)"
 	settings="alone idle-daemon default flight perf-sched"
 	# start_setting S: starts what the bystanders run beside in setting S (rec:
 	# its pid, empty for alone); 1 if it did not start
@@ -222,6 +254,11 @@ print(wall[0] if wall else 0, int((ru.ru_utime + ru.ru_stime) * 1e9))' "$@"
 	gt_bpf_stats_restore
 	kill "$neighbour"
 	wait "$neighbour" 2>/dev/null
+	for f in "${fds[@]}"; do # the residents: EOF ends them (each holds the others' fds too)
+		read -r fin fout <<<"$f"
+		exec {fin}>&- {fout}<&-
+	done
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	for field in 1 2; do
 		what=("" "wall time of the loop" "CPU time of the program (user + system)")
 		echo "${what[$field]}:"
