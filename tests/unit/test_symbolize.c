@@ -1111,6 +1111,8 @@ static void test_perfmap_jit(void)
 		 sym.func);
 	fprintf(f, "%" PRIx64 " 100 JS:*second /srv/app.js:9:1\n", base + 0x1000);
 	fclose(f);
+	usleep(2000); /* past the wait between two reads (JIT_REREAD_MIN_NS, 1 ms
+		       * from the last read's post): sooner, the miss is not read */
 	rc = gt_symbolize_user(s, getpid(), base + 0x1010, &sym);
 	GT_CHECK(rc == 0 && !strcmp(sym.func, "JS:*second /srv/app.js:9:1"), "appended: %d %s",
 		 rc, sym.func);
