@@ -13,8 +13,6 @@
  * of a new process are slower, and some processes stay slower: where
  * their pages landed), which a median of a few fresh processes does not
  * cancel (docs/design.md, "Cost"). */
-#include <sched.h>
-
 #include "wl_common.h"
 
 static int to_pong[2], to_ping[2];
@@ -33,23 +31,6 @@ __attribute__((noinline)) static void sys_work(long n)
 		syscall(SYS_getppid);
 }
 
-static void pin_fifo(void)
-{
-	struct sched_param sp = {.sched_priority = 1};
-	cpu_set_t set;
-	int err;
-
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (!err)
-		err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	if (err) {
-		fprintf(stderr, "fixedwork: switch needs CPU 0 and SCHED_FIFO: %s\n", strerror(err));
-		exit(1);
-	}
-}
-
 static void pass(int out_fd, int in_fd)
 {
 	char c = 'x';
@@ -64,7 +45,7 @@ static void *pong(void *arg)
 {
 	long n = *(long *)arg;
 
-	pin_fifo();
+	wl_pin_fifo_cpu0("fixedwork: switch");
 	for (long i = 0; i < n; i++) {
 		pass(-1, to_pong[0]);
 		pass(to_ping[1], -1);
@@ -82,7 +63,7 @@ __attribute__((noinline)) static void switch_work(long n)
 	if (to_pong[1] == 0) { /* the first run: the pipes, and this thread pinned */
 		if (pipe(to_pong) || pipe(to_ping))
 			wl_die("pipe");
-		pin_fifo();
+		wl_pin_fifo_cpu0("fixedwork: switch");
 	}
 	if (pthread_create(&t, NULL, pong, &n))
 		wl_die("pthread_create");

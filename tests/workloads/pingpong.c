@@ -11,7 +11,6 @@
  * root): a wakeup never preempts the waker, so every round trip is exactly
  * one sleep and one wakeup per thread (N GoUnblock each way). */
 #include <linux/futex.h>
-#include <sched.h>
 #include <sys/socket.h>
 
 #include "wl_common.h"
@@ -28,22 +27,8 @@ static int strict;
 
 static void make_strict(void)
 {
-	struct sched_param sp = {.sched_priority = 1};
-	cpu_set_t set;
-	int err;
-
-	if (!strict)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (!err)
-		err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	if (err) {
-		fprintf(stderr, "pingpong: strict mode needs CPU 0 and SCHED_FIFO: %s\n",
-			strerror(err));
-		exit(1);
-	}
+	if (strict)
+		wl_pin_fifo_cpu0("pingpong: strict mode");
 }
 
 static void futex_wait_while(int val)

@@ -14,6 +14,7 @@
 #define WL_COMMON_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +58,27 @@ static inline unsigned long long wl_cpu_ns(void)
 				    c.ru_stime.tv_sec) * 1000000000ull +
 	       (unsigned long long)(s.ru_utime.tv_usec + s.ru_stime.tv_usec + c.ru_utime.tv_usec +
 				    c.ru_stime.tv_usec) * 1000ull;
+}
+
+/* The calling thread on CPU 0 under SCHED_FIFO (priority 1; needs root):
+ * a wakeup never preempts its waker there, so a ping-pong of two such
+ * threads is exactly one sleep and one wakeup per thread a round trip.
+ * Exits with "WHO: ... needs CPU 0 and SCHED_FIFO" if it cannot. */
+static inline void wl_pin_fifo_cpu0(const char *who)
+{
+	struct sched_param sp = {.sched_priority = 1};
+	cpu_set_t set;
+	int err;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (!err)
+		err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	if (err) {
+		fprintf(stderr, "%s needs CPU 0 and SCHED_FIFO: %s\n", who, strerror(err));
+		exit(1);
+	}
 }
 
 static inline void wl_announce(const char *name)
