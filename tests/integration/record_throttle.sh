@@ -69,7 +69,7 @@ run() {
 	quota "$cg" "$2" || return 1
 	cat "$cg/cpu.stat" >"$GT_TMP/$1.before"
 	"$GTCTL" record -q -o "$GT_TMP/$1.trace" -- \
-		sh -c "echo \$\$ >$cg/cgroup.procs && exec $WL/spin 1 1500" \
+		sh -c "echo \$\$ >$cg/cgroup.procs && exec $WL/spin 0 1500" \
 		>"$GT_TMP/$1.out" 2>"$GT_TMP/$1.err" || return 1
 	cat "$cg/cpu.stat" >"$GT_TMP/$1.after"
 	rmdir "$cg"

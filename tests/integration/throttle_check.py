@@ -2,7 +2,11 @@
 """throttle_check.py BEFORE AFTER REPORT_JSON CGROUP|--none: a recording of
 one CPU spinner in a cgroup of its own with a CPU quota, held to that
 cgroup's cpu.stat read before and after it (v1: throttled_time in ns, v2:
-throttled_usec) (record_throttle.sh, tests/kernels/run.sh).
+throttled_usec) (record_throttle.sh, tests/kernels/run.sh).  The spinner
+is the process's only thread (`spin 0`): with a second one (`spin 1`'s
+main thread, runnable as it starts and joins the spinner) both were
+throttled in one period, two waits for one of cpu.stat's throttles (the
+5.10 arm64 guest, 2 runs of 3).
 
 `report --json`'s "throttled" must name CGROUP (the path's last part)
 alone.  Its count, waits from a throttled switch-out to the next

@@ -119,7 +119,7 @@ echo +cpu > /sys/fs/cgroup/cgroup.subtree_control
 mkdir $cg && echo "20000 100000" > $cg/cpu.max && echo 10000 > $cg/cpu.weight
 cat $cg/cpu.stat > /out/throttle.before
 gotracectl record -q $verbose -o /out/throttle.trace -- \
-	sh -c "echo \$\$ > $cg/cgroup.procs && exec /gt/spin 1 1500" > /out/throttle.log 2>&1
+	sh -c "echo \$\$ > $cg/cgroup.procs && exec /gt/spin 0 1500" > /out/throttle.log 2>&1
 echo $? > /out/throttle.rc
 cat $cg/cpu.stat > /out/throttle.after
 say "recorded throttle: exit $(cat /out/throttle.rc)"

@@ -1,6 +1,9 @@
 /* spin [--wait] THREADS MS: THREADS threads (spin-0..) burn CPU for MS
  * milliseconds of wall time each; with more spinners than CPUs the
- * scheduler preempts them (GoPreempt, nonvoluntary switches). */
+ * scheduler preempts them (GoPreempt, nonvoluntary switches).  THREADS 0:
+ * the main thread spins, alone in its process (the throttle checks: a
+ * second runnable thread, throttled in the same period, is a second wait
+ * for one throttle of cpu.stat's). */
 #include "wl_common.h"
 
 static long ms;
@@ -33,9 +36,13 @@ int main(int argc, char **argv)
 	long n = wl_arg(argc, argv, 1, 4);
 
 	ms = wl_arg(argc, argv, 2, 300);
-	if (n < 1 || n > 64) {
-		fprintf(stderr, "spin: THREADS must be 1..64\n");
+	if (n < 0 || n > 64) {
+		fprintf(stderr, "spin: THREADS must be 0..64\n");
 		return 2;
+	}
+	if (n == 0) {
+		spin_until(wl_now_ns() + (uint64_t)ms * 1000000ull);
+		return 0;
 	}
 	wl_start_main("wl-spin");
 	wl_run_workers(&gates, n, spinner, wait);
