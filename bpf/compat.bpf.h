@@ -167,8 +167,10 @@ static __always_inline void gt_read_utop(struct pt_regs *regs, struct gt_utop *t
 	top->lr = 0;
 	top->nwords = 0;
 	top->pad = 0;
-	if (!regs)
+	if (!regs) { /* no ring byte left as it was (the flight codec reads all) */
+		__builtin_memset(top->words, 0, sizeof(top->words));
 		return;
+	}
 #if defined(__TARGET_ARCH_arm64)
 	top->lr = GT_REGS_FIELD(regs, regs[30]);
 #endif

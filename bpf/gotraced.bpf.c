@@ -56,29 +56,59 @@ static __always_inline bool want_kstack(__u32 sessions, long sysnr)
  * of them until user space says otherwise (gt_capture_syscall_entries). */
 volatile __u32 syscall_sessions = 0xffffffff;
 
-/* For the sessions among m that see no syscall entries, the current
- * task's syscall nr as an entry record written now, before the record of
- * what it does inside it (a block, a wakeup, a fork): what the entry
- * program would have written, so that the translator models both modes
- * alike and recovers the wrapper's caller from the top of the user stack
- * (gt_read_utop) for the syscalls that matter to latency.  flags:
- * GT_SYS_ENTER_AT_BLOCK or GT_SYS_ENTER_CALLER_ONLY. */
+/* The sessions among m that see no syscall entries and so are owed one
+ * for syscall nr: a late entry, written where the syscall does what
+ * matters (a block, a wakeup, a fork), is what the entry program would
+ * have written, so that the translator models both modes alike and
+ * recovers the wrapper's caller from the top of the user stack
+ * (gt_read_utop) for the syscalls that matter to latency. */
+static __always_inline __u32 late_sessions(__u32 m, long nr)
+{
+	return nr < 0 || !part_on(GT_PARTS_OFF_LATE) ? 0 : m & ~syscall_sessions;
+}
+
+/* For the sessions among m owed one (late_sessions), the current task's
+ * syscall nr as an entry record written now, before the record of what
+ * it does inside it (a wakeup, a fork): GT_SYS_ENTER_CALLER_ONLY.
+ * A block's entry rides in its switch record instead (GT_SWITCH_ENTRY). */
 static __always_inline void late_entry(__u64 ts, struct task_struct *cur, __u32 m, long nr,
-				       __s32 ustack, struct pt_regs *regs, __u32 flags)
+				       __s32 ustack, struct pt_regs *regs)
 {
 	struct gt_kev_sys_enter *e;
 
-	m &= ~syscall_sessions;
-	if (!m || nr < 0)
+	m = late_sessions(m, nr);
+	if (!m)
 		return;
 	e = reserve_event_at(sizeof(*e), ts, GT_KEV_SYS_ENTER, cur, m);
 	if (!e)
 		return;
 	e->nr = nr;
 	e->ustack = ustack;
-	e->flags = flags;
+	e->flags = GT_SYS_ENTER_CALLER_ONLY;
 	gt_read_utop(part_on(GT_PARTS_OFF_UTOP) ? regs : NULL, &e->top);
 	submit(e);
+}
+
+/* The switch record, with room for the syscall entry of the sessions em
+ * (em != 0: a struct gt_kev_switch_entry, GT_SWITCH_ENTRY; its top read
+ * here).  One record instead of a late entry's and the switch's: the
+ * second reservation and submit cost a blocking switch ~300 ns
+ * (docs/design.md, "Cost"); a switch that owes no entry keeps the short
+ * record. */
+static __always_inline struct gt_kev_switch *reserve_switch(__u64 now, struct task_struct *prev,
+							   __u32 m, __u32 em, struct pt_regs *regs)
+{
+	struct gt_kev_switch_entry *x;
+
+	if (!em)
+		return reserve_event_at(sizeof(struct gt_kev_switch), now, GT_KEV_SWITCH, prev, m);
+	x = reserve_event_at(sizeof(*x), now, GT_KEV_SWITCH, prev, m);
+	if (!x)
+		return NULL;
+	x->entry_sessions = em;
+	x->pad = 0;
+	gt_read_utop(part_on(GT_PARTS_OFF_UTOP) ? regs : NULL, &x->top);
+	return &x->sw;
 }
 
 SEC("tp_btf/sched_switch")
@@ -90,7 +120,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	struct gt_kev_switch *e;
 	__s32 ustack = -1;
 	long state, sysnr = -1;
-	__u32 flags = 0;
+	__u32 flags = 0, em = 0;
 	__u64 now, goid, cgroup = 0;
 
 	if (!(pm | nm) || !part_on(GT_PARTS_OFF_ALL))
@@ -110,13 +140,13 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 		sysnr = gt_regs_syscall(regs);
 		if (part_on(GT_PARTS_OFF_USTACK))
 			ustack = user_stack(ctx, regs, pm);
-		if (state && part_on(GT_PARTS_OFF_LATE))
-			late_entry(now, prev, pm, sysnr, ustack, regs, GT_SYS_ENTER_AT_BLOCK);
+		if (state) /* blocks in a syscall: its entry, in the record */
+			em = late_sessions(pm, sysnr);
 	}
 	if (!part_on(GT_PARTS_OFF_RECORD))
 		return 0;
 	goid = pm ? gt_go_switch_out(now, prev, regs, pm) : 0; /* before: its record goes first */
-	e = reserve_event_at(sizeof(*e), now, GT_KEV_SWITCH, prev, pm | nm);
+	e = reserve_switch(now, prev, pm | nm, em, regs);
 	if (!e)
 		return 0;
 	e->next_tid = next->pid;
@@ -129,7 +159,7 @@ int BPF_PROG(gt_sched_switch, bool preempt, struct task_struct *prev,
 	e->prev_sysnr = sysnr;
 	if (pm && state && want_kstack(pm, sysnr))
 		e->prev_kstack = stack_id(ctx, 0);
-	e->flags = flags | (preempt ? GT_SWITCH_PREEMPT : 0);
+	e->flags = flags | (preempt ? GT_SWITCH_PREEMPT : 0) | (em ? GT_SWITCH_ENTRY : 0);
 	e->prev_goid = goid;
 	e->prev_cgroup = cgroup;
 	/* plain loads from the BTF pointers (the scheduler just touched both
@@ -268,9 +298,7 @@ static __always_inline int on_wakeup(void *ctx, struct task_struct *p, __u32 fla
 		regs = gt_current_user_regs();
 		if (part_on(GT_PARTS_OFF_USTACK))
 			wustack = user_stack(ctx, regs, wm);
-		if (part_on(GT_PARTS_OFF_LATE))
-			late_entry(now, cur, wm, gt_regs_syscall(regs), wustack, regs,
-				   GT_SYS_ENTER_CALLER_ONLY);
+		late_entry(now, cur, wm, gt_regs_syscall(regs), wustack, regs);
 		if (part_on(GT_PARTS_OFF_RECORD))
 			gt_go_note_wake(now, cur, regs, wm); /* the waker's goroutine */
 	}
@@ -334,7 +362,7 @@ int BPF_PROG(gt_sched_process_fork, struct task_struct *parent,
 	}
 	regs = gt_current_user_regs();
 	ustack = user_stack(ctx, regs, pm);
-	late_entry(now, parent, pm, gt_regs_syscall(regs), ustack, regs, GT_SYS_ENTER_CALLER_ONLY);
+	late_entry(now, parent, pm, gt_regs_syscall(regs), ustack, regs);
 	e = reserve_event_at(sizeof(*e), now, GT_KEV_FORK, parent, pm);
 	if (!e)
 		return 0;

@@ -13,7 +13,7 @@
 #ifndef GOTRACED_BPF_ABI_H
 #define GOTRACED_BPF_ABI_H
 
-#define GT_KEV_ABI_VERSION 11
+#define GT_KEV_ABI_VERSION 12
 #define GT_COMM_LEN 16
 #define GT_MAX_SESSIONS 32
 #define GT_STACK_DEPTH 127 /* frames kept per stack-trace map entry */
@@ -51,8 +51,8 @@
 
 /* Parts of the hot programs a `make bench` run may leave out to time them
  * (bpf/gotraced.bpf.c parts_off; never in a real recording): the user
- * stack walk, the syscall entry written at a block or a wakeup (late
- * entry), the copy of the stack's top words, the wakeup's context
+ * stack walk, the syscall entry written at a wakeup or fork, or carried
+ * by the switch record where it blocks (late entry), the copy of the stack's top words, the wakeup's context
  * bookkeeping (interrupt, loopback, racing), the comm copies of a switch,
  * the main record (reservation, fill, submit), and everything after the
  * target filter. */
@@ -120,6 +120,13 @@ struct gt_kev_hdr {
  * cgroup or an ancestor is spent (CFS bandwidth throttling), not taken by
  * the next task; prev_cgroup names the throttled cgroup (bpf/throttle.bpf.h). */
 #define GT_SWITCH_THROTTLED 0x4
+/* prev (traced) blocks inside a syscall that some of its sessions saw no
+ * entry of (they do not record every entry): the record is a struct
+ * gt_kev_switch_entry, which carries what a GT_KEV_SYS_ENTER record
+ * (GT_SYS_ENTER_AT_BLOCK) written just before it would have: for those
+ * sessions, the syscall prev_sysnr entered at prev_ustack, and the top of
+ * the stack.  One record instead of two, at every blocking syscall. */
+#define GT_SWITCH_ENTRY 0x8
 struct gt_kev_switch {
 	struct gt_kev_hdr hdr;
 	__u32 next_tid;
@@ -287,11 +294,12 @@ struct gt_utop {
 };
 
 /* hdr = current.  Written at the entry itself for the sessions that record
- * every entry; for the others, at the switch where the syscall blocks
- * (flags GT_SYS_ENTER_AT_BLOCK, just before that switch's record), and
- * where a syscall wakes a traced task or forks (GT_SYS_ENTER_CALLER_ONLY,
- * before that record: no GoSysCall, only the wrapper's caller for the
- * waker's or parent's stack). */
+ * every entry; for the others, where a syscall wakes a traced task or
+ * forks (GT_SYS_ENTER_CALLER_ONLY, before that record: no GoSysCall, only
+ * the wrapper's caller for the waker's or parent's stack).  Where the
+ * syscall blocks, the switch record carries the entry instead
+ * (GT_SWITCH_ENTRY, struct gt_kev_switch_entry); the translator rebuilds
+ * it there, flags GT_SYS_ENTER_AT_BLOCK, as one written just before. */
 #define GT_SYS_ENTER_AT_BLOCK    0x1
 #define GT_SYS_ENTER_CALLER_ONLY 0x2
 struct gt_kev_sys_enter {
@@ -299,6 +307,17 @@ struct gt_kev_sys_enter {
 	__s64 nr;
 	__s32 ustack;
 	__u32 flags;          /* GT_SYS_ENTER_* */
+	struct gt_utop top;
+};
+
+/* A GT_KEV_SWITCH record with GT_SWITCH_ENTRY: the syscall entry of the
+ * sessions entry_sessions (of prev_sessions) folded into the switch where
+ * it blocks; nr is sw.prev_sysnr and its stack sw.prev_ustack.  Only such
+ * a switch pays for the longer record. */
+struct gt_kev_switch_entry {
+	struct gt_kev_switch sw;
+	__u32 entry_sessions;  /* sessions the entry is for (never 0) */
+	__u32 pad;
 	struct gt_utop top;
 };
 
@@ -418,6 +437,7 @@ struct gt_bpf_session_drops {
 union gt_kev_any {
 	struct gt_kev_hdr hdr;
 	struct gt_kev_switch sw;
+	struct gt_kev_switch_entry swe;
 	struct gt_kev_wakeup wk;
 	struct gt_kev_wakeup_sender wks;
 	struct gt_kev_fork fork;

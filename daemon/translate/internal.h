@@ -309,6 +309,7 @@ struct gt_thread *gt_tr_lookup_ours(struct gt_translator *t, uint32_t tid, uint3
 				    int c);
 void gt_tr_on_rename(struct gt_translator *t, const struct gt_kev_rename *e);
 void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *e);
+void gt_tr_on_switch_entry(struct gt_translator *t, const struct gt_kev_switch_entry *x);
 void gt_tr_on_heap(struct gt_translator *t, const struct gt_kev_heap *e);
 void gt_tr_on_rss(struct gt_translator *t, const struct gt_kev_rss *e);
 /* heap.c: a process left the session (its last thread exited) */

@@ -207,9 +207,13 @@ static void switch_next(struct gt_translator *t, const struct gt_kev_switch *e, 
 	}
 }
 
+/* e: with GT_SWITCH_ENTRY, a struct gt_kev_switch_entry (gt_translator_event
+ * leaves the flag only where the record holds one). */
 void gt_tr_on_switch(struct gt_translator *t, const struct gt_kev_switch *e)
 {
 	int c = e->hdr.cpu;
+	if (e->flags & GT_SWITCH_ENTRY)
+		gt_tr_on_switch_entry(t, (const struct gt_kev_switch_entry *)e);
 	switch_prev(t, e, c);
 	switch_next(t, e, c);
 }

@@ -1,6 +1,8 @@
 /* Syscall entry and CPU samples. */
 #include "internal.h"
 
+#include <string.h>
+
 /* The syscall th is in, and the caller its libc wrapper hides: stacks
  * taken inside it until the next one (a block, a wakeup, a fork) get it. */
 static void note_syscall_caller(struct gt_translator *t, struct gt_thread *th,
@@ -35,6 +37,27 @@ void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *
 	uint64_t stk = gt_tr_thread_stack(t, th, e->ustack, -1);
 	/* written where it blocks: named once the switch keeps it (sched.c) */
 	c->sys_stack = c->sys_at_block ? stk : gt_tr_named_stack(t, th, stk);
+}
+
+/* The entry a blocking switch carries (GT_SWITCH_ENTRY), for the sessions
+ * that record no entries: the record a late entry of its own was before
+ * it (flags GT_SYS_ENTER_AT_BLOCK, just before the switch), rebuilt and
+ * taken as such, so the trace is the same. */
+void gt_tr_on_switch_entry(struct gt_translator *t, const struct gt_kev_switch_entry *x)
+{
+	struct gt_kev_sys_enter e;
+
+	if (!gt_tr_traced(t, x->entry_sessions) || x->sw.prev_sysnr < 0)
+		return;
+	memset(&e, 0, sizeof(e));
+	e.hdr = x->sw.hdr;
+	e.hdr.type = GT_KEV_SYS_ENTER;
+	e.hdr.sessions = x->entry_sessions;
+	e.nr = x->sw.prev_sysnr;
+	e.ustack = x->sw.prev_ustack;
+	e.flags = GT_SYS_ENTER_AT_BLOCK;
+	e.top = x->top;
+	gt_tr_on_sys_enter(t, &e);
 }
 
 /* CPUSample [real ts, p, g, stack]; only traces >= 1.19 have it. */

@@ -191,6 +191,13 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
 			memcpy(&copy.wks, ev, sizeof(copy.wks));
 		else
 			copy.wk.flags &= ~GT_WAKEUP_SENDER;
+	} else if (type == GT_KEV_SWITCH) {
+		/* the syscall entry folded in, where the flag says so */
+		memset((char *)&copy.swe + sizeof(copy.sw), 0, sizeof(copy.swe) - sizeof(copy.sw));
+		if ((copy.sw.flags & GT_SWITCH_ENTRY) && len >= sizeof(copy.swe))
+			memcpy(&copy.swe, ev, sizeof(copy.swe));
+		else
+			copy.sw.flags &= ~GT_SWITCH_ENTRY;
 	}
 	if (!t->begun)
 		gt_translator_begin(t, copy.hdr.ts, NULL, 0);

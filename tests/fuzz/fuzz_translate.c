@@ -55,6 +55,7 @@ static uint32_t fold_tid(uint32_t v)
 union rec {
 	struct gt_kev_hdr h;
 	struct gt_kev_exec big;
+	struct gt_kev_switch_entry swe;
 	uint64_t align;
 };
 
@@ -74,7 +75,12 @@ static void fold(union rec *r, int type, int ncpus, uint64_t *ts)
 	h->sessions &= 3;
 	switch (type) {
 	case GT_KEV_SWITCH: {
-		struct gt_kev_switch *e = (void *)r;
+		struct gt_kev_switch *e = &r->swe.sw;
+		r->swe.entry_sessions &= 3; /* GT_SWITCH_ENTRY: the entry folded in */
+		r->swe.top.nwords %= GT_UTOP_WORDS + 2;
+		r->swe.top.lr %= 4;
+		for (int i = 0; i < GT_UTOP_WORDS; i++)
+			r->swe.top.words[i] %= 4;
 		e->next_tid = fold_tid(e->next_tid);
 		e->prev_sessions &= 3;
 		e->next_sessions &= 3;
@@ -197,6 +203,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t sel = data[pos++];
 		int type = sel % (GT_KEV_TYPE_MAX + 1);
 		size_t want = gt_kev_size(type) ? gt_kev_size(type) : sizeof(struct gt_kev_hdr);
+		if (type == GT_KEV_SWITCH) /* read as one only with GT_SWITCH_ENTRY */
+			want = sizeof(struct gt_kev_switch_entry);
 		size_t n = size - pos < want ? size - pos : want;
 		union rec r;
 		memset(&r, 0, sizeof(r));

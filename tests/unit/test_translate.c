@@ -42,9 +42,13 @@ struct tt {
 			      * kernel's saved registers say (-1 none) */
 };
 
+/* The session bits of the traced threads' records (1: one session), and
+ * the translator's own bit (0: any): test_switch_entry_other_session's. */
+static uint32_t tt_bits = 1, tt_session_mask;
+
 static uint32_t sess(uint32_t tid)
 {
-	return tid >= 100 && tid < 1000 ? 1 : 0;
+	return tid >= 100 && tid < 1000 ? tt_bits : 0;
 }
 
 static void hdr(struct gt_kev_hdr *h, int type, uint64_t ts, int cpu, uint32_t tid)
@@ -84,7 +88,8 @@ static int tt_open_version(struct tt *x, const struct gt_thread_snapshot *snap, 
 	if (r < 0)
 		return r;
 	struct gt_translator_opts o = {.ncpus = NCPU, .go_version = version, .titles = tt_titles,
-				       .stacks = tt_stacks, .cgroup_path = tt_cgroup_path};
+				       .stacks = tt_stacks, .cgroup_path = tt_cgroup_path,
+				       .session_mask = tt_session_mask};
 	if ((r = gt_translator_new(&x->t, x->w, &o)) < 0)
 		return r;
 	return gt_translator_begin(x->t, 1000, snap, n);
@@ -105,9 +110,34 @@ static void sw(struct tt *x, uint64_t ts, int cpu, uint32_t prev, int64_t state,
 	sw_stack(x, ts, cpu, prev, state, flags, next, -1);
 }
 
+static void sw_fill(struct tt *x, struct gt_kev_switch *e, uint64_t ts, int cpu, uint32_t prev,
+		    int64_t state, uint32_t flags, uint32_t next, int32_t prev_ustack);
+
 /* A switch whose prev (traced) stopped with user stack prev_ustack. */
 static void sw_stack(struct tt *x, uint64_t ts, int cpu, uint32_t prev, int64_t state,
 		     uint32_t flags, uint32_t next, int32_t prev_ustack)
+{
+	struct gt_kev_switch e = {0};
+	sw_fill(x, &e, ts, cpu, prev, state, flags, next, prev_ustack);
+	feed(x, &e, sizeof(e));
+}
+
+/* A switch where prev blocks in the syscall x->sysnr[prev] says, carrying
+ * that syscall's entry for the sessions entry_sessions (GT_SWITCH_ENTRY):
+ * what --syscalls=blocking writes there. */
+static void sw_entry(struct tt *x, uint64_t ts, int cpu, uint32_t prev, int64_t state,
+		     uint32_t next, int32_t prev_ustack, const struct gt_utop *top,
+		     uint32_t entry_sessions)
+{
+	struct gt_kev_switch_entry e = {0};
+	sw_fill(x, &e.sw, ts, cpu, prev, state, GT_SWITCH_ENTRY, next, prev_ustack);
+	e.entry_sessions = entry_sessions;
+	e.top = *top;
+	feed(x, &e, sizeof(e));
+}
+
+static void sw_fill(struct tt *x, struct gt_kev_switch *ep, uint64_t ts, int cpu, uint32_t prev,
+		    int64_t state, uint32_t flags, uint32_t next, int32_t prev_ustack)
 {
 	struct gt_kev_switch e = {0};
 	hdr(&e.hdr, GT_KEV_SWITCH, ts, cpu, prev);
@@ -123,7 +153,7 @@ static void sw_stack(struct tt *x, uint64_t ts, int cpu, uint32_t prev, int64_t 
 	e.flags = flags;
 	snprintf(e.prev_comm, sizeof(e.prev_comm), "t%u", prev);
 	snprintf(e.next_comm, sizeof(e.next_comm), "t%u", next);
-	feed(x, &e, sizeof(e));
+	*ep = e;
 }
 
 /* A wakeup on cpu of target (last on target_cpu) by waker, whose user
@@ -2006,6 +2036,137 @@ static void test_syscall_caller_blocking(void)
 	tt_close(&x);
 }
 
+/* How test_switch_entry's scenario writes a syscall's entry where it
+ * blocks: its own record before the switch (before ABI 12), folded into
+ * the switch (GT_SWITCH_ENTRY), or none (a session the entry is not for). */
+enum entry_way { ENTRY_RECORD, ENTRY_FOLDED, ENTRY_NONE };
+
+static void block_in(struct tt *x, enum entry_way way, uint64_t ts, uint32_t tid, int64_t nr,
+		     int32_t ustack, const struct gt_utop *top, uint32_t entry_sessions)
+{
+	x->sysnr[tid] = nr;
+	if (way == ENTRY_RECORD) {
+		sys_record(x, ts, 0, tid, nr, ustack, top, GT_SYS_ENTER_AT_BLOCK);
+		sw_stack(x, ts, 0, tid, S_SLEEP, 0, 0, ustack);
+	} else if (way == ENTRY_FOLDED) {
+		sw_entry(x, ts, 0, tid, S_SLEEP, 0, ustack, top, entry_sessions);
+	} else {
+		sw_stack(x, ts, 0, tid, S_SLEEP, 0, 0, ustack);
+	}
+}
+
+/* test_syscall_caller_blocking's threads, the entries written `way`
+ * (entry_sessions: the folded entries' sessions); the file's bytes into
+ * out (malloc'd), its dump into *dump.  Returns the bytes' length. */
+static size_t switch_entry_case(enum entry_way way, uint32_t entry_sessions, uint8_t **out,
+				char **dump)
+{
+	struct tt x;
+	struct gt_thread_snapshot s[2];
+	struct gt_stack_source src = {caller_frames, caller_slot, NULL};
+	struct gt_utop top = {.lr = 0x7000, .nwords = GT_UTOP_WORDS};
+	size_t len = 0;
+
+	*out = NULL;
+	*dump = NULL;
+	top.words[2] = 0x5000;
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'R', -1, 1);
+	tt_stacks = &src;
+	int r = tt_open(&x, s, 2);
+	tt_stacks = NULL;
+	GT_CHECK(r == 0, "open: %d", r);
+	if (r != 0)
+		return 0;
+	block_in(&x, way, 2100, 101, 0, 1, &top, entry_sessions); /* read blocks */
+	sys_record(&x, 2300, 1, 102, 1, 3, &top, GT_SYS_ENTER_CALLER_ONLY); /* write wakes */
+	wake_stack(&x, 2300, 1, 102, 101, 0, 3);
+	sys_exit(&x, 102);
+	sw(&x, 2400, 0, 0, 0, 0, 101);
+	sys_exit(&x, 101);
+	block_in(&x, way, 2500, 101, 202, 5, &top, entry_sessions); /* futex */
+	wake(&x, 2800, 1, 1001, 101);
+	sw(&x, 2900, 0, 0, 0, 0, 101);
+	sys_exit(&x, 101);
+	block_in(&x, way, 3000, 101, 7, 4, &top, entry_sessions); /* poll */
+	wake(&x, 3200, 1, 1001, 101);
+	if (tt_finish(&x, 5000) == 0) {
+		FILE *f = fopen(x.path, "rb");
+		*out = malloc(1 << 16);
+		len = f && *out ? fread(*out, 1, 1 << 16, f) : 0;
+		if (f)
+			fclose(f);
+		*dump = x.dump;
+		x.dump = NULL;
+	}
+	tt_close(&x);
+	return len;
+}
+
+/* The dump past Go's "hh:mm:ss Parsing trace..." line (its clock). */
+static const char *dump_body(const char *d)
+{
+	const char *nl = d && strstr(d, "Parsing trace") ? strchr(d, '\n') : NULL;
+
+	return nl ? nl + 1 : d ? d : "";
+}
+
+/* Two runs of switch_entry_case: the same trace, byte for byte. */
+static int same_trace(const uint8_t *a, size_t na, const char *da, const uint8_t *b, size_t nb,
+		       const char *db)
+{
+	return na > 0 && na == nb && memcmp(a, b, na) == 0 && da && db &&
+	       strcmp(dump_body(da), dump_body(db)) == 0;
+}
+
+/* ABI 12: the entry of a syscall that blocks rides in the switch record
+ * (GT_SWITCH_ENTRY) instead of a record of its own just before it; the
+ * trace must be the same, byte for byte, and differ from one without the
+ * entries (the read's GoSysCall and block name the wrapper's caller). */
+static void test_switch_entry(void)
+{
+	uint8_t *a, *b, *c;
+	char *da, *db, *dc;
+	size_t na = switch_entry_case(ENTRY_RECORD, 1, &a, &da);
+	size_t nb = switch_entry_case(ENTRY_FOLDED, 1, &b, &db);
+	size_t nc = switch_entry_case(ENTRY_NONE, 1, &c, &dc);
+
+	GT_CHECK(same_trace(a, na, da, b, nb, db), "the folded entries' trace differs "
+		 "(%zu and %zu bytes):\n%s\nvs\n%s", na, nb, dump_body(da), dump_body(db));
+	GT_CHECK(nc > 0 && (nc != nb || memcmp(b, c, nc) != 0), "the entries changed nothing");
+	free(a), free(b), free(c), free(da), free(db), free(dc);
+}
+
+/* Two sessions trace the threads; the entries folded into the switches
+ * are the first one's alone (the second records every entry itself): the
+ * second's translator takes none of them, as it was never given the entry
+ * records before; the first's takes them all. */
+static void test_switch_entry_other_session(void)
+{
+	uint8_t *v[4];
+	char *d[4];
+	size_t n[4];
+
+	tt_bits = 3;
+	tt_session_mask = 2;
+	n[0] = switch_entry_case(ENTRY_NONE, 1, &v[0], &d[0]);
+	n[1] = switch_entry_case(ENTRY_FOLDED, 1, &v[1], &d[1]);
+	tt_session_mask = 1;
+	n[2] = switch_entry_case(ENTRY_RECORD, 1, &v[2], &d[2]);
+	n[3] = switch_entry_case(ENTRY_FOLDED, 1, &v[3], &d[3]);
+	tt_bits = 1;
+	tt_session_mask = 0;
+	GT_CHECK(same_trace(v[0], n[0], d[0], v[1], n[1], d[1]),
+		 "another session's entries changed the trace:\n%s\nvs\n%s", dump_body(d[0]),
+		 dump_body(d[1]));
+	GT_CHECK(same_trace(v[2], n[2], d[2], v[3], n[3], d[3]),
+		 "the session's folded entries differ from its entry records:\n%s\nvs\n%s",
+		 dump_body(d[2]), dump_body(d[3]));
+	GT_CHECK(n[1] != n[3] || memcmp(v[1], v[3], n[1]) != 0, "both sessions took the entries");
+	for (int i = 0; i < 4; i++)
+		free(v[i]), free(d[i]);
+}
+
 /* Identity stacks: threads with the same name share the PC (the Goroutines
  * page groups by it), the frame names the thread and carries its tid. */
 static void test_identity_stacks(void)
@@ -2305,6 +2466,8 @@ int main(void)
 	GT_RUN(test_syscall_caller);
 	GT_RUN(test_stack_pending);
 	GT_RUN(test_syscall_caller_blocking);
+	GT_RUN(test_switch_entry);
+	GT_RUN(test_switch_entry_other_session);
 	GT_RUN(test_rename_names_by_last_comm);
 	GT_RUN(test_exec_keeps_goroutine);
 	GT_RUN(test_goid_is_tid);
