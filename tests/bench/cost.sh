@@ -15,7 +15,9 @@
 #     load does not, as it does in the wall time).
 #  2. Bystanders: untraced programs, switch-heavy (a pipe ping-pong of
 #     two threads pinned to CPU 0), syscall-heavy (getppid loop), CPU-bound
-#     (arithmetic): alone | beside an idle daemon (no session) | beside a
+#     (arithmetic): alone | beside an idle daemon (no session) | beside
+#     programs that do nothing on sched_switch and sched_waking (the floor
+#     of any filter there: bench_floor --hold) | beside a
 #     default recording of another process | beside a flight recording of
 #     it | beside `perf sched record -p` of it.  Each is one resident
 #     process (`fixedwork serve`) that does COST_BLOCKS (3) runs of its
@@ -47,6 +49,7 @@ GTCTL=$build/gotracectl
 PP=$build/workloads/pingpong
 TPP=$build/workloads/tcppingpong
 FW=$build/workloads/fixedwork
+FLOOR=$build/bench/bench_floor
 N=${COST_ROUNDS:-50000}
 RUNS=${COST_RUNS:-5}
 SRV_SECS=${COST_SERVER_SECONDS:-60}
@@ -64,7 +67,7 @@ cleanup() {
 trap cleanup EXIT
 . tests/bench/bpf_progs.sh # gt_bpf_stats_on, gt_bpf_stats_restore
 
-for f in "$GTCTL" "$build/gotraced" "$PP" "$TPP" "$FW" "$build/workloads/sleeper"; do
+for f in "$GTCTL" "$build/gotraced" "$PP" "$TPP" "$FW" "$FLOOR" "$build/workloads/sleeper"; do
 	[ -x "$f" ] || { echo "cost: $f not built (make BUILD=$build tests)"; exit 1; }
 done
 for t in perf nginx wrk curl; do
@@ -202,7 +205,7 @@ if want 2; then
 	pids+=("$neighbour")
 	echo
 	echo "== bystanders: untraced programs beside gotraced, median of $RUNS interleaved rounds of $BLOCKS runs (goal +1%)"
-	settings="alone idle-daemon default flight perf-sched"
+	settings="alone idle-daemon floor default flight perf-sched"
 	# start_setting S: starts what the bystanders run beside in setting S (rec:
 	# its pid, empty for alone); 1 if it did not start
 	start_setting() {
@@ -213,6 +216,11 @@ if want 2; then
 			"$build/gotraced" --socket "$tmp/idle.sock" >/dev/null 2>"$tmp/idle.err" &
 			rec=$!
 			for _ in $(seq 1 100); do [ -S "$tmp/idle.sock" ] && break; sleep 0.1; done ;;
+		floor) # programs that do nothing on the two tracepoints every switch and wakeup runs
+			"$FLOOR" --hold sched_switch sched_waking 2>"$tmp/b.err" &
+			rec=$!
+			sleep 0.5
+			kill -0 "$rec" 2>/dev/null || { echo "cost: the floor did not attach: $(tail -2 "$tmp/b.err")"; return 1; } ;;
 		default | flight)
 			flags=()
 			[ "$1" = flight ] && flags=(--flight)
@@ -228,7 +236,7 @@ if want 2; then
 	}
 	stop_setting() { # stop_setting S
 		[ -n "$rec" ] || return 0
-		if [ "$1" = idle-daemon ]; then kill -TERM "$rec"; else kill -INT "$rec"; fi
+		if [ "$1" = idle-daemon ] || [ "$1" = floor ]; then kill -TERM "$rec"; else kill -INT "$rec"; fi
 		wait "$rec"
 	}
 	for _ in $(seq 1 "$RUNS"); do
@@ -269,24 +277,25 @@ if want 2; then
 		"2 lowest CPU time of the program, the lowest of its runs"; do
 		read -r field stat what <<<"$table"
 		echo "$what:"
-		printf '%-14s %9s %15s %18s %18s %18s\n' bystander "alone ms" "idle daemon" "default of other" \
-			"--flight of other" "perf sched -p"
+		printf '%-14s %9s %12s %15s %18s %18s %18s\n' bystander "alone ms" "idle daemon" "empty progs" \
+			"default of other" "--flight of other" "perf sched -p"
 		for k in "${kinds[@]}"; do
 			n=${k%%|*}
 			a=$(awk -v f="$field" '{ print $f }' "$tmp/b.alone.$n" | $stat)
 			line=$(printf '%-14s %9.1f' "$n" "$(awk -v a="$a" 'BEGIN { print a / 1e6 }')")
-			w=15
-			for s in idle-daemon default flight perf-sched; do
+			w=12
+			for s in idle-daemon floor default flight perf-sched; do
 				line+=$(printf " %${w}s" "$(pct "$(awk -v f="$field" '{ print $f }' "$tmp/b.$s.$n" | $stat)" "$a")")
-				w=18
+				[ "$s" = idle-daemon ] && w=15 || w=18
 			done
 			echo "$line"
 		done
 	done
-	echo "figure: bystander slowdown beside each above; goal: <= +1% (done when <= +2%)"
+	echo "figure: bystander slowdown beside each above; goal: <= +1% (done when <= +2%); 'empty progs': programs"
+	echo "that return at once on sched_switch and sched_waking (bench_floor --hold), the floor of any filter there"
 	echo "counts of the switch-heavy bystander, lowest of ${COST_COUNT_RUNS:-3} interleaved rounds (what the programs and"
 	echo "the recorder add to it; 'other' is the recorder, the daemon or perf):"
-	python3 tests/bench/bystander_counts.py table "$tmp/c." alone idle-daemon default flight perf-sched
+	python3 tests/bench/bystander_counts.py table "$tmp/c." alone idle-daemon floor default flight perf-sched
 fi
 
 # ---- 3. the flight recorder on a busy server ---------------------------------
