@@ -1701,6 +1701,27 @@ static int caller_slot(void *ctx, uint32_t tgid, int32_t u)
 	return u == 1 || u == 4 ? 2 : u == 3 ? GT_RA_LR : GT_RA_NONE;
 }
 
+/* Threads 101 (CPU 0) and 102 (CPU 1) running, stacks named by
+ * caller_frames/caller_slot, and *top a stack top whose word 2 holds the
+ * caller 0x5000 (lr 0x7000). */
+static int open_with_callers(struct tt *x, struct gt_utop *top)
+{
+	static struct gt_stack_source src = {caller_frames, caller_slot, NULL}; /* x keeps it */
+	struct gt_thread_snapshot s[2];
+	int r;
+
+	memset(top, 0, sizeof(*top));
+	top->lr = 0x7000;
+	top->nwords = GT_UTOP_WORDS;
+	top->words[2] = 0x5000;
+	snap(&s[0], 101, 'R', -1, 0);
+	snap(&s[1], 102, 'R', -1, 1);
+	tt_stacks = &src;
+	r = tt_open(x, s, 2);
+	tt_stacks = NULL;
+	return r;
+}
+
 /* The pcs of the stack of each event of type `type`, in file order: up to
  * max stacks of 3 pcs (0 = no frame); returns how many events. */
 static int event_stacks(const struct tt *x, int type, uint64_t (*pcs)[3], int max)
@@ -1744,17 +1765,10 @@ static uint64_t frame1_of(uint64_t (*pcs)[3], int n, uint64_t leaf)
 static void test_syscall_caller(void)
 {
 	struct tt x;
-	struct gt_thread_snapshot s[2];
-	struct gt_stack_source src = {caller_frames, caller_slot, NULL};
-	struct gt_utop top = {.lr = 0x7000, .nwords = GT_UTOP_WORDS};
+	struct gt_utop top;
 	uint64_t sys[4][3] = {{0}}, blk[2][3] = {{0}}, unb[4][3] = {{0}};
 
-	top.words[2] = 0x5000;
-	snap(&s[0], 101, 'R', -1, 0);
-	snap(&s[1], 102, 'R', -1, 1);
-	tt_stacks = &src;
-	int r = tt_open(&x, s, 2);
-	tt_stacks = NULL;
+	int r = open_with_callers(&x, &top);
 	GT_REQUIRE(r == 0, "open");
 	sys_enter_top(&x, 2000, 0, 101, 0, 1, &top);  /* read: caller in word 2 */
 	sw_stack(&x, 2100, 0, 101, S_SLEEP, 0, 0, 1);  /* blocks in it */
@@ -1996,17 +2010,10 @@ static void test_loopback_sender(void)
 static void test_syscall_caller_blocking(void)
 {
 	struct tt x;
-	struct gt_thread_snapshot s[2];
-	struct gt_stack_source src = {caller_frames, caller_slot, NULL};
-	struct gt_utop top = {.lr = 0x7000, .nwords = GT_UTOP_WORDS};
+	struct gt_utop top;
 	uint64_t sys[4][3] = {{0}}, blk[2][3] = {{0}}, unb[4][3] = {{0}};
 
-	top.words[2] = 0x5000;
-	snap(&s[0], 101, 'R', -1, 0);
-	snap(&s[1], 102, 'R', -1, 1);
-	tt_stacks = &src;
-	int r = tt_open(&x, s, 2);
-	tt_stacks = NULL;
+	int r = open_with_callers(&x, &top);
 	GT_REQUIRE(r == 0, "open");
 	sys_record(&x, 2100, 0, 101, 0, 1, &top, GT_SYS_ENTER_AT_BLOCK);  /* read blocks */
 	sw_stack(&x, 2100, 0, 101, S_SLEEP, 0, 0, 1);
@@ -2062,19 +2069,12 @@ static size_t switch_entry_case(enum entry_way way, uint32_t entry_sessions, uin
 				char **dump)
 {
 	struct tt x;
-	struct gt_thread_snapshot s[2];
-	struct gt_stack_source src = {caller_frames, caller_slot, NULL};
-	struct gt_utop top = {.lr = 0x7000, .nwords = GT_UTOP_WORDS};
+	struct gt_utop top;
 	size_t len = 0;
 
 	*out = NULL;
 	*dump = NULL;
-	top.words[2] = 0x5000;
-	snap(&s[0], 101, 'R', -1, 0);
-	snap(&s[1], 102, 'R', -1, 1);
-	tt_stacks = &src;
-	int r = tt_open(&x, s, 2);
-	tt_stacks = NULL;
+	int r = open_with_callers(&x, &top);
 	GT_CHECK(r == 0, "open: %d", r);
 	if (r != 0)
 		return 0;
