@@ -104,17 +104,21 @@ static int take(struct gt_golabels *gl, struct gt_golabels_entry *e)
 }
 
 /* The way of set `set` to give a new map: an empty one, else the least
- * recently used without a read under way, else the least recently used. */
+ * recently used without a read under way (or with one past the hold: a
+ * target whose page faults never answer must not keep ways from the
+ * others' maps), else the least recently used. */
 static struct gt_golabels_entry *victim(struct gt_golabels *gl, size_t set)
 {
 	struct gt_golabels_entry *idle = NULL, *any = NULL;
+	uint64_t now = gt_now_ns();
 
 	for (size_t i = set; i < set + GT_GOLABELS_WAYS; i++) {
 		struct gt_golabels_entry *e = &gl->cache[i];
+		int stuck = e->job && now - e->posted_ns >= GT_GOLABELS_HOLD_NS;
 
 		if (!e->tgid)
 			return e;
-		if (!e->job && (!idle || e->used < idle->used))
+		if ((!e->job || stuck) && (!idle || e->used < idle->used))
 			idle = e;
 		if (!any || e->used < any->used)
 			any = e;

@@ -28,6 +28,7 @@
  * evicting each other and every log of both waited for a read again */
 #define GT_GOLABELS_CACHE 256
 #define GT_GOLABELS_WAYS  8
+_Static_assert(GT_GOLABELS_CACHE % GT_GOLABELS_WAYS == 0, "whole sets");
 #define GT_GOLABELS_TEXT  256 /* the text kept of one map (cut to fit) */
 #define GT_GOLABELS_HOLD_NS 50000000ull
 

@@ -152,11 +152,14 @@ if want 1; then
 	# The same rounds paired: a column's CPU time over perf sched's in the
 	# same round, whose placement swings (unpinned: 2 s of CPU untraced,
 	# 0.3 pinned) hit both alike more than they hit two medians.
-	echo "paired by round, CPU time over perf sched's in the same round (median; rounds lower):"
+	echo "paired by round, CPU time over perf sched's in the same round (median; rounds at or below):"
 	for w in "${wls[@]}"; do
 		wl=${w%%|*}
 		line=$(printf '%-14s' "$wl")
 		for c in default flight; do
+			# a failed run (said above) leaves a line out: no pairs then
+			[ "$(grep -c . "$tmp/t.$wl.perf-sched" 2>/dev/null)" = "$(grep -c . "$tmp/t.$wl.$c" 2>/dev/null)" ] ||
+				{ line+="  $c: a run failed, not paired"; continue; }
 			pairs=$(paste -d' ' "$tmp/t.$wl.perf-sched" "$tmp/t.$wl.$c" 2>/dev/null |
 				awk 'NF == 4 && $2 > 0 { print $4 / $2 }')
 			n=$(grep -c . <<<"$pairs")
@@ -180,6 +183,7 @@ if want 2; then
 	kinds=("switch-heavy|switch $N" "syscall-heavy|sys 1000000" "cpu-bound|cpu 100000000")
 	BLOCKS=${COST_BLOCKS:-3}
 	fds=()
+	trap '' PIPE
 	for k in "${kinds[@]}"; do
 		n=${k%%|*}
 		mkfifo "$tmp/r.$n.in" "$tmp/r.$n.out"
@@ -193,8 +197,9 @@ if want 2; then
 		for i in "${!kinds[@]}"; do
 			read -r fin fout <<<"${fds[$i]}"
 			for b in $(seq 1 "$BLOCKS"); do
-				echo "${kinds[$i]#*|}" >&"$fin"
-				read -r line <&"$fout" || { echo "cost: bystander ${kinds[$i]%%|*} died: $(tail -1 "$tmp/r.${kinds[$i]%%|*}.err")"; return 1; }
+				# (SIGPIPE ignored above: a dead resident fails the echo)
+				{ echo "${kinds[$i]#*|}" >&"$fin" && read -r line <&"$fout"; } ||
+					{ echo "cost: bystander ${kinds[$i]%%|*} died: $(tail -1 "$tmp/r.${kinds[$i]%%|*}.err")"; return 1; }
 				awk '{ print $2, $4 }' <<<"$line" >>"$tmp/b.$1.${kinds[$i]%%|*}"
 			done
 		done
@@ -262,7 +267,9 @@ if want 2; then
 	gt_bpf_stats_restore
 	kill "$neighbour"
 	wait "$neighbour" 2>/dev/null
-	for f in "${fds[@]}"; do # the residents: EOF ends them (each holds the others' fds too)
+	# the residents: their pipes closed, and killed (each later background
+	# job, another resident too, holds copies of the fds: EOF may not come)
+	for f in "${fds[@]}"; do
 		read -r fin fout <<<"$f"
 		exec {fin}>&- {fout}<&-
 	done

@@ -189,7 +189,7 @@ static void test_source(void)
 }
 
 /* Maps that share a set live side by side: 32 maps asked in turn, three
- * rounds, are read once each and every answer is theirs (direct-mapped,
+ * rounds, are read once each and each answers (direct-mapped,
  * the 32 took 256 slots, and two in one, most runs, evicted each other
  * at every turn: their logs waited for a read again and again). */
 static void test_many_maps(void)

@@ -7,7 +7,8 @@
  * time over it).
  *
  * fixedwork serve: the same, resident: reads `KIND N` lines on stdin and
- * answers each with that line once the work is done, until EOF.  One
+ * answers each with its `elapsed_ns ... cpu_ns ...` line once the work is
+ * done, until EOF.  One
  * process measured in every setting of a comparison: a short syscall
  * loop's time differs between processes by up to 15% (the first blocks
  * of a new process are slower, and some processes stay slower: where

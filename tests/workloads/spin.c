@@ -1,7 +1,8 @@
 /* spin [--wait] THREADS MS: THREADS threads (spin-0..) burn CPU for MS
  * milliseconds of wall time each; with more spinners than CPUs the
  * scheduler preempts them (GoPreempt, nonvoluntary switches).  THREADS 0:
- * the main thread spins, alone in its process (the throttle checks: a
+ * the main thread spins, alone in its process, printing nothing (no
+ * --wait; the throttle checks: a
  * second runnable thread, throttled in the same period, is a second wait
  * for one throttle of cpu.stat's). */
 #include "wl_common.h"
@@ -38,6 +39,10 @@ int main(int argc, char **argv)
 	ms = wl_arg(argc, argv, 2, 300);
 	if (n < 0 || n > 64) {
 		fprintf(stderr, "spin: THREADS must be 0..64\n");
+		return 2;
+	}
+	if (n == 0 && wait) {
+		fprintf(stderr, "spin: THREADS 0 takes no --wait (no thread lines, no gates)\n");
 		return 2;
 	}
 	if (n == 0) {
