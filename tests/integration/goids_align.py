@@ -195,6 +195,11 @@ def where(frames):
     return fn, any(CLOCK.search(f) for f in frames)
 
 
+# how a status change waits, not where: casgstatus spins in procyield and
+# osyield while another holds the goroutine's _Gscan bit (the GC scanning
+# its stack: in an emulated guest for up to 144 ms after a GoSched's
+# stamp, the CPU samples landing in the spin)
+SPIN = re.compile(r'^runtime\.(procyield|osyield)$')
 # a stamp's own leaves: its clock read, where a walk may end (the arm64
 # vDSO and Go's assembly keep no frame record: the stack is that frame)
 STAMP_LEAF = re.compile(r'^(runtime\.nanotime\w*|runtime\.vdsoCall\w*|__kernel_clock_gettime|'
@@ -207,7 +212,7 @@ def in_stamp(frames, sides):
     is a stamp's helpers or clock read alone (its walk ended there, with
     no frame to tell whose stamp) is in the one side the time allows, if
     only one (the 5.10 arm64 guest: 11 of 12 such logs in one run)."""
-    fs = [f for f in frames if not SKIPPED.match(f) and not HELPER.match(f)]
+    fs = [f for f in frames if not SKIPPED.match(f) and not HELPER.match(f) and not SPIN.match(f)]
     if not fs and len(sides) == 1 and not any(f.startswith("runtime.sig") for f in frames) and \
             any(HELPER.match(f) or STAMP_LEAF.match(f) for f in frames):
         return next(iter(sides))
