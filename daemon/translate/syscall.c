@@ -1,15 +1,33 @@
 /* Syscall entry and CPU samples. */
 #include "internal.h"
 
-#include <string.h>
-
 /* The syscall th is in, and the caller its libc wrapper hides: stacks
  * taken inside it until the next one (a block, a wakeup, a fork) get it. */
-static void note_syscall_caller(struct gt_translator *t, struct gt_thread *th,
-				const struct gt_kev_sys_enter *e)
+static void note_syscall_caller(struct gt_translator *t, struct gt_thread *th, int32_t ustack,
+				const struct gt_utop *top)
 {
-	th->sys_ustack = e->ustack;
-	th->sys_caller = gt_tr_caller(t, th->tgid, e->ustack, &e->top);
+	th->sys_ustack = ustack;
+	th->sys_caller = gt_tr_caller(t, th->tgid, ustack, top);
+}
+
+/* h's thread entered a syscall at ustack (top: its stack's top words):
+ * the GoSysCall it begins, at_block when written where it blocks. */
+static void entered(struct gt_translator *t, const struct gt_kev_hdr *h, int32_t ustack,
+		    const struct gt_utop *top, bool at_block)
+{
+	struct gt_thread *th = gt_tr_current(t, h, NULL);
+	if (!th)
+		return;
+	struct gt_cpu *c = &t->cpus[th->cpu];
+	gt_tr_flush_syscall(t, th->cpu); /* the last one returned */
+	c->sys_pending = true;
+	c->sys_at_block = at_block;
+	th->entries_seen = !at_block;
+	c->sys_ts = t->now;
+	note_syscall_caller(t, th, ustack, top);
+	uint64_t stk = gt_tr_thread_stack(t, th, ustack, -1);
+	/* written where it blocks: named once the switch keeps it (sched.c) */
+	c->sys_stack = at_block ? stk : gt_tr_named_stack(t, th, stk);
 }
 
 /* An entry record: the syscall's entry itself (--syscalls=all), or written
@@ -21,43 +39,23 @@ void gt_tr_on_sys_enter(struct gt_translator *t, const struct gt_kev_sys_enter *
 	if (e->flags & GT_SYS_ENTER_CALLER_ONLY) {
 		struct gt_thread *th = gt_tr_lookup(t, e->hdr.tid);
 		if (th && th->state != GT_TH_DEAD)
-			note_syscall_caller(t, th, e);
+			note_syscall_caller(t, th, e->ustack, &e->top);
 		return;
 	}
-	struct gt_thread *th = gt_tr_current(t, &e->hdr, NULL);
-	if (!th)
-		return;
-	struct gt_cpu *c = &t->cpus[th->cpu];
-	gt_tr_flush_syscall(t, th->cpu); /* the last one returned */
-	c->sys_pending = true;
-	c->sys_at_block = (e->flags & GT_SYS_ENTER_AT_BLOCK) != 0;
-	th->entries_seen = !c->sys_at_block;
-	c->sys_ts = t->now;
-	note_syscall_caller(t, th, e);
-	uint64_t stk = gt_tr_thread_stack(t, th, e->ustack, -1);
-	/* written where it blocks: named once the switch keeps it (sched.c) */
-	c->sys_stack = c->sys_at_block ? stk : gt_tr_named_stack(t, th, stk);
+	entered(t, &e->hdr, e->ustack, &e->top, (e->flags & GT_SYS_ENTER_AT_BLOCK) != 0);
 }
 
 /* The entry a blocking switch carries (GT_SWITCH_ENTRY), for the sessions
- * that record no entries: the record a late entry of its own was before
- * it (flags GT_SYS_ENTER_AT_BLOCK, just before the switch), rebuilt and
- * taken as such, so the trace is the same. */
+ * that record no entries: taken as the late entry record written just
+ * before the switch was (GT_SYS_ENTER_AT_BLOCK), so the trace is the same. */
 void gt_tr_on_switch_entry(struct gt_translator *t, const struct gt_kev_switch_entry *x)
 {
-	struct gt_kev_sys_enter e;
+	struct gt_kev_hdr h = x->sw.hdr;
 
 	if (!gt_tr_traced(t, x->entry_sessions) || x->sw.prev_sysnr < 0)
 		return;
-	memset(&e, 0, sizeof(e));
-	e.hdr = x->sw.hdr;
-	e.hdr.type = GT_KEV_SYS_ENTER;
-	e.hdr.sessions = x->entry_sessions;
-	e.nr = x->sw.prev_sysnr;
-	e.ustack = x->sw.prev_ustack;
-	e.flags = GT_SYS_ENTER_AT_BLOCK;
-	e.top = x->top;
-	gt_tr_on_sys_enter(t, &e);
+	h.sessions = x->entry_sessions; /* the entry's, as its own record had */
+	entered(t, &h, x->sw.prev_ustack, &x->top, true);
 }
 
 /* CPUSample [real ts, p, g, stack]; only traces >= 1.19 have it. */

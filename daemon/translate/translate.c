@@ -159,6 +159,20 @@ static void dispatch(struct gt_translator *t, const struct gt_kev_hdr *ev)
 	}
 }
 
+/* A record whose flag says it has a longer form (base bytes, then a tail
+ * up to full): the tail copied where the record holds it, else the flag
+ * cleared and the tail zeros. */
+static void take_tail(union gt_kev_any *copy, const void *ev, size_t len, size_t base, size_t full,
+		      uint32_t *flags, uint32_t flag)
+{
+	if ((*flags & flag) && len >= full) {
+		memcpy(copy, ev, full);
+		return;
+	}
+	memset((char *)copy + base, 0, full - base);
+	*flags &= ~flag;
+}
+
 int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, size_t len)
 {
 	if (t->err)
@@ -183,22 +197,13 @@ int gt_translator_event(struct gt_translator *t, const struct gt_kev_hdr *ev, si
 		return 0;
 	}
 	memcpy(&copy, ev, gt_kev_size(type));
-	if (type == GT_KEV_WAKEUP) {
-		/* the sender's name follows where the flag says so (and the
-		 * record holds it); the rest reads as zeros otherwise */
-		memset((char *)&copy.wks + sizeof(copy.wk), 0, sizeof(copy.wks) - sizeof(copy.wk));
-		if ((copy.wk.flags & GT_WAKEUP_SENDER) && len >= sizeof(copy.wks))
-			memcpy(&copy.wks, ev, sizeof(copy.wks));
-		else
-			copy.wk.flags &= ~GT_WAKEUP_SENDER;
-	} else if (type == GT_KEV_SWITCH) {
-		/* the syscall entry folded in, where the flag says so */
-		memset((char *)&copy.swe + sizeof(copy.sw), 0, sizeof(copy.swe) - sizeof(copy.sw));
-		if ((copy.sw.flags & GT_SWITCH_ENTRY) && len >= sizeof(copy.swe))
-			memcpy(&copy.swe, ev, sizeof(copy.swe));
-		else
-			copy.sw.flags &= ~GT_SWITCH_ENTRY;
-	}
+	/* the wakeup's sender, the switch's syscall entry: a longer form */
+	if (type == GT_KEV_WAKEUP)
+		take_tail(&copy, ev, len, sizeof(copy.wk), sizeof(copy.wks), &copy.wk.flags,
+			  GT_WAKEUP_SENDER);
+	else if (type == GT_KEV_SWITCH)
+		take_tail(&copy, ev, len, sizeof(copy.sw), sizeof(copy.swe), &copy.sw.flags,
+			  GT_SWITCH_ENTRY);
 	if (!t->begun)
 		gt_translator_begin(t, copy.hdr.ts, NULL, 0);
 	if (copy.hdr.cpu >= t->ncpus) {
