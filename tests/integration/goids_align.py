@@ -84,15 +84,21 @@ CALLED = {
               re.compile(r'^runtime\.(park_m|goschedImpl|go(preempt|sched|yield)_m|gdestroy|goexit[01]|'
                          r'exitsyscall\.func\d+)$')),
 }
-HELPER = re.compile(r'^runtime\.(traceWriter\.\w+|traceEventWriter\.\w+|traceLocker\.(eventWriter|stack)|'
+HELPER = re.compile(r'^runtime\.(traceWriter\.[\w.]+|traceEventWriter\.\w+|traceLocker\.(eventWriter|stack)|'
                     r'traceStack|traceClockNow|fpTracebackPCs|traceFrames|\(\*traceStackTable\)\.\w+|'
                     r'\(\*traceMap\)\.\w+)$')
 # frames above it that are not where the thread's Go code was: a stamp's
-# clock read (the vDSO's, the kernel's: a frame without a package,
-# nanotime's) and a signal handler run over it (the runtime's preemption
-# signal: its handler runs on the thread whatever the code it interrupts)
+# clock read (the vDSO's, the kernel's: a frame without a package, or
+# only a compiler's clone suffix, el0_svc_common.constprop.0 under every
+# arm64 system call; nanotime's) and a signal handler run over it (the
+# runtime's preemption signal: its handler runs on the thread whatever the
+# code it interrupts)
 SKIPPED = re.compile(r'^(runtime\.nanotime\w*|runtime\.vdsoCall\w*|runtime\.sig\w+|'
-                     r'runtime\.cgoSigtramp|runtime\.badsignal\w*|[^.]*)$')
+                     r'runtime\.cgoSigtramp|runtime\.badsignal\w*|'
+                     r'[^.]*(\.(isra|constprop|part|cold|llvm)(\.\d+)?)*)$')
+# the handler's entry: every frame inside it (the handler's own Go code,
+# findfunc under sighandler) is the handler's
+SIGTRAMP = re.compile(r'^runtime\.(sigtramp|cgoSigtramp)$')
 
 
 def on_cpu(ours, off):
@@ -188,18 +194,25 @@ def stacks(ours, off):
 
 
 def where(frames):
-    """The runtime function a stack was in, and whether in a clock read."""
+    """The runtime function a stack was in (below a signal handler run
+    over it), and whether in a clock read."""
+    tramp = [i for i, f in enumerate(frames) if SIGTRAMP.match(f)]
+    frames = frames[tramp[-1] + 1:] if tramp and tramp[-1] + 1 < len(frames) else frames
     fn = next((f for f in frames if f.startswith("runtime.") and not PLUMBING.match(f)), None)
     if fn is None:
         fn = next((f for f in frames if not PLUMBING.match(f)), "?")
     return fn, any(CLOCK.search(f) for f in frames)
 
 
-# how a status change waits, not where: casgstatus spins in procyield and
-# osyield while another holds the goroutine's _Gscan bit (the GC scanning
-# its stack: in an emulated guest for up to 144 ms after a GoSched's
-# stamp, the CPU samples landing in the spin)
-SPIN = re.compile(r'^runtime\.(procyield|osyield)$')
+# how a status change or a stamp waits, not where: casgstatus spins in
+# procyield and osyield while another holds the goroutine's _Gscan bit
+# (the GC scanning its stack: in an emulated guest for up to 144 ms after
+# a GoSched's stamp, the CPU samples landing in the spin; in execute, 21
+# yields of one thread in 6 ms on the 6.1 arm64 guest), and a stamp's
+# buffer refill waits for the trace's lock (lock2's spin, yield and futex
+# sleep, on the system stack)
+SPIN = re.compile(r'^runtime\.(procyield|osyield|lock|lockWithRank|lock2|futex|futexsleep|'
+                  r'systemstack)$')
 # a stamp's own leaves: its clock read, where a walk may end (the arm64
 # vDSO and Go's assembly keep no frame record: the stack is that frame)
 STAMP_LEAF = re.compile(r'^(runtime\.nanotime\w*|runtime\.vdsoCall\w*|__kernel_clock_gettime|'
@@ -212,7 +225,9 @@ def in_stamp(frames, sides):
     is a stamp's helpers or clock read alone (its walk ended there, with
     no frame to tell whose stamp) is in the one side the time allows, if
     only one (the 5.10 arm64 guest: 11 of 12 such logs in one run)."""
-    fs = [f for f in frames if not SKIPPED.match(f) and not HELPER.match(f) and not SPIN.match(f)]
+    tramp = [i for i, f in enumerate(frames) if SIGTRAMP.match(f)]
+    own = frames[tramp[-1] + 1:] if tramp else frames
+    fs = [f for f in own if not SKIPPED.match(f) and not HELPER.match(f) and not SPIN.match(f)]
     if not fs and len(sides) == 1 and not any(f.startswith("runtime.sig") for f in frames) and \
             any(HELPER.match(f) or STAMP_LEAF.match(f) for f in frames):
         return next(iter(sides))
