@@ -42,7 +42,9 @@ if ! gt_record_bg lr -n redis-server -n redis-benchmark --wait -o "$T"; then
 	fail loopback_redis "gotracectl record exited at start: $(tail -3 "$GT_TMP/lr.rec.err")"
 	gt_finish
 fi
-perf sched record -k mono -a -q -e sched:sched_wakeup -o "$GT_TMP/perf.data" -- sleep 600 >"$GT_TMP/perf.out" 2>&1 &
+# -m 16M a CPU: with perf's default buffer it lost up to 502 switch-ins of
+# a run on a busy machine, and timehist's maximum then missed the worst wait
+perf sched record -m 16M -k mono -a -q -e sched:sched_wakeup -o "$GT_TMP/perf.data" -- sleep 600 >"$GT_TMP/perf.out" 2>&1 &
 PERF=$!
 gt_pids+=("$PERF")
 for _ in $(seq 1 1200); do
