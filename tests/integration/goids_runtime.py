@@ -29,9 +29,13 @@ the runtime's stamp of it (a leave is stamped before, an arrival after).
 A log that names the wrong goroutine inside such a stretch, the one on
 the other side of the stamp, is "undecidable": printed with how far it
 was from the stamp and where the thread's stack was, and left out of the
-share, never dropped silently; but at most 0.5% of each kind's logs
+share, never dropped silently; but the stretches that hold them (one
+stamp's, on one thread) may be at most 0.5% of each kind's logs
 (GOIDS_UNDECIDED_MAX_PCT; one is always allowed), so that a wrong read
-cannot hide there.  At least 99% of each kind's decided logs
+cannot hide there.  Stretches, not logs: one stretch may hold many (in
+an emulated guest a goroutine's status change waited 214 ms in
+casgstatus's spin after goschedImpl's stamp, and 105 switch-outs and
+samples of its thread fell in it); a wrong read would fall in many.  At least 99% of each kind's decided logs
 (GOIDS_RUNTIME_MIN_PCT), and at least MIN_LOGS (10; GOIDS_MIN_LOGS) of
 each kind so that the check is not empty.  The kinds: GOIDS_KINDS as
 goids_check.py.  Prints the clocks' line, the undecidable logs' line when
@@ -149,7 +153,7 @@ def main(argv):
     stack = ga.stacks(ours, off)
     seen = {k: 0 for k in KINDS}
     bad = {k: 0 for k in KINDS}
-    skipped, examples, undecided, far, why = 0, [], {}, [], {}
+    skipped, examples, undecided, far, why, stretches = 0, [], {}, [], {}, {}
     for line in ours:
         m = LOG.match(line)
         if not m or m.group(3) not in KINDS:
@@ -172,6 +176,8 @@ def main(argv):
         if side:
             undecided[side] = undecided.get(side, 0) + 1
             undecided[kind] = undecided.get(kind, 0) + 1
+            stretches.setdefault(kind, set()).add(
+                (tid, side, times[i] if side == "leave" else times[i + 1]))
             far.append(t - times[i] if side == "leave" else times[i + 1] - t)
             c = why.setdefault(fn, [0, 0])
             c[0], c[1] = c[0] + 1, c[1] + clock
@@ -204,16 +210,17 @@ def main(argv):
                                            if undecided.get(kind) else ""))
         if seen[kind] < MIN_LOGS or (seen[kind] - bad[kind]) * 100 < MIN_PCT * seen[kind]:
             rc = 1
-        u = undecided.get(kind, 0)
+        u, k = undecided.get(kind, 0), len(stretches.get(kind, ()))
         # one is always allowed: a kind of 100 logs (the samples) would
         # otherwise fail a host run on a single one
-        if u > 1 and u * 100 > MAX_UNDECIDED_PCT * (seen[kind] + u):
-            print("%s: %d of %d logs undecidable, more than %g%%" %
-                  (kind, u, seen[kind] + u, MAX_UNDECIDED_PCT))
+        if k > 1 and k * 100 > MAX_UNDECIDED_PCT * (seen[kind] + u):
+            print("%s: %d of %d logs undecidable, in %d stretches: more than %g%% of the logs" %
+                  (kind, u, seen[kind] + u, k, MAX_UNDECIDED_PCT))
             rc = 1
     extra = []
     if far:
-        extra.append("%d undecidable" % len(far))
+        extra.append("%d undecidable, in %d stretches" %
+                     (len(far), len(set().union(*stretches.values()))))
     if skipped:
         extra.append("%d unknown: clamped by Go's reader" % skipped)
     print("logs naming the goroutine the runtime's own trace has on that thread: " +
