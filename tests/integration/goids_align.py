@@ -193,11 +193,17 @@ def stacks(ours, off):
     return out
 
 
+def below_handler(frames):
+    """The frames of the code a signal handler interrupted (all of them
+    when none ran over it; none when the walk ended inside it)."""
+    tramp = [i for i, f in enumerate(frames) if SIGTRAMP.match(f)]
+    return frames[tramp[-1] + 1:] if tramp else frames
+
+
 def where(frames):
     """The runtime function a stack was in (below a signal handler run
     over it), and whether in a clock read."""
-    tramp = [i for i, f in enumerate(frames) if SIGTRAMP.match(f)]
-    frames = frames[tramp[-1] + 1:] if tramp and tramp[-1] + 1 < len(frames) else frames
+    frames = below_handler(frames) or frames
     fn = next((f for f in frames if f.startswith("runtime.") and not PLUMBING.match(f)), None)
     if fn is None:
         fn = next((f for f in frames if not PLUMBING.match(f)), "?")
@@ -225,9 +231,7 @@ def in_stamp(frames, sides):
     is a stamp's helpers or clock read alone (its walk ended there, with
     no frame to tell whose stamp) is in the one side the time allows, if
     only one (the 5.10 arm64 guest: 11 of 12 such logs in one run)."""
-    tramp = [i for i, f in enumerate(frames) if SIGTRAMP.match(f)]
-    own = frames[tramp[-1] + 1:] if tramp else frames
-    fs = [f for f in own if not SKIPPED.match(f) and not HELPER.match(f) and not SPIN.match(f)]
+    fs = [f for f in below_handler(frames) if not SKIPPED.match(f) and not HELPER.match(f) and not SPIN.match(f)]
     if not fs and len(sides) == 1 and not any(f.startswith("runtime.sig") for f in frames) and \
             any(HELPER.match(f) or STAMP_LEAF.match(f) for f in frames):
         return next(iter(sides))
